@@ -1,0 +1,106 @@
+# heapsh - an interactive shell for Java heaps.
+#   make            build ./heapsh
+#   make deps       install missing Debian packages (apt-get)
+#   make demo       build, dump the bundled demo program's heap, open the shell
+#   make test       every test (C unit tests with cmocka, shell tests on real dumps)
+#   make bench      benchmarks against VisualVM's heap library (docs/performance.md)
+#   make READLINE=no   build with the plain line reader instead of GNU readline
+
+CC      ?= gcc
+READLINE ?= yes
+CFLAGS  ?= -O2 -g
+WARN     = -std=c11 -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes \
+           -Wwrite-strings
+CPPFLAGS += -D_GNU_SOURCE
+BUILD    = build
+
+PKGS     = zlib lua5.4 libffi
+ifeq ($(READLINE),yes)
+PKGS    += readline
+LE_SRC   = src/shell/le_readline.c
+CPPFLAGS += -DHAVE_READLINE
+else
+LE_SRC   = src/shell/le_plain.c
+endif
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+LIB_SRC  = src/base/mem.c src/base/u64map.c src/hprof/hprof.c \
+           src/heap/heap_load.c src/heap/heap.c
+SH_SRC   = src/shell/out.c src/shell/commands.c src/shell/main.c $(LE_SRC)
+LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o)
+SH_OBJ   = $(SH_SRC:%.c=$(BUILD)/$(READLINE)/%.o)
+
+# Debian packages the build, the tests and the benchmarks need.
+DEB_PKGS = gcc make pkg-config zlib1g-dev liblua5.4-dev libffi-dev libreadline-dev \
+           libcmocka-dev openjdk-17-jdk-headless visualvm python3 tmux gzip
+
+.PHONY: all deps demo test unit bench clean FORCE
+BIN ?= heapsh
+all: $(BIN)
+
+# le-mode changes when READLINE does, so the binary is relinked.
+$(BUILD)/le-mode: FORCE
+	@mkdir -p $(BUILD)
+	@echo $(READLINE) | cmp -s - $@ || echo $(READLINE) > $@
+
+$(BIN): $(LIB_OBJ) $(SH_OBJ) $(BUILD)/le-mode
+	$(CC) $(CFLAGS) -o $@ $(LIB_OBJ) $(SH_OBJ) $(PKG_LIBS) -lm
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/$(READLINE)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -MMD -MP -c -o $@ $<
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# deps: install what is missing; as root with apt-get, else print the command.
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' \
+	    || missing="$$missing $$p"; done; \
+	if [ -z "$$missing" ]; then echo "deps: all installed"; \
+	elif [ "$$(id -u)" = 0 ]; then \
+	  echo "deps: installing$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	else echo "deps: missing$$missing; run: sudo apt-get install -y$$missing"; exit 1; fi
+
+JAVA_OUT = $(BUILD)/java
+DEMO     = $(BUILD)/demo.hprof
+
+$(JAVA_OUT)/KnownHeap.class: tests/java/KnownHeap.java
+	@mkdir -p $(JAVA_OUT)
+	javac -d $(JAVA_OUT) $<
+
+$(DEMO): $(JAVA_OUT)/KnownHeap.class
+	rm -f $@
+	java -cp $(JAVA_OUT) KnownHeap dump $@
+
+# demo: the shell on the demo heap; a scripted tour when stdin is not a terminal.
+demo: deps
+	$(MAKE) heapsh $(DEMO)
+	@if [ -t 0 ]; then ./heapsh $(DEMO); else ./heapsh --echo -f docs/tour.hsh $(DEMO); fi
+
+test: deps
+	$(MAKE) heapsh
+	$(MAKE) unit
+	$(MAKE) READLINE=no BIN=$(BUILD)/heapsh-plain
+	bash tests/run.sh
+
+UNIT_TESTS = $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(wildcard tests/unit/test_*.c))
+$(BUILD)/unit/%: tests/unit/%.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -o $@ $< $(LIB_OBJ) \
+	  $$(pkg-config --cflags --libs cmocka) $(PKG_LIBS) -lm
+
+unit: $(UNIT_TESTS)
+	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
+
+bench: deps heapsh
+	bash bench/run.sh
+
+clean:
+	rm -rf $(BUILD) heapsh

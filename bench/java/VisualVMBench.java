@@ -1,0 +1,89 @@
+/*
+ * VisualVMBench - times VisualVM's heap library on a dump, as the baseline
+ * that heapsh is benchmarked against.
+ *
+ * Usage:
+ *   java -Xmx16g -cp "$(sh tests/visualvm-classpath.sh):DIR" VisualVMBench MODE DUMP
+ *
+ * MODE
+ *   histogram  HeapFactory.createHeap(DUMP), then for every JavaClass
+ *              getInstancesCount() and getAllInstancesSize(), summed.
+ *              objects = total instances, bytes = total shallow bytes.
+ *   retained   HeapFactory.createHeap(DUMP), then Instance.getRetainedSize()
+ *              for every instance (Heap.getAllInstancesIterator()), summed.
+ *              objects = instances visited, bytes = sum of retained sizes
+ *              (nested objects are counted once per dominator, so this is
+ *              much larger than the heap).
+ *
+ * Output: exactly one line on stdout,
+ *   visualvm MODE seconds=<s> objects=<n> bytes=<sum>
+ * where seconds is the wall time from just before createHeap to the end of
+ * the work (JVM start-up and cache cleanup are not included).
+ *
+ * VisualVM keeps an index of a dump in DUMP.hwcache next to it and reuses it
+ * on the next createHeap, which would skip most of the work. So, in both
+ * modes, DUMP.hwcache is deleted before the timed part (a cold run every
+ * time) and again at the end, leaving nothing behind.
+ */
+
+import java.io.File;
+import java.io.IOException;
+import java.util.Iterator;
+import java.util.Locale;
+import org.graalvm.visualvm.lib.jfluid.heap.Heap;
+import org.graalvm.visualvm.lib.jfluid.heap.HeapFactory;
+import org.graalvm.visualvm.lib.jfluid.heap.Instance;
+import org.graalvm.visualvm.lib.jfluid.heap.JavaClass;
+
+public class VisualVMBench {
+
+    /** Deletes VisualVM's cache directory DUMP.hwcache (a flat directory). */
+    static void deleteCache(File dump) {
+        File dir = new File(dump.getAbsoluteFile().getParentFile(), dump.getName() + ".hwcache");
+        File[] files = dir.listFiles();
+        if (files != null) {
+            for (File f : files) {
+                f.delete();
+            }
+        }
+        dir.delete();
+    }
+
+    public static void main(String[] args) throws IOException {
+        if (args.length != 2 || !(args[0].equals("histogram") || args[0].equals("retained"))) {
+            System.err.println("usage: VisualVMBench histogram|retained DUMP");
+            System.exit(2);
+        }
+        String mode = args[0];
+        File dump = new File(args[1]);
+        if (!dump.isFile()) {
+            System.err.println("VisualVMBench: no such file: " + dump);
+            System.exit(1);
+        }
+        deleteCache(dump);
+
+        long objects = 0;
+        long bytes = 0;
+        long start = System.nanoTime();
+        Heap heap = HeapFactory.createHeap(dump);
+        if (mode.equals("histogram")) {
+            for (JavaClass cls : heap.getAllClasses()) {
+                objects += cls.getInstancesCount();
+                bytes += cls.getAllInstancesSize();
+            }
+        } else {
+            Iterator<Instance> it = heap.getAllInstancesIterator();
+            while (it.hasNext()) {
+                bytes += it.next().getRetainedSize();
+                objects++;
+            }
+        }
+        double seconds = (System.nanoTime() - start) / 1e9;
+
+        System.out.printf(Locale.ROOT, "visualvm %s seconds=%.3f objects=%d bytes=%d%n",
+                          mode, seconds, objects, bytes);
+        System.out.flush();
+        deleteCache(dump);
+        System.exit(0);
+    }
+}

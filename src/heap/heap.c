@@ -1,0 +1,572 @@
+/* heap.c - reading the heap model: lookups, fields, strings, names. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heap_internal.h"
+
+const char *heap_keep(struct heap *h, char *s)
+{
+	struct heap_names *nm = h->names;
+	if (nm->nallocs == nm->cap) {
+		nm->cap = nm->cap ? nm->cap * 2 : 256;
+		nm->allocs = xreallocarray(nm->allocs, nm->cap, sizeof *nm->allocs);
+	}
+	nm->allocs[nm->nallocs++] = s;
+	return s;
+}
+
+const char *heap_name(struct heap *h, uint64_t sid)
+{
+	uint64_t v;
+	if (u64map_get(&h->names->interned, sid, &v))
+		return (const char *)(uintptr_t)v;
+	uint64_t off;
+	if (!u64map_get(&h->names->strings, sid, &off))
+		return "?";
+	size_t ids = (size_t)h->hp->id_size;
+	uint32_t len = hprof_u4(h->hp->data + off + 5);
+	const char *s = heap_keep(h, xstrndup((const char *)h->hp->data + off + 9 + ids,
+					      len - ids));
+	u64map_put(&h->names->interned, sid, (uint64_t)(uintptr_t)s);
+	return s;
+}
+
+void heap_free(struct heap *h)
+{
+	if (!h)
+		return;
+	for (uint32_t k = 0; k < h->nclasses; k++) {
+		free(h->classes[k].fields);
+		free(h->classes[k].statics);
+		free(h->classes[k].ref_offsets);
+	}
+	free(h->classes);
+	for (uint32_t t = 0; t < h->nthreads; t++)
+		free(h->threads[t].frames);
+	free(h->threads);
+	free(h->frames);
+	free(h->roots);
+	free(h->ids);
+	free(h->pos);
+	free(h->cls);
+	free(h->size);
+	free(h->out_start);
+	free(h->out);
+	free(h->in_start);
+	free(h->in);
+	free(h->dir);
+	if (h->names) {
+		for (size_t k = 0; k < h->names->nallocs; k++)
+			free(h->names->allocs[k]);
+		free(h->names->allocs);
+		u64map_free(&h->names->strings);
+		u64map_free(&h->names->interned);
+		free(h->names);
+	}
+	hprof_close(h->hp);
+	free(h);
+}
+
+uint32_t heap_index(const struct heap *h, uint64_t id)
+{
+	if (!h->n || id < h->id_min || id > h->id_max)
+		return HEAP_NONE;
+	uint64_t b = (id - h->id_min) >> h->dir_shift;
+	uint32_t lo = h->dir[b], hi = h->dir[b + 1];
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (h->ids[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < h->n && h->ids[lo] == id ? lo : HEAP_NONE;
+}
+
+enum heap_kind heap_kind(const struct heap *h, uint32_t i)
+{
+	switch (h->hp->data[h->pos[i]]) {
+	case HPROF_GC_INSTANCE_DUMP: return HEAP_INSTANCE;
+	case HPROF_GC_OBJ_ARRAY_DUMP: return HEAP_OBJ_ARRAY;
+	case HPROF_GC_PRIM_ARRAY_DUMP: return HEAP_PRIM_ARRAY;
+	default: return HEAP_CLASS;
+	}
+}
+
+uint64_t heap_shallow(const struct heap *h, uint32_t i)
+{
+	if (h->size[i] != UINT32_MAX)
+		return h->size[i];
+	/* Only arrays reach 4 GiB; recompute from the record. */
+	struct hprof_object_rec o;
+	hprof_object_read(h->hp, h->pos[i], &o);
+	uint64_t es = o.elem_type == HPROF_OBJECT ? (uint64_t)h->oop_size
+						  : (uint64_t)hprof_type_size(h->hp, o.elem_type);
+	return ((uint64_t)h->header_size + 4 + es * o.length + 7) & ~7ULL;
+}
+
+uint32_t heap_class_of_object(const struct heap *h, uint32_t i)
+{
+	uint32_t lo = 0, hi = h->nclasses;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (h->classes[mid].obj < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < h->nclasses && h->classes[lo].obj == i ? lo : HEAP_NONE;
+}
+
+struct heap_value heap_read_value(const struct heap *h, uint8_t t, size_t pos)
+{
+	const uint8_t *p = h->hp->data + pos;
+	struct heap_value v;
+	v.type = t;
+	v.v.i = 0;
+	switch (t) {
+	case HPROF_OBJECT: v.v.id = hprof_id(h->hp, p); break;
+	case HPROF_BOOLEAN: v.v.i = p[0] != 0; break;
+	case HPROF_BYTE: v.v.i = (int8_t)p[0]; break;
+	case HPROF_CHAR: v.v.i = hprof_u2(p); break;
+	case HPROF_SHORT: v.v.i = (int16_t)hprof_u2(p); break;
+	case HPROF_INT: v.v.i = (int32_t)hprof_u4(p); break;
+	case HPROF_LONG: v.v.i = (int64_t)hprof_u8(p); break;
+	case HPROF_FLOAT: {
+		uint32_t bits = hprof_u4(p);
+		float f;
+		memcpy(&f, &bits, sizeof f);
+		v.v.d = f;
+		break;
+	}
+	case HPROF_DOUBLE: {
+		uint64_t bits = hprof_u8(p);
+		memcpy(&v.v.d, &bits, sizeof v.v.d);
+		break;
+	}
+	default: v.type = 0; break;
+	}
+	return v;
+}
+
+void heap_fields_each(const struct heap *h, uint32_t i,
+		      void (*fn)(void *ctx, uint32_t decl_class, const struct heap_field *f,
+				 struct heap_value v),
+		      void *ctx)
+{
+	if (heap_kind(h, i) != HEAP_INSTANCE)
+		return;
+	struct hprof_object_rec o;
+	hprof_object_read(h->hp, h->pos[i], &o);
+	uint32_t off = 0, depth = 0;
+	for (uint32_t c = h->cls[i]; c != HEAP_NONE && depth < 4096; c = h->classes[c].super, depth++)
+		for (unsigned f = 0; f < h->classes[c].nfields; f++) {
+			const struct heap_field *fd = &h->classes[c].fields[f];
+			uint32_t sz = (uint32_t)hprof_type_size(h->hp, fd->type);
+			if (off + sz > o.length)
+				return;
+			fn(ctx, c, fd, heap_read_value(h, fd->type, o.values + off));
+			off += sz;
+		}
+}
+
+bool heap_field(const struct heap *h, uint32_t i, const char *name, struct heap_value *v)
+{
+	if (heap_kind(h, i) != HEAP_INSTANCE)
+		return false;
+	struct hprof_object_rec o;
+	hprof_object_read(h->hp, h->pos[i], &o);
+	uint32_t off = 0, depth = 0;
+	for (uint32_t c = h->cls[i]; c != HEAP_NONE && depth < 4096; c = h->classes[c].super, depth++)
+		for (unsigned f = 0; f < h->classes[c].nfields; f++) {
+			const struct heap_field *fd = &h->classes[c].fields[f];
+			uint32_t sz = (uint32_t)hprof_type_size(h->hp, fd->type);
+			if (!strcmp(fd->name, name)) {
+				if (off + sz > o.length)
+					return false;
+				*v = heap_read_value(h, fd->type, o.values + off);
+				return true;
+			}
+			off += sz;
+		}
+	return false;
+}
+
+bool heap_static(const struct heap *h, uint32_t c, const char *name, struct heap_value *v)
+{
+	const struct heap_class *k = &h->classes[c];
+	for (unsigned s = 0; s < k->nstatics; s++)
+		if (!strcmp(k->statics[s].name, name)) {
+			*v = heap_read_value(h, k->statics[s].type, k->statics[s].value_pos);
+			return true;
+		}
+	return false;
+}
+
+uint32_t heap_array_length(const struct heap *h, uint32_t i)
+{
+	enum heap_kind k = heap_kind(h, i);
+	if (k != HEAP_OBJ_ARRAY && k != HEAP_PRIM_ARRAY)
+		return 0;
+	struct hprof_object_rec o;
+	hprof_object_read(h->hp, h->pos[i], &o);
+	return o.length;
+}
+
+struct heap_value heap_array_elem(const struct heap *h, uint32_t i, uint32_t k)
+{
+	struct heap_value v = {0, {0}};
+	enum heap_kind kind = heap_kind(h, i);
+	if (kind != HEAP_OBJ_ARRAY && kind != HEAP_PRIM_ARRAY)
+		return v;
+	struct hprof_object_rec o;
+	hprof_object_read(h->hp, h->pos[i], &o);
+	if (k >= o.length)
+		return v;
+	int es = hprof_type_size(h->hp, o.elem_type);
+	return heap_read_value(h, o.elem_type, o.values + (size_t)k * (size_t)es);
+}
+
+static void put_utf8(char **buf, size_t *len, size_t *cap, uint32_t c)
+{
+	if (*len + 5 > *cap) {
+		*cap = *cap * 2 + 16;
+		*buf = xrealloc(*buf, *cap);
+	}
+	char *p = *buf + *len;
+	if (c < 0x80) {
+		p[0] = (char)c;
+		*len += 1;
+	} else if (c < 0x800) {
+		p[0] = (char)(0xC0 | c >> 6);
+		p[1] = (char)(0x80 | (c & 0x3F));
+		*len += 2;
+	} else if (c < 0x10000) {
+		p[0] = (char)(0xE0 | c >> 12);
+		p[1] = (char)(0x80 | ((c >> 6) & 0x3F));
+		p[2] = (char)(0x80 | (c & 0x3F));
+		*len += 3;
+	} else {
+		p[0] = (char)(0xF0 | c >> 18);
+		p[1] = (char)(0x80 | ((c >> 12) & 0x3F));
+		p[2] = (char)(0x80 | ((c >> 6) & 0x3F));
+		p[3] = (char)(0x80 | (c & 0x3F));
+		*len += 4;
+	}
+}
+
+char *heap_string(const struct heap *h, uint32_t i, size_t max_chars)
+{
+	if (heap_kind(h, i) != HEAP_INSTANCE || strcmp(heap_class_name(h, i), "java.lang.String"))
+		return NULL;
+	struct heap_value val, coder = {0, {0}}, off = {0, {0}}, cnt = {0, {0}};
+	if (!heap_field(h, i, "value", &val) || val.type != HPROF_OBJECT)
+		return NULL;
+	bool has_coder = heap_field(h, i, "coder", &coder);
+	bool has_off = heap_field(h, i, "offset", &off);
+	bool has_cnt = heap_field(h, i, "count", &cnt);
+	uint32_t a = val.v.id ? heap_index(h, val.v.id) : HEAP_NONE;
+	if (a == HEAP_NONE)
+		return val.v.id ? NULL : xstrdup("");
+	struct hprof_object_rec o;
+	hprof_object_read(h->hp, h->pos[a], &o);
+	if (o.tag != HPROF_GC_PRIM_ARRAY_DUMP)
+		return NULL;
+	const uint8_t *p = h->hp->data + o.values;
+	uint64_t n;	/* characters */
+	bool latin1 = o.elem_type == HPROF_BYTE && (!has_coder || coder.v.i == 0);
+	if (o.elem_type == HPROF_CHAR)
+		n = o.length;
+	else if (o.elem_type == HPROF_BYTE)
+		n = latin1 ? o.length : o.length / 2;
+	else
+		return NULL;
+	uint64_t start = 0;
+	if (has_off && has_cnt && o.elem_type == HPROF_CHAR &&
+	    off.v.i >= 0 && cnt.v.i >= 0 && (uint64_t)off.v.i + (uint64_t)cnt.v.i <= n) {
+		start = (uint64_t)off.v.i;	/* JDK 6 substrings share arrays */
+		n = (uint64_t)cnt.v.i;
+	}
+	bool cut = max_chars && n > max_chars;
+	if (cut)
+		n = max_chars;
+	size_t len = 0, cap = n + 8;
+	char *buf = xmalloc(cap);
+	for (uint64_t k = start; k < start + n; k++) {
+		uint32_t c;
+		if (latin1) {
+			c = p[k];
+		} else {
+			/* UTF-16 in HotSpot's big-endian dump byte order */
+			c = o.elem_type == HPROF_CHAR ? hprof_u2(p + 2 * k)
+						      : (uint32_t)(p[2 * k] << 8 | p[2 * k + 1]);
+			if (c >= 0xD800 && c < 0xDC00 && k + 1 < start + n) {
+				uint32_t lo = o.elem_type == HPROF_CHAR
+						      ? hprof_u2(p + 2 * (k + 1))
+						      : (uint32_t)(p[2 * k + 2] << 8 | p[2 * k + 3]);
+				if (lo >= 0xDC00 && lo < 0xE000) {
+					c = 0x10000 + ((c - 0xD800) << 10) + (lo - 0xDC00);
+					k++;
+				}
+			}
+		}
+		put_utf8(&buf, &len, &cap, c);
+	}
+	if (cut) {
+		put_utf8(&buf, &len, &cap, '.');
+		put_utf8(&buf, &len, &cap, '.');
+		put_utf8(&buf, &len, &cap, '.');
+	}
+	put_utf8(&buf, &len, &cap, 0);
+	return buf;
+}
+
+uint32_t heap_class_by_name(const struct heap *h, const char *name)
+{
+	for (uint32_t k = 0; k < h->nclasses; k++)
+		if (!strcmp(h->classes[k].name, name))
+			return k;
+	return HEAP_NONE;
+}
+
+/* Does name end with tail at a package or nesting boundary? */
+static bool tail_match(const char *name, const char *tail)
+{
+	size_t nl = strlen(name), tl = strlen(tail);
+	if (tl > nl)
+		return false;
+	const char *s = name + nl - tl;
+	for (size_t k = 0; k < tl; k++) {
+		char a = s[k], b = tail[k];
+		if (a == b || (b == '.' && a == '$'))
+			continue;
+		return false;
+	}
+	return s == name || s[-1] == '.' || s[-1] == '$';
+}
+
+/* Glob with '*' (any run of characters) and '?' (one character). */
+static bool glob(const char *p, const char *s)
+{
+	const char *star = NULL, *back = NULL;
+	while (*s) {
+		if (*p == '*') {
+			star = p++;
+			back = s;
+		} else if (*p == '?' || *p == *s) {
+			p++;
+			s++;
+		} else if (star) {
+			p = star + 1;
+			s = ++back;
+		} else {
+			return false;
+		}
+	}
+	while (*p == '*')
+		p++;
+	return !*p;
+}
+
+uint32_t heap_find_classes(const struct heap *h, const char *pattern, uint32_t **out)
+{
+	uint32_t n = 0;
+	uint32_t *v = xmallocarray(h->nclasses + 1, sizeof *v);
+	bool wild = strpbrk(pattern, "*?") != NULL;
+	for (uint32_t k = 0; k < h->nclasses; k++)
+		if (wild ? glob(pattern, h->classes[k].name) : !strcmp(pattern, h->classes[k].name))
+			v[n++] = k;
+	if (!n && !wild)
+		for (uint32_t k = 0; k < h->nclasses; k++)
+			if (tail_match(h->classes[k].name, pattern))
+				v[n++] = k;
+	*out = v;
+	return n;
+}
+
+bool heap_is_subclass(const struct heap *h, uint32_t c, uint32_t sup)
+{
+	for (int depth = 0; c != HEAP_NONE && depth < 4096; c = h->classes[c].super, depth++)
+		if (c == sup)
+			return true;
+	return false;
+}
+
+static uint32_t obj_field(const struct heap *h, uint32_t i, const char *name)
+{
+	struct heap_value v;
+	if (i == HEAP_NONE || !heap_field(h, i, name, &v) || v.type != HPROF_OBJECT || !v.v.id)
+		return HEAP_NONE;
+	return heap_index(h, v.v.id);
+}
+
+/* A hash table's entries (Hashtable, HashMap, ConcurrentHashMap). */
+static char *table_lookup(const struct heap *h, uint32_t table, const char *key,
+			  const char *val_field)
+{
+	uint32_t n = heap_array_length(h, table);
+	for (uint32_t k = 0; k < n; k++) {
+		struct heap_value e = heap_array_elem(h, table, k);
+		uint32_t node = e.v.id ? heap_index(h, e.v.id) : HEAP_NONE;
+		for (int guard = 0; node != HEAP_NONE && guard < 100000; guard++) {
+			uint32_t ko = obj_field(h, node, "key");
+			char *ks = ko != HEAP_NONE ? heap_string(h, ko, 0) : NULL;
+			bool hit = ks && !strcmp(ks, key);
+			free(ks);
+			if (hit) {
+				uint32_t vo = obj_field(h, node, val_field);
+				return vo != HEAP_NONE ? heap_string(h, vo, 0) : NULL;
+			}
+			node = obj_field(h, node, "next");
+		}
+	}
+	return NULL;
+}
+
+static char *props_lookup(const struct heap *h, uint32_t props, const char *key, int depth)
+{
+	if (props == HEAP_NONE || depth > 8)
+		return NULL;
+	char *r = NULL;
+	uint32_t t = obj_field(h, props, "table");
+	if (t != HEAP_NONE) {
+		r = table_lookup(h, t, key, "value");
+	} else {
+		uint32_t map = obj_field(h, props, "map");
+		uint32_t mt = obj_field(h, map, "table");
+		if (mt != HEAP_NONE)
+			r = table_lookup(h, mt, key, "val");
+	}
+	if (!r)
+		r = props_lookup(h, obj_field(h, props, "defaults"), key, depth + 1);
+	return r;
+}
+
+char *heap_system_property(const struct heap *h, const char *key)
+{
+	uint32_t sys = heap_class_by_name(h, "java.lang.System");
+	struct heap_value v;
+	if (sys == HEAP_NONE)
+		return NULL;
+	if (!heap_static(h, sys, "props", &v) && !heap_static(h, sys, "systemProperties", &v))
+		return NULL;
+	if (v.type != HPROF_OBJECT || !v.v.id)
+		return NULL;
+	return props_lookup(h, heap_index(h, v.v.id), key, 0);
+}
+
+static const struct {
+	uint8_t tag;
+	const char *name, *word;
+} root_kinds[] = {
+	{HPROF_GC_ROOT_UNKNOWN, "unknown", "unknown"},
+	{HPROF_GC_ROOT_JNI_GLOBAL, "JNI global", "jni-global"},
+	{HPROF_GC_ROOT_JNI_LOCAL, "JNI local", "jni-local"},
+	{HPROF_GC_ROOT_JAVA_FRAME, "Java frame", "frame"},
+	{HPROF_GC_ROOT_NATIVE_STACK, "native stack", "native-stack"},
+	{HPROF_GC_ROOT_STICKY_CLASS, "system class", "system-class"},
+	{HPROF_GC_ROOT_THREAD_BLOCK, "thread block", "thread-block"},
+	{HPROF_GC_ROOT_MONITOR_USED, "busy monitor", "monitor"},
+	{HPROF_GC_ROOT_THREAD_OBJ, "thread", "thread"},
+	{HPROF_GC_ROOT_INTERNED_STRING, "interned string", "interned-string"},
+	{HPROF_GC_ROOT_FINALIZING, "finalizing", "finalizing"},
+	{HPROF_GC_ROOT_DEBUGGER, "debugger", "debugger"},
+	{HPROF_GC_ROOT_REFERENCE_CLEANUP, "reference cleanup", "reference-cleanup"},
+	{HPROF_GC_ROOT_VM_INTERNAL, "VM internal", "vm-internal"},
+	{HPROF_GC_ROOT_JNI_MONITOR, "JNI monitor", "jni-monitor"},
+};
+
+const char *heap_root_kind_name(uint8_t kind)
+{
+	for (size_t k = 0; k < sizeof root_kinds / sizeof *root_kinds; k++)
+		if (root_kinds[k].tag == kind)
+			return root_kinds[k].name;
+	return "?";
+}
+
+int heap_root_kind_parse(const char *name)
+{
+	for (size_t k = 0; k < sizeof root_kinds / sizeof *root_kinds; k++)
+		if (!strcmp(root_kinds[k].word, name) || !strcmp(root_kinds[k].name, name))
+			return root_kinds[k].tag;
+	return -1;
+}
+
+char *heap_thread_name(const struct heap *h, uint32_t t)
+{
+	uint32_t name = obj_field(h, h->threads[t].obj, "name");
+	return name != HEAP_NONE ? heap_string(h, name, 0) : NULL;
+}
+
+/* heap_refs: must visit references in exactly pass2's order. */
+void heap_refs(const struct heap *h, uint32_t i,
+	       bool (*fn)(void *ctx, const struct heap_ref *r), void *ctx)
+{
+	const struct hprof *hp = h->hp;
+	const uint8_t *d = hp->data;
+	size_t ids = (size_t)hp->id_size, p = h->pos[i];
+	struct heap_ref r;
+#define EMIT(kind_, name_, index_, id_) \
+	do { \
+		uint64_t id__ = (id_); \
+		uint32_t t__ = id__ ? heap_index(h, id__) : HEAP_NONE; \
+		if (t__ != HEAP_NONE) { \
+			r.kind = (kind_); r.name = (name_); r.index = (index_); r.target = t__; \
+			if (!fn(ctx, &r)) \
+				return; \
+		} \
+	} while (0)
+	switch (heap_kind(h, i)) {
+	case HEAP_INSTANCE: {
+		struct hprof_object_rec o;
+		hprof_object_read(hp, p, &o);
+		uint32_t off = 0, depth = 0;
+		for (uint32_t c = h->cls[i]; c != HEAP_NONE && depth < 4096;
+		     c = h->classes[c].super, depth++)
+			for (unsigned f = 0; f < h->classes[c].nfields; f++) {
+				const struct heap_field *fd = &h->classes[c].fields[f];
+				uint32_t sz = (uint32_t)hprof_type_size(hp, fd->type);
+				if (fd->type == HPROF_OBJECT && off + sz <= o.length)
+					EMIT(HEAP_REF_FIELD, fd->name, 0, hprof_id(hp, d + o.values + off));
+				off += sz;
+			}
+		break;
+	}
+	case HEAP_OBJ_ARRAY: {
+		struct hprof_object_rec o;
+		hprof_object_read(hp, p, &o);
+		for (uint32_t k = 0; k < o.length; k++)
+			EMIT(HEAP_REF_ELEMENT, NULL, k, hprof_id(hp, d + o.values + k * ids));
+		break;
+	}
+	case HEAP_PRIM_ARRAY:
+		break;
+	case HEAP_CLASS: {
+		struct hprof_class_dump cd;
+		hprof_class_dump_read(hp, p, hp->size, &cd, NULL);
+		EMIT(HEAP_REF_SUPER, "<super>", 0, cd.super_id);
+		EMIT(HEAP_REF_LOADER, "<classloader>", 0, cd.loader_id);
+		EMIT(HEAP_REF_SIGNERS, "<signers>", 0, cd.signers_id);
+		EMIT(HEAP_REF_DOMAIN, "<protection domain>", 0, cd.domain_id);
+		uint32_t c = heap_class_of_object(h, i);
+		if (c != HEAP_NONE) {
+			const struct heap_class *k = &h->classes[c];
+			for (unsigned s = 0; s < k->nstatics; s++)
+				if (k->statics[s].type == HPROF_OBJECT)
+					EMIT(HEAP_REF_STATIC, k->statics[s].name, s,
+					     hprof_id(hp, d + k->statics[s].value_pos));
+		}
+		size_t q = cd.cp;
+		for (unsigned s = 0; s < cd.ncp; s++) {
+			uint8_t t = d[q + 2];
+			if (t == HPROF_OBJECT)
+				EMIT(HEAP_REF_CONSTANT, "<constant pool>", hprof_u2(d + q),
+				     hprof_id(hp, d + q + 3));
+			q += 3 + (size_t)hprof_type_size(hp, t);
+		}
+		break;
+	}
+	}
+#undef EMIT
+}

@@ -1,0 +1,284 @@
+/*
+ * heap.h - the heap model: every object of a dump under a dense index,
+ * its class and shallow size, outgoing and incoming references in CSR form,
+ * GC roots, threads and stack frames.
+ *
+ * Objects are numbered 0..n-1 in increasing id order (HotSpot ids are
+ * addresses). Field values are not copied: they are read from the dump's
+ * mapping when asked for, through the record position kept per object.
+ *
+ * Ownership: heap_load returns a heap the caller releases with heap_free;
+ * every pointer and name the heap hands out lives until then.
+ */
+#ifndef HS_HEAP_H
+#define HS_HEAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../base/mem.h"
+#include "../hprof/hprof.h"
+
+#define HEAP_NONE UINT32_MAX
+
+enum heap_kind {
+	HEAP_INSTANCE,
+	HEAP_OBJ_ARRAY,
+	HEAP_PRIM_ARRAY,
+	HEAP_CLASS	/* a class object, from a CLASS DUMP record */
+};
+
+/* An instance field as a CLASS DUMP declares it. */
+struct heap_field {
+	const char *name;
+	uint8_t type;		/* HPROF basic type */
+};
+
+/* A static field: its value lives in the dump at value_pos. */
+struct heap_static {
+	const char *name;
+	uint8_t type;
+	size_t value_pos;	/* file offset of the value */
+};
+
+/* One class object (CLASS DUMP), or a class only named by instances. */
+struct heap_class {
+	uint64_t id;		/* the class object's id */
+	uint32_t obj;		/* its object index; HEAP_NONE if it has no record */
+	uint32_t super;		/* class index of the superclass, or HEAP_NONE */
+	uint32_t loader;	/* object index of the class loader, HEAP_NONE = bootstrap */
+	const char *name;	/* Java name: java.lang.String, byte[], a.B$C[] */
+	uint32_t hprof_size;	/* CLASS DUMP instance size (HPROF's field bytes) */
+	uint32_t inst_size;	/* shallow size of one instance; 0 for arrays */
+	uint32_t data_size;	/* bytes of field values in its INSTANCE DUMPs */
+	uint8_t elem_type;	/* arrays: element basic type; 0 for non-arrays */
+	uint16_t nfields;	/* own declared instance fields */
+	uint16_t nstatics;
+	struct heap_field *fields;
+	struct heap_static *statics;
+	uint32_t nref_offsets;	/* reference fields over the whole hierarchy */
+	uint32_t *ref_offsets;	/* their byte offsets in the instance data */
+	uint64_t count;		/* histogram: objects of this class */
+	uint64_t shallow;	/* histogram: their shallow bytes */
+};
+
+struct heap_root {
+	uint32_t obj;
+	uint8_t kind;		/* HPROF root sub-record tag */
+	uint32_t thread;	/* index into heap.threads, or HEAP_NONE */
+	int32_t frame;		/* depth in the thread's stack, or -1 */
+};
+
+struct heap_frame {
+	uint64_t id;
+	const char *method, *signature, *source;
+	const char *class_name;	/* Java name of the frame's class, or "?" */
+	int32_t line;		/* >0 line, 0 none, -1 unknown, -2 compiled, -3 native */
+};
+
+struct heap_thread {
+	uint32_t obj;		/* the java.lang.Thread object, or HEAP_NONE */
+	uint32_t serial;
+	uint32_t nframes;
+	uint32_t *frames;	/* indexes into heap.frames, innermost first */
+};
+
+/* What a reference is: the kind and the field or element it comes from. */
+enum heap_ref_kind {
+	HEAP_REF_FIELD,		/* instance field */
+	HEAP_REF_ELEMENT,	/* object array element */
+	HEAP_REF_STATIC,	/* static field of a class */
+	HEAP_REF_SUPER,		/* class -> superclass */
+	HEAP_REF_LOADER,	/* class -> class loader */
+	HEAP_REF_SIGNERS,
+	HEAP_REF_DOMAIN,	/* class -> protection domain */
+	HEAP_REF_CONSTANT	/* class -> constant pool entry */
+};
+
+struct heap_ref {
+	enum heap_ref_kind kind;
+	const char *name;	/* field name, or NULL */
+	uint32_t index;		/* array index or constant pool index */
+	uint32_t target;	/* object index */
+};
+
+struct heap_load_opts {
+	int oop_size;		/* 4 or 8 to force; 0 to detect from the dump */
+	/* progress: called now and then with the fraction read; may be NULL */
+	void (*progress)(void *ctx, double fraction);
+	void *progress_ctx;
+};
+
+struct heap {
+	struct hprof *hp;
+	uint32_t n;		/* objects */
+	uint64_t *ids;		/* [n] sorted object ids */
+	uint64_t *pos;		/* [n] file offset of each object's record */
+	uint32_t *cls;		/* [n] class index (class objects: java.lang.Class) */
+	uint32_t *size;		/* [n] shallow size; UINT32_MAX: see heap_shallow */
+	uint64_t *out_start;	/* [n+1] CSR offsets into out */
+	uint32_t *out;		/* [nrefs] targets, per object in record order */
+	uint64_t *in_start;	/* [n+1] CSR offsets into in */
+	uint32_t *in;		/* [nrefs] sources, ascending per object */
+	uint64_t nrefs;
+
+	uint64_t id_min, id_max;	/* id lookup directory: see heap_index */
+	int dir_shift;
+	uint32_t *dir;
+
+	uint32_t nclasses;
+	struct heap_class *classes;
+	uint32_t class_class;	/* class index of java.lang.Class, or HEAP_NONE */
+
+	uint32_t nroots;
+	struct heap_root *roots;
+	uint32_t nthreads;
+	struct heap_thread *threads;
+	uint32_t nframes;
+	struct heap_frame *frames;
+
+	int oop_size;		/* 4 with compressed oops, else 8 */
+	int header_size;	/* instance header bytes: id size + oop size (VisualVM's rule) */
+	bool oop_size_forced;
+	const char *oop_source;	/* how oop_size was decided, for :info */
+
+	/* Counts of what the loader dropped or repaired. */
+	uint64_t dangling_refs;	/* references to ids with no record */
+	uint64_t dangling_roots;
+	uint64_t duplicate_ids;
+	uint64_t unknown_class_objs;	/* objects whose class has no CLASS DUMP */
+	uint64_t skipped_records;	/* Android/unknown records skipped */
+	uint64_t total_shallow;
+
+	/* Damage: the dump was cut short or malformed; lost_bytes were unread. */
+	bool damaged;
+	uint64_t lost_bytes;
+	char damage[512];
+
+	struct heap_names *names;	/* interned strings (private) */
+};
+
+/*
+ * heap_load: read the dump at path into a new heap. Returns HS_OK with *out
+ * set; a damaged dump that still yielded a heap is HS_OK with ->damaged set
+ * and ->damage saying what was lost. HS_ERR when nothing usable could be
+ * read (err says what and the byte offset), HS_INTERRUPTED on Ctrl-C.
+ * Cost: one pass over the records, a radix sort of the ids, one pass over
+ * the objects; memory about 41 bytes per object and 8 per reference.
+ */
+int heap_load(const char *path, const struct heap_load_opts *opts,
+	      struct heap **out, struct hs_error *err);
+void heap_free(struct heap *h);
+
+/* heap_index: object index of id, or HEAP_NONE. O(1) expected. */
+uint32_t heap_index(const struct heap *h, uint64_t id);
+
+static inline uint64_t heap_id(const struct heap *h, uint32_t i)
+{
+	return h->ids[i];
+}
+
+enum heap_kind heap_kind(const struct heap *h, uint32_t i);
+
+/* heap_shallow: shallow size of object i in bytes (see docs/heap-model.md). */
+uint64_t heap_shallow(const struct heap *h, uint32_t i);
+
+/* heap_class_name: Java name of object i's class. */
+static inline const char *heap_class_name(const struct heap *h, uint32_t i)
+{
+	return h->classes[h->cls[i]].name;
+}
+
+/* heap_class_of_object: for a class object, its class index; else HEAP_NONE. */
+uint32_t heap_class_of_object(const struct heap *h, uint32_t i);
+
+/* Outgoing / incoming references of i: *count targets (sources). */
+static inline const uint32_t *heap_out(const struct heap *h, uint32_t i, uint32_t *count)
+{
+	*count = (uint32_t)(h->out_start[i + 1] - h->out_start[i]);
+	return h->out + h->out_start[i];
+}
+static inline const uint32_t *heap_in(const struct heap *h, uint32_t i, uint32_t *count)
+{
+	*count = (uint32_t)(h->in_start[i + 1] - h->in_start[i]);
+	return h->in + h->in_start[i];
+}
+
+/*
+ * heap_refs: describe object i's outgoing references in the order of
+ * heap_out, calling fn for each; stops early if fn returns false.
+ */
+void heap_refs(const struct heap *h, uint32_t i,
+	       bool (*fn)(void *ctx, const struct heap_ref *r), void *ctx);
+
+/* A field value as read from the dump. */
+struct heap_value {
+	uint8_t type;		/* HPROF basic type; 0 = no such value */
+	union {
+		uint64_t id;	/* HPROF_OBJECT: object id, 0 = null */
+		int64_t i;	/* boolean, byte, char, short, int, long */
+		double d;	/* float, double */
+	} v;
+};
+
+/* heap_read_value: decode a value of basic type t at file offset pos. */
+struct heap_value heap_read_value(const struct heap *h, uint8_t t, size_t pos);
+
+/*
+ * heap_field: the value of instance field name of object i, searching the
+ * class then its superclasses (the nearest declaration wins). Returns false
+ * when i is not an instance or has no such field.
+ */
+bool heap_field(const struct heap *h, uint32_t i, const char *name, struct heap_value *v);
+
+/* heap_static: static field name of class c (not its superclasses). */
+bool heap_static(const struct heap *h, uint32_t c, const char *name, struct heap_value *v);
+
+/*
+ * heap_fields_each: every instance field of object i, the object's own
+ * class first, then superclasses, with the declaring class index.
+ */
+void heap_fields_each(const struct heap *h, uint32_t i,
+		      void (*fn)(void *ctx, uint32_t decl_class, const struct heap_field *f,
+				 struct heap_value v),
+		      void *ctx);
+
+/* Arrays: element count, and element k (object ids or primitive values). */
+uint32_t heap_array_length(const struct heap *h, uint32_t i);
+struct heap_value heap_array_elem(const struct heap *h, uint32_t i, uint32_t k);
+
+/*
+ * heap_string: the text of java.lang.String object i as UTF-8 in a new
+ * string (caller frees), at most max_chars characters (0 = all), with
+ * "..." appended when cut. NULL if i is not a String or has no value.
+ * Handles JDK 9+ compact strings (byte[] + coder) and JDK 8 char[].
+ */
+char *heap_string(const struct heap *h, uint32_t i, size_t max_chars);
+
+/*
+ * heap_find_classes: indexes of classes whose name matches pattern, into
+ * out (caller frees), returning the count. A pattern is a Java name
+ * (exact), or contains '*' wildcards, or is a simple / nested name
+ * (Order, HashMap.Entry, HashMap$Node) matching the tail of the name.
+ */
+uint32_t heap_find_classes(const struct heap *h, const char *pattern, uint32_t **out);
+
+/* heap_class_by_name: the first class with exactly this Java name, or HEAP_NONE. */
+uint32_t heap_class_by_name(const struct heap *h, const char *name);
+
+/* heap_is_subclass: true when class c is sup or inherits from it. */
+bool heap_is_subclass(const struct heap *h, uint32_t c, uint32_t sup);
+
+/* heap_system_property: value of a java.lang.System property (caller frees), or NULL. */
+char *heap_system_property(const struct heap *h, const char *key);
+
+/* heap_root_kind_name: "JNI global", "Java frame", ... for a root tag. */
+const char *heap_root_kind_name(uint8_t kind);
+/* heap_root_kind_parse: tag for a name ("frame", "jni-global", ...), or -1. */
+int heap_root_kind_parse(const char *name);
+
+/* heap_thread_name: the name of thread t (caller frees), or NULL. */
+char *heap_thread_name(const struct heap *h, uint32_t t);
+
+#endif

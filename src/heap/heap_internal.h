@@ -1,0 +1,20 @@
+/* heap_internal.h - what heap_load.c and heap.c share; not for other modules. */
+#ifndef HS_HEAP_INTERNAL_H
+#define HS_HEAP_INTERNAL_H
+
+#include "../base/u64map.h"
+#include "heap.h"
+
+struct heap_names {
+	struct u64map strings;	/* UTF8 record id -> offset of its tag byte */
+	struct u64map interned;	/* UTF8 record id -> (uintptr_t) NUL-terminated copy */
+	char **allocs;		/* every string the heap allocated, freed with it */
+	size_t nallocs, cap;
+};
+
+/* heap_name: the text of UTF8 record sid, interned; "?" when absent. */
+const char *heap_name(struct heap *h, uint64_t sid);
+/* heap_keep: hand an allocated string to the heap to free with it. */
+const char *heap_keep(struct heap *h, char *s);
+
+#endif

@@ -1,0 +1,884 @@
+/*
+ * heap_load.c - building the heap model from an HPROF file.
+ *
+ * Pass 1 walks the top-level records: UTF8 strings, LOAD CLASS names,
+ * stack frames and traces, and every HEAP DUMP (SEGMENT) sub-record, noting
+ * each object's id and record position and each GC root. The objects are
+ * then radix-sorted by id, classes decoded, and pass 2 visits every object
+ * once for its class, shallow size and outgoing references. Incoming
+ * references are the transpose, built by counting.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heap_internal.h"
+
+struct objpos {
+	uint64_t id;
+	uint64_t pos;
+};
+
+struct rawroot {
+	uint64_t id;
+	uint8_t tag;
+	uint32_t thread_serial;
+	int32_t frame;
+};
+
+struct rawframe {
+	uint64_t id, method, sig, source;
+	uint32_t class_serial;
+	int32_t line;
+};
+
+struct rawthread {
+	uint64_t id;
+	uint32_t serial, trace;
+};
+
+struct loader {
+	struct heap *h;
+	struct hprof *hp;
+	const struct heap_load_opts *opts;
+	struct objpos *objs;
+	size_t nobjs, capobjs;
+	size_t *classpos;	/* CLASS DUMP positions */
+	size_t nclasspos, capclasspos;
+	struct rawroot *roots;
+	size_t nroots, caproots;
+	struct rawframe *frames;
+	size_t nframes, capframes;
+	struct rawthread *threads;
+	size_t nthreads, capthreads;
+	struct u64map class_names;	/* class id -> name string id */
+	struct u64map class_serials;	/* class serial -> class id */
+	struct u64map traces;		/* trace serial -> record offset */
+	struct u64map class_index;	/* class id -> class index */
+	size_t next_progress;
+};
+
+#define PUSH(arr, len, cap) \
+	do { \
+		if ((len) == (cap)) { \
+			(cap) = (cap) ? (cap) * 2 : 1024; \
+			(arr) = xreallocarray((arr), (cap), sizeof *(arr)); \
+		} \
+	} while (0)
+
+static void progress(struct loader *L, size_t at)
+{
+	if (!L->opts || !L->opts->progress || at < L->next_progress)
+		return;
+	L->next_progress = at + (L->hp->size >> 6) + 1;
+	L->opts->progress(L->opts->progress_ctx, (double)at / (double)L->hp->size * 0.7);
+}
+
+/* damage: note what was lost; the first cause is the one reported. */
+static void damage(struct heap *h, uint64_t lost, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void damage(struct heap *h, uint64_t lost, const char *fmt, ...)
+{
+	if (!h->damaged) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(h->damage, sizeof h->damage, fmt, ap);
+		va_end(ap);
+	}
+	h->damaged = true;
+	h->lost_bytes += lost;
+}
+
+/* walk_dump: the sub-records of one HEAP DUMP (SEGMENT) body [p, end). */
+static int walk_dump(struct loader *L, size_t p, size_t end, bool cut)
+{
+	struct heap *h = L->h;
+	struct hprof_sub s;
+	struct hs_error e;
+	int r;
+	while ((r = hprof_sub_next(L->hp, &p, end, &s, &e)) == 1) {
+		switch (s.tag) {
+		case HPROF_GC_INSTANCE_DUMP: case HPROF_GC_OBJ_ARRAY_DUMP:
+		case HPROF_GC_PRIM_ARRAY_DUMP:
+			PUSH(L->objs, L->nobjs, L->capobjs);
+			L->objs[L->nobjs++] = (struct objpos){s.id, s.off};
+			break;
+		case HPROF_GC_CLASS_DUMP:
+			PUSH(L->objs, L->nobjs, L->capobjs);
+			L->objs[L->nobjs++] = (struct objpos){s.id, s.off};
+			PUSH(L->classpos, L->nclasspos, L->capclasspos);
+			L->classpos[L->nclasspos++] = s.off;
+			break;
+		case HPROF_GC_HEAP_DUMP_INFO: case HPROF_GC_PRIM_ARRAY_NODATA:
+		case HPROF_GC_UNREACHABLE:
+			h->skipped_records++;
+			break;
+		default:	/* a GC root */
+			if (s.tag == HPROF_GC_ROOT_THREAD_OBJ) {
+				PUSH(L->threads, L->nthreads, L->capthreads);
+				L->threads[L->nthreads++] = (struct rawthread){
+					s.id, s.thread_serial, s.trace_serial};
+			}
+			PUSH(L->roots, L->nroots, L->caproots);
+			L->roots[L->nroots++] = (struct rawroot){
+				s.id, s.tag, s.thread_serial, s.frame};
+			break;
+		}
+		if ((L->nobjs & 0xffff) == 0) {
+			progress(L, p);
+			if (hs_interrupted)
+				return HS_INTERRUPTED;
+		}
+	}
+	if (r == HS_ERR) {
+		/* Keep what came before; the rest of this record is lost. */
+		if (cut)
+			damage(h, end - (size_t)e.offset, "the dump is truncated: %s (at byte "
+			       "offset %lld); the objects before it were loaded", e.msg,
+			       (long long)e.offset);
+		else
+			damage(h, end - (size_t)e.offset, "malformed heap dump record: %s (at "
+			       "byte offset %lld); the rest of that record was skipped", e.msg,
+			       (long long)e.offset);
+	}
+	return HS_OK;
+}
+
+static int pass1(struct loader *L, struct hs_error *err)
+{
+	struct hprof *hp = L->hp;
+	struct heap *h = L->h;
+	size_t ids = (size_t)hp->id_size, pos = hp->body;
+	struct hprof_rec r;
+	struct hs_error e;
+	int got;
+	u64map_init(&h->names->strings, 1 << 14);
+	u64map_init(&L->class_names, 1 << 12);
+	u64map_init(&L->class_serials, 1 << 12);
+	u64map_init(&L->traces, 64);
+	while ((got = hprof_record_next(hp, &pos, &r, &e)) != 0) {
+		bool cut = false;
+		if (got == HS_ERR) {
+			/* A record that runs past the end: read what is there. */
+			if (hp->size - pos < 9) {
+				damage(h, hp->size - pos, "the dump is truncated: %s (at byte "
+				       "offset %lld)", e.msg, (long long)e.offset);
+				break;
+			}
+			r.tag = hp->data[pos];
+			r.off = pos;
+			r.body = pos + 9;
+			r.len = (uint32_t)(hp->size - r.body);
+			uint32_t want = hprof_u4(hp->data + pos + 5);
+			if (r.tag != HPROF_HEAP_DUMP && r.tag != HPROF_HEAP_DUMP_SEGMENT) {
+				damage(h, hp->size - pos, "the dump is truncated: %s (at byte "
+				       "offset %lld)", e.msg, (long long)e.offset);
+				break;
+			}
+			damage(h, want - r.len, "the dump is truncated: %s (at byte offset "
+			       "%lld); the complete objects of that segment were loaded",
+			       e.msg, (long long)e.offset);
+			cut = true;
+			pos = hp->size;
+		}
+		const uint8_t *b = hp->data + r.body;
+		switch (r.tag) {
+		case HPROF_UTF8:
+			if (r.len >= ids)
+				u64map_put(&h->names->strings, hprof_id(hp, b), r.off);
+			break;
+		case HPROF_LOAD_CLASS:
+			if (r.len >= 8 + 2 * ids) {
+				uint64_t cid = hprof_id(hp, b + 4);
+				uint64_t dummy;
+				/* A class loaded twice keeps its first name. */
+				if (!u64map_get(&L->class_names, cid, &dummy))
+					u64map_put(&L->class_names, cid, hprof_id(hp, b + 8 + ids));
+				u64map_put(&L->class_serials, hprof_u4(b), cid);
+			}
+			break;
+		case HPROF_FRAME:
+			if (r.len >= 4 * ids + 8) {
+				PUSH(L->frames, L->nframes, L->capframes);
+				L->frames[L->nframes++] = (struct rawframe){
+					hprof_id(hp, b), hprof_id(hp, b + ids),
+					hprof_id(hp, b + 2 * ids), hprof_id(hp, b + 3 * ids),
+					hprof_u4(b + 4 * ids), (int32_t)hprof_u4(b + 4 * ids + 4)};
+			}
+			break;
+		case HPROF_TRACE:
+			if (r.len >= 12)
+				u64map_put(&L->traces, hprof_u4(b) + 1ULL, r.off);
+			break;
+		case HPROF_HEAP_DUMP: case HPROF_HEAP_DUMP_SEGMENT: {
+			int st = walk_dump(L, r.body, r.body + r.len, cut);
+			if (st != HS_OK)
+				return st;
+			break;
+		}
+		default:
+			break;
+		}
+		progress(L, pos);
+		if (hs_interrupted)
+			return HS_INTERRUPTED;
+	}
+	if (hp->truncated)
+		damage(h, 0, "the gzip stream is truncated: %s (at byte offset %lld of "
+		       "the inflated data)", "the compressed file ends early",
+		       (long long)hp->size);
+	if (L->nobjs == 0 && L->nroots == 0 && L->nclasspos == 0) {
+		if (h->damaged)
+			hs_error_set(err, (int64_t)hp->body, "%s: no objects could be read: %s",
+				     hp->path, h->damage);
+		else
+			hs_error_set(err, (int64_t)hp->body, "%s: the dump holds no heap dump "
+				     "records (no objects); was it written with "
+				     "'jcmd PID GC.heap_dump'?", hp->path);
+		return HS_ERR;
+	}
+	return HS_OK;
+}
+
+/* LSD radix sort of objs by id, 11 bits a pass, skipping constant digits. */
+static void sort_objs(struct loader *L)
+{
+	size_t n = L->nobjs;
+	bool sorted = true;
+	for (size_t i = 1; i < n && sorted; i++)
+		sorted = L->objs[i - 1].id <= L->objs[i].id;
+	if (sorted)
+		return;
+	struct objpos *tmp = xmallocarray(n, sizeof *tmp);
+	size_t *count = xmallocarray(2048, sizeof *count);
+	uint64_t all_or = 0, all_and = ~0ULL;
+	for (size_t i = 0; i < n; i++) {
+		all_or |= L->objs[i].id;
+		all_and &= L->objs[i].id;
+	}
+	uint64_t varying = all_or ^ all_and;
+	for (int shift = 0; shift < 64; shift += 11) {
+		if (!((varying >> shift) & 2047))
+			continue;
+		memset(count, 0, 2048 * sizeof *count);
+		for (size_t i = 0; i < n; i++)
+			count[(L->objs[i].id >> shift) & 2047]++;
+		size_t sum = 0;
+		for (int d = 0; d < 2048; d++) {
+			size_t c = count[d];
+			count[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			tmp[count[(L->objs[i].id >> shift) & 2047]++] = L->objs[i];
+		struct objpos *t = L->objs;
+		L->objs = tmp;
+		tmp = t;
+	}
+	free(tmp);
+	free(count);
+}
+
+static void build_index(struct loader *L)
+{
+	struct heap *h = L->h;
+	size_t n = 0;
+	for (size_t i = 0; i < L->nobjs; i++) {
+		if (n && L->objs[n - 1].id == L->objs[i].id) {
+			h->duplicate_ids++;
+			continue;
+		}
+		L->objs[n++] = L->objs[i];
+	}
+	h->n = (uint32_t)n;
+	h->ids = xmallocarray(n + 1, sizeof *h->ids);
+	h->pos = xmallocarray(n + 1, sizeof *h->pos);
+	for (size_t i = 0; i < n; i++) {
+		h->ids[i] = L->objs[i].id;
+		h->pos[i] = L->objs[i].pos;
+	}
+	free(L->objs);
+	L->objs = NULL;
+
+	/* Directory: about one bucket per four objects. */
+	h->id_min = n ? h->ids[0] : 0;
+	h->id_max = n ? h->ids[n - 1] : 0;
+	uint64_t span = h->id_max - h->id_min + 1;
+	uint64_t buckets = n / 4 + 1;
+	h->dir_shift = 0;
+	while ((span >> h->dir_shift) > buckets)
+		h->dir_shift++;
+	uint64_t nb = (span >> h->dir_shift) + 1;
+	h->dir = xmallocarray(nb + 1, sizeof *h->dir);
+	size_t i = 0;
+	for (uint64_t b = 0; b <= nb; b++) {
+		while (i < n && ((h->ids[i] - h->id_min) >> h->dir_shift) < b)
+			i++;
+		h->dir[b] = (uint32_t)i;
+	}
+}
+
+/* java_name: JVM class name ("java/lang/String", "[[I") to Java's. */
+static char *java_name(const char *s)
+{
+	int dims = 0;
+	while (s[dims] == '[')
+		dims++;
+	const char *base = s + dims;
+	char *elem;
+	if (dims) {
+		const char *prim = NULL;
+		switch (*base) {
+		case 'Z': prim = "boolean"; break;
+		case 'C': prim = "char"; break;
+		case 'F': prim = "float"; break;
+		case 'D': prim = "double"; break;
+		case 'B': prim = "byte"; break;
+		case 'S': prim = "short"; break;
+		case 'I': prim = "int"; break;
+		case 'J': prim = "long"; break;
+		default: break;
+		}
+		if (prim && base[1] == 0)
+			elem = xstrdup(prim);
+		else if (*base == 'L') {
+			size_t len = strlen(base + 1);
+			if (len && base[len] == ';')
+				len--;
+			elem = xstrndup(base + 1, len);
+		} else
+			elem = xstrdup(base);
+	} else {
+		elem = xstrdup(base);
+	}
+	for (char *c = elem; *c; c++)
+		if (*c == '/')
+			*c = '.';
+	if (!dims)
+		return elem;
+	size_t el = strlen(elem);
+	char *out = xmalloc(el + 2 * (size_t)dims + 1);
+	memcpy(out, elem, el);
+	for (int d = 0; d < dims; d++)
+		memcpy(out + el + 2 * d, "[]", 2);
+	out[el + 2 * (size_t)dims] = 0;
+	free(elem);
+	return out;
+}
+
+static uint8_t prim_elem_type(const char *name)
+{
+	static const struct { const char *n; uint8_t t; } prims[] = {
+		{"boolean[]", HPROF_BOOLEAN}, {"char[]", HPROF_CHAR},
+		{"float[]", HPROF_FLOAT}, {"double[]", HPROF_DOUBLE},
+		{"byte[]", HPROF_BYTE}, {"short[]", HPROF_SHORT},
+		{"int[]", HPROF_INT}, {"long[]", HPROF_LONG}};
+	for (size_t i = 0; i < sizeof prims / sizeof *prims; i++)
+		if (!strcmp(name, prims[i].n))
+			return prims[i].t;
+	return 0;
+}
+
+/* add_class: append a class with no CLASS DUMP (named only by its users). */
+static uint32_t add_class(struct loader *L, uint64_t id, const char *name)
+{
+	struct heap *h = L->h;
+	h->classes = xreallocarray(h->classes, h->nclasses + 1, sizeof *h->classes);
+	struct heap_class *c = &h->classes[h->nclasses];
+	memset(c, 0, sizeof *c);
+	c->id = id;
+	c->obj = HEAP_NONE;
+	c->super = HEAP_NONE;
+	c->loader = HEAP_NONE;
+	c->name = heap_keep(h, xstrdup(name));
+	c->elem_type = prim_elem_type(name);
+	if (!c->elem_type && strlen(name) > 2 && !strcmp(name + strlen(name) - 2, "[]"))
+		c->elem_type = HPROF_OBJECT;
+	if (id)
+		u64map_put(&L->class_index, id, h->nclasses);
+	return h->nclasses++;
+}
+
+static const char *class_name_for(struct loader *L, uint64_t id)
+{
+	uint64_t sid;
+	if (u64map_get(&L->class_names, id, &sid))
+		return heap_keep(L->h, java_name(heap_name(L->h, sid)));
+	return heap_keep(L->h, xasprintf("<class 0x%llx>", (unsigned long long)id));
+}
+
+static void read_classes(struct loader *L)
+{
+	struct heap *h = L->h;
+	struct hprof *hp = L->hp;
+	size_t ids = (size_t)hp->id_size;
+	/* Class indexes follow object indexes, so binary search finds them. */
+	uint32_t nc = 0;
+	h->classes = xcalloc(L->nclasspos + 1, sizeof *h->classes);
+	u64map_init(&L->class_index, L->nclasspos + 16);
+	for (uint32_t i = 0; i < h->n; i++) {
+		if (hp->data[h->pos[i]] != HPROF_GC_CLASS_DUMP)
+			continue;
+		struct hprof_class_dump cd;
+		/* Already bounds-checked in pass 1. */
+		hprof_class_dump_read(hp, h->pos[i], hp->size, &cd, NULL);
+		struct heap_class *c = &h->classes[nc];
+		c->id = cd.id;
+		c->obj = i;
+		c->hprof_size = cd.instance_size;
+		c->name = class_name_for(L, cd.id);
+		c->elem_type = prim_elem_type(c->name);
+		if (!c->elem_type && strlen(c->name) > 2 &&
+		    !strcmp(c->name + strlen(c->name) - 2, "[]"))
+			c->elem_type = HPROF_OBJECT;
+		c->nstatics = cd.nstatics;
+		c->statics = xcalloc(cd.nstatics + 1u, sizeof *c->statics);
+		size_t p = cd.statics;
+		for (unsigned k = 0; k < cd.nstatics; k++) {
+			c->statics[k].name = heap_name(h, hprof_id(hp, hp->data + p));
+			c->statics[k].type = hp->data[p + ids];
+			c->statics[k].value_pos = p + ids + 1;
+			p += ids + 1 + (size_t)hprof_type_size(hp, c->statics[k].type);
+		}
+		c->nfields = cd.nfields;
+		c->fields = xcalloc(cd.nfields + 1u, sizeof *c->fields);
+		p = cd.fields;
+		for (unsigned k = 0; k < cd.nfields; k++) {
+			c->fields[k].name = heap_name(h, hprof_id(hp, hp->data + p));
+			c->fields[k].type = hp->data[p + ids];
+			p += ids + 1;
+		}
+		/* super and loader ids are resolved below; park them. */
+		c->count = cd.super_id;
+		c->shallow = cd.loader_id;
+		u64map_put(&L->class_index, cd.id, nc);
+		nc++;
+	}
+	h->nclasses = nc;
+	for (uint32_t k = 0; k < nc; k++) {
+		struct heap_class *c = &h->classes[k];
+		uint64_t ci;
+		c->super = c->count && u64map_get(&L->class_index, c->count, &ci)
+				   ? (uint32_t)ci : HEAP_NONE;
+		c->loader = c->shallow ? heap_index(h, c->shallow) : HEAP_NONE;
+		c->count = c->shallow = 0;
+	}
+}
+
+/* Field layout over the hierarchy: data size and reference offsets. */
+static void layout_classes(struct heap *h)
+{
+	int ids = h->hp->id_size;
+	for (uint32_t k = 0; k < h->nclasses; k++) {
+		struct heap_class *c = &h->classes[k];
+		uint32_t off = 0, nrefs = 0, depth = 0;
+		for (uint32_t s = k; s != HEAP_NONE && depth < 4096; s = h->classes[s].super, depth++)
+			for (unsigned f = 0; f < h->classes[s].nfields; f++) {
+				uint8_t t = h->classes[s].fields[f].type;
+				nrefs += t == HPROF_OBJECT;
+				off += (uint32_t)hprof_type_size(h->hp, t);
+			}
+		c->data_size = off;
+		c->nref_offsets = nrefs;
+		c->ref_offsets = xcalloc(nrefs + 1, sizeof *c->ref_offsets);
+		off = nrefs = depth = 0;
+		for (uint32_t s = k; s != HEAP_NONE && depth < 4096; s = h->classes[s].super, depth++)
+			for (unsigned f = 0; f < h->classes[s].nfields; f++) {
+				uint8_t t = h->classes[s].fields[f].type;
+				if (t == HPROF_OBJECT)
+					c->ref_offsets[nrefs++] = off;
+				off += (uint32_t)(t == HPROF_OBJECT ? ids : hprof_type_size(h->hp, t));
+			}
+	}
+}
+
+/* oops_from_statics: VisualVM's guess from Unsafe field offsets (JDK 8). */
+static int oops_from_statics(struct heap *h, const char *cls, const char *f1, const char *f2)
+{
+	uint32_t c = heap_class_by_name(h, cls);
+	struct heap_value a, b;
+	if (c == HEAP_NONE || !heap_static(h, c, f1, &a) || !heap_static(h, c, f2, &b) ||
+	    a.type != HPROF_LONG || b.type != HPROF_LONG)
+		return 0;
+	int64_t d = b.v.i - a.v.i;
+	return d == 4 || d == 8 ? (int)d : 0;
+}
+
+/*
+ * Shallow sizes follow VisualVM's heap library (ObjectSizeSettings), so
+ * the two agree to the byte; see docs/heap-model.md. An instance is
+ * align8(header + fields), header = id size + oop size, references of oop
+ * size; an array align8(header + 4 + length * element size).
+ */
+static void size_classes(struct loader *L)
+{
+	struct heap *h = L->h;
+	int ids = h->hp->id_size;
+	uint32_t obj = heap_class_by_name(h, "java.lang.Object");
+	bool new_size = obj != HEAP_NONE && h->classes[obj].hprof_size > 0;
+	int min_inst = 0;
+	if (L->opts && (L->opts->oop_size == 4 || L->opts->oop_size == 8)) {
+		h->oop_size = L->opts->oop_size;
+		h->oop_size_forced = true;
+		h->oop_source = "set with --oops";
+	} else if (ids == 4) {
+		h->oop_size = 4;
+		h->oop_source = "identifier size 4";
+	} else if (new_size) {
+		min_inst = (int)h->classes[obj].hprof_size;
+		h->oop_size = min_inst - ids;
+		h->oop_source = "java.lang.Object's instance size in the dump";
+	} else {
+		int g = oops_from_statics(h, "java.lang.Class$Atomic", "annotationDataOffset",
+					  "annotationTypeOffset");
+		if (!g)
+			g = oops_from_statics(h, "java.util.concurrent.FutureTask", "runnerOffset",
+					      "waitersOffset");
+		if (g) {
+			h->oop_size = g;
+			h->oop_source = "Unsafe field offsets in the dump";
+		} else {
+			char *mode = heap_system_property(h, "java.vm.compressedOopsMode");
+			h->oop_size = mode ? 4 : ids;
+			h->oop_source = mode ? "system property java.vm.compressedOopsMode"
+					     : "no compressed oops found in the dump";
+			free(mode);
+		}
+	}
+	if (h->oop_size != 4 && h->oop_size != 8)
+		h->oop_size = ids;
+	if (!min_inst || h->oop_size_forced)
+		min_inst = ids + h->oop_size;
+	h->header_size = min_inst;
+	for (uint32_t k = 0; k < h->nclasses; k++) {
+		struct heap_class *c = &h->classes[k];
+		if (c->elem_type)
+			continue;
+		if (new_size && !h->oop_size_forced) {
+			c->inst_size = c->hprof_size;
+			continue;
+		}
+		uint64_t sz = (uint64_t)min_inst, depth = 0;
+		for (uint32_t s = k; s != HEAP_NONE && depth < 4096; s = h->classes[s].super, depth++)
+			for (unsigned f = 0; f < h->classes[s].nfields; f++) {
+				uint8_t t = h->classes[s].fields[f].type;
+				sz += t == HPROF_OBJECT ? (uint64_t)h->oop_size
+							: (uint64_t)hprof_type_size(h->hp, t);
+			}
+		c->inst_size = (uint32_t)((sz + 7) & ~7ULL);
+	}
+}
+
+static uint64_t array_size(const struct heap *h, uint8_t elem, uint64_t len)
+{
+	uint64_t es = elem == HPROF_OBJECT ? (uint64_t)h->oop_size
+					   : (uint64_t)hprof_type_size(h->hp, elem);
+	return ((uint64_t)h->header_size + 4 + es * len + 7) & ~7ULL;
+}
+
+/* class_object_size: a class mirror is a java.lang.Class plus its statics. */
+static uint64_t class_object_size(const struct heap *h, const struct heap_class *c)
+{
+	uint64_t sz = h->class_class != HEAP_NONE ? h->classes[h->class_class].inst_size
+						  : (uint64_t)h->header_size;
+	for (unsigned k = 0; k < c->nstatics; k++) {
+		uint8_t t = c->statics[k].type;
+		sz += t == HPROF_OBJECT ? (uint64_t)h->oop_size
+					: (uint64_t)hprof_type_size(h->hp, t);
+	}
+	return (sz + 7) & ~7ULL;
+}
+
+struct edges {
+	uint32_t *v;
+	uint64_t len, cap;
+};
+
+static inline void edge(struct heap *h, struct edges *E, uint64_t id)
+{
+	if (!id)
+		return;
+	uint32_t t = heap_index(h, id);
+	if (t == HEAP_NONE) {
+		h->dangling_refs++;
+		return;
+	}
+	if (E->len == E->cap) {
+		E->cap = E->cap * 2 + 1024;
+		E->v = xreallocarray(E->v, E->cap, sizeof *E->v);
+	}
+	E->v[E->len++] = t;
+}
+
+/* class_for_id: class index of a class id, adding a nameless class if needed. */
+static uint32_t class_for_id(struct loader *L, uint64_t cid)
+{
+	uint64_t ci;
+	if (u64map_get(&L->class_index, cid, &ci))
+		return (uint32_t)ci;
+	return add_class(L, cid, class_name_for(L, cid));
+}
+
+static uint32_t prim_array_class(struct loader *L, uint8_t t, uint32_t *cache)
+{
+	if (cache[t] != HEAP_NONE)
+		return cache[t];
+	char name[32];
+	snprintf(name, sizeof name, "%s[]", hprof_type_name(t));
+	uint32_t c = heap_class_by_name(L->h, name);
+	if (c == HEAP_NONE)
+		c = add_class(L, 0, name);
+	return cache[t] = c;
+}
+
+static int pass2(struct loader *L)
+{
+	struct heap *h = L->h;
+	struct hprof *hp = L->hp;
+	const uint8_t *d = hp->data;
+	size_t ids = (size_t)hp->id_size;
+	struct edges E = {NULL, 0, 0};
+	uint32_t prim_cache[16];
+	for (int t = 0; t < 16; t++)
+		prim_cache[t] = HEAP_NONE;
+	h->class_class = heap_class_by_name(h, "java.lang.Class");
+	if (h->class_class == HEAP_NONE)
+		h->class_class = add_class(L, 0, "java.lang.Class");
+	h->cls = xmallocarray(h->n + 1, sizeof *h->cls);
+	h->size = xmallocarray(h->n + 1, sizeof *h->size);
+	h->out_start = xmallocarray(h->n + 2, sizeof *h->out_start);
+	uint64_t last_cid = 0;
+	uint32_t last_c = HEAP_NONE, next_class = 0;
+	for (uint32_t i = 0; i < h->n; i++) {
+		h->out_start[i] = E.len;
+		size_t p = h->pos[i];
+		uint64_t sz = 0;
+		uint32_t c;
+		switch (d[p]) {
+		case HPROF_GC_INSTANCE_DUMP: {
+			uint64_t cid = hprof_id(hp, d + p + 1 + ids + 4);
+			if (cid != last_cid || last_c == HEAP_NONE) {
+				last_cid = cid;
+				last_c = class_for_id(L, cid);
+			}
+			c = last_c;
+			struct heap_class *k = &h->classes[c];
+			if (k->obj == HEAP_NONE)
+				h->unknown_class_objs++;
+			uint32_t len = hprof_u4(d + p + 1 + 2 * ids + 4);
+			const uint8_t *vals = d + p + 1 + 2 * ids + 8;
+			for (uint32_t r = 0; r < k->nref_offsets; r++)
+				if (k->ref_offsets[r] + ids <= len)
+					edge(h, &E, hprof_id(hp, vals + k->ref_offsets[r]));
+			sz = k->obj == HEAP_NONE && !k->inst_size
+				     ? ((uint64_t)h->header_size + len + 7) & ~7ULL
+				     : k->inst_size;
+			break;
+		}
+		case HPROF_GC_OBJ_ARRAY_DUMP: {
+			uint32_t len = hprof_u4(d + p + 1 + ids + 4);
+			c = class_for_id(L, hprof_id(hp, d + p + 1 + ids + 8));
+			if (h->classes[c].obj == HEAP_NONE)
+				h->unknown_class_objs++;
+			const uint8_t *e = d + p + 1 + 2 * ids + 8;
+			for (uint32_t k = 0; k < len; k++, e += ids)
+				edge(h, &E, hprof_id(hp, e));
+			sz = array_size(h, HPROF_OBJECT, len);
+			break;
+		}
+		case HPROF_GC_PRIM_ARRAY_DUMP: {
+			uint32_t len = hprof_u4(d + p + 1 + ids + 4);
+			uint8_t t = d[p + 1 + ids + 8];
+			c = prim_array_class(L, t, prim_cache);
+			sz = array_size(h, t, len);
+			break;
+		}
+		default: {	/* CLASS DUMP */
+			while (next_class < h->nclasses && h->classes[next_class].obj < i)
+				next_class++;
+			uint32_t me = next_class;
+			c = h->class_class;
+			struct hprof_class_dump cd;
+			hprof_class_dump_read(hp, p, hp->size, &cd, NULL);
+			edge(h, &E, cd.super_id);
+			edge(h, &E, cd.loader_id);
+			edge(h, &E, cd.signers_id);
+			edge(h, &E, cd.domain_id);
+			const struct heap_class *k = &h->classes[me];
+			for (unsigned s = 0; s < k->nstatics; s++)
+				if (k->statics[s].type == HPROF_OBJECT)
+					edge(h, &E, hprof_id(hp, d + k->statics[s].value_pos));
+			size_t q = cd.cp;
+			for (unsigned s = 0; s < cd.ncp; s++) {
+				uint8_t t = d[q + 2];
+				if (t == HPROF_OBJECT)
+					edge(h, &E, hprof_id(hp, d + q + 3));
+				q += 3 + (size_t)hprof_type_size(hp, t);
+			}
+			sz = class_object_size(h, k);
+			break;
+		}
+		}
+		h->cls[i] = c;
+		h->size[i] = sz >= UINT32_MAX ? UINT32_MAX : (uint32_t)sz;
+		h->classes[c].count++;
+		h->classes[c].shallow += sz;
+		h->total_shallow += sz;
+		if ((i & 0xffff) == 0) {
+			if (L->opts && L->opts->progress)
+				L->opts->progress(L->opts->progress_ctx,
+						  0.7 + 0.25 * (double)i / (double)h->n);
+			if (hs_interrupted) {
+				free(E.v);
+				return HS_INTERRUPTED;
+			}
+		}
+	}
+	h->out_start[h->n] = E.len;
+	h->nrefs = E.len;
+	h->out = E.len ? xreallocarray(E.v, E.len, sizeof *E.v) : E.v;
+	if (!h->out)
+		h->out = xmalloc(4);
+	return HS_OK;
+}
+
+static void build_incoming(struct heap *h)
+{
+	h->in_start = xcalloc(h->n + 2, sizeof *h->in_start);
+	h->in = xmallocarray(h->nrefs + 1, sizeof *h->in);
+	for (uint64_t e = 0; e < h->nrefs; e++)
+		h->in_start[h->out[e] + 1]++;
+	for (uint32_t i = 0; i < h->n; i++)
+		h->in_start[i + 1] += h->in_start[i];
+	uint64_t *fill = xmallocarray(h->n + 1, sizeof *fill);
+	memcpy(fill, h->in_start, (h->n + 1) * sizeof *fill);
+	for (uint32_t i = 0; i < h->n; i++)
+		for (uint64_t e = h->out_start[i]; e < h->out_start[i + 1]; e++)
+			h->in[fill[h->out[e]]++] = i;
+	free(fill);
+}
+
+static void build_threads_and_roots(struct loader *L)
+{
+	struct heap *h = L->h;
+	struct hprof *hp = L->hp;
+	size_t ids = (size_t)hp->id_size;
+	struct u64map frame_index, thread_index;
+	u64map_init(&frame_index, L->nframes + 1);
+	h->frames = xcalloc(L->nframes + 1, sizeof *h->frames);
+	for (size_t k = 0; k < L->nframes; k++) {
+		struct rawframe *f = &L->frames[k];
+		struct heap_frame *o = &h->frames[k];
+		o->id = f->id;
+		o->method = heap_name(h, f->method);
+		o->signature = heap_name(h, f->sig);
+		o->source = heap_name(h, f->source);
+		uint64_t cid;
+		o->class_name = u64map_get(&L->class_serials, f->class_serial, &cid)
+					? class_name_for(L, cid) : "?";
+		o->line = f->line;
+		u64map_put(&frame_index, f->id ? f->id : ~0ULL, k);
+	}
+	h->nframes = (uint32_t)L->nframes;
+
+	u64map_init(&thread_index, L->nthreads + 1);
+	h->threads = xcalloc(L->nthreads + 1, sizeof *h->threads);
+	for (size_t k = 0; k < L->nthreads; k++) {
+		struct heap_thread *t = &h->threads[k];
+		t->obj = heap_index(h, L->threads[k].id);
+		t->serial = L->threads[k].serial;
+		u64map_put(&thread_index, t->serial + 1ULL, k);
+		uint64_t toff;
+		if (!u64map_get(&L->traces, L->threads[k].trace + 1ULL, &toff))
+			continue;
+		const uint8_t *b = hp->data + toff + 9;
+		uint32_t len = hprof_u4(hp->data + toff + 5);
+		uint32_t nf = hprof_u4(b + 8);
+		if ((uint64_t)nf * ids > len - 12)
+			continue;
+		t->frames = xcalloc(nf + 1, sizeof *t->frames);
+		for (uint32_t f = 0; f < nf; f++) {
+			uint64_t fi;
+			uint64_t fid = hprof_id(hp, b + 12 + f * ids);
+			if (u64map_get(&frame_index, fid ? fid : ~0ULL, &fi))
+				t->frames[t->nframes++] = (uint32_t)fi;
+		}
+	}
+	h->nthreads = (uint32_t)L->nthreads;
+
+	h->roots = xcalloc(L->nroots + 1, sizeof *h->roots);
+	for (size_t k = 0; k < L->nroots; k++) {
+		struct rawroot *r = &L->roots[k];
+		uint32_t o = heap_index(h, r->id);
+		if (o == HEAP_NONE) {
+			h->dangling_roots++;
+			continue;
+		}
+		uint64_t ti;
+		struct heap_root *out = &h->roots[h->nroots++];
+		out->obj = o;
+		out->kind = r->tag;
+		out->thread = r->thread_serial &&
+			      u64map_get(&thread_index, r->thread_serial + 1ULL, &ti)
+				      ? (uint32_t)ti : HEAP_NONE;
+		out->frame = r->frame;
+	}
+	u64map_free(&frame_index);
+	u64map_free(&thread_index);
+}
+
+static void loader_free(struct loader *L)
+{
+	free(L->objs);
+	free(L->classpos);
+	free(L->roots);
+	free(L->frames);
+	free(L->threads);
+	u64map_free(&L->class_names);
+	u64map_free(&L->class_serials);
+	u64map_free(&L->traces);
+	u64map_free(&L->class_index);
+}
+
+int heap_load(const char *path, const struct heap_load_opts *opts,
+	      struct heap **out, struct hs_error *err)
+{
+	struct loader L;
+	memset(&L, 0, sizeof L);
+	*out = NULL;
+	struct heap *h = xcalloc(1, sizeof *h);
+	h->names = xcalloc(1, sizeof *h->names);
+	u64map_init(&h->names->interned, 1024);
+	h->class_class = HEAP_NONE;
+	int st = hprof_open(path, &h->hp, err);
+	if (st != HS_OK)
+		goto fail;
+	L.h = h;
+	L.hp = h->hp;
+	L.opts = opts;
+	if ((st = pass1(&L, err)) != HS_OK)
+		goto fail;
+	sort_objs(&L);
+	build_index(&L);
+	read_classes(&L);
+	layout_classes(h);
+	size_classes(&L);
+	if ((st = pass2(&L)) != HS_OK)
+		goto fail;
+	/* Classes added in pass 2 need a layout too. */
+	for (uint32_t k = 0; k < h->nclasses; k++)
+		if (!h->classes[k].ref_offsets)
+			h->classes[k].ref_offsets = xcalloc(1, sizeof(uint32_t));
+	build_incoming(h);
+	build_threads_and_roots(&L);
+	if (opts && opts->progress)
+		opts->progress(opts->progress_ctx, 1.0);
+	loader_free(&L);
+	*out = h;
+	return HS_OK;
+fail:
+	loader_free(&L);
+	heap_free(h);
+	return st == HS_OK ? HS_ERR : st;
+}

@@ -1,0 +1,720 @@
+/*
+ * commands.c - the shell's ':' commands. One table drives dispatch,
+ * :help and completion.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "out.h"
+#include "sh.h"
+
+static const char *usage(const char *name)
+{
+	for (const struct sh_command *c = sh_commands; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c->usage;
+	return name;
+}
+
+static int need_heap(struct sh *sh)
+{
+	if (sh->heap)
+		return HS_OK;
+	return sh_error(sh, NULL, "no heap is open; open one with 'heapsh DUMP' or ':open DUMP'");
+}
+
+int sh_parse_object(struct sh *sh, const char *s, uint32_t *obj)
+{
+	char *end;
+	errno = 0;
+	unsigned long long id = strtoull(s, &end, 0);
+	if (!*s || *end || errno) {
+		sh_error(sh, NULL, "'%s' is not an object id; ids look like 0x7ff0a1b2c8", s);
+		return HS_ERR;
+	}
+	uint32_t i = heap_index(sh->heap, id);
+	if (i == HEAP_NONE) {
+		sh_error(sh, NULL, "no object with id 0x%llx in this dump; find ids with "
+			 ":histogram, :classes or :roots", id);
+		return HS_ERR;
+	}
+	*obj = i;
+	return HS_OK;
+}
+
+/* A Java-like rendering of a primitive value. */
+static void format_prim(char *buf, size_t cap, struct heap_value v)
+{
+	switch (v.type) {
+	case HPROF_BOOLEAN: snprintf(buf, cap, "%s", v.v.i ? "true" : "false"); break;
+	case HPROF_CHAR:
+		if (v.v.i >= 32 && v.v.i < 127)
+			snprintf(buf, cap, "'%c'", (int)v.v.i);
+		else
+			snprintf(buf, cap, "'\\u%04x'", (unsigned)v.v.i);
+		break;
+	case HPROF_FLOAT: case HPROF_DOUBLE: {
+		/* The shortest text that reads back as the same value. */
+		int maxp = v.type == HPROF_FLOAT ? 9 : 17;
+		for (int p = 1; p <= maxp; p++) {
+			snprintf(buf, cap, "%.*g", p, v.v.d);
+			double back = strtod(buf, NULL);
+			if (v.type == HPROF_FLOAT ? (float)back == (float)v.v.d : back == v.v.d)
+				break;
+		}
+		if (isfinite(v.v.d) && !strpbrk(buf, ".eE") && strlen(buf) + 2 < cap)
+			strcat(buf, ".0");
+		break;
+	}
+	default: snprintf(buf, cap, "%" PRId64, v.v.i); break;
+	}
+}
+
+/* format_value: a value for display; object refs show class and string text. */
+static char *format_value(const struct heap *h, struct heap_value v)
+{
+	if (v.type != HPROF_OBJECT) {
+		char buf[64];
+		format_prim(buf, sizeof buf, v);
+		return xstrdup(buf);
+	}
+	if (!v.v.id)
+		return xstrdup("null");
+	uint32_t t = heap_index(h, v.v.id);
+	if (t == HEAP_NONE)
+		return xasprintf("0x%" PRIx64 " (no record in the dump)", v.v.id);
+	char *s = heap_string(h, t, 60);
+	char *r;
+	if (s)
+		r = xasprintf("0x%" PRIx64 " java.lang.String \"%s\"", v.v.id, s);
+	else if (heap_kind(h, t) == HEAP_CLASS)
+		r = xasprintf("0x%" PRIx64 " class %s", v.v.id,
+			      h->classes[heap_class_of_object(h, t)].name);
+	else
+		r = xasprintf("0x%" PRIx64 " %s", v.v.id, heap_class_name(h, t));
+	free(s);
+	return r;
+}
+
+static const char *kind_name(enum heap_kind k)
+{
+	switch (k) {
+	case HEAP_INSTANCE: return "instance";
+	case HEAP_OBJ_ARRAY: return "object array";
+	case HEAP_PRIM_ARRAY: return "primitive array";
+	default: return "class";
+	}
+}
+
+/* The name shown for object i: its class, or "class X" for class objects. */
+static char *object_label(const struct heap *h, uint32_t i)
+{
+	if (heap_kind(h, i) == HEAP_CLASS) {
+		uint32_t c = heap_class_of_object(h, i);
+		return xasprintf("class %s", c != HEAP_NONE ? h->classes[c].name : "?");
+	}
+	return xstrdup(heap_class_name(h, i));
+}
+
+/* ---- :info ---- */
+
+static void kv(struct out_table *t, const char *k, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void kv(struct out_table *t, const char *k, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	out_cell_str(t, k);
+	out_cell_str(t, buf);
+}
+
+static int cmd_info(struct sh *sh, int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	if (need_heap(sh))
+		return HS_ERR;
+	struct heap *h = sh->heap;
+	static const char *const cols[] = {"property", "value"};
+	struct out_table *t = out_table_new(2, cols);
+	kv(t, "file", "%s", h->hp->path);
+	kv(t, "format", "JAVA PROFILE 1.0.%d%s", h->hp->minor, h->hp->gzip ? ", gzip" : "");
+	kv(t, "file bytes", "%zu", h->hp->file_size);
+	if (h->hp->gzip)
+		kv(t, "inflated bytes", "%zu", h->hp->size);
+	kv(t, "id size", "%d", h->hp->id_size);
+	time_t ts = (time_t)(h->hp->timestamp_ms / 1000);
+	char when[64];
+	strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", gmtime(&ts));
+	kv(t, "dumped at", "%s", when);
+	char *ver = heap_system_property(h, "java.runtime.version");
+	if (!ver)
+		ver = heap_system_property(h, "java.version");
+	char *vm = heap_system_property(h, "java.vm.name");
+	kv(t, "jdk", "%s%s%s", ver ? ver : "unknown", vm ? ", " : "", vm ? vm : "");
+	free(ver);
+	free(vm);
+	uint64_t by_kind[4] = {0, 0, 0, 0};
+	for (uint32_t i = 0; i < h->n; i++)
+		by_kind[heap_kind(h, i)]++;
+	kv(t, "objects", "%u", h->n);
+	kv(t, "instances", "%" PRIu64, by_kind[HEAP_INSTANCE]);
+	kv(t, "object arrays", "%" PRIu64, by_kind[HEAP_OBJ_ARRAY]);
+	kv(t, "primitive arrays", "%" PRIu64, by_kind[HEAP_PRIM_ARRAY]);
+	kv(t, "class objects", "%" PRIu64, by_kind[HEAP_CLASS]);
+	kv(t, "classes", "%u", h->nclasses);
+	kv(t, "references", "%" PRIu64, h->nrefs);
+	kv(t, "gc roots", "%u", h->nroots);
+	kv(t, "threads", "%u", h->nthreads);
+	kv(t, "shallow bytes", "%" PRIu64, h->total_shallow);
+	kv(t, "object header", "%d bytes (oops %d bytes: %s)", h->header_size, h->oop_size,
+	   h->oop_source);
+	kv(t, "dangling references", "%" PRIu64, h->dangling_refs);
+	kv(t, "dangling roots", "%" PRIu64, h->dangling_roots);
+	if (h->duplicate_ids)
+		kv(t, "duplicate ids", "%" PRIu64, h->duplicate_ids);
+	if (h->unknown_class_objs)
+		kv(t, "objects of unknown class", "%" PRIu64, h->unknown_class_objs);
+	if (h->skipped_records)
+		kv(t, "skipped records", "%" PRIu64, h->skipped_records);
+	if (h->damaged)
+		kv(t, "damage", "%s (%" PRIu64 " bytes lost)", h->damage, h->lost_bytes);
+	out_table_end(t);
+	return HS_OK;
+}
+
+/* ---- :histogram and :classes ---- */
+
+struct opt_parse {
+	const char *pattern;
+	const char *by;
+	long top;
+};
+
+static int parse_list_opts(struct sh *sh, int argc, char **argv, struct opt_parse *o,
+			   const char *usage)
+{
+	for (int a = 1; a < argc; a++) {
+		if (!strcmp(argv[a], "--by") && a + 1 < argc) {
+			o->by = argv[++a];
+		} else if (!strcmp(argv[a], "--top") && a + 1 < argc) {
+			char *end;
+			o->top = strtol(argv[++a], &end, 10);
+			if (*end || o->top <= 0)
+				return sh_error(sh, NULL, "--top wants a positive number, not '%s'",
+						argv[a]);
+		} else if (argv[a][0] == '-' && argv[a][1] == '-') {
+			return sh_error(sh, NULL, "unknown option '%s'; usage: %s", argv[a], usage);
+		} else if (!o->pattern) {
+			o->pattern = argv[a];
+		} else {
+			return sh_error(sh, NULL, "unexpected '%s'; usage: %s", argv[a], usage);
+		}
+	}
+	return HS_OK;
+}
+
+static const struct heap *sort_heap;
+static int sort_by_count;
+
+static int cmp_classes(const void *a, const void *b)
+{
+	const struct heap_class *x = &sort_heap->classes[*(const uint32_t *)a];
+	const struct heap_class *y = &sort_heap->classes[*(const uint32_t *)b];
+	uint64_t kx = sort_by_count ? x->count : x->shallow;
+	uint64_t ky = sort_by_count ? y->count : y->shallow;
+	if (kx != ky)
+		return kx < ky ? 1 : -1;
+	int c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* select_classes: classes matching pattern (all when NULL), sorted. */
+static uint32_t select_classes(struct sh *sh, const char *pattern, bool by_count,
+			       bool with_instances, uint32_t **out)
+{
+	struct heap *h = sh->heap;
+	uint32_t n;
+	uint32_t *v;
+	if (pattern) {
+		n = heap_find_classes(h, pattern, &v);
+	} else {
+		v = xmallocarray(h->nclasses + 1, sizeof *v);
+		for (n = 0; n < h->nclasses; n++)
+			v[n] = n;
+	}
+	uint32_t m = 0;
+	for (uint32_t k = 0; k < n; k++)
+		if (!with_instances || h->classes[v[k]].count)
+			v[m++] = v[k];
+	sort_heap = h;
+	sort_by_count = by_count;
+	qsort(v, m, sizeof *v, cmp_classes);
+	*out = v;
+	return m;
+}
+
+static int cmd_histogram(struct sh *sh, int argc, char **argv)
+{
+	if (need_heap(sh))
+		return HS_ERR;
+	struct opt_parse o = {NULL, "bytes", 0};
+	if (parse_list_opts(sh, argc, argv, &o, usage("histogram")))
+		return HS_ERR;
+	if (strcmp(o.by, "bytes") && strcmp(o.by, "count"))
+		return sh_error(sh, NULL, "--by takes 'count' or 'bytes', not '%s'", o.by);
+	uint32_t *v;
+	uint32_t n = select_classes(sh, o.pattern, !strcmp(o.by, "count"), true, &v);
+	if (o.pattern && !n) {
+		free(v);
+		return sh_error(sh, NULL, "no class with instances matches '%s'", o.pattern);
+	}
+	static const char *const cols[] = {"class", "instances", "shallow_bytes"};
+	struct out_table *t = out_table_new(3, cols);
+	uint64_t tc = 0, tb = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		const struct heap_class *c = &sh->heap->classes[v[k]];
+		tc += c->count;
+		tb += c->shallow;
+		if (o.top && k >= (uint32_t)o.top)
+			continue;
+		out_cell_str(t, c->name);
+		out_cell_u64(t, c->count);
+		out_cell_u64(t, c->shallow);
+	}
+	if (out_mode == OUT_TABLE && n > 1) {
+		out_cell_fmt(t, "total (%u classes)", n);
+		out_cell_u64(t, tc);
+		out_cell_u64(t, tb);
+	}
+	out_table_end(t);
+	free(v);
+	return HS_OK;
+}
+
+static int cmd_classes(struct sh *sh, int argc, char **argv)
+{
+	if (need_heap(sh))
+		return HS_ERR;
+	struct opt_parse o = {NULL, "bytes", 0};
+	if (parse_list_opts(sh, argc, argv, &o, usage("classes")))
+		return HS_ERR;
+	struct heap *h = sh->heap;
+	uint32_t *v;
+	uint32_t n = select_classes(sh, o.pattern, false, false, &v);
+	if (o.pattern && !n) {
+		free(v);
+		return sh_error(sh, NULL, "no class matches '%s'", o.pattern);
+	}
+	static const char *const cols[] = {"id", "class", "instances", "instance_size",
+					   "super", "loader"};
+	struct out_table *t = out_table_new(6, cols);
+	for (uint32_t k = 0; k < n && (!o.top || k < (uint32_t)o.top); k++) {
+		const struct heap_class *c = &h->classes[v[k]];
+		out_cell_fmt(t, "0x%" PRIx64, c->id);
+		out_cell_str(t, c->name);
+		out_cell_u64(t, c->count);
+		if (c->elem_type)
+			out_cell_null(t);
+		else
+			out_cell_u64(t, c->inst_size);
+		if (c->super != HEAP_NONE)
+			out_cell_str(t, h->classes[c->super].name);
+		else
+			out_cell_null(t);
+		if (c->loader != HEAP_NONE)
+			out_cell_fmt(t, "0x%" PRIx64 " %s", heap_id(h, c->loader),
+				     heap_class_name(h, c->loader));
+		else
+			out_cell_str(t, "<bootstrap>");
+	}
+	out_table_end(t);
+	free(v);
+	return HS_OK;
+}
+
+/* ---- :show ---- */
+
+struct show_ctx {
+	const struct heap *h;
+	struct out_table *t;
+};
+
+static void show_field(void *ctx, uint32_t decl, const struct heap_field *f,
+		       struct heap_value v)
+{
+	struct show_ctx *s = ctx;
+	out_cell_str(s->t, f->name);
+	out_cell_str(s->t, hprof_type_name(f->type));
+	char *text = format_value(s->h, v);
+	out_cell_str(s->t, text);
+	free(text);
+	out_cell_str(s->t, s->h->classes[decl].name);
+}
+
+static int cmd_show(struct sh *sh, int argc, char **argv)
+{
+	if (need_heap(sh))
+		return HS_ERR;
+	if (argc < 2)
+		return sh_error(sh, NULL, "usage: %s", usage("show"));
+	uint32_t i;
+	if (sh_parse_object(sh, argv[1], &i))
+		return HS_ERR;
+	long limit = 100;
+	for (int a = 2; a < argc; a++) {
+		if (!strcmp(argv[a], "--all"))
+			limit = -1;
+		else
+			return sh_error(sh, NULL, "unexpected '%s'; usage: %s", argv[a],
+					usage("show"));
+	}
+	struct heap *h = sh->heap;
+	enum heap_kind k = heap_kind(h, i);
+	static const char *const hcols[] = {"property", "value"};
+	struct out_table *t = out_table_new(2, hcols);
+	kv(t, "id", "0x%" PRIx64, heap_id(h, i));
+	char *label = object_label(h, i);
+	kv(t, "class", "%s", label);
+	free(label);
+	kv(t, "kind", "%s", kind_name(k));
+	kv(t, "shallow size", "%" PRIu64, heap_shallow(h, i));
+	if (k == HEAP_OBJ_ARRAY || k == HEAP_PRIM_ARRAY)
+		kv(t, "length", "%u", heap_array_length(h, i));
+	char *str = heap_string(h, i, 0);
+	if (str)
+		kv(t, "text", "\"%s\"", str);
+	free(str);
+	uint32_t nin, nout;
+	heap_in(h, i, &nin);
+	heap_out(h, i, &nout);
+	kv(t, "references", "%u out, %u in", nout, nin);
+	out_table_end(t);
+	if (out_mode == OUT_TABLE)
+		out_printf("\n");
+	if (k == HEAP_INSTANCE) {
+		static const char *const cols[] = {"field", "type", "value", "declared_in"};
+		struct show_ctx s = {h, out_table_new(4, cols)};
+		heap_fields_each(h, i, show_field, &s);
+		out_table_end(s.t);
+	} else if (k == HEAP_CLASS) {
+		uint32_t c = heap_class_of_object(h, i);
+		const struct heap_class *kc = &h->classes[c];
+		static const char *const cols[] = {"static", "type", "value"};
+		struct out_table *st = out_table_new(3, cols);
+		for (unsigned s = 0; s < kc->nstatics; s++) {
+			out_cell_str(st, kc->statics[s].name);
+			out_cell_str(st, hprof_type_name(kc->statics[s].type));
+			char *text = format_value(h, heap_read_value(h, kc->statics[s].type,
+								     kc->statics[s].value_pos));
+			out_cell_str(st, text);
+			free(text);
+		}
+		out_table_end(st);
+		if (out_mode == OUT_TABLE)
+			out_printf("\n");
+		static const char *const fcols[] = {"field", "type"};
+		struct out_table *ft = out_table_new(2, fcols);
+		for (unsigned f = 0; f < kc->nfields; f++) {
+			out_cell_str(ft, kc->fields[f].name);
+			out_cell_str(ft, hprof_type_name(kc->fields[f].type));
+		}
+		out_table_end(ft);
+	} else {
+		static const char *const cols[] = {"index", "value"};
+		struct out_table *et = out_table_new(2, cols);
+		uint32_t len = heap_array_length(h, i);
+		uint32_t shown = limit < 0 || len <= (uint32_t)limit ? len : (uint32_t)limit;
+		for (uint32_t e = 0; e < shown; e++) {
+			out_cell_u64(et, e);
+			char *text = format_value(h, heap_array_elem(h, i, e));
+			out_cell_str(et, text);
+			free(text);
+		}
+		out_table_end(et);
+		if (shown < len && out_mode == OUT_TABLE)
+			out_printf("... %u more elements (:show %s --all)\n", len - shown, argv[1]);
+	}
+	return HS_OK;
+}
+
+/* ---- :refs and :referrers ---- */
+
+static void ref_where(char *buf, size_t cap, const struct heap_ref *r)
+{
+	switch (r->kind) {
+	case HEAP_REF_ELEMENT: snprintf(buf, cap, "[%u]", r->index); break;
+	case HEAP_REF_STATIC: snprintf(buf, cap, "static %s", r->name); break;
+	case HEAP_REF_CONSTANT: snprintf(buf, cap, "<constant pool #%u>", r->index); break;
+	default: snprintf(buf, cap, "%s", r->name ? r->name : "?"); break;
+	}
+}
+
+struct refs_ctx {
+	const struct heap *h;
+	struct out_table *t;
+	uint32_t want;		/* referrers: the target; refs: HEAP_NONE */
+	uint32_t src;
+};
+
+static bool ref_row(void *ctx, const struct heap_ref *r)
+{
+	struct refs_ctx *c = ctx;
+	if (c->want != HEAP_NONE && r->target != c->want)
+		return true;
+	uint32_t o = c->want == HEAP_NONE ? r->target : c->src;
+	char where[256];
+	ref_where(where, sizeof where, r);
+	out_cell_str(c->t, where);
+	out_cell_fmt(c->t, "0x%" PRIx64, heap_id(c->h, o));
+	char *label = object_label(c->h, o);
+	out_cell_str(c->t, label);
+	free(label);
+	out_cell_u64(c->t, heap_shallow(c->h, o));
+	return true;
+}
+
+static int cmd_refs(struct sh *sh, int argc, char **argv)
+{
+	if (need_heap(sh))
+		return HS_ERR;
+	if (argc != 2)
+		return sh_error(sh, NULL, "usage: %s", usage("refs"));
+	uint32_t i;
+	if (sh_parse_object(sh, argv[1], &i))
+		return HS_ERR;
+	static const char *const cols[] = {"via", "id", "class", "shallow_bytes"};
+	struct refs_ctx c = {sh->heap, out_table_new(4, cols), HEAP_NONE, i};
+	heap_refs(sh->heap, i, ref_row, &c);
+	out_table_end(c.t);
+	return HS_OK;
+}
+
+static int cmd_referrers(struct sh *sh, int argc, char **argv)
+{
+	if (need_heap(sh))
+		return HS_ERR;
+	if (argc != 2)
+		return sh_error(sh, NULL, "usage: %s", usage("referrers"));
+	uint32_t i, n;
+	if (sh_parse_object(sh, argv[1], &i))
+		return HS_ERR;
+	static const char *const cols[] = {"via", "id", "class", "shallow_bytes"};
+	struct refs_ctx c = {sh->heap, out_table_new(4, cols), i, 0};
+	const uint32_t *in = heap_in(sh->heap, i, &n);
+	for (uint32_t k = 0; k < n; k++) {
+		if (k && in[k] == in[k - 1])
+			continue;	/* one source, several fields: rows come from heap_refs */
+		c.src = in[k];
+		heap_refs(sh->heap, in[k], ref_row, &c);
+	}
+	out_table_end(c.t);
+	return HS_OK;
+}
+
+/* ---- :roots ---- */
+
+static int cmd_roots(struct sh *sh, int argc, char **argv)
+{
+	if (need_heap(sh))
+		return HS_ERR;
+	struct heap *h = sh->heap;
+	if (argc > 2)
+		return sh_error(sh, NULL, "usage: %s", usage("roots"));
+	if (argc == 1) {
+		static const char *const cols[] = {"kind", "roots"};
+		struct out_table *t = out_table_new(2, cols);
+		uint64_t count[256] = {0};
+		for (uint32_t r = 0; r < h->nroots; r++)
+			count[h->roots[r].kind]++;
+		for (int k = 0; k < 256; k++)
+			if (count[k]) {
+				int kind = k;
+				char word[64];
+				snprintf(word, sizeof word, "%s", heap_root_kind_name((uint8_t)kind));
+				out_cell_str(t, word);
+				out_cell_u64(t, count[k]);
+			}
+		out_table_end(t);
+		return HS_OK;
+	}
+	int kind = -2;
+	if (strcmp(argv[1], "all") && (kind = heap_root_kind_parse(argv[1])) < 0)
+		return sh_error(sh, NULL, "unknown root kind '%s'; kinds: all, jni-global, "
+				"jni-local, frame, native-stack, system-class, thread-block, "
+				"monitor, thread, unknown", argv[1]);
+	static const char *const cols[] = {"id", "kind", "class", "thread", "frame"};
+	struct out_table *t = out_table_new(5, cols);
+	for (uint32_t r = 0; r < h->nroots; r++) {
+		const struct heap_root *rt = &h->roots[r];
+		if (kind != -2 && rt->kind != kind)
+			continue;
+		out_cell_fmt(t, "0x%" PRIx64, heap_id(h, rt->obj));
+		out_cell_str(t, heap_root_kind_name(rt->kind));
+		char *label = object_label(h, rt->obj);
+		out_cell_str(t, label);
+		free(label);
+		if (rt->thread != HEAP_NONE) {
+			char *name = heap_thread_name(h, rt->thread);
+			out_cell_str(t, name ? name : "?");
+			free(name);
+			const struct heap_thread *th = &h->threads[rt->thread];
+			if (rt->frame >= 0 && (uint32_t)rt->frame < th->nframes) {
+				const struct heap_frame *f = &h->frames[th->frames[rt->frame]];
+				if (f->line > 0)
+					out_cell_fmt(t, "%s.%s (%s:%d)", f->class_name, f->method,
+						     f->source, f->line);
+				else
+					out_cell_fmt(t, "%s.%s (%s)", f->class_name, f->method,
+						     f->source);
+			} else {
+				out_cell_null(t);
+			}
+		} else {
+			out_cell_null(t);
+			out_cell_null(t);
+		}
+	}
+	out_table_end(t);
+	return HS_OK;
+}
+
+/* ---- :threads ---- */
+
+static int cmd_threads(struct sh *sh, int argc, char **argv)
+{
+	(void)argv;
+	if (need_heap(sh))
+		return HS_ERR;
+	if (argc != 1)
+		return sh_error(sh, NULL, "usage: %s", usage("threads"));
+	struct heap *h = sh->heap;
+	static const char *const cols[] = {"id", "name", "frames", "top_frame"};
+	struct out_table *t = out_table_new(4, cols);
+	for (uint32_t k = 0; k < h->nthreads; k++) {
+		const struct heap_thread *th = &h->threads[k];
+		if (th->obj == HEAP_NONE)
+			out_cell_null(t);
+		else
+			out_cell_fmt(t, "0x%" PRIx64, heap_id(h, th->obj));
+		char *name = heap_thread_name(h, k);
+		out_cell_str(t, name ? name : "?");
+		free(name);
+		out_cell_u64(t, th->nframes);
+		if (th->nframes) {
+			const struct heap_frame *f = &h->frames[th->frames[0]];
+			out_cell_fmt(t, "%s.%s", f->class_name, f->method);
+		} else {
+			out_cell_null(t);
+		}
+	}
+	out_table_end(t);
+	return HS_OK;
+}
+
+/* ---- session commands ---- */
+
+static int cmd_format(struct sh *sh, int argc, char **argv)
+{
+	if (argc == 1) {
+		out_printf("%s\n", out_mode_name(out_mode));
+		return HS_OK;
+	}
+	int m = argc == 2 ? out_mode_parse(argv[1]) : -1;
+	if (m < 0)
+		return sh_error(sh, NULL, "usage: %s", usage("format"));
+	out_mode = (enum out_mode)m;
+	return HS_OK;
+}
+
+static int cmd_open(struct sh *sh, int argc, char **argv)
+{
+	if (argc != 2)
+		return sh_error(sh, NULL, "usage: :open DUMP");
+	return sh_open(sh, argv[1]);
+}
+
+static int cmd_load(struct sh *sh, int argc, char **argv)
+{
+	if (argc != 2)
+		return sh_error(sh, NULL, "usage: :load FILE");
+	if (sh->depth > 16)
+		return sh_error(sh, NULL, ":load nested too deeply (a file loading itself?)");
+	FILE *f = fopen(argv[1], "r");
+	if (!f)
+		return sh_error(sh, NULL, "cannot open '%s': %s", argv[1], strerror(errno));
+	sh->depth++;
+	int st = sh_process_input(sh, f, argv[1]);
+	sh->depth--;
+	fclose(f);
+	return st;
+}
+
+static int cmd_quit(struct sh *sh, int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	sh->quit = true;
+	return HS_OK;
+}
+
+static int cmd_help(struct sh *sh, int argc, char **argv)
+{
+	if (argc >= 2) {
+		const char *name = argv[1][0] == ':' ? argv[1] + 1 : argv[1];
+		for (const struct sh_command *c = sh_commands; c->name; c++)
+			if (!strcmp(c->name, name)) {
+				out_printf("usage: %s\n\n%s\n", c->usage, c->help);
+				return HS_OK;
+			}
+		return sh_error(sh, NULL, "no command ':%s'; :help lists them", name);
+	}
+	out_printf("Commands (':help NAME' for details):\n");
+	for (const struct sh_command *c = sh_commands; c->name; c++) {
+		const char *nl = strchr(c->help, '\n');
+		int len = nl ? (int)(nl - c->help) : (int)strlen(c->help);
+		out_printf("  %-44s %.*s\n", c->usage, len, c->help);
+	}
+	return HS_OK;
+}
+
+const struct sh_command sh_commands[] = {
+	{"info", cmd_info, ":info",
+	 "Facts about the open dump: format, JDK, counts, totals, what was dropped."},
+	{"histogram", cmd_histogram, ":histogram [PATTERN] [--by count|bytes] [--top N]",
+	 "Instances and shallow bytes per class, largest first.\n"
+	 "PATTERN is a class name (java.util.HashMap$Node, HashMap.Node, Order) or a\n"
+	 "glob with * and ?. One line per class object: two classes of one name from\n"
+	 "different class loaders are two lines. CSV header: class,instances,shallow_bytes."},
+	{"classes", cmd_classes, ":classes [PATTERN] [--top N]",
+	 "Classes with their id, instance count, instance size, superclass and loader."},
+	{"show", cmd_show, ":show ID [--all]",
+	 "One object: class, kind, shallow size, and its fields (instances), statics\n"
+	 "(class objects) or elements (arrays; the first 100 unless --all)."},
+	{"refs", cmd_refs, ":refs ID",
+	 "The objects ID references, with the field, element or link that holds each."},
+	{"referrers", cmd_referrers, ":referrers ID",
+	 "The objects that reference ID, with the field or element that holds it."},
+	{"roots", cmd_roots, ":roots [KIND|all]",
+	 "Without KIND: GC roots counted by kind. With KIND (frame, jni-global,\n"
+	 "system-class, thread, monitor, ... or all): the roots, with thread and frame."},
+	{"threads", cmd_threads, ":threads",
+	 "Threads of the dump with their stack depth and top frame."},
+	{"format", cmd_format, ":format [table|csv|json]",
+	 "Show or set the output mode for results."},
+	{"open", cmd_open, ":open DUMP", "Open another dump (HPROF, or gzip'd HPROF)."},
+	{"load", cmd_load, ":load FILE", "Run the commands in FILE, one per line."},
+	{"help", cmd_help, ":help [COMMAND]", "List the commands, or explain one."},
+	{"quit", cmd_quit, ":quit", "Leave heapsh (Ctrl-D does the same)."},
+	{NULL, NULL, NULL, NULL}
+};

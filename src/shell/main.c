@@ -1,0 +1,366 @@
+/*
+ * main.c - heapsh's entry point: options, loading, and one
+ * sh_process_input for typed input, -f FILE, :load and -c.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "le.h"
+#include "out.h"
+#include "sh.h"
+
+#define HEAPSH_VERSION "0.1.0"
+
+struct sh *sh_current;
+static volatile sig_atomic_t at_prompt;
+
+int sh_error(struct sh *sh, const char *where, const char *fmt, ...)
+{
+	out_flush();
+	va_list ap;
+	va_start(ap, fmt);
+	if (!where)
+		where = sh->where;
+	fprintf(stderr, "heapsh: %s%s", where ? where : "", where ? ": " : "");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	sh->status = 2;
+	return HS_ERR;
+}
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	hs_interrupted = 1;
+	if (at_prompt)
+		le_interrupt();
+}
+
+/* The progress bar: stderr only, and only when it is a terminal. */
+static void progress(void *ctx, double f)
+{
+	const char *path = ctx;
+	int w = 30, done = (int)(f * w);
+	char bar[64];
+	for (int k = 0; k < w; k++)
+		bar[k] = k < done ? '#' : ' ';
+	bar[w] = 0;
+	fprintf(stderr, "\rloading %s [%s] %3d%%", path, bar, (int)(f * 100));
+	if (f >= 1.0)
+		fprintf(stderr, "\r\033[K");
+	fflush(stderr);
+}
+
+int sh_open(struct sh *sh, const char *path)
+{
+	struct hs_error err;
+	hs_error_clear(&err);
+	struct heap *h;
+	sh->load_opts.progress = isatty(STDERR_FILENO) ? progress : NULL;
+	sh->load_opts.progress_ctx = (void *)path;
+	hs_interrupted = 0;
+	int st = heap_load(path, &sh->load_opts, &h, &err);
+	if (st == HS_INTERRUPTED) {
+		if (sh->load_opts.progress)
+			fprintf(stderr, "\r\033[K");
+		return sh_error(sh, NULL, "loading %s interrupted", path);
+	}
+	if (st != HS_OK) {
+		if (sh->load_opts.progress)
+			fprintf(stderr, "\r\033[K");
+		if (err.offset >= 0)
+			return sh_error(sh, NULL, "%s (byte offset %lld)", err.msg,
+					(long long)err.offset);
+		return sh_error(sh, NULL, "%s", err.msg);
+	}
+	if (h->damaged)
+		sh_error(sh, NULL, "warning: %s: %s; about %llu bytes were not read. The "
+			 "rest of the heap is usable; take a new dump for complete results",
+			 path, h->damage, (unsigned long long)h->lost_bytes);
+	heap_free(sh->heap);
+	free(sh->dump_path);
+	sh->heap = h;
+	sh->dump_path = xstrdup(path);
+	return HS_OK;
+}
+
+/* split: words separated by blanks; "..." and '...' group. */
+static int split(char *line, char **argv, int cap)
+{
+	int argc = 0;
+	char *p = line, *o;
+	while (*p) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p)
+			break;
+		if (argc == cap - 1)
+			break;
+		argv[argc++] = o = p;
+		while (*p && *p != ' ' && *p != '\t') {
+			if (*p == '"' || *p == '\'') {
+				char q = *p++;
+				while (*p && *p != q)
+					*o++ = *p++;
+				if (*p)
+					p++;
+			} else {
+				*o++ = *p++;
+			}
+		}
+		if (*p)
+			p++;
+		*o = 0;
+	}
+	argv[argc] = NULL;
+	return argc;
+}
+
+int sh_execute(struct sh *sh, const char *line, const char *where)
+{
+	while (*line == ' ' || *line == '\t')
+		line++;
+	if (!*line || !strncmp(line, "//", 2) || *line == '#')
+		return HS_OK;
+	if (*line != ':')
+		return sh_error(sh, where, "'%s' is not a command; commands start with ':' "
+				"(:help lists them)", line);
+	char *copy = xstrdup(line + 1);
+	char *argv[64];
+	int argc = split(copy, argv, 64);
+	int st = HS_ERR;
+	if (argc == 0) {
+		sh_error(sh, where, "empty command; :help lists the commands");
+		goto done;
+	}
+	const struct sh_command *c;
+	for (c = sh_commands; c->name; c++)
+		if (!strcmp(c->name, argv[0]) || (!strcmp(argv[0], "exit") && !strcmp(c->name, "quit")))
+			break;
+	if (!c->name) {
+		sh_error(sh, where, "unknown command ':%s'; :help lists the commands", argv[0]);
+		goto done;
+	}
+	hs_interrupted = 0;
+	const char *outer = sh->where;
+	sh->where = where;
+	st = c->run(sh, argc, argv);
+	sh->where = outer;
+	if (hs_interrupted) {
+		fprintf(stderr, "heapsh: interrupted; back at the prompt\n");
+		hs_interrupted = 0;
+	}
+	out_flush();
+done:
+	free(copy);
+	return st;
+}
+
+int sh_process_input(struct sh *sh, FILE *f, const char *name)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	int lineno = 0, st = HS_OK;
+	bool tty = !f && isatty(STDIN_FILENO);
+	while (!sh->quit) {
+		char *text;
+		if (f) {
+			ssize_t n = getline(&line, &cap, f);
+			if (n < 0)
+				break;
+			if (n && line[n - 1] == '\n')
+				line[--n] = 0;
+			text = line;
+		} else {
+			at_prompt = 1;
+			char *prompt = sh->heap ? xasprintf("heapsh %s> ", strrchr(sh->dump_path, '/')
+						 ? strrchr(sh->dump_path, '/') + 1 : sh->dump_path)
+						: xstrdup("heapsh> ");
+			text = le_readline(prompt);
+			free(prompt);
+			at_prompt = 0;
+			if (!text) {
+				if (tty)
+					out_printf("\n");
+				break;
+			}
+			le_add_history(text);
+			free(line);
+			line = text;
+			hs_interrupted = 0;
+		}
+		lineno++;
+		char where[512];
+		snprintf(where, sizeof where, "%s:%d", name, lineno);
+		if (sh->echo && *text && text[0] != '#') {
+			out_printf("heapsh> %s\n", text);
+		}
+		if (sh_execute(sh, text, tty ? NULL : where) != HS_OK)
+			st = HS_ERR;
+		if (sh->echo && *text && text[0] != '#')
+			out_printf("\n");
+	}
+	free(line);
+	return st;
+}
+
+int sh_complete(const char *line, int start, const char *word, char **out, int cap)
+{
+	int n = 0;
+	size_t wl = strlen(word);
+	int first = 0;
+	while (line[first] == ' ')
+		first++;
+	if (start == first && word[0] == ':') {
+		for (const struct sh_command *c = sh_commands; c->name && n < cap; c++)
+			if (!strncmp(c->name, word + 1, wl - 1))
+				out[n++] = xasprintf(":%s", c->name);
+		return n;
+	}
+	if (line[first] == ':' && !strncmp(line + first, ":help", 5)) {
+		for (const struct sh_command *c = sh_commands; c->name && n < cap; c++)
+			if (!strncmp(c->name, word, wl))
+				out[n++] = xstrdup(c->name);
+		return n;
+	}
+	if (line[first] == ':' && !strncmp(line + first, ":format", 7)) {
+		static const char *const modes[] = {"table", "csv", "json"};
+		for (int k = 0; k < 3; k++)
+			if (!strncmp(modes[k], word, wl))
+				out[n++] = xstrdup(modes[k]);
+		return n;
+	}
+	struct heap *h = sh_current ? sh_current->heap : NULL;
+	if (!h || word[0] == '-')
+		return 0;
+	for (uint32_t k = 0; k < h->nclasses && n < cap; k++) {
+		const char *name = h->classes[k].name;
+		if (strncmp(name, word, wl))
+			continue;
+		bool dup = false;	/* one candidate per name, whatever the loader */
+		for (int j = 0; j < n && !dup; j++)
+			dup = !strcmp(out[j], name);
+		if (!dup)
+			out[n++] = xstrdup(name);
+	}
+	return n;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: heapsh [options] DUMP\n"
+		"       heapsh [options] -c COMMAND DUMP\n"
+		"       heapsh [options] -f FILE DUMP\n"
+		"\n"
+		"Explore a Java heap dump (HPROF, as written by 'jcmd PID GC.heap_dump', gzip'd\n"
+		"or not) in an interactive shell. Type :help inside for the commands.\n"
+		"\n"
+		"options:\n"
+		"  -c COMMAND        run one command and exit\n"
+		"  -f FILE           run the commands in FILE and exit\n"
+		"  --format MODE     output mode: table (default), csv or json\n"
+		"  --oops 4|8        reference size; detected from the dump when omitted\n"
+		"  --echo            print each command of -f FILE before its output\n"
+		"  --version         print the version and exit\n"
+		"  -h, --help        this text\n"
+		"\n"
+		"Exit status: 0 on success, 2 when the dump cannot be read, is damaged, or a\n"
+		"command fails.\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct sh sh;
+	memset(&sh, 0, sizeof sh);
+	sh_current = &sh;
+	const char *command = NULL, *file = NULL, *dump = NULL;
+	for (int a = 1; a < argc; a++) {
+		const char *o = argv[a];
+		if (!strcmp(o, "-c") && a + 1 < argc) {
+			command = argv[++a];
+		} else if (!strcmp(o, "-f") && a + 1 < argc) {
+			file = argv[++a];
+		} else if (!strcmp(o, "--format") && a + 1 < argc) {
+			int m = out_mode_parse(argv[++a]);
+			if (m < 0) {
+				fprintf(stderr, "heapsh: --format takes table, csv or json, not '%s'\n",
+					argv[a]);
+				return 2;
+			}
+			out_mode = (enum out_mode)m;
+		} else if (!strcmp(o, "--oops") && a + 1 < argc) {
+			sh.load_opts.oop_size = atoi(argv[++a]);
+			if (sh.load_opts.oop_size != 4 && sh.load_opts.oop_size != 8) {
+				fprintf(stderr, "heapsh: --oops takes 4 or 8, not '%s'\n", argv[a]);
+				return 2;
+			}
+		} else if (!strcmp(o, "--echo")) {
+			sh.echo = true;
+		} else if (!strcmp(o, "--version")) {
+			printf("heapsh %s\n", HEAPSH_VERSION);
+			return 0;
+		} else if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (o[0] == '-' && o[1]) {
+			fprintf(stderr, "heapsh: unknown option '%s' (or its value is missing)\n", o);
+			usage(stderr);
+			return 2;
+		} else if (!dump) {
+			dump = o;
+		} else {
+			fprintf(stderr, "heapsh: one dump at a time; '%s' is extra\n", o);
+			return 2;
+		}
+	}
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_sigint;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+
+	if (dump && sh_open(&sh, dump) != HS_OK && !sh.heap)
+		return 2;
+	int damaged = sh.status;
+	if (command) {
+		sh_execute(&sh, command, NULL);
+		out_flush();
+		heap_free(sh.heap);
+		free(sh.dump_path);
+		return sh.status ? sh.status : damaged;
+	}
+	if (file) {
+		FILE *f = fopen(file, "r");
+		if (!f) {
+			fprintf(stderr, "heapsh: cannot open '%s': %s\n", file, strerror(errno));
+			return 2;
+		}
+		int st = sh_process_input(&sh, f, file);
+		fclose(f);
+		out_flush();
+		heap_free(sh.heap);
+		free(sh.dump_path);
+		return st != HS_OK || sh.status ? 2 : damaged;
+	}
+	char *hist = NULL;
+	const char *home = getenv("HOME");
+	if (home && isatty(STDIN_FILENO))
+		hist = xasprintf("%s/.heapsh_history", home);
+	le_init(hist, sh_complete);
+	free(hist);
+	if (isatty(STDIN_FILENO) && sh.heap)
+		printf("heapsh %s: %u objects, %u classes. Type :help for commands.\n",
+		       HEAPSH_VERSION, sh.heap->n, sh.heap->nclasses);
+	int st = sh_process_input(&sh, NULL, "<stdin>");
+	le_finish();
+	out_flush();
+	heap_free(sh.heap);
+	free(sh.dump_path);
+	return isatty(STDIN_FILENO) ? 0 : (st != HS_OK ? 2 : damaged);
+}

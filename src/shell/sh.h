@@ -1,0 +1,64 @@
+/*
+ * sh.h - the shell: session state, input processing and the command table.
+ * Output goes through out.h; errors go to stderr as "where: message" and
+ * mark the session's exit status.
+ */
+#ifndef HS_SH_H
+#define HS_SH_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "../heap/heap.h"
+
+struct sh {
+	struct heap *heap;
+	char *dump_path;
+	struct heap_load_opts load_opts;
+	int status;		/* exit status: 0, or 2 after an error */
+	bool quit;
+	bool echo;		/* print each command before running it (tours) */
+	int depth;		/* :load nesting */
+	const char *where;	/* "file:line" of the input being run, or NULL */
+};
+
+/* A command: name without the colon, handler, usage line, help text. */
+struct sh_command {
+	const char *name;
+	int (*run)(struct sh *sh, int argc, char **argv);
+	const char *usage;
+	const char *help;
+};
+
+extern const struct sh_command sh_commands[];
+
+/*
+ * sh_error: report an error at where ("file:line" or NULL for the command
+ * line) to stderr and set the exit status to 2. Returns HS_ERR.
+ */
+int sh_error(struct sh *sh, const char *where, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* sh_open: load a dump into the session, replacing any current heap. */
+int sh_open(struct sh *sh, const char *path);
+
+/*
+ * sh_execute: run one complete input (a command line). where names the
+ * source for errors. Returns HS_OK or HS_ERR (already reported).
+ */
+int sh_execute(struct sh *sh, const char *line, const char *where);
+
+/*
+ * sh_process_input: read f (NULL = stdin through line editing) to the end,
+ * running each input; name is used in "name:line" error locations.
+ */
+int sh_process_input(struct sh *sh, FILE *f, const char *name);
+
+/* sh_complete: completion candidates for line editing (see le.h). */
+int sh_complete(const char *line, int start, const char *word, char **out, int cap);
+extern struct sh *sh_current;
+
+/* sh_parse_id: "0x1a2b" or decimal -> object index; reports the error. */
+int sh_parse_object(struct sh *sh, const char *s, uint32_t *obj);
+
+#endif
