@@ -55,7 +55,10 @@ void heap_free(struct heap *h)
 	free(h->out);
 	free(h->in_start);
 	free(h->in);
-	free(h->dir);
+	free(h->chunks);
+	free(h->sub);
+	free(h->inst_start);
+	free(h->inst);
 	if (h->names) {
 		for (size_t k = 0; k < h->names->nallocs; k++)
 			free(h->names->allocs[k]);
@@ -72,16 +75,26 @@ uint32_t heap_index(const struct heap *h, uint64_t id)
 {
 	if (!h->n || id < h->id_min || id > h->id_max)
 		return HEAP_NONE;
-	uint64_t b = (id - h->id_min) >> h->dir_shift;
-	uint32_t lo = h->dir[b], hi = h->dir[b + 1];
-	while (lo < hi) {
+	uint64_t off = id - h->id_min;
+	const struct heap_chunk *ch = &h->chunks[off >> h->top_shift];
+	uint32_t lo = ch->start, hi = ch->end;
+	if (ch->bits) {
+		uint64_t b = (off & ((1ULL << h->top_shift) - 1)) >> ch->shift;
+		lo = h->sub[ch->sub + b];
+		hi = h->sub[ch->sub + b + 1];
+	}
+	uint32_t lim = hi;	/* the answer is in [lo, hi], hi itself included */
+	while (hi - lo > 8) {
 		uint32_t mid = lo + (hi - lo) / 2;
 		if (h->ids[mid] < id)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < h->n && h->ids[lo] == id ? lo : HEAP_NONE;
+	for (; lo < lim; lo++)
+		if (h->ids[lo] >= id)
+			return h->ids[lo] == id ? lo : HEAP_NONE;
+	return HEAP_NONE;
 }
 
 enum heap_kind heap_kind(const struct heap *h, uint32_t i)

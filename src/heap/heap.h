@@ -103,6 +103,13 @@ struct heap_ref {
 	uint32_t target;	/* object index */
 };
 
+struct heap_chunk {
+	uint32_t start, end;	/* objects [start, end) fall in this chunk */
+	uint32_t sub;		/* offset of its sub-directory in heap.sub */
+	uint8_t shift;		/* id bits below one sub-directory bucket */
+	uint8_t bits;		/* log2 of its bucket count; 0 = no sub-directory */
+};
+
 struct heap_load_opts {
 	int oop_size;		/* 4 or 8 to force; 0 to detect from the dump */
 	/* progress: called now and then with the fraction read; may be NULL */
@@ -123,12 +130,17 @@ struct heap {
 	uint32_t *in;		/* [nrefs] sources, ascending per object */
 	uint64_t nrefs;
 
-	uint64_t id_min, id_max;	/* id lookup directory: see heap_index */
-	int dir_shift;
-	uint32_t *dir;
+	/* id -> index directory: chunks of the id range, each with its own
+	 * sub-directory sized to the objects in it (see build_index). */
+	uint64_t id_min, id_max;
+	int top_shift;
+	struct heap_chunk *chunks;
+	uint32_t *sub;
 
 	uint32_t nclasses;
 	struct heap_class *classes;
+	uint32_t *inst_start;	/* [nclasses+1] CSR offsets into inst */
+	uint32_t *inst;		/* [n] objects grouped by class, ascending */
 	uint32_t class_class;	/* class index of java.lang.Class, or HEAP_NONE */
 
 	uint32_t nroots;
@@ -165,7 +177,7 @@ struct heap {
  * and ->damage saying what was lost. HS_ERR when nothing usable could be
  * read (err says what and the byte offset), HS_INTERRUPTED on Ctrl-C.
  * Cost: one pass over the records, a radix sort of the ids, one pass over
- * the objects; memory about 41 bytes per object and 8 per reference.
+ * the objects; memory about 45 bytes per object and 8 per reference.
  */
 int heap_load(const char *path, const struct heap_load_opts *opts,
 	      struct heap **out, struct hs_error *err);
@@ -266,6 +278,13 @@ uint32_t heap_find_classes(const struct heap *h, const char *pattern, uint32_t *
 
 /* heap_class_by_name: the first class with exactly this Java name, or HEAP_NONE. */
 uint32_t heap_class_by_name(const struct heap *h, const char *name);
+
+/* heap_instances: the objects of class c (not subclasses), ascending. */
+static inline const uint32_t *heap_instances(const struct heap *h, uint32_t c, uint32_t *count)
+{
+	*count = h->inst_start[c + 1] - h->inst_start[c];
+	return h->inst + h->inst_start[c];
+}
 
 /* heap_is_subclass: true when class c is sup or inherits from it. */
 bool heap_is_subclass(const struct heap *h, uint32_t c, uint32_t sup);

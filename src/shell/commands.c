@@ -197,6 +197,7 @@ struct opt_parse {
 	const char *pattern;
 	const char *by;
 	long top;
+	bool retained, no_weak;
 };
 
 static int parse_list_opts(struct sh *sh, int argc, char **argv, struct opt_parse *o,
@@ -211,6 +212,10 @@ static int parse_list_opts(struct sh *sh, int argc, char **argv, struct opt_pars
 			if (*end || o->top <= 0)
 				return sh_error(sh, NULL, "--top wants a positive number, not '%s'",
 						argv[a]);
+		} else if (!strcmp(argv[a], "--retained") && strstr(usage, "--retained")) {
+			o->retained = true;
+		} else if (!strcmp(argv[a], "--no-weak") && strstr(usage, "--no-weak")) {
+			o->no_weak = true;
 		} else if (argv[a][0] == '-' && argv[a][1] == '-') {
 			return sh_error(sh, NULL, "unknown option '%s'; usage: %s", argv[a], usage);
 		} else if (!o->pattern) {
@@ -268,36 +273,77 @@ static int cmd_histogram(struct sh *sh, int argc, char **argv)
 {
 	if (need_heap(sh))
 		return HS_ERR;
-	struct opt_parse o = {NULL, "bytes", 0};
+	struct opt_parse o = {NULL, "bytes", 0, false, sh->no_weak};
 	if (parse_list_opts(sh, argc, argv, &o, usage("histogram")))
 		return HS_ERR;
-	if (strcmp(o.by, "bytes") && strcmp(o.by, "count"))
-		return sh_error(sh, NULL, "--by takes 'count' or 'bytes', not '%s'", o.by);
+	if (strcmp(o.by, "bytes") && strcmp(o.by, "count") && strcmp(o.by, "retained"))
+		return sh_error(sh, NULL, "--by takes count, bytes or retained, not '%s'", o.by);
+	if (!strcmp(o.by, "retained"))
+		o.retained = true;
+	struct dom_tree *t = NULL;
+	if (o.retained && !(t = sh_dom(sh, o.no_weak)))
+		return HS_ERR;
 	uint32_t *v;
 	uint32_t n = select_classes(sh, o.pattern, !strcmp(o.by, "count"), true, &v);
 	if (o.pattern && !n) {
 		free(v);
 		return sh_error(sh, NULL, "no class with instances matches '%s'", o.pattern);
 	}
-	static const char *const cols[] = {"class", "instances", "shallow_bytes"};
-	struct out_table *t = out_table_new(3, cols);
-	uint64_t tc = 0, tb = 0;
+	struct heap *h = sh->heap;
+	uint64_t *ret = NULL;
+	uint32_t shown = o.top && (uint32_t)o.top < n ? (uint32_t)o.top : n;
+	if (o.retained) {
+		/* Exact per class: the set of its instances (dom_retained_set). */
+		uint32_t todo = !strcmp(o.by, "retained") ? n : shown;
+		ret = xcalloc(n + 1, sizeof *ret);
+		for (uint32_t k = 0; k < todo; k++) {
+			uint32_t cnt;
+			const uint32_t *inst = heap_instances(h, v[k], &cnt);
+			if (dom_retained_set(t, inst, cnt, &ret[k]) != HS_OK) {
+				free(ret);
+				free(v);
+				return sh_error(sh, NULL, "interrupted");
+			}
+		}
+		if (!strcmp(o.by, "retained")) {
+			/* order by retained: sort an index permutation */
+			for (uint32_t a = 1; a < n; a++) {
+				uint64_t rk = ret[a];
+				uint32_t vk = v[a], b = a;
+				while (b > 0 && ret[b - 1] < rk) {
+					ret[b] = ret[b - 1];
+					v[b] = v[b - 1];
+					b--;
+				}
+				ret[b] = rk;
+				v[b] = vk;
+			}
+		}
+	}
+	static const char *const cols[] = {"class", "instances", "shallow_bytes", "retained_bytes"};
+	struct out_table *tb = out_table_new(o.retained ? 4 : 3, cols);
+	uint64_t tc = 0, tbytes = 0;
 	for (uint32_t k = 0; k < n; k++) {
-		const struct heap_class *c = &sh->heap->classes[v[k]];
+		const struct heap_class *c = &h->classes[v[k]];
 		tc += c->count;
-		tb += c->shallow;
-		if (o.top && k >= (uint32_t)o.top)
+		tbytes += c->shallow;
+		if (k >= shown)
 			continue;
-		out_cell_str(t, c->name);
-		out_cell_u64(t, c->count);
-		out_cell_u64(t, c->shallow);
+		out_cell_str(tb, c->name);
+		out_cell_u64(tb, c->count);
+		out_cell_u64(tb, c->shallow);
+		if (o.retained)
+			out_cell_u64(tb, ret[k]);
 	}
 	if (out_mode == OUT_TABLE && n > 1) {
-		out_cell_fmt(t, "total (%u classes)", n);
-		out_cell_u64(t, tc);
-		out_cell_u64(t, tb);
+		out_cell_fmt(tb, "total (%u classes)", n);
+		out_cell_u64(tb, tc);
+		out_cell_u64(tb, tbytes);
+		if (o.retained)
+			out_cell_null(tb);
 	}
-	out_table_end(t);
+	out_table_end(tb);
+	free(ret);
 	free(v);
 	return HS_OK;
 }
@@ -306,7 +352,7 @@ static int cmd_classes(struct sh *sh, int argc, char **argv)
 {
 	if (need_heap(sh))
 		return HS_ERR;
-	struct opt_parse o = {NULL, "bytes", 0};
+	struct opt_parse o = {NULL, "bytes", 0, false, false};
 	if (parse_list_opts(sh, argc, argv, &o, usage("classes")))
 		return HS_ERR;
 	struct heap *h = sh->heap;
@@ -691,8 +737,11 @@ static int cmd_help(struct sh *sh, int argc, char **argv)
 const struct sh_command sh_commands[] = {
 	{"info", cmd_info, ":info",
 	 "Facts about the open dump: format, JDK, counts, totals, what was dropped."},
-	{"histogram", cmd_histogram, ":histogram [PATTERN] [--by count|bytes] [--top N]",
+	{"histogram", cmd_histogram,
+	 ":histogram [PATTERN] [--by count|bytes|retained] [--top N] [--retained] [--no-weak]",
 	 "Instances and shallow bytes per class, largest first.\n"
+	 "--retained adds the bytes freed if all instances of the class went away\n"
+	 "together (exact, one traversal per row shown; use --top on large heaps).\n"
 	 "PATTERN is a class name (java.util.HashMap$Node, HashMap.Node, Order) or a\n"
 	 "glob with * and ?. One line per class object: two classes of one name from\n"
 	 "different class loaders are two lines. CSV header: class,instances,shallow_bytes."},
@@ -710,6 +759,20 @@ const struct sh_command sh_commands[] = {
 	 "system-class, thread, monitor, ... or all): the roots, with thread and frame."},
 	{"threads", cmd_threads, ":threads",
 	 "Threads of the dump with their stack depth and top frame."},
+{"dominators", sh_cmd_dominators, ":dominators [ID] [--top N] [--by-class] [--no-weak]",
+	 "The dominator tree: objects dominated directly by the GC roots (or by ID),\n"
+	 "largest retained size first (25 unless --top). --by-class groups them by\n"
+	 "class. CSV header: id,class,shallow_bytes,retained_bytes."},
+	{"retained", sh_cmd_retained, ":retained ID|CLASS [--no-weak]",
+	 "Bytes freed if the object, or every instance of CLASS together, went away.\n"
+	 "For a class this counts objects kept alive only by several instances."},
+	{"idom", sh_cmd_idom, ":idom ID [--no-weak]",
+	 "The chain of immediate dominators from ID up to the GC roots."},
+	{"path", sh_cmd_path, ":path ID|CLASS [--all N] [--merged] [--no-weak]",
+	 "Shortest path from a GC root to ID; --all N gives up to N paths from distinct\n"
+	 "roots. For a CLASS (or with --merged): the shortest paths of all its\n"
+	 "instances merged into one tree from the roots, with how many pass each node.\n"
+	 "--no-weak ignores Reference.referent (weak, soft, phantom, final) links."},
 	{"format", cmd_format, ":format [table|csv|json]",
 	 "Show or set the output mode for results."},
 	{"open", cmd_open, ":open DUMP", "Open another dump (HPROF, or gzip'd HPROF)."},

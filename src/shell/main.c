@@ -82,7 +82,7 @@ int sh_open(struct sh *sh, const char *path)
 		sh_error(sh, NULL, "warning: %s: %s; about %llu bytes were not read. The "
 			 "rest of the heap is usable; take a new dump for complete results",
 			 path, h->damage, (unsigned long long)h->lost_bytes);
-	heap_free(sh->heap);
+	sh_close_heap(sh);
 	free(sh->dump_path);
 	sh->heap = h;
 	sh->dump_path = xstrdup(path);
@@ -255,6 +255,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: heapsh [options] DUMP\n"
+		"       heapsh --export-graph DUMP OUT\n"
 		"       heapsh [options] -c COMMAND DUMP\n"
 		"       heapsh [options] -f FILE DUMP\n"
 		"\n"
@@ -267,6 +268,10 @@ static void usage(FILE *f)
 		"  --format MODE     output mode: table (default), csv or json\n"
 		"  --oops 4|8        reference size; detected from the dump when omitted\n"
 		"  --echo            print each command of -f FILE before its output\n"
+		"  --no-weak         engine commands ignore Reference.referent links\n"
+		"  --no-index        neither read nor write the index file (DUMP.hsidx)\n"
+		"  --export-graph DUMP OUT\n"
+		"                    write the engine's graph as text (docs/engine.md) and exit\n"
 		"  --version         print the version and exit\n"
 		"  -h, --help        this text\n"
 		"\n"
@@ -279,7 +284,7 @@ int main(int argc, char **argv)
 	struct sh sh;
 	memset(&sh, 0, sizeof sh);
 	sh_current = &sh;
-	const char *command = NULL, *file = NULL, *dump = NULL;
+	const char *command = NULL, *file = NULL, *dump = NULL, *export_to = NULL;
 	for (int a = 1; a < argc; a++) {
 		const char *o = argv[a];
 		if (!strcmp(o, "-c") && a + 1 < argc) {
@@ -300,6 +305,14 @@ int main(int argc, char **argv)
 				fprintf(stderr, "heapsh: --oops takes 4 or 8, not '%s'\n", argv[a]);
 				return 2;
 			}
+		} else if (!strcmp(o, "--no-weak")) {
+			sh.no_weak = true;
+		} else if (!strcmp(o, "--no-index")) {
+			sh.no_index = true;
+		} else if (!strcmp(o, "--export-graph") && a + 2 < argc) {
+			dump = argv[a + 1];
+			export_to = argv[a + 2];
+			a += 2;
 		} else if (!strcmp(o, "--echo")) {
 			sh.echo = true;
 		} else if (!strcmp(o, "--version")) {
@@ -328,10 +341,16 @@ int main(int argc, char **argv)
 	if (dump && sh_open(&sh, dump) != HS_OK && !sh.heap)
 		return 2;
 	int damaged = sh.status;
+	if (export_to) {
+		int st = sh_export_graph(&sh, export_to);
+		sh_close_heap(&sh);
+		free(sh.dump_path);
+		return st == HS_OK ? damaged : 2;
+	}
 	if (command) {
 		sh_execute(&sh, command, NULL);
 		out_flush();
-		heap_free(sh.heap);
+		sh_close_heap(&sh);
 		free(sh.dump_path);
 		return sh.status ? sh.status : damaged;
 	}
@@ -344,7 +363,7 @@ int main(int argc, char **argv)
 		int st = sh_process_input(&sh, f, file);
 		fclose(f);
 		out_flush();
-		heap_free(sh.heap);
+		sh_close_heap(&sh);
 		free(sh.dump_path);
 		return st != HS_OK || sh.status ? 2 : damaged;
 	}
@@ -360,7 +379,7 @@ int main(int argc, char **argv)
 	int st = sh_process_input(&sh, NULL, "<stdin>");
 	le_finish();
 	out_flush();
-	heap_free(sh.heap);
+	sh_close_heap(&sh);
 	free(sh.dump_path);
 	return isatty(STDIN_FILENO) ? 0 : (st != HS_OK ? 2 : damaged);
 }

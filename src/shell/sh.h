@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "../engine/domtree.h"
+#include "../engine/idx.h"
 #include "../heap/heap.h"
 
 struct sh {
@@ -18,6 +20,10 @@ struct sh {
 	int status;		/* exit status: 0, or 2 after an error */
 	bool quit;
 	bool echo;		/* print each command before running it (tours) */
+	bool no_weak;		/* default for engine commands: ignore Reference.referent */
+	bool no_index;		/* do not read or write the index file */
+	struct dom_tree *dom[2];	/* [no_weak]: computed on first use */
+	struct idx *idx;
 	int depth;		/* :load nesting */
 	const char *where;	/* "file:line" of the input being run, or NULL */
 };
@@ -31,6 +37,12 @@ struct sh_command {
 };
 
 extern const struct sh_command sh_commands[];
+
+/* Engine commands (engine_cmds.c), listed in sh_commands. */
+int sh_cmd_dominators(struct sh *sh, int argc, char **argv);
+int sh_cmd_retained(struct sh *sh, int argc, char **argv);
+int sh_cmd_idom(struct sh *sh, int argc, char **argv);
+int sh_cmd_path(struct sh *sh, int argc, char **argv);
 
 /*
  * sh_error: report an error at where ("file:line" or NULL for the command
@@ -57,6 +69,18 @@ int sh_process_input(struct sh *sh, FILE *f, const char *name);
 /* sh_complete: completion candidates for line editing (see le.h). */
 int sh_complete(const char *line, int start, const char *word, char **out, int cap);
 extern struct sh *sh_current;
+
+/*
+ * sh_dom: the dominator tree for the current heap (no_weak selects the
+ * variant), from memory, the index file, or computed now. NULL after an
+ * error or Ctrl-C (already reported).
+ */
+struct dom_tree *sh_dom(struct sh *sh, bool no_weak);
+/* sh_close_heap: drop the heap and everything computed from it. */
+void sh_close_heap(struct sh *sh);
+
+/* sh_export_graph: write the engine graph of the heap as text to path. */
+int sh_export_graph(struct sh *sh, const char *path);
 
 /* sh_parse_id: "0x1a2b" or decimal -> object index; reports the error. */
 int sh_parse_object(struct sh *sh, const char *s, uint32_t *obj);

@@ -84,8 +84,17 @@
  * Thread "heapsh-holder": a daemon thread of class HolderThread (extends
  *   Thread), also held by static KnownHeap.holderThread. Its run() keeps a
  *   LOCAL variable pointing at the only Holder { byte[] data = new byte[4096]; }
- *   (data all zeros); nothing else references the Holder. The thread has
- *   started and is parked in its sleep loop before the dump is written.
+ *   (data all zeros); nothing else references the Holder, so in the dump
+ *   its only GC root is a Java-frame root of that thread. build() waits (on
+ *   a CountDownLatch that is garbage afterwards) until the thread has created
+ *   the Holder, so the Holder is always in the dump.
+ *
+ * Everything else in the dump belongs to the JDK. Counts of JDK classes
+ * (java.lang.String, byte[], int[], Object[], HashMap$Node, ...) are NOT
+ * exact: they vary slightly between runs (e.g. compiler threads started on
+ * demand), JDK builds and flags (CDS archived objects), so tests must not
+ * hard-code them. Hidden classes (lambdas) have names like
+ * "Foo$$Lambda$14+0x00007ff25404a950" in the dump, different on every run.
  */
 
 import com.sun.management.HotSpotDiagnosticMXBean;
@@ -148,22 +157,29 @@ class Holder {
 
 /** Keeps a Holder in a local variable and sleeps until the JVM exits. */
 class HolderThread extends Thread {
-    /** Counted down once the Holder exists and the thread is about to park. */
-    final CountDownLatch started = new CountDownLatch(1);
+    /**
+     * Counted down once the Holder exists. The thread drops its reference
+     * first, so after build() the latch is garbage and not in the dump.
+     */
+    private CountDownLatch started;
     /** Never set to true; it only keeps the loop (and the local) alive. */
     volatile boolean stop;
     /** Written after the loop so the JIT must keep 'holder' live. */
     volatile Object sink;
 
-    HolderThread() {
+    HolderThread(CountDownLatch started) {
         super("heapsh-holder");
+        this.started = started;
         setDaemon(true);
     }
 
     @Override
     public void run() {
         Holder holder = new Holder();   // the ONLY reference to the Holder
-        started.countDown();
+        CountDownLatch latch = started;
+        started = null;
+        latch.countDown();
+        latch = null;
         while (!stop) {
             try {
                 Thread.sleep(60_000);
@@ -272,9 +288,10 @@ public class KnownHeap {
             children[i] = ch;
         }
 
-        holderThread = new HolderThread();
+        CountDownLatch started = new CountDownLatch(1);
+        holderThread = new HolderThread(started);
         holderThread.start();
-        holderThread.started.await();   // the Holder exists and is held
+        started.await();                // the Holder exists and is held
     }
 
     static Measure measure(double value, String label) {

@@ -1,0 +1,137 @@
+/* dom.c - Semi-NCA dominators; see dom.h. */
+#include "dom.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Successor k of v across the slices, or DOM_NONE past the end. */
+static inline uint32_t nth(const struct dom_slices *s, uint32_t k)
+{
+	for (int i = 0; i < s->count; i++) {
+		if (k < s->n[i])
+			return s->a[i][k];
+		k -= s->n[i];
+	}
+	return DOM_NONE;
+}
+
+int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32_t *nreach)
+{
+	uint32_t n = g->n;
+	/*
+	 * Arrays in DFS-number space (numbers start at 1; 0 = unvisited):
+	 * num[v] object -> number, vert[k] number -> node, parent[k] becomes
+	 * idom[k]; semi, label and anc (the link-eval forest) follow LT.
+	 * During the DFS, anc holds the explicit stack and semi each stack
+	 * entry's edge cursor.
+	 */
+	uint32_t *num = xcalloc((size_t)n + 1, sizeof *num);
+	uint32_t *vert_mem = order ? NULL : xmallocarray((size_t)n + 1, sizeof *vert_mem);
+	uint32_t *vert = order ? order : vert_mem;	/* vert[k - 1]: node numbered k */
+	uint32_t *parent = xmallocarray((size_t)n + 2, sizeof *parent);
+	uint32_t *semi = xmallocarray((size_t)n + 2, sizeof *semi);
+	uint32_t *anc = xmallocarray((size_t)n + 2, sizeof *anc);
+	uint32_t *label = NULL;
+	int st = HS_OK;
+	struct dom_slices s;
+
+	/* Iterative DFS: preorder numbers and DFS-tree parents. */
+	uint32_t count = 0, sp = 0;
+	num[g->root] = ++count;
+	vert[count - 1] = g->root;
+	parent[count] = 0;
+	anc[sp] = g->root;
+	semi[sp++] = 0;
+	while (sp) {
+		uint32_t v = anc[sp - 1];
+		s.count = 0;
+		g->succs(g->ctx, v, &s);
+		uint32_t k = semi[sp - 1], w = DOM_NONE;
+		while ((w = nth(&s, k)) != DOM_NONE && num[w])
+			k++;
+		if (w == DOM_NONE) {
+			sp--;
+			continue;
+		}
+		semi[sp - 1] = k + 1;
+		num[w] = ++count;
+		vert[count - 1] = w;
+		parent[count] = num[v];
+		anc[sp] = w;
+		semi[sp++] = 0;
+		if ((count & 0xfffff) == 0 && hs_interrupted) {
+			st = HS_INTERRUPTED;
+			goto done;
+		}
+	}
+
+	/* Semidominators, in reverse preorder, with path compression. */
+	label = xmallocarray((size_t)count + 2, sizeof *label);
+	for (uint32_t k = 1; k <= count; k++) {
+		semi[k] = label[k] = k;
+		anc[k] = 0;
+	}
+	uint32_t *stack = idom;	/* idom is free until the end: a compress stack */
+	for (uint32_t k = count; k >= 2; k--) {
+		s.count = 0;
+		g->preds(g->ctx, vert[k - 1], &s);
+		uint32_t best = semi[k];
+		for (int i = 0; i < s.count; i++)
+			for (uint32_t e = 0; e < s.n[i]; e++) {
+				uint32_t u = num[s.a[i][e]];
+				if (!u)
+					continue;	/* unreachable predecessor */
+				uint32_t val;
+				if (u <= k) {
+					val = u;
+				} else {
+					/* eval(u): compress the path to the forest root. */
+					uint32_t top = 0, x = u;
+					while (anc[anc[x]]) {
+						stack[top++] = x;
+						x = anc[x];
+					}
+					while (top) {
+						uint32_t y = stack[--top];
+						if (semi[label[anc[y]]] < semi[label[y]])
+							label[y] = label[anc[y]];
+						anc[y] = anc[anc[y]];
+					}
+					/* u > k was linked, so eval(u) = label[u]. */
+					val = semi[label[u]];
+				}
+				if (val < best)
+					best = val;
+			}
+		semi[k] = best;
+		anc[k] = parent[k];	/* link(parent, k) */
+		if ((k & 0xfffff) == 0 && hs_interrupted) {
+			st = HS_INTERRUPTED;
+			goto done;
+		}
+	}
+
+	/* NCA: climb from the DFS parent to the first ancestor <= semi. */
+	for (uint32_t k = 2; k <= count; k++) {
+		uint32_t d = parent[k];
+		while (d > semi[k])
+			d = parent[d];
+		parent[k] = d;
+	}
+
+	for (uint32_t v = 0; v < n; v++)
+		idom[v] = DOM_NONE;
+	idom[g->root] = g->root;
+	for (uint32_t k = 2; k <= count; k++)
+		idom[vert[k - 1]] = vert[parent[k] - 1];
+	if (nreach)
+		*nreach = count;
+done:
+	free(num);
+	free(vert_mem);
+	free(parent);
+	free(semi);
+	free(anc);
+	free(label);
+	return st;
+}

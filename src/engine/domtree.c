@@ -1,0 +1,211 @@
+/* domtree.c - dominator tree, retained sizes and set retention; see domtree.h. */
+#include "domtree.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static struct dom_tree *new_tree(const struct heap *h, bool no_weak)
+{
+	struct dom_tree *t = xcalloc(1, sizeof *t);
+	t->h = h;
+	hg_init(&t->g, h, no_weak, true);
+	return t;
+}
+
+int dom_tree_build(const struct heap *h, bool no_weak, struct dom_tree **out)
+{
+	*out = NULL;
+	struct dom_tree *t = new_tree(h, no_weak);
+	uint32_t n = h->n;
+	t->idom = xmallocarray((size_t)n + 1, sizeof *t->idom);
+	uint32_t *order = xmallocarray((size_t)n + 1, sizeof *order);
+	uint32_t nreach = 0;
+	struct dom_graph dg = hg_dom_graph(&t->g);
+	if (dom_build(&dg, t->idom, order, &nreach) != HS_OK) {
+		free(order);
+		dom_tree_free(t);
+		return HS_INTERRUPTED;
+	}
+	/* Bottom-up in reverse preorder: each subtree is done before its root. */
+	t->retained = xcalloc((size_t)n + 1, sizeof *t->retained);
+	for (uint32_t k = nreach; k-- > 1;) {
+		uint32_t v = order[k];
+		t->retained[v] += h->size[v] != UINT32_MAX ? h->size[v] : heap_shallow(h, v);
+		t->retained[t->idom[v]] += t->retained[v];
+	}
+	free(order);
+	for (uint32_t v = 0; v <= n; v++)
+		if (t->idom[v] == DOM_NONE)
+			t->idom[v] = HEAP_NONE;
+	t->nreach = nreach - 1;
+	*out = t;
+	return HS_OK;
+}
+
+struct dom_tree *dom_tree_adopt(const struct heap *h, bool no_weak, uint32_t *idom,
+				uint64_t *retained)
+{
+	struct dom_tree *t = new_tree(h, no_weak);
+	t->idom = idom;
+	t->retained = retained;
+	for (uint32_t v = 0; v < h->n; v++)
+		t->nreach += idom[v] != HEAP_NONE;
+	t->from_index = true;
+	return t;
+}
+
+void dom_tree_free(struct dom_tree *t)
+{
+	if (!t)
+		return;
+	hg_free(&t->g);
+	free(t->idom);
+	free(t->retained);
+	free(t->child_start);
+	free(t->child);
+	free(t->depth);
+	free(t);
+}
+
+static const struct dom_tree *sort_tree;
+
+static int by_retained(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint64_t rx = sort_tree->retained[x], ry = sort_tree->retained[y];
+	if (rx != ry)
+		return rx < ry ? 1 : -1;
+	return x < y ? -1 : x > y;
+}
+
+const uint32_t *dom_children(struct dom_tree *t, uint32_t v, uint32_t *count)
+{
+	uint32_t n = t->h->n;
+	if (!t->child_start) {
+		t->child_start = xcalloc((size_t)n + 3, sizeof *t->child_start);
+		t->child = xmallocarray((size_t)t->nreach + 1, sizeof *t->child);
+		for (uint32_t w = 0; w < n; w++)
+			if (t->idom[w] != HEAP_NONE)
+				t->child_start[t->idom[w] + 2]++;
+		for (uint32_t w = 0; w <= n; w++)
+			t->child_start[w + 2] += t->child_start[w + 1];
+		for (uint32_t w = 0; w < n; w++)
+			if (t->idom[w] != HEAP_NONE)
+				t->child[t->child_start[t->idom[w] + 1]++] = w;
+		sort_tree = t;
+		for (uint32_t w = 0; w <= n; w++)
+			qsort(t->child + t->child_start[w], t->child_start[w + 1] - t->child_start[w],
+			      sizeof *t->child, by_retained);
+	}
+	*count = t->child_start[v + 1] - t->child_start[v];
+	return t->child + t->child_start[v];
+}
+
+static void ensure_depth(struct dom_tree *t)
+{
+	uint32_t n = t->h->n;
+	if (t->depth)
+		return;
+	t->depth = xmallocarray((size_t)n + 1, sizeof *t->depth);
+	for (uint32_t v = 0; v <= n; v++)
+		t->depth[v] = UINT32_MAX;
+	t->depth[n] = 0;
+	/* Walk up to a node of known depth, then fill the path on the way back. */
+	uint32_t *stack = xmallocarray((size_t)n + 1, sizeof *stack);
+	for (uint32_t v = 0; v < n; v++) {
+		if (t->depth[v] != UINT32_MAX || t->idom[v] == HEAP_NONE)
+			continue;
+		uint32_t sp = 0, x = v;
+		while (t->depth[x] == UINT32_MAX) {
+			stack[sp++] = x;
+			x = t->idom[x];
+		}
+		while (sp) {
+			uint32_t y = stack[--sp];
+			t->depth[y] = t->depth[t->idom[y]] + 1;
+		}
+	}
+	free(stack);
+}
+
+static uint32_t lca(struct dom_tree *t, uint32_t a, uint32_t b)
+{
+	while (t->depth[a] > t->depth[b])
+		a = t->idom[a];
+	while (t->depth[b] > t->depth[a])
+		b = t->idom[b];
+	while (a != b) {
+		a = t->idom[a];
+		b = t->idom[b];
+	}
+	return a;
+}
+
+int dom_retained_set(struct dom_tree *t, const uint32_t *objs, uint32_t n, uint64_t *bytes)
+{
+	const struct heap *h = t->h;
+	*bytes = 0;
+	ensure_depth(t);
+	uint32_t top = HEAP_NONE;
+	for (uint32_t k = 0; k < n; k++) {
+		if (t->idom[objs[k]] == HEAP_NONE)
+			continue;
+		top = top == HEAP_NONE ? objs[k] : lca(t, top, objs[k]);
+	}
+	if (top == HEAP_NONE)
+		return HS_OK;
+	/* mark: 1 member, 3 under top, 2 reached; 0 elsewhere */
+	uint8_t *mark = xcalloc((size_t)h->n + 1, 1);
+	for (uint32_t k = 0; k < n; k++)
+		mark[objs[k]] = 1;
+	if (top != h->n && mark[top]) {
+		free(mark);
+		*bytes = t->retained[top];
+		return HS_OK;
+	}
+	/*
+	 * Everything the members keep alive lies under top, and every path
+	 * from a root to it passes top; so it is what top retains minus what
+	 * top still reaches, inside its subtree, when the members are gone.
+	 */
+	uint32_t *queue = xmallocarray((size_t)h->n + 2, sizeof *queue);
+	uint32_t qh = 0, qt = 0, cnt;
+	queue[qt++] = top;
+	while (qh < qt) {
+		uint32_t v = queue[qh++];
+		if (!mark[v])
+			mark[v] = 3;
+		const uint32_t *ch = dom_children(t, v, &cnt);
+		for (uint32_t k = 0; k < cnt; k++)
+			queue[qt++] = ch[k];
+	}
+	qh = qt = 0;
+	uint64_t still = 0;
+	queue[qt++] = top;
+	mark[top] = 2;
+	struct dom_slices s;
+	int st = HS_OK;
+	while (qh < qt) {
+		uint32_t v = queue[qh++];
+		if (v != h->n)
+			still += heap_shallow(h, v);
+		hg_succs(&t->g, v, &s);
+		for (int i = 0; i < s.count; i++)
+			for (uint32_t e = 0; e < s.n[i]; e++) {
+				uint32_t w = s.a[i][e];
+				if (mark[w] == 3) {
+					mark[w] = 2;
+					queue[qt++] = w;
+				}
+			}
+		if ((qh & 0xfffff) == 0 && hs_interrupted) {
+			st = HS_INTERRUPTED;
+			break;
+		}
+	}
+	uint64_t under = top == h->n ? t->retained[h->n] : t->retained[top];
+	*bytes = under - still;
+	free(queue);
+	free(mark);
+	return st;
+}

@@ -1,0 +1,56 @@
+/*
+ * domtree.h - the dominator tree of the whole heap and retained sizes
+ * (docs/engine.md; thesis ../shared/seeds/003, chapter 4 "GC size").
+ *
+ * An object's retained size is the total shallow size of its dominator
+ * subtree: what the garbage collector frees if that object goes away. The
+ * super-root (index h->n) dominates everything reachable; unreachable
+ * objects have no dominator (HEAP_NONE) and retain nothing.
+ *
+ * Ownership: dom_tree_build returns a tree freed with dom_tree_free; it
+ * points into the heap, which must outlive it. Arrays it hands out live
+ * as long as the tree.
+ */
+#ifndef HS_DOMTREE_H
+#define HS_DOMTREE_H
+
+#include "hgraph.h"
+
+struct dom_tree {
+	const struct heap *h;
+	struct hgraph g;	/* the graph the tree was built on */
+	uint32_t *idom;		/* [n+1] immediate dominator; n = super-root */
+	uint64_t *retained;	/* [n+1] retained bytes; [n] = all reachable */
+	uint32_t nreach;	/* reachable objects (super-root excluded) */
+	uint32_t *child_start;	/* [n+2] lazily: children CSR */
+	uint32_t *child;	/* children, largest retained first */
+	uint32_t *depth;	/* [n+1] lazily: depth in the tree, root 0 */
+	bool from_index;	/* loaded from the index file, not computed */
+};
+
+/*
+ * dom_tree_build: compute the tree and all retained sizes for h. no_weak
+ * ignores Reference.referent edges. Returns HS_OK, or HS_INTERRUPTED on
+ * Ctrl-C (*out is then NULL). Time O((n + m) log n) worst case, near
+ * linear in practice; memory 12 bytes per object kept, 28 at the peak.
+ */
+int dom_tree_build(const struct heap *h, bool no_weak, struct dom_tree **out);
+
+/* dom_tree_adopt: a tree from precomputed arrays (the index file); takes them. */
+struct dom_tree *dom_tree_adopt(const struct heap *h, bool no_weak, uint32_t *idom,
+				uint64_t *retained);
+void dom_tree_free(struct dom_tree *t);
+
+/* dom_children: v's children (v may be the super-root), largest retained first. */
+const uint32_t *dom_children(struct dom_tree *t, uint32_t v, uint32_t *count);
+
+/*
+ * dom_retained_set: the bytes freed if every object in objs[0..n) went
+ * away together (not the sum of their retained sizes: objects kept alive
+ * only by several members count too). Objects unreachable from the GC
+ * roots are ignored. Cost: one traversal of the dominator subtree of the
+ * members' lowest common dominator. Returns HS_OK or HS_INTERRUPTED.
+ */
+int dom_retained_set(struct dom_tree *t, const uint32_t *objs, uint32_t n, uint64_t *bytes);
+
+#endif

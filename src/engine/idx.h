@@ -1,0 +1,51 @@
+/*
+ * idx.h - the on-disk index: engine results kept between runs, so that
+ * reopening a dump skips their computation (docs/engine.md, "Cache").
+ *
+ * One file per dump, next to it (DUMP.hsidx) or, when that folder is not
+ * writable, under $XDG_CACHE_HOME/heapsh (default ~/.cache/heapsh). It
+ * holds tagged sections and is keyed by the dump's size, mtime and a hash
+ * of its first 64 KiB; a CRC-32 covers the whole file. A stale, truncated
+ * or corrupt file is ignored (and replaced on the next write); it is
+ * written to a temporary file and renamed, so a crash never leaves a file
+ * that looks valid. Values are in this machine's byte order, which the
+ * header records.
+ *
+ * Ownership: idx_open returns a handle freed with idx_close; section
+ * pointers live until then.
+ */
+#ifndef HS_IDX_H
+#define HS_IDX_H
+
+#include <stdint.h>
+
+#include "../base/mem.h"
+
+struct idx;
+
+/* Section tags. */
+#define IDX_DOM_ALL 0x444f4d41u		/* "DOMA": dominators, every reference */
+#define IDX_DOM_STRONG 0x444f4d53u	/* "DOMS": dominators, --no-weak */
+
+/*
+ * idx_open: find and check the index of the dump at dump_path. Always
+ * returns a handle (with no sections when there is no usable file);
+ * idx_note says why an existing file was ignored, or NULL.
+ */
+struct idx *idx_open(const char *dump_path);
+void idx_close(struct idx *x);
+const char *idx_note(const struct idx *x);
+/* idx_file: where the index is (or will be) written. */
+const char *idx_file(const struct idx *x);
+
+/* idx_section: the payload of section tag, or NULL; *len its bytes. */
+const void *idx_section(const struct idx *x, uint32_t tag, uint64_t *len);
+
+/*
+ * idx_put: add or replace section tag (len bytes, copied) and rewrite the
+ * file atomically. HS_ERR with err set when no location is writable; the
+ * section is still kept in memory.
+ */
+int idx_put(struct idx *x, uint32_t tag, const void *data, uint64_t len, struct hs_error *err);
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * path.h - paths from GC roots to objects over the engine graph
+ * (hgraph.h): the shortest ones by breadth-first search over incoming
+ * edges, and MAT-style merged paths for a set of objects.
+ *
+ * Ownership: results are malloc'd; free them with path_free /
+ * free(rows). Both honour the graph's no_weak setting.
+ */
+#ifndef HS_PATH_H
+#define HS_PATH_H
+
+#include "hgraph.h"
+
+struct path {
+	uint32_t len;
+	uint32_t *nodes;	/* GC root object first, the target last */
+};
+
+/*
+ * path_to_roots: up to max shortest paths from distinct GC roots to
+ * target, shortest first (breadth-first search backwards from target).
+ * *npaths is 0 when target is unreachable. Returns HS_OK or
+ * HS_INTERRUPTED. Cost O(objects and references visited).
+ */
+int path_to_roots(struct hgraph *g, uint32_t target, uint32_t max,
+		  struct path **paths, uint32_t *npaths);
+void path_free(struct path *paths, uint32_t npaths);
+
+/* One row of a merged-paths tree, in display order (depth-first). */
+struct path_row {
+	uint32_t obj;
+	uint32_t depth;		/* 0 for GC roots */
+	uint32_t count;		/* set members whose shortest path passes here */
+	bool member;		/* the object is itself in the set */
+};
+
+/*
+ * path_merged: the shortest root paths of every object in objs, merged
+ * into one tree from the GC roots (Eclipse MAT's "merge shortest paths
+ * to GC roots"); children ordered by count, then id. Members unreachable
+ * from the roots are counted in *unreachable. Returns HS_OK or
+ * HS_INTERRUPTED. Cost: one breadth-first search of the heap.
+ */
+int path_merged(struct hgraph *g, const uint32_t *objs, uint32_t n,
+		struct path_row **rows, uint32_t *nrows, uint32_t *unreachable);
+
+#endif

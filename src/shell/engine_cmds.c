@@ -1,0 +1,530 @@
+/*
+ * engine_cmds.c - the shell's engine commands: :dominators, :retained,
+ * :idom, :path, and the engine results cache (sh_dom).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../engine/path.h"
+#include "out.h"
+#include "sh.h"
+
+void sh_close_heap(struct sh *sh)
+{
+	for (int k = 0; k < 2; k++) {
+		dom_tree_free(sh->dom[k]);
+		sh->dom[k] = NULL;
+	}
+	idx_close(sh->idx);
+	sh->idx = NULL;
+	heap_free(sh->heap);
+	sh->heap = NULL;
+}
+
+/* Index section layout: u32 n, idom[n+1] u32, retained[n+1] u64. */
+static struct dom_tree *dom_from_index(struct sh *sh, bool no_weak)
+{
+	uint64_t len;
+	const uint8_t *p = idx_section(sh->idx, no_weak ? IDX_DOM_STRONG : IDX_DOM_ALL, &len);
+	uint32_t n = sh->heap->n, stored;
+	uint64_t want = 4 + ((uint64_t)n + 1) * 12;
+	if (!p || len != want)
+		return NULL;
+	memcpy(&stored, p, 4);
+	if (stored != n)
+		return NULL;
+	uint32_t *idom = xmallocarray((size_t)n + 1, sizeof *idom);
+	uint64_t *ret = xmallocarray((size_t)n + 1, sizeof *ret);
+	memcpy(idom, p + 4, ((size_t)n + 1) * 4);
+	memcpy(ret, p + 4 + ((size_t)n + 1) * 4, ((size_t)n + 1) * 8);
+	for (uint32_t v = 0; v < n; v++)
+		if (idom[v] != HEAP_NONE && idom[v] > n) {
+			free(idom);
+			free(ret);
+			return NULL;	/* not ours, whatever the checksum says */
+		}
+	return dom_tree_adopt(sh->heap, no_weak, idom, ret);
+}
+
+static void dom_to_index(struct sh *sh, const struct dom_tree *t, bool no_weak)
+{
+	uint32_t n = sh->heap->n;
+	size_t len = 4 + ((size_t)n + 1) * 12;
+	uint8_t *buf = xmalloc(len);
+	memcpy(buf, &n, 4);
+	memcpy(buf + 4, t->idom, ((size_t)n + 1) * 4);
+	memcpy(buf + 4 + ((size_t)n + 1) * 4, t->retained, ((size_t)n + 1) * 8);
+	struct hs_error err;
+	if (idx_put(sh->idx, no_weak ? IDX_DOM_STRONG : IDX_DOM_ALL, buf, len, &err) != HS_OK)
+		fprintf(stderr, "heapsh: warning: %s\n", err.msg);
+	free(buf);
+}
+
+struct dom_tree *sh_dom(struct sh *sh, bool no_weak)
+{
+	if (!sh->heap) {
+		sh_error(sh, NULL, "no heap is open; open one with 'heapsh DUMP' or ':open DUMP'");
+		return NULL;
+	}
+	struct dom_tree **slot = &sh->dom[no_weak];
+	if (*slot)
+		return *slot;
+	if (!sh->no_index && !sh->idx && !sh->heap->damaged) {
+		sh->idx = idx_open(sh->dump_path);
+		if (idx_note(sh->idx))
+			fprintf(stderr, "heapsh: %s\n", idx_note(sh->idx));
+	}
+	if (sh->idx && (*slot = dom_from_index(sh, no_weak)))
+		return *slot;
+	bool tty = isatty(STDERR_FILENO);
+	if (tty)
+		fprintf(stderr, "computing the dominator tree of %u objects...", sh->heap->n);
+	int st = dom_tree_build(sh->heap, no_weak, slot);
+	if (tty)
+		fprintf(stderr, "\r\033[K");
+	if (st != HS_OK) {
+		sh_error(sh, NULL, "dominator tree computation interrupted");
+		return NULL;
+	}
+	if (sh->idx)
+		dom_to_index(sh, *slot, no_weak);
+	return *slot;
+}
+
+/* ---- argument helpers ---- */
+
+struct eopts {
+	const char *target;
+	long top;
+	long all;
+	bool by_class, no_weak, merged;
+};
+
+static int parse_eopts(struct sh *sh, int argc, char **argv, struct eopts *o,
+		       const char *usage, const char *allowed)
+{
+	memset(o, 0, sizeof *o);
+	o->no_weak = sh->no_weak;
+	for (int a = 1; a < argc; a++) {
+		const char *w = argv[a];
+		bool ok = strstr(allowed, w) != NULL && w[0] == '-';
+		if (ok && (!strcmp(w, "--top") || !strcmp(w, "--all"))) {
+			if (a + 1 >= argc)
+				return sh_error(sh, NULL, "%s wants a number; usage: %s", w, usage);
+			char *end;
+			long v = strtol(argv[++a], &end, 10);
+			if (*end || v <= 0)
+				return sh_error(sh, NULL, "%s wants a positive number, not '%s'", w,
+						argv[a]);
+			*(w[2] == 't' ? &o->top : &o->all) = v;
+		} else if (ok && !strcmp(w, "--by-class")) {
+			o->by_class = true;
+		} else if (ok && !strcmp(w, "--no-weak")) {
+			o->no_weak = true;
+		} else if (ok && !strcmp(w, "--merged")) {
+			o->merged = true;
+		} else if (w[0] == '-' && w[1] == '-') {
+			return sh_error(sh, NULL, "unknown option '%s'; usage: %s", w, usage);
+		} else if (!o->target) {
+			o->target = w;
+		} else {
+			return sh_error(sh, NULL, "unexpected '%s'; usage: %s", w, usage);
+		}
+	}
+	return HS_OK;
+}
+
+static bool looks_like_id(const char *s)
+{
+	return s[0] >= '0' && s[0] <= '9';
+}
+
+/*
+ * target_set: the objects named by an id or a class pattern (all
+ * instances of every matching class). *label says what it was.
+ */
+static int target_set(struct sh *sh, const char *target, uint32_t **objs, uint32_t *n,
+		      char **label)
+{
+	struct heap *h = sh->heap;
+	if (looks_like_id(target)) {
+		uint32_t i;
+		if (sh_parse_object(sh, target, &i))
+			return HS_ERR;
+		*objs = xmalloc(sizeof **objs);
+		(*objs)[0] = i;
+		*n = 1;
+		*label = xasprintf("0x%" PRIx64 " %s", heap_id(h, i), heap_class_name(h, i));
+		return HS_OK;
+	}
+	uint32_t *cls, nc = heap_find_classes(h, target, &cls);
+	if (!nc) {
+		free(cls);
+		return sh_error(sh, NULL, "no class matches '%s' (and it is not an object id)",
+				target);
+	}
+	uint32_t total = 0;
+	for (uint32_t k = 0; k < nc; k++)
+		total += (uint32_t)h->classes[cls[k]].count;
+	*objs = xmallocarray((size_t)total + 1, sizeof **objs);
+	*n = 0;
+	for (uint32_t k = 0; k < nc; k++) {
+		uint32_t cnt;
+		const uint32_t *inst = heap_instances(h, cls[k], &cnt);
+		memcpy(*objs + *n, inst, cnt * sizeof **objs);
+		*n += cnt;
+	}
+	*label = nc == 1 ? xasprintf("all %u instances of %s", *n, h->classes[cls[0]].name)
+			 : xasprintf("all %u instances of %u classes matching %s", *n, nc, target);
+	free(cls);
+	return HS_OK;
+}
+
+static void object_cells(struct out_table *t, const struct heap *h, uint32_t i)
+{
+	out_cell_fmt(t, "0x%" PRIx64, heap_id(h, i));
+	if (heap_kind(h, i) == HEAP_CLASS) {
+		uint32_t c = heap_class_of_object(h, i);
+		out_cell_fmt(t, "class %s", c != HEAP_NONE ? h->classes[c].name : "?");
+	} else {
+		out_cell_str(t, heap_class_name(h, i));
+	}
+}
+
+/* ---- :dominators ---- */
+
+struct cls_row {
+	uint32_t cls;
+	uint64_t count, shallow, retained;
+};
+
+static int by_row_retained(const void *a, const void *b)
+{
+	const struct cls_row *x = a, *y = b;
+	if (x->retained != y->retained)
+		return x->retained < y->retained ? 1 : -1;
+	return x->cls < y->cls ? -1 : x->cls > y->cls;
+}
+
+int sh_cmd_dominators(struct sh *sh, int argc, char **argv)
+{
+	static const char usage[] = ":dominators [ID] [--top N] [--by-class] [--no-weak]";
+	struct eopts o;
+	if (parse_eopts(sh, argc, argv, &o, usage, "--top --by-class --no-weak"))
+		return HS_ERR;
+	struct dom_tree *t = sh_dom(sh, o.no_weak);
+	if (!t)
+		return HS_ERR;
+	const struct heap *h = sh->heap;
+	uint32_t v = h->n;
+	if (o.target) {
+		if (sh_parse_object(sh, o.target, &v))
+			return HS_ERR;
+		if (t->idom[v] == HEAP_NONE)
+			return sh_error(sh, NULL, "0x%" PRIx64 " is unreachable from the GC roots "
+					"(garbage): it dominates nothing", heap_id(h, v));
+	}
+	uint32_t n;
+	const uint32_t *ch = dom_children(t, v, &n);
+	uint32_t limit = o.top ? (uint32_t)o.top : 25;
+	if (o.by_class) {
+		struct cls_row *rows = xcalloc(h->nclasses + 1, sizeof *rows);
+		for (uint32_t c = 0; c < h->nclasses; c++)
+			rows[c].cls = c;
+		for (uint32_t k = 0; k < n; k++) {
+			struct cls_row *r = &rows[h->cls[ch[k]]];
+			r->count++;
+			r->shallow += heap_shallow(h, ch[k]);
+			r->retained += t->retained[ch[k]];
+		}
+		qsort(rows, h->nclasses, sizeof *rows, by_row_retained);
+		static const char *const cols[] = {"class", "objects", "shallow_bytes",
+						   "retained_bytes"};
+		struct out_table *tb = out_table_new(4, cols);
+		for (uint32_t k = 0; k < h->nclasses && k < limit && rows[k].count; k++) {
+			out_cell_str(tb, h->classes[rows[k].cls].name);
+			out_cell_u64(tb, rows[k].count);
+			out_cell_u64(tb, rows[k].shallow);
+			out_cell_u64(tb, rows[k].retained);
+		}
+		out_table_end(tb);
+		free(rows);
+	} else {
+		static const char *const cols[] = {"id", "class", "shallow_bytes", "retained_bytes"};
+		struct out_table *tb = out_table_new(4, cols);
+		for (uint32_t k = 0; k < n && k < limit; k++) {
+			object_cells(tb, h, ch[k]);
+			out_cell_u64(tb, heap_shallow(h, ch[k]));
+			out_cell_u64(tb, t->retained[ch[k]]);
+		}
+		out_table_end(tb);
+	}
+	if (out_mode == OUT_TABLE) {
+		uint64_t total = t->retained[h->n];
+		out_printf("%u %s dominated directly by %s; %" PRIu64 " bytes retained",
+			   n, n == 1 ? "object is" : "objects are",
+			   v == h->n ? "the GC roots" : o.target, t->retained[v]);
+		if (total)
+			out_printf(" (%.1f%% of the %" PRIu64 " reachable bytes)",
+				   100.0 * (double)t->retained[v] / (double)total, total);
+		out_printf("\n");
+	}
+	return HS_OK;
+}
+
+/* ---- :retained ---- */
+
+int sh_cmd_retained(struct sh *sh, int argc, char **argv)
+{
+	static const char usage[] = ":retained ID|CLASS [--no-weak]";
+	struct eopts o;
+	if (parse_eopts(sh, argc, argv, &o, usage, "--no-weak"))
+		return HS_ERR;
+	if (!o.target)
+		return sh_error(sh, NULL, "usage: %s", usage);
+	struct dom_tree *t = sh_dom(sh, o.no_weak);
+	if (!t)
+		return HS_ERR;
+	uint32_t *objs, n;
+	char *label;
+	if (target_set(sh, o.target, &objs, &n, &label))
+		return HS_ERR;
+	uint64_t shallow = 0, bytes;
+	for (uint32_t k = 0; k < n; k++)
+		shallow += heap_shallow(sh->heap, objs[k]);
+	int st = dom_retained_set(t, objs, n, &bytes);
+	free(objs);
+	if (st != HS_OK) {
+		free(label);
+		return sh_error(sh, NULL, "interrupted");
+	}
+	static const char *const cols[] = {"objects", "what", "shallow_bytes", "retained_bytes"};
+	struct out_table *tb = out_table_new(4, cols);
+	out_cell_u64(tb, n);
+	out_cell_str(tb, label);
+	out_cell_u64(tb, shallow);
+	out_cell_u64(tb, bytes);
+	out_table_end(tb);
+	free(label);
+	return HS_OK;
+}
+
+/* ---- :idom ---- */
+
+int sh_cmd_idom(struct sh *sh, int argc, char **argv)
+{
+	static const char usage[] = ":idom ID [--no-weak]";
+	struct eopts o;
+	if (parse_eopts(sh, argc, argv, &o, usage, "--no-weak"))
+		return HS_ERR;
+	if (!o.target)
+		return sh_error(sh, NULL, "usage: %s", usage);
+	struct dom_tree *t = sh_dom(sh, o.no_weak);
+	uint32_t v;
+	if (!t || sh_parse_object(sh, o.target, &v))
+		return HS_ERR;
+	const struct heap *h = sh->heap;
+	if (t->idom[v] == HEAP_NONE)
+		return sh_error(sh, NULL, "0x%" PRIx64 " is unreachable from the GC roots (garbage)",
+				heap_id(h, v));
+	static const char *const cols[] = {"depth", "id", "class", "shallow_bytes",
+					   "retained_bytes"};
+	struct out_table *tb = out_table_new(5, cols);
+	uint32_t d = 0;
+	for (uint32_t x = v; x != h->n; x = t->idom[x], d++) {
+		out_cell_u64(tb, d);
+		object_cells(tb, h, x);
+		out_cell_u64(tb, heap_shallow(h, x));
+		out_cell_u64(tb, t->retained[x]);
+	}
+	out_table_end(tb);
+	if (out_mode == OUT_TABLE)
+		out_printf("the last line is dominated directly by the GC roots\n");
+	return HS_OK;
+}
+
+/* ---- :path ---- */
+
+struct via_ctx {
+	uint32_t want;
+	char buf[256];
+};
+
+static bool find_via(void *ctx, const struct heap_ref *r)
+{
+	struct via_ctx *c = ctx;
+	if (r->target != c->want)
+		return true;
+	switch (r->kind) {
+	case HEAP_REF_ELEMENT: snprintf(c->buf, sizeof c->buf, "[%u]", r->index); break;
+	case HEAP_REF_STATIC: snprintf(c->buf, sizeof c->buf, "static %s", r->name); break;
+	default: snprintf(c->buf, sizeof c->buf, "%s", r->name ? r->name : "?"); break;
+	}
+	return false;
+}
+
+/* via: how from refers to to: a field, an element, or the class link. */
+static void via(const struct heap *h, uint32_t from, uint32_t to, char *buf, size_t cap)
+{
+	struct via_ctx c = {to, ""};
+	heap_refs(h, from, find_via, &c);
+	if (!c.buf[0] && h->classes[h->cls[from]].obj == to)
+		snprintf(c.buf, sizeof c.buf, "<class>");
+	snprintf(buf, cap, "%s", c.buf[0] ? c.buf : "?");
+}
+
+static const char *root_kinds_of(const struct heap *h, uint32_t obj, char *buf, size_t cap)
+{
+	buf[0] = 0;
+	for (uint32_t r = 0; r < h->nroots; r++)
+		if (h->roots[r].obj == obj) {
+			const char *k = heap_root_kind_name(h->roots[r].kind);
+			if (!strstr(buf, k)) {
+				size_t l = strlen(buf);
+				snprintf(buf + l, cap - l, "%s%s", l ? ", " : "", k);
+			}
+		}
+	return buf;
+}
+
+int sh_cmd_path(struct sh *sh, int argc, char **argv)
+{
+	static const char usage[] = ":path ID|CLASS [--all N] [--merged] [--no-weak]";
+	struct eopts o;
+	if (parse_eopts(sh, argc, argv, &o, usage, "--all --merged --no-weak"))
+		return HS_ERR;
+	if (!o.target)
+		return sh_error(sh, NULL, "usage: %s", usage);
+	if (!sh->heap)
+		return sh_error(sh, NULL, "no heap is open");
+	const struct heap *h = sh->heap;
+	struct hgraph g;
+	char kinds[256], how[256];
+	if (o.merged || !looks_like_id(o.target)) {
+		uint32_t *objs, n, nrows, unreach;
+		char *label;
+		if (target_set(sh, o.target, &objs, &n, &label))
+			return HS_ERR;
+		hg_init(&g, h, o.no_weak, true);
+		struct path_row *rows;
+		int st = path_merged(&g, objs, n, &rows, &nrows, &unreach);
+		hg_free(&g);
+		free(objs);
+		if (st != HS_OK) {
+			free(label);
+			return sh_error(sh, NULL, "interrupted");
+		}
+		static const char *const cols[] = {"depth", "via", "id", "class", "objects",
+						   "gc_root"};
+		struct out_table *tb = out_table_new(6, cols);
+		uint32_t limit = o.all ? (uint32_t)o.all : 200;
+		uint32_t stack_obj[4096];
+		for (uint32_t k = 0; k < nrows && k < limit; k++) {
+			const struct path_row *r = &rows[k];
+			if (r->depth < 4096)
+				stack_obj[r->depth] = r->obj;
+			out_cell_u64(tb, r->depth);
+			if (r->depth && r->depth < 4096) {
+				via(h, stack_obj[r->depth - 1], r->obj, how, sizeof how);
+				out_cell_str(tb, how);
+			} else {
+				out_cell_null(tb);
+			}
+			object_cells(tb, h, r->obj);
+			out_cell_u64(tb, r->count);
+			if (r->depth == 0)
+				out_cell_str(tb, root_kinds_of(h, r->obj, kinds, sizeof kinds));
+			else
+				out_cell_null(tb);
+		}
+		out_table_end(tb);
+		if (out_mode == OUT_TABLE) {
+			out_printf("merged shortest paths from the GC roots to %s", label);
+			if (nrows > limit)
+				out_printf("; %u of %u rows shown (--all N for more)", limit, nrows);
+			if (unreach)
+				out_printf("; %u unreachable", unreach);
+			out_printf("\n");
+		}
+		free(rows);
+		free(label);
+		return HS_OK;
+	}
+	uint32_t v, np;
+	if (sh_parse_object(sh, o.target, &v))
+		return HS_ERR;
+	hg_init(&g, h, o.no_weak, true);
+	struct path *paths;
+	int st = path_to_roots(&g, v, o.all ? (uint32_t)o.all : 1, &paths, &np);
+	hg_free(&g);
+	if (st != HS_OK) {
+		path_free(paths, np);
+		return sh_error(sh, NULL, "interrupted");
+	}
+	if (!np) {
+		path_free(paths, np);
+		return sh_error(sh, NULL, "0x%" PRIx64 " is unreachable from the GC roots%s",
+				heap_id(h, v), o.no_weak ? " through strong references" : "");
+	}
+	static const char *const cols[] = {"path", "step", "via", "id", "class", "gc_root"};
+	struct out_table *tb = out_table_new(6, cols);
+	for (uint32_t p = 0; p < np; p++)
+		for (uint32_t k = 0; k < paths[p].len; k++) {
+			uint32_t x = paths[p].nodes[k];
+			out_cell_u64(tb, p + 1);
+			out_cell_u64(tb, k);
+			if (k) {
+				via(h, paths[p].nodes[k - 1], x, how, sizeof how);
+				out_cell_str(tb, how);
+			} else {
+				out_cell_null(tb);
+			}
+			object_cells(tb, h, x);
+			if (k == 0)
+				out_cell_str(tb, root_kinds_of(h, x, kinds, sizeof kinds));
+			else
+				out_cell_null(tb);
+		}
+	out_table_end(tb);
+	path_free(paths, np);
+	return HS_OK;
+}
+
+
+/*
+ * sh_export_graph: the engine's graph as text, for checking with other
+ * tools (docs/engine.md): "root R", then "node INDEX ID SHALLOW CLASS" for
+ * every object, then "edge FROM TO" for every edge, the super-root R's
+ * edges to the GC roots included.
+ */
+int sh_export_graph(struct sh *sh, const char *path)
+{
+	if (!sh->heap)
+		return sh_error(sh, NULL, "no heap is open");
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return sh_error(sh, NULL, "cannot write '%s': %s", path, strerror(errno));
+	const struct heap *h = sh->heap;
+	struct hgraph g;
+	hg_init(&g, h, sh->no_weak, true);
+	fprintf(f, "# heapsh graph: nodes %u, super-root %u%s\n", h->n + 1, h->n,
+		sh->no_weak ? ", no weak referents" : "");
+	fprintf(f, "root %u\n", h->n);
+	for (uint32_t i = 0; i < h->n; i++)
+		fprintf(f, "node %u 0x%" PRIx64 " %" PRIu64 " %s\n", i, heap_id(h, i),
+			heap_shallow(h, i), heap_class_name(h, i));
+	struct dom_slices s;
+	for (uint32_t v = 0; v <= h->n; v++) {
+		hg_succs(&g, v, &s);
+		for (int k = 0; k < s.count; k++)
+			for (uint32_t e = 0; e < s.n[k]; e++)
+				fprintf(f, "edge %u %u\n", v, s.a[k][e]);
+	}
+	hg_free(&g);
+	if (fclose(f) != 0)
+		return sh_error(sh, NULL, "cannot write '%s': %s", path, strerror(errno));
+	return HS_OK;
+}
