@@ -91,6 +91,9 @@ static void drop_sections(struct idx *x)
 /* load: read and check the file at path; false (and a note) if unusable. */
 static bool load(struct idx *x, const char *path)
 {
+	struct stat st;
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return false;
 	FILE *f = fopen(path, "rb");
 	if (!f)
 		return false;
@@ -230,12 +233,14 @@ static bool write_all(int fd, const void *p, size_t n, uLong *crc)
 
 static bool write_file(const struct idx *x, const char *path)
 {
+	/* The cache folder and its parents; fine if they exist. */
 	char *dir = xstrdup(path);
-	char *slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = 0;
-		mkdir(dir, 0700);	/* the cache folder; fine if it exists */
-	}
+	for (char *p = dir + 1; *p; p++)
+		if (*p == '/') {
+			*p = 0;
+			mkdir(dir, 0700);
+			*p = '/';
+		}
 	free(dir);
 	char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);

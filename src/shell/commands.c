@@ -187,6 +187,23 @@ static int cmd_info(struct sh *sh, int argc, char **argv)
 		kv(t, "skipped records", "%" PRIu64, h->skipped_records);
 	if (h->damaged)
 		kv(t, "damage", "%s (%" PRIu64 " bytes lost)", h->damage, h->lost_bytes);
+	for (int w = 0; w < 2; w++) {
+		const struct dom_tree *d = sh->dom[w];
+		const char *key = w ? "dominator tree (no weak)" : "dominator tree";
+		if (d) {
+			kv(t, key, "%s; %u objects reachable, %" PRIu64 " bytes",
+			   d->from_index ? "read from the index" : "computed", d->nreach,
+			   d->retained[h->n]);
+			if (!w)
+				kv(t, "unreachable", "%u objects, %" PRIu64 " bytes (no path from a GC "
+				   "root in the dump; they retain nothing)", h->n - d->nreach,
+				   h->total_shallow - d->retained[h->n]);
+		}
+		else if (!w)
+			kv(t, key, "not computed yet (:dominators computes it)");
+	}
+	if (sh->idx)
+		kv(t, "index file", "%s", idx_file(sh->idx));
 	out_table_end(t);
 	return HS_OK;
 }

@@ -201,7 +201,7 @@ void out_table_end(struct out_table *t)
 		for (size_t r = 0; r < nrows; r++)
 			for (int c = 0; c < t->ncols; c++) {
 				struct cell *cl = &t->cells[r * (size_t)t->ncols + (size_t)c];
-				size_t cw = cl->text ? width(cl->text) : 4;
+				size_t cw = cl->text ? width(cl->text) : 1;
 				if (cw > w[c])
 					w[c] = cw;
 				if (cl->num)
@@ -231,7 +231,7 @@ void out_table_end(struct out_table *t)
 		for (size_t r = 0; r < nrows; r++) {
 			for (int c = 0; c < t->ncols; c++) {
 				struct cell *cl = &t->cells[r * (size_t)t->ncols + (size_t)c];
-				const char *s = cl->text ? cl->text : "null";
+				const char *s = cl->text ? cl->text : "-";
 				size_t pad = w[c] - width(s);
 				if (c)
 					fputs("  ", f);

@@ -71,6 +71,13 @@
  *   char[] KnownHeap.chars    = "abc".toCharArray() (length 3)
  *   Object[] KnownHeap.mixed  = { greeting, primes, null, orders[0] } (length 4)
  *
+ * java.lang.ref.SoftReference<Cached> KnownHeap.softCache: a SoftReference to
+ *   the only Cached { byte[] data = new byte[2048]; } instance (Cached 16
+ *   bytes + byte[2048] 2064 bytes). Nothing else references the Cached, so
+ *   it is reachable only through the Reference.referent field: a live dump
+ *   keeps it (soft references survive GC without memory pressure), and an
+ *   analysis that ignores weak/soft referents sees it as unreachable.
+ *
  * java.util.HashMap<String,Order> KnownHeap.byCustomer: 10 entries,
  *   "key-" + i -> orders[i] for i = 0..9 (keys built at run time). Created
  *   with new HashMap<>() and 10 puts, so its table is a HashMap$Node[16].
@@ -205,11 +212,13 @@ public class KnownHeap {
     static char[] chars;
     static Object[] mixed;
     static HashMap<String, Order> byCustomer;
+    static java.lang.ref.SoftReference<Cached> softCache;
     static Child[] children;
     static HolderThread holderThread;
 
     /** Allocates every object listed in the comment at the top of the file. */
     static void build() throws InterruptedException {
+        softCache = new java.lang.ref.SoftReference<>(new Cached());
         // 50 shared customer strings, built at run time (not literals)
         String[] customers = new String[50];
         for (int c = 0; c < customers.length; c++) {
@@ -356,4 +365,9 @@ public class KnownHeap {
         }
         System.exit(0);
     }
+}
+
+/** Held only through the SoftReference KnownHeap.softCache. */
+class Cached {
+    byte[] data = new byte[2048];
 }

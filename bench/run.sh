@@ -1,0 +1,321 @@
+#!/usr/bin/env bash
+# bench/run.sh - heapsh against VisualVM's heap library on big real heap dumps.
+# Run from the repository root by `make bench` (which builds ./heapsh first).
+# What is measured and why: bench/README.md and docs/performance.md.
+#
+# Environment:
+#   BENCH_RUNS=N               runs per measurement, the median is reported (default 5)
+#   BENCH_VV_RETAINED_RUNS=N   runs of VisualVM's slow `retained` mode (default 3)
+#   BENCH_SKIP_VV_RETAINED=1   skip VisualVM `retained` (~76 s and ~6.6 GB per run)
+#   HEAPSH=path                the heapsh binary (default ./heapsh)
+#
+# Output: progress and per-run lines, then a Markdown summary, also written to
+# build/bench/summary.md. Every run's stdout/stderr/timing is kept in
+# build/bench/log/. Exit status 1 if any run failed (each failure is printed
+# with its command, exit status and output).
+
+set -euo pipefail
+export LC_ALL=C
+
+HEAPSH=${HEAPSH:-./heapsh}
+R=${BENCH_RUNS:-5}
+RVV=${BENCH_VV_RETAINED_RUNS:-3}
+SKIP_VV_RET=${BENCH_SKIP_VV_RETAINED:-0}
+OUT=build/bench
+CLS=$OUT/java
+LOG=$OUT/log
+BIG1=$OUT/big1.hprof
+BIG2=$OUT/big2.hprof
+
+for v in "$R" "$RVV"; do
+	[[ $v =~ ^[1-9][0-9]*$ ]] || { echo "bench: BENCH_RUNS and BENCH_VV_RETAINED_RUNS must be positive integers" >&2; exit 2; }
+done
+[ -x "$HEAPSH" ] || { echo "bench: $HEAPSH not found; run 'make' (or 'make bench') first" >&2; exit 2; }
+VVCP=$(sh tests/visualvm-classpath.sh)
+mkdir -p "$CLS" "$LOG"
+rm -f "$LOG"/*
+
+# ---------------------------------------------------------------- timing
+# GNU time gives wall seconds and peak RSS (KiB); without it, bash's `time`
+# gives the wall time only and RSS is reported as n/a.
+if [ -x /usr/bin/time ] && /usr/bin/time -f '%e %M' -o /dev/null true 2>/dev/null; then
+	GNU_TIME=1
+else
+	GNU_TIME=0
+	echo "bench: GNU time (/usr/bin/time) not found: wall time from bash, peak RSS n/a" >&2
+fi
+
+declare -A WALL RSS VVSEC NRUN
+FAILURES=()
+
+# run NAME CMD...: one timed run of CMD; appends its wall time (s), peak RSS
+# (KiB) and, for VisualVMBench, its reported seconds to NAME's lists. A failed
+# run is printed in full and recorded, and left out of the medians.
+run() {
+	local name=$1; shift
+	local n=$(( ${NRUN[$name]:-0} + 1 )) rc=0 wall rss line
+	NRUN[$name]=$n
+	local base=$LOG/$name.$n
+	if [ "$GNU_TIME" = 1 ]; then
+		/usr/bin/time -f '%e %M' -o "$base.time" "$@" >"$base.out" 2>"$base.err" || rc=$?
+		line=$(tail -n 1 "$base.time")
+		wall=${line% *}; rss=${line#* }
+	else
+		local TIMEFORMAT=%R
+		{ time "$@" >"$base.out" 2>"$base.err"; } 2>"$base.time" || rc=$?
+		wall=$(tail -n 1 "$base.time"); rss=n/a
+	fi
+	if [ "$rc" != 0 ]; then
+		FAILURES+=("$name run $n: exit status $rc: $*")
+		{
+			echo "!! FAILED: $name run $n"
+			echo "!! command: $*"
+			echo "!! exit status: $rc"
+			echo "!! time: $(cat "$base.time")"
+			echo "!! stdout (last 30 lines):"; tail -n 30 "$base.out" | sed 's/^/!!   /'
+			echo "!! stderr (last 30 lines):"; tail -n 30 "$base.err" | sed 's/^/!!   /'
+		} >&2
+		return 0
+	fi
+	if [ -s "$base.err" ]; then
+		echo "   (stderr of $name run $n: $(head -c 300 "$base.err" | tr '\n' ' '))"
+	fi
+	WALL[$name]+="$wall "
+	RSS[$name]+="$rss "
+	local extra=""
+	if [[ $1 == java ]]; then
+		local vs
+		vs=$(sed -n 's/^visualvm .* seconds=\([0-9.]*\) .*/\1/p' "$base.out")
+		VVSEC[$name]+="${vs:-n/a} "
+		extra=" work=${vs:-n/a}s ($(sed -n 's/^visualvm .* \(objects=[0-9]*\).*/\1/p' "$base.out"))"
+	fi
+	printf '   %-22s run %d: %6s s  %s MB%s\n' "$name" "$n" "$wall" "$(mb "$rss")" "$extra"
+}
+
+# median LIST: the median of space-separated numbers ("n/a" if none or any n/a).
+median() {
+	printf '%s\n' $1 | awk '
+		$1 == "n/a" { na = 1 } $1 != "n/a" && $1 != "" { a[++n] = $1 }
+		END {
+			if (na || n == 0) { print "n/a"; exit }
+			for (i = 2; i <= n; i++) { v = a[i]; for (j = i - 1; j >= 1 && a[j] > v; j--) a[j+1] = a[j]; a[j+1] = v }
+			if (n % 2) print a[(n+1)/2]; else print (a[n/2] + a[n/2+1]) / 2
+		}'
+}
+
+# calc FMT EXPR [a [b [c [d]]]]: printf FMT of the awk expression EXPR over the
+# variables a b c d; "n/a" if any of them is n/a or empty.
+calc() {
+	local fmt=$1 expr=$2; shift 2
+	local v
+	for v in "$@"; do [[ -z $v || $v == n/a ]] && { echo n/a; return; }; done
+	awk -v a="${1:-0}" -v b="${2:-0}" -v c="${3:-0}" -v d="${4:-0}" "BEGIN { printf \"$fmt\", $expr }"
+}
+
+mb() { calc '%.0f' 'a / 1024' "$1"; }             # KiB -> MB (MiB)
+list_mb() { local x o=""; for x in $1; do o+="$(mb "$x") "; done; echo "${o% }"; }
+verdict() { case $1 in n/a) echo "n/a";; 1) echo "**met**";; *) echo "**not met**";; esac; }
+
+# info DUMP KEY: a row of `heapsh --format csv -c :info`.
+info() { "$HEAPSH" --format csv -c ':info' "$1" | awk -F, -v k="$2" '$1 == k { print $2 }'; }
+
+# ---------------------------------------------------------------- machine
+echo "== machine"
+echo "date:    $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "cpu:     $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), nproc=$(nproc)"
+echo "memory:  $(free -g | awk '/^Mem:/ { print $2 " GB total, " $7 " GB available" }')"
+echo "kernel:  $(uname -sr)"
+echo "java:    $(java -version 2>&1 | head -n 1)"
+echo "visualvm heap library: $VVCP ($(dpkg-query -W -f='${Version}' visualvm 2>/dev/null || echo '?'))"
+echo "heapsh:  $("$HEAPSH" --version)"
+echo "runs:    $R per measurement (median), VisualVM retained: $( [ "$SKIP_VV_RET" = 1 ] && echo skipped || echo "$RVV")"
+
+# ---------------------------------------------------------------- dumps
+echo "== dumps"
+stamp=$CLS/.stamp
+if [ ! -f "$stamp" ] || [ -n "$(find bench/java -name '*.java' -newer "$stamp")" ]; then
+	echo "compiling bench/java/*.java into $CLS"
+	javac -cp "$VVCP" -d "$CLS" bench/java/*.java
+	touch "$stamp"
+fi
+make_dump() {  # make_dump OUT SCALE
+	if [ -s "$1" ]; then
+		echo "reusing $1"
+	else
+		echo "making $1 (BigHeap SCALE $2, 10-20 s)"
+		java -Xmx4g -cp "$CLS" BigHeap "$1" "$2"
+	fi
+}
+make_dump "$BIG1" 1
+make_dump "$BIG2" 2
+
+declare -A FILEB OBJS REFS
+for d in "$BIG1" "$BIG2"; do
+	FILEB[$d]=$(stat -c %s "$d")
+	OBJS[$d]=$(info "$d" objects)
+	REFS[$d]=$(info "$d" references)
+	[[ ${OBJS[$d]} =~ ^[0-9]+$ && ${REFS[$d]} =~ ^[0-9]+$ ]] || {
+		echo "bench: cannot read object/reference counts of $d with: $HEAPSH --format csv -c :info $d" >&2
+		"$HEAPSH" --format csv -c ':info' "$d" >&2 || true
+		exit 1
+	}
+	printf '%s: %s bytes (%.1f MB), %s objects, %s references\n' "$d" "${FILEB[$d]}" \
+		"$(calc '%.1f' 'a / 1e6' "${FILEB[$d]}")" "${OBJS[$d]}" "${REFS[$d]}"
+	cat "$d" >/dev/null   # warm the page cache: every run below reads a cached file
+done
+N1=${OBJS[$BIG1]}; N2=${OBJS[$BIG2]}
+
+VV=(java -Xmx16g -cp "$VVCP:$CLS" VisualVMBench)
+DOM=(-c ':dominators --top 5')
+
+# ---------------------------------------------------------------- issue 2
+echo "== issue 2: open + full class histogram, $BIG1 (heapsh and VisualVM alternate)"
+for ((i = 1; i <= R; i++)); do
+	run hs_hist_big1 "$HEAPSH" -c ':histogram' "$BIG1"
+	run vv_hist_big1 "${VV[@]}" histogram "$BIG1"
+done
+
+# ---------------------------------------------------------------- issue 3
+echo "== issue 3: open + dominator tree + all retained sizes (--no-index), $BIG1"
+for ((i = 1; i <= R; i++)); do
+	run hs_dom_big1 "$HEAPSH" --no-index "${DOM[@]}" "$BIG1"
+done
+if [ "$SKIP_VV_RET" = 1 ]; then
+	echo "   VisualVM retained: skipped (BENCH_SKIP_VV_RETAINED=1)"
+else
+	echo "== issue 3: VisualVM retained, $BIG1 (slow: ~76 s and ~6.6 GB per run)"
+	for ((i = 1; i <= RVV; i++)); do
+		run vv_ret_big1 "${VV[@]}" retained "$BIG1"
+	done
+fi
+
+echo "== issue 3: linear growth, $BIG2"
+for ((i = 1; i <= R; i++)); do
+	run hs_hist_big2 "$HEAPSH" -c ':histogram' "$BIG2"
+	run hs_dom_big2 "$HEAPSH" --no-index "${DOM[@]}" "$BIG2"
+done
+
+echo "== issue 3: reopening with a valid index, $BIG1"
+rm -f "$BIG1.hsidx"
+run hs_idx_write_big1 "$HEAPSH" "${DOM[@]}" "$BIG1"
+if [ -f "$BIG1.hsidx" ]; then
+	echo "   index: $BIG1.hsidx, $(stat -c %s "$BIG1.hsidx") bytes"
+	IDXB=$(stat -c %s "$BIG1.hsidx")
+else
+	echo "!! the first run without --no-index did not write $BIG1.hsidx" >&2
+	FAILURES+=("index: $BIG1.hsidx not written by: $HEAPSH ${DOM[*]} $BIG1")
+	IDXB=n/a
+fi
+for ((i = 1; i <= R; i++)); do
+	run hs_idx_read_big1 "$HEAPSH" "${DOM[@]}" "$BIG1"
+done
+# The cached answer must be the computed one.
+if [ -f "$LOG/hs_dom_big1.1.out" ] && [ -f "$LOG/hs_idx_read_big1.1.out" ]; then
+	if cmp -s "$LOG/hs_dom_big1.1.out" "$LOG/hs_idx_read_big1.1.out"; then
+		echo "   cached output = computed output: ok"
+	else
+		echo "!! the cached run prints something else than the --no-index run:" >&2
+		diff "$LOG/hs_dom_big1.1.out" "$LOG/hs_idx_read_big1.1.out" | head -20 >&2 || true
+		FAILURES+=("index: cached :dominators output differs from the computed one")
+	fi
+fi
+
+# ---------------------------------------------------------------- results
+med() { median "${WALL[$1]:-}"; }
+medrss() { median "${RSS[$1]:-}"; }           # KiB
+medvv() { median "${VVSEC[$1]:-}"; }
+
+h1=$(med hs_hist_big1);   h1m=$(medrss hs_hist_big1)
+v1=$(med vv_hist_big1);   v1w=$(medvv vv_hist_big1); v1m=$(medrss vv_hist_big1)
+d1=$(med hs_dom_big1);    d1m=$(medrss hs_dom_big1)
+vr=$(med vv_ret_big1);    vrw=$(medvv vv_ret_big1);  vrm=$(medrss vv_ret_big1)
+h2=$(med hs_hist_big2);   h2m=$(medrss hs_hist_big2)
+d2=$(med hs_dom_big2);    d2m=$(medrss hs_dom_big2)
+iw=$(med hs_idx_write_big1); iwm=$(medrss hs_idx_write_big1)
+ir=$(med hs_idx_read_big1);  irm=$(medrss hs_idx_read_big1)
+
+# Ratios (VisualVM / heapsh): whole process, and VisualVM's own work seconds
+# (without JVM start-up) against heapsh's whole process.
+r2=$(calc '%.1f' 'a / b' "$v1" "$h1");  r2w=$(calc '%.1f' 'a / b' "$v1w" "$h1")
+r3=$(calc '%.1f' 'a / b' "$vr" "$d1");  r3w=$(calc '%.1f' 'a / b' "$vrw" "$d1")
+# Seconds per million objects, and big2/big1 growth.
+pm1=$(calc '%.3f' 'a / (b / 1e6)' "$d1" "$N1"); pm2=$(calc '%.3f' 'a / (b / 1e6)' "$d2" "$N2")
+gt=$(calc '%.2f' 'a / b' "$d2" "$d1"); go=$(calc '%.2f' 'a / b' "$N2" "$N1")
+gpm=$(calc '%.2f' 'a / b' "$pm2" "$pm1")
+e1=$(calc '%.2f' 'a - b' "$d1" "$h1"); e2=$(calc '%.2f' 'a - b' "$d2" "$h2")
+ge=$(calc '%.2f' '(a / d) / (b / c)' "$e2" "$e1" "$N1" "$N2")
+# Engine memory: dominators peak RSS - histogram peak RSS, per object.
+x1=$(calc '%.1f' '(a - b) * 1024 / c' "$d1m" "$h1m" "$N1")
+x2=$(calc '%.1f' '(a - b) * 1024 / c' "$d2m" "$h2m" "$N2")
+# Heap model memory: histogram peak RSS - mapped dump bytes.
+model() {  # model RSS_KIB FILE_BYTES OBJECTS REFS -> "bytes per-object per-obj-after-8/ref budget ratio"
+	local m
+	m=$(calc '%.0f' 'a * 1024 - b' "$1" "$2")
+	echo "$m $(calc '%.1f' 'a / b' "$m" "$3") $(calc '%.1f' '(a - 8 * c) / b' "$m" "$3" "$4") \
+	      $(calc '%.0f' '48 * a + 8 * b' "$3" "$4") $(calc '%.2f' 'a / (48 * b + 8 * c)' "$m" "$3" "$4")"
+}
+read -r m1 m1po m1rest b1 m1r <<<"$(model "$h1m" "${FILEB[$BIG1]}" "$N1" "${REFS[$BIG1]}")"
+read -r m2 m2po m2rest b2 m2r <<<"$(model "$h2m" "${FILEB[$BIG2]}" "$N2" "${REFS[$BIG2]}")"
+
+# Verdicts (1 met, 0 not met, n/a).
+le() { calc '%d' '(a <= b) ? 1 : 0' "$1" "$2"; }
+ge_() { calc '%d' '(a >= b) ? 1 : 0' "$1" "$2"; }
+ok_h1=$(le "$h1" 1); ok_r2=$(ge_ "$r2" 3)
+ok_d1=$(le "$d1" 1); ok_r3=$(ge_ "$r3" 40)
+ok_x1=$(le "$x1" 16)
+ok_lin=$(calc '%d' '(a >= 0.8 && a <= 1.25) ? 1 : 0' "$gpm")
+ok_m1=$(le "$m1r" 1)
+
+MB1=$(calc '%.0f' 'a / 1e6' "${FILEB[$BIG1]}"); MB2=$(calc '%.0f' 'a / 1e6' "${FILEB[$BIG2]}")
+SUM=$OUT/summary.md
+{
+echo "### Results ($(date -u '+%Y-%m-%d'), $(nproc) cores, $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), median of $R runs; VisualVM retained: $( [ "$SKIP_VV_RET" = 1 ] && echo skipped || echo "median of $RVV")"
+echo
+echo "Dumps: big1 = ${FILEB[$BIG1]} bytes ($MB1 MB), $N1 objects, ${REFS[$BIG1]} references;" \
+     "big2 = ${FILEB[$BIG2]} bytes ($MB2 MB), $N2 objects, ${REFS[$BIG2]} references."
+echo
+echo "| measurement | median wall s | median peak RSS MB | notes |"
+echo "|---|---:|---:|---|"
+echo "| heapsh open + :histogram, big1 | $h1 | $(mb "$h1m") | |"
+echo "| VisualVM histogram, big1 | $v1 | $(mb "$v1m") | VisualVM's own work seconds: $v1w |"
+echo "| heapsh --no-index open + :dominators (all retained sizes), big1 | $d1 | $(mb "$d1m") | $pm1 s per million objects |"
+echo "| VisualVM retained, big1 | $vr | $(mb "$vrm") | VisualVM's own work seconds: $vrw |"
+echo "| heapsh open + :histogram, big2 | $h2 | $(mb "$h2m") | |"
+echo "| heapsh --no-index open + :dominators, big2 | $d2 | $(mb "$d2m") | $pm2 s per million objects |"
+echo "| heapsh :dominators writing the index (1 run), big1 | $iw | $(mb "$iwm") | index file $IDXB bytes |"
+echo "| heapsh :dominators reading the index, big1 | $ir | $(mb "$irm") | |"
+echo
+echo "| target | measured | verdict |"
+echo "|---|---|---|"
+echo "| issue 2: open + histogram < 1 s (big1, $MB1 MB) | $h1 s | $(verdict "$ok_h1") |"
+echo "| issue 2: >= 3x faster than VisualVM histogram | ${r2}x whole process (${r2w}x against VisualVM's work seconds only) | $(verdict "$ok_r2") |"
+echo "| issue 3: all retained sizes < 1 s (big1, whole process: open + dominators) | $d1 s (dominators alone, minus the histogram run: $e1 s) | $(verdict "$ok_d1") |"
+echo "| issue 3: >= 40x faster than VisualVM retained | ${r3}x whole process (${r3w}x against VisualVM's work seconds only) | $(verdict "$ok_r3") |"
+echo "| issue 3: extra memory <= 16 bytes/object | big1: $x1 B/object; big2: $x2 B/object | $(verdict "$ok_x1") |"
+echo "| issue 3: linear growth | big2/big1: objects ${go}x, time ${gt}x; s per million objects $pm1 -> $pm2 (${gpm}x); dominators minus histogram ${e1} -> ${e2} s (${ge}x per object) | $(verdict "$ok_lin") (per-object time within 0.8-1.25x) |"
+echo "| heap model <= 48 B/object + 8 B/reference | big1: $m1 B = $m1po B/object ($m1rest B/object after 8 B/reference), ${m1r}x the budget of $b1 B; big2: $m2 B = $m2po B/object, ${m2r}x the budget | $(verdict "$ok_m1") |"
+echo
+echo "Heap model = peak RSS of the histogram run minus the dump's size (the dump is mmap'd and its pages count in RSS);" \
+     "engine extra memory = peak RSS of the dominators run minus that of the histogram run. Both include heapsh's fixed start-up RSS."
+echo
+echo "Raw runs (wall seconds; peak RSS MB; VisualVM's work seconds):"
+echo
+echo "| measurement | wall s | peak RSS MB | VisualVM work s |"
+echo "|---|---|---|---|"
+for k in hs_hist_big1 vv_hist_big1 hs_dom_big1 vv_ret_big1 hs_hist_big2 hs_dom_big2 hs_idx_write_big1 hs_idx_read_big1; do
+	[ -n "${NRUN[$k]:-}" ] || continue
+	echo "| $k | ${WALL[$k]:-} | $(list_mb "${RSS[$k]:-}") | ${VVSEC[$k]:-} |"
+done
+if [ ${#FAILURES[@]} -gt 0 ]; then
+	echo
+	echo "**Failed runs** (left out of the medians; details in build/bench/log/):"
+	echo
+	printf -- '- %s\n' "${FAILURES[@]}"
+fi
+} >"$SUM"
+
+echo
+echo "== summary (also in $SUM)"
+echo
+cat "$SUM"
+[ ${#FAILURES[@]} -eq 0 ] || exit 1

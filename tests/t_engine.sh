@@ -1,0 +1,141 @@
+# t_engine.sh - dominators, retained sizes, paths and the index file, against
+# what tests/java/KnownHeap.java built (sizes from the 64-bit layout with
+# compressed oops: 12-byte header, 4-byte references, 8-byte alignment).
+E=$T/engine
+mkdir -p "$E"
+cp "$KNOWN" "$E/k.hprof"
+K=$E/k.hprof
+rm -f "$K.hsidx"
+hs() { $HEAPSH --format csv -c "$1" "$K"; }
+retained_of() { hs ":retained $1" | awk -F, 'NR == 2 { print $NF }'; }
+static_id() { hs ":show $KH" | awk -F, -v f="$1" '$1 == f { split($3, a, " "); print a[1] }'; }
+KH=$(hs ':classes KnownHeap' | awk -F, 'NR == 2 { print $1 }')
+
+# Objects and sets with retained sizes known from the structure.
+check "Leaf set retains its 500 instances" 16000 "$(retained_of Leaf)"
+LEAVES=$(static_id leaves)
+check "ArrayList retains itself + Object[500] + 500 Leafs" $((24 + 2016 + 16000)) "$(retained_of "$LEAVES")"
+check "Owner set retains both owners + Shared + int[256]" $((2 * 24 + 16 + 1040)) "$(retained_of Owner)"
+check "one Owner retains only itself" 24 "$(retained_of "$(static_id ownerA)")"
+check "Shared retains itself and its int[256]" $((16 + 1040)) "$(retained_of Shared)"
+SHARED=$(hs ":refs $(static_id ownerA)" | awk -F, '$1 == "shared" { print $2 }')
+check "Shared is dominated by class KnownHeap" "1,$KH,class KnownHeap" \
+	"$(hs ":idom $SHARED" | awk -F, '$1 == 1 { print $1 "," $2 "," $3 }')"
+check "Holder retains itself and byte[4096]" $((16 + 4112)) "$(retained_of Holder)"
+# orders[0..9] are also held by byCustomer, and so are customer strings 0..9.
+# The array class Order[] (a 72-byte class object with no statics) has no
+# other instance and no loader link, so its only instance retains it too.
+check "Order[] retains the 990 Orders only it holds, 40 strings, its class" \
+	$((4016 + 990 * 40 + 40 * (24 + 32) + 72)) "$(retained_of "$(static_id orders)")"
+C1=$(static_id cycle)
+C2=$(hs ":refs $C1" | awk -F, '$1 == "next" { print $2 }')
+C3=$(hs ":refs $C2" | awk -F, '$1 == "next" { print $2 }')
+check "cycle: node 1 retains all three" 72 "$(retained_of "$C1")"
+check "cycle: node 2 retains two" 48 "$(retained_of "$C2")"
+check "cycle: node 3 retains itself" 24 "$(retained_of "$C3")"
+check "histogram --retained: Orders with their own customer strings" \
+	"class,instances,shallow_bytes,retained_bytes
+Order,1000,40000,$((40000 + 50 * 56))" "$(hs ':histogram Order --retained')"
+
+# :dominators
+DOMS=$(hs ":dominators $LEAVES")
+check "dominators csv header" "id,class,shallow_bytes,retained_bytes" "$(printf '%s\n' "$DOMS" | head -1)"
+check "dominators of the ArrayList: its Object[500]" "java.lang.Object[],2016,18016" \
+	"$(printf '%s\n' "$DOMS" | awk -F, 'NR == 2 { print $2 "," $3 "," $4 }')"
+TOP=$(hs ':dominators --top 100000')
+SUM=$(printf '%s\n' "$TOP" | awk -F, 'NR > 1 { s += $4 } END { print s }')
+INFO=$(printf ':dominators --top 1\n:info\n' | $HEAPSH --format csv "$K")
+REACH=$(printf '%s\n' "$INFO" | grep '^dominator tree,' | sed 's/.* reachable, \([0-9]*\) bytes.*/\1/')
+TOTAL=$(printf '%s\n' "$INFO" | awk -F, '$1 == "shallow bytes" { print $2 }')
+UNREACH=$(printf '%s\n' "$INFO" | grep '^unreachable,' | sed 's/.*objects, \([0-9]*\) bytes.*/\1/')
+check "top-level retained sizes add up to all reachable bytes" "$REACH" "$SUM"
+check "reachable + unreachable = all shallow bytes" "$TOTAL" "$((REACH + UNREACH))"
+check_contains "dominators --by-class" "Holder,1,16,4128" "$(hs ':dominators --by-class --top 500')"
+
+# Weak and soft references: Cached is held only by a SoftReference.
+check "Cached retained through its SoftReference" $((16 + 2064)) "$(retained_of Cached)"
+check "--no-weak: Cached is unreachable" 0 "$($HEAPSH --no-weak --format csv -c ':retained Cached' "$K" | awk -F, 'NR == 2 { print $NF }')"
+CACHED_PATH=$(hs ':path Cached')
+check_contains "path to Cached goes through referent" ",referent," "$CACHED_PATH"
+check_contains "--no-weak merged path: Cached unreachable" "1 unreachable" "$($HEAPSH -c ':path Cached --no-weak' "$K")"
+CID=$(printf '%s\n' "$CACHED_PATH" | tail -1 | cut -d, -f3)
+$HEAPSH --format csv --no-weak -c ":path $CID" "$K" >/dev/null 2>"$E/err"; st=$?
+check_status "--no-weak path to Cached: exit 2" 2 "$st"
+check_contains "--no-weak path to Cached: unreachable" "unreachable from the GC roots through strong references" "$(cat "$E/err")"
+
+# Paths: the Holder is held by a stack frame of heapsh-holder.
+HP=$(hs ':path Holder')
+check "Holder's path is one frame root" "0,,Holder,1,Java frame" "$(printf '%s\n' "$HP" | awk -F, 'NR == 2 { print $1 "," $2 "," $4 "," $5 "," $6 }')"
+O7=$(hs ":show $(static_id orders) --all" | awk -F, '$1 == "7" { split($2, a, " "); print a[1] }')
+P7=$(hs ":path $O7 --all 3")
+check "path to orders[7] ends at it" "$O7" "$(printf '%s\n' "$P7" | awk -F, '$1 == 1' | tail -1 | cut -d, -f4)"
+check "path to orders[7] goes through element [7]" "[7]" "$(printf '%s\n' "$P7" | awk -F, '$1 == 1' | tail -1 | cut -d, -f3)"
+check_contains "path starts at a GC root" "system class" "$(printf '%s\n' "$P7" | awk -F, '$1 == 1 && $2 == 0')"
+O0=$(hs ":show $(static_id orders) --all" | awk -F, '$1 == "0" { split($2, a, " "); print a[1] }')
+NP=$(hs ":path $O0 --all 5" | awk -F, 'NR > 1 { print $1 }' | sort -u | wc -l)
+if [ "$NP" -ge 1 ]; then ok "--all gives paths from distinct roots ($NP)"; else fail "--all paths" "got $NP"; fi
+
+# The index file: written, reused, and never trusted when stale or corrupt.
+rm -f "$K.hsidx"
+hs ':dominators --top 1' >/dev/null
+if [ -s "$K.hsidx" ]; then ok "index written next to the dump"; else fail "index written next to the dump"; fi
+check_contains "reopen reads the index" "read from the index" \
+	"$(printf ':dominators --top 1\n:info\n' | $HEAPSH --format csv "$K")"
+cp "$K.hsidx" "$E/good.hsidx"
+python3 - "$K.hsidx" <<'PY'
+import sys
+p = sys.argv[1]; d = bytearray(open(p, 'rb').read()); d[len(d) // 2] ^= 0xff; open(p, 'wb').write(d)
+PY
+OUT=$(printf ':dominators --top 1\n:info\n' | $HEAPSH --format csv "$K" 2>&1)
+check_contains "corrupt index: detected" "checksum mismatch" "$OUT"
+check_contains "corrupt index: recomputed" "dominator tree,\"computed" "$OUT"
+check_contains "corrupt index: same answer" "18040" "$($HEAPSH --format csv -c ":retained $LEAVES" "$K")"
+head -c 100 "$E/good.hsidx" > "$K.hsidx"
+check_contains "truncated index: detected" "truncated" "$(hs ':dominators --top 1' 2>&1 >/dev/null)"
+cp "$E/good.hsidx" "$K.hsidx"
+touch -d '2001-01-01' "$K"
+OUT=$(printf ':dominators --top 1\n:info\n' | $HEAPSH --format csv "$K" 2>&1)
+check_contains "stale index: detected" "stale" "$OUT"
+check_contains "stale index: recomputed" "dominator tree,\"computed" "$OUT"
+# No writable place next to the dump: the index goes to $XDG_CACHE_HOME/heapsh.
+rm -f "$K.hsidx"; mkdir "$K.hsidx"
+OUT=$(printf ':dominators --top 1\n:info\n' | XDG_CACHE_HOME=$E/xdg $HEAPSH --format csv "$K" 2>&1)
+check_contains "index falls back to XDG_CACHE_HOME" "index file,$E/xdg/heapsh/k.hprof." "$OUT"
+check_contains "fallback index is reused" "read from the index" \
+	"$(printf ':dominators --top 1\n:info\n' | XDG_CACHE_HOME=$E/xdg $HEAPSH --format csv "$K" 2>&1)"
+rmdir "$K.hsidx"
+if ls "$E"/*.tmp.* >/dev/null 2>&1; then fail "no temporary index files left"; else ok "no temporary index files left"; fi
+
+# --export-graph, checked with networkx's immediate_dominators when present.
+$HEAPSH --export-graph "$K" "$E/graph.txt"
+check_status "--export-graph exit 0" 0 $?
+if python3 -c 'import networkx' 2>/dev/null; then
+	NX=$(python3 - "$E/graph.txt" "$K" "$HEAPSH" <<'PY'
+import subprocess, sys
+import networkx as nx
+g = nx.DiGraph(); size = {}; ids = {}
+for line in open(sys.argv[1]):
+    w = line.split()
+    if w[0] == 'root': root = int(w[1]); g.add_node(root)
+    elif w[0] == 'node': size[int(w[1])] = int(w[3]); ids[int(w[1])] = w[2]
+    elif w[0] == 'edge': g.add_edge(int(w[1]), int(w[2]))
+idom = nx.immediate_dominators(g, root)
+children = {}
+for v, d in idom.items():
+    if v != d: children.setdefault(d, []).append(v)
+ret = {}
+order = list(nx.dfs_preorder_nodes(nx.DiGraph([(d, v) for d, l in children.items() for v in l]), root))
+for v in reversed(order):
+    ret[v] = size.get(v, 0) + sum(ret[c] for c in children.get(v, []))
+top = sorted(children.get(root, []), key=lambda v: (-ret[v], v))[:20]
+out = subprocess.run([sys.argv[3], '--format', 'csv', '--no-index', '-c', ':dominators --top 20', sys.argv[2]],
+                     capture_output=True, text=True).stdout.split('\n')[1:21]
+mine = [(r.split(',')[0], int(r.split(',')[3])) for r in out if r]
+theirs = [(ids[v], ret[v]) for v in top]
+print('same' if mine == theirs and ret[root] - 0 == sum(size[v] for v in idom if v != root) else 'differ %s %s' % (mine[:3], theirs[:3]))
+PY
+)
+	check "networkx immediate_dominators agrees (top 20 and totals)" same "$NX"
+else
+	echo "skip networkx check: python3-networkx is not installed"
+fi

@@ -1,0 +1,244 @@
+/*
+ * test_dom.c - property tests of dom_build (src/engine/dom.c): on thousands
+ * of random graphs (cycles, self loops, unreachable parts, long chains) the
+ * immediate dominators equal the definition, computed by brute force:
+ * v dominates w iff removing v cuts w off from the root.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../src/engine/dom.h"
+
+struct g {
+	uint32_t n, m;
+	uint32_t *from, *to;		/* edge list */
+	uint32_t *s_start, *s;		/* successors CSR */
+	uint32_t *p_start, *p;		/* predecessors CSR */
+	int split;			/* present lists as two slices */
+};
+
+static uint64_t rng = 88172645463325252ULL;
+static uint32_t rnd(uint32_t bound)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng % bound);
+}
+
+static void csr(uint32_t n, uint32_t m, const uint32_t *a, const uint32_t *b,
+		uint32_t **start, uint32_t **adj)
+{
+	*start = calloc(n + 1, sizeof **start);
+	*adj = malloc((m + 1) * sizeof **adj);
+	for (uint32_t e = 0; e < m; e++)
+		(*start)[a[e] + 1]++;
+	for (uint32_t v = 0; v < n; v++)
+		(*start)[v + 1] += (*start)[v];
+	uint32_t *fill = malloc((n + 1) * sizeof *fill);
+	memcpy(fill, *start, (n + 1) * sizeof *fill);
+	for (uint32_t e = 0; e < m; e++)
+		(*adj)[fill[a[e]]++] = b[e];
+	free(fill);
+}
+
+static void slices(const struct g *g, const uint32_t *start, const uint32_t *adj,
+		   uint32_t v, struct dom_slices *s)
+{
+	uint32_t lo = start[v], cnt = start[v + 1] - lo;
+	if (g->split && cnt > 1) {
+		uint32_t half = cnt / 2;
+		s->a[0] = adj + lo;
+		s->n[0] = half;
+		s->a[1] = adj + lo + half;
+		s->n[1] = cnt - half;
+		s->count = 2;
+	} else {
+		s->a[0] = adj + lo;
+		s->n[0] = cnt;
+		s->count = 1;
+	}
+}
+
+static void succs(void *ctx, uint32_t v, struct dom_slices *s)
+{
+	struct g *g = ctx;
+	slices(g, g->s_start, g->s, v, s);
+}
+
+static void preds(void *ctx, uint32_t v, struct dom_slices *s)
+{
+	struct g *g = ctx;
+	slices(g, g->p_start, g->p, v, s);
+}
+
+/* reach: nodes reachable from root without passing cut (cut = n: none). */
+static void reach(const struct g *g, uint32_t root, uint32_t cut, uint8_t *seen)
+{
+	uint32_t *stack = malloc((g->n + 1) * sizeof *stack), sp = 0;
+	memset(seen, 0, g->n);
+	if (root == cut)
+		goto done;
+	seen[root] = 1;
+	stack[sp++] = root;
+	while (sp) {
+		uint32_t v = stack[--sp];
+		for (uint32_t e = g->s_start[v]; e < g->s_start[v + 1]; e++) {
+			uint32_t w = g->s[e];
+			if (w != cut && !seen[w]) {
+				seen[w] = 1;
+				stack[sp++] = w;
+			}
+		}
+	}
+done:
+	free(stack);
+}
+
+static void check_graph(struct g *g, uint32_t root)
+{
+	uint32_t n = g->n;
+	csr(n, g->m, g->from, g->to, &g->s_start, &g->s);
+	csr(n, g->m, g->to, g->from, &g->p_start, &g->p);
+	uint32_t *idom = malloc(n * sizeof *idom), *order = malloc(n * sizeof *order), nreach;
+	struct dom_graph dg = {n, root, g, succs, preds};
+	assert_int_equal(dom_build(&dg, idom, order, &nreach), HS_OK);
+
+	/* dom[v][w]: v dominates w (brute force). */
+	uint8_t *base = malloc(n), *seen = malloc(n);
+	uint8_t *dom = calloc((size_t)n * n, 1);
+	reach(g, root, n, base);
+	for (uint32_t v = 0; v < n; v++) {
+		reach(g, root, v, seen);
+		for (uint32_t w = 0; w < n; w++)
+			dom[(size_t)v * n + w] = base[w] && !seen[w];
+	}
+	uint32_t count = 0;
+	for (uint32_t w = 0; w < n; w++) {
+		count += base[w];
+		if (!base[w]) {
+			assert_int_equal(idom[w], DOM_NONE);
+			continue;
+		}
+		if (w == root) {
+			assert_int_equal(idom[w], root);
+			continue;
+		}
+		/* The immediate dominator: the strict dominator every other one dominates. */
+		uint32_t want = DOM_NONE;
+		for (uint32_t d = 0; d < n; d++) {
+			if (d == w || !dom[(size_t)d * n + w])
+				continue;
+			uint32_t ok = 1;
+			for (uint32_t e = 0; e < n && ok; e++)
+				if (e != w && e != d && dom[(size_t)e * n + w] && !dom[(size_t)e * n + d])
+					ok = 0;
+			if (ok)
+				want = d;
+		}
+		assert_int_equal(idom[w], want);
+	}
+	assert_int_equal(nreach, count);
+	/* order: preorder, every node after its immediate dominator */
+	uint32_t *pos = malloc(n * sizeof *pos);
+	for (uint32_t k = 0; k < nreach; k++)
+		pos[order[k]] = k;
+	assert_int_equal(order[0], root);
+	for (uint32_t k = 1; k < nreach; k++)
+		assert_true(pos[idom[order[k]]] < k);
+	free(pos);
+	free(base);
+	free(seen);
+	free(dom);
+	free(idom);
+	free(order);
+	free(g->s_start);
+	free(g->s);
+	free(g->p_start);
+	free(g->p);
+}
+
+static void add(struct g *g, uint32_t a, uint32_t b, uint32_t cap)
+{
+	if (g->m < cap) {
+		g->from[g->m] = a;
+		g->to[g->m++] = b;
+	}
+}
+
+static void random_graphs(void **state)
+{
+	(void)state;
+	for (int iter = 0; iter < 3000; iter++) {
+		struct g g;
+		memset(&g, 0, sizeof g);
+		g.n = 1 + rnd(48);
+		uint32_t cap = g.n * 6 + 64;
+		g.from = malloc(cap * sizeof *g.from);
+		g.to = malloc(cap * sizeof *g.to);
+		g.split = iter & 1;
+		int shape = iter % 4;
+		if (shape == 0 || shape == 3)	/* a long chain through many nodes */
+			for (uint32_t v = 0; v + 1 < g.n; v++)
+				add(&g, v, v + 1, cap);
+		uint32_t extra = rnd(g.n * (shape == 2 ? 4 : 2) + 1);
+		for (uint32_t e = 0; e < extra; e++) {
+			uint32_t a = rnd(g.n), b = rnd(g.n);
+			if (shape == 1 && b < a && rnd(4))	/* mostly forward: DAG-like */
+				continue;
+			add(&g, a, b, cap);	/* self loops and back edges included */
+		}
+		if (shape == 3 && g.n > 2)	/* close the chain into one big cycle */
+			add(&g, g.n - 1, 0, cap);
+		uint32_t root = iter % 5 == 0 ? rnd(g.n) : 0;
+		check_graph(&g, root);
+		free(g.from);
+		free(g.to);
+	}
+}
+
+/* A linked list of a million nodes: no recursion, no quadratic climb. */
+static void long_chain(void **state)
+{
+	(void)state;
+	struct g g;
+	memset(&g, 0, sizeof g);
+	g.n = 1000000;
+	g.from = malloc(g.n * sizeof *g.from);
+	g.to = malloc(g.n * sizeof *g.to);
+	for (uint32_t v = 0; v + 1 < g.n; v++) {
+		g.from[g.m] = v;
+		g.to[g.m++] = v + 1;
+	}
+	g.from[g.m] = g.n - 1;	/* and back to the start */
+	g.to[g.m++] = 0;
+	csr(g.n, g.m, g.from, g.to, &g.s_start, &g.s);
+	csr(g.n, g.m, g.to, g.from, &g.p_start, &g.p);
+	uint32_t *idom = malloc(g.n * sizeof *idom);
+	struct dom_graph dg = {g.n, 0, &g, succs, preds};
+	assert_int_equal(dom_build(&dg, idom, NULL, NULL), HS_OK);
+	for (uint32_t v = 1; v < g.n; v++)
+		assert_int_equal(idom[v], v - 1);
+	free(idom);
+	free(g.from);
+	free(g.to);
+	free(g.s_start);
+	free(g.s);
+	free(g.p_start);
+	free(g.p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(random_graphs),
+		cmocka_unit_test(long_chain),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
