@@ -114,6 +114,7 @@ calc() {
 
 mb() { calc '%.0f' 'a / 1024' "$1"; }             # KiB -> MB (MiB)
 list_mb() { local x o=""; for x in $1; do o+="$(mb "$x") "; done; echo "${o% }"; }
+x() { case $1 in n/a) echo n/a;; *) echo "${1}x";; esac; }   # a ratio
 verdict() { case $1 in n/a) echo "n/a";; 1) echo "**met**";; *) echo "**not met**";; esac; }
 
 # info DUMP KEY: a row of `heapsh --format csv -c :info`.
@@ -220,6 +221,56 @@ if [ -f "$LOG/hs_dom_big1.1.out" ] && [ -f "$LOG/hs_idx_read_big1.1.out" ]; then
 	fi
 fi
 
+# ---------------------------------------------------------------- steady state
+# A cross-check of the peak-RSS arithmetic: heapsh reads its commands from a
+# pipe, runs one, and while it waits for the next (blocked in read(0), seen in
+# /proc/PID/syscall) its anonymous memory (RssAnon: the heap model, plus the
+# engine after :dominators) and mapped file pages (RssFile: the dump) are read
+# from /proc/PID/status. Linux only; "n/a" elsewhere.
+declare -A ANON FILEKB HWM
+steady() {  # steady NAME DUMP COMMAND
+	local name=$1 dump=$2 cmd=$3 fifo=$LOG/steady.fifo pid fd t sc
+	ANON[$name]=n/a; FILEKB[$name]=n/a; HWM[$name]=n/a
+	[ -r /proc/self/syscall ] || return 0
+	rm -f "$fifo"; mkfifo "$fifo"
+	"$HEAPSH" --no-index "$dump" <"$fifo" >"$LOG/$name.out" 2>"$LOG/$name.err" &
+	pid=$!
+	exec {fd}>"$fifo"
+	echo "$cmd" >&$fd
+	local size prev=-1 still=0
+	for ((t = 0; t < 1200; t++)); do   # up to 120 s; done when blocked in read(0) twice, output unchanged
+		sleep 0.1
+		sc=$(cat "/proc/$pid/syscall" 2>/dev/null) || break
+		size=$(stat -c %s "$LOG/$name.out")
+		if [[ $sc == "0 0x0 "* ]] && [ "$size" -gt 0 ] && [ "$size" = "$prev" ]; then
+			still=$((still + 1)); [ $still -ge 2 ] && break
+		else
+			still=0
+		fi
+		prev=$size
+	done
+	if [[ ${sc:-} == "0 0x0 "* ]]; then
+		ANON[$name]=$(awk '/^RssAnon:/ { print $2 }' "/proc/$pid/status")
+		FILEKB[$name]=$(awk '/^RssFile:/ { print $2 }' "/proc/$pid/status")
+		HWM[$name]=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status")
+	fi
+	exec {fd}>&-
+	local rc=0; wait "$pid" || rc=$?
+	rm -f "$fifo"
+	if [ "$rc" != 0 ]; then
+		FAILURES+=("$name: exit status $rc: $HEAPSH --no-index $dump <<< '$cmd'")
+		echo "!! FAILED: $HEAPSH --no-index $dump with '$cmd' on stdin: exit status $rc" >&2
+		tail -n 30 "$LOG/$name.err" | sed 's/^/!!   /' >&2
+	fi
+	printf '   %-22s RssAnon %s MB, RssFile %s MB, VmHWM %s MB\n' "$name" \
+		"$(mb "${ANON[$name]}")" "$(mb "${FILEKB[$name]}")" "$(mb "${HWM[$name]}")"
+}
+echo "== memory at rest (after the command, waiting for the next one)"
+steady ss_hist_big1 "$BIG1" ':histogram'
+steady ss_dom_big1 "$BIG1" ':dominators --top 5'
+steady ss_hist_big2 "$BIG2" ':histogram'
+steady ss_dom_big2 "$BIG2" ':dominators --top 5'
+
 # ---------------------------------------------------------------- results
 med() { median "${WALL[$1]:-}"; }
 medrss() { median "${RSS[$1]:-}"; }           # KiB
@@ -257,6 +308,14 @@ model() {  # model RSS_KIB FILE_BYTES OBJECTS REFS -> "bytes per-object per-obj-
 read -r m1 m1po m1rest b1 m1r <<<"$(model "$h1m" "${FILEB[$BIG1]}" "$N1" "${REFS[$BIG1]}")"
 read -r m2 m2po m2rest b2 m2r <<<"$(model "$h2m" "${FILEB[$BIG2]}" "$N2" "${REFS[$BIG2]}")"
 
+# The same from RssAnon at rest (KiB).
+sa1=$(calc '%.1f' 'a * 1024 / b' "${ANON[ss_hist_big1]}" "$N1")
+sa2=$(calc '%.1f' 'a * 1024 / b' "${ANON[ss_hist_big2]}" "$N2")
+sr1=$(calc '%.2f' 'a * 1024 / (48 * b + 8 * c)' "${ANON[ss_hist_big1]}" "$N1" "${REFS[$BIG1]}")
+sr2=$(calc '%.2f' 'a * 1024 / (48 * b + 8 * c)' "${ANON[ss_hist_big2]}" "$N2" "${REFS[$BIG2]}")
+se1=$(calc '%.1f' '(a - b) * 1024 / c' "${ANON[ss_dom_big1]}" "${ANON[ss_hist_big1]}" "$N1")
+se2=$(calc '%.1f' '(a - b) * 1024 / c' "${ANON[ss_dom_big2]}" "${ANON[ss_hist_big2]}" "$N2")
+
 # Verdicts (1 met, 0 not met, n/a).
 le() { calc '%d' '(a <= b) ? 1 : 0' "$1" "$2"; }
 ge_() { calc '%d' '(a >= b) ? 1 : 0' "$1" "$2"; }
@@ -269,7 +328,7 @@ ok_m1=$(le "$m1r" 1)
 MB1=$(calc '%.0f' 'a / 1e6' "${FILEB[$BIG1]}"); MB2=$(calc '%.0f' 'a / 1e6' "${FILEB[$BIG2]}")
 SUM=$OUT/summary.md
 {
-echo "### Results ($(date -u '+%Y-%m-%d'), $(nproc) cores, $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), median of $R runs; VisualVM retained: $( [ "$SKIP_VV_RET" = 1 ] && echo skipped || echo "median of $RVV")"
+echo "### Results ($(date -u '+%Y-%m-%d'), $(nproc) cores, $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), median of $R runs; VisualVM retained: $( [ "$SKIP_VV_RET" = 1 ] && echo skipped || echo "median of $RVV"))"
 echo
 echo "Dumps: big1 = ${FILEB[$BIG1]} bytes ($MB1 MB), $N1 objects, ${REFS[$BIG1]} references;" \
      "big2 = ${FILEB[$BIG2]} bytes ($MB2 MB), $N2 objects, ${REFS[$BIG2]} references."
@@ -288,15 +347,21 @@ echo
 echo "| target | measured | verdict |"
 echo "|---|---|---|"
 echo "| issue 2: open + histogram < 1 s (big1, $MB1 MB) | $h1 s | $(verdict "$ok_h1") |"
-echo "| issue 2: >= 3x faster than VisualVM histogram | ${r2}x whole process (${r2w}x against VisualVM's work seconds only) | $(verdict "$ok_r2") |"
+echo "| issue 2: >= 3x faster than VisualVM histogram | $(x "$r2") whole process ($(x "$r2w") against VisualVM's work seconds only) | $(verdict "$ok_r2") |"
 echo "| issue 3: all retained sizes < 1 s (big1, whole process: open + dominators) | $d1 s (dominators alone, minus the histogram run: $e1 s) | $(verdict "$ok_d1") |"
-echo "| issue 3: >= 40x faster than VisualVM retained | ${r3}x whole process (${r3w}x against VisualVM's work seconds only) | $(verdict "$ok_r3") |"
+echo "| issue 3: >= 40x faster than VisualVM retained | $(x "$r3") whole process ($(x "$r3w") against VisualVM's work seconds only) | $(verdict "$ok_r3") |"
 echo "| issue 3: extra memory <= 16 bytes/object | big1: $x1 B/object; big2: $x2 B/object | $(verdict "$ok_x1") |"
 echo "| issue 3: linear growth | big2/big1: objects ${go}x, time ${gt}x; s per million objects $pm1 -> $pm2 (${gpm}x); dominators minus histogram ${e1} -> ${e2} s (${ge}x per object) | $(verdict "$ok_lin") (per-object time within 0.8-1.25x) |"
 echo "| heap model <= 48 B/object + 8 B/reference | big1: $m1 B = $m1po B/object ($m1rest B/object after 8 B/reference), ${m1r}x the budget of $b1 B; big2: $m2 B = $m2po B/object, ${m2r}x the budget | $(verdict "$ok_m1") |"
 echo
 echo "Heap model = peak RSS of the histogram run minus the dump's size (the dump is mmap'd and its pages count in RSS);" \
-     "engine extra memory = peak RSS of the dominators run minus that of the histogram run. Both include heapsh's fixed start-up RSS."
+     "engine extra memory = peak RSS of the dominators run minus that of the histogram run." \
+     "The heap model figure also holds heapsh's own fixed start-up memory (a few MB: libc, Lua, readline)."
+echo
+echo "At rest (after the command, waiting for the next one; /proc/PID/status): heap model = RssAnon after :histogram:" \
+     "big1 $(mb "${ANON[ss_hist_big1]}") MB = $sa1 B/object (${sr1}x the budget), big2 $(mb "${ANON[ss_hist_big2]}") MB = $sa2 B/object (${sr2}x);" \
+     "engine = RssAnon after :dominators minus after :histogram: big1 $se1 B/object, big2 $se2 B/object;" \
+     "dump pages (RssFile): big1 $(mb "${FILEKB[ss_hist_big1]}") MB, big2 $(mb "${FILEKB[ss_hist_big2]}") MB."
 echo
 echo "Raw runs (wall seconds; peak RSS MB; VisualVM's work seconds):"
 echo

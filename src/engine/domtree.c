@@ -61,8 +61,6 @@ void dom_tree_free(struct dom_tree *t)
 	hg_free(&t->g);
 	free(t->idom);
 	free(t->retained);
-	free(t->child_start);
-	free(t->child);
 	free(t->depth);
 	free(t);
 }
@@ -78,27 +76,23 @@ static int by_retained(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-const uint32_t *dom_children(struct dom_tree *t, uint32_t v, uint32_t *count)
+uint32_t *dom_children(struct dom_tree *t, uint32_t v, uint32_t *count)
 {
-	uint32_t n = t->h->n;
-	if (!t->child_start) {
-		t->child_start = xcalloc((size_t)n + 3, sizeof *t->child_start);
-		t->child = xmallocarray((size_t)t->nreach + 1, sizeof *t->child);
-		for (uint32_t w = 0; w < n; w++)
-			if (t->idom[w] != HEAP_NONE)
-				t->child_start[t->idom[w] + 2]++;
-		for (uint32_t w = 0; w <= n; w++)
-			t->child_start[w + 2] += t->child_start[w + 1];
-		for (uint32_t w = 0; w < n; w++)
-			if (t->idom[w] != HEAP_NONE)
-				t->child[t->child_start[t->idom[w] + 1]++] = w;
-		sort_tree = t;
-		for (uint32_t w = 0; w <= n; w++)
-			qsort(t->child + t->child_start[w], t->child_start[w + 1] - t->child_start[w],
-			      sizeof *t->child, by_retained);
-	}
-	*count = t->child_start[v + 1] - t->child_start[v];
-	return t->child + t->child_start[v];
+	/* A scan of idom: a few milliseconds per million objects, no index kept. */
+	uint32_t n = t->h->n, k = 0, cap = 64;
+	uint32_t *run = xmallocarray(cap, sizeof *run);
+	for (uint32_t w = 0; w < n; w++)
+		if (t->idom[w] == v) {
+			if (k == cap) {
+				cap *= 2;
+				run = xreallocarray(run, cap, sizeof *run);
+			}
+			run[k++] = w;
+		}
+	sort_tree = t;
+	qsort(run, k, sizeof *run, by_retained);
+	*count = k;
+	return run;
 }
 
 static void ensure_depth(struct dom_tree *t)
@@ -168,17 +162,34 @@ int dom_retained_set(struct dom_tree *t, const uint32_t *objs, uint32_t n, uint6
 	 * from a root to it passes top; so it is what top retains minus what
 	 * top still reaches, inside its subtree, when the members are gone.
 	 */
-	uint32_t *queue = xmallocarray((size_t)h->n + 2, sizeof *queue);
-	uint32_t qh = 0, qt = 0, cnt;
-	queue[qt++] = top;
-	while (qh < qt) {
-		uint32_t v = queue[qh++];
-		if (!mark[v])
-			mark[v] = 3;
-		const uint32_t *ch = dom_children(t, v, &cnt);
-		for (uint32_t k = 0; k < cnt; k++)
-			queue[qt++] = ch[k];
+	/*
+	 * Mark top's subtree: walk each object's dominator chain up until it
+	 * meets top (inside), the super-root (outside), or a node already
+	 * decided, then mark the walked chain the same way.
+	 */
+	uint8_t *side = xcalloc((size_t)h->n + 1, 1);	/* 0 unknown, 1 in, 2 out */
+	uint32_t *chain = xmallocarray((size_t)h->n + 2, sizeof *chain);
+	side[top] = 1;
+	if (top != h->n)
+		side[h->n] = 2;
+	for (uint32_t v = 0; v < h->n; v++) {
+		if (side[v] || t->idom[v] == HEAP_NONE)
+			continue;
+		uint32_t len = 0, x = v;
+		while (!side[x]) {
+			chain[len++] = x;
+			x = t->idom[x];
+		}
+		uint8_t s = side[x];
+		while (len)
+			side[chain[--len]] = s;
 	}
+	for (uint32_t v = 0; v <= h->n; v++)
+		if (side[v] == 1 && !mark[v])
+			mark[v] = 3;
+	free(side);
+	uint32_t *queue = chain;
+	uint32_t qh = 0, qt = 0;
 	qh = qt = 0;
 	uint64_t still = 0;
 	queue[qt++] = top;

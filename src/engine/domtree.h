@@ -22,8 +22,6 @@ struct dom_tree {
 	uint32_t *idom;		/* [n+1] immediate dominator; n = super-root */
 	uint64_t *retained;	/* [n+1] retained bytes; [n] = all reachable */
 	uint32_t nreach;	/* reachable objects (super-root excluded) */
-	uint32_t *child_start;	/* [n+2] lazily: children CSR */
-	uint32_t *child;	/* children, largest retained first */
 	uint32_t *depth;	/* [n+1] lazily: depth in the tree, root 0 */
 	bool from_index;	/* loaded from the index file, not computed */
 };
@@ -41,8 +39,12 @@ struct dom_tree *dom_tree_adopt(const struct heap *h, bool no_weak, uint32_t *id
 				uint64_t *retained);
 void dom_tree_free(struct dom_tree *t);
 
-/* dom_children: v's children (v may be the super-root), largest retained first. */
-const uint32_t *dom_children(struct dom_tree *t, uint32_t v, uint32_t *count);
+/*
+ * dom_children: v's children in the dominator tree (v may be the
+ * super-root), largest retained first, in a new array the caller frees.
+ * Cost: one scan of the tree, O(n), plus sorting the children.
+ */
+uint32_t *dom_children(struct dom_tree *t, uint32_t v, uint32_t *count);
 
 /*
  * dom_retained_set: the bytes freed if every object in objs[0..n) went

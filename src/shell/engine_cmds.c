@@ -228,7 +228,7 @@ int sh_cmd_dominators(struct sh *sh, int argc, char **argv)
 					"(garbage): it dominates nothing", heap_id(h, v));
 	}
 	uint32_t n;
-	const uint32_t *ch = dom_children(t, v, &n);
+	uint32_t *ch = dom_children(t, v, &n);
 	uint32_t limit = o.top ? (uint32_t)o.top : 25;
 	if (o.by_class) {
 		struct cls_row *rows = xcalloc(h->nclasses + 1, sizeof *rows);
@@ -272,6 +272,7 @@ int sh_cmd_dominators(struct sh *sh, int argc, char **argv)
 				   100.0 * (double)t->retained[v] / (double)total, total);
 		out_printf("\n");
 	}
+	free(ch);
 	return HS_OK;
 }
 
