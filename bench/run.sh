@@ -7,7 +7,9 @@
 #   BENCH_RUNS=N               runs per measurement, the median is reported (default 5)
 #   BENCH_VV_RETAINED_RUNS=N   runs of VisualVM's slow `retained` mode (default 3)
 #   BENCH_SKIP_VV_RETAINED=1   skip VisualVM `retained` (~76 s and ~6.6 GB per run)
-#   HEAPSH=path                the heapsh binary (default ./heapsh)
+#   HEAPSH=path                the heapsh binary (default ./heapsh); it is copied to
+#                              build/bench/heapsh first, so a rebuild during the run
+#                              does not mix two binaries in one set of numbers
 #
 # Output: progress and per-run lines, then a Markdown summary, also written to
 # build/bench/summary.md. Every run's stdout/stderr/timing is kept in
@@ -33,6 +35,14 @@ done
 [ -x "$HEAPSH" ] || { echo "bench: $HEAPSH not found; run 'make' (or 'make bench') first" >&2; exit 2; }
 VVCP=$(sh tests/visualvm-classpath.sh)
 mkdir -p "$CLS" "$LOG"
+cp "$HEAPSH" "$OUT/heapsh.tmp" && mv -f "$OUT/heapsh.tmp" "$OUT/heapsh"
+HEAPSH_FROM=$HEAPSH
+HEAPSH=$OUT/heapsh
+BIN_ID="$("$HEAPSH" --version), sha256 $(sha256sum "$HEAPSH" | cut -c1-12), copied from $HEAPSH_FROM"
+if git rev-parse --git-dir >/dev/null 2>&1; then
+	BIN_ID+=", source at commit $(git rev-parse --short HEAD)"
+	[ -z "$(git status --porcelain -- src Makefile 2>/dev/null)" ] || BIN_ID+=" with uncommitted changes in src/ or Makefile"
+fi
 rm -f "$LOG"/*
 
 # ---------------------------------------------------------------- timing
@@ -128,7 +138,7 @@ echo "memory:  $(free -g | awk '/^Mem:/ { print $2 " GB total, " $7 " GB availab
 echo "kernel:  $(uname -sr)"
 echo "java:    $(java -version 2>&1 | head -n 1)"
 echo "visualvm heap library: $VVCP ($(dpkg-query -W -f='${Version}' visualvm 2>/dev/null || echo '?'))"
-echo "heapsh:  $("$HEAPSH" --version)"
+echo "heapsh:  $BIN_ID"
 echo "runs:    $R per measurement (median), VisualVM retained: $( [ "$SKIP_VV_RET" = 1 ] && echo skipped || echo "$RVV")"
 
 # ---------------------------------------------------------------- dumps
@@ -330,6 +340,8 @@ SUM=$OUT/summary.md
 {
 echo "### Results ($(date -u '+%Y-%m-%d'), $(nproc) cores, $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), median of $R runs; VisualVM retained: $( [ "$SKIP_VV_RET" = 1 ] && echo skipped || echo "median of $RVV"))"
 echo
+echo "Binary: $BIN_ID."
+echo
 echo "Dumps: big1 = ${FILEB[$BIG1]} bytes ($MB1 MB), $N1 objects, ${REFS[$BIG1]} references;" \
      "big2 = ${FILEB[$BIG2]} bytes ($MB2 MB), $N2 objects, ${REFS[$BIG2]} references."
 echo
@@ -369,7 +381,8 @@ echo "| measurement | wall s | peak RSS MB | VisualVM work s |"
 echo "|---|---|---|---|"
 for k in hs_hist_big1 vv_hist_big1 hs_dom_big1 vv_ret_big1 hs_hist_big2 hs_dom_big2 hs_idx_write_big1 hs_idx_read_big1; do
 	[ -n "${NRUN[$k]:-}" ] || continue
-	echo "| $k | ${WALL[$k]:-} | $(list_mb "${RSS[$k]:-}") | ${VVSEC[$k]:-} |"
+	w=${WALL[$k]:-}; v=${VVSEC[$k]:-}
+	echo "| $k | ${w% } | $(list_mb "${RSS[$k]:-}") | ${v% } |"
 done
 if [ ${#FAILURES[@]} -gt 0 ]; then
 	echo

@@ -8,12 +8,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../dsl/eval.h"
 #include "../engine/path.h"
 #include "out.h"
 #include "sh.h"
 
 void sh_close_heap(struct sh *sh)
 {
+	dsl_free(sh->dsl);
+	sh->dsl = NULL;
 	for (int k = 0; k < 2; k++) {
 		dom_tree_free(sh->dom[k]);
 		sh->dom[k] = NULL;

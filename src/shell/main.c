@@ -125,11 +125,16 @@ int sh_execute(struct sh *sh, const char *line, const char *where)
 {
 	while (*line == ' ' || *line == '\t')
 		line++;
-	if (!*line || !strncmp(line, "//", 2) || *line == '#')
+	if (!*line || !strncmp(line, "//", 2) || (*line == '#' && line[1] != '['))
 		return HS_OK;
-	if (*line != ':')
-		return sh_error(sh, where, "'%s' is not a command; commands start with ':' "
-				"(:help lists them)", line);
+	if (*line != ':') {
+		bool incomplete;
+		int st = sh_query(sh, line, where, 0, &incomplete);
+		if (incomplete)
+			return sh_error(sh, where, "the query is incomplete (an open bracket, a "
+					"dangling operator, or a set_type without instances_for)");
+		return st;
+	}
 	char *copy = xstrdup(line + 1);
 	char *argv[64];
 	int argc = split(copy, argv, 64);
@@ -161,12 +166,23 @@ done:
 	return st;
 }
 
+/* is_command: a ':' command or a comment, rather than query text. */
+static bool is_command(const char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	return *s == ':' || (*s == '#' && s[1] != '[');
+}
+
 int sh_process_input(struct sh *sh, FILE *f, const char *name)
 {
 	char *line = NULL;
 	size_t cap = 0;
-	int lineno = 0, st = HS_OK;
+	int lineno = 0, st = HS_OK, first = 0;
 	bool tty = !f && isatty(STDIN_FILENO);
+	char *pending = NULL;	/* query text waiting for its end */
+	size_t plen = 0;
+	char where[512];
 	while (!sh->quit) {
 		char *text;
 		if (f) {
@@ -178,9 +194,14 @@ int sh_process_input(struct sh *sh, FILE *f, const char *name)
 			text = line;
 		} else {
 			at_prompt = 1;
-			char *prompt = sh->heap ? xasprintf("heapsh %s> ", strrchr(sh->dump_path, '/')
-						 ? strrchr(sh->dump_path, '/') + 1 : sh->dump_path)
-						: xstrdup("heapsh> ");
+			char *prompt;
+			if (pending)
+				prompt = xstrdup("   ...> ");
+			else if (sh->heap)
+				prompt = xasprintf("heapsh %s> ", strrchr(sh->dump_path, '/')
+						   ? strrchr(sh->dump_path, '/') + 1 : sh->dump_path);
+			else
+				prompt = xstrdup("heapsh> ");
 			text = le_readline(prompt);
 			free(prompt);
 			at_prompt = 0;
@@ -189,21 +210,62 @@ int sh_process_input(struct sh *sh, FILE *f, const char *name)
 					out_printf("\n");
 				break;
 			}
+			if (hs_interrupted && pending) {
+				/* Ctrl-C at a continuation prompt drops the unfinished query */
+				free(pending);
+				pending = NULL;
+				plen = 0;
+			}
 			le_add_history(text);
 			free(line);
 			line = text;
 			hs_interrupted = 0;
 		}
 		lineno++;
-		char where[512];
-		snprintf(where, sizeof where, "%s:%d", name, lineno);
-		if (sh->echo && *text && text[0] != '#') {
-			out_printf("heapsh> %s\n", text);
+		if (!pending && is_command(text)) {
+			snprintf(where, sizeof where, "%s:%d", name, lineno);
+			if (sh->echo && text[0] != '#')
+				out_printf("heapsh> %s\n", text);
+			if (sh_execute(sh, text, tty ? NULL : where) != HS_OK)
+				st = HS_ERR;
+			if (sh->echo && text[0] != '#')
+				out_printf("\n");
+			continue;
 		}
-		if (sh_execute(sh, text, tty ? NULL : where) != HS_OK)
+		if (!pending) {
+			const char *t = text;
+			while (*t == ' ' || *t == '\t')
+				t++;
+			if (!*t)
+				continue;
+			first = lineno;
+		}
+		size_t tl = strlen(text);
+		pending = xrealloc(pending, plen + tl + 2);
+		memcpy(pending + plen, text, tl);
+		plen += tl;
+		pending[plen++] = '\n';
+		pending[plen] = 0;
+		if (sh->echo)
+			out_printf("%s %s\n", first == lineno ? "heapsh>" : "   ...>", text);
+		bool incomplete;
+		snprintf(where, sizeof where, "%s:%d", name, first);
+		if (sh_query(sh, pending, tty ? NULL : where, tty ? 0 : first, &incomplete) != HS_OK)
 			st = HS_ERR;
-		if (sh->echo && *text && text[0] != '#')
+		if (incomplete)
+			continue;
+		if (sh->echo)
 			out_printf("\n");
+		free(pending);
+		pending = NULL;
+		plen = 0;
+	}
+	if (pending) {
+		snprintf(where, sizeof where, "%s:%d", name, first);
+		sh_error(sh, where, "the input ends inside an unfinished query (an open "
+			 "bracket, a dangling operator, or a set_type without instances_for)");
+		st = HS_ERR;
+		free(pending);
 	}
 	free(line);
 	return st;

@@ -24,6 +24,7 @@ struct sh {
 	bool no_index;		/* do not read or write the index file */
 	struct dom_tree *dom[2];	/* [no_weak]: computed on first use */
 	struct idx *idx;
+	struct dsl *dsl;	/* the query language session, made on first use */
 	int depth;		/* :load nesting */
 	const char *where;	/* "file:line" of the input being run, or NULL */
 };
@@ -78,6 +79,14 @@ extern struct sh *sh_current;
 struct dom_tree *sh_dom(struct sh *sh, bool no_weak);
 /* sh_close_heap: drop the heap and everything computed from it. */
 void sh_close_heap(struct sh *sh);
+
+/*
+ * sh_query: run a query-language snippet and show its values. where is
+ * the input's name and first_line the snippet's first line in it (0 when
+ * typed). *incomplete is set (and nothing run) when more text is needed.
+ */
+int sh_query(struct sh *sh, const char *text, const char *where, int first_line,
+	     bool *incomplete);
 
 /* sh_export_graph: write the engine graph of the heap as text to path. */
 int sh_export_graph(struct sh *sh, const char *path);

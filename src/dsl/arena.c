@@ -1,0 +1,52 @@
+/* arena.c - see arena.h. */
+#include "arena.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/mem.h"
+
+struct arena_block {
+	struct arena_block *next;
+	size_t size, used;
+	_Alignas(16) unsigned char data[];
+};
+
+void *arena_alloc(struct arena *a, size_t n)
+{
+	n = (n + 15) & ~(size_t)15;
+	struct arena_block *b = a->head;
+	if (!b || b->size - b->used < n) {
+		size_t size = n > 65536 ? n : 65536;
+		b = xmalloc(sizeof *b + size);
+		b->size = size;
+		b->used = 0;
+		b->next = a->head;
+		a->head = b;
+	}
+	void *p = b->data + b->used;
+	b->used += n;
+	a->used += n;
+	memset(p, 0, n);
+	return p;
+}
+
+char *arena_strndup(struct arena *a, const char *s, size_t n)
+{
+	char *d = arena_alloc(a, n + 1);
+	memcpy(d, s, n);
+	d[n] = 0;
+	return d;
+}
+
+void arena_free(struct arena *a)
+{
+	struct arena_block *b = a->head;
+	while (b) {
+		struct arena_block *next = b->next;
+		free(b);
+		b = next;
+	}
+	a->head = NULL;
+	a->used = 0;
+}

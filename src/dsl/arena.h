@@ -1,0 +1,21 @@
+/*
+ * arena.h - bump allocation for the query language: a snippet's syntax
+ * tree and the values computed from it live in arenas freed all at once.
+ * Ownership: arena_free releases every block handed out by arena_alloc.
+ */
+#ifndef HS_ARENA_H
+#define HS_ARENA_H
+
+#include <stddef.h>
+
+struct arena_block;
+struct arena {
+	struct arena_block *head;
+	size_t used;		/* bytes handed out, for statistics */
+};
+
+void *arena_alloc(struct arena *a, size_t n);	/* zeroed, 16-byte aligned */
+char *arena_strndup(struct arena *a, const char *s, size_t n);
+void arena_free(struct arena *a);
+
+#endif
