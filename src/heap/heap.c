@@ -269,6 +269,12 @@ static void put_utf8(char **buf, size_t *len, size_t *cap, uint32_t c)
 	}
 }
 
+static uint32_t utf16_at(const uint8_t *p, uint64_t k, bool big_endian)
+{
+	return big_endian ? (uint32_t)(p[2 * k] << 8 | p[2 * k + 1])
+			  : (uint32_t)(p[2 * k + 1] << 8 | p[2 * k]);
+}
+
 char *heap_string(const struct heap *h, uint32_t i, size_t max_chars)
 {
 	if (heap_kind(h, i) != HEAP_INSTANCE || strcmp(heap_class_name(h, i), "java.lang.String"))
@@ -311,13 +317,10 @@ char *heap_string(const struct heap *h, uint32_t i, size_t max_chars)
 		if (latin1) {
 			c = p[k];
 		} else {
-			/* UTF-16 in HotSpot's big-endian dump byte order */
-			c = o.elem_type == HPROF_CHAR ? hprof_u2(p + 2 * k)
-						      : (uint32_t)(p[2 * k] << 8 | p[2 * k + 1]);
+					/* char[] values are big-endian in HPROF; a byte[] is raw memory */
+			c = utf16_at(p, k, o.elem_type == HPROF_CHAR || h->utf16_be);
 			if (c >= 0xD800 && c < 0xDC00 && k + 1 < start + n) {
-				uint32_t lo = o.elem_type == HPROF_CHAR
-						      ? hprof_u2(p + 2 * (k + 1))
-						      : (uint32_t)(p[2 * k + 2] << 8 | p[2 * k + 3]);
+				uint32_t lo = utf16_at(p, k + 1, o.elem_type == HPROF_CHAR || h->utf16_be);
 				if (lo >= 0xDC00 && lo < 0xE000) {
 					c = 0x10000 + ((c - 0xD800) << 10) + (lo - 0xDC00);
 					k++;

@@ -153,6 +153,7 @@ struct heap {
 	int oop_size;		/* 4 with compressed oops, else 8 */
 	int header_size;	/* instance header bytes: id size + oop size (VisualVM's rule) */
 	bool oop_size_forced;
+	bool utf16_be;		/* byte[] UTF-16 strings are big-endian (sun.cpu.endian) */
 	const char *oop_source;	/* how oop_size was decided, for :info */
 
 	/* Counts of what the loader dropped or repaired. */

@@ -584,8 +584,8 @@ static void size_classes(struct loader *L)
 	h->header_size = min_inst;
 	for (uint32_t k = 0; k < h->nclasses; k++) {
 		struct heap_class *c = &h->classes[k];
-		if (c->elem_type)
-			continue;
+		if (c->elem_type || c->obj == HEAP_NONE)
+			continue;	/* arrays, and classes known only by name */
 		if (new_size && !h->oop_size_forced) {
 			c->inst_size = c->hprof_size;
 			continue;
@@ -611,8 +611,9 @@ static uint64_t array_size(const struct heap *h, uint8_t elem, uint64_t len)
 /* class_object_size: a class mirror is a java.lang.Class plus its statics. */
 static uint64_t class_object_size(const struct heap *h, const struct heap_class *c)
 {
-	uint64_t sz = h->class_class != HEAP_NONE ? h->classes[h->class_class].inst_size
-						  : (uint64_t)h->header_size;
+	/* Without a CLASS DUMP for java.lang.Class, a mirror is at least a header. */
+	uint64_t sz = h->class_class != HEAP_NONE && h->classes[h->class_class].obj != HEAP_NONE
+			      ? h->classes[h->class_class].inst_size : (uint64_t)h->header_size;
 	for (unsigned k = 0; k < c->nstatics; k++) {
 		uint8_t t = c->statics[k].type;
 		sz += t == HPROF_OBJECT ? (uint64_t)h->oop_size
@@ -663,13 +664,16 @@ static uint32_t prim_array_class(struct loader *L, uint8_t t, uint32_t *cache)
 	return cache[t] = c;
 }
 
-static int pass2(struct loader *L)
+/*
+ * assign_classes: every object's class, before sizes are decided (deciding
+ * the oop size may read fields, which needs the classes).
+ */
+static void assign_classes(struct loader *L)
 {
 	struct heap *h = L->h;
 	struct hprof *hp = L->hp;
 	const uint8_t *d = hp->data;
 	size_t ids = (size_t)hp->id_size;
-	struct edges E = {NULL, 0, 0};
 	uint32_t prim_cache[16];
 	for (int t = 0; t < 16; t++)
 		prim_cache[t] = HEAP_NONE;
@@ -677,15 +681,10 @@ static int pass2(struct loader *L)
 	if (h->class_class == HEAP_NONE)
 		h->class_class = add_class(L, 0, "java.lang.Class");
 	h->cls = xmallocarray(h->n + 1, sizeof *h->cls);
-	h->size = xmallocarray(h->n + 1, sizeof *h->size);
-	h->out_start = xmallocarray(h->n + 2, sizeof *h->out_start);
 	uint64_t last_cid = 0;
-	uint32_t last_c = HEAP_NONE, next_class = 0;
+	uint32_t last_c = HEAP_NONE;
 	for (uint32_t i = 0; i < h->n; i++) {
-		h->out_start[i] = E.len;
 		size_t p = h->pos[i];
-		uint64_t sz = 0;
-		uint32_t c;
 		switch (d[p]) {
 		case HPROF_GC_INSTANCE_DUMP: {
 			uint64_t cid = hprof_id(hp, d + p + 1 + ids + 4);
@@ -693,7 +692,43 @@ static int pass2(struct loader *L)
 				last_cid = cid;
 				last_c = class_for_id(L, cid);
 			}
-			c = last_c;
+			h->cls[i] = last_c;
+			break;
+		}
+		case HPROF_GC_OBJ_ARRAY_DUMP:
+			h->cls[i] = class_for_id(L, hprof_id(hp, d + p + 1 + ids + 8));
+			break;
+		case HPROF_GC_PRIM_ARRAY_DUMP:
+			h->cls[i] = prim_array_class(L, d[p + 1 + ids + 8], prim_cache);
+			break;
+		default:
+			h->cls[i] = h->class_class;
+			break;
+		}
+	}
+	/* Classes added here need a (field-less) layout. */
+	for (uint32_t k = 0; k < h->nclasses; k++)
+		if (!h->classes[k].ref_offsets)
+			h->classes[k].ref_offsets = xcalloc(1, sizeof(uint32_t));
+}
+
+static int pass2(struct loader *L)
+{
+	struct heap *h = L->h;
+	struct hprof *hp = L->hp;
+	const uint8_t *d = hp->data;
+	size_t ids = (size_t)hp->id_size;
+	struct edges E = {NULL, 0, 0};
+	h->size = xmallocarray(h->n + 1, sizeof *h->size);
+	h->out_start = xmallocarray(h->n + 2, sizeof *h->out_start);
+	uint32_t next_class = 0;
+	for (uint32_t i = 0; i < h->n; i++) {
+		h->out_start[i] = E.len;
+		size_t p = h->pos[i];
+		uint64_t sz = 0;
+		uint32_t c = h->cls[i];
+		switch (d[p]) {
+		case HPROF_GC_INSTANCE_DUMP: {
 			struct heap_class *k = &h->classes[c];
 			if (k->obj == HEAP_NONE)
 				h->unknown_class_objs++;
@@ -709,7 +744,6 @@ static int pass2(struct loader *L)
 		}
 		case HPROF_GC_OBJ_ARRAY_DUMP: {
 			uint32_t len = hprof_u4(d + p + 1 + ids + 4);
-			c = class_for_id(L, hprof_id(hp, d + p + 1 + ids + 8));
 			if (h->classes[c].obj == HEAP_NONE)
 				h->unknown_class_objs++;
 			const uint8_t *e = d + p + 1 + 2 * ids + 8;
@@ -720,16 +754,13 @@ static int pass2(struct loader *L)
 		}
 		case HPROF_GC_PRIM_ARRAY_DUMP: {
 			uint32_t len = hprof_u4(d + p + 1 + ids + 4);
-			uint8_t t = d[p + 1 + ids + 8];
-			c = prim_array_class(L, t, prim_cache);
-			sz = array_size(h, t, len);
+			sz = array_size(h, d[p + 1 + ids + 8], len);
 			break;
 		}
 		default: {	/* CLASS DUMP */
 			while (next_class < h->nclasses && h->classes[next_class].obj < i)
 				next_class++;
 			uint32_t me = next_class;
-			c = h->class_class;
 			struct hprof_class_dump cd;
 			hprof_class_dump_read(hp, p, hp->size, &cd, NULL);
 			edge(h, &E, cd.super_id);
@@ -751,7 +782,6 @@ static int pass2(struct loader *L)
 			break;
 		}
 		}
-		h->cls[i] = c;
 		h->size[i] = sz >= UINT32_MAX ? UINT32_MAX : (uint32_t)sz;
 		h->classes[c].count++;
 		h->classes[c].shallow += sz;
@@ -910,16 +940,17 @@ int heap_load(const char *path, const struct heap_load_opts *opts,
 	build_index(&L);
 	read_classes(&L);
 	layout_classes(h);
+	assign_classes(&L);
 	size_classes(&L);
 	if ((st = pass2(&L)) != HS_OK)
 		goto fail;
-	/* Classes added in pass 2 need a layout too. */
-	for (uint32_t k = 0; k < h->nclasses; k++)
-		if (!h->classes[k].ref_offsets)
-			h->classes[k].ref_offsets = xcalloc(1, sizeof(uint32_t));
 	build_incoming(h);
 	build_instances(h);
 	build_threads_and_roots(&L);
+	/* Compact UTF-16 strings are in the dumped machine's byte order. */
+	char *endian = heap_system_property(h, "sun.cpu.endian");
+	h->utf16_be = endian && !strcmp(endian, "big");
+	free(endian);
 	if (opts && opts->progress)
 		opts->progress(opts->progress_ctx, 1.0);
 	loader_free(&L);

@@ -11,7 +11,7 @@
 #include <zlib.h>
 
 /* NEED: fail unless n bytes remain between cur and lim. */
-#define NEED(cur, lim, n) ((lim) - (cur) >= (size_t)(n))
+#define NEED(cur, lim, n) ((cur) <= (lim) && (lim) - (cur) >= (size_t)(n))
 
 /*
  * inflate_file: read a gzip file (possibly many concatenated members, as
@@ -220,6 +220,8 @@ int hprof_class_dump_read(const struct hprof *h, size_t off, size_t end,
 		int sz = hprof_type_size(h, d[p + 2]);
 		if (!sz)
 			goto badtype;
+		if (!NEED(p, end, 3 + (size_t)sz))
+			goto cut;
 		p += 3 + (size_t)sz;
 	}
 	if (!NEED(p, end, 2))
@@ -232,6 +234,8 @@ int hprof_class_dump_read(const struct hprof *h, size_t off, size_t end,
 		int sz = hprof_type_size(h, d[p + ids]);
 		if (!sz)
 			goto badtype;
+		if (!NEED(p, end, ids + 1 + (size_t)sz))
+			goto cut;
 		p += ids + 1 + (size_t)sz;
 	}
 	if (!NEED(p, end, 2))

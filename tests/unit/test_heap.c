@@ -6,8 +6,6 @@
  * without a forced oop size. Smaller dumps cover strings, Android records,
  * damage, and files with nothing to load.
  *
- * Tests marked KNOWN BUG assert the correct behaviour of a src/ defect that
- * is reported but not yet fixed; they are skipped unless HS_KNOWN_BUGS=1.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,12 +19,6 @@
 
 #include "hprof_writer.h"
 #include "../../src/heap/heap.h"
-
-#define known_bug() \
-	do { \
-		if (!getenv("HS_KNOWN_BUGS")) \
-			skip(); \
-	} while (0)
 
 /* ---- interned UTF8 strings ---- */
 
@@ -1538,10 +1530,9 @@ static void test_strings_compact_big_endian(void **state)
  * x86-64 and aarch64 (sun.cpu.endian=little) hold little-endian UTF-16.
  * Seen on a real JDK 17 dump: "Q\u20acZ\u00e9" shows as "\u5100\uac20\u5a00\ue900".
  */
-static void test_strings_compact_little_endian_KNOWN_BUG(void **state)
+static void test_strings_compact_little_endian(void **state)
 {
 	(void)state;
-	known_bug();
 	struct sdump d;
 	build_strings(&d, 4, false, true, props_little);
 	struct heap *h = load_ok(d.w.path, NULL);
@@ -1557,10 +1548,9 @@ static void test_strings_compact_little_endian_KNOWN_BUG(void **state)
  * allocated h->cls; heap_field then reads h->cls[i] through NULL and the
  * load crashes (SIGSEGV) on any such dump whose java.lang.System has props.
  */
-static void test_oops_from_system_property_KNOWN_BUG(void **state)
+static void test_oops_from_system_property(void **state)
 {
 	(void)state;
-	known_bug();
 	static const char *const props[] = {
 		"java.vm.compressedOopsMode", "Zero based", NULL};
 	struct sdump d;
@@ -1578,10 +1568,9 @@ static void test_oops_from_system_property_KNOWN_BUG(void **state)
  * adds a nameless java.lang.Class (inst_size 0) before sizing, so the
  * header_size fallback in class_object_size() is never taken.
  */
-static void test_class_object_size_without_java_lang_class_KNOWN_BUG(void **state)
+static void test_class_object_size_without_java_lang_class(void **state)
 {
 	(void)state;
-	known_bug();
 	struct hw w;
 	hw_init(&w, 8, 2, 0);
 	hw_utf8(&w, 1, "java/lang/Object");
@@ -1611,9 +1600,9 @@ int main(void)
 		cmocka_unit_test(test_android_records),
 		cmocka_unit_test(test_strings_jdk8_char_array),
 		cmocka_unit_test(test_strings_compact_big_endian),
-		cmocka_unit_test(test_strings_compact_little_endian_KNOWN_BUG),
-		cmocka_unit_test(test_oops_from_system_property_KNOWN_BUG),
-		cmocka_unit_test(test_class_object_size_without_java_lang_class_KNOWN_BUG),
+		cmocka_unit_test(test_strings_compact_little_endian),
+		cmocka_unit_test(test_oops_from_system_property),
+		cmocka_unit_test(test_class_object_size_without_java_lang_class),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
