@@ -1524,7 +1524,7 @@ static void test_strings_compact_big_endian(void **state)
 }
 
 /*
- * KNOWN BUG: heap_string decodes UTF-16 compact strings (coder 1) as
+ * Regression (fixed): heap_string decodes UTF-16 compact strings (coder 1) as
  * big-endian, but HotSpot keeps their byte[] in the VM's native order
  * (StringUTF16.HI_BYTE_SHIFT) and writes byte arrays raw, so dumps from
  * x86-64 and aarch64 (sun.cpu.endian=little) hold little-endian UTF-16.
@@ -1543,7 +1543,7 @@ static void test_strings_compact_little_endian(void **state)
 }
 
 /*
- * KNOWN BUG: with 8-byte ids and no other hint, size_classes() asks
+ * Regression (fixed): with 8-byte ids and no other hint, size_classes() asks
  * heap_system_property("java.vm.compressedOopsMode") before pass2 has
  * allocated h->cls; heap_field then reads h->cls[i] through NULL and the
  * load crashes (SIGSEGV) on any such dump whose java.lang.System has props.
@@ -1563,7 +1563,7 @@ static void test_oops_from_system_property(void **state)
 }
 
 /*
- * KNOWN BUG: in a dump without a CLASS DUMP for java.lang.Class, class
+ * Regression (fixed): in a dump without a CLASS DUMP for java.lang.Class, class
  * objects get a shallow size of only their statics (0 with none). pass2
  * adds a nameless java.lang.Class (inst_size 0) before sizing, so the
  * header_size fallback in class_object_size() is never taken.

@@ -616,7 +616,7 @@ static void test_class_dump_id8(void **state)
 /*
  * in_value: does a record bounded at file offset x end where a constant
  * pool or static field value of the sample class should be (cut positions
- * there hit the KNOWN BUG below)?
+ * there hit the regression below)?
  */
 static bool in_value(const struct hprof *h, const struct hprof_class_dump *cd, size_t x)
 {
@@ -683,7 +683,7 @@ static void test_class_dump_cut(void **state)
 }
 
 /*
- * KNOWN BUG: a CLASS DUMP cut inside a constant pool or static value is
+ * Regression (fixed): a CLASS DUMP cut inside a constant pool or static value is
  * accepted. hprof_class_dump_read checks the 3-byte cp entry head and the
  * static's name+type, then skips the value unchecked; the next NEED(p, end, n)
  * computes end - p with p > end, which wraps, so the check passes and the
