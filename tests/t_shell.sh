@@ -60,3 +60,36 @@ if command -v tmux >/dev/null; then
 else
 	fail "completion test" "tmux is not installed (make deps installs it)"
 fi
+
+# Query language in a terminal: completion of keywords, class and field names;
+# a multi-line snippet with a continuation prompt; Ctrl-C stops a long query.
+if command -v tmux >/dev/null; then
+	S=heapsh-query-$$
+	tmux new-session -d -s $S -x 220 -y 50 "HOME=$T $HEAPSH $KNOWN"
+	sleep 1
+	tmux send-keys -t $S 'objects.filter([it | it is Ord' Tab ' and it.sta' Tab '= 7]).cou' Tab Enter
+	sleep 1
+	tmux send-keys -t $S 'objects.exists([it |' Enter
+	sleep 0.3
+	tmux send-keys -t $S 'it is Leaf and it.b = 998])' Enter
+	sleep 1
+	tmux send-keys -t $S 'objects.map([a | objects.count([b | b.size > 0])]).count' Enter
+	sleep 2
+	tmux send-keys -t $S C-c
+	sleep 1
+	tmux send-keys -t $S 'objects.count([it | it is CycleNode])' Enter
+	sleep 1
+	SCREEN=$(tmux capture-pane -t $S -p -S -100)
+	tmux send-keys -t $S ':quit' Enter
+	sleep 0.3
+	tmux kill-session -t $S 2>/dev/null
+	check_contains "completion: class, field and member" \
+		"objects.filter([it | it is Order and it.status = 7]).count" "$SCREEN"
+	check_contains "completed query ran" "$(printf '100\n')" "$SCREEN"
+	check_contains "continuation prompt" "   ...> it is Leaf and it.b = 998])" "$SCREEN"
+	check_contains "multi-line snippet ran" "true" "$SCREEN"
+	check_contains "Ctrl-C stops a query" "interrupted" "$SCREEN"
+	check "shell usable after Ctrl-C" "3" "$(printf '%s\n' "$SCREEN" | grep -A1 'it is CycleNode' | tail -1 | tr -d ' ')"
+else
+	fail "query completion test" "tmux is not installed (make deps installs it)"
+fi

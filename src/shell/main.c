@@ -2,6 +2,7 @@
  * main.c - heapsh's entry point: options, loading, and one
  * sh_process_input for typed input, -f FILE, :load and -c.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../dsl/eval.h"
 #include "le.h"
 #include "out.h"
 #include "sh.h"
@@ -271,6 +273,48 @@ int sh_process_input(struct sh *sh, FILE *f, const char *name)
 	return st;
 }
 
+/* add_cand: one completion candidate, skipping duplicates. */
+static void add_cand(char **out, int *n, int cap, char *s)
+{
+	for (int j = 0; j < *n; j++)
+		if (!strcmp(out[j], s)) {
+			free(s);
+			return;
+		}
+	if (*n < cap)
+		out[(*n)++] = s;
+	else
+		free(s);
+}
+
+/*
+ * class_of_var: the class a query names for var with "var is C" earlier
+ * in the line, so that "it.<Tab>" can offer C's fields; HEAP_NONE if none.
+ */
+static uint32_t class_of_var(const struct heap *h, const char *line, const char *var)
+{
+	size_t vl = strlen(var);
+	uint32_t found = HEAP_NONE;
+	for (const char *p = strstr(line, var); p; p = strstr(p + 1, var)) {
+		if ((p > line && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) ||
+		    strncmp(p + vl, " is ", 4))
+			continue;
+		const char *c = p + vl + 4;
+		while (*c == ' ')
+			c++;
+		size_t cl = 0;
+		while (isalnum((unsigned char)c[cl]) || c[cl] == '_' || c[cl] == '$' || c[cl] == '.')
+			cl++;
+		char name[512];
+		snprintf(name, sizeof name, "%.*s", (int)cl, c);
+		uint32_t *m, n = heap_find_classes(h, name, &m);
+		if (n)
+			found = m[0];
+		free(m);
+	}
+	return found;
+}
+
 int sh_complete(const char *line, int start, const char *word, char **out, int cap)
 {
 	int n = 0;
@@ -300,15 +344,54 @@ int sh_complete(const char *line, int start, const char *word, char **out, int c
 	struct heap *h = sh_current ? sh_current->heap : NULL;
 	if (!h || word[0] == '-')
 		return 0;
+	bool query = line[first] != ':';
+	const char *dot = strrchr(word, '.');
+	if (query && dot) {
+		/* "it.sta": fields of the class "it is C" names, then built-in members */
+		char var[256];
+		snprintf(var, sizeof var, "%.*s", (int)(dot - word), word);
+		uint32_t c = class_of_var(h, line, var);
+		const char *part = dot + 1;
+		size_t pl = strlen(part);
+		for (int depth = 0; c != HEAP_NONE && depth < 64; c = h->classes[c].super, depth++)
+			for (unsigned f = 0; f < h->classes[c].nfields; f++)
+				if (!strncmp(h->classes[c].fields[f].name, part, pl))
+					add_cand(out, &n, cap, xasprintf("%s.%s", var,
+									 h->classes[c].fields[f].name));
+		static const char *const members[] = {
+			"class", "size", "retained", "id", "refs", "referrers", "length", "elements",
+			"text", "name", "instances", "classloader", "super", "classes", "roots",
+			"filter", "map", "exists", "foreach", "count", "sum", "min", "max", "sort_by",
+			"top", "first", "group_by", "contains", NULL};
+		if (class_of_var(h, line, var) != HEAP_NONE || !strchr(var, '.'))
+			for (int k = 0; members[k]; k++)
+				if (!strncmp(members[k], part, pl))
+					add_cand(out, &n, cap, xasprintf("%s.%s", var, members[k]));
+		if (n)
+			return n;
+	}
+	if (query) {
+		for (int k = 0; parse_keywords[k]; k++)
+			if (!strncmp(parse_keywords[k], word, wl))
+				add_cand(out, &n, cap, xstrdup(parse_keywords[k]));
+		if (sh_current->dsl) {
+			int nn;
+			const char **names = dsl_names(sh_current->dsl, &nn);
+			for (int k = 0; k < nn; k++)
+				if (!strncmp(names[k], word, wl))
+					add_cand(out, &n, cap, xstrdup(names[k]));
+		}
+	}
 	for (uint32_t k = 0; k < h->nclasses && n < cap; k++) {
 		const char *name = h->classes[k].name;
-		if (strncmp(name, word, wl))
-			continue;
-		bool dup = false;	/* one candidate per name, whatever the loader */
-		for (int j = 0; j < n && !dup; j++)
-			dup = !strcmp(out[j], name);
-		if (!dup)
-			out[n++] = xstrdup(name);
+		if (!strncmp(name, word, wl))
+			add_cand(out, &n, cap, xstrdup(name));
+		else if (query && !strchr(word, '.')) {
+			/* simple names: Order for com.shop.Order */
+			const char *simple = strrchr(name, '.');
+			if (simple && !strncmp(simple + 1, word, wl) && wl)
+				add_cand(out, &n, cap, xstrdup(simple + 1));
+		}
 	}
 	return n;
 }
