@@ -50,6 +50,10 @@ struct node {
 	int nparams;
 	struct node *result;	/* LAMBDA: ret expression, or NULL */
 	uint8_t *class_bits;	/* IS: resolved on first use, a bit per class */
+	uint32_t cache_cls1;	/* MEMBER: class index + 1 the lookup below is for */
+	uint32_t cache_off;	/* MEMBER: the field's offset in the instance data */
+	uint8_t cache_type;	/* MEMBER: its basic type, 0 = not a field (a built-in) */
+	uint8_t ctx;		/* IDENT: 1..4 THIS, REFERRER, ENTITY, ref_kind; 5 other */
 };
 
 enum stmt_kind {

@@ -443,6 +443,15 @@ static struct value builtin_list(struct ev *e, const char *name)
 static struct value ident(struct ev *e, struct frame *f, struct node *n)
 {
 	const char *name = n->name;
+	if (n->ctx && n->ctx < 5 && e->in_trav) {
+		/* THIS, REFERRER, ENTITY, ref_kind: resolved once for this node */
+		switch (n->ctx) {
+		case 1: return e->this_v;
+		case 2: return e->referrer;
+		case 3: if (e->entity) return (struct value){V_ENTITY, {.ent = e->entity}}; break;
+		default: return (struct value){V_REFKIND, {.rk = e->rk}};
+		}
+	}
 	struct value *v = frame_find(f, name);
 	if (v)
 		return *v;
@@ -450,6 +459,7 @@ static struct value ident(struct ev *e, struct frame *f, struct node *n)
 		return *v;
 	if (!strcmp(name, "THIS") || !strcmp(name, "REFERRER") || !strcmp(name, "ENTITY") ||
 	    !strcmp(name, "ref_kind")) {
+		n->ctx = name[0] == 'T' ? 1 : name[0] == 'R' ? 2 : name[0] == 'E' ? 3 : 4;
 		if (!strcmp(name, "ENTITY") && e->entity) {
 			struct value r = {V_ENTITY, {.ent = e->entity}};
 			return r;
@@ -872,9 +882,22 @@ static struct value object_member(struct ev *e, struct node *n, uint32_t i)
 {
 	const struct heap *h = e->h;
 	const char *m = n->name;
-	struct heap_value hv;
-	if (heap_field(h, i, m, &hv))
-		return from_heap(e, hv);	/* a Java field shadows a built-in */
+	/* A Java field shadows a built-in; where it is, is cached per class. */
+	uint32_t c = h->cls[i];
+	if (n->cache_cls1 != c + 1) {
+		uint32_t off = 0;
+		uint8_t type = 0;
+		if (heap_kind(h, i) != HEAP_INSTANCE || !heap_field_locate(h, c, m, &off, &type))
+			type = 0;
+		n->cache_cls1 = c + 1;
+		n->cache_off = off;
+		n->cache_type = type;
+	}
+	if (n->cache_type) {
+		struct heap_value hv = heap_field_at(h, i, n->cache_off, n->cache_type);
+		if (hv.type)
+			return from_heap(e, hv);
+	}
 	if (!strcmp(m, "class")) {
 		if (heap_kind(h, i) == HEAP_CLASS)
 			return vidx(V_CLASS, h->cls[i]);

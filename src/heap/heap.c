@@ -97,16 +97,6 @@ uint32_t heap_index(const struct heap *h, uint64_t id)
 	return HEAP_NONE;
 }
 
-enum heap_kind heap_kind(const struct heap *h, uint32_t i)
-{
-	switch (h->hp->data[h->pos[i]]) {
-	case HPROF_GC_INSTANCE_DUMP: return HEAP_INSTANCE;
-	case HPROF_GC_OBJ_ARRAY_DUMP: return HEAP_OBJ_ARRAY;
-	case HPROF_GC_PRIM_ARRAY_DUMP: return HEAP_PRIM_ARRAY;
-	default: return HEAP_CLASS;
-	}
-}
-
 uint64_t heap_shallow(const struct heap *h, uint32_t i)
 {
 	if (h->size[i] != UINT32_MAX)
@@ -204,6 +194,35 @@ bool heap_field(const struct heap *h, uint32_t i, const char *name, struct heap_
 			off += sz;
 		}
 	return false;
+}
+
+bool heap_field_locate(const struct heap *h, uint32_t c, const char *name, uint32_t *off,
+		       uint8_t *type)
+{
+	uint32_t o = 0, depth = 0;
+	for (; c != HEAP_NONE && depth < 4096; c = h->classes[c].super, depth++)
+		for (unsigned f = 0; f < h->classes[c].nfields; f++) {
+			const struct heap_field *fd = &h->classes[c].fields[f];
+			if (!strcmp(fd->name, name)) {
+				*off = o;
+				*type = fd->type;
+				return true;
+			}
+			o += (uint32_t)hprof_type_size(h->hp, fd->type);
+		}
+	return false;
+}
+
+struct heap_value heap_field_at(const struct heap *h, uint32_t i, uint32_t off, uint8_t type)
+{
+	struct heap_value v = {0, {0}};
+	if (heap_kind(h, i) != HEAP_INSTANCE)
+		return v;
+	size_t ids = (size_t)h->hp->id_size, p = h->pos[i];
+	uint32_t len = hprof_u4(h->hp->data + p + 1 + 2 * ids + 4);
+	if ((uint64_t)off + (uint64_t)hprof_type_size(h->hp, type) > len)
+		return v;
+	return heap_read_value(h, type, p + 1 + 2 * ids + 8 + off);
 }
 
 bool heap_static(const struct heap *h, uint32_t c, const char *name, struct heap_value *v)

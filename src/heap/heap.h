@@ -28,6 +28,8 @@ enum heap_kind {
 	HEAP_PRIM_ARRAY,
 	HEAP_CLASS	/* a class object, from a CLASS DUMP record */
 };
+#define HEAP_KIND_MIXED 4	/* heap_class.obj_kind: its objects differ: read the record */
+#define HEAP_KIND_NONE 5	/* heap_class.obj_kind: no objects */
 
 /* An instance field as a CLASS DUMP declares it. */
 struct heap_field {
@@ -53,6 +55,7 @@ struct heap_class {
 	uint32_t inst_size;	/* shallow size of one instance; 0 for arrays */
 	uint32_t data_size;	/* bytes of field values in its INSTANCE DUMPs */
 	uint8_t elem_type;	/* arrays: element basic type; 0 for non-arrays */
+	uint8_t obj_kind;	/* enum heap_kind of all its objects, or HEAP_KIND_MIXED */
 	uint16_t nfields;	/* own declared instance fields */
 	uint16_t nstatics;
 	struct heap_field *fields;
@@ -192,7 +195,19 @@ static inline uint64_t heap_id(const struct heap *h, uint32_t i)
 	return h->ids[i];
 }
 
-enum heap_kind heap_kind(const struct heap *h, uint32_t i);
+/* heap_kind: what object i is; from its class when that is unambiguous. */
+static inline enum heap_kind heap_kind(const struct heap *h, uint32_t i)
+{
+	uint8_t k = h->classes[h->cls[i]].obj_kind;
+	if (k < HEAP_KIND_MIXED)
+		return (enum heap_kind)k;
+	switch (h->hp->data[h->pos[i]]) {
+	case HPROF_GC_INSTANCE_DUMP: return HEAP_INSTANCE;
+	case HPROF_GC_OBJ_ARRAY_DUMP: return HEAP_OBJ_ARRAY;
+	case HPROF_GC_PRIM_ARRAY_DUMP: return HEAP_PRIM_ARRAY;
+	default: return HEAP_CLASS;
+	}
+}
 
 /* heap_shallow: shallow size of object i in bytes (see docs/heap-model.md). */
 uint64_t heap_shallow(const struct heap *h, uint32_t i);
@@ -244,6 +259,16 @@ struct heap_value heap_read_value(const struct heap *h, uint8_t t, size_t pos);
  * when i is not an instance or has no such field.
  */
 bool heap_field(const struct heap *h, uint32_t i, const char *name, struct heap_value *v);
+
+/*
+ * heap_field_locate: where instances of class c hold field name (the
+ * nearest declaration): its byte offset in the INSTANCE DUMP values and
+ * its type. False when c has no such field.
+ */
+bool heap_field_locate(const struct heap *h, uint32_t c, const char *name, uint32_t *off,
+		       uint8_t *type);
+/* heap_field_at: the value at offset off of instance i's fields, or type 0. */
+struct heap_value heap_field_at(const struct heap *h, uint32_t i, uint32_t off, uint8_t type);
 
 /* heap_static: static field name of class c (not its superclasses). */
 bool heap_static(const struct heap *h, uint32_t c, const char *name, struct heap_value *v);

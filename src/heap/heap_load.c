@@ -423,6 +423,7 @@ static uint32_t add_class(struct loader *L, uint64_t id, const char *name)
 	c->super = HEAP_NONE;
 	c->loader = HEAP_NONE;
 	c->name = heap_keep(h, xstrdup(name));
+	c->obj_kind = HEAP_KIND_NONE;
 	c->elem_type = prim_elem_type(name);
 	if (!c->elem_type && strlen(name) > 2 && !strcmp(name + strlen(name) - 2, "[]"))
 		c->elem_type = HPROF_OBJECT;
@@ -458,6 +459,7 @@ static void read_classes(struct loader *L)
 		c->id = cd.id;
 		c->obj = i;
 		c->hprof_size = cd.instance_size;
+		c->obj_kind = HEAP_KIND_NONE;
 		c->name = class_name_for(L, cd.id);
 		c->elem_type = prim_elem_type(c->name);
 		if (!c->elem_type && strlen(c->name) > 2 &&
@@ -705,6 +707,15 @@ static void assign_classes(struct loader *L)
 			h->cls[i] = h->class_class;
 			break;
 		}
+		/* One kind per class lets heap_kind answer without touching the file. */
+		uint8_t k = d[p] == HPROF_GC_INSTANCE_DUMP ? HEAP_INSTANCE
+			    : d[p] == HPROF_GC_OBJ_ARRAY_DUMP ? HEAP_OBJ_ARRAY
+			    : d[p] == HPROF_GC_PRIM_ARRAY_DUMP ? HEAP_PRIM_ARRAY : HEAP_CLASS;
+		struct heap_class *c = &h->classes[h->cls[i]];
+		if (c->obj_kind == HEAP_KIND_NONE)
+			c->obj_kind = k;
+		else if (c->obj_kind != k)
+			c->obj_kind = HEAP_KIND_MIXED;
 	}
 	/* Classes added here need a (field-less) layout. */
 	for (uint32_t k = 0; k < h->nclasses; k++)

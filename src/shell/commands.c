@@ -723,6 +723,14 @@ static int cmd_load(struct sh *sh, int argc, char **argv)
 	return st;
 }
 
+static int cmd_timer(struct sh *sh, int argc, char **argv)
+{
+	if (argc != 2 || (strcmp(argv[1], "on") && strcmp(argv[1], "off")))
+		return sh_error(sh, NULL, "usage: :timer on|off");
+	sh->timer = !strcmp(argv[1], "on");
+	return HS_OK;
+}
+
 static int cmd_quit(struct sh *sh, int argc, char **argv)
 {
 	(void)argc;
@@ -794,6 +802,8 @@ const struct sh_command sh_commands[] = {
 	 "Show or set the output mode for results."},
 	{"open", cmd_open, ":open DUMP", "Open another dump (HPROF, or gzip'd HPROF)."},
 	{"load", cmd_load, ":load FILE", "Run the commands in FILE, one per line."},
+	{"timer", cmd_timer, ":timer on|off",
+	 "Report how long each command or query takes (wall time, on stderr)."},
 	{"help", cmd_help, ":help [COMMAND]", "List the commands, or explain one."},
 	{"quit", cmd_quit, ":quit", "Leave heapsh (Ctrl-D does the same)."},
 	{NULL, NULL, NULL, NULL}

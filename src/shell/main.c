@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../dsl/eval.h"
@@ -123,6 +124,23 @@ static int split(char *line, char **argv, int cap)
 	return argc;
 }
 
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int timed_query(struct sh *sh, const char *text, const char *where, int first,
+		       bool *incomplete)
+{
+	double t0 = now_ms();
+	int st = sh_query(sh, text, where, first, incomplete);
+	if (sh->timer && !*incomplete)
+		fprintf(stderr, "time: %.1f ms\n", now_ms() - t0);
+	return st;
+}
+
 int sh_execute(struct sh *sh, const char *line, const char *where)
 {
 	while (*line == ' ' || *line == '\t')
@@ -131,7 +149,7 @@ int sh_execute(struct sh *sh, const char *line, const char *where)
 		return HS_OK;
 	if (*line != ':') {
 		bool incomplete;
-		int st = sh_query(sh, line, where, 0, &incomplete);
+		int st = timed_query(sh, line, where, 0, &incomplete);
 		if (incomplete)
 			return sh_error(sh, where, "the query is incomplete (an open bracket, a "
 					"dangling operator, or a set_type without instances_for)");
@@ -156,7 +174,10 @@ int sh_execute(struct sh *sh, const char *line, const char *where)
 	hs_interrupted = 0;
 	const char *outer = sh->where;
 	sh->where = where;
+	double t0 = now_ms();
 	st = c->run(sh, argc, argv);
+	if (sh->timer && strcmp(c->name, "timer"))
+		fprintf(stderr, "time: %.1f ms\n", now_ms() - t0);
 	sh->where = outer;
 	if (hs_interrupted) {
 		fprintf(stderr, "heapsh: interrupted; back at the prompt\n");
@@ -252,7 +273,7 @@ int sh_process_input(struct sh *sh, FILE *f, const char *name)
 			out_printf("%s %s\n", first == lineno ? "heapsh>" : "   ...>", text);
 		bool incomplete;
 		snprintf(where, sizeof where, "%s:%d", name, first);
-		if (sh_query(sh, pending, tty ? NULL : where, tty ? 0 : first, &incomplete) != HS_OK)
+		if (timed_query(sh, pending, tty ? NULL : where, tty ? 0 : first, &incomplete) != HS_OK)
 			st = HS_ERR;
 		if (incomplete)
 			continue;
