@@ -49,7 +49,7 @@ $(BUILD)/le-mode: FORCE
 	@echo $(READLINE) | cmp -s - $@ || echo $(READLINE) > $@
 
 $(BIN): $(LIB_OBJ) $(SH_OBJ) $(BUILD)/le-mode
-	$(CC) $(CFLAGS) -o $@ $(LIB_OBJ) $(SH_OBJ) $(PKG_LIBS) -lm
+	$(CC) $(CFLAGS) -o $@ $(LIB_OBJ) $(SH_OBJ) $(PKG_LIBS) -lm -pthread
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -98,13 +98,14 @@ UNIT_TESTS = $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(wildcard tests/unit/tes
 $(BUILD)/unit/%: tests/unit/%.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -o $@ $< $(LIB_OBJ) \
-	  $$(pkg-config --cflags --libs cmocka) $(PKG_LIBS) -lm
+	  $$(pkg-config --cflags --libs cmocka) $(PKG_LIBS) -lm -pthread -pthread
 
 unit: $(UNIT_TESTS)
 	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
 
 bench: deps heapsh
 	bash bench/run.sh
+	bash bench/queries.sh
 
 clean:
 	rm -rf $(BUILD) heapsh

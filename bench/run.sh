@@ -327,10 +327,11 @@ se1=$(calc '%.1f' '(a - b) * 1024 / c' "${ANON[ss_dom_big1]}" "${ANON[ss_hist_bi
 se2=$(calc '%.1f' '(a - b) * 1024 / c' "${ANON[ss_dom_big2]}" "${ANON[ss_hist_big2]}" "$N2")
 
 # Verdicts (1 met, 0 not met, n/a).
+lt() { calc '%d' '(a < b) ? 1 : 0' "$1" "$2"; }    # "under": strict
 le() { calc '%d' '(a <= b) ? 1 : 0' "$1" "$2"; }
 ge_() { calc '%d' '(a >= b) ? 1 : 0' "$1" "$2"; }
-ok_h1=$(le "$h1" 1); ok_r2=$(ge_ "$r2" 3)
-ok_d1=$(le "$d1" 1); ok_r3=$(ge_ "$r3" 40)
+ok_h1=$(lt "$h1" 1); ok_r2=$(ge_ "$r2" 3)
+ok_d1=$(lt "$d1" 1); ok_r3=$(ge_ "$r3" 40)
 ok_x1=$(le "$x1" 16)
 ok_lin=$(calc '%d' '(a >= 0.8 && a <= 1.25) ? 1 : 0' "$gpm")
 ok_m1=$(le "$m1r" 1)

@@ -8,6 +8,7 @@
  * once for its class, shallow size and outgoing references. Incoming
  * references are the transpose, built by counting.
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,14 +242,63 @@ static int pass1(struct loader *L, struct hs_error *err)
 	return HS_OK;
 }
 
-/* LSD radix sort of objs by id, 11 bits a pass, skipping constant digits. */
+struct run {
+	size_t start, len;
+};
+
+static int by_first_id(const void *a, const void *b, void *ctx)
+{
+	const struct objpos *o = ctx;
+	uint64_t x = o[((const struct run *)a)->start].id, y = o[((const struct run *)b)->start].id;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * sort_runs: HotSpot writes each heap region in address order, regions in
+ * any order. If the ascending runs do not overlap, ordering the runs is
+ * the whole sort. Returns false (nothing changed) when they overlap.
+ */
+static bool sort_runs(struct loader *L)
+{
+	size_t n = L->nobjs, nruns = 1;
+	for (size_t i = 1; i < n; i++)
+		nruns += L->objs[i - 1].id > L->objs[i].id;
+	if (nruns == 1)
+		return true;
+	if (nruns > n / 64 + 16)
+		return false;	/* not region runs: leave it to the radix sort */
+	struct run *runs = xmallocarray(nruns, sizeof *runs);
+	size_t r = 0;
+	runs[0].start = 0;
+	for (size_t i = 1; i < n; i++)
+		if (L->objs[i - 1].id > L->objs[i].id) {
+			runs[r].len = i - runs[r].start;
+			runs[++r].start = i;
+		}
+	runs[r].len = n - runs[r].start;
+	qsort_r(runs, nruns, sizeof *runs, by_first_id, L->objs);
+	for (size_t k = 1; k < nruns; k++)
+		if (L->objs[runs[k - 1].start + runs[k - 1].len - 1].id >= L->objs[runs[k].start].id) {
+			free(runs);
+			return false;
+		}
+	struct objpos *out = xmallocarray(n, sizeof *out);
+	size_t o = 0;
+	for (size_t k = 0; k < nruns; k++) {
+		memcpy(out + o, L->objs + runs[k].start, runs[k].len * sizeof *out);
+		o += runs[k].len;
+	}
+	free(L->objs);
+	L->objs = out;
+	free(runs);
+	return true;
+}
+
+/* Sort objs by id: region runs, else an LSD radix sort (11 bits a pass). */
 static void sort_objs(struct loader *L)
 {
 	size_t n = L->nobjs;
-	bool sorted = true;
-	for (size_t i = 1; i < n && sorted; i++)
-		sorted = L->objs[i - 1].id <= L->objs[i].id;
-	if (sorted)
+	if (sort_runs(L))
 		return;
 	struct objpos *tmp = xmallocarray(n, sizeof *tmp);
 	size_t *count = xmallocarray(2048, sizeof *count);
@@ -293,12 +343,13 @@ static void build_index(struct loader *L)
 	}
 	h->n = (uint32_t)n;
 	h->ids = xmallocarray(n + 1, sizeof *h->ids);
-	h->pos = xmallocarray(n + 1, sizeof *h->pos);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++)
 		h->ids[i] = L->objs[i].id;
-		h->pos[i] = L->objs[i].pos;
-	}
-	free(L->objs);
+	/* The positions are packed into the front of objs, which then shrinks. */
+	uint64_t *pos = (uint64_t *)L->objs;
+	for (size_t i = 0; i < n; i++)
+		pos[i] = L->objs[i].pos;
+	h->pos = xreallocarray(L->objs, n + 1, sizeof *h->pos);
 	L->objs = NULL;
 
 	/*
@@ -723,31 +774,67 @@ static void assign_classes(struct loader *L)
 			h->classes[k].ref_offsets = xcalloc(1, sizeof(uint32_t));
 }
 
-static int pass2(struct loader *L)
+/* What one pass-2 worker produces for its range of objects. */
+struct p2 {
+	struct loader *L;
+	uint32_t from, to;
+	uint32_t *edges;	/* its references, in object order */
+	uint64_t nedges;
+	uint64_t *count, *shallow;	/* per class */
+	uint64_t total, dangling, unknown;
+	int status;
+};
+
+static inline void edge2(const struct heap *h, struct p2 *w, uint64_t id)
 {
+	if (!id)
+		return;
+	uint32_t t = heap_index(h, id);
+	if (t == HEAP_NONE)
+		w->dangling++;
+	else
+		w->edges[w->nedges++] = t;
+}
+
+/*
+ * pass2_range: sizes and references of objects [from, to). The edge buffer
+ * is sized by the record bytes of the range (a reference takes at least an
+ * id's bytes in the file), as untouched virtual memory, and shrunk after.
+ */
+static void *pass2_range(void *arg)
+{
+	struct p2 *w = arg;
+	struct loader *L = w->L;
 	struct heap *h = L->h;
 	struct hprof *hp = L->hp;
 	const uint8_t *d = hp->data;
 	size_t ids = (size_t)hp->id_size;
-	struct edges E = {NULL, 0, 0};
-	h->size = xmallocarray(h->n + 1, sizeof *h->size);
-	h->out_start = xmallocarray(h->n + 2, sizeof *h->out_start);
-	uint32_t next_class = 0;
-	for (uint32_t i = 0; i < h->n; i++) {
-		h->out_start[i] = E.len;
+	w->count = xcalloc(h->nclasses + 1, sizeof *w->count);
+	w->shallow = xcalloc(h->nclasses + 1, sizeof *w->shallow);
+	uint32_t next_class = 0, lo = 0, hi = h->nclasses;
+	while (lo < hi) {	/* first class object at or after from */
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (h->classes[mid].obj < w->from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	next_class = lo;
+	for (uint32_t i = w->from; i < w->to; i++) {
+		h->out_start[i] = (uint32_t)w->nedges;	/* relative; fixed up after */
 		size_t p = h->pos[i];
 		uint64_t sz = 0;
 		uint32_t c = h->cls[i];
 		switch (d[p]) {
 		case HPROF_GC_INSTANCE_DUMP: {
-			struct heap_class *k = &h->classes[c];
+			const struct heap_class *k = &h->classes[c];
 			if (k->obj == HEAP_NONE)
-				h->unknown_class_objs++;
+				w->unknown++;
 			uint32_t len = hprof_u4(d + p + 1 + 2 * ids + 4);
 			const uint8_t *vals = d + p + 1 + 2 * ids + 8;
 			for (uint32_t r = 0; r < k->nref_offsets; r++)
 				if (k->ref_offsets[r] + ids <= len)
-					edge(h, &E, hprof_id(hp, vals + k->ref_offsets[r]));
+					edge2(h, w, hprof_id(hp, vals + k->ref_offsets[r]));
 			sz = k->obj == HEAP_NONE && !k->inst_size
 				     ? ((uint64_t)h->header_size + len + 7) & ~7ULL
 				     : k->inst_size;
@@ -756,10 +843,10 @@ static int pass2(struct loader *L)
 		case HPROF_GC_OBJ_ARRAY_DUMP: {
 			uint32_t len = hprof_u4(d + p + 1 + ids + 4);
 			if (h->classes[c].obj == HEAP_NONE)
-				h->unknown_class_objs++;
+				w->unknown++;
 			const uint8_t *e = d + p + 1 + 2 * ids + 8;
 			for (uint32_t k = 0; k < len; k++, e += ids)
-				edge(h, &E, hprof_id(hp, e));
+				edge2(h, w, hprof_id(hp, e));
 			sz = array_size(h, HPROF_OBJECT, len);
 			break;
 		}
@@ -771,22 +858,21 @@ static int pass2(struct loader *L)
 		default: {	/* CLASS DUMP */
 			while (next_class < h->nclasses && h->classes[next_class].obj < i)
 				next_class++;
-			uint32_t me = next_class;
+			const struct heap_class *k = &h->classes[next_class];
 			struct hprof_class_dump cd;
 			hprof_class_dump_read(hp, p, hp->size, &cd, NULL);
-			edge(h, &E, cd.super_id);
-			edge(h, &E, cd.loader_id);
-			edge(h, &E, cd.signers_id);
-			edge(h, &E, cd.domain_id);
-			const struct heap_class *k = &h->classes[me];
+			edge2(h, w, cd.super_id);
+			edge2(h, w, cd.loader_id);
+			edge2(h, w, cd.signers_id);
+			edge2(h, w, cd.domain_id);
 			for (unsigned s = 0; s < k->nstatics; s++)
 				if (k->statics[s].type == HPROF_OBJECT)
-					edge(h, &E, hprof_id(hp, d + k->statics[s].value_pos));
+					edge2(h, w, hprof_id(hp, d + k->statics[s].value_pos));
 			size_t q = cd.cp;
 			for (unsigned s = 0; s < cd.ncp; s++) {
 				uint8_t t = d[q + 2];
 				if (t == HPROF_OBJECT)
-					edge(h, &E, hprof_id(hp, d + q + 3));
+					edge2(h, w, hprof_id(hp, d + q + 3));
 				q += 3 + (size_t)hprof_type_size(hp, t);
 			}
 			sz = class_object_size(h, k);
@@ -794,41 +880,90 @@ static int pass2(struct loader *L)
 		}
 		}
 		h->size[i] = sz >= UINT32_MAX ? UINT32_MAX : (uint32_t)sz;
-		h->classes[c].count++;
-		h->classes[c].shallow += sz;
-		h->total_shallow += sz;
-		if ((i & 0xffff) == 0) {
-			if (L->opts && L->opts->progress)
-				L->opts->progress(L->opts->progress_ctx,
-						  0.7 + 0.25 * (double)i / (double)h->n);
-			if (hs_interrupted) {
-				free(E.v);
-				return HS_INTERRUPTED;
-			}
+		w->count[c]++;
+		w->shallow[c] += sz;
+		w->total += sz;
+		if ((i & 0xffff) == 0 && hs_interrupted) {
+			w->status = HS_INTERRUPTED;
+			return NULL;
 		}
 	}
-	h->out_start[h->n] = E.len;
-	h->nrefs = E.len;
-	h->out = E.len ? xreallocarray(E.v, E.len, sizeof *E.v) : E.v;
-	if (!h->out)
-		h->out = xmalloc(4);
-	return HS_OK;
+	return NULL;
+}
+
+static int pass2(struct loader *L, struct hs_error *err)
+{
+	struct heap *h = L->h;
+	uint32_t n = h->n;
+	h->size = xmallocarray(n + 1, sizeof *h->size);
+	h->out_start = xmallocarray((size_t)n + 2, sizeof *h->out_start);
+	/* Two workers on the two halves of the objects (machines here have two cores). */
+	struct p2 w[2];
+	memset(w, 0, sizeof w);
+	uint32_t mid = n / 2;
+	w[0] = (struct p2){L, 0, mid, NULL, 0, NULL, NULL, 0, 0, 0, HS_OK};
+	w[1] = (struct p2){L, mid, n, NULL, 0, NULL, NULL, 0, 0, 0, HS_OK};
+	size_t ids = (size_t)L->hp->id_size;
+	for (int t = 0; t < 2; t++) {
+		/* Every reference takes at least an id's bytes in the file; pages
+		 * of this bound that are never written cost no memory. */
+		uint64_t bound = L->hp->size / ids + 64;
+		w[t].edges = xmallocarray(bound, sizeof *w[t].edges);
+	}
+	pthread_t th;
+	bool threaded = n > 100000 && pthread_create(&th, NULL, pass2_range, &w[1]) == 0;
+	pass2_range(&w[0]);
+	if (threaded)
+		pthread_join(th, NULL);
+	else
+		pass2_range(&w[1]);
+	int st = w[0].status != HS_OK ? w[0].status : w[1].status;
+	uint64_t total = w[0].nedges + w[1].nedges;
+	if (st == HS_OK && total >= UINT32_MAX) {
+		hs_error_set(err, -1, "%s: %llu references; heapsh handles fewer than 2^32",
+			     L->hp->path, (unsigned long long)total);
+		st = HS_ERR;
+	}
+	if (st == HS_OK) {
+		for (uint32_t i = mid; i < n; i++)
+			h->out_start[i] += (uint32_t)w[0].nedges;
+		h->out_start[n] = (uint32_t)total;
+		h->nrefs = total;
+		h->out = xreallocarray(w[0].edges, total + 1, sizeof *h->out);
+		memcpy(h->out + w[0].nedges, w[1].edges, w[1].nedges * sizeof *h->out);
+		w[0].edges = NULL;
+		for (int t = 0; t < 2; t++) {
+			for (uint32_t k = 0; k < h->nclasses; k++) {
+				h->classes[k].count += w[t].count[k];
+				h->classes[k].shallow += w[t].shallow[k];
+			}
+			h->total_shallow += w[t].total;
+			h->dangling_refs += w[t].dangling;
+			h->unknown_class_objs += w[t].unknown;
+		}
+	}
+	for (int t = 0; t < 2; t++) {
+		free(w[t].edges);
+		free(w[t].count);
+		free(w[t].shallow);
+	}
+	return st;
 }
 
 static void build_incoming(struct heap *h)
 {
-	h->in_start = xcalloc(h->n + 2, sizeof *h->in_start);
+	h->in_start = xcalloc((size_t)h->n + 2, sizeof *h->in_start);
 	h->in = xmallocarray(h->nrefs + 1, sizeof *h->in);
 	for (uint64_t e = 0; e < h->nrefs; e++)
 		h->in_start[h->out[e] + 1]++;
 	for (uint32_t i = 0; i < h->n; i++)
 		h->in_start[i + 1] += h->in_start[i];
-	uint64_t *fill = xmallocarray(h->n + 1, sizeof *fill);
-	memcpy(fill, h->in_start, (h->n + 1) * sizeof *fill);
+	/* in_start[t] is t's cursor; after the fill it holds t's end: shift. */
 	for (uint32_t i = 0; i < h->n; i++)
-		for (uint64_t e = h->out_start[i]; e < h->out_start[i + 1]; e++)
-			h->in[fill[h->out[e]]++] = i;
-	free(fill);
+		for (uint32_t e = h->out_start[i]; e < h->out_start[i + 1]; e++)
+			h->in[h->in_start[h->out[e]]++] = i;
+	memmove(h->in_start + 1, h->in_start, (size_t)h->n * sizeof *h->in_start);
+	h->in_start[0] = 0;
 }
 
 /* Objects grouped by class: the instance lists queries and the engine use. */
@@ -953,7 +1088,7 @@ int heap_load(const char *path, const struct heap_load_opts *opts,
 	layout_classes(h);
 	assign_classes(&L);
 	size_classes(&L);
-	if ((st = pass2(&L)) != HS_OK)
+	if ((st = pass2(&L, err)) != HS_OK)
 		goto fail;
 	build_incoming(h);
 	build_instances(h);
