@@ -535,9 +535,7 @@ static struct node *binary(struct parser *p, struct node *a, enum bin_op op,
 	struct node *n = mk(p, N_BIN, at);
 	n->op = op;
 	n->a = a;
-	n->b = b;
-	n->line = a->line;
-	n->col = a->col;
+	n->b = b;	/* positioned at the operator, where errors point */
 	return n;
 }
 
