@@ -93,3 +93,11 @@ if command -v tmux >/dev/null; then
 else
 	fail "query completion test" "tmux is not installed (make deps installs it)"
 fi
+
+# bash completion: options and dump files.
+if command -v bash >/dev/null; then
+	mkdir -p "$T/compl"; : > "$T/compl/a.hprof"; : > "$T/compl/b.txt"
+	OUT=$(top=$PWD; cd "$T/compl" && bash -c '. '"$top"'/completions/heapsh.bash; COMP_WORDS=(heapsh --for); COMP_CWORD=1; _heapsh; echo "${COMPREPLY[*]}"; COMP_WORDS=(heapsh ""); COMP_CWORD=1; _heapsh; echo "${COMPREPLY[*]}"')
+	check "bash completion: options and dumps" "--format
+a.hprof" "$OUT"
+fi
