@@ -20,7 +20,7 @@ set_type all:
 	membership <- THIS in Unassigned and REFERRER in ENTITY
 	on_inclusion <- [
 		nbObjects <- nbObjects + 1
-		nbSize <- nbSize + THIS.size
+		nbSize <- nbSize + THIS.shallow_size
 	]
 	nbObjects : int <- 0
 	nbSize : int <- 0

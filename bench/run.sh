@@ -6,7 +6,7 @@
 # Environment:
 #   BENCH_RUNS=N               runs per measurement, the median is reported (default 5)
 #   BENCH_VV_RETAINED_RUNS=N   runs of VisualVM's slow `retained` mode (default 3)
-#   BENCH_SKIP_VV_RETAINED=1   skip VisualVM `retained` (~76 s and ~6.6 GB per run)
+#   BENCH_SKIP_VV_RETAINED=1   skip VisualVM `retained` (~75 s and 6-11 GB per run)
 #   HEAPSH=path                the heapsh binary (default ./heapsh); it is copied to
 #                              build/bench/heapsh first, so a rebuild during the run
 #                              does not mix two binaries in one set of numbers
@@ -40,7 +40,7 @@ HEAPSH_FROM=$HEAPSH
 HEAPSH=$OUT/heapsh
 BIN_ID="$("$HEAPSH" --version), sha256 $(sha256sum "$HEAPSH" | cut -c1-12), copied from $HEAPSH_FROM"
 if git rev-parse --git-dir >/dev/null 2>&1; then
-	BIN_ID+=", source at commit $(git rev-parse --short HEAD)"
+	BIN_ID+="; the working tree was at commit $(git rev-parse --short HEAD)"
 	[ -z "$(git status --porcelain -- src Makefile 2>/dev/null)" ] || BIN_ID+=" with uncommitted changes in src/ or Makefile"
 fi
 rm -f "$LOG"/*
@@ -194,7 +194,7 @@ done
 if [ "$SKIP_VV_RET" = 1 ]; then
 	echo "   VisualVM retained: skipped (BENCH_SKIP_VV_RETAINED=1)"
 else
-	echo "== issue 3: VisualVM retained, $BIG1 (slow: ~76 s and ~6.6 GB per run)"
+	echo "== issue 3: VisualVM retained, $BIG1 (slow: ~75 s and 6-11 GB per run)"
 	for ((i = 1; i <= RVV; i++)); do
 		run vv_ret_big1 "${VV[@]}" retained "$BIG1"
 	done
@@ -365,14 +365,14 @@ echo "| issue 3: all retained sizes < 1 s (big1, whole process: open + dominator
 echo "| issue 3: >= 40x faster than VisualVM retained | $(x "$r3") whole process ($(x "$r3w") against VisualVM's work seconds only) | $(verdict "$ok_r3") |"
 echo "| issue 3: extra memory <= 16 bytes/object | big1: $x1 B/object; big2: $x2 B/object | $(verdict "$ok_x1") |"
 echo "| issue 3: linear growth | big2/big1: objects ${go}x, time ${gt}x; s per million objects $pm1 -> $pm2 (${gpm}x); dominators minus histogram ${e1} -> ${e2} s (${ge}x per object) | $(verdict "$ok_lin") (per-object time within 0.8-1.25x) |"
-echo "| heap model <= 48 B/object + 8 B/reference | big1: $m1 B = $m1po B/object ($m1rest B/object after 8 B/reference), ${m1r}x the budget of $b1 B; big2: $m2 B = $m2po B/object, ${m2r}x the budget | $(verdict "$ok_m1") |"
+echo "| heap model <= 48 B/object + 8 B/reference | big1: $m1 B = $m1po B/object ($m1rest B/object after 8 B/reference), $(x "$m1r") the budget of $b1 B; big2: $m2 B = $m2po B/object, $(x "$m2r") the budget | $(verdict "$ok_m1") |"
 echo
 echo "Heap model = peak RSS of the histogram run minus the dump's size (the dump is mmap'd and its pages count in RSS);" \
      "engine extra memory = peak RSS of the dominators run minus that of the histogram run." \
      "The heap model figure also holds heapsh's own fixed start-up memory (a few MB: libc, Lua, readline)."
 echo
 echo "At rest (after the command, waiting for the next one; /proc/PID/status): heap model = RssAnon after :histogram:" \
-     "big1 $(mb "${ANON[ss_hist_big1]}") MB = $sa1 B/object (${sr1}x the budget), big2 $(mb "${ANON[ss_hist_big2]}") MB = $sa2 B/object (${sr2}x);" \
+     "big1 $(mb "${ANON[ss_hist_big1]}") MB = $sa1 B/object ($(x "$sr1") the budget), big2 $(mb "${ANON[ss_hist_big2]}") MB = $sa2 B/object ($(x "$sr2"));" \
      "engine = RssAnon after :dominators minus after :histogram: big1 $se1 B/object, big2 $se2 B/object;" \
      "dump pages (RssFile): big1 $(mb "${FILEKB[ss_hist_big1]}") MB, big2 $(mb "${FILEKB[ss_hist_big2]}") MB."
 echo

@@ -4,6 +4,8 @@
  */
 #include "eval.h"
 
+#include "../base/fmt.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <setjmp.h>
@@ -61,6 +63,7 @@ struct ev {
 	struct instance *entity;
 	enum refkind rk;
 	uint32_t *owner;	/* object -> instance id, 0 = Unassigned */
+	struct analysis *an;	/* the running analysis, freed if it fails */
 	struct instance *cur;	/* whose properties names refer to */
 	uint64_t steps;
 };
@@ -222,7 +225,8 @@ static const uint8_t *resolve_class(struct ev *e, struct node *at, const char *n
 			free(m);
 			rt_error(e, at, "'%s' is ambiguous: %s; write the full name", name, list);
 		}
-	uint8_t *bits = arena_alloc(e->a, (size_t)h->nclasses / 8 + 1);
+	/* in the session's arena: the node may outlive this snippet */
+	uint8_t *bits = arena_alloc(&e->d->keep, (size_t)h->nclasses / 8 + 1);
 	for (uint32_t c = 0; c < h->nclasses; c++)
 		for (uint32_t k = 0; k < n; k++)
 			if (heap_is_subclass(h, c, m[k])) {
@@ -384,6 +388,23 @@ static void frame_set(struct ev *e, struct frame *f, const char *name, struct va
 	f->vals[f->n++] = v;
 }
 
+/* frame_copy: a scope chain copied into arena a, for closures to keep. */
+static struct frame *frame_copy(struct arena *a, const struct frame *f)
+{
+	if (!f)
+		return NULL;
+	struct frame *c = arena_alloc(a, sizeof *c);
+	c->n = c->cap = f->n;
+	c->names = arena_alloc(a, (size_t)f->n * sizeof *c->names + 1);
+	c->vals = arena_alloc(a, (size_t)f->n * sizeof *c->vals + 1);
+	if (f->n) {
+		memcpy(c->names, f->names, (size_t)f->n * sizeof *c->names);
+		memcpy(c->vals, f->vals, (size_t)f->n * sizeof *c->vals);
+	}
+	c->up = frame_copy(a, f->up);
+	return c;
+}
+
 static struct value *prop_find(struct instance *in, const char *name)
 {
 	if (!in)
@@ -403,6 +424,51 @@ static struct binding *global_find(struct dsl *d, const char *name)
 }
 
 static struct value eval(struct ev *e, struct frame *f, struct node *n);
+static struct value typed(struct ev *e, int line, int col, const char *name, const char *type,
+			  struct value v);
+
+/* value_persist: a deep copy of v in arena a (lists, structs, strings, scopes). */
+static struct value value_persist(struct arena *a, struct value v)
+{
+	switch (v.k) {
+	case V_STR:
+		v.u.s = arena_strndup(a, v.u.s, strlen(v.u.s));
+		break;
+	case V_LIST: {
+		struct list *l = arena_alloc(a, sizeof *l);
+		*l = *v.u.l;
+		if (l->kind == L_OBJS) {
+			l->objs = arena_alloc(a, ((size_t)l->n + 1) * sizeof *l->objs);
+			memcpy(l->objs, v.u.l->objs, (size_t)l->n * sizeof *l->objs);
+		} else if (l->kind == L_VALUES) {
+			l->v = arena_alloc(a, ((size_t)l->n + 1) * sizeof *l->v);
+			for (uint32_t k = 0; k < l->n; k++)
+				l->v[k] = value_persist(a, v.u.l->v[k]);
+		}
+		v.u.l = l;
+		break;
+	}
+	case V_STRUCT: {
+		struct vstruct *st = arena_alloc(a, sizeof *st);
+		*st = *v.u.st;
+		st->vals = arena_alloc(a, (size_t)st->n * sizeof *st->vals + 1);
+		for (int k = 0; k < st->n; k++)
+			st->vals[k] = value_persist(a, v.u.st->vals[k]);
+		v.u.st = st;
+		break;
+	}
+	case V_LAMBDA: {
+		struct closure *c = arena_alloc(a, sizeof *c);
+		c->lam = v.u.fn->lam;
+		c->env = frame_copy(a, v.u.fn->env);
+		v.u.fn = c;
+		break;
+	}
+	default:
+		break;
+	}
+	return v;
+}
 
 static struct value builtin_list(struct ev *e, const char *name)
 {
@@ -531,8 +597,11 @@ static struct value apply(struct ev *e, const struct node *at, struct value fn, 
 				slot = prop_find(e->cur, s->name);
 			if (!slot) {
 				struct binding *b = global_find(e->d, s->name);
-				if (b)
+				if (b) {
+					/* a session name outlives this snippet: copy */
 					slot = &b->v;
+					v = value_persist(&e->d->keep, v);
+				}
 			}
 			if (slot)
 				*slot = v;
@@ -666,6 +735,36 @@ static struct value build_done(struct ev *e, struct builder *b)
 	return l;
 }
 
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
+/* key_hash: a hash that agrees with equal() (Strings hash by their text). */
+static uint64_t key_hash(struct ev *e, struct value v)
+{
+	switch (v.k) {
+	case V_INT: return (uint64_t)v.u.i * 0x9E3779B97F4A7C15ULL;
+	case V_FLOAT:
+		/* equal() compares floats and ints by value: hash whole floats as ints */
+		if (v.u.f == (double)(int64_t)v.u.f)
+			return (uint64_t)(int64_t)v.u.f * 0x9E3779B97F4A7C15ULL;
+		return 7;
+	case V_STR: return str_hash(v.u.s);
+	case V_OBJ: {
+		const char *t = obj_text(e, v.u.idx);
+		return t ? str_hash(t) : (uint64_t)v.u.idx * 0x9E3779B97F4A7C15ULL;
+	}
+	case V_BOOL: return v.u.b ? 1 : 2;
+	case V_CLASS: case V_LOADER: case V_THREAD: return (uint64_t)v.u.idx * 31 + v.k;
+	case V_REFKIND: return (uint64_t)v.u.rk + 11;
+	default: return 3;
+	}
+}
+
 struct sort_item {
 	struct value key, item;
 };
@@ -750,7 +849,8 @@ static struct value list_member(struct ev *e, struct node *n, struct value recv,
 			if (which == 0) {
 				if (!is_num(&y))
 					rt_error(e, n, "sum adds numbers, not %s", value_kind_name(y.k));
-				acc = acc.k == V_INT && y.k == V_INT ? vint(acc.u.i + y.u.i)
+				acc = acc.k == V_INT && y.k == V_INT
+					      ? vint((int64_t)((uint64_t)acc.u.i + (uint64_t)y.u.i))
 								       : vfloat(num(&acc) + num(&y));
 			} else if (acc.k == V_NULL || (which == 1 ? compare(e, n, y, acc) < 0
 								  : compare(e, n, y, acc) > 0)) {
@@ -790,18 +890,25 @@ static struct value list_member(struct ev *e, struct node *n, struct value recv,
 		return build_done(e, &b);
 	}
 	if (!strcmp(m, "group_by")) {
-		/* [{key, count, items}] in order of first appearance */
+		/* [{key, count, items}] in order of first appearance; keys hashed */
 		struct value *keys = NULL;
 		struct builder *groups = NULL;
-		uint32_t ng = 0, cap = 0;
+		uint32_t ng = 0, cap = 0, hcap = 64;
+		uint32_t *slots = xcalloc(hcap, sizeof *slots);	/* group + 1, 0 empty */
 		cursor_init(e, &c, l, VNULL);
 		while (cursor_next(&c, &x)) {
 			poll(e, n);
 			struct value key = call1(e, n, fn, x);
-			uint32_t g;
-			for (g = 0; g < ng && !equal(e, keys[g], key); g++)
-				;
-			if (g == ng) {
+			uint64_t hv = key_hash(e, key);
+			uint32_t g = UINT32_MAX, s = (uint32_t)hv & (hcap - 1);
+			while (slots[s]) {
+				if (equal(e, keys[slots[s] - 1], key)) {
+					g = slots[s] - 1;
+					break;
+				}
+				s = (s + 1) & (hcap - 1);
+			}
+			if (g == UINT32_MAX) {
 				if (ng == cap) {
 					cap = cap ? cap * 2 : 16;
 					struct value *nk = arena_alloc(e->a, cap * sizeof *nk);
@@ -813,12 +920,25 @@ static struct value list_member(struct ev *e, struct node *n, struct value recv,
 					keys = nk;
 					groups = nb;
 				}
-				keys[ng] = key;
-				groups[ng] = (struct builder){NULL, NULL, 0, 0, true};
-				ng++;
+				g = ng++;
+				keys[g] = key;
+				groups[g] = (struct builder){NULL, NULL, 0, 0, true};
+				slots[s] = g + 1;
+				if (ng * 2 > hcap) {	/* grow and rehash */
+					free(slots);
+					hcap *= 2;
+					slots = xcalloc(hcap, sizeof *slots);
+					for (uint32_t k = 0; k < ng; k++) {
+						uint32_t t = (uint32_t)key_hash(e, keys[k]) & (hcap - 1);
+						while (slots[t])
+							t = (t + 1) & (hcap - 1);
+						slots[t] = k + 1;
+					}
+				}
 			}
 			build_add(e, &groups[g], x);
 		}
+		free(slots);
 		struct value out = vlist(e, L_VALUES, ng);
 		static const char *const names[] = {"key", "count", "items"};
 		for (uint32_t g = 0; g < ng; g++) {
@@ -1078,8 +1198,13 @@ static struct value member(struct ev *e, struct node *n, struct value recv, int 
 		rt_error(e, n, "struct %s has no field '%s'", recv.u.st->type ? recv.u.st->type : "",
 			 m);
 	case V_STR:
-		if (!strcmp(m, "length"))
-			return vint((int64_t)strlen(recv.u.s));
+		if (!strcmp(m, "length")) {
+			/* characters: UTF-8 lead bytes (NUL is C0 80, one character) */
+			int64_t c = 0;
+			for (const unsigned char *p = (const unsigned char *)recv.u.s; *p; p++)
+				c += (*p & 0xC0) != 0x80;
+			return vint(c);
+		}
 		break;
 	case V_NULL:
 		rt_error(e, n, "null has no member '%s' (a null reference was dereferenced)", m);
@@ -1107,13 +1232,17 @@ static struct value arith(struct ev *e, struct node *n, struct value a, struct v
 			 : n->op == OP_MUL ? "multiply" : "divide", value_kind_name(a.k),
 			 value_kind_name(b.k));
 	if (a.k == V_INT && b.k == V_INT) {
+		/* Java's long arithmetic: two's complement wrap-around */
+		uint64_t x = (uint64_t)a.u.i, y = (uint64_t)b.u.i;
 		switch (n->op) {
-		case OP_ADD: return vint(a.u.i + b.u.i);
-		case OP_SUB: return vint(a.u.i - b.u.i);
-		case OP_MUL: return vint(a.u.i * b.u.i);
+		case OP_ADD: return vint((int64_t)(x + y));
+		case OP_SUB: return vint((int64_t)(x - y));
+		case OP_MUL: return vint((int64_t)(x * y));
 		default:
 			if (b.u.i == 0)
 				rt_error(e, n->b, "division by zero");
+			if (b.u.i == -1)
+				return vint((int64_t)(0 - x));
 			return vint(a.u.i / b.u.i);
 		}
 	}
@@ -1190,7 +1319,7 @@ static struct value eval(struct ev *e, struct frame *f, struct node *n)
 	case N_LAMBDA: {
 		struct closure *c = arena_alloc(e->a, sizeof *c);
 		c->lam = n;
-		c->env = f;
+		c->env = frame_copy(e->a, f);	/* frames live on the C stack */
 		struct value v = {V_LAMBDA, {.fn = c}};
 		return v;
 	}
@@ -1210,7 +1339,7 @@ static struct value eval(struct ev *e, struct frame *f, struct node *n)
 	case N_NEG: {
 		struct value v = eval(e, f, n->a);
 		if (v.k == V_INT)
-			return vint(-v.u.i);
+			return vint((int64_t)(0 - (uint64_t)v.u.i));
 		if (v.k == V_FLOAT)
 			return vfloat(-v.u.f);
 		rt_error(e, n, "cannot negate %s", value_kind_name(v.k));
@@ -1365,9 +1494,14 @@ static struct value run_instances(struct ev *e, struct stmt *s)
 	struct settype *t;
 	for (t = e->d->sets; t && strcmp(t->name, s->name); t = t->next)
 		;
-	if (!t)
-		rt_error(e, NULL, "no set type named '%s' (define it with 'set_type %s: ...')",
+	if (!t) {
+		struct node at;
+		memset(&at, 0, sizeof at);
+		at.line = s->line;
+		at.col = s->col;
+		rt_error(e, &at, "no set type named '%s' (define it with 'set_type %s: ...')",
 			 s->name, s->name);
+	}
 	const struct heap *h = e->h;
 	struct analysis an;
 	memset(&an, 0, sizeof an);
@@ -1394,6 +1528,7 @@ static struct value run_instances(struct ev *e, struct stmt *s)
 	an.insts = arena_alloc(e->a, ((size_t)nn + 1) * sizeof *an.insts);
 	e->owner = xcalloc((size_t)h->n + 1, sizeof *e->owner);
 	an.explored = xcalloc((size_t)h->n / 8 + 1, 1);
+	e->an = &an;
 	e->in_trav = true;
 	for (uint32_t k = 0; k < nn; k++) {
 		struct instance *in = arena_alloc(e->a, sizeof *in);
@@ -1409,7 +1544,10 @@ static struct value run_instances(struct ev *e, struct stmt *s)
 			if (p->kind != P_USER)
 				continue;
 			in->prop_names[in->nprops] = p->decl.name;
-			in->props[in->nprops++] = eval(e, NULL, p->value);
+			struct value pv = eval(e, NULL, p->value);
+			if (p->decl.type)
+				pv = typed(e, p->decl.line, p->decl.col, p->decl.name, p->decl.type, pv);
+			in->props[in->nprops++] = pv;
 		}
 		e->cur = NULL;
 		an.insts[an.ninst++] = in;
@@ -1472,6 +1610,7 @@ static struct value run_instances(struct ev *e, struct stmt *s)
 	free(an.explored);
 	free(e->owner);
 	e->owner = NULL;
+	e->an = NULL;
 	/* The result: a row per instance, its name and its properties. */
 	struct value out = vlist(e, L_VALUES, (uint32_t)an.ninst);
 	for (int k = 0; k < an.ninst; k++) {
@@ -1566,20 +1705,29 @@ static struct value default_of(const char *type)
 	return VNULL;
 }
 
-static void check_type(struct ev *e, const struct stmt *s, const char *type, struct value v)
+/*
+ * typed: v as a value of the declared type (an int becomes a float where a
+ * float is declared); a runtime error at (line, col) when it is not one.
+ */
+static struct value typed(struct ev *e, int line, int col, const char *name, const char *type,
+			  struct value v)
 {
 	static const struct { const char *t; enum vkind k; } prims[] = {
 		{"int", V_INT}, {"float", V_FLOAT}, {"bool", V_BOOL}, {"string", V_STR}};
 	for (size_t k = 0; k < sizeof prims / sizeof *prims; k++)
 		if (!strcmp(type, prims[k].t)) {
-			if (v.k == prims[k].k || (prims[k].k == V_FLOAT && v.k == V_INT))
-				return;
-			struct node at = {0};
-			at.line = s->line;
-			at.col = s->col;
-			rt_error(e, &at, "%s is declared %s but its value is %s", s->name, type,
+			if (v.k == prims[k].k)
+				return v;
+			if (prims[k].k == V_FLOAT && v.k == V_INT)
+				return vfloat((double)v.u.i);
+			struct node at;
+			memset(&at, 0, sizeof at);
+			at.line = line;
+			at.col = col;
+			rt_error(e, &at, "%s is declared %s but its value is %s", name, type,
 				 value_kind_name(v.k));
 		}
+	return v;
 }
 
 enum parse_status dsl_run(struct dsl *d, const char *text, struct dsl_output *out,
@@ -1615,6 +1763,11 @@ enum parse_status dsl_run(struct dsl *d, const char *text, struct dsl_output *ou
 	if (setjmp(e->fail)) {
 		free(e->owner);
 		e->owner = NULL;
+		if (e->an) {
+			free(e->an->queue);
+			free(e->an->explored);
+			e->an = NULL;
+		}
 		st = PARSE_ERROR;
 		goto done;
 	}
@@ -1628,7 +1781,7 @@ enum parse_status dsl_run(struct dsl *d, const char *text, struct dsl_output *ou
 			struct value v = s->e ? eval(e, NULL, s->e)
 					      : default_of(s->type ? s->type : "");
 			if (s->type)
-				check_type(e, s, s->type, v);
+				v = typed(e, s->line, s->col, s->name, s->type, v);
 			bind(d, e, s->name, v);
 			break;
 		}
@@ -1691,16 +1844,9 @@ const char *dsl_value_text(struct dsl *d, struct value v, void *arena)
 	case V_NULL: return "null";
 	case V_BOOL: return v.u.b ? "true" : "false";
 	case V_INT: snprintf(buf, sizeof buf, "%" PRId64, v.u.i); break;
-	case V_FLOAT: {
-		for (int p = 1; p <= 17; p++) {
-			snprintf(buf, sizeof buf, "%.*g", p, v.u.f);
-			if (strtod(buf, NULL) == v.u.f)
-				break;
-		}
-		if (isfinite(v.u.f) && !strpbrk(buf, ".eE"))
-			strcat(buf, ".0");
+	case V_FLOAT:
+		fmt_double(buf, sizeof buf, v.u.f, false);
 		break;
-	}
 	case V_STR: return v.u.s;
 	case V_OBJ: {
 		char *t = heap_string(d->h, v.u.idx, 60);

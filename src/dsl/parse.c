@@ -6,6 +6,7 @@
 #include "parse.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -139,6 +140,7 @@ static void lex(struct parser *p, const char *text)
 			s += len;
 		} else if (isdigit(u[0])) {
 			char *end;
+			errno = 0;
 			if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
 				t.t = T_INT;
 				t.i = (int64_t)strtoull(s, &end, 16);
@@ -156,6 +158,9 @@ static void lex(struct parser *p, const char *text)
 					t.i = strtoll(s, &end, 10);
 				}
 			}
+			if (errno == ERANGE && t.t == T_INT)
+				fail_at(p, t.line, t.col, PARSE_ERROR, "integer literal out of range "
+					"(a long holds -9223372036854775808 to 9223372036854775807)");
 			s = end;
 		} else if (u[0] == '"') {
 			const char *q = s + 1;

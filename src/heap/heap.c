@@ -267,7 +267,11 @@ static void put_utf8(char **buf, size_t *len, size_t *cap, uint32_t c)
 		*buf = xrealloc(*buf, *cap);
 	}
 	char *p = *buf + *len;
-	if (c < 0x80) {
+	if (c == 0) {	/* modified UTF-8, as Java: NUL never ends the text */
+		p[0] = (char)0xC0;
+		p[1] = (char)0x80;
+		*len += 2;
+	} else if (c < 0x80) {
 		p[0] = (char)c;
 		*len += 1;
 	} else if (c < 0x800) {
@@ -353,7 +357,7 @@ char *heap_string(const struct heap *h, uint32_t i, size_t max_chars)
 		put_utf8(&buf, &len, &cap, '.');
 		put_utf8(&buf, &len, &cap, '.');
 	}
-	put_utf8(&buf, &len, &cap, 0);
+	buf[len] = 0;
 	return buf;
 }
 

@@ -330,28 +330,105 @@ static void sort_objs(struct loader *L)
 	free(count);
 }
 
-static void build_index(struct loader *L)
+/*
+ * sort_packed: the usual case, ids 8-byte aligned within 32 GiB of each
+ * other: sort 8-byte keys ((id - min) / 8 << 32 | file order) instead of
+ * 16-byte pairs, then lay out ids and positions from them. The sort is
+ * stable, so of two records with one id the first in the file comes first.
+ * Returns false, with nothing changed, when the ids do not fit.
+ */
+static bool sort_packed(struct loader *L)
 {
 	struct heap *h = L->h;
-	size_t n = 0;
-	for (size_t i = 0; i < L->nobjs; i++) {
-		if (n && L->objs[n - 1].id == L->objs[i].id) {
+	size_t n = L->nobjs;
+	if (!n || n >= UINT32_MAX)
+		return false;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t id = L->objs[i].id;
+		lo = id < lo ? id : lo;
+		hi = id > hi ? id : hi;
+	}
+	for (size_t i = 0; i < n; i++)
+		if ((L->objs[i].id - lo) & 7)
+			return false;
+	if (((hi - lo) >> 3) >= UINT32_MAX)
+		return false;
+	uint64_t *key = xmallocarray(n, sizeof *key);
+	bool sorted = true;
+	for (size_t i = 0; i < n; i++) {
+		key[i] = ((L->objs[i].id - lo) >> 3) << 32 | i;
+		sorted = sorted && (i == 0 || key[i - 1] <= key[i]);
+	}
+	if (!sorted) {
+		uint64_t *tmp = xmallocarray(n, sizeof *tmp);
+		size_t *count = xmallocarray(2048, sizeof *count);
+		uint64_t span = (hi - lo) >> 3;
+		for (int shift = 32; shift < 64 && (span >> (shift - 32)); shift += 11) {
+			memset(count, 0, 2048 * sizeof *count);
+			for (size_t i = 0; i < n; i++)
+				count[(key[i] >> shift) & 2047]++;
+			size_t sum = 0;
+			for (int d = 0; d < 2048; d++) {
+				size_t c = count[d];
+				count[d] = sum;
+				sum += c;
+			}
+			for (size_t i = 0; i < n; i++)
+				tmp[count[(key[i] >> shift) & 2047]++] = key[i];
+			uint64_t *t = key;
+			key = tmp;
+			tmp = t;
+		}
+		free(tmp);
+		free(count);
+	}
+	/* ids from the keys; positions overwrite the keys in place; duplicates go */
+	h->ids = xmallocarray(n + 1, sizeof *h->ids);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t id = lo + ((key[i] >> 32) << 3);
+		if (m && h->ids[m - 1] == id) {
 			h->duplicate_ids++;
 			continue;
 		}
-		L->objs[n++] = L->objs[i];
+		h->ids[m] = id;
+		key[m++] = L->objs[key[i] & 0xffffffffu].pos;
 	}
-	h->n = (uint32_t)n;
-	h->ids = xmallocarray(n + 1, sizeof *h->ids);
-	for (size_t i = 0; i < n; i++)
-		h->ids[i] = L->objs[i].id;
-	/* The positions are packed into the front of objs, which then shrinks. */
-	uint64_t *pos = (uint64_t *)L->objs;
-	for (size_t i = 0; i < n; i++)
-		pos[i] = L->objs[i].pos;
-	h->pos = xreallocarray(L->objs, n + 1, sizeof *h->pos);
+	free(L->objs);
 	L->objs = NULL;
+	h->pos = xreallocarray(key, m + 1, sizeof *h->pos);
+	h->n = (uint32_t)m;
+	return true;
+}
 
+static void build_index(struct loader *L)
+{
+	struct heap *h = L->h;
+	size_t n;
+	if (sort_packed(L)) {
+		n = h->n;
+	} else {
+		sort_objs(L);
+		n = 0;
+		for (size_t i = 0; i < L->nobjs; i++) {
+			if (n && L->objs[n - 1].id == L->objs[i].id) {
+				h->duplicate_ids++;
+				continue;
+			}
+			L->objs[n++] = L->objs[i];
+		}
+		h->n = (uint32_t)n;
+		h->ids = xmallocarray(n + 1, sizeof *h->ids);
+		for (size_t i = 0; i < n; i++)
+			h->ids[i] = L->objs[i].id;
+		/* The positions are packed into the front of objs, which then shrinks. */
+		uint64_t *pos = (uint64_t *)L->objs;
+		for (size_t i = 0; i < n; i++)
+			pos[i] = L->objs[i].pos;
+		h->pos = xreallocarray(L->objs, n + 1, sizeof *h->pos);
+		L->objs = NULL;
+	}
 	/*
 	 * Directory. HotSpot ids are addresses: dense inside heap regions,
 	 * with wide gaps between them. The id range is cut into at most n/8
@@ -1082,7 +1159,6 @@ int heap_load(const char *path, const struct heap_load_opts *opts,
 	L.opts = opts;
 	if ((st = pass1(&L, err)) != HS_OK)
 		goto fail;
-	sort_objs(&L);
 	build_index(&L);
 	read_classes(&L);
 	layout_classes(h);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../base/fmt.h"
 #include "out.h"
 #include "sh.h"
 
@@ -58,19 +59,9 @@ static void format_prim(char *buf, size_t cap, struct heap_value v)
 		else
 			snprintf(buf, cap, "'\\u%04x'", (unsigned)v.v.i);
 		break;
-	case HPROF_FLOAT: case HPROF_DOUBLE: {
-		/* The shortest text that reads back as the same value. */
-		int maxp = v.type == HPROF_FLOAT ? 9 : 17;
-		for (int p = 1; p <= maxp; p++) {
-			snprintf(buf, cap, "%.*g", p, v.v.d);
-			double back = strtod(buf, NULL);
-			if (v.type == HPROF_FLOAT ? (float)back == (float)v.v.d : back == v.v.d)
-				break;
-		}
-		if (isfinite(v.v.d) && !strpbrk(buf, ".eE") && strlen(buf) + 2 < cap)
-			strcat(buf, ".0");
+	case HPROF_FLOAT: case HPROF_DOUBLE:
+		fmt_double(buf, cap, v.v.d, v.type == HPROF_FLOAT);
 		break;
-	}
 	default: snprintf(buf, cap, "%" PRId64, v.v.i); break;
 	}
 }

@@ -162,7 +162,11 @@ static void report(struct sh *sh, const char *text, const char *where, int first
 	if (!p || !err->col)
 		return;
 	int len = (int)strcspn(p, "\n");
-	fprintf(stderr, "  %.*s\n  %*s^\n", len, p, err->col - 1, "");
+	/* the caret line keeps the source line's tabs, so it lines up */
+	fprintf(stderr, "  %.*s\n  ", len, p);
+	for (int k = 0; k < err->col - 1 && k < len; k++)
+		fputc(p[k] == '\t' ? '\t' : ' ', stderr);
+	fputs("^\n", stderr);
 }
 
 int sh_query(struct sh *sh, const char *text, const char *where, int first_line,

@@ -1,0 +1,50 @@
+/* fmt.c - Java-style number formatting; see fmt.h. */
+#include "fmt.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool same(double x, const char *s, bool is_float)
+{
+	double b = strtod(s, NULL);
+	return is_float ? (float)b == (float)x : b == x;
+}
+
+void fmt_double(char *buf, size_t cap, double x, bool is_float)
+{
+	if (isnan(x)) {
+		snprintf(buf, cap, "NaN");
+		return;
+	}
+	if (isinf(x)) {
+		snprintf(buf, cap, x > 0 ? "Infinity" : "-Infinity");
+		return;
+	}
+	double ax = fabs(x);
+	int maxp = is_float ? 9 : 17;
+	if (x == 0 || (ax >= 1e-3 && ax < 1e7)) {
+		/* fewest decimals that round-trip, at least one */
+		for (int d = 1; d <= maxp + 3; d++) {
+			snprintf(buf, cap, "%.*f", d, x);
+			if (same(x, buf, is_float))
+				break;
+		}
+		return;
+	}
+	/* d.dddE[-]n with the fewest significant digits that round-trip */
+	char tmp[64];
+	for (int p = 1; p <= maxp; p++) {
+		snprintf(tmp, sizeof tmp, "%.*e", p - 1, x);
+		if (same(x, tmp, is_float))
+			break;
+	}
+	char *e = strchr(tmp, 'e');
+	int exp = atoi(e + 1);
+	*e = 0;
+	if (!strchr(tmp, '.'))
+		snprintf(buf, cap, "%s.0E%d", tmp, exp);
+	else
+		snprintf(buf, cap, "%sE%d", tmp, exp);
+}
