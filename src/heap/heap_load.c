@@ -158,6 +158,13 @@ static int pass1(struct loader *L, struct hs_error *err)
 	u64map_init(&L->class_names, 1 << 12);
 	u64map_init(&L->class_serials, 1 << 12);
 	u64map_init(&L->traces, 64);
+	/*
+	 * Every object record takes at least 1 + id + 8 bytes, which bounds the
+	 * object count: reserve that much (pages never written cost nothing),
+	 * so the array never moves while it grows.
+	 */
+	L->capobjs = hp->size / (1 + ids + 8) + 16;
+	L->objs = xmallocarray(L->capobjs, sizeof *L->objs);
 	while ((got = hprof_record_next(hp, &pos, &r, &e)) != 0) {
 		bool cut = false;
 		if (got == HS_ERR) {
@@ -851,6 +858,18 @@ static void assign_classes(struct loader *L)
 			h->classes[k].ref_offsets = xcalloc(1, sizeof(uint32_t));
 }
 
+/* run2: both halves, the second on another thread when the heap is large. */
+static void run2(void *(*fn)(void *), void *a, void *b, bool threads)
+{
+	pthread_t th;
+	bool ok = threads && pthread_create(&th, NULL, fn, b) == 0;
+	fn(a);
+	if (ok)
+		pthread_join(th, NULL);
+	else
+		fn(b);
+}
+
 /* What one pass-2 worker produces for its range of objects. */
 struct p2 {
 	struct loader *L;
@@ -987,13 +1006,7 @@ static int pass2(struct loader *L, struct hs_error *err)
 		uint64_t bound = L->hp->size / ids + 64;
 		w[t].edges = xmallocarray(bound, sizeof *w[t].edges);
 	}
-	pthread_t th;
-	bool threaded = n > 100000 && pthread_create(&th, NULL, pass2_range, &w[1]) == 0;
-	pass2_range(&w[0]);
-	if (threaded)
-		pthread_join(th, NULL);
-	else
-		pass2_range(&w[1]);
+	run2(pass2_range, &w[0], &w[1], n > 100000);
 	int st = w[0].status != HS_OK ? w[0].status : w[1].status;
 	uint64_t total = w[0].nedges + w[1].nedges;
 	if (st == HS_OK && total >= UINT32_MAX) {
@@ -1027,20 +1040,57 @@ static int pass2(struct loader *L, struct hs_error *err)
 	return st;
 }
 
+struct incoming_half {
+	struct heap *h;
+	uint32_t from, to;	/* sources */
+	uint32_t *cnt;		/* counts per target, then write cursors */
+	int phase;		/* 0 count, 1 fill */
+};
+
+static void *incoming_work(void *arg)
+{
+	struct incoming_half *w = arg;
+	const struct heap *h = w->h;
+	uint32_t lo = h->out_start[w->from], hi = h->out_start[w->to];
+	if (w->phase == 0) {
+		for (uint32_t e = lo; e < hi; e++)
+			w->cnt[h->out[e]]++;
+	} else {
+		for (uint32_t i = w->from; i < w->to; i++)
+			for (uint32_t e = h->out_start[i]; e < h->out_start[i + 1]; e++)
+				h->in[w->cnt[h->out[e]]++] = i;
+	}
+	return NULL;
+}
+
+/*
+ * build_incoming: the transpose of the outgoing CSR. Each half of the
+ * sources counts and then fills on its own thread; the first half's
+ * sources come first in every target's list, so lists stay ascending.
+ */
 static void build_incoming(struct heap *h)
 {
-	h->in_start = xcalloc((size_t)h->n + 2, sizeof *h->in_start);
+	uint32_t n = h->n, mid = n / 2;
+	bool threads = n > 100000;
 	h->in = xmallocarray(h->nrefs + 1, sizeof *h->in);
-	for (uint64_t e = 0; e < h->nrefs; e++)
-		h->in_start[h->out[e] + 1]++;
-	for (uint32_t i = 0; i < h->n; i++)
-		h->in_start[i + 1] += h->in_start[i];
-	/* in_start[t] is t's cursor; after the fill it holds t's end: shift. */
-	for (uint32_t i = 0; i < h->n; i++)
-		for (uint32_t e = h->out_start[i]; e < h->out_start[i + 1]; e++)
-			h->in[h->in_start[h->out[e]]++] = i;
-	memmove(h->in_start + 1, h->in_start, (size_t)h->n * sizeof *h->in_start);
-	h->in_start[0] = 0;
+	struct incoming_half w[2] = {
+		{h, 0, mid, xcalloc((size_t)n + 1, sizeof(uint32_t)), 0},
+		{h, mid, n, xcalloc((size_t)n + 1, sizeof(uint32_t)), 0}};
+	run2(incoming_work, &w[0], &w[1], threads);
+	h->in_start = xmallocarray((size_t)n + 2, sizeof *h->in_start);
+	uint32_t sum = 0;
+	for (uint32_t t = 0; t < n; t++) {
+		h->in_start[t] = sum;
+		uint32_t c0 = w[0].cnt[t], c1 = w[1].cnt[t];
+		w[0].cnt[t] = sum;	/* cursors: the first half writes first */
+		w[1].cnt[t] = sum + c0;
+		sum += c0 + c1;
+	}
+	h->in_start[n] = sum;
+	w[0].phase = w[1].phase = 1;
+	run2(incoming_work, &w[0], &w[1], threads);
+	free(w[0].cnt);
+	free(w[1].cnt);
 }
 
 /* Objects grouped by class: the instance lists queries and the engine use. */
