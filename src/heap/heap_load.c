@@ -801,63 +801,6 @@ static uint32_t prim_array_class(struct loader *L, uint8_t t, uint32_t *cache)
 	return cache[t] = c;
 }
 
-/*
- * assign_classes: every object's class, before sizes are decided (deciding
- * the oop size may read fields, which needs the classes).
- */
-static void assign_classes(struct loader *L)
-{
-	struct heap *h = L->h;
-	struct hprof *hp = L->hp;
-	const uint8_t *d = hp->data;
-	size_t ids = (size_t)hp->id_size;
-	uint32_t prim_cache[16];
-	for (int t = 0; t < 16; t++)
-		prim_cache[t] = HEAP_NONE;
-	h->class_class = heap_class_by_name(h, "java.lang.Class");
-	if (h->class_class == HEAP_NONE)
-		h->class_class = add_class(L, 0, "java.lang.Class");
-	h->cls = xmallocarray(h->n + 1, sizeof *h->cls);
-	uint64_t last_cid = 0;
-	uint32_t last_c = HEAP_NONE;
-	for (uint32_t i = 0; i < h->n; i++) {
-		size_t p = h->pos[i];
-		switch (d[p]) {
-		case HPROF_GC_INSTANCE_DUMP: {
-			uint64_t cid = hprof_id(hp, d + p + 1 + ids + 4);
-			if (cid != last_cid || last_c == HEAP_NONE) {
-				last_cid = cid;
-				last_c = class_for_id(L, cid);
-			}
-			h->cls[i] = last_c;
-			break;
-		}
-		case HPROF_GC_OBJ_ARRAY_DUMP:
-			h->cls[i] = class_for_id(L, hprof_id(hp, d + p + 1 + ids + 8));
-			break;
-		case HPROF_GC_PRIM_ARRAY_DUMP:
-			h->cls[i] = prim_array_class(L, d[p + 1 + ids + 8], prim_cache);
-			break;
-		default:
-			h->cls[i] = h->class_class;
-			break;
-		}
-		/* One kind per class lets heap_kind answer without touching the file. */
-		uint8_t k = d[p] == HPROF_GC_INSTANCE_DUMP ? HEAP_INSTANCE
-			    : d[p] == HPROF_GC_OBJ_ARRAY_DUMP ? HEAP_OBJ_ARRAY
-			    : d[p] == HPROF_GC_PRIM_ARRAY_DUMP ? HEAP_PRIM_ARRAY : HEAP_CLASS;
-		struct heap_class *c = &h->classes[h->cls[i]];
-		if (c->obj_kind == HEAP_KIND_NONE)
-			c->obj_kind = k;
-		else if (c->obj_kind != k)
-			c->obj_kind = HEAP_KIND_MIXED;
-	}
-	/* Classes added here need a (field-less) layout. */
-	for (uint32_t k = 0; k < h->nclasses; k++)
-		if (!h->classes[k].ref_offsets)
-			h->classes[k].ref_offsets = xcalloc(1, sizeof(uint32_t));
-}
-
 /* run2: both halves, the second on another thread when the heap is large. */
 static void run2(void *(*fn)(void *), void *a, void *b, bool threads)
 {
@@ -868,6 +811,139 @@ static void run2(void *(*fn)(void *), void *a, void *b, bool threads)
 		pthread_join(th, NULL);
 	else
 		fn(b);
+}
+
+struct assign_half {
+	struct loader *L;
+	uint32_t from, to;
+	const uint32_t *prim;	/* class of each primitive array type */
+	uint8_t *kind;		/* per class: the kind of its objects seen here */
+	uint64_t misses;	/* class ids not yet known (left HEAP_NONE) */
+};
+
+static void note_kind(uint8_t *kind, uint32_t c, uint8_t k)
+{
+	if (kind[c] == HEAP_KIND_NONE)
+		kind[c] = k;
+	else if (kind[c] != k)
+		kind[c] = HEAP_KIND_MIXED;
+}
+
+/* assign_work: classes of objects [from, to), reading the class maps only. */
+static void *assign_work(void *arg)
+{
+	struct assign_half *w = arg;
+	struct loader *L = w->L;
+	struct heap *h = L->h;
+	struct hprof *hp = L->hp;
+	const uint8_t *d = hp->data;
+	size_t ids = (size_t)hp->id_size;
+	uint64_t last_cid = 0, ci;
+	uint32_t last_c = HEAP_NONE;
+	for (uint32_t i = w->from; i < w->to; i++) {
+		size_t p = h->pos[i];
+		uint32_t c;
+		uint8_t k;
+		switch (d[p]) {
+		case HPROF_GC_INSTANCE_DUMP: {
+			uint64_t cid = hprof_id(hp, d + p + 1 + ids + 4);
+			if (cid != last_cid || last_c == HEAP_NONE) {
+				last_cid = cid;
+				last_c = u64map_get(&L->class_index, cid, &ci) ? (uint32_t)ci : HEAP_NONE;
+			}
+			c = last_c;
+			k = HEAP_INSTANCE;
+			break;
+		}
+		case HPROF_GC_OBJ_ARRAY_DUMP:
+			c = u64map_get(&L->class_index, hprof_id(hp, d + p + 1 + ids + 8), &ci)
+				    ? (uint32_t)ci : HEAP_NONE;
+			k = HEAP_OBJ_ARRAY;
+			break;
+		case HPROF_GC_PRIM_ARRAY_DUMP:
+			c = w->prim[d[p + 1 + ids + 8] & 15];
+			k = HEAP_PRIM_ARRAY;
+			break;
+		default:
+			c = h->class_class;
+			k = HEAP_CLASS;
+			break;
+		}
+		h->cls[i] = c;
+		if (c == HEAP_NONE)
+			w->misses++;
+		else
+			note_kind(w->kind, c, k);
+	}
+	return NULL;
+}
+
+/*
+ * assign_classes: every object's class, before sizes are decided (deciding
+ * the oop size may read fields, which needs the classes), and per class the
+ * kind of its objects, so heap_kind need not read the file. Two threads
+ * look classes up; ids of classes with no CLASS DUMP are rare and get their
+ * nameless classes afterwards, on one thread.
+ */
+static void assign_classes(struct loader *L)
+{
+	struct heap *h = L->h;
+	struct hprof *hp = L->hp;
+	const uint8_t *d = hp->data;
+	size_t ids = (size_t)hp->id_size;
+	uint32_t prim_cache[16], prim[16];
+	for (int t = 0; t < 16; t++)
+		prim_cache[t] = prim[t] = HEAP_NONE;
+	h->class_class = heap_class_by_name(h, "java.lang.Class");
+	if (h->class_class == HEAP_NONE)
+		h->class_class = add_class(L, 0, "java.lang.Class");
+	static const uint8_t ptypes[] = {HPROF_BOOLEAN, HPROF_CHAR, HPROF_FLOAT, HPROF_DOUBLE,
+					 HPROF_BYTE, HPROF_SHORT, HPROF_INT, HPROF_LONG};
+	for (size_t t = 0; t < sizeof ptypes; t++) {
+		/* only classes that exist: a missing one is made when first needed */
+		char name[32];
+		snprintf(name, sizeof name, "%s[]", hprof_type_name(ptypes[t]));
+		prim[ptypes[t]] = heap_class_by_name(h, name);
+	}
+	h->cls = xmallocarray(h->n + 1, sizeof *h->cls);
+	uint32_t nc = h->nclasses;
+	struct assign_half w[2] = {
+		{L, 0, h->n / 2, prim, xmalloc(nc + 1), 0},
+		{L, h->n / 2, h->n, prim, xmalloc(nc + 1), 0}};
+	memset(w[0].kind, HEAP_KIND_NONE, nc + 1);
+	memset(w[1].kind, HEAP_KIND_NONE, nc + 1);
+	run2(assign_work, &w[0], &w[1], h->n > 100000);
+	for (uint32_t c = 0; c < nc; c++) {
+		h->classes[c].obj_kind = HEAP_KIND_NONE;
+		if (w[0].kind[c] != HEAP_KIND_NONE)
+			note_kind(&h->classes[c].obj_kind, 0, w[0].kind[c]);
+		if (w[1].kind[c] != HEAP_KIND_NONE)
+			note_kind(&h->classes[c].obj_kind, 0, w[1].kind[c]);
+	}
+	free(w[0].kind);
+	free(w[1].kind);
+	if (w[0].misses + w[1].misses)
+		for (uint32_t i = 0; i < h->n; i++) {
+			if (h->cls[i] != HEAP_NONE)
+				continue;
+			size_t p = h->pos[i];
+			uint32_t c;
+			uint8_t k;
+			if (d[p] == HPROF_GC_PRIM_ARRAY_DUMP) {
+				c = prim_array_class(L, d[p + 1 + ids + 8], prim_cache);
+				k = HEAP_PRIM_ARRAY;
+			} else {
+				bool inst = d[p] == HPROF_GC_INSTANCE_DUMP;
+				c = class_for_id(L, hprof_id(hp, d + p + 1 + ids + (inst ? 4 : 8)));
+				k = inst ? HEAP_INSTANCE : HEAP_OBJ_ARRAY;
+			}
+			h->cls[i] = c;
+			note_kind(&h->classes[c].obj_kind, 0, k);
+		}
+	/* Classes added here need a (field-less) layout. */
+	for (uint32_t k = 0; k < h->nclasses; k++)
+		if (!h->classes[k].ref_offsets)
+			h->classes[k].ref_offsets = xcalloc(1, sizeof(uint32_t));
 }
 
 /* What one pass-2 worker produces for its range of objects. */
