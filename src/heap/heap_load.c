@@ -337,6 +337,51 @@ static void sort_objs(struct loader *L)
 	free(count);
 }
 
+/* run2: both halves, the second on another thread when the heap is large. */
+static void run2(void *(*fn)(void *), void *a, void *b, bool threads)
+{
+	pthread_t th;
+	bool ok = threads && pthread_create(&th, NULL, fn, b) == 0;
+	fn(a);
+	if (ok)
+		pthread_join(th, NULL);
+	else
+		fn(b);
+}
+
+struct radix_half {
+	uint64_t *key, *tmp;
+	size_t n;
+	uint64_t span;		/* (max id - min id) / 8: which digits vary */
+	bool in_tmp;		/* the sorted keys ended in tmp */
+};
+
+/* radix_work: LSD radix sort of one half by the keys' upper 32 bits, stable. */
+static void *radix_work(void *arg)
+{
+	struct radix_half *w = arg;
+	size_t count[2048];
+	uint64_t *src = w->key, *dst = w->tmp;
+	for (int shift = 32; shift < 64 && (w->span >> (shift - 32)); shift += 11) {
+		memset(count, 0, sizeof count);
+		for (size_t i = 0; i < w->n; i++)
+			count[(src[i] >> shift) & 2047]++;
+		size_t sum = 0;
+		for (int d = 0; d < 2048; d++) {
+			size_t c = count[d];
+			count[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < w->n; i++)
+			dst[count[(src[i] >> shift) & 2047]++] = src[i];
+		uint64_t *t = src;
+		src = dst;
+		dst = t;
+		w->in_tmp = !w->in_tmp;
+	}
+	return NULL;
+}
+
 /*
  * sort_packed: the usual case, ids 8-byte aligned within 32 GiB of each
  * other: sort 8-byte keys ((id - min) / 8 << 32 | file order) instead of
@@ -368,27 +413,28 @@ static bool sort_packed(struct loader *L)
 		sorted = sorted && (i == 0 || key[i - 1] <= key[i]);
 	}
 	if (!sorted) {
+		/* Each half sorted on its own thread, then one stable merge. */
 		uint64_t *tmp = xmallocarray(n, sizeof *tmp);
-		size_t *count = xmallocarray(2048, sizeof *count);
-		uint64_t span = (hi - lo) >> 3;
-		for (int shift = 32; shift < 64 && (span >> (shift - 32)); shift += 11) {
-			memset(count, 0, 2048 * sizeof *count);
-			for (size_t i = 0; i < n; i++)
-				count[(key[i] >> shift) & 2047]++;
-			size_t sum = 0;
-			for (int d = 0; d < 2048; d++) {
-				size_t c = count[d];
-				count[d] = sum;
-				sum += c;
-			}
-			for (size_t i = 0; i < n; i++)
-				tmp[count[(key[i] >> shift) & 2047]++] = key[i];
-			uint64_t *t = key;
+		size_t mid = n / 2;
+		struct radix_half w[2] = {{key, tmp, mid, (hi - lo) >> 3, false},
+					  {key + mid, tmp + mid, n - mid, (hi - lo) >> 3, false}};
+		run2(radix_work, &w[0], &w[1], n > 100000);
+		/* both halves took the same passes, so both ended in the same buffer */
+		const uint64_t *a = w[0].in_tmp ? tmp : key, *b = a + mid;
+		uint64_t *out = w[0].in_tmp ? key : tmp;
+		size_t i = 0, j = 0, o = 0;
+		while (i < mid && j < n - mid)	/* ties: the first half (earlier in the file) */
+			out[o++] = (b[j] >> 32) < (a[i] >> 32) ? b[j++] : a[i++];
+		while (i < mid)
+			out[o++] = a[i++];
+		while (j < n - mid)
+			out[o++] = b[j++];
+		if (out != key) {
+			free(key);
 			key = tmp;
-			tmp = t;
+		} else {
+			free(tmp);
 		}
-		free(tmp);
-		free(count);
 	}
 	/* ids from the keys; positions overwrite the keys in place; duplicates go */
 	h->ids = xmallocarray(n + 1, sizeof *h->ids);
@@ -799,18 +845,6 @@ static uint32_t prim_array_class(struct loader *L, uint8_t t, uint32_t *cache)
 	if (c == HEAP_NONE)
 		c = add_class(L, 0, name);
 	return cache[t] = c;
-}
-
-/* run2: both halves, the second on another thread when the heap is large. */
-static void run2(void *(*fn)(void *), void *a, void *b, bool threads)
-{
-	pthread_t th;
-	bool ok = threads && pthread_create(&th, NULL, fn, b) == 0;
-	fn(a);
-	if (ok)
-		pthread_join(th, NULL);
-	else
-		fn(b);
 }
 
 struct assign_half {
