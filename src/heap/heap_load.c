@@ -805,27 +805,6 @@ static uint64_t class_object_size(const struct heap *h, const struct heap_class 
 	return (sz + 7) & ~7ULL;
 }
 
-struct edges {
-	uint32_t *v;
-	uint64_t len, cap;
-};
-
-static inline void edge(struct heap *h, struct edges *E, uint64_t id)
-{
-	if (!id)
-		return;
-	uint32_t t = heap_index(h, id);
-	if (t == HEAP_NONE) {
-		h->dangling_refs++;
-		return;
-	}
-	if (E->len == E->cap) {
-		E->cap = E->cap * 2 + 1024;
-		E->v = xreallocarray(E->v, E->cap, sizeof *E->v);
-	}
-	E->v[E->len++] = t;
-}
-
 /* class_for_id: class index of a class id, adding a nameless class if needed. */
 static uint32_t class_for_id(struct loader *L, uint64_t cid)
 {
