@@ -38,6 +38,7 @@ struct decl {
 struct node {
 	enum node_kind kind;
 	int line, col;		/* where it starts in the snippet */
+	const char *snippet;	/* the text it was parsed from (arena) */
 	const char *name;	/* IDENT, MEMBER, CALL, IS, ASSIGN, STRUCT */
 	struct node *a, *b;	/* operands; MEMBER/CALL: a is the receiver */
 	enum bin_op op;
@@ -73,6 +74,7 @@ struct property {
 struct stmt {
 	enum stmt_kind kind;
 	int line, col;
+	const char *snippet;	/* the text it was parsed from (arena) */
 	const char *name;
 	struct node *e;
 	const char *type;	/* S_LET with a declared type; S_TYPE table-of T */

@@ -64,6 +64,8 @@ struct ev {
 	enum refkind rk;
 	uint32_t *owner;	/* object -> instance id, 0 = Unassigned */
 	struct analysis *an;	/* the running analysis, freed if it fails */
+	const char *snippet;	/* the text being run */
+	int calls;		/* lambda calls under way: bounded, recursion is an error */
 	struct instance *cur;	/* whose properties names refer to */
 	uint64_t steps;
 };
@@ -96,6 +98,14 @@ static void rt_error(struct ev *e, const struct node *at, const char *fmt, ...)
 	e->err->line = at ? at->line : 0;
 	e->err->col = at ? at->col : 0;
 	e->err->offset = -1;
+	if (at && at->snippet && e->snippet && at->snippet != e->snippet) {
+		/* a lambda or set type from an earlier snippet: its line is not here */
+		size_t l = strlen(e->err->msg);
+		snprintf(e->err->msg + l, sizeof e->err->msg - l,
+			 " (in code from an earlier snippet, its line %d, column %d)", at->line,
+			 at->col);
+		e->err->line = e->err->col = 0;
+	}
 	longjmp(e->fail, 1);
 }
 
@@ -575,6 +585,9 @@ static struct value apply(struct ev *e, const struct node *at, struct value fn, 
 	if (fn.k != V_LAMBDA)
 		rt_error(e, at, "expected a lambda [it | ...], not %s", value_kind_name(fn.k));
 	struct node *lam = fn.u.fn->lam;
+	if (e->calls >= 1000)
+		rt_error(e, at, "lambdas call each other more than 1000 deep (a lambda that "
+			 "calls itself?)");
 	if (lam->nparams != nargs && !(lam->nparams == 0 && nargs == 1))
 		rt_error(e, lam, "this lambda takes %d parameter%s, but is called with %d",
 			 lam->nparams, lam->nparams == 1 ? "" : "s", nargs);
@@ -588,6 +601,7 @@ static struct value apply(struct ev *e, const struct node *at, struct value fn, 
 	}
 	for (int k = 0; k < lam->nparams; k++)
 		frame_set(e, &fr, lam->params[k].name, args[k]);
+	e->calls++;
 	for (int k = 0; k < lam->nitems; k++) {
 		struct node *s = lam->items[k];
 		if (s->kind == N_ASSIGN) {
@@ -611,7 +625,9 @@ static struct value apply(struct ev *e, const struct node *at, struct value fn, 
 			eval(e, &fr, s);
 		}
 	}
-	return lam->result ? eval(e, &fr, lam->result) : VNULL;
+	struct value r = lam->result ? eval(e, &fr, lam->result) : VNULL;
+	e->calls--;
+	return r;
 }
 
 static struct value call1(struct ev *e, const struct node *at, struct value fn, struct value x)
@@ -1503,10 +1519,11 @@ static struct value run_instances(struct ev *e, struct stmt *s)
 			 s->name, s->name);
 	}
 	const struct heap *h = e->h;
-	struct analysis an;
-	memset(&an, 0, sizeof an);
-	an.e = e;
-	an.st = t->st;
+	/* on the heap, so that a runtime error (a longjmp) can still free it */
+	struct analysis *anp = xcalloc(1, sizeof *anp);
+	e->an = anp;
+	anp->e = e;
+	anp->st = t->st;
 	struct node *roots = NULL;
 	int nuser = 0;
 	for (int k = 0; k < t->st->nprops; k++) {
@@ -1514,21 +1531,20 @@ static struct value run_instances(struct ev *e, struct stmt *s)
 		if (p->kind == P_ROOTS)
 			roots = p->value;
 		else if (p->kind == P_MEMBERSHIP)
-			an.membership = p->value;
+			anp->membership = p->value;
 		else if (p->kind == P_ON_INCLUSION)
-			an.on_inclusion = p->value;
+			anp->on_inclusion = p->value;
 		else
 			nuser++;
 	}
-	if (an.on_inclusion && an.on_inclusion->kind == N_LAMBDA)
-		an.on_inclusion_fn = eval(e, NULL, an.on_inclusion);
+	if (anp->on_inclusion && anp->on_inclusion->kind == N_LAMBDA)
+		anp->on_inclusion_fn = eval(e, NULL, anp->on_inclusion);
 	/* The names: one instance per element (or one for a single value). */
 	struct value names = eval(e, NULL, s->e);
 	uint32_t nn = names.k == V_LIST ? names.u.l->n : 1;
-	an.insts = arena_alloc(e->a, ((size_t)nn + 1) * sizeof *an.insts);
+	anp->insts = arena_alloc(e->a, ((size_t)nn + 1) * sizeof *anp->insts);
 	e->owner = xcalloc((size_t)h->n + 1, sizeof *e->owner);
-	an.explored = xcalloc((size_t)h->n / 8 + 1, 1);
-	e->an = &an;
+	anp->explored = xcalloc((size_t)h->n / 8 + 1, 1);
 	e->in_trav = true;
 	for (uint32_t k = 0; k < nn; k++) {
 		struct instance *in = arena_alloc(e->a, sizeof *in);
@@ -1550,13 +1566,13 @@ static struct value run_instances(struct ev *e, struct stmt *s)
 			in->props[in->nprops++] = pv;
 		}
 		e->cur = NULL;
-		an.insts[an.ninst++] = in;
+		anp->insts[anp->ninst++] = in;
 	}
 	/* Roots first, instance by instance (an object joins the first that claims it). */
-	for (int k = 0; k < an.ninst; k++) {
+	for (int k = 0; k < anp->ninst; k++) {
 		if (!roots)
 			break;
-		struct instance *in = an.insts[k];
+		struct instance *in = anp->insts[k];
 		e->entity = in;
 		e->this_v = VNULL;
 		e->referrer = VNULL;
@@ -1569,7 +1585,7 @@ static struct value run_instances(struct ev *e, struct stmt *s)
 				continue;
 			e->rk = RK_ROOT;
 			e->referrer = VNULL;
-			include(&an, in, o);
+			include(anp, in, o);
 			poll(e, roots);
 		}
 	}
@@ -1579,13 +1595,13 @@ static struct value run_instances(struct ev *e, struct stmt *s)
 	 * more if it was first met unassigned (docs/dsl.md, "Traversal").
 	 */
 	uint32_t super = HEAP_NONE;
-	enqueue(&an, super);
-	while (an.qh < an.qt) {
-		uint32_t v = an.queue[an.qh++];
+	enqueue(anp, super);
+	while (anp->qh < anp->qt) {
+		uint32_t v = anp->queue[anp->qh++];
 		poll(e, s->e);
 		if (v == HEAP_NONE) {
 			for (uint32_t r = 0; r < h->nroots; r++)
-				offer(&an, HEAP_NONE, h->roots[r].obj, RK_ROOT);
+				offer(anp, HEAP_NONE, h->roots[r].obj, RK_ROOT);
 			continue;
 		}
 		uint32_t cnt;
@@ -1601,20 +1617,20 @@ static struct value run_instances(struct ev *e, struct stmt *s)
 		for (uint32_t k = 0; k < cnt; k++) {
 			if (kind == HEAP_CLASS)
 				rk = out[k] == sup ? RK_SUPER : out[k] == ld ? RK_LOADER : RK_STATIC;
-			offer(&an, v, out[k], rk);
+			offer(anp, v, out[k], rk);
 		}
 	}
 	e->in_trav = false;
 	e->entity = NULL;
-	free(an.queue);
-	free(an.explored);
+	free(anp->queue);
+	free(anp->explored);
 	free(e->owner);
 	e->owner = NULL;
 	e->an = NULL;
 	/* The result: a row per instance, its name and its properties. */
-	struct value out = vlist(e, L_VALUES, (uint32_t)an.ninst);
-	for (int k = 0; k < an.ninst; k++) {
-		struct instance *in = an.insts[k];
+	struct value out = vlist(e, L_VALUES, (uint32_t)anp->ninst);
+	for (int k = 0; k < anp->ninst; k++) {
+		struct instance *in = anp->insts[k];
 		struct vstruct *st = arena_alloc(e->a, sizeof *st);
 		st->type = t->name;
 		st->n = in->nprops + 1;
@@ -1629,6 +1645,7 @@ static struct value run_instances(struct ev *e, struct stmt *s)
 		out.u.l->v[k].k = V_STRUCT;
 		out.u.l->v[k].u.st = st;
 	}
+	free(anp);
 	return out;
 }
 
@@ -1759,13 +1776,16 @@ enum parse_status dsl_run(struct dsl *d, const char *text, struct dsl_output *ou
 	e->h = d->h;
 	e->a = a;
 	e->err = err;
+	e->snippet = n ? stmts[0]->snippet : NULL;
 	int k = 0;
 	if (setjmp(e->fail)) {
+		e->calls = 0;
 		free(e->owner);
 		e->owner = NULL;
 		if (e->an) {
 			free(e->an->queue);
 			free(e->an->explored);
+			free(e->an);
 			e->an = NULL;
 		}
 		st = PARSE_ERROR;

@@ -37,6 +37,8 @@ struct parser {
 	struct hs_error *err;
 	jmp_buf fail;
 	enum parse_status status;
+	int depth;		/* expression nesting, bounded to keep the C stack safe */
+	const char *snippet;	/* the text, copied into the arena */
 };
 
 const char *const parse_keywords[] = {
@@ -308,6 +310,7 @@ static struct node *mk(struct parser *p, enum node_kind k, const struct token *a
 	n->kind = k;
 	n->line = at->line;
 	n->col = at->col;
+	n->snippet = p->snippet;
 	return n;
 }
 
@@ -527,8 +530,11 @@ static struct node *unary(struct parser *p)
 {
 	struct token *t = peek(p);
 	if (accept(p, T_MINUS)) {
+		if (++p->depth > 500)
+			fail_at(p, t->line, t->col, PARSE_ERROR, "expressions nested more than 500 deep");
 		struct node *n = mk(p, N_NEG, t);
 		n->a = unary(p);
+		p->depth--;
 		return n;
 	}
 	return postfix(p);
@@ -607,8 +613,11 @@ static struct node *not_expr(struct parser *p)
 {
 	struct token *t = peek(p);
 	if (accept(p, T_NOT)) {
+		if (++p->depth > 500)
+			fail_at(p, t->line, t->col, PARSE_ERROR, "expressions nested more than 500 deep");
 		struct node *n = mk(p, N_NOT, t);
 		n->a = not_expr(p);
+		p->depth--;
 		return n;
 	}
 	return rel(p);
@@ -625,10 +634,14 @@ static struct node *and_expr(struct parser *p)
 
 static struct node *expr(struct parser *p)
 {
+	if (++p->depth > 500)
+		fail_at(p, peek(p)->line, peek(p)->col, PARSE_ERROR,
+			"expressions nested more than 500 deep");
 	struct node *n = and_expr(p);
 	struct token *t;
 	while ((t = peek(p))->t == T_OR && accept(p, T_OR))
 		n = binary(p, n, OP_OR, t, and_expr(p));
+	p->depth--;
 	return n;
 }
 
@@ -640,6 +653,7 @@ static struct stmt *new_stmt(struct parser *p, enum stmt_kind k, const struct to
 	s->kind = k;
 	s->line = at->line;
 	s->col = at->col;
+	s->snippet = p->snippet;
 	return s;
 }
 
@@ -787,6 +801,7 @@ enum parse_status parse_snippet(const char *text, struct arena *a, struct stmt *
 		st = p->status;
 		goto done;
 	}
+	p->snippet = arena_strndup(a, text, strlen(text));
 	lex(p, text);
 	int cap = 0;
 	bool pending = false;	/* a set_type still waiting for its instances_for */

@@ -141,7 +141,10 @@ static void report(struct sh *sh, const char *text, const char *where, int first
 {
 	int line = err->line ? err->line : 1;
 	char loc[600];
-	if (where) {
+	if (!err->line) {
+		/* no position in this text (the error is in code from earlier) */
+		snprintf(loc, sizeof loc, "%s", where ? where : "query");
+	} else if (where) {
 		/* where is "file:N" for the snippet's first line: add the offset */
 		const char *colon = strrchr(where, ':');
 		if (colon && first_line)
