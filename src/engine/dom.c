@@ -25,13 +25,15 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 	 * During the DFS, anc holds the explicit stack and semi each stack
 	 * entry's edge cursor.
 	 */
-	uint32_t *num = xcalloc((size_t)n + 1, sizeof *num);
+	/* num lives in idom, which is free until the end (converted in place) */
+	uint32_t *num = idom;
+	memset(num, 0, (size_t)n * sizeof *num);
 	uint32_t *vert_mem = order ? NULL : xmallocarray((size_t)n + 1, sizeof *vert_mem);
 	uint32_t *vert = order ? order : vert_mem;	/* vert[k - 1]: node numbered k */
 	uint32_t *parent = xmallocarray((size_t)n + 2, sizeof *parent);
 	uint32_t *semi = xmallocarray((size_t)n + 2, sizeof *semi);
 	uint32_t *anc = xmallocarray((size_t)n + 2, sizeof *anc);
-	uint32_t *label = NULL;
+	uint32_t *label = NULL, *stack = NULL;
 	int st = HS_OK;
 	struct dom_slices s;
 
@@ -71,7 +73,8 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 		semi[k] = label[k] = k;
 		anc[k] = 0;
 	}
-	uint32_t *stack = idom;	/* idom is free until the end: a compress stack */
+	uint32_t stack_cap = 1024;
+	stack = xmallocarray(stack_cap, sizeof *stack);
 	for (uint32_t k = count; k >= 2; k--) {
 		s.count = 0;
 		g->preds(g->ctx, vert[k - 1], &s);
@@ -88,6 +91,11 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 					/* eval(u): compress the path to the forest root. */
 					uint32_t top = 0, x = u;
 					while (anc[anc[x]]) {
+						if (top == stack_cap) {
+							stack_cap *= 2;
+							stack = xreallocarray(stack, stack_cap,
+									      sizeof *stack);
+						}
 						stack[top++] = x;
 						x = anc[x];
 					}
@@ -119,15 +127,15 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 		parent[k] = d;
 	}
 
-	for (uint32_t v = 0; v < n; v++)
-		idom[v] = DOM_NONE;
-	idom[g->root] = g->root;
-	for (uint32_t k = 2; k <= count; k++)
-		idom[vert[k - 1]] = vert[parent[k] - 1];
+	/* idom still holds DFS numbers: turn each into the dominator's node */
+	for (uint32_t v = 0; v < n; v++) {
+		uint32_t k = idom[v];
+		idom[v] = !k ? DOM_NONE : k == 1 ? v : vert[parent[k] - 1];
+	}
 	if (nreach)
 		*nreach = count;
 done:
-	free(num);
+	free(stack);
 	free(vert_mem);
 	free(parent);
 	free(semi);

@@ -12,28 +12,56 @@ static struct dom_tree *new_tree(const struct heap *h, bool no_weak)
 	return t;
 }
 
-int dom_tree_build(const struct heap *h, bool no_weak, struct dom_tree **out)
+int dom_tree_build(struct heap *h, bool no_weak, bool spill, struct dom_tree **out)
 {
 	*out = NULL;
 	struct dom_tree *t = new_tree(h, no_weak);
 	uint32_t n = h->n;
+	/* Arrays over 4 GiB have no 32-bit size; their sizes are read now, while
+	 * the records are at hand (they are rare). */
+	uint32_t nbig = 0, *big = NULL;
+	uint64_t *bigsize = NULL;
+	for (uint32_t v = 0; v < n; v++)
+		if (h->size[v] == UINT32_MAX) {
+			big = xreallocarray(big, nbig + 1, sizeof *big);
+			bigsize = xreallocarray(bigsize, nbig + 1, sizeof *bigsize);
+			big[nbig] = v;
+			bigsize[nbig++] = heap_shallow(h, v);
+		}
 	t->idom = xmallocarray((size_t)n + 1, sizeof *t->idom);
 	uint32_t *order = xmallocarray((size_t)n + 1, sizeof *order);
 	uint32_t nreach = 0;
 	struct dom_graph dg = hg_dom_graph(&t->g);
-	if (dom_build(&dg, t->idom, order, &nreach) != HS_OK) {
-		free(order);
+	/*
+	 * The build and the sums read only references, classes, instance lists
+	 * and sizes: ids and record positions can wait on disk meanwhile (not
+	 * with no_weak, which reads Reference.referent fields).
+	 */
+	bool spilled = spill && !no_weak && heap_spill(h);
+	int st = dom_build(&dg, t->idom, order, &nreach);
+	if (st == HS_OK) {
+		/* Bottom-up in reverse preorder: each subtree is done before its root. */
+		t->retained = xcalloc((size_t)n + 1, sizeof *t->retained);
+		for (uint32_t k = nreach; k-- > 1;) {
+			uint32_t v = order[k];
+			uint64_t sz = h->size[v];
+			if (sz == UINT32_MAX)
+				for (uint32_t b = 0; b < nbig; b++)
+					if (big[b] == v)
+						sz = bigsize[b];
+			t->retained[v] += sz;
+			t->retained[t->idom[v]] += t->retained[v];
+		}
+	}
+	free(order);
+	free(big);
+	free(bigsize);
+	if (spilled)
+		heap_unspill(h);
+	if (st != HS_OK) {
 		dom_tree_free(t);
 		return HS_INTERRUPTED;
 	}
-	/* Bottom-up in reverse preorder: each subtree is done before its root. */
-	t->retained = xcalloc((size_t)n + 1, sizeof *t->retained);
-	for (uint32_t k = nreach; k-- > 1;) {
-		uint32_t v = order[k];
-		t->retained[v] += h->size[v] != UINT32_MAX ? h->size[v] : heap_shallow(h, v);
-		t->retained[t->idom[v]] += t->retained[v];
-	}
-	free(order);
 	for (uint32_t v = 0; v <= n; v++)
 		if (t->idom[v] == DOM_NONE)
 			t->idom[v] = HEAP_NONE;

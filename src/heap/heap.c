@@ -1,7 +1,10 @@
 /* heap.c - reading the heap model: lookups, fields, strings, names. */
 #include <math.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "heap_internal.h"
 
@@ -32,10 +35,81 @@ const char *heap_name(struct heap *h, uint64_t sid)
 	return s;
 }
 
+static bool write_full(int fd, const void *p, size_t n)
+{
+	const char *b = p;
+	while (n) {
+		ssize_t w = write(fd, b, n > (1u << 30) ? (1u << 30) : n);
+		if (w <= 0)
+			return false;
+		b += w;
+		n -= (size_t)w;
+	}
+	return true;
+}
+
+static bool read_full(int fd, void *p, size_t n)
+{
+	char *b = p;
+	while (n) {
+		ssize_t r = read(fd, b, n > (1u << 30) ? (1u << 30) : n);
+		if (r <= 0)
+			return false;
+		b += r;
+		n -= (size_t)r;
+	}
+	return true;
+}
+
+bool heap_spill(struct heap *h)
+{
+	if (h->spill_fd >= 0 || !h->n)
+		return false;
+	const char *dir = getenv("TMPDIR");
+	char *path = xasprintf("%s/heapsh-spill-XXXXXX", dir && *dir ? dir : "/tmp");
+	int fd = mkstemp(path);
+	if (fd < 0) {
+		free(path);
+		return false;
+	}
+	unlink(path);
+	free(path);
+	size_t bytes = ((size_t)h->n + 1) * sizeof(uint64_t);
+	if (!write_full(fd, h->ids, bytes) || !write_full(fd, h->pos, bytes) ||
+	    lseek(fd, 0, SEEK_SET) != 0) {
+		close(fd);
+		return false;
+	}
+	free(h->ids);
+	free(h->pos);
+	h->ids = h->pos = NULL;
+	h->spill_fd = fd;
+	return true;
+}
+
+void heap_unspill(struct heap *h)
+{
+	if (h->spill_fd < 0)
+		return;
+	size_t bytes = ((size_t)h->n + 1) * sizeof(uint64_t);
+	h->ids = xmalloc(bytes);
+	h->pos = xmalloc(bytes);
+	if (!read_full(h->spill_fd, h->ids, bytes) || !read_full(h->spill_fd, h->pos, bytes)) {
+		fprintf(stderr, "heapsh: cannot read back the temporary file holding object ids "
+			"(%s); the heap is incomplete, so heapsh stops. Check the space in "
+			"$TMPDIR or /tmp, or run with --no-spill\n", strerror(errno));
+		exit(3);
+	}
+	close(h->spill_fd);
+	h->spill_fd = -1;
+}
+
 void heap_free(struct heap *h)
 {
 	if (!h)
 		return;
+	if (h->spill_fd >= 0)
+		close(h->spill_fd);
 	for (uint32_t k = 0; k < h->nclasses; k++) {
 		free(h->classes[k].fields);
 		free(h->classes[k].statics);

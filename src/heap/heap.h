@@ -173,6 +173,7 @@ struct heap {
 	char damage[512];
 
 	struct heap_names *names;	/* interned strings (private) */
+	int spill_fd;		/* heap_spill's file while ids and pos are out, else -1 */
 };
 
 /*
@@ -324,6 +325,22 @@ char *heap_system_property(const struct heap *h, const char *key);
 const char *heap_root_kind_name(uint8_t kind);
 /* heap_root_kind_parse: tag for a name ("frame", "jni-global", ...), or -1. */
 int heap_root_kind_parse(const char *name);
+
+/*
+ * heap_spill: move the object ids and record positions (16 bytes per
+ * object) to an unlinked temporary file ($TMPDIR, else /tmp) and free them,
+ * for a computation that needs neither: the dominator tree's build, so
+ * that its peak memory is lower by as much. Until heap_unspill, nothing may
+ * look up ids, read records or fields, or ask heap_kind of objects whose
+ * class mixes kinds. Returns false, with nothing changed, when no
+ * temporary file could be written.
+ */
+bool heap_spill(struct heap *h);
+/*
+ * heap_unspill: read them back. A file that cannot be read back leaves the
+ * heap incomplete: heapsh then stops with a message, as when memory runs out.
+ */
+void heap_unspill(struct heap *h);
 
 /* heap_thread_name: the name of thread t (caller frees), or NULL. */
 char *heap_thread_name(const struct heap *h, uint32_t t);

@@ -85,7 +85,7 @@ struct dom_tree *sh_dom(struct sh *sh, bool no_weak)
 	bool tty = isatty(STDERR_FILENO);
 	if (tty)
 		fprintf(stderr, "computing the dominator tree of %u objects...", sh->heap->n);
-	int st = dom_tree_build(sh->heap, no_weak, slot);
+	int st = dom_tree_build(sh->heap, no_weak, !sh->no_spill, slot);
 	if (tty)
 		fprintf(stderr, "\r\033[K");
 	if (st != HS_OK) {

@@ -4,6 +4,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -436,6 +437,8 @@ static void usage(FILE *f)
 		"  --echo            print each command of -f FILE before its output\n"
 		"  --no-weak         engine commands ignore Reference.referent links\n"
 		"  --no-index        neither read nor write the index file (DUMP.hsidx)\n"
+		"  --no-spill        keep object ids in memory while the dominator tree is\n"
+		"                    built (by default they wait in a file under $TMPDIR)\n"
 		"  --export-graph DUMP OUT\n"
 		"                    write the engine's graph as text (docs/engine.md) and exit\n"
 		"  --version         print the version and exit\n"
@@ -450,6 +453,12 @@ int main(int argc, char **argv)
 	struct sh sh;
 	memset(&sh, 0, sizeof sh);
 	sh_current = &sh;
+	/*
+	 * A fixed threshold: big arrays always get their own mappings and go
+	 * back to the system when freed, instead of glibc raising the threshold
+	 * and keeping freed engine buffers in the heap.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	const char *command = NULL, *file = NULL, *dump = NULL, *export_to = NULL;
 	for (int a = 1; a < argc; a++) {
 		const char *o = argv[a];
@@ -475,6 +484,8 @@ int main(int argc, char **argv)
 			sh.no_weak = true;
 		} else if (!strcmp(o, "--no-index")) {
 			sh.no_index = true;
+		} else if (!strcmp(o, "--no-spill")) {
+			sh.no_spill = true;
 		} else if (!strcmp(o, "--export-graph") && a + 2 < argc) {
 			dump = argv[a + 1];
 			export_to = argv[a + 2];

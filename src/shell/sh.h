@@ -22,6 +22,7 @@ struct sh {
 	bool echo;		/* print each command before running it (tours) */
 	bool no_weak;		/* default for engine commands: ignore Reference.referent */
 	bool no_index;		/* do not read or write the index file */
+	bool no_spill;		/* keep ids and positions in memory while the engine builds */
 	bool timer;		/* :timer on: report each input's wall time on stderr */
 	struct dom_tree *dom[2];	/* [no_weak]: computed on first use */
 	struct idx *idx;
