@@ -266,3 +266,12 @@ for q in tests/queries/*.hq; do
 	fi
 	if [ ${#problems[@]} -eq 0 ]; then ok "$name"; else fail "$name" "${problems[@]}"; fi
 done
+
+# The issue's own example: one command line, one value.
+check "heapsh -c: an Order with status 7 is alive" "true" \
+	"$($HEAPSH -c 'objects.exists([it | it is Order and it.status = 7])' "$KNOWN")"
+check "heapsh -c: no Order with status 11" "false" \
+	"$($HEAPSH -c 'objects.exists([it | it is Order and it.status = 11])' "$KNOWN")"
+$HEAPSH -c 'objects.exists([it | it is Order and' "$KNOWN" 2>"$T/err"; st=$?
+check_status "heapsh -c: an unfinished query exits 2" 2 "$st"
+check_contains "heapsh -c: an unfinished query says so" "the query is incomplete" "$(cat "$T/err")"

@@ -101,3 +101,11 @@ if command -v bash >/dev/null; then
 	check "bash completion: options and dumps" "--format
 a.hprof" "$OUT"
 fi
+
+# The progress bar: on a terminal's stderr only, never on a pipe.
+PROG=$( $HEAPSH -c ':quit' "$KNOWN" 2>&1 >/dev/null )
+check "no progress bar when stderr is not a terminal" "" "$PROG"
+if command -v script >/dev/null; then
+	PROG=$(script -qec "$HEAPSH -c ':quit' $KNOWN" /dev/null 2>/dev/null | tr '\r' '\n')
+	check_contains "progress bar on a terminal" "loading $KNOWN [" "$PROG"
+fi
