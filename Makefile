@@ -25,7 +25,7 @@ endif
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
-LIB_SRC  = src/base/mem.c src/base/u64map.c src/base/fmt.c src/hprof/hprof.c \
+LIB_SRC  = src/base/mem.c src/base/u64map.c src/base/fmt.c src/base/io.c src/hprof/hprof.c \
            src/engine/dom.c src/engine/hgraph.c src/engine/domtree.c src/engine/path.c \
            src/engine/idx.c src/dsl/arena.c src/dsl/parse.c src/dsl/eval.c \
            src/heap/heap_load.c src/heap/heap.c

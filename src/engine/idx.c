@@ -1,6 +1,8 @@
 /* idx.c - the on-disk index; see idx.h. */
 #include "idx.h"
 
+#include "../base/io.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -120,7 +122,7 @@ static bool load(struct idx *x, const char *path)
 	}
 	uint32_t crc_stored;
 	memcpy(&crc_stored, buf + len - 4, 4);
-	if ((uint32_t)crc32(0, buf, (uInt)(len - 4)) != crc_stored) {
+	if ((uint32_t)crc32_z(0, buf, len - 4) != crc_stored) {
 		why = "checksum mismatch (truncated or corrupt)";
 		goto bad;
 	}
@@ -219,16 +221,8 @@ const void *idx_section(const struct idx *x, uint32_t tag, uint64_t *len)
 
 static bool write_all(int fd, const void *p, size_t n, uLong *crc)
 {
-	const uint8_t *b = p;
-	*crc = crc32(*crc, b, (uInt)n);
-	while (n) {
-		ssize_t w = write(fd, b, n > (1u << 30) ? (1u << 30) : n);
-		if (w <= 0)
-			return false;
-		b += w;
-		n -= (size_t)w;
-	}
-	return true;
+	*crc = crc32_z(*crc, p, n);
+	return io_write_full(fd, p, n);
 }
 
 static bool write_file(const struct idx *x, const char *path)

@@ -1,11 +1,11 @@
 /* heap.c - reading the heap model: lookups, fields, strings, names. */
-#include <math.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "../base/io.h"
 #include "heap_internal.h"
 
 const char *heap_keep(struct heap *h, char *s)
@@ -35,32 +35,6 @@ const char *heap_name(struct heap *h, uint64_t sid)
 	return s;
 }
 
-static bool write_full(int fd, const void *p, size_t n)
-{
-	const char *b = p;
-	while (n) {
-		ssize_t w = write(fd, b, n > (1u << 30) ? (1u << 30) : n);
-		if (w <= 0)
-			return false;
-		b += w;
-		n -= (size_t)w;
-	}
-	return true;
-}
-
-static bool read_full(int fd, void *p, size_t n)
-{
-	char *b = p;
-	while (n) {
-		ssize_t r = read(fd, b, n > (1u << 30) ? (1u << 30) : n);
-		if (r <= 0)
-			return false;
-		b += r;
-		n -= (size_t)r;
-	}
-	return true;
-}
-
 bool heap_spill(struct heap *h)
 {
 	if (h->spill_fd >= 0 || !h->n)
@@ -75,7 +49,7 @@ bool heap_spill(struct heap *h)
 	unlink(path);
 	free(path);
 	size_t bytes = ((size_t)h->n + 1) * sizeof(uint64_t);
-	if (!write_full(fd, h->ids, bytes) || !write_full(fd, h->pos, bytes) ||
+	if (!io_write_full(fd, h->ids, bytes) || !io_write_full(fd, h->pos, bytes) ||
 	    lseek(fd, 0, SEEK_SET) != 0) {
 		close(fd);
 		return false;
@@ -94,7 +68,7 @@ void heap_unspill(struct heap *h)
 	size_t bytes = ((size_t)h->n + 1) * sizeof(uint64_t);
 	h->ids = xmalloc(bytes);
 	h->pos = xmalloc(bytes);
-	if (!read_full(h->spill_fd, h->ids, bytes) || !read_full(h->spill_fd, h->pos, bytes)) {
+	if (!io_read_full(h->spill_fd, h->ids, bytes) || !io_read_full(h->spill_fd, h->pos, bytes)) {
 		fprintf(stderr, "heapsh: cannot read back the temporary file holding object ids "
 			"(%s); the heap is incomplete, so heapsh stops. Check the space in "
 			"$TMPDIR or /tmp, or run with --no-spill\n", strerror(errno));
