@@ -195,8 +195,15 @@ int dom_retained_set(struct dom_tree *t, const uint32_t *objs, uint32_t n, uint6
 	 * meets top (inside), the super-root (outside), or a node already
 	 * decided, then mark the walked chain the same way.
 	 */
-	uint8_t *side = xcalloc((size_t)h->n + 1, 1);	/* 0 unknown, 1 in, 2 out */
 	uint32_t *chain = xmallocarray((size_t)h->n + 2, sizeof *chain);
+	if (top == h->n) {
+		/* under the super-root: everything reachable */
+		for (uint32_t v = 0; v < h->n; v++)
+			if (!mark[v] && t->idom[v] != HEAP_NONE)
+				mark[v] = 3;
+		goto search;
+	}
+	uint8_t *side = xcalloc((size_t)h->n + 1, 1);	/* 0 unknown, 1 in, 2 out */
 	side[top] = 1;
 	if (top != h->n)
 		side[h->n] = 2;
@@ -216,6 +223,7 @@ int dom_retained_set(struct dom_tree *t, const uint32_t *objs, uint32_t n, uint6
 		if (side[v] == 1 && !mark[v])
 			mark[v] = 3;
 	free(side);
+search:;
 	uint32_t *queue = chain;
 	uint32_t qh = 0, qt = 0;
 	qh = qt = 0;
