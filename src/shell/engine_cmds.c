@@ -279,17 +279,29 @@ int sh_cmd_dominators(struct sh *sh, int argc, char **argv)
 	return HS_OK;
 }
 
+/*
+ * target_tree: the prologue of commands taking a target and --no-weak:
+ * parse, require the target, and get the matching dominator tree (NULL
+ * after an error, already reported).
+ */
+static struct dom_tree *target_tree(struct sh *sh, int argc, char **argv, const char *usage,
+				    struct eopts *o)
+{
+	if (parse_eopts(sh, argc, argv, o, usage, "--no-weak"))
+		return NULL;
+	if (!o->target) {
+		sh_error(sh, NULL, "usage: %s", usage);
+		return NULL;
+	}
+	return sh_dom(sh, o->no_weak);
+}
+
 /* ---- :retained ---- */
 
 int sh_cmd_retained(struct sh *sh, int argc, char **argv)
 {
-	static const char usage[] = ":retained ID|CLASS [--no-weak]";
 	struct eopts o;
-	if (parse_eopts(sh, argc, argv, &o, usage, "--no-weak"))
-		return HS_ERR;
-	if (!o.target)
-		return sh_error(sh, NULL, "usage: %s", usage);
-	struct dom_tree *t = sh_dom(sh, o.no_weak);
+	struct dom_tree *t = target_tree(sh, argc, argv, ":retained ID|CLASS [--no-weak]", &o);
 	if (!t)
 		return HS_ERR;
 	uint32_t *objs, n;
@@ -320,13 +332,8 @@ int sh_cmd_retained(struct sh *sh, int argc, char **argv)
 
 int sh_cmd_idom(struct sh *sh, int argc, char **argv)
 {
-	static const char usage[] = ":idom ID [--no-weak]";
 	struct eopts o;
-	if (parse_eopts(sh, argc, argv, &o, usage, "--no-weak"))
-		return HS_ERR;
-	if (!o.target)
-		return sh_error(sh, NULL, "usage: %s", usage);
-	struct dom_tree *t = sh_dom(sh, o.no_weak);
+	struct dom_tree *t = target_tree(sh, argc, argv, ":idom ID [--no-weak]", &o);
 	uint32_t v;
 	if (!t || sh_parse_object(sh, o.target, &v))
 		return HS_ERR;
