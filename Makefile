@@ -27,9 +27,10 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 LIB_SRC  = src/base/mem.c src/base/u64map.c src/base/fmt.c src/base/io.c src/hprof/hprof.c \
            src/engine/dom.c src/engine/hgraph.c src/engine/domtree.c src/engine/path.c \
-           src/engine/idx.c src/dsl/arena.c src/dsl/parse.c src/dsl/eval.c \
+           src/engine/idx.c src/engine/scc.c src/engine/dyn.c src/dsl/arena.c src/dsl/parse.c src/dsl/eval.c \
            src/heap/heap_load.c src/heap/heap.c
-SH_SRC   = src/shell/out.c src/shell/commands.c src/shell/engine_cmds.c src/shell/query.c \
+SH_SRC   = src/shell/out.c src/shell/commands.c src/shell/engine_cmds.c src/shell/dyn_cmds.c \
+           src/shell/query.c \
            src/shell/main.c \
            $(LE_SRC)
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o)

@@ -41,8 +41,7 @@ struct frame {
 
 struct dsl {
 	const struct heap *h;
-	struct dom_tree *(*dom)(void *ctx);
-	void *dom_ctx;
+	struct dsl_engine eng;
 	struct arena keep;	/* snippets that define names live here */
 	struct binding *globals;
 	struct settype *sets;
@@ -1044,11 +1043,25 @@ static struct value object_member(struct ev *e, struct node *n, uint32_t i)
 	if (!strcmp(m, "id") || !strcmp(m, "object_id"))
 		return vint((int64_t)heap_id(h, i));
 	if (!strcmp(m, "retained") || !strcmp(m, "retained_size")) {
-		struct dom_tree *t = e->d->dom ? e->d->dom(e->d->dom_ctx) : NULL;
+		struct dom_tree *t = e->d->eng.dom ? e->d->eng.dom(e->d->eng.ctx) : NULL;
 		if (!t)
 			rt_error(e, n, "retained sizes are not available (the dominator tree could "
 				 "not be computed)");
 		return vint((int64_t)t->retained[i]);
+	}
+	if (!strcmp(m, "dynamic_size") || !strcmp(m, "dynamic_size_est")) {
+		bool est = m[12] == '_';
+		struct dyn *dy = e->d->eng.dyn ? e->d->eng.dyn(e->d->eng.ctx, est) : NULL;
+		if (!dy)
+			rt_error(e, n, "dynamic sizes are not available (the engine could not be "
+				 "built)");
+		uint32_t sc = dyn_comp(dy, i);
+		if (est && !(dy->flags[sc] & DYN_EXACT))
+			return vint((int64_t)((double)dy->est[sc] + 0.5));
+		uint64_t bytes;
+		if (dyn_exact(dy, sc, &bytes) != HS_OK)
+			rt_error(e, n, "interrupted");
+		return vint((int64_t)bytes);
 	}
 	if (!strcmp(m, "refs")) {
 		uint32_t cnt;
@@ -1080,8 +1093,9 @@ static struct value object_member(struct ev *e, struct node *n, uint32_t i)
 			    : k == HEAP_PRIM_ARRAY ? "primitive array" : "class");
 	struct field_names fn = {{0}, 0};
 	heap_fields_each(h, i, collect_field, &fn);
-	static const char *const builtins[] = {"class", "size", "id", "retained", "refs",
-					       "referrers", "length", "elements", "text", "kind"};
+	static const char *const builtins[] = {"class", "size", "id", "retained", "dynamic_size",
+					       "dynamic_size_est", "refs", "referrers", "length",
+					       "elements", "text", "kind"};
 	for (size_t b = 0; b < sizeof builtins / sizeof *builtins && fn.n < 256; b++)
 		fn.v[fn.n++] = builtins[b];
 	char sug[200];
@@ -1651,12 +1665,12 @@ static struct value run_instances(struct ev *e, struct stmt *s)
 
 /* ---- sessions ---- */
 
-struct dsl *dsl_new(const struct heap *h, struct dom_tree *(*dom)(void *ctx), void *ctx)
+struct dsl *dsl_new(const struct heap *h, const struct dsl_engine *eng)
 {
 	struct dsl *d = xcalloc(1, sizeof *d);
 	d->h = h;
-	d->dom = dom;
-	d->dom_ctx = ctx;
+	if (eng)
+		d->eng = *eng;
 	return d;
 }
 

@@ -17,6 +17,7 @@
 #define HS_EVAL_H
 
 #include "../engine/domtree.h"
+#include "../engine/dyn.h"
 #include "../heap/heap.h"
 #include "parse.h"
 #include "value.h"
@@ -31,10 +32,19 @@ struct dsl_output {
 };
 
 /*
- * dsl_new: a session on h. dom returns the dominator tree (computing it on
- * first use) for `retained`; it may return NULL, which is a runtime error.
+ * The engine behind `retained`, `dynamic_size` and `dynamic_size_est`:
+ * dom returns the dominator tree and dyn the dynamic-size engine (with
+ * every estimate when estimates is true), each computed on first use.
+ * Either may be NULL or return NULL, which is a runtime error.
  */
-struct dsl *dsl_new(const struct heap *h, struct dom_tree *(*dom)(void *ctx), void *ctx);
+struct dsl_engine {
+	struct dom_tree *(*dom)(void *ctx);
+	struct dyn *(*dyn)(void *ctx, bool estimates);
+	void *ctx;
+};
+
+/* dsl_new: a session on h; eng (copied) may be NULL. */
+struct dsl *dsl_new(const struct heap *h, const struct dsl_engine *eng);
 void dsl_free(struct dsl *d);
 
 /*

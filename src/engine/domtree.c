@@ -256,3 +256,19 @@ search:;
 	free(mark);
 	return st;
 }
+
+void dom_tree_shape(struct dom_tree *t, uint32_t *height, uint32_t *width)
+{
+	uint32_t n = t->h->n, hmax = 0, wmax = 0;
+	ensure_depth(t);
+	for (uint32_t v = 0; v < n; v++)
+		if (t->idom[v] != HEAP_NONE && t->depth[v] > hmax)
+			hmax = t->depth[v];
+	uint32_t *count = xcalloc((size_t)hmax + 1, sizeof *count);
+	for (uint32_t v = 0; v < n; v++)
+		if (t->idom[v] != HEAP_NONE && ++count[t->depth[v]] > wmax)
+			wmax = count[t->depth[v]];
+	free(count);
+	*height = hmax;
+	*width = wmax;
+}

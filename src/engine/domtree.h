@@ -58,4 +58,11 @@ uint32_t *dom_children(struct dom_tree *t, uint32_t v, uint32_t *count);
  */
 int dom_retained_set(struct dom_tree *t, const uint32_t *objs, uint32_t n, uint64_t *bytes);
 
+/*
+ * dom_tree_shape: the tree's height (the deepest object's depth; objects
+ * dominated directly by the GC roots have depth 1) and width (most objects
+ * at one depth). Unreachable objects are not in the tree. Cost O(n) once.
+ */
+void dom_tree_shape(struct dom_tree *t, uint32_t *height, uint32_t *width);
+
 #endif

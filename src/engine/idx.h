@@ -26,6 +26,7 @@ struct idx;
 /* Section tags. */
 #define IDX_DOM_ALL 0x444f4d41u		/* "DOMA": dominators, every reference */
 #define IDX_DOM_STRONG 0x444f4d53u	/* "DOMS": dominators, --no-weak */
+#define IDX_DYN 0x44594e41u		/* "DYNA": the dynamic-size engine (dyn_save) */
 
 /*
  * idx_open: find and check the index of the dump at dump_path. Always

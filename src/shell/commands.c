@@ -784,6 +784,24 @@ const struct sh_command sh_commands[] = {
 	 "For a class this counts objects kept alive only by several instances."},
 	{"idom", sh_cmd_idom, ":idom ID [--no-weak]",
 	 "The chain of immediate dominators from ID up to the GC roots."},
+	{"dynsize", sh_cmd_dynsize, ":dynsize ID|CLASS [--exact] [--top N]",
+	 "Dynamic size: the shallow sizes of everything an object reaches (its fields,\n"
+	 "array elements, and the statics of Class objects it refers to), shared or\n"
+	 "not. For an ID, exact. For a CLASS, its instances largest first, by estimate\n"
+	 "(~N) unless --exact, and the exact size of what they reach together.\n"
+	 "CSV header: id,class,shallow_bytes,retained_bytes,dynamic_bytes."},
+	{"top", sh_cmd_top, ":top [--by dynamic|retained|shallow] [--class C] [--top N]",
+	 "The largest objects (of classes matching C) by dynamic, retained (the\n"
+	 "default) or shallow size, 25 unless --top. By dynamic size the estimates\n"
+	 "pick the candidates and the sizes shown are exact."},
+	{"graphstats", sh_cmd_graphstats, ":graphstats",
+	 "Statistics of the heap graph as in the thesis's tables 5.1 and 5.2: nodes,\n"
+	 "references, strongly connected components, (dominating) articulation points,\n"
+	 "heights and widths of the SCC DAG and of the dominator trees."},
+	{"sizediff", sh_cmd_sizediff, ":sizediff [--exact]",
+	 "How many objects have dynamic size minus retained size in each range (the\n"
+	 "thesis's table 5.3): where sharing hides memory from retained sizes. Uses\n"
+	 "estimates where exact sizes are not known yet, unless --exact."},
 	{"path", sh_cmd_path, ":path ID|CLASS [--all N] [--merged] [--no-weak]",
 	 "Shortest path from a GC root to ID; --all N gives up to N paths from distinct\n"
 	 "roots. For a CLASS (or with --merged): the shortest paths of all its\n"

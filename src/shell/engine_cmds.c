@@ -21,6 +21,9 @@ void sh_close_heap(struct sh *sh)
 		dom_tree_free(sh->dom[k]);
 		sh->dom[k] = NULL;
 	}
+	sh_dyn_save(sh);
+	dyn_free(sh->dyn);
+	sh->dyn = NULL;
 	idx_close(sh->idx);
 	sh->idx = NULL;
 	heap_free(sh->heap);
@@ -66,6 +69,16 @@ static void dom_to_index(struct sh *sh, const struct dom_tree *t, bool no_weak)
 	free(buf);
 }
 
+struct idx *sh_index(struct sh *sh)
+{
+	if (!sh->no_index && !sh->idx && !sh->heap->damaged) {
+		sh->idx = idx_open(sh->dump_path);
+		if (idx_note(sh->idx))
+			fprintf(stderr, "heapsh: %s\n", idx_note(sh->idx));
+	}
+	return sh->idx;
+}
+
 struct dom_tree *sh_dom(struct sh *sh, bool no_weak)
 {
 	if (!sh->heap) {
@@ -75,12 +88,7 @@ struct dom_tree *sh_dom(struct sh *sh, bool no_weak)
 	struct dom_tree **slot = &sh->dom[no_weak];
 	if (*slot)
 		return *slot;
-	if (!sh->no_index && !sh->idx && !sh->heap->damaged) {
-		sh->idx = idx_open(sh->dump_path);
-		if (idx_note(sh->idx))
-			fprintf(stderr, "heapsh: %s\n", idx_note(sh->idx));
-	}
-	if (sh->idx && (*slot = dom_from_index(sh, no_weak)))
+	if (sh_index(sh) && (*slot = dom_from_index(sh, no_weak)))
 		return *slot;
 	bool tty = isatty(STDERR_FILENO);
 	if (tty)
@@ -145,11 +153,7 @@ static bool looks_like_id(const char *s)
 	return s[0] >= '0' && s[0] <= '9';
 }
 
-/*
- * target_set: the objects named by an id or a class pattern (all
- * instances of every matching class). *label says what it was.
- */
-static int target_set(struct sh *sh, const char *target, uint32_t **objs, uint32_t *n,
+int sh_target_set(struct sh *sh, const char *target, uint32_t **objs, uint32_t *n,
 		      char **label)
 {
 	struct heap *h = sh->heap;
@@ -186,7 +190,7 @@ static int target_set(struct sh *sh, const char *target, uint32_t **objs, uint32
 	return HS_OK;
 }
 
-static void object_cells(struct out_table *t, const struct heap *h, uint32_t i)
+void sh_object_cells(struct out_table *t, const struct heap *h, uint32_t i)
 {
 	out_cell_fmt(t, "0x%" PRIx64, heap_id(h, i));
 	if (heap_kind(h, i) == HEAP_CLASS) {
@@ -259,7 +263,7 @@ int sh_cmd_dominators(struct sh *sh, int argc, char **argv)
 		static const char *const cols[] = {"id", "class", "shallow_bytes", "retained_bytes"};
 		struct out_table *tb = out_table_new(4, cols);
 		for (uint32_t k = 0; k < n && k < limit; k++) {
-			object_cells(tb, h, ch[k]);
+			sh_object_cells(tb, h, ch[k]);
 			out_cell_u64(tb, heap_shallow(h, ch[k]));
 			out_cell_u64(tb, t->retained[ch[k]]);
 		}
@@ -306,7 +310,7 @@ int sh_cmd_retained(struct sh *sh, int argc, char **argv)
 		return HS_ERR;
 	uint32_t *objs, n;
 	char *label;
-	if (target_set(sh, o.target, &objs, &n, &label))
+	if (sh_target_set(sh, o.target, &objs, &n, &label))
 		return HS_ERR;
 	uint64_t shallow = 0, bytes;
 	for (uint32_t k = 0; k < n; k++)
@@ -347,7 +351,7 @@ int sh_cmd_idom(struct sh *sh, int argc, char **argv)
 	uint32_t d = 0;
 	for (uint32_t x = v; x != h->n; x = t->idom[x], d++) {
 		out_cell_u64(tb, d);
-		object_cells(tb, h, x);
+		sh_object_cells(tb, h, x);
 		out_cell_u64(tb, heap_shallow(h, x));
 		out_cell_u64(tb, t->retained[x]);
 	}
@@ -417,7 +421,7 @@ int sh_cmd_path(struct sh *sh, int argc, char **argv)
 	if (o.merged || !looks_like_id(o.target)) {
 		uint32_t *objs, n, nrows, unreach;
 		char *label;
-		if (target_set(sh, o.target, &objs, &n, &label))
+		if (sh_target_set(sh, o.target, &objs, &n, &label))
 			return HS_ERR;
 		hg_init(&g, h, o.no_weak, true);
 		struct path_row *rows;
@@ -444,7 +448,7 @@ int sh_cmd_path(struct sh *sh, int argc, char **argv)
 			} else {
 				out_cell_null(tb);
 			}
-			object_cells(tb, h, r->obj);
+			sh_object_cells(tb, h, r->obj);
 			out_cell_u64(tb, r->count);
 			if (r->depth == 0)
 				out_cell_str(tb, root_kinds_of(h, r->obj, kinds, sizeof kinds));
@@ -493,7 +497,7 @@ int sh_cmd_path(struct sh *sh, int argc, char **argv)
 			} else {
 				out_cell_null(tb);
 			}
-			object_cells(tb, h, x);
+			sh_object_cells(tb, h, x);
 			if (k == 0)
 				out_cell_str(tb, root_kinds_of(h, x, kinds, sizeof kinds));
 			else

@@ -16,10 +16,16 @@ static struct dom_tree *dom_cb(void *ctx)
 	return sh_dom(sh, sh->no_weak);
 }
 
+static struct dyn *dyn_cb(void *ctx, bool estimates)
+{
+	return sh_dyn(ctx, estimates);
+}
+
 static struct dsl *session(struct sh *sh)
 {
+	struct dsl_engine eng = {dom_cb, dyn_cb, sh};
 	if (!sh->dsl)
-		sh->dsl = dsl_new(sh->heap, dom_cb, sh);
+		sh->dsl = dsl_new(sh->heap, &eng);
 	return sh->dsl;
 }
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "../engine/domtree.h"
+#include "../engine/dyn.h"
 #include "../engine/idx.h"
 #include "../heap/heap.h"
 
@@ -25,6 +26,8 @@ struct sh {
 	bool no_spill;		/* keep ids and positions in memory while the engine builds */
 	bool timer;		/* :timer on: report each input's wall time on stderr */
 	struct dom_tree *dom[2];	/* [no_weak]: computed on first use */
+	struct dyn *dyn;	/* the dynamic-size engine, made on first use */
+	bool dyn_from_index;
 	struct idx *idx;
 	struct dsl *dsl;	/* the query language session, made on first use */
 	int depth;		/* :load nesting */
@@ -46,6 +49,11 @@ int sh_cmd_dominators(struct sh *sh, int argc, char **argv);
 int sh_cmd_retained(struct sh *sh, int argc, char **argv);
 int sh_cmd_idom(struct sh *sh, int argc, char **argv);
 int sh_cmd_path(struct sh *sh, int argc, char **argv);
+/* Dynamic-size commands (dyn_cmds.c). */
+int sh_cmd_dynsize(struct sh *sh, int argc, char **argv);
+int sh_cmd_top(struct sh *sh, int argc, char **argv);
+int sh_cmd_graphstats(struct sh *sh, int argc, char **argv);
+int sh_cmd_sizediff(struct sh *sh, int argc, char **argv);
 
 /*
  * sh_error: report an error at where ("file:line" or NULL for the command
@@ -79,6 +87,29 @@ extern struct sh *sh_current;
  * error or Ctrl-C (already reported).
  */
 struct dom_tree *sh_dom(struct sh *sh, bool no_weak);
+/* sh_index: the current heap's index file, opened on first use; NULL with --no-index. */
+struct idx *sh_index(struct sh *sh);
+
+/*
+ * sh_dyn: the dynamic-size engine for the current heap, from memory, the
+ * index file, or built now; with estimates, also every component's
+ * estimate. NULL after an error or Ctrl-C (already reported).
+ */
+struct dyn *sh_dyn(struct sh *sh, bool estimates);
+/* sh_dyn_save: write the engine (and its memoized sizes) to the index if changed. */
+void sh_dyn_save(struct sh *sh);
+
+/*
+ * sh_target_set: the objects named by an id or a class pattern (all
+ * instances of every matching class), in a new array the caller frees;
+ * *label (also the caller's) says what they are. HS_ERR is reported.
+ */
+int sh_target_set(struct sh *sh, const char *target, uint32_t **objs, uint32_t *n,
+		  char **label);
+struct out_table;
+/* sh_object_cells: an object's id and class as two table cells. */
+void sh_object_cells(struct out_table *t, const struct heap *h, uint32_t i);
+
 /* sh_close_heap: drop the heap and everything computed from it. */
 void sh_close_heap(struct sh *sh);
 
