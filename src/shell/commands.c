@@ -193,6 +193,14 @@ static int cmd_info(struct sh *sh, int argc, char **argv)
 		else if (!w)
 			kv(t, key, "not computed yet (:dominators computes it)");
 	}
+	if (sh->dyn)
+		kv(t, "dynamic-size engine", "%s; %u strongly connected components, %u dominating "
+		   "articulation points; estimates %s", sh->dyn_from_index ? "read from the index"
+		   : "computed", sh->dyn->s.ncomp, sh->dyn->stats.daps,
+		   sh->dyn->est ? "ready" : "not computed yet");
+	else
+		kv(t, "dynamic-size engine", "not computed yet (:dynsize, :top or :graphstats "
+		   "computes it)");
 	if (sh->idx)
 		kv(t, "index file", "%s", idx_file(sh->idx));
 	out_table_end(t);
