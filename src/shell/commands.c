@@ -795,8 +795,9 @@ const struct sh_command sh_commands[] = {
 	{"dynsize", sh_cmd_dynsize, ":dynsize ID|CLASS [--exact] [--top N]",
 	 "Dynamic size: the shallow sizes of everything an object reaches (its fields,\n"
 	 "array elements, and the statics of Class objects it refers to), shared or\n"
-	 "not. For an ID, exact. For a CLASS, its instances largest first, by estimate\n"
-	 "(~N) unless --exact, and the exact size of what they reach together.\n"
+	 "not. For an ID, exact. For a CLASS, its instances largest first (exact up to\n"
+	 "256 instances or with --exact, else estimates shown as ~N), and the exact size\n"
+	 "of what they reach together.\n"
 	 "CSV header: id,class,shallow_bytes,retained_bytes,dynamic_bytes."},
 	{"top", sh_cmd_top, ":top [--by dynamic|retained|shallow] [--class C] [--top N]",
 	 "The largest objects (of classes matching C) by dynamic, retained (the\n"

@@ -225,6 +225,9 @@ static int rank_dynamic(struct sh *sh, struct dyn *d, const uint32_t *objs, uint
 
 /* ---- :dynsize ---- */
 
+/* Classes with at most this many instances get exact sizes without --exact. */
+#define EXACT_UP_TO 256
+
 int sh_cmd_dynsize(struct sh *sh, int argc, char **argv)
 {
 	static const char usage[] = ":dynsize ID|CLASS [--exact] [--top N]";
@@ -242,7 +245,7 @@ int sh_cmd_dynsize(struct sh *sh, int argc, char **argv)
 		return HS_ERR;
 	bool single = n == 1 && label[0] == '0';
 	struct dom_tree *t = sh_dom(sh, sh->no_weak);
-	struct dyn *d = t ? sh_dyn(sh, !single && !o.exact) : NULL;
+	struct dyn *d = t ? sh_dyn(sh, !single && !o.exact && n > EXACT_UP_TO) : NULL;
 	int st = HS_ERR;
 	if (!d)
 		goto done;
@@ -272,7 +275,7 @@ int sh_cmd_dynsize(struct sh *sh, int argc, char **argv)
 		goto done;
 	}
 	uint32_t *top = xmallocarray((size_t)o.top + 1, sizeof *top), shown = 0;
-	if (rank_dynamic(sh, d, objs, n, o.top, o.exact, top, &shown)) {
+	if (rank_dynamic(sh, d, objs, n, o.top, o.exact || n <= EXACT_UP_TO, top, &shown)) {
 		free(top);
 		goto done;
 	}
@@ -424,7 +427,7 @@ int sh_cmd_graphstats(struct sh *sh, int argc, char **argv)
 	stat_row(tb, "nodes", s->nodes);
 	stat_row(tb, "classes", classes);
 	stat_row(tb, "objects", s->nodes - classes);
-	stat_row(tb, "references", s->refs);
+	stat_row(tb, "references followed", s->refs);
 	stat_row(tb, "gc roots", h->nroots);
 	stat_row(tb, "sccs", s->ncomp);
 	stat_row(tb, "non-trivial sccs", s->nontrivial);
