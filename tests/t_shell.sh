@@ -61,6 +61,24 @@ else
 	fail "completion test" "tmux is not installed (make deps installs it)"
 fi
 
+# Completion of a command's options and of an option's values, from the command table.
+if command -v tmux >/dev/null; then
+	S=heapsh-opt-$$
+	tmux new-session -d -s $S -x 200 -y 50 "HOME=$T $HEAPSH --no-index $KNOWN"
+	sleep 1
+	tmux send-keys -t $S ':top --b' Tab 'dyn' Tab '--cl' Tab 'CycleN' Tab '--to' Tab '2' Enter
+	sleep 2
+	SCREEN=$(tmux capture-pane -t $S -p)
+	tmux send-keys -t $S ':quit' Enter
+	sleep 0.3
+	tmux kill-session -t $S 2>/dev/null
+	check_contains "completion of options and option values" \
+		":top --by dynamic --class CycleNode --top 2" "$SCREEN"
+	check "completed :top ran: two CycleNodes" "2" "$(printf '%s\n' "$SCREEN" | grep -c '^0x[0-9a-f]* *CycleNode ')"
+else
+	fail "option completion test" "tmux is not installed (make deps installs it)"
+fi
+
 # Query language in a terminal: completion of keywords, class and field names;
 # a multi-line snippet with a continuation prompt; Ctrl-C stops a long query.
 if command -v tmux >/dev/null; then

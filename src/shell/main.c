@@ -337,6 +337,52 @@ static uint32_t class_of_var(const struct heap *h, const char *line, const char 
 	return found;
 }
 
+/*
+ * complete_option: a command's options, and the values of an option
+ * written "--by a|b|c" in its usage line, from the command table.
+ */
+static int complete_option(const char *line, int start, const char *word, char **out, int cap)
+{
+	size_t nl = strcspn(line + 1, " "), wl = strlen(word);
+	const struct sh_command *c = sh_commands;
+	while (c->name && (strlen(c->name) != nl || strncmp(c->name, line + 1, nl)))
+		c++;
+	if (!c->name)
+		return 0;
+	/* The word before this one, if it is an option taking one of a|b|c. */
+	int p = start;
+	while (p > 0 && line[p - 1] == ' ')
+		p--;
+	int q = p;
+	while (q > 0 && line[q - 1] != ' ')
+		q--;
+	int n = 0;
+	const char *u = c->usage;
+	if (word[0] != '-' && p > q && line[q] == '-') {
+		char opt[64];
+		snprintf(opt, sizeof opt, "%.*s ", p - q, line + q);
+		const char *at = strstr(u, opt);
+		if (!at || !strchr(at + strlen(opt), '|'))
+			return 0;
+		at += strlen(opt);
+		while (*at && *at != ' ' && *at != ']' && n < cap) {
+			size_t len = strcspn(at, "| ]");
+			if (!strncmp(at, word, wl) && len >= wl)
+				out[n++] = xstrndup(at, len);
+			at += len + (at[len] == '|');
+		}
+		return n;
+	}
+	if (word[0] != '-')
+		return 0;
+	for (const char *at = strstr(u, "--"); at && n < cap; at = strstr(at + 2, "--")) {
+		size_t len = strcspn(at, " ]|");
+		if (!strncmp(at, word, wl) && len >= wl)
+			add_cand(out, &n, cap, xstrndup(at, len));
+	}
+	return n;
+}
+
 int sh_complete(const char *line, int start, const char *word, char **out, int cap)
 {
 	int n = 0;
@@ -363,6 +409,8 @@ int sh_complete(const char *line, int start, const char *word, char **out, int c
 				out[n++] = xstrdup(modes[k]);
 		return n;
 	}
+	if (line[first] == ':' && (n = complete_option(line + first, start - first, word, out, cap)))
+		return n;
 	struct heap *h = sh_current ? sh_current->heap : NULL;
 	if (!h || word[0] == '-')
 		return 0;
@@ -381,7 +429,7 @@ int sh_complete(const char *line, int start, const char *word, char **out, int c
 					add_cand(out, &n, cap, xasprintf("%s.%s", var,
 									 h->classes[c].fields[f].name));
 		static const char *const members[] = {
-			"class", "size", "retained", "id", "refs", "referrers", "length", "elements",
+			"class", "size", "retained", "dynamic_size", "dynamic_size_est", "id", "refs", "referrers", "length", "elements",
 			"text", "name", "instances", "classloader", "super", "classes", "roots",
 			"filter", "map", "exists", "foreach", "count", "sum", "min", "max", "sort_by",
 			"top", "first", "group_by", "contains", NULL};
