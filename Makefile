@@ -28,8 +28,9 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 LIB_SRC  = src/base/mem.c src/base/u64map.c src/base/fmt.c src/base/io.c src/hprof/hprof.c \
            src/engine/dom.c src/engine/hgraph.c src/engine/domtree.c src/engine/path.c \
            src/engine/idx.c src/engine/scc.c src/engine/dyn.c src/dsl/arena.c src/dsl/parse.c src/dsl/eval.c \
-           src/heap/heap_load.c src/heap/heap.c
-SH_SRC   = src/shell/out.c src/shell/commands.c src/shell/engine_cmds.c src/shell/dyn_cmds.c \
+           src/dsl/pushdown.c src/heap/heap_load.c src/heap/heap.c src/attach/attach.c \
+           src/attach/proto.c src/attach/snapshot.c
+SH_SRC   = src/shell/out.c src/shell/commands.c src/shell/engine_cmds.c src/shell/dyn_cmds.c src/shell/live.c \
            src/shell/query.c \
            src/shell/main.c \
            $(LE_SRC)
@@ -42,7 +43,14 @@ DEB_PKGS = gcc make pkg-config zlib1g-dev liblua5.4-dev libffi-dev libreadline-d
 
 .PHONY: all deps demo test unit bench clean FORCE
 BIN ?= heapsh
-all: $(BIN)
+AGENT = libheapsh_agent.so
+all: $(BIN) $(AGENT)
+
+# The JVMTI agent, built against the installed JDK's headers.
+JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(command -v javac))) 2>/dev/null)
+$(AGENT): src/agent/agent.c
+	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -fPIC -shared -fvisibility=hidden \
+	  -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux -o $@ $< -pthread
 
 # le-mode changes when READLINE does, so the binary is relinked.
 $(BUILD)/le-mode: FORCE
@@ -90,7 +98,7 @@ demo: deps
 	@if [ -t 0 ]; then ./heapsh $(DEMO); else ./heapsh --echo -f docs/tour.hsh $(DEMO); fi
 
 test: deps
-	$(MAKE) heapsh
+	$(MAKE) heapsh $(AGENT)
 	$(MAKE) unit
 	$(MAKE) READLINE=no BIN=$(BUILD)/heapsh-plain
 	bash tests/run.sh
@@ -101,12 +109,18 @@ $(BUILD)/unit/%: tests/unit/%.c $(LIB_OBJ)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -o $@ $< $(LIB_OBJ) \
 	  $$(pkg-config --cflags --libs cmocka) $(PKG_LIBS) -lm -pthread -pthread
 
+# The dynamic-size benchmark driver (bench/dyn.sh).
+$(BUILD)/bench/dyn_bench: bench/dyn_bench.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -o $@ $< $(LIB_OBJ) $(PKG_LIBS) -lm -pthread
+
 unit: $(UNIT_TESTS)
 	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
 
 bench: deps heapsh
 	bash bench/run.sh
 	bash bench/queries.sh
+	bash bench/dyn.sh
 
 clean:
-	rm -rf $(BUILD) heapsh
+	rm -rf $(BUILD) heapsh $(AGENT)

@@ -24,9 +24,7 @@ static const char *usage(const char *name)
 
 static int need_heap(struct sh *sh)
 {
-	if (sh->heap)
-		return HS_OK;
-	return sh_error(sh, NULL, "no heap is open; open one with 'heapsh DUMP' or ':open DUMP'");
+	return sh_need_heap(sh);
 }
 
 int sh_parse_object(struct sh *sh, const char *s, uint32_t *obj)
@@ -131,6 +129,12 @@ static int cmd_info(struct sh *sh, int argc, char **argv)
 {
 	(void)argc;
 	(void)argv;
+	if (sh_is_live(sh)) {
+		if (sh_live_info(sh) != HS_OK)
+			return HS_ERR;
+		if (!sh->heap)
+			return HS_OK;
+	}
 	if (need_heap(sh))
 		return HS_ERR;
 	struct heap *h = sh->heap;
@@ -287,8 +291,6 @@ static uint32_t select_classes(struct sh *sh, const char *pattern, bool by_count
 
 static int cmd_histogram(struct sh *sh, int argc, char **argv)
 {
-	if (need_heap(sh))
-		return HS_ERR;
 	struct opt_parse o = {NULL, "bytes", 0, false, sh->no_weak};
 	if (parse_list_opts(sh, argc, argv, &o, usage("histogram")))
 		return HS_ERR;
@@ -296,6 +298,11 @@ static int cmd_histogram(struct sh *sh, int argc, char **argv)
 		return sh_error(sh, NULL, "--by takes count, bytes or retained, not '%s'", o.by);
 	if (!strcmp(o.by, "retained"))
 		o.retained = true;
+	/* On a live JVM the agent counts the heap as it is now, unless the graph is needed. */
+	if (sh_is_live(sh) && !o.retained)
+		return sh_live_histogram(sh, o.pattern, !strcmp(o.by, "count"), o.top);
+	if (need_heap(sh))
+		return HS_ERR;
 	struct dom_tree *t = NULL;
 	if (o.retained && !(t = sh_dom(sh, o.no_weak)))
 		return HS_ERR;
@@ -792,6 +799,17 @@ const struct sh_command sh_commands[] = {
 	 "For a class this counts objects kept alive only by several instances."},
 	{"idom", sh_cmd_idom, ":idom ID [--no-weak]",
 	 "The chain of immediate dominators from ID up to the GC roots."},
+	{"attach", sh_cmd_attach, ":attach PID",
+	 "Attach to a running HotSpot JVM (JDK 11 or later, same user): load heapsh's\n"
+	 "agent into it if needed and connect. :histogram then counts the live heap;\n"
+	 "the first command that needs the object graph takes a snapshot; simple\n"
+	 "filters over one class run inside the JVM. Also: heapsh PID."},
+	{"detach", sh_cmd_detach, ":detach",
+	 "Stop the agent in the attached JVM and forget the snapshot."},
+	{"refresh", sh_cmd_refresh, ":refresh",
+	 "Take a new snapshot of the attached JVM."},
+	{"dump", sh_cmd_dump, ":dump FILE.hprof",
+	 "Have the attached JVM write a heap dump (jcmd GC.heap_dump) and open it."},
 	{"dynsize", sh_cmd_dynsize, ":dynsize ID|CLASS [--exact] [--top N]",
 	 "Dynamic size: the shallow sizes of everything an object reaches (its fields,\n"
 	 "array elements, and the statics of Class objects it refers to), shared or\n"

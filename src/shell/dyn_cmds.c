@@ -32,10 +32,8 @@ void sh_dyn_save(struct sh *sh)
 
 struct dyn *sh_dyn(struct sh *sh, bool estimates)
 {
-	if (!sh->heap) {
-		sh_error(sh, NULL, "no heap is open; open one with 'heapsh DUMP' or ':open DUMP'");
+	if (sh_need_heap(sh))
 		return NULL;
-	}
 	bool tty = isatty(STDERR_FILENO);
 	if (!sh->dyn) {
 		uint64_t len;
@@ -236,9 +234,8 @@ int sh_cmd_dynsize(struct sh *sh, int argc, char **argv)
 		return HS_ERR;
 	if (!o.target)
 		return sh_error(sh, NULL, "usage: %s", usage);
-	if (!sh->heap)
-		return sh_error(sh, NULL, "no heap is open; open one with 'heapsh DUMP' or "
-				"':open DUMP'");
+	if (sh_need_heap(sh))
+		return HS_ERR;
 	uint32_t *objs, n;
 	char *label;
 	if (sh_target_set(sh, o.target, &objs, &n, &label))
@@ -317,6 +314,81 @@ done:
 
 /* ---- :top ---- */
 
+static int by_comp_key(const void *a, const void *b, void *keys)
+{
+	return by_key_desc(a, b, keys);
+}
+
+/*
+ * top_dynamic: the k objects of objs[0..n) (all objects when objs is NULL)
+ * with the largest exact dynamic sizes, into out. Objects of a component
+ * share its size, so components are ranked: by estimate (exact where
+ * known), the one that brings the count to k sets the bar est_k; every
+ * component with an estimate of at least est_k / 3 is a candidate (an
+ * estimate is below half or above 1.5 times the true size with
+ * probability under 0.1%), capped at 65536; their exact sizes are
+ * computed 64 at a time and the objects ranked by them.
+ */
+static int top_dynamic(struct dyn *d, const uint32_t *objs, uint32_t n, uint32_t k, uint32_t *out,
+		       uint32_t *count, uint32_t *ncand)
+{
+	uint32_t nc = d->s.ncomp;
+	uint32_t *members = xcalloc((size_t)nc + 1, sizeof *members);
+	for (uint32_t i = 0; i < n; i++)
+		members[dyn_comp(d, objs ? objs[i] : i)]++;
+	uint64_t *key = xcalloc((size_t)nc + 1, sizeof *key);
+	uint32_t *order = xmallocarray((size_t)nc + 1, sizeof *order), m = 0;
+	for (uint32_t c = 0; c < nc; c++) {
+		if (!members[c])
+			continue;
+		key[c] = d->flags[c] & DYN_EXACT ? d->exact[c] : (uint64_t)((double)d->est[c] + 0.5);
+		order[m++] = c;
+	}
+	qsort_r(order, m, sizeof *order, by_comp_key, key);
+	uint64_t acc = 0, bar = 0;
+	for (uint32_t i = 0; i < m; i++) {
+		acc += members[order[i]];
+		bar = key[order[i]];
+		if (acc >= k)
+			break;
+	}
+	uint32_t nsel = 0;
+	while (nsel < m && nsel < 65536 && key[order[nsel]] >= bar / 3)
+		nsel++;
+	uint64_t *exact = xmallocarray((size_t)nsel + 1, sizeof *exact);
+	int st = dyn_exact_many(d, order, nsel, exact);
+	if (st == HS_OK) {
+		/* Objects of the candidate components, ranked by exact size. */
+		uint8_t *cand = xcalloc((size_t)nc + 1, 1);
+		for (uint32_t i = 0; i < nsel; i++)
+			cand[order[i]] = 1;
+		uint32_t nobj = 0;
+		for (uint32_t i = 0; i < nsel; i++)
+			nobj += members[order[i]];
+		uint32_t *who = xmallocarray((size_t)nobj + 1, sizeof *who), w = 0;
+		uint64_t *okey = xmallocarray((size_t)nobj + 1, sizeof *okey);
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t v = objs ? objs[i] : i, c = dyn_comp(d, v);
+			if (cand[c]) {
+				who[w] = v;
+				okey[w++] = d->exact[c];
+			}
+		}
+		*count = top_k(okey, w, k, out);
+		for (uint32_t i = 0; i < *count; i++)
+			out[i] = who[out[i]];
+		free(who);
+		free(okey);
+		free(cand);
+	}
+	*ncand = nsel;
+	free(exact);
+	free(members);
+	free(key);
+	free(order);
+	return st;
+}
+
 int sh_cmd_top(struct sh *sh, int argc, char **argv)
 {
 	static const char usage[] = ":top [--by dynamic|retained|shallow] [--class C] [--top N]";
@@ -326,9 +398,8 @@ int sh_cmd_top(struct sh *sh, int argc, char **argv)
 	const char *by = o.by ? o.by : "retained";
 	if (strcmp(by, "dynamic") && strcmp(by, "retained") && strcmp(by, "shallow"))
 		return sh_error(sh, NULL, "--by takes dynamic, retained or shallow, not '%s'", by);
-	if (!sh->heap)
-		return sh_error(sh, NULL, "no heap is open; open one with 'heapsh DUMP' or "
-				"':open DUMP'");
+	if (sh_need_heap(sh))
+		return HS_ERR;
 	const struct heap *h = sh->heap;
 	uint32_t *objs = NULL, n = h->n;
 	char *label = NULL;
@@ -344,42 +415,23 @@ int sh_cmd_top(struct sh *sh, int argc, char **argv)
 	struct dyn *d = t ? sh_dyn(sh, dynamic) : NULL;
 	if (!d)
 		goto done;
-	/*
-	 * By dynamic size: the estimates pick 4N candidates (at least N + 64),
-	 * whose exact sizes are then computed and ranked.
-	 */
-	uint32_t pool = dynamic ? (o.top > UINT32_MAX / 4 - 64 ? o.top : o.top * 4) : o.top;
-	if (dynamic && pool < o.top + 64)
-		pool = o.top + 64;
-	uint64_t *keys = xmallocarray((size_t)n + 1, sizeof *keys);
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t v = objs ? objs[i] : i;
-		bool ex;
-		keys[i] = dynamic ? value(d, v, &ex)
-			  : by[0] == 'r' ? t->retained[v] : heap_shallow(h, v);
-	}
-	uint32_t *top = xmallocarray((size_t)pool + 1, sizeof *top);
-	uint32_t m = top_k(keys, n, pool, top);
-	for (uint32_t i = 0; i < m; i++)
-		top[i] = objs ? objs[top[i]] : top[i];
+	uint32_t *top = xmallocarray((size_t)o.top + 1, sizeof *top), m = 0, ncand = 0;
+	uint64_t *keys = NULL;
 	if (dynamic) {
-		uint32_t *comps = xmallocarray((size_t)m + 1, sizeof *comps);
-		for (uint32_t i = 0; i < m; i++)
-			comps[i] = dyn_comp(d, top[i]);
-		st = dyn_exact_many(d, comps, m, keys);
-		free(comps);
-		if (st != HS_OK) {
-			free(keys);
+		if (top_dynamic(d, objs, n, o.top, top, &m, &ncand) != HS_OK) {
 			free(top);
 			st = sh_error(sh, NULL, "interrupted");
 			goto done;
 		}
-		uint32_t *order = xmallocarray((size_t)m + 1, sizeof *order);
-		m = top_k(keys, m, o.top, order);
+	} else {
+		keys = xmallocarray((size_t)n + 1, sizeof *keys);
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t v = objs ? objs[i] : i;
+			keys[i] = by[0] == 'r' ? t->retained[v] : heap_shallow(h, v);
+		}
+		m = top_k(keys, n, o.top, top);
 		for (uint32_t i = 0; i < m; i++)
-			order[i] = top[order[i]];
-		free(top);
-		top = order;
+			top[i] = objs ? objs[top[i]] : top[i];
 	}
 	free(keys);
 	struct out_table *tb = out_table_new(5, obj_cols);
@@ -390,7 +442,8 @@ int sh_cmd_top(struct sh *sh, int argc, char **argv)
 	}
 	out_table_end(tb);
 	if (out_mode == OUT_TABLE && dynamic)
-		out_printf("dynamic sizes exact, ranked among the %u largest estimates\n", pool);
+		out_printf("dynamic sizes exact; candidates: the %u strongly connected components whose "
+			   "estimate is at least a third of the %u-th largest\n", ncand, o.top);
 	free(top);
 	st = HS_OK;
 done:

@@ -71,6 +71,8 @@ static void dom_to_index(struct sh *sh, const struct dom_tree *t, bool no_weak)
 
 struct idx *sh_index(struct sh *sh)
 {
+	if (sh_is_live(sh))
+		return NULL;	/* a snapshot is a temporary file */
 	if (!sh->no_index && !sh->idx && !sh->heap->damaged) {
 		sh->idx = idx_open(sh->dump_path);
 		if (idx_note(sh->idx))
@@ -81,10 +83,8 @@ struct idx *sh_index(struct sh *sh)
 
 struct dom_tree *sh_dom(struct sh *sh, bool no_weak)
 {
-	if (!sh->heap) {
-		sh_error(sh, NULL, "no heap is open; open one with 'heapsh DUMP' or ':open DUMP'");
+	if (sh_need_heap(sh))
 		return NULL;
-	}
 	struct dom_tree **slot = &sh->dom[no_weak];
 	if (*slot)
 		return *slot;
@@ -413,8 +413,8 @@ int sh_cmd_path(struct sh *sh, int argc, char **argv)
 		return HS_ERR;
 	if (!o.target)
 		return sh_error(sh, NULL, "usage: %s", usage);
-	if (!sh->heap)
-		return sh_error(sh, NULL, "no heap is open");
+	if (sh_need_heap(sh))
+		return HS_ERR;
 	const struct heap *h = sh->heap;
 	struct hgraph g;
 	char kinds[256], how[256];

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../dsl/eval.h"
@@ -221,6 +222,8 @@ int sh_process_input(struct sh *sh, FILE *f, const char *name)
 			char *prompt;
 			if (pending)
 				prompt = xstrdup("   ...> ");
+			else if (sh_is_live(sh))
+				prompt = sh_live_prompt(sh);
 			else if (sh->heap)
 				prompt = xasprintf("heapsh %s> ", strrchr(sh->dump_path, '/')
 						   ? strrchr(sh->dump_path, '/') + 1 : sh->dump_path);
@@ -496,6 +499,23 @@ static void usage(FILE *f)
 		"command fails.\n");
 }
 
+/* is_pid: a number that names a process and not a file. */
+static bool is_pid(const char *s)
+{
+	if (!*s || strspn(s, "0123456789") != strlen(s) || strlen(s) > 9)
+		return false;
+	struct stat st;
+	return stat(s, &st) != 0;
+}
+
+static void finish(struct sh *sh)
+{
+	sh_live_close(sh);
+	sh_close_heap(sh);
+	free(sh->dump_path);
+	sh->dump_path = NULL;
+}
+
 int main(int argc, char **argv)
 {
 	struct sh sh;
@@ -563,20 +583,22 @@ int main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 
-	if (dump && sh_open(&sh, dump) != HS_OK && !sh.heap)
+	if (dump && is_pid(dump)) {
+		if (sh_attach(&sh, atoi(dump)) != HS_OK)
+			return 2;
+	} else if (dump && sh_open(&sh, dump) != HS_OK && !sh.heap) {
 		return 2;
+	}
 	int damaged = sh.status;
 	if (export_to) {
 		int st = sh_export_graph(&sh, export_to);
-		sh_close_heap(&sh);
-		free(sh.dump_path);
+		finish(&sh);
 		return st == HS_OK ? damaged : 2;
 	}
 	if (command) {
 		sh_execute(&sh, command, NULL);
 		out_flush();
-		sh_close_heap(&sh);
-		free(sh.dump_path);
+		finish(&sh);
 		return sh.status ? sh.status : damaged;
 	}
 	if (file) {
@@ -588,8 +610,7 @@ int main(int argc, char **argv)
 		int st = sh_process_input(&sh, f, file);
 		fclose(f);
 		out_flush();
-		sh_close_heap(&sh);
-		free(sh.dump_path);
+		finish(&sh);
 		return st != HS_OK || sh.status ? 2 : damaged;
 	}
 	char *hist = NULL;
@@ -604,7 +625,6 @@ int main(int argc, char **argv)
 	int st = sh_process_input(&sh, NULL, "<stdin>");
 	le_finish();
 	out_flush();
-	sh_close_heap(&sh);
-	free(sh.dump_path);
+	finish(&sh);
 	return isatty(STDIN_FILENO) ? 0 : (st != HS_OK ? 2 : damaged);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../dsl/eval.h"
+#include "../dsl/parse.h"
 #include "out.h"
 #include "sh.h"
 
@@ -182,8 +183,25 @@ int sh_query(struct sh *sh, const char *text, const char *where, int first_line,
 	     bool *incomplete)
 {
 	*incomplete = false;
-	if (!sh->heap)
-		return sh_error(sh, where, "no heap is open; open one with 'heapsh DUMP' or ':open DUMP'");
+	if (!sh->heap && sh_is_live(sh)) {
+		/* Finish reading it first; then maybe the JVM can answer it without a snapshot. */
+		struct arena a = {0};
+		struct stmt **st;
+		int ns;
+		struct hs_error perr;
+		enum parse_status ps = parse_snippet(text, &a, &st, &ns, &perr);
+		arena_free(&a);
+		if (ps == PARSE_INCOMPLETE) {
+			*incomplete = true;
+			return HS_OK;
+		}
+		bool handled;
+		int r = sh_live_pushdown(sh, text, &handled);
+		if (handled)
+			return r;
+	}
+	if (!sh->heap && sh_need_heap(sh))
+		return HS_ERR;
 	struct dsl *d = session(sh);
 	struct dsl_output out;
 	struct hs_error err;

@@ -27,6 +27,7 @@ struct sh {
 	bool timer;		/* :timer on: report each input's wall time on stderr */
 	struct dom_tree *dom[2];	/* [no_weak]: computed on first use */
 	struct dyn *dyn;	/* the dynamic-size engine, made on first use */
+	struct sh_live *live;	/* the attached JVM (live.c), or NULL */
 	bool dyn_from_index;
 	struct idx *idx;
 	struct dsl *dsl;	/* the query language session, made on first use */
@@ -49,6 +50,11 @@ int sh_cmd_dominators(struct sh *sh, int argc, char **argv);
 int sh_cmd_retained(struct sh *sh, int argc, char **argv);
 int sh_cmd_idom(struct sh *sh, int argc, char **argv);
 int sh_cmd_path(struct sh *sh, int argc, char **argv);
+/* Live JVM commands (live.c). */
+int sh_cmd_attach(struct sh *sh, int argc, char **argv);
+int sh_cmd_detach(struct sh *sh, int argc, char **argv);
+int sh_cmd_refresh(struct sh *sh, int argc, char **argv);
+int sh_cmd_dump(struct sh *sh, int argc, char **argv);
 /* Dynamic-size commands (dyn_cmds.c). */
 int sh_cmd_dynsize(struct sh *sh, int argc, char **argv);
 int sh_cmd_top(struct sh *sh, int argc, char **argv);
@@ -109,6 +115,23 @@ int sh_target_set(struct sh *sh, const char *target, uint32_t **objs, uint32_t *
 struct out_table;
 /* sh_object_cells: an object's id and class as two table cells. */
 void sh_object_cells(struct out_table *t, const struct heap *h, uint32_t i);
+
+/*
+ * Live JVMs (live.c). sh_attach: connect to the agent in JVM pid, loading
+ * it first if needed. sh_need_heap: HS_OK when a heap is loaded, taking a
+ * snapshot of the attached JVM if there is none; else reports an error.
+ * sh_live_pushdown: run a query inside the attached JVM when it has the
+ * push-down shape and no snapshot is loaded (*handled). sh_live_prompt: the
+ * prompt when attached (caller frees), else NULL.
+ */
+int sh_attach(struct sh *sh, int pid);
+bool sh_is_live(const struct sh *sh);
+int sh_need_heap(struct sh *sh);
+int sh_live_histogram(struct sh *sh, const char *pattern, bool count, long top);
+int sh_live_pushdown(struct sh *sh, const char *text, bool *handled);
+int sh_live_info(struct sh *sh);
+char *sh_live_prompt(const struct sh *sh);
+void sh_live_close(struct sh *sh);
 
 /* sh_close_heap: drop the heap and everything computed from it. */
 void sh_close_heap(struct sh *sh);

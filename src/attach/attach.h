@@ -1,0 +1,154 @@
+/*
+ * attach.h - HotSpot's dynamic attach protocol (Linux), spoken directly:
+ * no Java helper, no jcmd. heapsh uses it to load its JVMTI agent into a
+ * running JVM (the "load" command) and to run diagnostic commands
+ * ("jcmd GC.heap_dump FILE", "jcmd GC.class_histogram").
+ *
+ * The protocol (OpenJDK attachListener_linux.cpp, VirtualMachineImpl.java):
+ * the JVM listens on the Unix socket <tmp>/.java_pid<nspid>, where <tmp> is
+ * /tmp as the JVM sees it and <nspid> its pid in its own pid namespace. The
+ * listener starts on demand: the client creates the trigger file
+ * .attach_pid<nspid> in the JVM's working directory (or <tmp>) and sends the
+ * JVM SIGQUIT. A request is "1\0" (protocol version), the command name "\0",
+ * then exactly three arguments, each "\0"-terminated (empty when unused). The
+ * reply is a decimal status line (0 = success) then text, until the JVM
+ * closes the connection.
+ *
+ * Safety: SIGQUIT's default action kills a process, so it is sent only to a
+ * process that has libjvm.so mapped, catches SIGQUIT (not -Xrs, not still
+ * starting) and was not started with -XX:+DisableAttachMechanism. Sockets are
+ * non-blocking and close-on-exec; every connect, write and read has a
+ * deadline; writes use MSG_NOSIGNAL, so a JVM that goes away cannot raise
+ * SIGPIPE in the caller. Ctrl-C (hs_interrupted) ends a wait with
+ * HS_INTERRUPTED.
+ *
+ * Credentials: HotSpot only accepts a peer whose effective uid and gid are
+ * the JVM's, or root. A non-root caller asking for another user's JVM gets
+ * ATT_OTHER_USER at once. A root caller switches its effective gid and uid
+ * to the JVM's while it creates the trigger file and connects (older JDKs
+ * trust only a trigger file owned by the JVM's user), then switches back;
+ * glibc applies seteuid/setegid to every thread of the process meanwhile.
+ *
+ * Errors: every function that can fail returns HS_OK or HS_ERR (or
+ * HS_INTERRUPTED), fills the caller's struct hs_error (may be NULL) with what
+ * happened and what to do, and sets *kind (may be NULL) so callers can tell
+ * failures apart without reading the text. err->offset is -1.
+ *
+ * Ownership: *output, *req and *reply are new memory the caller frees with
+ * free(); they are set to NULL or to a string on every return, failures
+ * included (a command the JVM refused still has its text in *output).
+ */
+#ifndef HS_ATTACH_H
+#define HS_ATTACH_H
+
+#include <stddef.h>
+
+#include "../base/mem.h"
+
+enum att_kind {
+	ATT_OK = 0,
+	ATT_NO_PROCESS,		/* no such process, or it already exited */
+	ATT_NOT_JVM,		/* the process is not a HotSpot JVM; nothing was sent */
+	ATT_DISABLED,		/* -XX:+DisableAttachMechanism, or SIGQUIT not handled (-Xrs) */
+	ATT_OTHER_USER,		/* another user's JVM and we are not root */
+	ATT_TIMEOUT,		/* the socket did not appear, or no reply in time */
+	ATT_EXITED,		/* the JVM exited during the request */
+	ATT_REFUSED,		/* the JVM answered with a failure (status or agent return code) */
+	ATT_IO,			/* a system call failed, or the reply is not the protocol */
+	ATT_BAD_REQUEST,	/* the request itself is invalid (too long, relative path) */
+	ATT_INTERRUPTED		/* Ctrl-C */
+};
+
+#define ATT_DEFAULT_TIMEOUT_MS 30000	/* when timeout_ms <= 0 */
+#define ATT_START_TIMEOUT_MS 10000	/* at most this long for the listener to start */
+#define ATT_NAME_MAX 16			/* HotSpot's limit on the command name, bytes */
+#define ATT_ARG_MAX 1024		/* HotSpot's limit on each argument, bytes */
+#define ATT_REPLY_MAX (256u << 20)	/* longer replies are an error, bytes */
+
+/* att_kind_name: a short stable name ("ok", "no-process", "not-jvm", ...). */
+const char *att_kind_name(enum att_kind kind);
+
+/*
+ * att_command: send one attach request to JVM pid and read its reply.
+ *   cmd: the command name ("jcmd", "load", "properties", "threaddump", ...);
+ *   arg1..arg3: its arguments, NULL for empty;
+ *   timeout_ms: deadline for the whole request (<= 0: ATT_DEFAULT_TIMEOUT_MS);
+ *     starting the listener takes at most ATT_START_TIMEOUT_MS of it;
+ *   *output (may be NULL): the reply's text after the status line.
+ * Returns HS_OK when the status is 0; HS_ERR with ATT_REFUSED and the JVM's
+ * text when it is not; HS_ERR with another kind when no reply was had.
+ */
+int att_command(int pid, const char *cmd, const char *arg1, const char *arg2,
+		const char *arg3, int timeout_ms, char **output,
+		enum att_kind *kind, struct hs_error *err);
+
+/*
+ * att_jcmd: run a diagnostic command, as `jcmd pid CMDLINE` does (the whole
+ * command line, e.g. "GC.heap_dump /tmp/x.hprof", is one argument).
+ * *output: its text. Errors as att_command; an unknown command or bad option
+ * is ATT_REFUSED with the JVM's explanation.
+ */
+int att_jcmd(int pid, const char *cmdline, int timeout_ms, char **output,
+	     enum att_kind *kind, struct hs_error *err);
+
+/*
+ * att_load_agent: load the JVMTI agent library abs_path (an absolute path,
+ * as the JVM sees it) into JVM pid, passing options (NULL for none) to its
+ * Agent_OnAttach. Fails with ATT_REFUSED when the JVM could not load it
+ * (err has the JVM's text and says how to start the JVM instead:
+ * -agentpath or -XX:+EnableDynamicAgentLoading) or when Agent_OnAttach
+ * returned non-zero; ATT_BAD_REQUEST when the path is relative or missing.
+ */
+int att_load_agent(int pid, const char *abs_path, const char *options,
+		   int timeout_ms, enum att_kind *kind, struct hs_error *err);
+
+/*
+ * att_tmp_dir: the target's /tmp as a path we can use: "/proc/PID/root/tmp"
+ * when the process is in another mount namespace, else "/tmp". buf gets at
+ * most cap bytes. Returns HS_ERR only when cap is too small.
+ */
+int att_tmp_dir(int pid, char *buf, size_t cap);
+
+/* att_nspid: pid's pid in its own (innermost) pid namespace, from the NSpid
+ * line of /proc/PID/status; pid itself when that line is missing or unreadable. */
+int att_nspid(int pid);
+
+/* ---- the pieces att_command is made of, exported for tests ---- */
+
+/*
+ * att_frame: the request bytes for cmd and up to three arguments (NULL =
+ * empty): "1\0" cmd "\0" arg1 "\0" arg2 "\0" arg3 "\0". *req (caller frees)
+ * and *len get them. ATT_BAD_REQUEST when cmd is empty or a string is too
+ * long for HotSpot (ATT_NAME_MAX, ATT_ARG_MAX).
+ */
+int att_frame(const char *cmd, const char *arg1, const char *arg2, const char *arg3,
+	      char **req, size_t *len, enum att_kind *kind, struct hs_error *err);
+
+/*
+ * att_exchange: on a connected stream socket fd (left open), send req[len]
+ * and read the reply until the peer closes it, within timeout_ms. pid is
+ * the JVM's, only to tell a JVM that exited (ATT_EXITED) from one that hung
+ * up (ATT_IO). *reply (caller frees, NUL-terminated) and *reply_len get the
+ * raw reply. ATT_TIMEOUT when the deadline passes.
+ */
+int att_exchange(int fd, int pid, const char *req, size_t len, int timeout_ms,
+		 char **reply, size_t *reply_len, enum att_kind *kind,
+		 struct hs_error *err);
+
+/*
+ * att_parse_reply: the status line at the start of reply[len]: an optional
+ * '-', decimal digits, then '\n' or the end. *status gets the number,
+ * *text_off where the text after the line starts. ATT_IO when the reply is
+ * empty or does not start with a status line.
+ */
+int att_parse_reply(const char *reply, size_t len, int *status, size_t *text_off,
+		    enum att_kind *kind, struct hs_error *err);
+
+/*
+ * att_load_return_code: the agent's return code in the text of a successful
+ * "load" reply: "return code: N" (JDK 9 and later) or a bare "N" (JDK 8);
+ * empty text counts as 0. HS_ERR when the text is neither.
+ */
+int att_load_return_code(const char *text, int *rc);
+
+#endif

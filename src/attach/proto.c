@@ -1,0 +1,537 @@
+/* proto.c - the agent protocol, client side; see proto.h and docs/protocol.md. */
+#include "proto.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attach.h"
+#include "snapshot.h"
+
+#define MAGIC 0x48534147u
+#define MAX_REPLY ((16u << 20) + 1)
+#define REPLY_MS 30000		/* a small reply */
+#define WALK_MS 600000		/* a heap walk of a big heap */
+
+enum {
+	T_HELLO = 1, T_INFO, T_HISTOGRAM, T_SNAPSHOT, T_INSTANCES, T_DETACH,
+	T_DATA = 0x40, T_END = 0x41, T_ERROR = 0x7f
+};
+
+static void seterr(struct hs_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void seterr(struct hs_error *err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+	va_end(ap);
+	err->offset = 0;
+	err->line = err->col = 0;
+}
+
+void proto_socket_path(int pid, char *buf, size_t cap)
+{
+	char tmp[256];
+	att_tmp_dir(pid, tmp, sizeof tmp);
+	snprintf(buf, cap, "%s/.heapsh-%d/agent.sock", tmp, att_nspid(pid));
+}
+
+bool proto_alive(const struct proto_conn *c)
+{
+	return c->fd >= 0;
+}
+
+void proto_close(struct proto_conn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* gone: why the connection failed, checking whether the JVM still exists. */
+static int gone(struct proto_conn *c, struct hs_error *err, const char *what)
+{
+	char proc[64];
+	struct stat st;
+	snprintf(proc, sizeof proc, "/proc/%d", c->pid);
+	bool alive = stat(proc, &st) == 0;
+	proto_close(c);
+	if (!alive)
+		seterr(err, "the JVM (pid %d) exited %s; the connection is closed", c->pid, what);
+	else
+		seterr(err, "lost the connection to the agent in JVM %d %s (%s); :attach %d "
+		       "connects again", c->pid, what, errno ? strerror(errno) : "closed", c->pid);
+	return HS_ERR;
+}
+
+static bool io_full(int fd, void *p, size_t n, bool rd, int64_t deadline)
+{
+	uint8_t *b = p;
+	while (n) {
+		int64_t left = deadline - now_ms();
+		if (left <= 0) {
+			errno = ETIMEDOUT;
+			return false;
+		}
+		struct pollfd pf = {fd, rd ? POLLIN : POLLOUT, 0};
+		int r = poll(&pf, 1, left > 200 ? 200 : (int)left);
+		if (r < 0 && errno != EINTR)
+			return false;
+		if (hs_interrupted) {
+			errno = EINTR;
+			return false;
+		}
+		if (r <= 0)
+			continue;
+		ssize_t k = rd ? recv(fd, b, n, 0) : send(fd, b, n, MSG_NOSIGNAL);
+		if (k == 0) {
+			errno = 0;
+			return false;
+		}
+		if (k < 0 && errno != EINTR && errno != EAGAIN)
+			return false;
+		if (k > 0) {
+			b += k;
+			n -= (size_t)k;
+		}
+	}
+	return true;
+}
+
+/* ---- requests ---- */
+
+struct obuf {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+static void put(struct obuf *b, const void *src, size_t n)
+{
+	if (b->len + n > b->cap) {
+		b->cap = (b->len + n) * 2 + 64;
+		b->p = xrealloc(b->p, b->cap);
+	}
+	memcpy(b->p + b->len, src, n);
+	b->len += n;
+}
+static void put_u8(struct obuf *b, uint8_t v) { put(b, &v, 1); }
+static void put_u16(struct obuf *b, uint16_t v)
+{
+	uint8_t x[2] = {(uint8_t)(v >> 8), (uint8_t)v};
+	put(b, x, 2);
+}
+static void put_u32(struct obuf *b, uint32_t v)
+{
+	uint8_t x[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
+	put(b, x, 4);
+}
+static void put_u64(struct obuf *b, uint64_t v)
+{
+	put_u32(b, (uint32_t)(v >> 32));
+	put_u32(b, (uint32_t)v);
+}
+static void put_str(struct obuf *b, const char *s)
+{
+	size_t n = strlen(s);
+	put_u32(b, (uint32_t)n);
+	put(b, s, n);
+}
+
+static int send_req(struct proto_conn *c, uint8_t type, const struct obuf *b, struct hs_error *err)
+{
+	if (c->fd < 0) {
+		seterr(err, "not connected to an agent; :attach PID first");
+		return HS_ERR;
+	}
+	size_t len = b ? b->len : 0;
+	uint8_t h[5] = {(uint8_t)((len + 1) >> 24), (uint8_t)((len + 1) >> 16),
+			(uint8_t)((len + 1) >> 8), (uint8_t)(len + 1), type};
+	int64_t dl = now_ms() + REPLY_MS;
+	if (!io_full(c->fd, h, 5, false, dl) || (len && !io_full(c->fd, b->p, len, false, dl)))
+		return gone(c, err, "while sending a request");
+	return HS_OK;
+}
+
+/* ---- replies ---- */
+
+struct reply {
+	uint8_t type;
+	uint8_t *p;		/* payload (owned) */
+	uint32_t len;
+	const uint8_t *at, *end;	/* the reading position */
+	bool bad;
+};
+
+/*
+ * recv_reply: the next frame within ms; an ERROR frame becomes HS_ERR with
+ * the agent's message (the connection stays open).
+ */
+static int recv_reply(struct proto_conn *c, struct reply *r, int ms, struct hs_error *err)
+{
+	memset(r, 0, sizeof *r);
+	uint8_t h[5];
+	if (!io_full(c->fd, h, 5, true, now_ms() + ms))
+		return gone(c, err, errno == ETIMEDOUT ? "(no reply in time)"
+				    : errno == EINTR ? "(interrupted)" : "while waiting for a reply");
+	uint32_t n = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
+	if (n < 1 || n > MAX_REPLY) {
+		proto_close(c);
+		seterr(err, "the agent sent a frame of %u bytes, which the protocol does not allow; "
+		       "the connection is closed", n);
+		return HS_ERR;
+	}
+	r->type = h[4];
+	r->len = n - 1;
+	r->p = xmalloc((size_t)r->len + 1);
+	if (!io_full(c->fd, r->p, r->len, true, now_ms() + REPLY_MS)) {
+		free(r->p);
+		r->p = NULL;
+		return gone(c, err, "in the middle of a reply");
+	}
+	r->at = r->p;
+	r->end = r->p + r->len;
+	if (r->type == T_ERROR) {
+		uint32_t k = r->len >= 4 ? (uint32_t)r->p[0] << 24 | (uint32_t)r->p[1] << 16 |
+					       (uint32_t)r->p[2] << 8 | r->p[3] : 0;
+		if (k > r->len - 4)
+			k = r->len >= 4 ? r->len - 4 : 0;
+		seterr(err, "the agent says: %.*s", (int)k, (const char *)r->p + 4);
+		free(r->p);
+		r->p = NULL;
+		return HS_ERR;
+	}
+	return HS_OK;
+}
+
+static bool need(struct reply *r, size_t n)
+{
+	if (r->bad || (size_t)(r->end - r->at) < n)
+		r->bad = true;
+	return !r->bad;
+}
+static uint8_t get_u8(struct reply *r) { return need(r, 1) ? *r->at++ : 0; }
+static uint16_t get_u16(struct reply *r)
+{
+	if (!need(r, 2))
+		return 0;
+	uint16_t v = (uint16_t)(r->at[0] << 8 | r->at[1]);
+	r->at += 2;
+	return v;
+}
+static uint32_t get_u32(struct reply *r)
+{
+	if (!need(r, 4))
+		return 0;
+	uint32_t v = (uint32_t)r->at[0] << 24 | (uint32_t)r->at[1] << 16 |
+		     (uint32_t)r->at[2] << 8 | r->at[3];
+	r->at += 4;
+	return v;
+}
+static uint64_t get_u64(struct reply *r)
+{
+	uint64_t hi = get_u32(r);
+	return hi << 32 | get_u32(r);
+}
+/* get_str: a new string (caller frees); "" when malformed (r->bad set). */
+static char *get_str(struct reply *r)
+{
+	uint32_t n = get_u32(r);
+	if (!need(r, n))
+		return xstrdup("");
+	char *s = xstrndup((const char *)r->at, n);
+	r->at += n;
+	return s;
+}
+static void get_str_into(struct reply *r, char *buf, size_t cap)
+{
+	char *s = get_str(r);
+	snprintf(buf, cap, "%s", s);
+	free(s);
+}
+
+/* check_reply: the reply has the expected type and was read exactly. */
+static int check_reply(struct proto_conn *c, struct reply *r, uint8_t type, struct hs_error *err)
+{
+	bool ok = r->type == type && !r->bad && r->at == r->end;
+	free(r->p);
+	r->p = NULL;
+	if (ok)
+		return HS_OK;
+	proto_close(c);
+	seterr(err, "the agent's reply (type %u, %u bytes) does not follow the protocol; the "
+	       "connection is closed (is the agent from another heapsh version?)", r->type, r->len);
+	return HS_ERR;
+}
+
+int proto_connect(int pid, struct proto_conn *c, struct hs_error *err)
+{
+	memset(c, 0, sizeof *c);
+	c->fd = -1;
+	c->pid = pid;
+	char path[300];
+	proto_socket_path(pid, path, sizeof path);
+	struct sockaddr_un a;
+	memset(&a, 0, sizeof a);
+	a.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof a.sun_path) {
+		seterr(err, "the agent's socket path %s is too long for a Unix socket", path);
+		return HS_ERR;
+	}
+	memcpy(a.sun_path, path, strlen(path) + 1);
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&a, sizeof a) != 0) {
+		seterr(err, "no heapsh agent listens in JVM %d (%s: %s)", pid, path, strerror(errno));
+		proto_close(c);
+		return HS_ERR;
+	}
+	struct obuf b = {0};
+	put_u32(&b, MAGIC);
+	put_u16(&b, PROTO_VERSION);
+	int st = send_req(c, T_HELLO, &b, err);
+	free(b.p);
+	struct reply r;
+	if (st || recv_reply(c, &r, REPLY_MS, err)) {
+		proto_close(c);
+		return HS_ERR;
+	}
+	uint32_t magic = get_u32(&r);
+	uint16_t ver = get_u16(&r);
+	get_str_into(&r, c->agent, sizeof c->agent);
+	free(get_str(&r));
+	if (magic != MAGIC || ver != PROTO_VERSION) {
+		free(r.p);
+		proto_close(c);
+		seterr(err, "the agent in JVM %d speaks protocol %u, heapsh speaks %d; detach it "
+		       "with a matching heapsh, or restart the JVM", pid, ver, PROTO_VERSION);
+		return HS_ERR;
+	}
+	return check_reply(c, &r, T_HELLO, err);
+}
+
+int proto_info(struct proto_conn *c, struct proto_info *out, struct hs_error *err)
+{
+	struct reply r;
+	if (send_req(c, T_INFO, NULL, err) || recv_reply(c, &r, REPLY_MS, err))
+		return HS_ERR;
+	memset(out, 0, sizeof *out);
+	get_str_into(&r, out->vm_name, sizeof out->vm_name);
+	get_str_into(&r, out->vm_version, sizeof out->vm_version);
+	get_str_into(&r, out->vm_vendor, sizeof out->vm_vendor);
+	out->pid = get_u64(&r);
+	out->heap_used = get_u64(&r);
+	out->heap_committed = get_u64(&r);
+	out->heap_max = get_u64(&r);
+	out->classes = get_u32(&r);
+	get_str_into(&r, out->agent, sizeof out->agent);
+	return check_reply(c, &r, T_INFO, err);
+}
+
+int proto_histogram(struct proto_conn *c, bool gc, struct proto_hist_row **rows, uint32_t *n,
+		    struct hs_error *err)
+{
+	struct obuf b = {0};
+	put_u8(&b, gc);
+	int st = send_req(c, T_HISTOGRAM, &b, err);
+	free(b.p);
+	struct reply r;
+	if (st || recv_reply(c, &r, WALK_MS, err))
+		return HS_ERR;
+	uint32_t k = get_u32(&r);
+	if (k > r.len / 20)	/* each row takes at least 20 bytes */
+		r.bad = true;
+	*rows = xcalloc(r.bad ? 1 : (size_t)k + 1, sizeof **rows);
+	*n = 0;
+	for (uint32_t i = 0; i < k && !r.bad; i++) {
+		char *sig = get_str(&r);
+		(*rows)[i].name = snap_java_name(sig);
+		free(sig);
+		(*rows)[i].count = get_u64(&r);
+		(*rows)[i].bytes = get_u64(&r);
+		*n = i + 1;
+	}
+	if (check_reply(c, &r, T_HISTOGRAM, err)) {
+		proto_hist_free(*rows, *n);
+		*rows = NULL;
+		*n = 0;
+		return HS_ERR;
+	}
+	return HS_OK;
+}
+
+void proto_hist_free(struct proto_hist_row *rows, uint32_t n)
+{
+	for (uint32_t i = 0; rows && i < n; i++)
+		free(rows[i].name);
+	free(rows);
+}
+
+int proto_snapshot(struct proto_conn *c, const char *path, double *pause_ms,
+		   void (*progress)(void *ctx, uint64_t bytes), void *ctx, struct hs_error *err)
+{
+	int64_t t0 = now_ms();
+	if (send_req(c, T_SNAPSHOT, NULL, err))
+		return HS_ERR;
+	struct snap_builder *sb = snap_new();
+	uint64_t got = 0;
+	bool first = true;
+	for (;;) {
+		struct reply r;
+		if (recv_reply(c, &r, first ? WALK_MS : REPLY_MS, err)) {
+			snap_free(sb);
+			return HS_ERR;
+		}
+		if (first && pause_ms)
+			*pause_ms = (double)(now_ms() - t0);
+		first = false;
+		if (r.type == T_DATA) {
+			got += r.len;
+			int st = snap_feed(sb, r.p, r.len, err);
+			free(r.p);
+			if (st) {
+				/* The rest of the stream is unusable: drop the connection. */
+				proto_close(c);
+				snap_free(sb);
+				return HS_ERR;
+			}
+			if (progress)
+				progress(ctx, got);
+			continue;
+		}
+		uint64_t objects = get_u64(&r);
+		get_u64(&r);
+		if (check_reply(c, &r, T_END, err)) {
+			snap_free(sb);
+			return HS_ERR;
+		}
+		int st = snap_write_hprof(sb, path, objects, err);
+		snap_free(sb);
+		return st;
+	}
+}
+
+static void put_pred(struct obuf *b, const struct proto_pred *p)
+{
+	put_u8(b, (uint8_t)p->op);
+	switch (p->op) {
+	case PROTO_TRUE:
+		break;
+	case PROTO_AND:
+	case PROTO_OR:
+		put_u8(b, (uint8_t)p->n);
+		for (int i = 0; i < p->n; i++)
+			put_pred(b, p->kids[i]);
+		break;
+	case PROTO_NOT:
+		put_pred(b, p->kids[0]);
+		break;
+	case PROTO_CMP:
+		put_str(b, p->field);
+		put_u8(b, (uint8_t)p->cmp);
+		put_u8(b, (uint8_t)p->lit);
+		if (p->lit == PROTO_LONG)
+			put_u64(b, (uint64_t)p->l);
+		else if (p->lit == PROTO_DOUBLE) {
+			uint64_t bits;
+			memcpy(&bits, &p->d, 8);
+			put_u64(b, bits);
+		} else if (p->lit == PROTO_BOOL)
+			put_u8(b, (uint8_t)(p->l != 0));
+		else if (p->lit == PROTO_STRING)
+			put_str(b, p->s);
+		break;
+	}
+}
+
+int proto_instances(struct proto_conn *c, const char *cls, bool subclasses, bool heap_walk,
+		    uint32_t limit, const struct proto_pred *pred, struct proto_instances *out,
+		    struct hs_error *err)
+{
+	memset(out, 0, sizeof *out);
+	struct obuf b = {0};
+	put_str(&b, cls);
+	put_u8(&b, (uint8_t)(subclasses | heap_walk << 1));
+	put_u32(&b, limit);
+	put_pred(&b, pred);
+	if (b.len > 65535) {
+		free(b.p);
+		seterr(err, "the predicate is too large to send to the agent");
+		return HS_ERR;
+	}
+	int st = send_req(c, T_INSTANCES, &b, err);
+	free(b.p);
+	struct reply r;
+	if (st || recv_reply(c, &r, WALK_MS, err))
+		return HS_ERR;
+	out->examined = get_u64(&r);
+	out->matched = get_u64(&r);
+	uint32_t k = get_u32(&r);
+	if (k > r.len / 6)
+		r.bad = true;
+	out->rows = xcalloc(r.bad ? 1 : (size_t)k + 1, sizeof *out->rows);
+	for (uint32_t i = 0; i < k && !r.bad; i++) {
+		struct proto_row *row = &out->rows[i];
+		out->nrows = i + 1;
+		row->cls = get_str(&r);
+		row->n = get_u16(&r);
+		if ((size_t)row->n > (size_t)(r.end - r.at) / 5) {
+			r.bad = true;
+			row->n = 0;
+		}
+		row->v = xcalloc((size_t)row->n + 1, sizeof *row->v);
+		for (int f = 0; f < row->n && !r.bad; f++) {
+			struct proto_value *v = &row->v[f];
+			v->field = get_str(&r);
+			v->kind = (char)get_u8(&r);
+			if (v->kind == 'T' || v->kind == 'L')
+				v->text = get_str(&r);
+			else if (v->kind != 'N')
+				v->bits = get_u64(&r);
+			if (!strchr("ZBCSIJFDTLN", v->kind) || !v->kind)
+				r.bad = true;
+		}
+	}
+	if (check_reply(c, &r, T_INSTANCES, err)) {
+		proto_instances_free(out);
+		return HS_ERR;
+	}
+	return HS_OK;
+}
+
+void proto_instances_free(struct proto_instances *r)
+{
+	for (uint32_t i = 0; r->rows && i < r->nrows; i++) {
+		for (int f = 0; f < r->rows[i].n; f++) {
+			free(r->rows[i].v[f].field);
+			free(r->rows[i].v[f].text);
+		}
+		free(r->rows[i].v);
+		free(r->rows[i].cls);
+	}
+	free(r->rows);
+	memset(r, 0, sizeof *r);
+}
+
+int proto_detach(struct proto_conn *c, struct hs_error *err)
+{
+	struct reply r;
+	if (send_req(c, T_DETACH, NULL, err) || recv_reply(c, &r, REPLY_MS, err))
+		return HS_ERR;
+	int st = check_reply(c, &r, T_DETACH, err);
+	proto_close(c);
+	return st;
+}

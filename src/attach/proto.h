@@ -1,0 +1,118 @@
+/*
+ * proto.h - the client side of heapsh's agent protocol (docs/protocol.md):
+ * connect to libheapsh_agent.so in a running JVM, and ask it for VM facts,
+ * a class histogram, a snapshot of the heap (written as an HPROF file that
+ * heap_load reads like any dump), or the instances of a class that satisfy
+ * a predicate evaluated inside the VM.
+ *
+ * Errors: every function returns HS_OK or HS_ERR with err->msg saying what
+ * failed and what to do; a reply that breaks the protocol, a dead socket or
+ * a JVM that went away are errors, never crashes. After an I/O error the
+ * connection is closed (proto_alive says so).
+ *
+ * Ownership: proto_connect fills a caller-owned struct released with
+ * proto_close; results are new memory released with the matching _free.
+ */
+#ifndef HS_PROTO_H
+#define HS_PROTO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../base/mem.h"
+
+#define PROTO_VERSION 1
+
+struct proto_conn {
+	int fd;			/* -1 when closed */
+	int pid;		/* the JVM's pid as we see it */
+	char agent[64];		/* the agent's version string */
+};
+
+/* proto_socket_path: where the agent of JVM pid listens (docs/protocol.md). */
+void proto_socket_path(int pid, char *buf, size_t cap);
+
+/*
+ * proto_connect: connect to the agent of JVM pid and say HELLO. HS_ERR when
+ * no agent listens (err says so; the caller may then load it).
+ */
+int proto_connect(int pid, struct proto_conn *c, struct hs_error *err);
+void proto_close(struct proto_conn *c);
+bool proto_alive(const struct proto_conn *c);
+
+struct proto_info {
+	char vm_name[128], vm_version[128], vm_vendor[128], agent[64];
+	uint64_t pid, heap_used, heap_committed, heap_max;	/* bytes */
+	uint32_t classes;
+};
+int proto_info(struct proto_conn *c, struct proto_info *out, struct hs_error *err);
+
+struct proto_hist_row {
+	char *name;		/* Java name: java.lang.String, int[], a.B[] */
+	uint64_t count, bytes;	/* bytes as the JVM sizes objects (GetObjectSize) */
+};
+/* proto_histogram: one row per class with instances; gc runs a full GC first. */
+int proto_histogram(struct proto_conn *c, bool gc, struct proto_hist_row **rows, uint32_t *n,
+		    struct hs_error *err);
+void proto_hist_free(struct proto_hist_row *rows, uint32_t n);
+
+/*
+ * proto_snapshot: the heap reachable from the GC roots, written to path as
+ * an HPROF 1.0.2 file. *pause_ms (may be NULL) gets the time from the
+ * request to the first byte of the reply: the VM's pause and the agent's
+ * writing. progress (may be NULL) is called with the bytes received.
+ */
+int proto_snapshot(struct proto_conn *c, const char *path, double *pause_ms,
+		   void (*progress)(void *ctx, uint64_t bytes), void *ctx, struct hs_error *err);
+
+/* A predicate for proto_instances: a tree of and/or/not over comparisons. */
+enum proto_op { PROTO_TRUE, PROTO_AND, PROTO_OR, PROTO_NOT, PROTO_CMP };
+enum proto_cmp { PROTO_EQ, PROTO_NE, PROTO_LT, PROTO_LE, PROTO_GT, PROTO_GE };
+enum proto_lit { PROTO_NULL, PROTO_LONG, PROTO_DOUBLE, PROTO_STRING, PROTO_BOOL };
+
+struct proto_pred {
+	enum proto_op op;
+	int n;				/* AND / OR / NOT children */
+	struct proto_pred **kids;
+	const char *field;		/* CMP */
+	enum proto_cmp cmp;
+	enum proto_lit lit;
+	int64_t l;			/* PROTO_LONG, PROTO_BOOL */
+	double d;
+	const char *s;
+};
+
+struct proto_value {
+	char *field;
+	char kind;		/* Z B C S I J F D, T string, L object, N null */
+	uint64_t bits;
+	char *text;		/* T: the string; L: the object's class signature */
+};
+
+struct proto_row {
+	char *cls;		/* class signature */
+	int n;
+	struct proto_value *v;
+};
+
+struct proto_instances {
+	uint64_t examined, matched;
+	uint32_t nrows;
+	struct proto_row *rows;
+};
+
+/*
+ * proto_instances: objects of class cls (subclasses too if asked) whose
+ * fields satisfy pred, evaluated in the VM; at most limit rows, but matched
+ * counts them all. heap_walk walks the whole heap instead of following
+ * references from the roots (faster; may include garbage not yet collected).
+ */
+int proto_instances(struct proto_conn *c, const char *cls, bool subclasses, bool heap_walk,
+		    uint32_t limit, const struct proto_pred *pred, struct proto_instances *out,
+		    struct hs_error *err);
+void proto_instances_free(struct proto_instances *r);
+
+/* proto_detach: ask the agent to stop and remove its socket; closes c. */
+int proto_detach(struct proto_conn *c, struct hs_error *err);
+
+#endif

@@ -1,0 +1,529 @@
+/*
+ * live.c - the shell on a running JVM (docs/agent.md): attaching (loading
+ * libheapsh_agent.so through HotSpot's attach mechanism when it is not
+ * there yet), :detach, :refresh, :dump, the live histogram, snapshots taken
+ * when a command first needs the object graph, and queries pushed down to
+ * the agent when no snapshot is loaded.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../attach/attach.h"
+#include "../attach/proto.h"
+#include "../attach/snapshot.h"
+#include "../dsl/pushdown.h"
+#include "out.h"
+#include "sh.h"
+
+#define ATTACH_MS 10000
+
+struct sh_live {
+	int pid;
+	struct proto_conn conn;
+	time_t snap_time;	/* when the loaded heap was taken; 0: none */
+	char vm[300];
+};
+
+bool sh_is_live(const struct sh *sh)
+{
+	return sh->live != NULL;
+}
+
+/* agent_path: libheapsh_agent.so next to the heapsh binary, or $HEAPSH_AGENT. */
+static bool agent_path(char *buf, size_t cap)
+{
+	const char *env = getenv("HEAPSH_AGENT");
+	if (env && *env) {
+		if (!realpath(env, buf) && strlen(env) < cap)
+			snprintf(buf, cap, "%s", env);
+		return access(buf, R_OK) == 0;
+	}
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = 0;
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return false;
+	*slash = 0;
+	static const char *const where[] = {"%s/libheapsh_agent.so", "%s/../lib/heapsh/libheapsh_agent.so",
+					     "%s/../libheapsh_agent.so"};
+	for (size_t k = 0; k < sizeof where / sizeof *where; k++) {
+		char p[PATH_MAX + 64];
+		snprintf(p, sizeof p, where[k], exe);
+		if (realpath(p, buf) && access(buf, R_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+void sh_live_close(struct sh *sh)
+{
+	if (!sh->live)
+		return;
+	proto_close(&sh->live->conn);
+	free(sh->live);
+	sh->live = NULL;
+}
+
+/* connected: the agent connection, reconnecting once if it was lost. */
+static int connected(struct sh *sh)
+{
+	struct sh_live *l = sh->live;
+	if (!l)
+		return sh_error(sh, NULL, "not attached to a JVM; :attach PID first");
+	if (proto_alive(&l->conn))
+		return HS_OK;
+	struct hs_error err;
+	if (proto_connect(l->pid, &l->conn, &err) != HS_OK)
+		return sh_error(sh, NULL, "%s", err.msg);
+	return HS_OK;
+}
+
+int sh_attach(struct sh *sh, int pid)
+{
+	char proc[64];
+	struct stat st;
+	snprintf(proc, sizeof proc, "/proc/%d", pid);
+	if (pid <= 0 || stat(proc, &st) != 0)
+		return sh_error(sh, NULL, "no process %d: check the pid (jps or ps lists JVMs)", pid);
+	struct sh_live *l = xcalloc(1, sizeof *l);
+	l->pid = pid;
+	l->conn.fd = -1;
+	struct hs_error err;
+	hs_error_clear(&err);
+	if (proto_connect(pid, &l->conn, &err) != HS_OK) {
+		/* No agent yet: load it through the attach mechanism. */
+		char lib[PATH_MAX];
+		if (!agent_path(lib, sizeof lib)) {
+			free(l);
+			return sh_error(sh, NULL, "libheapsh_agent.so was not found next to heapsh; "
+					"build it with 'make' or set HEAPSH_AGENT to its path");
+		}
+		enum att_kind kind;
+		if (att_load_agent(pid, lib, "", ATTACH_MS, &kind, &err) != HS_OK) {
+			free(l);
+			return sh_error(sh, NULL, "%s", err.msg);
+		}
+		/* The agent's thread opens the socket: wait for it. */
+		int st2 = HS_ERR;
+		for (int k = 0; k < 100 && st2 != HS_OK; k++) {
+			st2 = proto_connect(pid, &l->conn, &err);
+			if (st2 != HS_OK)
+				usleep(50000);
+		}
+		if (st2 != HS_OK) {
+			free(l);
+			return sh_error(sh, NULL, "the agent was loaded into JVM %d but does not "
+					"answer: %s (the JVM's standard error may say why)", pid,
+					err.msg);
+		}
+	}
+	struct proto_info info;
+	if (proto_info(&l->conn, &info, &err) != HS_OK) {
+		proto_close(&l->conn);
+		free(l);
+		return sh_error(sh, NULL, "%s", err.msg);
+	}
+	snprintf(l->vm, sizeof l->vm, "%s %s", info.vm_name, info.vm_version);
+	sh_live_close(sh);
+	sh_close_heap(sh);
+	free(sh->dump_path);
+	sh->dump_path = NULL;
+	sh->live = l;
+	if (isatty(STDERR_FILENO) || sh->echo)
+		fprintf(stderr, "attached to JVM %d (%s); heap used %" PRIu64 " of %" PRIu64
+			" bytes\n", pid, l->vm, info.heap_used, info.heap_max);
+	return HS_OK;
+}
+
+int sh_cmd_attach(struct sh *sh, int argc, char **argv)
+{
+	if (argc != 2)
+		return sh_error(sh, NULL, "usage: :attach PID");
+	char *end;
+	long pid = strtol(argv[1], &end, 10);
+	if (*end || pid <= 0 || pid > INT_MAX)
+		return sh_error(sh, NULL, "'%s' is not a process id", argv[1]);
+	return sh_attach(sh, (int)pid);
+}
+
+int sh_cmd_detach(struct sh *sh, int argc, char **argv)
+{
+	(void)argv;
+	if (argc != 1)
+		return sh_error(sh, NULL, "usage: :detach");
+	if (!sh->live)
+		return sh_error(sh, NULL, "not attached to a JVM");
+	struct hs_error err;
+	int pid = sh->live->pid;
+	int st = connected(sh) == HS_OK ? proto_detach(&sh->live->conn, &err) : HS_ERR;
+	bool snapshot = sh->live->snap_time != 0;
+	sh_live_close(sh);
+	if (snapshot)
+		sh_close_heap(sh);
+	if (st != HS_OK)
+		return sh_error(sh, NULL, "detached from JVM %d, but the agent did not confirm: %s",
+				pid, err.msg);
+	out_printf("detached from JVM %d; the agent stopped and removed its socket\n", pid);
+	return HS_OK;
+}
+
+static void snap_progress(void *ctx, uint64_t bytes)
+{
+	(void)ctx;
+	fprintf(stderr, "\rreceiving the snapshot: %" PRIu64 " MB", bytes >> 20);
+}
+
+/* take_snapshot: a new snapshot of the attached JVM replaces the heap. */
+static int take_snapshot(struct sh *sh)
+{
+	if (connected(sh))
+		return HS_ERR;
+	const char *tmp = getenv("TMPDIR");
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/heapsh-live-%d-XXXXXX", tmp && *tmp ? tmp : "/tmp",
+		 sh->live->pid);
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return sh_error(sh, NULL, "cannot create a temporary file for the snapshot in %s: %s "
+				"(set TMPDIR)", tmp && *tmp ? tmp : "/tmp", strerror(errno));
+	close(fd);
+	bool tty = isatty(STDERR_FILENO);
+	struct hs_error err;
+	double pause = 0;
+	hs_interrupted = 0;
+	int st = proto_snapshot(&sh->live->conn, path, &pause, tty ? snap_progress : NULL, NULL,
+				&err);
+	if (tty)
+		fprintf(stderr, "\r\033[K");
+	if (st != HS_OK) {
+		unlink(path);
+		return sh_error(sh, NULL, "snapshot of JVM %d failed: %s", sh->live->pid, err.msg);
+	}
+	struct sh_live *l = sh->live;
+	sh->live = NULL;	/* sh_open closes the old heap, not the connection */
+	st = sh_open(sh, path);
+	sh->live = l;
+	unlink(path);		/* the mapping keeps it readable */
+	if (st != HS_OK)
+		return HS_ERR;
+	l->snap_time = time(NULL);
+	if (tty || sh->timer)
+		fprintf(stderr, "snapshot of JVM %d: %u objects (the JVM paused about %.0f ms)\n",
+			l->pid, sh->heap->n, pause);
+	return HS_OK;
+}
+
+int sh_need_heap(struct sh *sh)
+{
+	if (sh->heap)
+		return HS_OK;
+	if (sh->live)
+		return take_snapshot(sh);
+	return sh_error(sh, NULL, "no heap is open; open one with 'heapsh DUMP' or ':open DUMP', "
+			"or attach to a JVM with ':attach PID'");
+}
+
+int sh_cmd_refresh(struct sh *sh, int argc, char **argv)
+{
+	(void)argv;
+	if (argc != 1)
+		return sh_error(sh, NULL, "usage: :refresh");
+	if (!sh->live)
+		return sh_error(sh, NULL, "not attached to a JVM; :refresh takes a new snapshot of "
+				"an attached JVM (:open reloads a dump)");
+	return take_snapshot(sh);
+}
+
+int sh_cmd_dump(struct sh *sh, int argc, char **argv)
+{
+	if (argc != 2)
+		return sh_error(sh, NULL, "usage: :dump FILE.hprof");
+	if (!sh->live)
+		return sh_error(sh, NULL, "not attached to a JVM; :attach PID first");
+	char abs[2 * PATH_MAX + 2];
+	const char *file = argv[1];
+	if (file[0] != '/') {
+		char cwd[PATH_MAX];
+		if (!getcwd(cwd, sizeof cwd))
+			return sh_error(sh, NULL, "cannot find the current directory: %s",
+					strerror(errno));
+		snprintf(abs, sizeof abs, "%s/%s", cwd, file);
+		file = abs;
+	}
+	struct stat sb;
+	if (stat(file, &sb) == 0)
+		return sh_error(sh, NULL, "%s already exists; HotSpot does not overwrite a dump: "
+				"remove it or choose another name", file);
+	char *cmd = xasprintf("GC.heap_dump %s", file), *output = NULL;
+	enum att_kind kind;
+	struct hs_error err;
+	int st = att_jcmd(sh->live->pid, cmd, 600000, &output, &kind, &err);
+	free(cmd);
+	if (st != HS_OK) {
+		free(output);
+		return sh_error(sh, NULL, "%s", err.msg);
+	}
+	if (stat(file, &sb) != 0) {
+		sh_error(sh, NULL, "the JVM did not write %s: %s", file,
+			 output && *output ? output : "no reason given");
+		free(output);
+		return HS_ERR;
+	}
+	free(output);
+	struct sh_live *l = sh->live;
+	sh->live = NULL;
+	st = sh_open(sh, file);
+	sh->live = l;
+	if (st == HS_OK)
+		l->snap_time = time(NULL);
+	return st;
+}
+
+/* ---- the live histogram ---- */
+
+static int by_bytes(const void *a, const void *b)
+{
+	const struct proto_hist_row *x = a, *y = b;
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+static int by_count(const void *a, const void *b)
+{
+	const struct proto_hist_row *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+/* matches: the histogram's class patterns (prefix*, *suffix, exact, or a substring). */
+static bool matches(const char *name, const char *pat)
+{
+	size_t n = strlen(pat), l = strlen(name);
+	if (n && pat[n - 1] == '*')
+		return !strncmp(name, pat, n - 1);
+	if (n && pat[0] == '*')
+		return l >= n - 1 && !strcmp(name + l - (n - 1), pat + 1);
+	return !strcmp(name, pat) || strstr(name, pat);
+}
+
+int sh_live_histogram(struct sh *sh, const char *pattern, bool count, long top)
+{
+	if (connected(sh))
+		return HS_ERR;
+	struct proto_hist_row *rows;
+	uint32_t n;
+	struct hs_error err;
+	hs_interrupted = 0;
+	if (proto_histogram(&sh->live->conn, true, &rows, &n, &err) != HS_OK)
+		return sh_error(sh, NULL, "live histogram of JVM %d failed: %s", sh->live->pid,
+				err.msg);
+	uint32_t m = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		if (pattern && !matches(rows[k].name, pattern)) {
+			free(rows[k].name);
+			continue;
+		}
+		rows[m++] = rows[k];
+	}
+	if (pattern && !m) {
+		proto_hist_free(rows, 0);
+		return sh_error(sh, NULL, "no class with instances matches '%s'", pattern);
+	}
+	qsort(rows, m, sizeof *rows, count ? by_count : by_bytes);
+	static const char *const cols[] = {"class", "instances", "bytes"};
+	struct out_table *tb = out_table_new(3, cols);
+	uint64_t tc = 0, tbytes = 0;
+	uint32_t shown = top > 0 && (uint32_t)top < m ? (uint32_t)top : m;
+	for (uint32_t k = 0; k < m; k++) {
+		tc += rows[k].count;
+		tbytes += rows[k].bytes;
+		if (k >= shown)
+			continue;
+		out_cell_str(tb, rows[k].name);
+		out_cell_u64(tb, rows[k].count);
+		out_cell_u64(tb, rows[k].bytes);
+	}
+	if (out_mode == OUT_TABLE && m > 1) {
+		out_cell_fmt(tb, "total (%u classes)", m);
+		out_cell_u64(tb, tc);
+		out_cell_u64(tb, tbytes);
+	}
+	out_table_end(tb);
+	if (out_mode == OUT_TABLE)
+		out_printf("live histogram of JVM %d after a full GC (bytes as the JVM sizes "
+			   "objects, as jcmd GC.class_histogram)\n", sh->live->pid);
+	proto_hist_free(rows, m);
+	return HS_OK;
+}
+
+/* ---- push-down ---- */
+
+static struct proto_pred *convert(const struct dsl_pred *d)
+{
+	struct proto_pred *p = xcalloc(1, sizeof *p);
+	p->op = (enum proto_op)d->op;
+	p->n = d->n;
+	p->kids = d->n ? xcalloc((size_t)d->n, sizeof *p->kids) : NULL;
+	for (int k = 0; k < d->n; k++)
+		p->kids[k] = convert(d->kids[k]);
+	p->field = d->field;
+	p->cmp = (enum proto_cmp)d->cmp;
+	p->lit = (enum proto_lit)d->lit;
+	p->l = d->l;
+	p->d = d->d;
+	p->s = d->s;
+	return p;
+}
+
+static void pred_free(struct proto_pred *p)
+{
+	for (int k = 0; k < p->n; k++)
+		pred_free(p->kids[k]);
+	free(p->kids);
+	free(p);
+}
+
+static void value_cell(struct out_table *tb, const struct proto_value *v)
+{
+	double d;
+	float f;
+	uint32_t lo = (uint32_t)v->bits;
+	switch (v->kind) {
+	case 'N': out_cell_null(tb); break;
+	case 'T': out_cell_str(tb, v->text); break;
+	case 'L': {
+		char *n = snap_java_name(v->text);
+		out_cell_fmt(tb, "<%s>", n);
+		free(n);
+		break;
+	}
+	case 'Z': out_cell_str(tb, v->bits ? "true" : "false"); break;
+	case 'C': out_cell_fmt(tb, "%c", (int)(v->bits & 0x7f)); break;
+	case 'F': memcpy(&f, &lo, 4); out_cell_fmt(tb, "%g", f); break;
+	case 'D': memcpy(&d, &v->bits, 8); out_cell_fmt(tb, "%g", d); break;
+	default: out_cell_i64(tb, (int64_t)v->bits); break;
+	}
+}
+
+int sh_live_pushdown(struct sh *sh, const char *text, bool *handled)
+{
+	*handled = false;
+	if (!sh->live || sh->heap)
+		return HS_OK;
+	struct dsl_pushdown pd;
+	if (!dsl_pushdown(text, &pd))
+		return HS_OK;
+	*handled = true;
+	if (connected(sh)) {
+		dsl_pushdown_free(&pd);
+		return HS_ERR;
+	}
+	struct proto_pred *pred = convert(pd.pred);
+	struct proto_instances r;
+	struct hs_error err;
+	uint32_t limit = pd.op == PD_FILTER ? 100 : pd.op == PD_FIRST ? 1 : 0;
+	hs_interrupted = 0;
+	int st = proto_instances(&sh->live->conn, pd.cls, true, false, limit, pred, &r, &err);
+	pred_free(pred);
+	if (st != HS_OK) {
+		dsl_pushdown_free(&pd);
+		return sh_error(sh, NULL, "the query could not run in JVM %d: %s", sh->live->pid,
+				err.msg);
+	}
+	if (pd.op == PD_EXISTS) {
+		out_printf("%s\n", r.matched ? "true" : "false");
+	} else if (pd.op == PD_COUNT) {
+		out_printf("%" PRIu64 "\n", r.matched);
+	} else if (r.nrows) {
+		int nc = r.rows[0].n + 1;
+		const char **cols = xcalloc((size_t)nc, sizeof *cols);
+		cols[0] = "class";
+		for (int k = 1; k < nc; k++)
+			cols[k] = r.rows[0].v[k - 1].field;
+		struct out_table *tb = out_table_new(nc, cols);
+		for (uint32_t i = 0; i < r.nrows; i++) {
+			char *cn = snap_java_name(r.rows[i].cls);
+			out_cell_str(tb, cn);
+			free(cn);
+			for (int k = 1; k < nc; k++) {
+				if (k - 1 < r.rows[i].n)
+					value_cell(tb, &r.rows[i].v[k - 1]);
+				else
+					out_cell_null(tb);
+			}
+		}
+		out_table_end(tb);
+		free(cols);
+	} else {
+		out_printf("%s\n", pd.op == PD_FIRST ? "null" : "#[]");
+	}
+	if (out_mode == OUT_TABLE && pd.op == PD_FILTER && r.matched > r.nrows)
+		out_printf("... %" PRIu64 " more (the first %u shown)\n", r.matched - r.nrows,
+			   r.nrows);
+	if (out_mode == OUT_TABLE && (sh->timer || isatty(STDERR_FILENO)))
+		fprintf(stderr, "evaluated inside JVM %d: %" PRIu64 " instances of %s examined, "
+			"%" PRIu64 " matched; no snapshot taken\n", sh->live->pid, r.examined,
+			pd.cls, r.matched);
+	proto_instances_free(&r);
+	dsl_pushdown_free(&pd);
+	return HS_OK;
+}
+
+/* ---- the prompt and :info ---- */
+
+char *sh_live_prompt(const struct sh *sh)
+{
+	const struct sh_live *l = sh->live;
+	if (!l)
+		return NULL;
+	if (!l->snap_time)
+		return xasprintf("heapsh pid %d> ", l->pid);
+	long age = (long)(time(NULL) - l->snap_time);
+	if (age < 120)
+		return xasprintf("heapsh pid %d (snapshot %lds old)> ", l->pid, age);
+	return xasprintf("heapsh pid %d (snapshot %ldmin old)> ", l->pid, age / 60);
+}
+
+int sh_live_info(struct sh *sh)
+{
+	if (connected(sh))
+		return HS_ERR;
+	struct proto_info in;
+	struct hs_error err;
+	if (proto_info(&sh->live->conn, &in, &err) != HS_OK)
+		return sh_error(sh, NULL, "%s", err.msg);
+	static const char *const cols[] = {"property", "value"};
+	struct out_table *t = out_table_new(2, cols);
+	out_cell_str(t, "jvm");
+	out_cell_fmt(t, "pid %" PRIu64 ", %s %s (%s)", in.pid, in.vm_name, in.vm_version,
+		     in.vm_vendor);
+	out_cell_str(t, "heap used");
+	out_cell_u64(t, in.heap_used);
+	out_cell_str(t, "heap committed");
+	out_cell_u64(t, in.heap_committed);
+	out_cell_str(t, "heap max");
+	out_cell_u64(t, in.heap_max);
+	out_cell_str(t, "loaded classes");
+	out_cell_u64(t, in.classes);
+	out_cell_str(t, "agent");
+	out_cell_str(t, in.agent);
+	out_cell_str(t, "snapshot");
+	if (sh->live->snap_time)
+		out_cell_fmt(t, "taken %lds ago; :refresh takes a new one",
+			     (long)(time(NULL) - sh->live->snap_time));
+	else
+		out_cell_str(t, "none yet (the first command that needs the object graph takes it)");
+	out_table_end(t);
+	return HS_OK;
+}
