@@ -971,7 +971,9 @@ int att_load_agent(int pid, const char *abs_path, const char *options,
 
 	st = att_command(pid, "load", abs_path, "true", options ? options : "", timeout_ms, &out,
 			 kind, err);
-	if (st != HS_OK && *kind == ATT_REFUSED) {
+	/* JDK 21+ refuses with status 0 and only a text, no return code. */
+	if ((st != HS_OK && *kind == ATT_REFUSED) ||
+	    (st == HS_OK && strstr(out ? out : "", "ynamic agent loading"))) {
 		snippet(out, s, sizeof s);
 		if (strstr(out ? out : "", "ynamic agent loading"))
 			st = fail(kind, ATT_REFUSED, err, "JVM %d refuses to load agents while running "

@@ -63,13 +63,33 @@ static int64_t now_ms(void)
 	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
+/* exited: the process is gone or a zombie, waiting up to 300 ms for a dying one. */
+static bool exited(int pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/stat", pid);
+	for (int k = 0; k < 30; k++) {
+		FILE *f = fopen(path, "r");
+		if (!f)
+			return true;
+		char buf[512];
+		size_t n = fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+		buf[n] = 0;
+		const char *rp = strrchr(buf, ')');	/* the state follows the command name */
+		if (rp && (rp[2] == 'Z' || rp[2] == 'X'))
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
 /* gone: why the connection failed, checking whether the JVM still exists. */
 static int gone(struct proto_conn *c, struct hs_error *err, const char *what)
 {
-	char proc[64];
-	struct stat st;
-	snprintf(proc, sizeof proc, "/proc/%d", c->pid);
-	bool alive = stat(proc, &st) == 0;
+	int saved = errno;
+	bool alive = !exited(c->pid);
+	errno = saved;
 	proto_close(c);
 	if (!alive)
 		seterr(err, "the JVM (pid %d) exited %s; the connection is closed", c->pid, what);

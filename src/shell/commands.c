@@ -710,7 +710,13 @@ static int cmd_open(struct sh *sh, int argc, char **argv)
 {
 	if (argc != 2)
 		return sh_error(sh, NULL, "usage: :open DUMP");
-	return sh_open(sh, argv[1]);
+	bool live = sh_is_live(sh);
+	int st = sh_open(sh, argv[1]);
+	if (st == HS_OK && live) {
+		/* A dump replaces the JVM: the agent keeps running; :attach reconnects. */
+		sh_live_close(sh);
+	}
+	return st;
 }
 
 static int cmd_load(struct sh *sh, int argc, char **argv)

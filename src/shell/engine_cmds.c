@@ -26,6 +26,8 @@ void sh_close_heap(struct sh *sh)
 	sh->dyn = NULL;
 	idx_close(sh->idx);
 	sh->idx = NULL;
+	if (sh->heap)
+		sh->gen++;
 	heap_free(sh->heap);
 	sh->heap = NULL;
 }

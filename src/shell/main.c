@@ -25,16 +25,17 @@ static volatile sig_atomic_t at_prompt;
 
 int sh_error(struct sh *sh, const char *where, const char *fmt, ...)
 {
-	out_flush();
 	va_list ap;
 	va_start(ap, fmt);
-	if (!where)
-		where = sh->where;
-	fprintf(stderr, "heapsh: %s%s", where ? where : "", where ? ": " : "");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	vsnprintf(sh->last_error, sizeof sh->last_error, fmt, ap);
 	va_end(ap);
 	sh->status = 2;
+	if (sh->quiet)
+		return HS_ERR;
+	out_flush();
+	if (!where)
+		where = sh->where;
+	fprintf(stderr, "heapsh: %s%s%s\n", where ? where : "", where ? ": " : "", sh->last_error);
 	return HS_ERR;
 }
 

@@ -17,9 +17,16 @@ static struct dom_tree *dom_cb(void *ctx)
 	return sh_dom(sh, sh->no_weak);
 }
 
+static struct dsl *session(struct sh *sh);
+
 static struct dyn *dyn_cb(void *ctx, bool estimates)
 {
 	return sh_dyn(ctx, estimates);
+}
+
+struct dsl *sh_dsl(struct sh *sh)
+{
+	return session(sh);
 }
 
 static struct dsl *session(struct sh *sh)

@@ -32,6 +32,10 @@ struct sh {
 	struct idx *idx;
 	struct dsl *dsl;	/* the query language session, made on first use */
 	int depth;		/* :load nesting */
+	bool quiet;		/* sh_error only records (sessions opened from Lua) */
+	char last_error[512];	/* the last sh_error message */
+	unsigned gen;		/* counts heaps closed: objects of an older heap are stale */
+	void *lua;		/* the Lua state (src/lua), made on first use */
 	const char *where;	/* "file:line" of the input being run, or NULL */
 };
 
@@ -132,6 +136,21 @@ int sh_live_pushdown(struct sh *sh, const char *text, bool *handled);
 int sh_live_info(struct sh *sh);
 char *sh_live_prompt(const struct sh *sh);
 void sh_live_close(struct sh *sh);
+
+/* sh_dsl: the query language session of the current heap, made on first use. */
+struct dsl *sh_dsl(struct sh *sh);
+
+/*
+ * Lua (src/lua). sh_lua_run: run a chunk of Lua code in the session's Lua
+ * state (name labels it in messages); sh_lua_file: run a script file with
+ * args as its `arg` table (args[0] is the script). An error is reported
+ * with a traceback and the session goes on. sh_lua_close: drop the state.
+ */
+int sh_lua_run(struct sh *sh, const char *code, const char *name);
+int sh_lua_file(struct sh *sh, const char *path, int argc, char **argv);
+void sh_lua_close(struct sh *sh);
+int sh_cmd_lua(struct sh *sh, int argc, char **argv);
+int sh_cmd_luafile(struct sh *sh, int argc, char **argv);
 
 /* sh_close_heap: drop the heap and everything computed from it. */
 void sh_close_heap(struct sh *sh);

@@ -1,0 +1,359 @@
+# t_live.sh - heapsh on running JVMs (docs/agent.md, docs/protocol.md): the
+# live histogram against jcmd GC.class_histogram, a snapshot against a HotSpot
+# dump of the same quiescent process, queries pushed down into the JVM, the
+# failures (not a JVM, attach disabled, no such process, a JVM killed in the
+# middle of a snapshot), :detach / :attach / :dump, hostile clients of the
+# agent's socket (tests/hostile_client.py), other users, and JDK 25 when it is
+# installed. The JVMs run tests/java/KnownHeap.java (wait mode) and
+# tests/java/BigLive.java; their KNOWN FACTS are the expectations. Every
+# process started here is killed at the end, failed checks or not, and every
+# heapsh, jcmd and client runs under a timeout.
+L=$T/live
+mkdir -p "$L"
+LIVE_PIDS=()	# everything started here
+LIVE_FDS=()	# write ends of the JVMs' stdin
+LIVE_USER=	# the throwaway user, while it exists
+JDK25=${JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
+
+live_cleanup() {
+	local fd p
+	for fd in ${LIVE_FDS[@]+"${LIVE_FDS[@]}"}; do exec {fd}>&-; done
+	for p in ${LIVE_PIDS[@]+"${LIVE_PIDS[@]}"}; do
+		kill -9 "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+		rm -rf "/tmp/.heapsh-$p" "/tmp/.java_pid$p"	# left by JVMs killed with -9
+	done
+	LIVE_FDS=()
+	LIVE_PIDS=()
+	if [ -n "$LIVE_USER" ]; then
+		userdel "$LIVE_USER" 2>/dev/null
+		LIVE_USER=
+	fi
+}
+trap live_cleanup EXIT
+trap 'live_cleanup; exit 130' INT TERM
+
+# live_start NAME MAIN JAVA [FLAGS...]: java class MAIN (waiting on stdin,
+# held open by us) under JAVA. Sets LIVE_PID to the pid it printed on its
+# "ready PID" line ("" when it did not start).
+live_start() {
+	local name=$1 main=$2 java=$3 fd i
+	shift 3
+	LIVE_PID=
+	rm -f "$L/$name.in" "$L/$name.out" "$L/$name.err"
+	mkfifo "$L/$name.in"
+	exec {fd}<>"$L/$name.in"	# read-write: never blocks, even if java does not start
+	LIVE_FDS+=("$fd")
+	"$java" "$@" -cp "$JAVA_OUT" "$main" wait <"$L/$name.in" >"$L/$name.out" 2>"$L/$name.err" &
+	LIVE_PIDS+=("$!")
+	for ((i = 0; i < 600; i++)); do
+		read -r _ LIVE_PID < <(grep '^ready ' "$L/$name.out" 2>/dev/null)
+		[ -n "$LIVE_PID" ] && return 0
+		kill -0 "${LIVE_PIDS[-1]}" 2>/dev/null || break
+		sleep 0.1
+	done
+	fail "$name: $main started" "$(head -5 "$L/$name.err" 2>/dev/null)"
+	return 1
+}
+
+# hsl ARGS...: heapsh under a timeout; stderr goes to $L/err.
+hsl() { timeout 120 "$HEAPSH" "$@" 2>"$L/err"; }
+# hs_session FILE [PID|DUMP]: the commands in FILE with --echo, csv, on JVM
+# PID or DUMP or nothing; stdout to FILE.out, stderr to FILE.err, status in HS_ST.
+hs_session() {
+	timeout 120 "$HEAPSH" --echo --format csv -f "$1" ${2:+"$2"} >"$1.out" 2>"$1.err"
+	HS_ST=$?
+}
+# answer OUT N: the output of the Nth command (from 1) of a --echo session.
+answer() {
+	awk -v n="$2" '/^heapsh> / { k++; next } k == n && NF' "$1"
+}
+alive() { kill -0 "$1" 2>/dev/null && echo alive || echo dead; }
+# info_ok PID: "yes" when heapsh -c ':info' PID names the JVM.
+info_ok() {
+	hsl --format csv -c ':info' "$1" | grep -q "^jvm,\"pid $1, " && echo yes || echo no
+}
+# ours: the rows of KnownHeap's own classes (and their arrays) of a csv histogram, sorted.
+ours() {
+	grep -E '^(Order|Leaf|Shared|Owner|CycleNode|Measure|Child|Holder|HolderThread)(\[\])*,' | sort
+}
+COUNT7='objects.count([it | it is Order and it.status = 7])'
+
+live_main() {
+	local i s e ms
+	javac -d "$JAVA_OUT" tests/java/BigLive.java
+	check_status "BigLive compiles" 0 $?
+	cp "$KNOWN" "$L/known.hprof"	# other runs may rewrite $KNOWN meanwhile
+	live_start k17 KnownHeap java || return
+	local KP=$LIVE_PID
+
+	# 1. The live histogram is jcmd GC.class_histogram's, class by class.
+	local JH MINE
+	JH=$(timeout 60 jcmd "$KP" GC.class_histogram | awk '$1 ~ /^[0-9]+:$/ {
+		n = $4; while (n ~ /^\[/) { n = substr(n, 2); a = a "[]" }
+		if (n ~ /^L.*;$/) n = substr(n, 2, length(n) - 2)
+		print n a "," $2 "," $3; a = "" }' | ours)
+	MINE=$(hsl --format csv -c ':histogram' "$KP" | ours)
+	check "live histogram has KnownHeap's 12 classes" 12 "$(printf '%s\n' "$MINE" | grep -c .)"
+	check_contains "live histogram: Order 1000 instances, 40000 bytes" "Order,1000,40000" "$MINE"
+	check "live histogram = jcmd GC.class_histogram (instances and bytes)" "$JH" "$MINE"
+	check "live histogram csv header" "class,instances,bytes" \
+		"$(hsl --format csv -c ':histogram --top 1' "$KP" | head -1)"
+
+	# 2. A snapshot and a HotSpot dump of the same quiescent process agree.
+	local CLASSES="Order Order[] Leaf Shared Owner CycleNode Measure Measure[] Child Child[] Holder HolderThread"
+	local c
+	{
+		echo ':histogram --retained'
+		for c in $CLASSES; do
+			echo "objects.filter([it | it.class.name = \"$c\"]).map([it | it.retained])"
+		done
+	} >"$L/cmp.hsh"
+	hs_session "$L/cmp.hsh" "$KP"
+	mv "$L/cmp.hsh.out" "$L/cmp.snapshot"
+	check_status "snapshot session: exit 0" 0 "$HS_ST"
+	rm -f "$L/k17.hprof" "$L/k17.hprof.hsidx"
+	timeout 120 jcmd "$KP" GC.heap_dump "$PWD/$L/k17.hprof" >/dev/null
+	hs_session "$L/cmp.hsh" "$L/k17.hprof"
+	mv "$L/cmp.hsh.out" "$L/cmp.dump"
+	check_status "dump session: exit 0" 0 "$HS_ST"
+	local SH DH
+	SH=$(answer "$L/cmp.snapshot" 1 | ours)
+	DH=$(answer "$L/cmp.dump" 1 | ours)
+	check_contains "snapshot: Order 1000 instances, 40000 shallow, 42800 retained" "Order,1000,40000,42800" "$SH"
+	check "snapshot and dump: same histogram with retained sizes for KnownHeap's classes" "$DH" "$SH"
+	i=2
+	for c in $CLASSES; do
+		s=$(answer "$L/cmp.snapshot" $i | grep -v '^value$' | sort -n)
+		e=$(answer "$L/cmp.dump" $i | grep -v '^value$' | sort -n)
+		if [ -n "$s" ]; then
+			check "snapshot and dump: retained sizes of each $c" "$e" "$s"
+		else
+			fail "snapshot and dump: retained sizes of each $c" "no values from the snapshot"
+		fi
+		i=$((i + 1))
+	done
+	check "snapshot: Order[] retains its 990 Orders, 40 strings and its class" \
+		$((4016 + 990 * 40 + 40 * (24 + 32) + 72)) "$(answer "$L/cmp.snapshot" 3 | tail -1)"
+
+	# 3. Push-down: evaluated inside the JVM, no snapshot; then the graph.
+	cat >"$L/push.hsh" <<-EOF
+		:format table
+		:timer on
+		$COUNT7
+		objects.count([it | it is Order and it.status = 7 and it.customer = "customer-7"])
+		objects.count([it | it is Order and (it.status = 7 or it.status = 3)])
+		objects.count([it | it is Order and not (it.status = 7)])
+		objects.count([it | it is Order and it.status = 7 and not (it.customer = "customer-7")])
+		objects.exists([it | it is Order and it.status = 11])
+		objects.exists([it | it is Order and it.status = 7])
+		objects.count([it | it is Order and it.amount >= 1000.5])
+		objects.count([it | it is Grandparent and it.g >= 3])
+		:format csv
+		objects.filter([it | it is Order and it.status = 7 and it.customer = "customer-7"])
+		:info
+		:retained Owner
+		:info
+	EOF
+	hs_session "$L/push.hsh" "$KP"
+	local P=$L/push.hsh.out
+	check_status "push-down session: exit 0" 0 "$HS_ST"
+	check "push-down: 100 Orders with status 7" 100 "$(answer "$P" 3)"
+	check "push-down: 20 with status 7 and customer-7" 20 "$(answer "$P" 4)"
+	check "push-down: or" 200 "$(answer "$P" 5)"
+	check "push-down: not" 900 "$(answer "$P" 6)"
+	check "push-down: and not on a String field" 80 "$(answer "$P" 7)"
+	check "push-down: exists status 11 is false" false "$(answer "$P" 8)"
+	check "push-down: exists status 7 is true" true "$(answer "$P" 9)"
+	check "push-down: a double comparison (amount >= 1000.5)" 333 "$(answer "$P" 10)"
+	check "push-down: subclasses and an inherited field (Grandparent.g)" 4 "$(answer "$P" 11)"
+	check "push-down: filter rows show the field values" \
+		"$(echo class,id,status,amount,customer,next
+		   awk 'BEGIN { for (i = 7; i < 1000; i += 50) printf "Order,%d,7,%g,customer-7,\n", i, i * 1.5 }' | sort)" \
+		"$(answer "$P" 13 | head -1; answer "$P" 13 | tail -n +2 | sort)"
+	check "push-down: evaluated inside the JVM, 9 times" 9 \
+		"$(grep -c "^evaluated inside JVM $KP: .* no snapshot taken" "$L/push.hsh.err")"
+	check_contains "push-down: Orders examined in the JVM" "1000 instances of Order examined, 100 matched" "$(cat "$L/push.hsh.err")"
+	check "push-down: :info still says no snapshot" \
+		'snapshot,none yet (the first command that needs the object graph takes it)' \
+		"$(answer "$P" 14 | grep '^snapshot,')"
+	check "push-down, then :retained Owner takes a snapshot in the same session" \
+		"2,all 2 instances of Owner,48,1104" "$(answer "$P" 15 | tail -1)"
+	check "exactly one snapshot in the push-down session" 1 "$(grep -c "^snapshot of JVM $KP: " "$L/push.hsh.err")"
+	check_contains "then :info shows the snapshot" "snapshot,taken " "$(answer "$P" 16)"
+
+	# 4. Failures, each followed by a command of the same session.
+	sleep 300 &
+	local SP=$!
+	LIVE_PIDS+=("$SP")
+	for ((i = 0; i < 100; i++)); do [ "$(cat /proc/$SP/comm 2>/dev/null)" = sleep ] && break; sleep 0.02; done
+	printf ':attach %s\n:attach %s\n%s\n' "$SP" "$KP" "$COUNT7" >"$L/nojvm.hsh"
+	hs_session "$L/nojvm.hsh"
+	check_contains "not a JVM: said so" "is not a HotSpot JVM" "$(cat "$L/nojvm.hsh.err")"
+	check "not a JVM: the next commands run (:attach, a query)" 100 "$(answer "$L/nojvm.hsh.out" 3)"
+	check_status "not a JVM: exit 2" 2 "$HS_ST"
+	sleep 0.2
+	check "not a JVM: sleep is still alive" alive "$(alive "$SP")"
+
+	if live_start disabled KnownHeap java -XX:+DisableAttachMechanism; then
+		local DP=$LIVE_PID
+		printf ':attach %s\n:attach %s\n%s\n' "$DP" "$KP" "$COUNT7" >"$L/disabled.hsh"
+		hs_session "$L/disabled.hsh"
+		check_contains "attach disabled: names the flag" "-XX:+DisableAttachMechanism" "$(cat "$L/disabled.hsh.err")"
+		check "attach disabled: the next commands run" 100 "$(answer "$L/disabled.hsh.out" 3)"
+		check "attach disabled: the JVM is still alive" alive "$(alive "$DP")"
+	fi
+
+	local NP
+	NP=$(cat /proc/sys/kernel/pid_max)	# pids are below pid_max: never a process
+	printf ':attach %s\n:attach %s\n%s\n' "$NP" "$KP" "$COUNT7" >"$L/nopid.hsh"
+	hs_session "$L/nopid.hsh"
+	check_contains "no such process: said so" "no process $NP" "$(cat "$L/nopid.hsh.err")"
+	check "no such process: the next commands run" 100 "$(answer "$L/nopid.hsh.out" 3)"
+	check "no such process: exit 2 from heapsh PID" 2 "$(hsl -c ':info' "$NP" >/dev/null; echo $?)"
+
+	# A JVM killed with -9 in the middle of a snapshot.
+	if live_start big BigLive java -Xmx1g; then
+		local BP=$LIVE_PID
+		hsl -c ':info' "$BP" >/dev/null
+		s=$(date +%s%N)
+		hsl -c ':refresh' "$BP"
+		e=$(date +%s%N)
+		ms=$(((e - s) / 1000000))
+		echo "     (a snapshot of BigLive took $ms ms)"
+		# about 2.5 s on a 2-core machine; the kill below comes 0.3 s in
+		if [ "$ms" -ge 600 ]; then ok "BigLive: a snapshot takes over 0.6 s ($ms ms)"; else
+			fail "BigLive: a snapshot takes over 0.6 s" "it took $ms ms: make BigLive bigger"; fi
+		mkdir -p "$L/tmpd"
+		rm -f "$L/tmpd"/*
+		printf ':retained Cell\n:open %s\n:histogram Order\n:attach %s\n%s\n' \
+			"$L/known.hprof" "$KP" "$COUNT7" >"$L/kill.hsh"
+		TMPDIR=$PWD/$L/tmpd timeout 120 "$HEAPSH" --echo --format csv -f "$L/kill.hsh" "$BP" \
+			>"$L/kill.hsh.out" 2>"$L/kill.hsh.err" &
+		local HP=$!
+		# mkstemp makes the snapshot's file just before the request is sent
+		for ((i = 0; i < 1000; i++)); do
+			compgen -G "$L/tmpd/heapsh-live-*" >/dev/null && break
+			sleep 0.01
+		done
+		sleep 0.3
+		{ kill -9 "$BP"; wait "$BP"; } 2>/dev/null	# no "Killed" job notice
+		wait "$HP"
+		local KE
+		KE=$(cat "$L/kill.hsh.err")
+		check_contains "JVM killed during a snapshot: the snapshot failed" "snapshot of JVM $BP failed" "$KE"
+		check_contains "JVM killed during a snapshot: says the JVM exited" "the JVM (pid $BP) exited" "$KE"
+		check "JVM killed during a snapshot: no temporary file left" "" "$(ls "$L/tmpd")"
+		check "JVM killed: the next command (:open DUMP) runs" "" "$(grep "kill.hsh:2:" <<<"$KE")"
+		check "JVM killed: after :open DUMP, :histogram shows the dump, not the dead JVM" \
+			"class,instances,shallow_bytes
+Order,1000,40000" "$(answer "$L/kill.hsh.out" 3 | head -2)"
+		check "JVM killed: then :attach to another JVM and a query work" 100 "$(answer "$L/kill.hsh.out" 5)"
+	fi
+
+	# :detach removes the socket; :attach again; :dump opens what it wrote.
+	hsl -c ':detach' "$KP" >/dev/null
+	check "detach: the agent removed its socket directory" absent \
+		"$([ -e "/tmp/.heapsh-$KP" ] && echo present || echo absent)"
+	rm -f "$L/dumped.hprof"
+	cat >"$L/detach.hsh" <<-EOF
+		$COUNT7
+		:detach
+		:attach $KP
+		$COUNT7
+		:dump $L/dumped.hprof
+		:histogram Order --retained
+		:info
+	EOF
+	hs_session "$L/detach.hsh" "$KP"
+	local D=$L/detach.hsh.out
+	check_status "detach session: exit 0" 0 "$HS_ST"
+	check "after :detach of the previous session, heapsh PID attaches again" 100 "$(answer "$D" 1)"
+	check "detach: says so" "detached from JVM $KP; the agent stopped and removed its socket" "$(answer "$D" 2)"
+	check "detach, then :attach again: the query runs" 100 "$(answer "$D" 4)"
+	check ":dump: then the dump's histogram with retained sizes" \
+		"class,instances,shallow_bytes,retained_bytes
+Order,1000,40000,42800" "$(answer "$D" 6)"
+	check_contains ":dump: the session has the dump open" "file,$PWD/$L/dumped.hprof" "$(answer "$D" 7)"
+	check "the file :dump wrote opens on its own" "Order,1000,40000" \
+		"$(hsl --no-index --format csv -c ':histogram Order' "$L/dumped.hprof" | grep '^Order,')"
+
+	# 5. Hostile clients: each leaves the agent serving and the JVM alive.
+	local SOCK=/tmp/.heapsh-$KP/agent.sock out
+	for c in valid nested-ok random truncated zero-length huge-length over-limit unknown-type \
+		long-string deep-predicate before-hello bad-magic; do
+		out=$(timeout 60 python3 tests/hostile_client.py "$SOCK" "$c" 2>&1)
+		check "hostile client $c: exit 0 ($out)" 0 $?
+		[ "$c" = valid ] && check_contains "hostile client valid: INFO has the pid" "pid $KP" "$out"
+		[ "$c" = nested-ok ] && check_contains "hostile client nested-ok: all Orders" "examined 1000 matched 1000" "$out"
+		check "after $c: heapsh -c :info still works" yes "$(info_ok "$KP")"
+		check "after $c: the JVM is alive" alive "$(alive "$KP")"
+	done
+	# A slow client holds the agent (one connection at a time) until its 10 s
+	# frame timeout: heapsh started meanwhile is answered once it is dropped.
+	timeout 60 python3 tests/hostile_client.py "$SOCK" slow >"$L/slow.out" 2>&1 &
+	local SC=$!
+	sleep 1
+	check "slow client: heapsh is answered after the agent drops it" yes "$(info_ok "$KP")"
+	wait "$SC"
+	check "slow client: closed by the frame timeout ($(cat "$L/slow.out"))" 0 $?
+	check "after the slow client: the JVM is alive" alive "$(alive "$KP")"
+
+	# Other users: the socket's directory is private, the JVM refuses them,
+	# and a connection that gets through is closed (SO_PEERCRED).
+	local PY=/usr/bin/python3
+	if [ "$(id -u)" != 0 ] || ! command -v useradd >/dev/null || ! command -v setpriv >/dev/null ||
+		[ ! -x "$PY" ]; then
+		ok "other users ... skipped (needs root, useradd, setpriv and $PY)"
+	else
+		LIVE_USER=heapsh-t$$
+		if ! useradd -M -s /usr/sbin/nologin "$LIVE_USER" 2>"$L/useradd.err"; then
+			fail "useradd $LIVE_USER" "$(cat "$L/useradd.err")"
+			LIVE_USER=
+		else
+			local AS="setpriv --reuid=$(id -u "$LIVE_USER") --regid=$(id -g "$LIVE_USER") --clear-groups"
+			check "socket directory mode" 700 "$(stat -c %a "/tmp/.heapsh-$KP")"
+			out=$(timeout 30 $AS "$PY" tests/hostile_client.py "$SOCK" connect 2>&1)
+			check "another user cannot connect to the socket ($out)" "denied: EACCES" "$out"
+			out=$(timeout 60 $AS "$HEAPSH" -c ':info' "$KP" 2>&1)
+			check "another user cannot attach: exit 2" 2 $?
+			check_contains "another user cannot attach: says why" "a JVM accepts attach requests only from its own user or root" "$out"
+			local DM SM
+			DM=$(stat -c %a "/tmp/.heapsh-$KP")
+			SM=$(stat -c %a "$SOCK")
+			chmod 711 "/tmp/.heapsh-$KP" && chmod 777 "$SOCK"
+			out=$(timeout 30 $AS "$PY" tests/hostile_client.py "$SOCK" peer 2>&1)
+			check "another user's connection is closed unanswered ($out)" 0 $?
+			chmod "$SM" "$SOCK"
+			chmod "$DM" "/tmp/.heapsh-$KP"
+			check "after the other user: heapsh -c :info still works" yes "$(info_ok "$KP")"
+			userdel "$LIVE_USER"
+			LIVE_USER=
+		fi
+	fi
+
+	# 6. JDK 25: push-down, and a JVM that forbids loading agents.
+	if [ ! -x "$JDK25/bin/java" ]; then
+		ok "JDK 25 ... (skipped: no JDK 25)"
+	else
+		if live_start k25 KnownHeap "$JDK25/bin/java"; then
+			local P25=$LIVE_PID
+			printf '%s\n%s\n' "$COUNT7" ':retained Owner' >"$L/k25.hsh"
+			hs_session "$L/k25.hsh" "$P25"
+			check "JDK 25: push-down finds the 100 Orders with status 7" 100 "$(answer "$L/k25.hsh.out" 1)"
+			check "JDK 25: then a snapshot: :retained Owner" "2,all 2 instances of Owner,48,1104" \
+				"$(answer "$L/k25.hsh.out" 2 | tail -1)"
+		fi
+		if live_start noload KnownHeap "$JDK25/bin/java" -XX:-EnableDynamicAgentLoading; then
+			local NL=$LIVE_PID
+			out=$(hsl -c ':info' "$NL"; cat "$L/err")
+			check_contains "JDK 25 -XX:-EnableDynamicAgentLoading: tells to use -agentpath" "agentpath" "$out"
+			check_contains "JDK 25 -XX:-EnableDynamicAgentLoading: or the flag" "-XX:+EnableDynamicAgentLoading" "$out"
+			check "JDK 25 -XX:-EnableDynamicAgentLoading: the JVM is alive" alive "$(alive "$NL")"
+		fi
+	fi
+}
+
+live_main
+live_cleanup
+trap - EXIT INT TERM
