@@ -48,7 +48,9 @@ static void hview_init(struct hview *hv, const struct heap *h)
 			continue;
 		hv->is_class[k->obj] = 1;
 		for (unsigned s = 0; s < k->nstatics; s++) {
-			if (k->statics[s].type != HPROF_OBJECT)
+			/* HotSpot's pseudo-statics (<resolved_references>, <init_lock>) are VM
+			 * internals, not fields a program holds. */
+			if (k->statics[s].type != HPROF_OBJECT || (k->statics[s].name && k->statics[s].name[0] == '<'))
 				continue;
 			struct heap_value val = heap_read_value(h, HPROF_OBJECT, k->statics[s].value_pos);
 			uint32_t t = val.v.id ? heap_index(h, val.v.id) : HEAP_NONE;

@@ -412,7 +412,7 @@ int sh_cmd_top(struct sh *sh, int argc, char **argv)
 	int st = HS_ERR;
 	struct dom_tree *t = sh_dom(sh, sh->no_weak);
 	bool dynamic = !strcmp(by, "dynamic");
-	struct dyn *d = t ? sh_dyn(sh, dynamic) : NULL;
+	struct dyn *d = t ? sh_dyn(sh, true) : NULL;	/* every row shows a dynamic size */
 	if (!d)
 		goto done;
 	uint32_t *top = xmallocarray((size_t)o.top + 1, sizeof *top), m = 0, ncand = 0;
@@ -508,7 +508,7 @@ static const struct {
 	uint64_t below;
 } buckets[] = {
 	{"to 1 KB", 1 << 10},		{"1 to 10 KB", 10 << 10},
-	{"10 to 100 KB", 100 << 10},	{"100 to 1000 KB", 1000 << 10},
+	{"10 to 100 KB", 100 << 10},	{"100 KB to 1 MB", 1 << 20},
 	{"1 to 10 MB", 10 << 20},	{"10 to 25 MB", 25 << 20},
 	{"25 to 50 MB", 50 << 20},	{"50 to 75 MB", 75 << 20},
 	{"75 to 100 MB", 100 << 20},	{"greater 100 MB", UINT64_MAX},
