@@ -4,6 +4,7 @@
 #   make demo       build, dump the bundled demo program's heap, open the shell
 #   make test       every test (C unit tests with cmocka, shell tests on real dumps)
 #   make bench      benchmarks against VisualVM's heap library (docs/performance.md)
+#   make install    install under PREFIX (/usr/local); DESTDIR for staging; make uninstall
 #   make READLINE=no   build with the plain line reader instead of GNU readline
 
 CC      ?= gcc
@@ -23,15 +24,15 @@ else
 LE_SRC   = src/shell/le_plain.c
 endif
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl
 
 LIB_SRC  = src/base/mem.c src/base/u64map.c src/base/fmt.c src/base/io.c src/hprof/hprof.c \
            src/engine/dom.c src/engine/hgraph.c src/engine/domtree.c src/engine/path.c \
-           src/engine/idx.c src/engine/scc.c src/engine/dyn.c src/dsl/arena.c src/dsl/parse.c src/dsl/eval.c \
+           src/engine/idx.c src/engine/scc.c src/engine/dyn.c src/dsl/arena.c src/dsl/parse.c src/dsl/eval.c src/dsl/extern.c \
            src/dsl/pushdown.c src/heap/heap_load.c src/heap/heap.c src/attach/attach.c \
            src/attach/proto.c src/attach/snapshot.c
 SH_SRC   = src/shell/out.c src/shell/commands.c src/shell/engine_cmds.c src/shell/dyn_cmds.c src/shell/live.c \
-           src/shell/query.c \
+           src/shell/query.c src/lua/lbind_heap.c src/lua/lbind_object.c \
            src/shell/main.c \
            $(LE_SRC)
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -114,6 +115,12 @@ $(BUILD)/bench/dyn_bench: bench/dyn_bench.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -o $@ $< $(LIB_OBJ) $(PKG_LIBS) -lm -pthread
 
+# The small native library test_extern binds and calls (tests/unit/extlib.c).
+$(BUILD)/unit/libhsext.so: tests/unit/extlib.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) -shared -fPIC -o $@ $<
+$(BUILD)/unit/test_extern: $(BUILD)/unit/libhsext.so
+
 unit: $(UNIT_TESTS)
 	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
 
@@ -124,3 +131,31 @@ bench: deps heapsh
 
 clean:
 	rm -rf $(BUILD) heapsh $(AGENT)
+
+# install / uninstall: PREFIX (default /usr/local) and DESTDIR as usual. The
+# agent goes to lib/heapsh/, where heapsh looks for it (src/shell/live.c).
+PREFIX  ?= /usr/local
+BINDIR   = $(DESTDIR)$(PREFIX)/bin
+AGENTDIR = $(DESTDIR)$(PREFIX)/lib/heapsh
+DATADIR  = $(DESTDIR)$(PREFIX)/share/heapsh
+MANDIR   = $(DESTDIR)$(PREFIX)/share/man/man1
+BASHCOMPDIR = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  = $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+LUA_FILES   = $(wildcard lua/*.lua)
+QUERY_FILES = $(wildcard queries/*.hq)
+
+.PHONY: install uninstall
+install: $(BIN) $(AGENT)
+	install -d $(BINDIR) $(AGENTDIR) $(DATADIR)/lua $(DATADIR)/queries $(MANDIR) \
+	  $(BASHCOMPDIR) $(ZSHCOMPDIR)
+	install -m 755 $(BIN) $(BINDIR)/heapsh
+	install -m 644 $(AGENT) $(AGENTDIR)/$(AGENT)
+	$(if $(LUA_FILES),install -m 644 $(LUA_FILES) $(DATADIR)/lua)
+	$(if $(QUERY_FILES),install -m 644 $(QUERY_FILES) $(DATADIR)/queries)
+	install -m 644 docs/heapsh.1 $(MANDIR)/heapsh.1
+	install -m 644 completions/heapsh.bash $(BASHCOMPDIR)/heapsh
+	install -m 644 completions/_heapsh $(ZSHCOMPDIR)/_heapsh
+
+uninstall:
+	rm -f $(BINDIR)/heapsh $(MANDIR)/heapsh.1 $(BASHCOMPDIR)/heapsh $(ZSHCOMPDIR)/_heapsh
+	rm -rf $(AGENTDIR) $(DATADIR)

@@ -805,6 +805,12 @@ const struct sh_command sh_commands[] = {
 	 "For a class this counts objects kept alive only by several instances."},
 	{"idom", sh_cmd_idom, ":idom ID [--no-weak]",
 	 "The chain of immediate dominators from ID up to the GC roots."},
+	{"lua", sh_cmd_lua, ":lua CODE",
+	 "Run Lua 5.4 code with the heapsh module (docs/manual.md, \"Scripting\"):\n"
+	 "heapsh.current() is this heap. :lua alone on a line starts a block that a line\n"
+	 ":end finishes. Errors print a traceback; the shell goes on. Ctrl-C stops it."},
+	{"luafile", sh_cmd_luafile, ":luafile FILE [ARGS...]",
+	 "Run a Lua script (lua/ has ready ones) with ARGS as its arg table."},
 	{"attach", sh_cmd_attach, ":attach PID",
 	 "Attach to a running HotSpot JVM (JDK 11 or later, same user): load heapsh's\n"
 	 "agent into it if needed and connect. :histogram then counts the live heap;\n"

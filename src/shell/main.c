@@ -146,6 +146,18 @@ static int timed_query(struct sh *sh, const char *text, const char *where, int f
 
 int sh_execute(struct sh *sh, const char *line, const char *where)
 {
+	{
+		const char *t = line;
+		while (*t == ' ' || *t == '\t')
+			t++;
+		if (!strncmp(t, ":lua ", 5) || !strncmp(t, ":lua\t", 5)) {
+			const char *saved = sh->where;
+			sh->where = where;
+			int st = sh_lua_run(sh, t + 5, where ? where : ":lua");
+			sh->where = saved;
+			return st;
+		}
+	}
 	while (*line == ' ' || *line == '\t')
 		line++;
 	if (!*line || !strncmp(line, "//", 2) || (*line == '#' && line[1] != '['))
@@ -200,6 +212,19 @@ static bool is_command(const char *s)
 	return *s == ':' || (*s == '#' && s[1] != '[');
 }
 
+/* is_lua_start: a line ":lua" alone opens a block of Lua code ended by ":end". */
+static bool is_lua_start(const char *text)
+{
+	while (*text == ' ' || *text == '\t')
+		text++;
+	if (strncmp(text, ":lua", 4))
+		return false;
+	for (text += 4; *text; text++)
+		if (*text != ' ' && *text != '\t')
+			return false;
+	return true;
+}
+
 int sh_process_input(struct sh *sh, FILE *f, const char *name)
 {
 	char *line = NULL;
@@ -207,6 +232,9 @@ int sh_process_input(struct sh *sh, FILE *f, const char *name)
 	int lineno = 0, st = HS_OK, first = 0;
 	bool tty = !f && isatty(STDIN_FILENO);
 	char *pending = NULL;	/* query text waiting for its end */
+	char *lua_block = NULL;	/* a :lua block waiting for :end */
+	size_t lua_len = 0;
+	int lua_first = 0;
 	size_t plen = 0;
 	char where[512];
 	while (!sh->quit) {
@@ -221,7 +249,9 @@ int sh_process_input(struct sh *sh, FILE *f, const char *name)
 		} else {
 			at_prompt = 1;
 			char *prompt;
-			if (pending)
+			if (lua_block)
+				prompt = xstrdup("   lua> ");
+			else if (pending)
 				prompt = xstrdup("   ...> ");
 			else if (sh_is_live(sh))
 				prompt = sh_live_prompt(sh);
@@ -250,6 +280,34 @@ int sh_process_input(struct sh *sh, FILE *f, const char *name)
 			hs_interrupted = 0;
 		}
 		lineno++;
+		if (lua_block) {
+			const char *t = text;
+			while (*t == ' ' || *t == '\t')
+				t++;
+			if (strcmp(t, ":end")) {
+				size_t tl = strlen(text);
+				lua_block = xrealloc(lua_block, lua_len + tl + 2);
+				memcpy(lua_block + lua_len, text, tl);
+				lua_len += tl;
+				lua_block[lua_len++] = '\n';
+				lua_block[lua_len] = 0;
+				continue;
+			}
+			snprintf(where, sizeof where, "%s:%d", name, lua_first);
+			if (sh_lua_run(sh, lua_block, where) != HS_OK)
+				st = HS_ERR;
+			free(lua_block);
+			lua_block = NULL;
+			continue;
+		}
+		if (!pending && is_lua_start(text)) {
+			lua_block = xstrdup("");
+			lua_len = 0;
+			lua_first = lineno + 1;
+			if (sh->echo)
+				out_printf("heapsh> %s\n", text);
+			continue;
+		}
 		if (!pending && is_command(text)) {
 			snprintf(where, sizeof where, "%s:%d", name, lineno);
 			if (sh->echo && text[0] != '#')
@@ -287,6 +345,12 @@ int sh_process_input(struct sh *sh, FILE *f, const char *name)
 		free(pending);
 		pending = NULL;
 		plen = 0;
+	}
+	if (lua_block) {
+		snprintf(where, sizeof where, "%s:%d", name, lua_first);
+		sh_error(sh, where, "the input ends inside a :lua block (finish it with a line :end)");
+		st = HS_ERR;
+		free(lua_block);
 	}
 	if (pending) {
 		snprintf(where, sizeof where, "%s:%d", name, first);
@@ -473,10 +537,11 @@ int sh_complete(const char *line, int start, const char *word, char **out, int c
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: heapsh [options] DUMP\n"
+		"usage: heapsh [options] DUMP|PID\n"
 		"       heapsh --export-graph DUMP OUT\n"
-		"       heapsh [options] -c COMMAND DUMP\n"
-		"       heapsh [options] -f FILE DUMP\n"
+		"       heapsh [options] -c COMMAND DUMP|PID\n"
+		"       heapsh [options] -f FILE DUMP|PID\n"
+		"       heapsh [options] -l SCRIPT.lua [DUMP|PID] [ARGS...]\n"
 		"\n"
 		"Explore a Java heap dump (HPROF, as written by 'jcmd PID GC.heap_dump', gzip'd\n"
 		"or not) in an interactive shell. Type :help inside for the commands.\n"
@@ -484,6 +549,8 @@ static void usage(FILE *f)
 		"options:\n"
 		"  -c COMMAND        run one command and exit\n"
 		"  -f FILE           run the commands in FILE and exit\n"
+		"  -l SCRIPT [ARGS]  run a Lua script (arg[0] = SCRIPT, arg[1..] = ARGS; a\n"
+		"                    first ARG that is a dump or pid is opened) and exit\n"
 		"  --format MODE     output mode: table (default), csv or json\n"
 		"  --oops 4|8        reference size; detected from the dump when omitted\n"
 		"  --echo            print each command of -f FILE before its output\n"
@@ -511,6 +578,7 @@ static bool is_pid(const char *s)
 
 static void finish(struct sh *sh)
 {
+	sh_lua_close(sh);
 	sh_live_close(sh);
 	sh_close_heap(sh);
 	free(sh->dump_path);
@@ -528,10 +596,20 @@ int main(int argc, char **argv)
 	 * and keeping freed engine buffers in the heap.
 	 */
 	mallopt(M_MMAP_THRESHOLD, 1 << 20);
-	const char *command = NULL, *file = NULL, *dump = NULL, *export_to = NULL;
+	const char *command = NULL, *file = NULL, *dump = NULL, *export_to = NULL, *script = NULL;
+	int script_argc = 0;
+	char **script_argv = NULL;
 	for (int a = 1; a < argc; a++) {
 		const char *o = argv[a];
-		if (!strcmp(o, "-c") && a + 1 < argc) {
+		if (!strcmp(o, "-l") && a + 1 < argc) {
+			script = argv[++a];
+			script_argc = argc - a;
+			script_argv = argv + a;
+			/* The first argument after the script may be the dump or pid to open. */
+			if (a + 1 < argc && argv[a + 1][0] != '-')
+				dump = argv[a + 1];
+			break;
+		} else if (!strcmp(o, "-c") && a + 1 < argc) {
 			command = argv[++a];
 		} else if (!strcmp(o, "-f") && a + 1 < argc) {
 			file = argv[++a];
@@ -595,6 +673,12 @@ int main(int argc, char **argv)
 		int st = sh_export_graph(&sh, export_to);
 		finish(&sh);
 		return st == HS_OK ? damaged : 2;
+	}
+	if (script) {
+		int st = sh_lua_file(&sh, script, script_argc, script_argv);
+		out_flush();
+		finish(&sh);
+		return st != HS_OK || sh.status ? 2 : damaged;
 	}
 	if (command) {
 		sh_execute(&sh, command, NULL);

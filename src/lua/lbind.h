@@ -1,0 +1,70 @@
+/*
+ * lbind.h - the `heapsh` Lua module (docs/manual.md, "Scripting"), shared
+ * between its files: lbind_heap.c (the module, heaps, classes, running
+ * scripts), lbind_object.c (objects and lists of objects). Written in the
+ * manner of Lua's liolib.c: luaL_Reg tables, one metatable per userdata
+ * type made once, expected failures returning nil and a message, misuse
+ * raising errors.
+ *
+ * A heap is userdata around a shell session (struct sh): the shell's own
+ * (heapsh.current(), borrowed) or one opened by the script (heapsh.open,
+ * heapsh.attach; closed by __gc or __close). Objects and lists keep their
+ * heap alive through a user value, and remember the session's generation:
+ * once that heap is closed or replaced (:open), using them is an error.
+ */
+#ifndef HS_LBIND_H
+#define HS_LBIND_H
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "../shell/sh.h"
+
+#define LB_HEAP "heapsh.heap"
+#define LB_OBJECT "heapsh.object"
+#define LB_LIST "heapsh.list"
+#define LB_CLASS "heapsh.class"
+
+struct lb_heap {
+	struct sh *sh;
+	bool owned;		/* closed by __gc / __close */
+};
+
+struct lb_object {
+	struct lb_heap *hp;
+	uint32_t i;		/* object index */
+	unsigned gen;		/* hp->sh->gen when made */
+};
+
+struct lb_list {
+	struct lb_heap *hp;
+	uint32_t n;
+	uint32_t *idx;		/* object indexes (owned), or NULL for 0..n-1 */
+	unsigned gen;
+};
+
+struct lb_class {
+	struct lb_heap *hp;
+	uint32_t c;		/* class index */
+	unsigned gen;
+};
+
+/* lb_checkheap: argument arg as a heap with a heap loaded (or an error). */
+struct lb_heap *lb_checkheap(lua_State *L, int arg);
+/* lb_heap_valid: raise an error unless hp still has the heap of generation gen. */
+void lb_check_gen(lua_State *L, const struct lb_heap *hp, unsigned gen);
+
+/* lb_push_object / lb_push_list / lb_push_class: new userdata; heap_idx is the heap's stack index. */
+void lb_push_object(lua_State *L, int heap_idx, uint32_t i);
+void lb_push_list(lua_State *L, int heap_idx, uint32_t *idx, uint32_t n);	/* takes idx */
+void lb_push_class(lua_State *L, int heap_idx, uint32_t c);
+struct lb_object *lb_checkobject(lua_State *L, int arg);
+struct lb_object *lb_testobject(lua_State *L, int arg);
+
+/* lb_push_value: a heap value of type t (as heap_field returns it): nil, boolean, number, object. */
+void lb_push_heap_value(lua_State *L, int heap_idx, const struct heap_value *v);
+
+/* The metatables of objects and lists (lbind_object.c). */
+void lb_object_meta(lua_State *L);
+
+#endif

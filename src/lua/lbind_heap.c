@@ -1,0 +1,918 @@
+/*
+ * lbind_heap.c - the `heapsh` Lua module: heaps, classes, queries, tables,
+ * native functions, and running scripts in the shell (see lbind.h and
+ * docs/manual.md, "Scripting").
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <lualib.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../dsl/eval.h"
+#include "../dsl/extern.h"
+#include "../engine/path.h"
+#include "../shell/out.h"
+#include "lbind.h"
+
+#define CURRENT_KEY "heapsh.current"
+#define SH_KEY "heapsh.sh"
+
+/* ---- heaps ---- */
+
+struct lb_heap *lb_checkheap(lua_State *L, int arg)
+{
+	struct lb_heap *hp = luaL_checkudata(L, arg, LB_HEAP);
+	if (!hp->sh || !hp->sh->heap) {
+		if (hp->sh && sh_is_live(hp->sh) && sh_need_heap(hp->sh) == HS_OK)
+			return hp;
+		luaL_error(L, "no heap is open here%s%s", hp->sh && hp->sh->last_error[0] ? ": " : "",
+			   hp->sh ? hp->sh->last_error : "");
+	}
+	return hp;
+}
+
+static struct sh *shell_of(lua_State *L)
+{
+	lua_getfield(L, LUA_REGISTRYINDEX, SH_KEY);
+	struct sh *sh = lua_touserdata(L, -1);
+	lua_pop(L, 1);
+	return sh;
+}
+
+static struct lb_heap *new_heap(lua_State *L, struct sh *sh, bool owned)
+{
+	struct lb_heap *hp = lua_newuserdatauv(L, sizeof *hp, 0);
+	hp->sh = sh;
+	hp->owned = owned;
+	luaL_setmetatable(L, LB_HEAP);
+	return hp;
+}
+
+static void close_owned(struct lb_heap *hp)
+{
+	if (hp->owned && hp->sh) {
+		sh_live_close(hp->sh);
+		sh_close_heap(hp->sh);
+		free(hp->sh->dump_path);
+		free(hp->sh);
+	}
+	hp->sh = NULL;
+}
+
+static int heap_gc(lua_State *L)
+{
+	close_owned(luaL_checkudata(L, 1, LB_HEAP));
+	return 0;
+}
+
+/* heap:close(): give the heap back now (only heaps the script opened). */
+static int heap_close(lua_State *L)
+{
+	struct lb_heap *hp = luaL_checkudata(L, 1, LB_HEAP);
+	if (!hp->owned)
+		return luaL_error(L, "the shell's current heap is closed by the shell (:open), not "
+				  "by a script");
+	close_owned(hp);
+	return 0;
+}
+
+static int heap_tostring(lua_State *L)
+{
+	struct lb_heap *hp = luaL_checkudata(L, 1, LB_HEAP);
+	if (!hp->sh || !hp->sh->heap)
+		lua_pushstring(L, "<heap (closed)>");
+	else
+		lua_pushfstring(L, "<heap %s: %d objects>",
+				hp->sh->dump_path ? hp->sh->dump_path : "(live snapshot)",
+				(int)hp->sh->heap->n);
+	return 1;
+}
+
+static struct sh *new_session(lua_State *L)
+{
+	struct sh *cur = shell_of(L), *s = xcalloc(1, sizeof *s);
+	s->no_weak = cur->no_weak;
+	s->no_index = cur->no_index;
+	s->no_spill = cur->no_spill;
+	s->load_opts.oop_size = cur->load_opts.oop_size;
+	s->quiet = true;
+	return s;
+}
+
+/* heapsh.open(path) -> heap | nil, message */
+static int lb_open(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	struct sh *s = new_session(L);
+	struct heap *h;
+	struct hs_error err;
+	hs_error_clear(&err);
+	if (heap_load(path, &s->load_opts, &h, &err) != HS_OK) {
+		free(s);
+		lua_pushnil(L);
+		lua_pushfstring(L, "%s: %s", path, err.msg);
+		return 2;
+	}
+	s->heap = h;
+	s->dump_path = xstrdup(path);
+	new_heap(L, s, true);
+	return 1;
+}
+
+/* heapsh.attach(pid) -> heap | nil, message */
+static int lb_attach(lua_State *L)
+{
+	lua_Integer pid = luaL_checkinteger(L, 1);
+	struct sh *s = new_session(L);
+	if (pid <= 0 || pid > INT32_MAX || sh_attach(s, (int)pid) != HS_OK) {
+		lua_pushnil(L);
+		lua_pushstring(L, s->last_error[0] ? s->last_error : "not a process id");
+		free(s);
+		return 2;
+	}
+	new_heap(L, s, true);
+	return 1;
+}
+
+/* heapsh.current() -> the shell's heap (nil, message when none is open) */
+static int lb_current(lua_State *L)
+{
+	struct sh *sh = shell_of(L);
+	if (!sh->heap && !sh_is_live(sh)) {
+		lua_pushnil(L);
+		lua_pushstring(L, "no heap is open in the shell");
+		return 2;
+	}
+	lua_getfield(L, LUA_REGISTRYINDEX, CURRENT_KEY);
+	return 1;
+}
+
+static int heap_histogram(lua_State *L)
+{
+	struct lb_heap *hp = lb_checkheap(L, 1);
+	const struct heap *h = hp->sh->heap;
+	lua_createtable(L, (int)h->nclasses, 0);
+	int k = 0;
+	for (uint32_t c = 0; c < h->nclasses; c++) {
+		if (!h->classes[c].count)
+			continue;
+		lua_createtable(L, 0, 3);
+		lua_pushstring(L, h->classes[c].name);
+		lua_setfield(L, -2, "class");
+		lua_pushinteger(L, (lua_Integer)h->classes[c].count);
+		lua_setfield(L, -2, "count");
+		lua_pushinteger(L, (lua_Integer)h->classes[c].shallow);
+		lua_setfield(L, -2, "bytes");
+		lua_rawseti(L, -2, ++k);
+	}
+	return 1;
+}
+
+/* ---- classes ---- */
+
+void lb_push_class(lua_State *L, int heap_idx, uint32_t c)
+{
+	heap_idx = lua_absindex(L, heap_idx);
+	struct lb_heap *hp = luaL_checkudata(L, heap_idx, LB_HEAP);
+	struct lb_class *k = lua_newuserdatauv(L, sizeof *k, 1);
+	k->hp = hp;
+	k->c = c;
+	k->gen = hp->sh->gen;
+	lua_pushvalue(L, heap_idx);
+	lua_setiuservalue(L, -2, 1);
+	luaL_setmetatable(L, LB_CLASS);
+}
+
+static struct lb_class *checkclass(lua_State *L, int arg)
+{
+	struct lb_class *k = luaL_checkudata(L, arg, LB_CLASS);
+	lb_check_gen(L, k->hp, k->gen);
+	return k;
+}
+
+static int class_instances(lua_State *L)
+{
+	struct lb_class *k = checkclass(L, 1);
+	uint32_t n;
+	const uint32_t *inst = heap_instances(k->hp->sh->heap, k->c, &n);
+	uint32_t *copy = xmallocarray((size_t)n + 1, sizeof *copy);
+	memcpy(copy, inst, (size_t)n * sizeof *copy);
+	lua_getiuservalue(L, 1, 1);
+	lb_push_list(L, -1, copy, n);
+	return 1;
+}
+
+static int class_index(lua_State *L)
+{
+	struct lb_class *k = checkclass(L, 1);
+	const char *key = luaL_checkstring(L, 2);
+	const struct heap *h = k->hp->sh->heap;
+	const struct heap_class *c = &h->classes[k->c];
+	if (!strcmp(key, "name")) {
+		lua_pushstring(L, c->name);
+	} else if (!strcmp(key, "count")) {
+		lua_pushinteger(L, (lua_Integer)c->count);
+	} else if (!strcmp(key, "shallow")) {
+		lua_pushinteger(L, (lua_Integer)c->shallow);
+	} else if (!strcmp(key, "instance_size")) {
+		lua_pushinteger(L, c->inst_size);
+	} else if (!strcmp(key, "id")) {
+		lua_pushinteger(L, (lua_Integer)c->id);
+	} else if (!strcmp(key, "super")) {
+		if (c->super == HEAP_NONE)
+			return 0;
+		lua_getiuservalue(L, 1, 1);
+		lb_push_class(L, -1, c->super);
+	} else if (!strcmp(key, "loader") || !strcmp(key, "object")) {
+		uint32_t o = key[0] == 'l' ? c->loader : c->obj;
+		if (o == HEAP_NONE)
+			return 0;
+		lua_getiuservalue(L, 1, 1);
+		lb_push_object(L, -1, o);
+	} else if (!strcmp(key, "instances")) {
+		lua_pushcfunction(L, class_instances);
+	} else {
+		struct heap_value v;
+		if (!heap_static(h, k->c, key, &v))
+			return 0;
+		lua_getiuservalue(L, 1, 1);
+		lb_push_heap_value(L, -1, &v);
+	}
+	return 1;
+}
+
+static int class_tostring(lua_State *L)
+{
+	struct lb_class *k = luaL_checkudata(L, 1, LB_CLASS);
+	if (!k->hp->sh || !k->hp->sh->heap || k->hp->sh->gen != k->gen)
+		lua_pushstring(L, "<class of a closed heap>");
+	else
+		lua_pushfstring(L, "class %s", k->hp->sh->heap->classes[k->c].name);
+	return 1;
+}
+
+static int class_eq(lua_State *L)
+{
+	struct lb_class *a = luaL_testudata(L, 1, LB_CLASS), *b = luaL_testudata(L, 2, LB_CLASS);
+	lua_pushboolean(L, a && b && a->hp->sh == b->hp->sh && a->gen == b->gen && a->c == b->c);
+	return 1;
+}
+
+static int heap_classes(lua_State *L)
+{
+	struct lb_heap *hp = lb_checkheap(L, 1);
+	const struct heap *h = hp->sh->heap;
+	lua_createtable(L, (int)h->nclasses, 0);
+	for (uint32_t c = 0; c < h->nclasses; c++) {
+		lb_push_class(L, 1, c);
+		lua_rawseti(L, -2, (lua_Integer)c + 1);
+	}
+	return 1;
+}
+
+/* heap:class(name) -> class | nil, message */
+static int heap_class(lua_State *L)
+{
+	struct lb_heap *hp = lb_checkheap(L, 1);
+	const char *name = luaL_checkstring(L, 2);
+	uint32_t c = heap_class_by_name(hp->sh->heap, name);
+	if (c == HEAP_NONE) {
+		uint32_t *v, n = heap_find_classes(hp->sh->heap, name, &v);
+		c = n == 1 ? v[0] : HEAP_NONE;
+		free(v);
+		if (c == HEAP_NONE) {
+			lua_pushnil(L);
+			lua_pushfstring(L, n ? "'%s' matches %d classes" : "no class named '%s'", name,
+					(int)n);
+			return 2;
+		}
+	}
+	lb_push_class(L, 1, c);
+	return 1;
+}
+
+/* heap:object(id) -> object | nil, message */
+static int heap_object(lua_State *L)
+{
+	struct lb_heap *hp = lb_checkheap(L, 1);
+	uint64_t id;
+	if (lua_type(L, 2) == LUA_TSTRING) {
+		char *end;
+		const char *s = lua_tostring(L, 2);
+		errno = 0;
+		id = strtoull(s, &end, 0);
+		if (*end || errno)
+			return luaL_argerror(L, 2, "an object id (a number or \"0x...\")");
+	} else {
+		id = (uint64_t)luaL_checkinteger(L, 2);
+	}
+	uint32_t i = heap_index(hp->sh->heap, id);
+	if (i == HEAP_NONE) {
+		lua_pushnil(L);
+		lua_pushfstring(L, "no object with id 0x%s in this heap", "");
+		char msg[64];
+		snprintf(msg, sizeof msg, "no object with id 0x%" PRIx64 " in this heap", id);
+		lua_pop(L, 1);
+		lua_pushstring(L, msg);
+		return 2;
+	}
+	lb_push_object(L, 1, i);
+	return 1;
+}
+
+static int objects_next(lua_State *L)
+{
+	struct lb_heap *hp = luaL_checkudata(L, lua_upvalueindex(1), LB_HEAP);
+	lb_check_gen(L, hp, (unsigned)lua_tointeger(L, lua_upvalueindex(4)));
+	const struct heap *h = hp->sh->heap;
+	lua_Integer k = lua_tointeger(L, lua_upvalueindex(2));
+	const uint32_t *set = lua_touserdata(L, lua_upvalueindex(3));
+	uint32_t n = set ? set[0] : h->n;
+	if ((k & 0xfff) == 0 && hs_interrupted)
+		return luaL_error(L, "interrupted");
+	if (k >= (lua_Integer)n)
+		return 0;
+	lua_pushinteger(L, k + 1);
+	lua_replace(L, lua_upvalueindex(2));
+	lb_push_object(L, lua_upvalueindex(1), set ? set[k + 1] : (uint32_t)k);
+	return 1;
+}
+
+/*
+ * heap:objects([class]) -> iterator over every object, or over the
+ * instances of the classes a name or pattern matches (or a class value).
+ */
+static int heap_objects(lua_State *L)
+{
+	struct lb_heap *hp = lb_checkheap(L, 1);
+	const struct heap *h = hp->sh->heap;
+	lua_pushvalue(L, 1);
+	lua_pushinteger(L, 0);
+	if (lua_isnoneornil(L, 2)) {
+		lua_pushnil(L);
+	} else {
+		uint32_t *cls, nc;
+		struct lb_class *kc = luaL_testudata(L, 2, LB_CLASS);
+		if (kc) {
+			cls = xmalloc(sizeof *cls);
+			cls[0] = kc->c;
+			nc = 1;
+		} else {
+			nc = heap_find_classes(h, luaL_checkstring(L, 2), &cls);
+		}
+		uint64_t total = 0;
+		for (uint32_t k = 0; k < nc; k++)
+			total += h->classes[cls[k]].count;
+		/* [0] = count, then the indexes: a full userdata the closure owns. */
+		uint32_t *set = lua_newuserdatauv(L, (total + 1) * sizeof *set, 0);
+		set[0] = 0;
+		for (uint32_t k = 0; k < nc; k++) {
+			uint32_t cnt;
+			const uint32_t *inst = heap_instances(h, cls[k], &cnt);
+			memcpy(set + 1 + set[0], inst, (size_t)cnt * sizeof *set);
+			set[0] += cnt;
+		}
+		free(cls);
+	}
+	lua_pushinteger(L, hp->sh->gen);
+	lua_pushcclosure(L, objects_next, 4);
+	return 1;
+}
+
+static const char *root_kind(uint8_t k)
+{
+	return heap_root_kind_name(k);
+}
+
+static int heap_roots(lua_State *L)
+{
+	struct lb_heap *hp = lb_checkheap(L, 1);
+	const struct heap *h = hp->sh->heap;
+	lua_createtable(L, (int)h->nroots, 0);
+	for (uint32_t r = 0; r < h->nroots; r++) {
+		lua_createtable(L, 0, 3);
+		lb_push_object(L, 1, h->roots[r].obj);
+		lua_setfield(L, -2, "object");
+		lua_pushstring(L, root_kind(h->roots[r].kind));
+		lua_setfield(L, -2, "kind");
+		if (h->roots[r].thread != HEAP_NONE) {
+			char *name = heap_thread_name(h, h->roots[r].thread);
+			lua_pushstring(L, name ? name : "?");
+			free(name);
+			lua_setfield(L, -2, "thread");
+		}
+		if (h->roots[r].frame >= 0) {
+			lua_pushinteger(L, h->roots[r].frame);
+			lua_setfield(L, -2, "frame");
+		}
+		lua_rawseti(L, -2, (lua_Integer)r + 1);
+	}
+	return 1;
+}
+
+static int heap_threads(lua_State *L)
+{
+	struct lb_heap *hp = lb_checkheap(L, 1);
+	const struct heap *h = hp->sh->heap;
+	lua_createtable(L, (int)h->nthreads, 0);
+	for (uint32_t t = 0; t < h->nthreads; t++) {
+		const struct heap_thread *th = &h->threads[t];
+		lua_createtable(L, 0, 3);
+		char *name = heap_thread_name(h, t);
+		lua_pushstring(L, name ? name : "?");
+		free(name);
+		lua_setfield(L, -2, "name");
+		if (th->obj != HEAP_NONE) {
+			lb_push_object(L, 1, th->obj);
+			lua_setfield(L, -2, "object");
+		}
+		lua_createtable(L, (int)th->nframes, 0);
+		for (uint32_t f = 0; f < th->nframes; f++) {
+			const struct heap_frame *fr = &h->frames[th->frames[f]];
+			lua_pushfstring(L, "%s.%s", fr->class_name, fr->method);
+			lua_rawseti(L, -2, (lua_Integer)f + 1);
+		}
+		lua_setfield(L, -2, "frames");
+		lua_rawseti(L, -2, (lua_Integer)t + 1);
+	}
+	return 1;
+}
+
+/* heap:dominators([id]) -> list of the objects dominated directly (largest first) */
+static int heap_dominators(lua_State *L)
+{
+	struct lb_heap *hp = lb_checkheap(L, 1);
+	struct dom_tree *t = sh_dom(hp->sh, hp->sh->no_weak);
+	if (!t) {
+		lua_pushnil(L);
+		lua_pushstring(L, hp->sh->last_error);
+		return 2;
+	}
+	uint32_t v = hp->sh->heap->n;
+	if (!lua_isnoneornil(L, 2)) {
+		struct lb_object *o = lb_testobject(L, 2);
+		if (o) {
+			v = o->i;
+		} else {
+			v = heap_index(hp->sh->heap, (uint64_t)luaL_checkinteger(L, 2));
+			if (v == HEAP_NONE) {
+				lua_pushnil(L);
+				lua_pushstring(L, "no such object");
+				return 2;
+			}
+		}
+	}
+	uint32_t n, *ch = dom_children(t, v, &n);
+	lb_push_list(L, 1, ch, n);
+	return 1;
+}
+
+/* heap:path(id | object) -> list from a GC root to the object | nil, message */
+static int heap_path(lua_State *L)
+{
+	struct lb_heap *hp = lb_checkheap(L, 1);
+	struct lb_object *o = lb_testobject(L, 2);
+	uint32_t v = o ? o->i : heap_index(hp->sh->heap, (uint64_t)luaL_checkinteger(L, 2));
+	if (v == HEAP_NONE) {
+		lua_pushnil(L);
+		lua_pushstring(L, "no such object");
+		return 2;
+	}
+	struct hgraph g;
+	hg_init(&g, hp->sh->heap, hp->sh->no_weak, true);
+	struct path *p;
+	uint32_t np;
+	int st = path_to_roots(&g, v, 1, &p, &np);
+	hg_free(&g);
+	if (st != HS_OK)
+		return luaL_error(L, "interrupted");
+	if (!np) {
+		lua_pushnil(L);
+		lua_pushstring(L, "the object is unreachable from the GC roots");
+		return 2;
+	}
+	uint32_t *nodes = xmallocarray((size_t)p[0].len + 1, sizeof *nodes);
+	memcpy(nodes, p[0].nodes, (size_t)p[0].len * sizeof *nodes);
+	uint32_t len = p[0].len;
+	path_free(p, np);
+	lb_push_list(L, 1, nodes, len);
+	return 1;
+}
+
+static int heap_graphstats(lua_State *L)
+{
+	struct lb_heap *hp = lb_checkheap(L, 1);
+	struct dyn *d = sh_dyn(hp->sh, false);
+	if (!d) {
+		lua_pushnil(L);
+		lua_pushstring(L, hp->sh->last_error);
+		return 2;
+	}
+	const struct dyn_stats *s = &d->stats;
+	lua_createtable(L, 0, 16);
+#define F(name, v) (lua_pushinteger(L, (lua_Integer)(v)), lua_setfield(L, -2, name))
+	F("nodes", s->nodes);
+	F("references", s->refs);
+	F("gc_roots", hp->sh->heap->nroots);
+	F("sccs", s->ncomp);
+	F("nontrivial_sccs", s->nontrivial);
+	F("largest_scc", s->largest);
+	F("scc_dag_edges", s->dag_edges);
+	F("articulation_points", s->aps);
+	F("dominating_articulation_points", s->daps);
+	F("scc_dag_height", s->dag_height);
+	F("scc_dag_width", s->dag_width);
+#undef F
+	return 1;
+}
+
+/* ---- query: the language's values as Lua values ---- */
+
+static void push_value(lua_State *L, int heap_idx, const struct value *v);
+
+static void push_list(lua_State *L, int heap_idx, const struct list *l)
+{
+	if (l->kind == L_ALL) {
+		lb_push_list(L, heap_idx, NULL, l->n);
+		return;
+	}
+	if (l->kind == L_OBJS) {
+		uint32_t *copy = xmallocarray((size_t)l->n + 1, sizeof *copy);
+		memcpy(copy, l->objs, (size_t)l->n * sizeof *copy);
+		lb_push_list(L, heap_idx, copy, l->n);
+		return;
+	}
+	bool objs = l->n > 0;
+	for (uint32_t k = 0; k < l->n && objs; k++)
+		objs = l->v[k].k == V_OBJ;
+	if (objs) {
+		uint32_t *copy = xmallocarray((size_t)l->n + 1, sizeof *copy);
+		for (uint32_t k = 0; k < l->n; k++)
+			copy[k] = l->v[k].u.idx;
+		lb_push_list(L, heap_idx, copy, l->n);
+		return;
+	}
+	lua_createtable(L, (int)l->n, 0);
+	for (uint32_t k = 0; k < l->n; k++) {
+		push_value(L, heap_idx, &l->v[k]);
+		lua_rawseti(L, -2, (lua_Integer)k + 1);
+	}
+}
+
+static void push_value(lua_State *L, int heap_idx, const struct value *v)
+{
+	heap_idx = lua_absindex(L, heap_idx);
+	const struct lb_heap *hp = luaL_checkudata(L, heap_idx, LB_HEAP);
+	switch (v->k) {
+	case V_NULL: lua_pushnil(L); break;
+	case V_BOOL: lua_pushboolean(L, v->u.b); break;
+	case V_INT: lua_pushinteger(L, v->u.i); break;
+	case V_FLOAT: lua_pushnumber(L, v->u.f); break;
+	case V_STR: lua_pushstring(L, v->u.s); break;
+	case V_OBJ: lb_push_object(L, heap_idx, v->u.idx); break;
+	case V_CLASS: lb_push_class(L, heap_idx, v->u.idx); break;
+	case V_LOADER:
+		if (v->u.idx == HEAP_NONE)
+			lua_pushstring(L, "<bootstrap>");
+		else
+			lb_push_object(L, heap_idx, v->u.idx);
+		break;
+	case V_THREAD: {
+		char *name = heap_thread_name(hp->sh->heap, v->u.idx);
+		lua_pushstring(L, name ? name : "?");
+		free(name);
+		break;
+	}
+	case V_LIST: push_list(L, heap_idx, v->u.l); break;
+	case V_STRUCT:
+		lua_createtable(L, 0, v->u.st->n);
+		for (int k = 0; k < v->u.st->n; k++) {
+			push_value(L, heap_idx, &v->u.st->vals[k]);
+			lua_setfield(L, -2, v->u.st->names[k]);
+		}
+		break;
+	case V_ENTITY: {
+		const struct instance *e = v->u.ent;
+		lua_createtable(L, 0, e->nprops + 2);
+		push_value(L, heap_idx, &e->name);
+		lua_setfield(L, -2, "name");
+		lua_pushinteger(L, (lua_Integer)e->members);
+		lua_setfield(L, -2, "members");
+		for (int k = 0; k < e->nprops; k++) {
+			push_value(L, heap_idx, &e->props[k]);
+			lua_setfield(L, -2, e->prop_names[k]);
+		}
+		break;
+	}
+	default:
+		lua_pushstring(L, value_kind_name(v->k));
+		break;
+	}
+}
+
+/* heap:query(text) -> the values of its expressions | nil, message */
+static int heap_query(lua_State *L)
+{
+	struct lb_heap *hp = lb_checkheap(L, 1);
+	const char *text = luaL_checkstring(L, 2);
+	struct dsl *d = sh_dsl(hp->sh);
+	struct dsl_output out;
+	struct hs_error err;
+	hs_error_clear(&err);
+	enum parse_status st = dsl_run(d, text, &out, &err);
+	if (st == PARSE_INCOMPLETE) {
+		lua_pushnil(L);
+		lua_pushstring(L, "the query is incomplete (an open bracket or a dangling operator)");
+		return 2;
+	}
+	if (st != PARSE_OK) {
+		dsl_output_done(d, &out);
+		lua_pushnil(L);
+		lua_pushfstring(L, "query error at %d:%d: %s", err.line, err.col, err.msg);
+		return 2;
+	}
+	luaL_checkstack(L, out.n + 1, "too many results");
+	for (int k = 0; k < out.n; k++)
+		push_value(L, 1, &out.vals[k]);
+	int n = out.n;
+	dsl_output_done(d, &out);
+	return n;
+}
+
+/* ---- heapsh.print_table(rows, columns) ---- */
+
+static int lb_print_table(lua_State *L)
+{
+	luaL_checktype(L, 1, LUA_TTABLE);
+	luaL_checktype(L, 2, LUA_TTABLE);
+	int nc = (int)luaL_len(L, 2);
+	if (nc <= 0 || nc > 64)
+		return luaL_argerror(L, 2, "a list of 1 to 64 column names");
+	const char *cols[64];
+	for (int c = 0; c < nc; c++) {
+		lua_geti(L, 2, c + 1);
+		cols[c] = lua_tostring(L, -1);
+		if (!cols[c])
+			return luaL_argerror(L, 2, "column names must be strings");
+		lua_pop(L, 1);	/* the table keeps the string alive */
+	}
+	struct out_table *t = out_table_new(nc, cols);
+	lua_Integer nr = luaL_len(L, 1);
+	for (lua_Integer r = 1; r <= nr; r++) {
+		lua_geti(L, 1, r);
+		if (!lua_istable(L, -1)) {
+			out_table_end(t);
+			return luaL_error(L, "row %d is not a table", (int)r);
+		}
+		for (int c = 0; c < nc; c++) {
+			lua_getfield(L, -1, cols[c]);
+			if (lua_isnil(L, -1))
+				lua_pop(L, 1), lua_geti(L, -1, c + 1);
+			switch (lua_type(L, -1)) {
+			case LUA_TNIL: out_cell_null(t); break;
+			case LUA_TNUMBER:
+				if (lua_isinteger(L, -1))
+					out_cell_i64(t, lua_tointeger(L, -1));
+				else
+					out_cell_fmt(t, "%.6g", lua_tonumber(L, -1));
+				break;
+			case LUA_TBOOLEAN: out_cell_str(t, lua_toboolean(L, -1) ? "true" : "false"); break;
+			default: out_cell_str(t, luaL_tolstring(L, -1, NULL)); lua_pop(L, 1); break;
+			}
+			lua_pop(L, 1);
+		}
+		lua_pop(L, 1);
+	}
+	out_table_end(t);
+	return 0;
+}
+
+/* ---- heapsh.extern(lib, name, signature) ---- */
+
+static int ext_gc(lua_State *L)
+{
+	struct ext_fn **f = luaL_checkudata(L, 1, "heapsh.extern");
+	ext_free(*f);
+	*f = NULL;
+	return 0;
+}
+
+static int ext_lua_call(lua_State *L)
+{
+	struct ext_fn **f = luaL_checkudata(L, lua_upvalueindex(1), "heapsh.extern");
+	int n = lua_gettop(L);
+	if (n > EXT_MAX_PARAMS)
+		return luaL_error(L, "too many arguments");
+	struct ext_value args[EXT_MAX_PARAMS], ret;
+	for (int k = 0; k < n; k++) {
+		struct lb_object *o = lb_testobject(L, k + 1);
+		memset(&args[k], 0, sizeof args[k]);
+		if (o) {	/* an object passes as its id */
+			args[k].type = EXT_INT;
+			args[k].u.i = (int64_t)heap_id(o->hp->sh->heap, o->i);
+		} else if (lua_isinteger(L, k + 1)) {
+			args[k].type = EXT_INT;
+			args[k].u.i = lua_tointeger(L, k + 1);
+		} else if (lua_type(L, k + 1) == LUA_TNUMBER) {
+			args[k].type = EXT_FLOAT;
+			args[k].u.f = lua_tonumber(L, k + 1);
+		} else if (lua_isboolean(L, k + 1)) {
+			args[k].type = EXT_BOOL;
+			args[k].u.b = lua_toboolean(L, k + 1);
+		} else if (lua_type(L, k + 1) == LUA_TSTRING || lua_isnil(L, k + 1)) {
+			args[k].type = EXT_STRING;
+			args[k].u.s = lua_tostring(L, k + 1);
+		} else {
+			return luaL_argerror(L, k + 1, "an integer, number, boolean, string or object");
+		}
+	}
+	struct hs_error err;
+	hs_error_clear(&err);
+	if (ext_call(*f, args, n, &ret, &err) != EXT_OK)
+		return luaL_error(L, "%s", err.msg);
+	switch (ret.type) {
+	case EXT_INT: lua_pushinteger(L, ret.u.i); break;
+	case EXT_FLOAT: lua_pushnumber(L, ret.u.f); break;
+	case EXT_BOOL: lua_pushboolean(L, ret.u.b); break;
+	case EXT_STRING:
+		if (ret.u.s)
+			lua_pushstring(L, ret.u.s);
+		else
+			lua_pushnil(L);
+		free((void *)ret.u.s);
+		break;
+	default: return 0;
+	}
+	return 1;
+}
+
+static int lb_extern(lua_State *L)
+{
+	const char *lib = luaL_checkstring(L, 1), *name = luaL_checkstring(L, 2);
+	const char *sig = luaL_checkstring(L, 3);
+	struct ext_fn **slot = lua_newuserdatauv(L, sizeof *slot, 0);
+	*slot = NULL;
+	if (luaL_newmetatable(L, "heapsh.extern")) {
+		lua_pushcfunction(L, ext_gc);
+		lua_setfield(L, -2, "__gc");
+	}
+	lua_setmetatable(L, -2);
+	struct hs_error err;
+	hs_error_clear(&err);
+	if (ext_bind(lib, name, sig, slot, &err) != EXT_OK) {
+		lua_pushnil(L);
+		lua_pushstring(L, err.msg);
+		return 2;
+	}
+	lua_pushcclosure(L, ext_lua_call, 1);
+	return 1;
+}
+
+/* ---- the module and the state ---- */
+
+static int luaopen_heapsh(lua_State *L)
+{
+	static const luaL_Reg funcs[] = {
+		{"open", lb_open}, {"attach", lb_attach}, {"current", lb_current},
+		{"print_table", lb_print_table}, {"extern", lb_extern}, {NULL, NULL}};
+	static const luaL_Reg heapmeta[] = {
+		{"__gc", heap_gc}, {"__close", heap_gc}, {"__tostring", heap_tostring}, {NULL, NULL}};
+	static const luaL_Reg heapmethods[] = {
+		{"histogram", heap_histogram}, {"classes", heap_classes}, {"class", heap_class},
+		{"object", heap_object}, {"objects", heap_objects}, {"roots", heap_roots},
+		{"threads", heap_threads}, {"query", heap_query}, {"dominators", heap_dominators},
+		{"path", heap_path}, {"graphstats", heap_graphstats}, {"close", heap_close},
+		{NULL, NULL}};
+	luaL_newmetatable(L, LB_HEAP);
+	luaL_setfuncs(L, heapmeta, 0);
+	luaL_newlib(L, heapmethods);
+	lua_setfield(L, -2, "__index");
+	lua_pop(L, 1);
+	static const luaL_Reg classmeta[] = {
+		{"__index", class_index}, {"__tostring", class_tostring}, {"__eq", class_eq},
+		{NULL, NULL}};
+	luaL_newmetatable(L, LB_CLASS);
+	luaL_setfuncs(L, classmeta, 0);
+	lua_pop(L, 1);
+	lb_object_meta(L);
+	luaL_newlib(L, funcs);
+	return 1;
+}
+
+/* The count hook: Ctrl-C stops a running script. */
+static void hook(lua_State *L, lua_Debug *ar)
+{
+	(void)ar;
+	if (hs_interrupted)
+		luaL_error(L, "interrupted");
+}
+
+static int traceback(lua_State *L)
+{
+	const char *msg = lua_tostring(L, 1);
+	if (!msg)
+		msg = luaL_tolstring(L, 1, NULL);
+	luaL_traceback(L, L, msg, 1);
+	return 1;
+}
+
+static lua_State *state(struct sh *sh)
+{
+	if (sh->lua)
+		return sh->lua;
+	lua_State *L = luaL_newstate();
+	if (!L)
+		return NULL;
+	luaL_openlibs(L);
+	lua_pushlightuserdata(L, sh);
+	lua_setfield(L, LUA_REGISTRYINDEX, SH_KEY);
+	luaL_requiref(L, "heapsh", luaopen_heapsh, 1);
+	lua_pop(L, 1);
+	new_heap(L, sh, false);
+	lua_setfield(L, LUA_REGISTRYINDEX, CURRENT_KEY);
+	/* require finds scripts in lua/ next to the binary's source tree and installed. */
+	(void)!luaL_dostring(L, "package.path = package.path .. ';./lua/?.lua;/usr/local/share/heapsh/lua/?.lua;"
+			 "/usr/share/heapsh/lua/?.lua'");
+	lua_sethook(L, hook, LUA_MASKCOUNT, 10000);
+	sh->lua = L;
+	return L;
+}
+
+/* run: call the function on top of the stack with nargs arguments below it. */
+static int run(struct sh *sh, lua_State *L, int nargs)
+{
+	int base = lua_gettop(L) - nargs;
+	lua_pushcfunction(L, traceback);
+	lua_insert(L, base);
+	hs_interrupted = 0;
+	int st = lua_pcall(L, nargs, 0, base);
+	lua_remove(L, base);
+	out_flush();
+	if (st != LUA_OK) {
+		const char *msg = lua_tostring(L, -1);
+		sh_error(sh, NULL, "lua: %s", msg ? msg : "(error object is not a string)");
+		lua_pop(L, 1);
+		return HS_ERR;
+	}
+	return HS_OK;
+}
+
+int sh_lua_run(struct sh *sh, const char *code, const char *name)
+{
+	lua_State *L = state(sh);
+	if (!L)
+		return sh_error(sh, NULL, "cannot create a Lua state (out of memory)");
+	char chunk[256];
+	snprintf(chunk, sizeof chunk, "=%s", name ? name : ":lua");
+	if (luaL_loadbuffer(L, code, strlen(code), chunk) != LUA_OK) {
+		sh_error(sh, NULL, "lua: %s", lua_tostring(L, -1));
+		lua_pop(L, 1);
+		return HS_ERR;
+	}
+	return run(sh, L, 0);
+}
+
+int sh_lua_file(struct sh *sh, const char *path, int argc, char **argv)
+{
+	lua_State *L = state(sh);
+	if (!L)
+		return sh_error(sh, NULL, "cannot create a Lua state (out of memory)");
+	lua_createtable(L, argc, 1);
+	for (int k = 0; k < argc; k++) {
+		lua_pushstring(L, argv[k]);
+		lua_rawseti(L, -2, k);
+	}
+	lua_setglobal(L, "arg");
+	if (luaL_loadfile(L, path) != LUA_OK) {
+		sh_error(sh, NULL, "lua: %s", lua_tostring(L, -1));
+		lua_pop(L, 1);
+		return HS_ERR;
+	}
+	for (int k = 1; k < argc; k++)
+		lua_pushstring(L, argv[k]);
+	return run(sh, L, argc > 1 ? argc - 1 : 0);
+}
+
+void sh_lua_close(struct sh *sh)
+{
+	if (sh->lua)
+		lua_close(sh->lua);
+	sh->lua = NULL;
+}
+
+int sh_cmd_lua(struct sh *sh, int argc, char **argv)
+{
+	(void)argv;
+	if (argc < 2)
+		return sh_error(sh, NULL, "usage: :lua CODE, or :lua alone on a line, then the code, "
+				"then :end");
+	return sh_error(sh, NULL, "internal: :lua is run from the raw line");
+}
+
+int sh_cmd_luafile(struct sh *sh, int argc, char **argv)
+{
+	if (argc < 2)
+		return sh_error(sh, NULL, "usage: :luafile FILE [ARGS...]");
+	return sh_lua_file(sh, argv[1], argc - 1, argv + 1);
+}
