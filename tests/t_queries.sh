@@ -249,6 +249,10 @@ done
 
 # ---- tests/queries/NAME.hq: stdout = NAME.out, stderr = NAME.err ----
 # Exit status 0, or 2 when NAME.err exists; without NAME.err, stderr is empty.
+# The extern_*.hq cases bind build/unit/libhsext.so (tests/unit/extlib.c) by
+# that path, relative to the top of the tree, where the tests run.
+make -s build/unit/libhsext.so > /dev/null
+check_status "the test library for extern_*.hq is built" 0 $?
 for q in tests/queries/*.hq; do
 	n=${q%.hq}
 	name=query/$(basename "$n")

@@ -23,7 +23,7 @@ enum node_kind {
 	N_IN_UNASSIGNED,	/* a in Unassigned */
 	N_IN,		/* a in b (ENTITY or a list) */
 	N_ASSIGN,	/* name <- a (in lambda bodies) */
-	N_EXTERN_CALL
+	N_EXTERN_CALL	/* name(args): a native function declared with extern */
 };
 
 enum bin_op { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE,
@@ -39,13 +39,13 @@ struct node {
 	enum node_kind kind;
 	int line, col;		/* where it starts in the snippet */
 	const char *snippet;	/* the text it was parsed from (arena) */
-	const char *name;	/* IDENT, MEMBER, CALL, IS, ASSIGN, STRUCT */
+	const char *name;	/* IDENT, MEMBER, CALL, IS, ASSIGN, STRUCT, EXTERN_CALL */
 	struct node *a, *b;	/* operands; MEMBER/CALL: a is the receiver */
 	enum bin_op op;
 	int64_t i;
 	double f;
 	const char *s;		/* STR */
-	struct node **items;	/* LIST, STRUCT, CALL args, LAMBDA body */
+	struct node **items;	/* LIST, STRUCT, CALL and EXTERN_CALL args, LAMBDA body */
 	int nitems;
 	struct decl *params;	/* LAMBDA */
 	int nparams;
@@ -62,7 +62,8 @@ enum stmt_kind {
 	S_LET,		/* let name = e, or name <- e, or name : T <- e */
 	S_TYPE,		/* name : table-of T | name : struct decls end */
 	S_SET_TYPE,	/* set_type name: properties */
-	S_INSTANCES	/* instances_for name have_names = e */
+	S_INSTANCES,	/* instances_for name have_names = e */
+	S_EXTERN	/* extern "lib" name(types) : type */
 };
 
 struct property {
@@ -83,6 +84,9 @@ struct stmt {
 	bool is_struct;
 	struct property *props;	/* S_SET_TYPE */
 	int nprops;
+	struct decl lib;	/* S_EXTERN: the library as written (name) and where */
+	int name_line, name_col;	/* S_EXTERN: where the function's name is */
+	const char *sig;	/* S_EXTERN: the signature in extern.h's syntax */
 };
 
 #endif

@@ -5,6 +5,7 @@
 #include "eval.h"
 
 #include "../base/fmt.h"
+#include "extern.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -32,6 +33,13 @@ struct typedecl {
 	struct typedecl *next;
 };
 
+/* A native function declared with extern (src/dsl/extern.h). */
+struct externdecl {
+	const char *name;
+	struct ext_fn *fn;	/* freed by dsl_free, or when the name is declared again */
+	struct externdecl *next;
+};
+
 struct frame {
 	struct frame *up;
 	int n, cap;
@@ -46,6 +54,7 @@ struct dsl {
 	struct binding *globals;
 	struct settype *sets;
 	struct typedecl *types;
+	struct externdecl *externs;
 	const char **names;	/* for completion */
 	int nnames;
 };
@@ -432,6 +441,14 @@ static struct binding *global_find(struct dsl *d, const char *name)
 	return NULL;
 }
 
+static struct externdecl *extern_find(struct dsl *d, const char *name)
+{
+	for (struct externdecl *x = d->externs; x; x = x->next)
+		if (!strcmp(x->name, name))
+			return x;
+	return NULL;
+}
+
 static struct value eval(struct ev *e, struct frame *f, struct node *n);
 static struct value typed(struct ev *e, int line, int col, const char *name, const char *type,
 			  struct value v);
@@ -560,6 +577,8 @@ static struct value ident(struct ev *e, struct frame *f, struct node *n)
 			struct value r = {V_REFKIND, {.rk = (enum refkind)k}};
 			return r;
 		}
+	if (extern_find(e->d, name))
+		rt_error(e, n, "'%s' is a native function: call it, %s(...)", name, name);
 	const char *cands[64];
 	int nc = 0;
 	static const char *const fixed[] = {"objects", "classes", "classloaders", "threads",
@@ -1308,6 +1327,105 @@ static bool in_entity(struct ev *e, struct value v, struct instance *ent)
 	return e->owner && e->owner[obj] == ent->id;
 }
 
+/* ---- native functions (extern) ---- */
+
+/*
+ * native_arg: v as argument k (0-based) of fn, whose type is declared; an
+ * object is its id where an int is wanted and a java.lang.String its text
+ * where a string is. Strings stay in the snippet's arena, past the call.
+ */
+static struct ext_value native_arg(struct ev *e, const struct node *at, const struct ext_fn *fn,
+				   int k, struct value v)
+{
+	enum ext_type want = ext_param(fn, k);
+	struct ext_value x;
+	memset(&x, 0, sizeof x);
+	x.type = want;
+	switch (want) {
+	case EXT_INT:
+		if (v.k == V_INT) {
+			x.u.i = v.u.i;
+			return x;
+		}
+		if (v.k == V_OBJ) {
+			x.u.i = (int64_t)heap_id(e->h, v.u.idx);
+			return x;
+		}
+		break;
+	case EXT_FLOAT:
+		if (is_num(&v)) {
+			x.u.f = num(&v);
+			return x;
+		}
+		break;
+	case EXT_BOOL:
+		if (v.k == V_BOOL) {
+			x.u.b = v.u.b;
+			return x;
+		}
+		break;
+	case EXT_STRING:
+		if (v.k == V_STR) {
+			x.u.s = v.u.s;
+			return x;
+		}
+		if (v.k == V_OBJ && (x.u.s = obj_text(e, v.u.idx)))
+			return x;
+		if (v.k == V_OBJ)
+			rt_error(e, at, "argument %d of %s is declared string but its value is an "
+				 "object of class %s, not a java.lang.String", k + 1, ext_name(fn),
+				 heap_class_name(e->h, v.u.idx));
+		break;
+	case EXT_VOID:
+		break;
+	}
+	rt_error(e, at, "argument %d of %s is declared %s but its value is %s", k + 1, ext_name(fn),
+		 ext_type_name(want), value_kind_name(v.k));
+}
+
+/* extern_call: name(args), a native function declared with extern. */
+static struct value extern_call(struct ev *e, struct frame *f, struct node *n)
+{
+	struct externdecl *x = extern_find(e->d, n->name);
+	if (!x) {
+		const char *cands[64];
+		int nc = 0;
+		for (struct externdecl *c = e->d->externs; c && nc < 64; c = c->next)
+			cands[nc++] = c->name;
+		char sug[200];
+		suggest(sug, sizeof sug, n->name, cands, nc);
+		if (sug[0])
+			rt_error(e, n, "no native function named '%s'%s", n->name, sug);
+		rt_error(e, n, "no native function named '%s' (declare one with extern \"LIB\" "
+			 "%s(TYPES) : TYPE)", n->name, n->name);
+	}
+	const struct ext_fn *fn = x->fn;
+	int np = ext_nparams(fn);
+	if (n->nitems != np)
+		rt_error(e, n, "%s takes %d argument%s, but is called with %d", n->name, np,
+			 np == 1 ? "" : "s", n->nitems);
+	struct ext_value args[EXT_MAX_PARAMS];
+	for (int k = 0; k < np; k++)
+		args[k] = native_arg(e, n->items[k], fn, k, eval(e, f, n->items[k]));
+	struct ext_value r;
+	struct hs_error xerr;
+	if (ext_call(fn, args, np, &r, &xerr) != EXT_OK)
+		rt_error(e, n, "%s", xerr.msg);
+	switch (r.type) {
+	case EXT_INT: return vint(r.u.i);
+	case EXT_FLOAT: return vfloat(r.u.f);
+	case EXT_BOOL: return vbool(r.u.b);
+	case EXT_STRING: {
+		if (!r.u.s)
+			return VNULL;
+		const char *t = arena_strndup(e->a, r.u.s, strlen(r.u.s));
+		free((char *)r.u.s);
+		return vstr(t);
+	}
+	default: return VNULL;
+	}
+}
+
 static struct value eval(struct ev *e, struct frame *f, struct node *n)
 {
 	switch (n->kind) {
@@ -1425,6 +1543,8 @@ static struct value eval(struct ev *e, struct frame *f, struct node *n)
 		rt_error(e, n->b, "'in' wants ENTITY, Unassigned or a list, not %s",
 			 value_kind_name(set.k));
 	}
+	case N_EXTERN_CALL:
+		return extern_call(e, f, n);
 	case N_ASSIGN:
 		rt_error(e, n, "an assignment is only allowed inside a lambda");
 	default:
@@ -1678,6 +1798,8 @@ void dsl_free(struct dsl *d)
 {
 	if (!d)
 		return;
+	for (struct externdecl *x = d->externs; x; x = x->next)
+		ext_free(x->fn);
 	arena_free(&d->keep);
 	free(d->names);
 	free(d);
@@ -1687,7 +1809,7 @@ static bool defines(struct stmt **stmts, int n)
 {
 	for (int k = 0; k < n; k++)
 		if (stmts[k]->kind == S_LET || stmts[k]->kind == S_TYPE ||
-		    stmts[k]->kind == S_SET_TYPE)
+		    stmts[k]->kind == S_SET_TYPE || stmts[k]->kind == S_EXTERN)
 			return true;
 	return false;
 }
@@ -1707,6 +1829,17 @@ static void add_output(struct ev *e, struct dsl_output *out, struct value v, con
 	out->n++;
 }
 
+/* remember_name: name among the session's names (completion), once. */
+static void remember_name(struct dsl *d, const char *name)
+{
+	for (int k = 0; k < d->nnames; k++)
+		if (!strcmp(d->names[k], name))
+			return;
+	d->names = xreallocarray(d->names, (size_t)d->nnames + 2, sizeof *d->names);
+	d->names[d->nnames++] = name;
+	d->names[d->nnames] = NULL;
+}
+
 static void bind(struct dsl *d, struct ev *e, const char *name, struct value v)
 {
 	struct binding *b = global_find(d, name);
@@ -1715,12 +1848,41 @@ static void bind(struct dsl *d, struct ev *e, const char *name, struct value v)
 		b->name = name;
 		b->next = d->globals;
 		d->globals = b;
-		d->names = xreallocarray(d->names, (size_t)d->nnames + 2, sizeof *d->names);
-		d->names[d->nnames++] = name;
-		d->names[d->nnames] = NULL;
+		remember_name(d, name);
 	}
 	(void)e;
 	b->v = v;
+}
+
+/*
+ * declare_extern: bind the native function of an extern statement; an
+ * error points at the library when it cannot be loaded, else at the name.
+ * Declaring a name again replaces its function.
+ */
+static void declare_extern(struct ev *e, struct stmt *s)
+{
+	struct ext_fn *fn;
+	struct hs_error xerr;
+	enum ext_status st = ext_bind(s->lib.name, s->name, s->sig, &fn, &xerr);
+	if (st != EXT_OK) {
+		struct node at;
+		memset(&at, 0, sizeof at);
+		at.line = st == EXT_ERR_LIB ? s->lib.line : s->name_line;
+		at.col = st == EXT_ERR_LIB ? s->lib.col : s->name_col;
+		rt_error(e, &at, "%s", xerr.msg);
+	}
+	struct dsl *d = e->d;
+	struct externdecl *x = extern_find(d, s->name);
+	if (x) {
+		ext_free(x->fn);
+	} else {
+		x = arena_alloc(&d->keep, sizeof *x);
+		x->name = s->name;
+		x->next = d->externs;
+		d->externs = x;
+		remember_name(d, s->name);
+	}
+	x->fn = fn;
 }
 
 static struct value default_of(const char *type)
@@ -1835,6 +1997,9 @@ enum parse_status dsl_run(struct dsl *d, const char *text, struct dsl_output *ou
 			d->sets = t;
 			break;
 		}
+		case S_EXTERN:
+			declare_extern(e, s);
+			break;
 		case S_INSTANCES: {
 			struct node at = {0};
 			at.line = s->line;

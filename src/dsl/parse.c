@@ -5,6 +5,8 @@
  */
 #include "parse.h"
 
+#include "extern.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <setjmp.h>
@@ -45,7 +47,8 @@ const char *const parse_keywords[] = {
 	"set_type", "instances_for", "have_names", "roots", "membership", "on_inclusion",
 	"table-of", "struct", "end", "ret", "and", "or", "not", "in", "is", "true", "false",
 	"null", "let", "Unassigned", "THIS", "REFERRER", "ENTITY", "ref_kind", "objects",
-	"classes", "classloaders", "threads", "int", "bool", "string", "float", NULL
+	"classes", "classloaders", "threads", "int", "bool", "string", "float", "extern", "void",
+	NULL
 };
 
 static const struct {
@@ -473,6 +476,14 @@ static struct node *primary(struct parser *p)
 		return mk(p, N_NULL, t);
 	case T_IDENT:
 		p->pos++;
+		if (peek(p)->t == T_LPAREN && peek(p)->line == t->line) {
+			/* name(args) on one line: a native function (extern) */
+			p->pos++;
+			n = mk(p, N_EXTERN_CALL, t);
+			n->name = t->s;
+			expr_list(p, n, T_RPAREN, "',' or ')' in the arguments");
+			return n;
+		}
 		n = mk(p, N_IDENT, t);
 		n->name = t->s;
 		return n;
@@ -725,6 +736,66 @@ static struct stmt *set_type(struct parser *p)
 	return s;
 }
 
+/* ext_type_of: a type of a native function's signature at token t. */
+static enum ext_type ext_type_of(struct parser *p, const struct token *t, bool result)
+{
+	enum ext_type et;
+	if (!ext_type_parse(t->s, strlen(t->s), &et))
+		fail_at(p, t->line, t->col, PARSE_ERROR,
+			"unknown type '%s' for a native function (int, float, bool, string; void "
+			"as the result)", t->s);
+	if (et == EXT_VOID && !result)
+		fail_at(p, t->line, t->col, PARSE_ERROR,
+			"void is only a result type (write () for no parameters)");
+	return et;
+}
+
+/*
+ * extern "lib" name(types) : type - declares a native function
+ * (src/dsl/extern.h); the types are checked here, the library and the
+ * symbol when the statement runs. s->sig is the signature in extern.h's
+ * syntax, "(float, int) : float".
+ */
+static struct stmt *extern_decl(struct parser *p)
+{
+	struct token *kw = &p->toks[p->pos++];
+	struct stmt *s = new_stmt(p, S_EXTERN, kw);
+	struct token *lib = expect(p, T_STR, "the library, a string such as \"libm.so.6\"");
+	if (!*lib->s)
+		fail_at(p, lib->line, lib->col, PARSE_ERROR, "the library's name is empty");
+	s->lib.name = lib->s;
+	s->lib.line = lib->line;
+	s->lib.col = lib->col;
+	struct token *id = expect(p, T_IDENT, "the function's name after the library");
+	s->name = id->s;
+	s->name_line = id->line;
+	s->name_col = id->col;
+	expect(p, T_LPAREN, "'(' and the parameter types after the function's name");
+	char sig[EXT_MAX_PARAMS * 8 + 32];
+	size_t len = 0;
+	sig[len++] = '(';
+	int np = 0;
+	if (!accept(p, T_RPAREN)) {
+		do {
+			struct token *ty = expect(p, T_IDENT,
+						  "a parameter type (int, float, bool, string)");
+			enum ext_type et = ext_type_of(p, ty, false);
+			if (np == EXT_MAX_PARAMS)
+				fail_at(p, ty->line, ty->col, PARSE_ERROR,
+					"a native function takes at most %d parameters", EXT_MAX_PARAMS);
+			len += (size_t)snprintf(sig + len, sizeof sig - len, "%s%s", np ? ", " : "",
+						ext_type_name(et));
+			np++;
+		} while (accept(p, T_COMMA));
+		expect(p, T_RPAREN, "',' or ')' in the parameter types");
+	}
+	expect(p, T_COLON, "':' and the result type");
+	struct token *rt = expect(p, T_IDENT, "the result type (int, float, bool, string or void)");
+	snprintf(sig + len, sizeof sig - len, ") : %s", ext_type_name(ext_type_of(p, rt, true)));
+	s->sig = arena_strndup(p->a, sig, strlen(sig));
+	return s;
+}
+
 static struct stmt *statement(struct parser *p)
 {
 	struct token *t = peek(p);
@@ -749,6 +820,9 @@ static struct stmt *statement(struct parser *p)
 		s->e = expr(p);
 		return s;
 	case T_IDENT:
+		/* extern is a keyword only here: a Java field may be called extern */
+		if (!strcmp(t->s, "extern") && (peek2(p)->t == T_STR || peek2(p)->t == T_IDENT))
+			return extern_decl(p);
 		if (peek2(p)->t == T_ARROW) {
 			p->pos += 2;
 			s = new_stmt(p, S_LET, t);

@@ -500,6 +500,54 @@ static int heap_path(lua_State *L)
 	return 1;
 }
 
+/*
+ * heap:retained(x) -> bytes freed if x went away: an object, a list of
+ * objects or a class (all its instances together; dom_retained_set).
+ */
+static int heap_retained(lua_State *L)
+{
+	struct lb_heap *hp = lb_checkheap(L, 1);
+	struct dom_tree *t = sh_dom(hp->sh, hp->sh->no_weak);
+	if (!t) {
+		lua_pushnil(L);
+		lua_pushstring(L, hp->sh->last_error);
+		return 2;
+	}
+	const uint32_t *objs;
+	uint32_t n, one;
+	struct lb_object *o = lb_testobject(L, 2);
+	struct lb_list *l = luaL_testudata(L, 2, LB_LIST);
+	struct lb_class *k = luaL_testudata(L, 2, LB_CLASS);
+	uint32_t *all = NULL;
+	if (o) {
+		lb_check_gen(L, o->hp, o->gen);
+		one = o->i;
+		objs = &one;
+		n = 1;
+	} else if (l) {
+		lb_check_gen(L, l->hp, l->gen);
+		if (!l->idx) {
+			all = xmallocarray((size_t)l->n + 1, sizeof *all);
+			for (uint32_t i = 0; i < l->n; i++)
+				all[i] = i;
+		}
+		objs = l->idx ? l->idx : all;
+		n = l->n;
+	} else if (k) {
+		lb_check_gen(L, k->hp, k->gen);
+		objs = heap_instances(hp->sh->heap, k->c, &n);
+	} else {
+		return luaL_argerror(L, 2, "an object, a list of objects or a class");
+	}
+	uint64_t bytes;
+	int st = dom_retained_set(t, objs, n, &bytes);
+	free(all);
+	if (st != HS_OK)
+		return luaL_error(L, "interrupted");
+	lua_pushinteger(L, (lua_Integer)bytes);
+	return 1;
+}
+
 static int heap_graphstats(lua_State *L)
 {
 	struct lb_heap *hp = lb_checkheap(L, 1);
@@ -783,6 +831,7 @@ static int luaopen_heapsh(lua_State *L)
 		{"object", heap_object}, {"objects", heap_objects}, {"roots", heap_roots},
 		{"threads", heap_threads}, {"query", heap_query}, {"dominators", heap_dominators},
 		{"path", heap_path}, {"graphstats", heap_graphstats}, {"close", heap_close},
+		{"retained", heap_retained},
 		{NULL, NULL}};
 	luaL_newmetatable(L, LB_HEAP);
 	luaL_setfuncs(L, heapmeta, 0);
