@@ -722,8 +722,11 @@ static int lb_print_table(lua_State *L)
 			case LUA_TNUMBER:
 				if (lua_isinteger(L, -1))
 					out_cell_i64(t, lua_tointeger(L, -1));
-				else
-					out_cell_fmt(t, "%.6g", lua_tonumber(L, -1));
+				else {
+					char num[40];
+					snprintf(num, sizeof num, "%.15g", lua_tonumber(L, -1));
+					out_cell_num(t, num);
+				}
 				break;
 			case LUA_TBOOLEAN: out_cell_str(t, lua_toboolean(L, -1) ? "true" : "false"); break;
 			default: out_cell_str(t, luaL_tolstring(L, -1, NULL)); lua_pop(L, 1); break;
