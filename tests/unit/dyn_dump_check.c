@@ -6,7 +6,8 @@
  *
  * The brute force is the thesis's simple per-object traversal (listing
  * 4.2) over references read by heap_refs, which decodes the records again:
- * instance fields, array elements, and statics of class objects. For
+ * instance fields, array elements, and statics of class objects (not
+ * HotSpot's pseudo-statics such as <resolved_references>). For
  * SAMPLES objects (default: every object when the heap has at most 30000,
  * else 300 chosen at random) it checks dyn_exact, dyn_exact_many, and
  * dyn_exact_set on random sets. Then it measures the estimator against the
@@ -40,6 +41,9 @@ static bool push_ref(void *ctx, const struct heap_ref *r)
 {
 	struct bfs *b = ctx;
 	if (r->kind != HEAP_REF_FIELD && r->kind != HEAP_REF_ELEMENT && r->kind != HEAP_REF_STATIC)
+		return true;
+	/* HotSpot's pseudo-statics (<resolved_references>) are not program fields. */
+	if (r->kind == HEAP_REF_STATIC && r->name && r->name[0] == '<')
 		return true;
 	if (r->target != HEAP_NONE && !b->seen[r->target]) {
 		b->seen[r->target] = 1;
