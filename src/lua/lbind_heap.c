@@ -8,6 +8,7 @@
 #include <lualib.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../dsl/eval.h"
 #include "../dsl/extern.h"
@@ -883,9 +884,20 @@ static lua_State *state(struct sh *sh)
 	lua_pop(L, 1);
 	new_heap(L, sh, false);
 	lua_setfield(L, LUA_REGISTRYINDEX, CURRENT_KEY);
-	/* require finds scripts in lua/ next to the binary's source tree and installed. */
-	(void)!luaL_dostring(L, "package.path = package.path .. ';./lua/?.lua;/usr/local/share/heapsh/lua/?.lua;"
-			 "/usr/share/heapsh/lua/?.lua'");
+	/* require finds the ready scripts: lua/ here, next to the binary, and installed. */
+	char exe[4096] = "";
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = 0;
+	char *slash = strrchr(exe, '/');
+	if (slash)
+		*slash = 0;
+	lua_getglobal(L, "package");
+	lua_getfield(L, -1, "path");
+	const char *path = lua_tostring(L, -1);
+	lua_pushfstring(L, "%s;./lua/?.lua;%s/lua/?.lua;%s/../share/heapsh/lua/?.lua",
+			path ? path : "", exe, exe);
+	lua_setfield(L, -3, "path");	/* package.path */
+	lua_pop(L, 2);
 	lua_sethook(L, hook, LUA_MASKCOUNT, 10000);
 	sh->lua = L;
 	return L;
