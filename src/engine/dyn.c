@@ -308,6 +308,16 @@ static bool walk(struct dyn *d, uint32_t sp, uint32_t skip, uint64_t *sum)
 	return true;
 }
 
+/* walk_from: the weight reached from c alone, stopping at DAPs other than c. */
+static bool walk_from(struct dyn *d, uint32_t c, uint64_t *sum)
+{
+	ensure_scratch(d);
+	d->stamp[c] = d->epoch;
+	d->stack[0] = c;
+	*sum = 0;
+	return walk(d, 1, c, sum);
+}
+
 /*
  * exact_sweep: exact sizes of every leaf and every DAP, and of components
  * whose only successor's size is known. Children first, so the DAPs a
@@ -322,13 +332,8 @@ static int exact_sweep(struct dyn *d)
 		if (e == b) {
 			d->exact[c] = s->weight[c];
 		} else if (d->flags[c] & DYN_DAP) {
-			ensure_scratch(d);
-			d->stamp[c] = d->epoch;
-			d->stack[0] = c;
-			uint64_t sum = 0;
-			if (!walk(d, 1, c, &sum))
+			if (!walk_from(d, c, &d->exact[c]))
 				return HS_INTERRUPTED;
-			d->exact[c] = sum;
 		} else if (e == b + 1 && (d->flags[s->out[b]] & DYN_EXACT)) {
 			d->exact[c] = s->weight[c] + d->exact[s->out[b]];
 		} else {
@@ -405,11 +410,8 @@ int dyn_exact(struct dyn *d, uint32_t c, uint64_t *bytes)
 		*bytes = d->exact[c];
 		return HS_OK;
 	}
-	ensure_scratch(d);
-	d->stamp[c] = d->epoch;
-	d->stack[0] = c;
-	uint64_t sum = 0;
-	if (!walk(d, 1, c, &sum))
+	uint64_t sum;
+	if (!walk_from(d, c, &sum))
 		return HS_INTERRUPTED;
 	d->exact[c] = sum;
 	d->flags[c] |= DYN_EXACT;

@@ -58,6 +58,8 @@ void lb_check_gen(lua_State *L, const struct lb_heap *hp, unsigned gen);
 void lb_push_object(lua_State *L, int heap_idx, uint32_t i);
 void lb_push_list(lua_State *L, int heap_idx, uint32_t *idx, uint32_t n);	/* takes idx */
 void lb_push_class(lua_State *L, int heap_idx, uint32_t c);
+/* lb_push_slice: a list of a copy of a[0..n) (the heap's arrays are borrowed, not kept). */
+void lb_push_slice(lua_State *L, int heap_idx, const uint32_t *a, uint32_t n);
 struct lb_object *lb_checkobject(lua_State *L, int arg);
 struct lb_object *lb_testobject(lua_State *L, int arg);
 

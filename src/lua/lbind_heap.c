@@ -197,10 +197,8 @@ static int class_instances(lua_State *L)
 	struct lb_class *k = checkclass(L, 1);
 	uint32_t n;
 	const uint32_t *inst = heap_instances(k->hp->sh->heap, k->c, &n);
-	uint32_t *copy = xmallocarray((size_t)n + 1, sizeof *copy);
-	memcpy(copy, inst, (size_t)n * sizeof *copy);
 	lua_getiuservalue(L, 1, 1);
-	lb_push_list(L, -1, copy, n);
+	lb_push_slice(L, -1, inst, n);
 	return 1;
 }
 
@@ -493,11 +491,8 @@ static int heap_path(lua_State *L)
 		lua_pushstring(L, "the object is unreachable from the GC roots");
 		return 2;
 	}
-	uint32_t *nodes = xmallocarray((size_t)p[0].len + 1, sizeof *nodes);
-	memcpy(nodes, p[0].nodes, (size_t)p[0].len * sizeof *nodes);
-	uint32_t len = p[0].len;
+	lb_push_slice(L, 1, p[0].nodes, p[0].len);
 	path_free(p, np);
-	lb_push_list(L, 1, nodes, len);
 	return 1;
 }
 
@@ -587,9 +582,7 @@ static void push_list(lua_State *L, int heap_idx, const struct list *l)
 		return;
 	}
 	if (l->kind == L_OBJS) {
-		uint32_t *copy = xmallocarray((size_t)l->n + 1, sizeof *copy);
-		memcpy(copy, l->objs, (size_t)l->n * sizeof *copy);
-		lb_push_list(L, heap_idx, copy, l->n);
+		lb_push_slice(L, heap_idx, l->objs, l->n);
 		return;
 	}
 	bool objs = l->n > 0;

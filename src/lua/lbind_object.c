@@ -111,15 +111,20 @@ void lb_push_heap_value(lua_State *L, int heap_idx, const struct heap_value *v)
 
 /* ---- objects ---- */
 
+void lb_push_slice(lua_State *L, int heap_idx, const uint32_t *a, uint32_t n)
+{
+	uint32_t *copy = xmallocarray((size_t)n + 1, sizeof *copy);
+	memcpy(copy, a, (size_t)n * sizeof *copy);
+	lb_push_list(L, heap_idx, copy, n);
+}
+
 static int obj_refs(lua_State *L)
 {
 	struct lb_object *o = lb_checkobject(L, 1);
 	uint32_t n;
 	const uint32_t *out = heap_out(o->hp->sh->heap, o->i, &n);
-	uint32_t *copy = xmallocarray((size_t)n + 1, sizeof *copy);
-	memcpy(copy, out, (size_t)n * sizeof *copy);
 	lua_getiuservalue(L, 1, 1);
-	lb_push_list(L, -1, copy, n);
+	lb_push_slice(L, -1, out, n);
 	return 1;
 }
 
@@ -128,10 +133,8 @@ static int obj_referrers(lua_State *L)
 	struct lb_object *o = lb_checkobject(L, 1);
 	uint32_t n;
 	const uint32_t *in = heap_in(o->hp->sh->heap, o->i, &n);
-	uint32_t *copy = xmallocarray((size_t)n + 1, sizeof *copy);
-	memcpy(copy, in, (size_t)n * sizeof *copy);
 	lua_getiuservalue(L, 1, 1);
-	lb_push_list(L, -1, copy, n);
+	lb_push_slice(L, -1, in, n);
 	return 1;
 }
 

@@ -212,6 +212,17 @@ static bool is_command(const char *s)
 	return *s == ':' || (*s == '#' && s[1] != '[');
 }
 
+/* append_line: text and a newline at the end of *buf (*len bytes so far). */
+static void append_line(char **buf, size_t *len, const char *text)
+{
+	size_t tl = strlen(text);
+	*buf = xrealloc(*buf, *len + tl + 2);
+	memcpy(*buf + *len, text, tl);
+	*len += tl;
+	(*buf)[(*len)++] = '\n';
+	(*buf)[*len] = 0;
+}
+
 /* is_lua_start: a line ":lua" alone opens a block of Lua code ended by ":end". */
 static bool is_lua_start(const char *text)
 {
@@ -285,12 +296,7 @@ int sh_process_input(struct sh *sh, FILE *f, const char *name)
 			while (*t == ' ' || *t == '\t')
 				t++;
 			if (strcmp(t, ":end")) {
-				size_t tl = strlen(text);
-				lua_block = xrealloc(lua_block, lua_len + tl + 2);
-				memcpy(lua_block + lua_len, text, tl);
-				lua_len += tl;
-				lua_block[lua_len++] = '\n';
-				lua_block[lua_len] = 0;
+				append_line(&lua_block, &lua_len, text);
 				continue;
 			}
 			snprintf(where, sizeof where, "%s:%d", name, lua_first);
@@ -326,12 +332,7 @@ int sh_process_input(struct sh *sh, FILE *f, const char *name)
 				continue;
 			first = lineno;
 		}
-		size_t tl = strlen(text);
-		pending = xrealloc(pending, plen + tl + 2);
-		memcpy(pending + plen, text, tl);
-		plen += tl;
-		pending[plen++] = '\n';
-		pending[plen] = 0;
+		append_line(&pending, &plen, text);
 		if (sh->echo)
 			out_printf("%s %s\n", first == lineno ? "heapsh>" : "   ...>", text);
 		bool incomplete;
