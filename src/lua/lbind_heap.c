@@ -308,11 +308,9 @@ static int heap_object(lua_State *L)
 	}
 	uint32_t i = heap_index(hp->sh->heap, id);
 	if (i == HEAP_NONE) {
-		lua_pushnil(L);
-		lua_pushfstring(L, "no object with id 0x%s in this heap", "");
 		char msg[64];
 		snprintf(msg, sizeof msg, "no object with id 0x%" PRIx64 " in this heap", id);
-		lua_pop(L, 1);
+		lua_pushnil(L);
 		lua_pushstring(L, msg);
 		return 2;
 	}

@@ -163,9 +163,7 @@ static int builtin(lua_State *L, struct lb_object *o, const char *k)
 		lua_pushinteger(L, (lua_Integer)heap_id(h, o->i));
 	} else if (!strcmp(k, "class")) {
 		if (heap_kind(h, o->i) == HEAP_CLASS) {
-			uint32_t c = heap_class_of_object(h, o->i);
 			lua_pushstring(L, "java.lang.Class");
-			(void)c;
 		} else {
 			lua_pushstring(L, heap_class_name(h, o->i));
 		}
@@ -259,7 +257,6 @@ static int obj_tostring(lua_State *L)
 	const struct heap *h = o->hp->sh->heap;
 	if (heap_kind(h, o->i) == HEAP_CLASS) {
 		uint32_t c = heap_class_of_object(h, o->i);
-		lua_pushfstring(L, "0x%s class %s", "", c != HEAP_NONE ? h->classes[c].name : "?");
 		char id[32];
 		snprintf(id, sizeof id, "0x%" PRIx64, heap_id(h, o->i));
 		lua_pushfstring(L, "%s class %s", id, c != HEAP_NONE ? h->classes[c].name : "?");
