@@ -1003,32 +1003,58 @@ static int peval(const struct pnode *p, const struct pfield *f, const struct pva
 	return cmp_result(c, p->cmp) ? YES : NO;
 }
 
-#define CAND_TAG (1LL << 61)	/* may match: checked again through JNI */
-#define REJ_TAG (1LL << 60)	/* does not match (kept tagged so it is not counted twice) */
+#define CAND_TAG (1LL << 61)	/* undecided in the walk (String fields): checked through JNI */
+#define ROW_TAG (1LL << 60)	/* matches, and is one of the rows to return */
 
+/*
+ * The walk decides every object whose predicate needs only primitive fields
+ * as soon as its last primitive field is reported (HotSpot reports one
+ * object's fields together); only the rows to return and the undecided
+ * objects are tagged, so nothing needs untagging but them.
+ */
 struct inst {
 	int nclasses;
-	jlong *class_tags;	/* wanted classes carry tags 1..nclasses */
 	int nslots;
 	struct pfield *slots;	/* predicate fields: one set per wanted class */
 	int *slot_of;		/* [nclasses * nslots]: jvmti index per class and slot */
 	int *nprims;		/* [nclasses]: primitive instance fields of each class */
 	struct pnode *pred;
 	struct pvals v;
-	jlong cur;		/* serial of the object whose fields are being read */
-	int seen_prims;
-	uint64_t examined;
-	bool has_strings;
+	int seen_prims;		/* fields of the current object seen so far */
+	uint64_t examined, matched;
+	uint32_t limit, rows;	/* rows wanted, rows tagged */
+	bool first_only;	/* stop the walk at the first match */
+	bool stop;
 };
 
-/* finish: the object's primitive fields are all in: keep it a candidate or not. */
+/* finish: all of an object's primitive fields are in: decide it. */
 static void finish(struct inst *in, jlong *tag_ptr)
 {
 	int r = peval(in->pred, in->slots, &in->v);
-	*tag_ptr = r == NO ? REJ_TAG : CAND_TAG;
+	in->examined++;
+	if (r == YES) {
+		in->matched++;
+		if (in->rows < in->limit) {
+			*tag_ptr = ROW_TAG;
+			in->rows++;
+		}
+		in->stop = in->first_only;
+	} else if (r == MAYBE) {
+		*tag_ptr = CAND_TAG;
+	}
 	for (int i = 0; i < in->v.n; i++)
 		in->v.known[i] = false;
 	in->seen_prims = 0;
+}
+
+/* An instance of a class with no primitive fields: undecided until JNI reads its Strings. */
+static void no_prims(struct inst *in, jlong class_tag, jlong *tag_ptr)
+{
+	if (*tag_ptr == 0 && class_tag > 0 && class_tag <= in->nclasses &&
+	    !in->nprims[class_tag - 1]) {
+		in->examined++;
+		*tag_ptr = CAND_TAG;
+	}
 }
 
 static jint JNICALL inst_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
@@ -1038,12 +1064,8 @@ static jint JNICALL inst_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferen
 	struct inst *in = ud;
 	(void)kind, (void)info, (void)referrer_class_tag, (void)size, (void)referrer_tag_ptr;
 	(void)length;
-	if (*tag_ptr == 0 && class_tag > 0 && class_tag <= in->nclasses) {
-		in->examined++;
-		/* A candidate until its primitive fields say otherwise. */
-		*tag_ptr = in->nprims[class_tag - 1] ? CAND_TAG | 1 : CAND_TAG;
-	}
-	return JVMTI_VISIT_OBJECTS;
+	no_prims(in, class_tag, tag_ptr);
+	return in->stop ? JVMTI_VISIT_ABORT : JVMTI_VISIT_OBJECTS;
 }
 
 static void inst_prim_value(struct inst *in, jlong class_tag, jint index, jvalue value)
@@ -1073,13 +1095,12 @@ static jint JNICALL inst_prim(jvmtiHeapReferenceKind kind, const jvmtiHeapRefere
 {
 	struct inst *in = ud;
 	(void)type;
-	if (kind != JVMTI_HEAP_REFERENCE_FIELD || class_tag <= 0 || class_tag > in->nclasses ||
-	    !(*tag_ptr & CAND_TAG))
+	if (kind != JVMTI_HEAP_REFERENCE_FIELD || class_tag <= 0 || class_tag > in->nclasses)
 		return 0;
 	inst_prim_value(in, class_tag, info->field.index, value);
 	if (++in->seen_prims >= in->nprims[class_tag - 1])
 		finish(in, tag_ptr);
-	return 0;
+	return in->stop ? JVMTI_VISIT_ABORT : 0;
 }
 
 /* The heap-walk variant: every instance, reachable or not yet collected. */
@@ -1087,11 +1108,8 @@ static jint JNICALL inst_iter(jlong class_tag, jlong size, jlong *tag_ptr, jint 
 {
 	struct inst *in = ud;
 	(void)size, (void)length;
-	if (class_tag > 0 && class_tag <= in->nclasses) {
-		in->examined++;
-		*tag_ptr = in->nprims[class_tag - 1] ? CAND_TAG | 1 : CAND_TAG;
-	}
-	return 0;
+	no_prims(in, class_tag, tag_ptr);
+	return in->stop ? JVMTI_VISIT_ABORT : 0;
 }
 
 static jint JNICALL inst_iter_prim(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
@@ -1219,45 +1237,72 @@ static bool name_matches(const char *sig, const char *want)
 	return ok;
 }
 
+/*
+ * read_field: field f of o through JNI: primitives as value bits, a String
+ * as a new copy of its text (*text; NULL for null). False on a JNI error.
+ */
+static bool read_field(JNIEnv *env, jobject o, const struct pfield *f, uint64_t *bits,
+		       char **text)
+{
+	*bits = 0;
+	*text = NULL;
+	switch (f->type) {
+	case 'Z': *bits = (*env)->GetBooleanField(env, o, f->id); break;
+	case 'B': *bits = (uint64_t)(int64_t)(*env)->GetByteField(env, o, f->id); break;
+	case 'C': *bits = (*env)->GetCharField(env, o, f->id); break;
+	case 'S': *bits = (uint64_t)(int64_t)(*env)->GetShortField(env, o, f->id); break;
+	case 'I': *bits = (uint64_t)(int64_t)(*env)->GetIntField(env, o, f->id); break;
+	case 'J': *bits = (uint64_t)(*env)->GetLongField(env, o, f->id); break;
+	case 'F': { float x = (*env)->GetFloatField(env, o, f->id); memcpy(bits, &x, 4); break; }
+	case 'D': { double x = (*env)->GetDoubleField(env, o, f->id); memcpy(bits, &x, 8); break; }
+	case 'T': {
+		jobject str = (*env)->GetObjectField(env, o, f->id);
+		if (str) {
+			const char *u = (*env)->GetStringUTFChars(env, str, NULL);
+			*text = strdup(u ? u : "");
+			if (u)
+				(*env)->ReleaseStringUTFChars(env, str, u);
+			(*env)->DeleteLocalRef(env, str);
+		}
+		break;
+	}
+	default:
+		return false;
+	}
+	return !(*env)->ExceptionCheck(env);
+}
+
 static void put_field_value(struct buf *b, JNIEnv *env, jobject o, const struct pfield *f)
 {
 	b_str(b, f->name);
-	jvalue v;
-	memset(&v, 0, sizeof v);
-	uint64_t bits = 0;
-	switch (f->type) {
-	case 'Z': bits = (*env)->GetBooleanField(env, o, f->id); break;
-	case 'B': bits = (uint64_t)(int64_t)(*env)->GetByteField(env, o, f->id); break;
-	case 'C': bits = (*env)->GetCharField(env, o, f->id); break;
-	case 'S': bits = (uint64_t)(int64_t)(*env)->GetShortField(env, o, f->id); break;
-	case 'I': bits = (uint64_t)(int64_t)(*env)->GetIntField(env, o, f->id); break;
-	case 'J': bits = (uint64_t)(*env)->GetLongField(env, o, f->id); break;
-	case 'F': { float x = (*env)->GetFloatField(env, o, f->id); memcpy(&bits, &x, 4); break; }
-	case 'D': { double x = (*env)->GetDoubleField(env, o, f->id); memcpy(&bits, &x, 8); break; }
-	default: {
+	if (f->type == 'L' || f->type == '[') {
 		jobject r = (*env)->GetObjectField(env, o, f->id);
 		if (!r) {
 			b_u8(b, 'N');
 			return;
 		}
-		if (f->type == 'T') {
-			const char *s = (*env)->GetStringUTFChars(env, r, NULL);
-			b_u8(b, 'T');
-			b_str(b, s ? s : "");
-			if (s)
-				(*env)->ReleaseStringUTFChars(env, r, s);
-		} else {
-			jclass rc = (*env)->GetObjectClass(env, r);
-			char *sig = NULL;
-			(*jvmti)->GetClassSignature(jvmti, rc, &sig, NULL);
-			b_u8(b, 'L');
-			b_str(b, sig ? sig : "?");
-			dealloc(sig);
-			(*env)->DeleteLocalRef(env, rc);
-		}
+		jclass rc = (*env)->GetObjectClass(env, r);
+		char *sig = NULL;
+		(*jvmti)->GetClassSignature(jvmti, rc, &sig, NULL);
+		b_u8(b, 'L');
+		b_str(b, sig ? sig : "?");
+		dealloc(sig);
+		(*env)->DeleteLocalRef(env, rc);
 		(*env)->DeleteLocalRef(env, r);
 		return;
 	}
+	uint64_t bits;
+	char *text;
+	read_field(env, o, f, &bits, &text);
+	if (f->type == 'T') {
+		if (text) {
+			b_u8(b, 'T');
+			b_str(b, text);
+			free(text);
+		} else {
+			b_u8(b, 'N');
+		}
+		return;
 	}
 	b_u8(b, (uint8_t)f->type);
 	b_u64(b, bits);
@@ -1339,7 +1384,6 @@ static bool do_instances(int fd, JNIEnv *env, struct req *r)
 					}
 					if (k == 0)
 						in.slots[s].type = t;
-					in.has_strings |= t == 'T';
 					in.slot_of[k * in.nslots + s] =
 						t == 'T' ? -2 : tabs[k].f[f].jvmti_index;
 				}
@@ -1352,6 +1396,8 @@ static bool do_instances(int fd, JNIEnv *env, struct req *r)
 	}
 	for (int k = 0; k < in.nclasses; k++)
 		(*jvmti)->SetTag(jvmti, wanted[k], k + 1);
+	in.limit = limit;
+	in.first_only = (flags & 4) != 0;
 	jvmtiHeapCallbacks cb;
 	memset(&cb, 0, sizeof cb);
 	jvmtiError e;
@@ -1372,21 +1418,22 @@ static bool do_instances(int fd, JNIEnv *env, struct req *r)
 		snprintf(why, sizeof why, "the heap walk failed (JVMTI error %d)", e);
 		goto reply;
 	}
-	/* The candidates, now as JNI references: strings are compared here. */
-	jlong want_tags[2] = {CAND_TAG, CAND_TAG | 1};
+	/* The rows and the undecided objects, as JNI references; their tags go now. */
+	jlong want_tags[2] = {ROW_TAG, CAND_TAG};
 	jint nobj = 0;
 	jobject *objs = NULL;
-	e = (*jvmti)->GetObjectsWithTags(jvmti, 2, want_tags, &nobj, &objs, NULL);
-	untag_all();
+	jlong *otags = NULL;
+	e = (*jvmti)->GetObjectsWithTags(jvmti, 2, want_tags, &nobj, &objs, &otags);
 	if (e != JVMTI_ERROR_NONE) {
+		untag_all();
 		snprintf(why, sizeof why, "GetObjectsWithTags failed (JVMTI error %d)", e);
 		goto reply;
 	}
 	struct buf rows = {0};
-	uint64_t matched = 0;
 	uint32_t nrows = 0;
 	for (jint i = 0; i < nobj; i++) {
 		jobject o = objs[i];
+		(*jvmti)->SetTag(jvmti, o, 0);
 		jclass oc = (*env)->GetObjectClass(env, o);
 		int k = 0;
 		while (k < in.nclasses && !(*env)->IsSameObject(env, oc, wanted[k]))
@@ -1394,53 +1441,43 @@ static bool do_instances(int fd, JNIEnv *env, struct req *r)
 		(*env)->DeleteLocalRef(env, oc);
 		if (k == in.nclasses)
 			k = 0;
-		/* Every predicate field, read exactly (the heap walk may have left some unknown). */
-		for (int s = 0; s < in.nslots; s++) {
-			in.v.known[s] = false;
-			for (int f = 0; f < tabs[k].n; f++) {
-				if (strcmp(tabs[k].f[f].name, in.slots[s].name))
-					continue;
-				struct buf tmp = {0};
-				put_field_value(&tmp, env, o, &tabs[k].f[f]);
-				struct req rr = {tmp.p, tmp.p + tmp.len, false};
-				free(r_str(&rr));
-				char kind = (char)r_u8(&rr);
-				if (kind == 'T') {
-					in.v.text[s] = r_str(&rr);
-				} else if (kind == 'N') {
-					in.v.text[s] = NULL;
-				} else {
-					in.v.bits[s] = r_u64(&rr);
-				}
-				in.v.known[s] = !rr.bad;
-				free(tmp.p);
-			}
-		}
-		int res = peval(pred, in.slots, &in.v);
-		for (int s = 0; s < in.nslots; s++) {
-			free(in.v.text[s]);
-			in.v.text[s] = NULL;
-		}
-		if (res == YES) {
-			matched++;
-			if (nrows < limit) {
-				jclass rc = (*env)->GetObjectClass(env, o);
-				char *sig = NULL;
-				(*jvmti)->GetClassSignature(jvmti, rc, &sig, NULL);
-				b_str(&rows, sig ? sig : "?");
-				dealloc(sig);
-				(*env)->DeleteLocalRef(env, rc);
-				b_u16(&rows, (uint16_t)tabs[k].n);
+		bool row = otags[i] == ROW_TAG;
+		if (!row) {	/* undecided: read the predicate's fields through JNI */
+			for (int sl = 0; sl < in.nslots; sl++) {
+				in.v.known[sl] = false;
 				for (int f = 0; f < tabs[k].n; f++)
-					put_field_value(&rows, env, o, &tabs[k].f[f]);
-				nrows++;
+					if (!strcmp(tabs[k].f[f].name, in.slots[sl].name))
+						in.v.known[sl] = read_field(env, o, &tabs[k].f[f],
+									    &in.v.bits[sl], &in.v.text[sl]);
 			}
+			int res = peval(pred, in.slots, &in.v);
+			for (int sl = 0; sl < in.nslots; sl++) {
+				free(in.v.text[sl]);
+				in.v.text[sl] = NULL;
+			}
+			if (res == YES)
+				in.matched++;
+			row = res == YES && nrows < limit;
+		}
+		if (row && nrows < limit) {
+			jclass rc = (*env)->GetObjectClass(env, o);
+			char *sig = NULL;
+			(*jvmti)->GetClassSignature(jvmti, rc, &sig, NULL);
+			b_str(&rows, sig ? sig : "?");
+			dealloc(sig);
+			(*env)->DeleteLocalRef(env, rc);
+			b_u16(&rows, (uint16_t)tabs[k].n);
+			for (int f = 0; f < tabs[k].n; f++)
+				put_field_value(&rows, env, o, &tabs[k].f[f]);
+			nrows++;
 		}
 		(*env)->DeleteLocalRef(env, o);
 		if ((*env)->ExceptionCheck(env))
 			(*env)->ExceptionClear(env);
 	}
 	dealloc(objs);
+	dealloc(otags);
+	uint64_t matched = in.matched;
 	struct buf b = {0};
 	b_u64(&b, in.examined);
 	b_u64(&b, matched);

@@ -478,13 +478,13 @@ static void put_pred(struct obuf *b, const struct proto_pred *p)
 }
 
 int proto_instances(struct proto_conn *c, const char *cls, bool subclasses, bool heap_walk,
-		    uint32_t limit, const struct proto_pred *pred, struct proto_instances *out,
-		    struct hs_error *err)
+		    bool first_only, uint32_t limit, const struct proto_pred *pred,
+		    struct proto_instances *out, struct hs_error *err)
 {
 	memset(out, 0, sizeof *out);
 	struct obuf b = {0};
 	put_str(&b, cls);
-	put_u8(&b, (uint8_t)(subclasses | heap_walk << 1));
+	put_u8(&b, (uint8_t)(subclasses | heap_walk << 1 | first_only << 2));
 	put_u32(&b, limit);
 	put_pred(&b, pred);
 	if (b.len > 65535) {

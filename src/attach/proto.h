@@ -106,10 +106,11 @@ struct proto_instances {
  * fields satisfy pred, evaluated in the VM; at most limit rows, but matched
  * counts them all. heap_walk walks the whole heap instead of following
  * references from the roots (faster; may include garbage not yet collected).
+ * first_only stops at the first match (for exists: matched is then 0 or 1).
  */
 int proto_instances(struct proto_conn *c, const char *cls, bool subclasses, bool heap_walk,
-		    uint32_t limit, const struct proto_pred *pred, struct proto_instances *out,
-		    struct hs_error *err);
+		    bool first_only, uint32_t limit, const struct proto_pred *pred,
+		    struct proto_instances *out, struct hs_error *err);
 void proto_instances_free(struct proto_instances *r);
 
 /* proto_detach: ask the agent to stop and remove its socket; closes c. */

@@ -434,7 +434,8 @@ int sh_live_pushdown(struct sh *sh, const char *text, bool *handled)
 	struct hs_error err;
 	uint32_t limit = pd.op == PD_FILTER ? 100 : pd.op == PD_FIRST ? 1 : 0;
 	hs_interrupted = 0;
-	int st = proto_instances(&sh->live->conn, pd.cls, true, false, limit, pred, &r, &err);
+	int st = proto_instances(&sh->live->conn, pd.cls, true, false, pd.op == PD_EXISTS, limit,
+				 pred, &r, &err);
 	pred_free(pred);
 	if (st != HS_OK) {
 		dsl_pushdown_free(&pd);
@@ -473,8 +474,8 @@ int sh_live_pushdown(struct sh *sh, const char *text, bool *handled)
 			   r.nrows);
 	if (out_mode == OUT_TABLE && (sh->timer || isatty(STDERR_FILENO)))
 		fprintf(stderr, "evaluated inside JVM %d: %" PRIu64 " instances of %s examined, "
-			"%" PRIu64 " matched; no snapshot taken\n", sh->live->pid, r.examined,
-			pd.cls, r.matched);
+			"%" PRIu64 " matched%s; no snapshot taken\n", sh->live->pid, r.examined,
+			pd.cls, r.matched, pd.op == PD_EXISTS && r.matched ? " (stopped at the first)" : "");
 	proto_instances_free(&r);
 	dsl_pushdown_free(&pd);
 	return HS_OK;
