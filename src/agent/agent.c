@@ -423,12 +423,30 @@ struct snap {
 	jlong self;		/* the tag of the agent's own thread: its JNI locals are no roots */
 	uint64_t objects, records;
 	bool failed;
+	size_t len;		/* bytes in buf */
+	uint8_t buf[1 << 16];
 };
+
+/* w_flush: the buffered records to the file (stdio's per-call locking is too slow here). */
+static void w_flush(struct snap *s)
+{
+	if (s->len && fwrite(s->buf, 1, s->len, s->f) != s->len)
+		s->failed = true;
+	s->len = 0;
+}
 
 static void w_bytes(struct snap *s, const void *p, size_t n)
 {
-	if (fwrite(p, 1, n, s->f) != n)
-		s->failed = true;
+	if (s->len + n > sizeof s->buf) {
+		w_flush(s);
+		if (n > sizeof s->buf) {
+			if (fwrite(p, 1, n, s->f) != n)
+				s->failed = true;
+			return;
+		}
+	}
+	memcpy(s->buf + s->len, p, n);
+	s->len += n;
 }
 static void w_u8(struct snap *s, uint8_t v) { w_bytes(s, &v, 1); }
 static void w_u16(struct snap *s, uint16_t v)
@@ -777,7 +795,10 @@ static bool do_snapshot(int fd, JNIEnv *env, struct req *r)
 {
 	if (r->p != r->end)
 		return false;
-	struct snap s = {temp_file(), 1, 0, 0, 0, 0, false};
+	static struct snap s;	/* one snapshot at a time: the agent serves one client */
+	memset(&s, 0, sizeof s);
+	s.f = temp_file();
+	s.next = 1;
 	if (!s.f)
 		return send_error(fd, "cannot create a temporary file in %s: %s", sock_dir,
 				  strerror(errno));
@@ -813,6 +834,7 @@ static bool do_snapshot(int fd, JNIEnv *env, struct req *r)
 	jvmtiError e = (*jvmti)->FollowReferences(jvmti, 0, NULL, NULL, &cb, &s);
 	untag_all();
 	drop_classes(env, &c);
+	w_flush(&s);
 	if (e != JVMTI_ERROR_NONE || s.failed || fflush(s.f) != 0) {
 		fclose(s.f);
 		return send_error(fd, e != JVMTI_ERROR_NONE ? "FollowReferences failed (JVMTI error %d)"
