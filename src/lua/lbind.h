@@ -25,9 +25,22 @@
 #define LB_LIST "heapsh.list"
 #define LB_CLASS "heapsh.class"
 
+/* A member lookup remembered: class + interned key -> a field's place, or a built-in. */
+struct lb_member {
+	const char *key;	/* Lua's interned string (pointer identity) */
+	uint32_t cls;
+	uint32_t off;		/* field: offset in the instance values */
+	uint8_t type;		/* field: HPROF type; 0 = not a field (a built-in) */
+	uint8_t builtin;	/* the built-in k names (lbind_object.c), when not a field */
+	unsigned gen;
+};
+
+#define LB_MEMBERS 1024
+
 struct lb_heap {
 	struct sh *sh;
 	bool owned;		/* closed by __gc / __close */
+	struct lb_member members[LB_MEMBERS];
 };
 
 struct lb_object {

@@ -320,7 +320,7 @@ static int heap_object(lua_State *L)
 
 static int objects_next(lua_State *L)
 {
-	struct lb_heap *hp = luaL_checkudata(L, lua_upvalueindex(1), LB_HEAP);
+	struct lb_heap *hp = lua_touserdata(L, lua_upvalueindex(1));	/* set by heap_objects */
 	lb_check_gen(L, hp, (unsigned)lua_tointeger(L, lua_upvalueindex(4)));
 	const struct heap *h = hp->sh->heap;
 	lua_Integer k = lua_tointeger(L, lua_upvalueindex(2));
@@ -344,9 +344,11 @@ static int heap_objects(lua_State *L)
 {
 	struct lb_heap *hp = lb_checkheap(L, 1);
 	const struct heap *h = hp->sh->heap;
+	bool all = lua_isnoneornil(L, 2);
+	lua_settop(L, 2);
 	lua_pushvalue(L, 1);
 	lua_pushinteger(L, 0);
-	if (lua_isnoneornil(L, 2)) {
+	if (all) {
 		lua_pushnil(L);
 	} else {
 		uint32_t *cls, nc;

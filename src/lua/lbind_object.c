@@ -23,17 +23,21 @@ static struct lb_heap *heap_at(lua_State *L, int idx)
 	return luaL_checkudata(L, idx, LB_HEAP);
 }
 
+/* The objects' metatable, also kept under this address in the registry. */
+static const char object_meta_key = 0;
+
 void lb_push_object(lua_State *L, int heap_idx, uint32_t i)
 {
 	heap_idx = lua_absindex(L, heap_idx);
-	struct lb_heap *hp = heap_at(L, heap_idx);
+	struct lb_heap *hp = lua_touserdata(L, heap_idx);	/* callers pass a heap */
 	struct lb_object *o = lua_newuserdatauv(L, sizeof *o, 1);
 	o->hp = hp;
 	o->i = i;
 	o->gen = hp->sh->gen;
 	lua_pushvalue(L, heap_idx);
 	lua_setiuservalue(L, -2, 1);
-	luaL_setmetatable(L, LB_OBJECT);
+	lua_rawgetp(L, LUA_REGISTRYINDEX, &object_meta_key);	/* cheaper than by name */
+	lua_setmetatable(L, -2);
 }
 
 void lb_push_list(lua_State *L, int heap_idx, uint32_t *idx, uint32_t n)
@@ -155,55 +159,91 @@ static int obj_field(lua_State *L)
 	return 1;
 }
 
-static int builtin(lua_State *L, struct lb_object *o, const char *k)
+enum builtin_id {
+	B_NONE, B_ID, B_CLASS, B_SIZE, B_RETAINED, B_DYNAMIC, B_KIND, B_LENGTH, B_TEXT, B_REFS,
+	B_REFERRERS, B_FIELD
+};
+
+static const struct {
+	const char *name;
+	enum builtin_id id;
+	bool always;		/* never shadowed by a Java field */
+} builtins[] = {
+	{"id", B_ID, false}, {"object_id", B_ID, true}, {"class", B_CLASS, false},
+	{"size", B_SIZE, false}, {"shallow_size", B_SIZE, true}, {"retained", B_RETAINED, false},
+	{"retained_size", B_RETAINED, true}, {"dynamic_size", B_DYNAMIC, true},
+	{"kind", B_KIND, false}, {"length", B_LENGTH, false}, {"text", B_TEXT, false},
+	{"refs", B_REFS, true}, {"referrers", B_REFERRERS, true}, {"field", B_FIELD, true},
+};
+
+static enum builtin_id builtin_of(const char *k, bool *always)
+{
+	for (size_t b = 0; b < sizeof builtins / sizeof *builtins; b++)
+		if (!strcmp(builtins[b].name, k)) {
+			*always = builtins[b].always;
+			return builtins[b].id;
+		}
+	*always = false;
+	return B_NONE;
+}
+
+static int builtin(lua_State *L, struct lb_object *o, enum builtin_id b)
 {
 	struct sh *sh = o->hp->sh;
 	const struct heap *h = sh->heap;
-	if (!strcmp(k, "id") || !strcmp(k, "object_id")) {
+	switch (b) {
+	case B_ID:
 		lua_pushinteger(L, (lua_Integer)heap_id(h, o->i));
-	} else if (!strcmp(k, "class")) {
-		if (heap_kind(h, o->i) == HEAP_CLASS) {
-			lua_pushstring(L, "java.lang.Class");
-		} else {
-			lua_pushstring(L, heap_class_name(h, o->i));
-		}
-	} else if (!strcmp(k, "size") || !strcmp(k, "shallow_size")) {
-		lua_pushinteger(L, (lua_Integer)heap_shallow(h, o->i));
-	} else if (!strcmp(k, "retained") || !strcmp(k, "retained_size")) {
+		break;
+	case B_CLASS:
+		lua_pushstring(L, heap_kind(h, o->i) == HEAP_CLASS ? "java.lang.Class"
+								    : heap_class_name(h, o->i));
+		break;
+	case B_SIZE:
+		lua_pushinteger(L, (lua_Integer)(h->size[o->i] != UINT32_MAX ? h->size[o->i]
+								     : heap_shallow(h, o->i)));
+		break;
+	case B_RETAINED: {
 		struct dom_tree *t = sh_dom(sh, sh->no_weak);
 		if (!t)
 			return luaL_error(L, "retained sizes are not available: %s", sh->last_error);
 		lua_pushinteger(L, (lua_Integer)t->retained[o->i]);
-	} else if (!strcmp(k, "dynamic_size")) {
+		break;
+	}
+	case B_DYNAMIC: {
 		struct dyn *d = sh_dyn(sh, false);
 		uint64_t bytes;
 		if (!d || dyn_exact(d, dyn_comp(d, o->i), &bytes) != HS_OK)
 			return luaL_error(L, "dynamic sizes are not available: %s",
 					  d ? "interrupted" : sh->last_error);
 		lua_pushinteger(L, (lua_Integer)bytes);
-	} else if (!strcmp(k, "kind")) {
+		break;
+	}
+	case B_KIND: {
 		static const char *const kinds[] = {"instance", "object array", "primitive array",
 						    "class"};
 		lua_pushstring(L, kinds[heap_kind(h, o->i)]);
-	} else if (!strcmp(k, "length")) {
+		break;
+	}
+	case B_LENGTH: {
 		enum heap_kind kd = heap_kind(h, o->i);
 		if (kd != HEAP_OBJ_ARRAY && kd != HEAP_PRIM_ARRAY)
 			return 0;
 		lua_pushinteger(L, heap_array_length(h, o->i));
-	} else if (!strcmp(k, "text")) {
-		char *s = heap_string(h, o->i, 1 << 20);
-		if (!s)
+		break;
+	}
+	case B_TEXT: {
+		char *str = heap_string(h, o->i, 1 << 20);
+		if (!str)
 			return 0;
-		lua_pushstring(L, s);
-		free(s);
-	} else if (!strcmp(k, "refs")) {
-		lua_pushcfunction(L, obj_refs);
-	} else if (!strcmp(k, "referrers")) {
-		lua_pushcfunction(L, obj_referrers);
-	} else if (!strcmp(k, "field")) {
-		lua_pushcfunction(L, obj_field);
-	} else {
-		return 0;
+		lua_pushstring(L, str);
+		free(str);
+		break;
+	}
+	case B_REFS: lua_pushcfunction(L, obj_refs); break;
+	case B_REFERRERS: lua_pushcfunction(L, obj_referrers); break;
+	case B_FIELD: lua_pushcfunction(L, obj_field); break;
+	default: return 0;
 	}
 	return 1;
 }
@@ -214,7 +254,12 @@ static int builtin(lua_State *L, struct lb_object *o, const char *k)
  */
 static int obj_index(lua_State *L)
 {
-	struct lb_object *o = lb_checkobject(L, 1);
+	/* The metatable this closure was made for is its upvalue: a cheap type check. */
+	struct lb_object *o = lua_touserdata(L, 1);
+	if (!o || !lua_getmetatable(L, 1) || !lua_rawequal(L, -1, lua_upvalueindex(1)))
+		return luaL_typeerror(L, 1, LB_OBJECT);
+	lua_pop(L, 1);
+	lb_check_gen(L, o->hp, o->gen);
 	const struct heap *h = o->hp->sh->heap;
 	if (lua_type(L, 2) == LUA_TNUMBER) {
 		lua_Integer k = luaL_checkinteger(L, 2);
@@ -228,16 +273,26 @@ static int obj_index(lua_State *L)
 		return 1;
 	}
 	const char *k = luaL_checkstring(L, 2);
-	bool always_builtin = !strcmp(k, "object_id") || !strcmp(k, "shallow_size") ||
-			      !strcmp(k, "retained_size") || !strcmp(k, "dynamic_size") ||
-			      !strcmp(k, "refs") || !strcmp(k, "referrers") || !strcmp(k, "field");
-	struct heap_value v;
-	if (!always_builtin && heap_field(h, o->i, k, &v)) {
+	/* Where this class keeps k, remembered per (class, interned key). */
+	uint32_t c = h->cls[o->i];
+	struct lb_member *m = &o->hp->members[(((uintptr_t)k >> 4) * 31u + c) % LB_MEMBERS];
+	if (m->key != k || m->cls != c || m->gen != o->gen) {
+		bool always;
+		m->key = k;
+		m->cls = c;
+		m->gen = o->gen;
+		m->builtin = (uint8_t)builtin_of(k, &always);
+		if (always || heap_kind(h, o->i) != HEAP_INSTANCE ||
+		    !heap_field_locate(h, c, k, &m->off, &m->type))
+			m->type = 0;
+	}
+	if (m->type) {
+		struct heap_value v = heap_field_at(h, o->i, m->off, m->type);
 		lua_getiuservalue(L, 1, 1);
 		lb_push_heap_value(L, -1, &v);
 		return 1;
 	}
-	return builtin(L, o, k);
+	return builtin(L, o, (enum builtin_id)m->builtin);
 }
 
 static int obj_eq(lua_State *L)
@@ -358,10 +413,13 @@ static int list_ids(lua_State *L)
 void lb_object_meta(lua_State *L)
 {
 	static const luaL_Reg objmeta[] = {
-		{"__index", obj_index}, {"__eq", obj_eq}, {"__tostring", obj_tostring}, {NULL, NULL}};
+		{"__eq", obj_eq}, {"__tostring", obj_tostring}, {NULL, NULL}};
 	luaL_newmetatable(L, LB_OBJECT);
 	luaL_setfuncs(L, objmeta, 0);
-	lua_pop(L, 1);
+	lua_pushvalue(L, -1);
+	lua_pushcclosure(L, obj_index, 1);
+	lua_setfield(L, -2, "__index");
+	lua_rawsetp(L, LUA_REGISTRYINDEX, &object_meta_key);
 	static const luaL_Reg listmeta[] = {
 		{"__index", list_index}, {"__len", list_len}, {"__gc", list_gc},
 		{"__tostring", list_tostring}, {NULL, NULL}};
