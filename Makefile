@@ -40,7 +40,8 @@ SH_OBJ   = $(SH_SRC:%.c=$(BUILD)/$(READLINE)/%.o)
 
 # Debian packages the build, the tests and the benchmarks need.
 DEB_PKGS = gcc make pkg-config zlib1g-dev liblua5.4-dev libffi-dev libreadline-dev \
-           libcmocka-dev openjdk-17-jdk-headless visualvm python3 python3-networkx tmux gzip
+           libcmocka-dev openjdk-17-jdk-headless visualvm python3 python3-networkx tmux gzip \
+           zsh groff-base
 
 .PHONY: all deps demo test unit bench clean FORCE
 BIN ?= heapsh
@@ -128,6 +129,8 @@ bench: deps heapsh
 	bash bench/run.sh
 	bash bench/queries.sh
 	bash bench/dyn.sh
+	bash bench/live.sh
+	bash bench/lua.sh
 
 clean:
 	rm -rf $(BUILD) heapsh $(AGENT)

@@ -106,7 +106,7 @@ if [ -n "$JVM_PID" ]; then
 fi
 
 # bash completion, as installed: words in, COMPREPLY out, in a directory of
-# test files; the installed Lua directory holds one script.
+# test files; the installed Lua directory holds the ready scripts and one more.
 if command -v bash >/dev/null; then
 	C=$I/compl
 	mkdir -p "$C/sub"
@@ -125,7 +125,8 @@ if command -v bash >/dev/null; then
 	check "bash: dumps and directories" "$(printf 'a.hprof\nb.hprof.gz\nsub')" "$(bcomp heapsh '')"
 	check "bash: query files for -f" "$(printf 'q.hq\nsub')" "$(bcomp heapsh -f '')"
 	check "bash: Lua scripts for -l, installed ones as full paths" \
-		"$(printf '%s\n' "$INST/usr/share/heapsh/lua/zz_installed.lua" s.lua sub | sort)" \
+		"$(printf '%s\n' "$INST/usr/share/heapsh/lua/zz_installed.lua" s.lua sub \
+			$(for f in lua/*.lua; do echo "$INST/usr/share/heapsh/lua/${f#lua/}"; done) | sort)" \
 		"$(bcomp "$INST/usr/bin/heapsh" -l '')"
 	check "bash: an installed Lua script by name" "$INST/usr/share/heapsh/lua/zz_installed.lua" \
 		"$(bcomp "$INST/usr/bin/heapsh" -l zz)"

@@ -1,0 +1,319 @@
+#!/usr/bin/env bash
+# bench/lua.sh - Lua scripting (issue 7) on build/bench/big1.hprof (2.46 M
+# objects). Run from the repository root by `make bench`, after bench/run.sh
+# (which makes the dumps); makes them itself through bench/run.sh when missing.
+#
+# Two parts, in one run:
+#  1. a loop over objects in Lua against the same sum in the query language,
+#     each a whole heapsh process (`heapsh -f FILE big1.hprof`, FILE =
+#     `:timer on` and the command; the command's own time is read from
+#     :timer, so opening the dump is left out), the two interleaved, BENCH_RUNS
+#     runs each, medians compared (target: Lua at most 3x the query):
+#       strings:  for o in h:objects("java.lang.String") do s = s + o.hash end
+#                 objects.filter([it | it is java.lang.String]).sum([o | o.hash])
+#       all:      for o in h:objects() do s = s + o.size end
+#                 objects.sum([o | o.size])
+#       all_shallow: the same with o.shallow_size (a built-in name that no
+#                 Java field shadows, so no field lookup comes first)
+#     Both sides must print the same sum (a field named size, as in
+#     ArrayList, shadows the built-in on both sides alike).
+#  2. each ready script in lua/ on big1, wall time of the whole process (GNU
+#     time), BENCH_RUNS runs, median (target: under 5 s each); diff.lua on
+#     big1 twice (the second opened separately) and, when it exists, on big1
+#     and big2.
+# With perf installed (and BENCH_PERF not 0), a profile of the "all" loop says
+# where the Lua side's time goes.
+#
+# Environment: BENCH_RUNS=N (default 5); HEAPSH=path (default ./heapsh; copied
+# to build/bench/heapsh-lua first, so a rebuild during the run cannot mix two
+# binaries); BENCH_PERF=0 skips the profile.
+#
+# Output: build/bench/lua.txt (the report), a section in build/bench/summary.md
+# (replacing an earlier one), every run's output in build/bench/lualog/. Exit
+# status 1 if a run failed or the two sides of a loop disagree; a missed
+# target is reported, not an error.
+
+set -euo pipefail
+export LC_ALL=C
+cd "$(dirname "$0")/.."
+
+R=${BENCH_RUNS:-5}
+HEAPSH=${HEAPSH:-./heapsh}
+OUT=build/bench
+LOG=$OUT/lualog
+BIG1=$OUT/big1.hprof
+BIG2=$OUT/big2.hprof
+REPORT=$OUT/lua.txt
+SUM=$OUT/summary.md
+[[ $R =~ ^[1-9][0-9]*$ ]] || { echo "bench/lua.sh: BENCH_RUNS must be a positive integer" >&2; exit 2; }
+
+[ "$HEAPSH" != ./heapsh ] || make -s heapsh
+[ -x "$HEAPSH" ] || { echo "bench/lua.sh: $HEAPSH not found" >&2; exit 2; }
+mkdir -p "$LOG"
+rm -f "$LOG"/*
+if [ ! -s "$BIG1" ]; then
+	# The dumps are made by bench/run.sh's make_dump (BigHeap SCALE 1 and 2).
+	echo "bench/lua.sh: $BIG1 is missing; making it with a quick bench/run.sh"
+	BENCH_RUNS=1 BENCH_SKIP_VV_RETAINED=1 bash bench/run.sh
+fi
+cp "$HEAPSH" "$OUT/heapsh-lua.tmp" && mv -f "$OUT/heapsh-lua.tmp" "$OUT/heapsh-lua"
+HS=$OUT/heapsh-lua
+BIN_ID="$("$HS" --version), sha256 $(sha256sum "$HS" | cut -c1-12), copied from $HEAPSH"
+if git rev-parse --git-dir >/dev/null 2>&1; then
+	BIN_ID+="; the working tree was at commit $(git rev-parse --short HEAD)"
+	[ -z "$(git status --porcelain -- src lua Makefile 2>/dev/null)" ] ||
+		BIN_ID+=" with uncommitted changes in src/, lua/ or Makefile"
+fi
+DUMPS=("$BIG1")
+[ -s "$BIG2" ] && DUMPS+=("$BIG2")
+for d in "${DUMPS[@]}"; do
+	cat "$d" >/dev/null   # every run reads the dump from the page cache
+	# The scripts use the dominator tree: make the index once, untimed, so
+	# every run below reads it (as a second look at a dump does).
+	[ -s "$d.hsidx" ] || "$HS" -c ':dominators --top 1' "$d" >/dev/null
+done
+
+GNU_TIME=0
+if [ -x /usr/bin/time ] && /usr/bin/time -f '%e %M' -o /dev/null true 2>/dev/null; then
+	GNU_TIME=1
+fi
+FAILURES=()
+median() {  # median of the numbers on stdin
+	sort -n | awk 'NF { a[++n] = $1 } END { if (n == 0) print "n/a"; else if (n % 2) print a[(n + 1) / 2]; else print (a[n / 2] + a[n / 2 + 1]) / 2 }'
+}
+med() { printf '%s\n' ${1:-} | median; }
+
+# ---------------------------------------------------------------- 1. loops
+declare -A CODE MS RESULT NRUN WALLS RSS
+CODE[strings_lua]=':luafile LOG/strings.lua'
+CODE[strings_query]='objects.filter([it | it is java.lang.String]).sum([o | o.hash])'
+CODE[all_lua]=':luafile LOG/all.lua'
+CODE[all_query]='objects.sum([o | o.size])'
+CODE[all_shallow_lua]=':luafile LOG/all_shallow.lua'
+CODE[all_shallow_query]='objects.sum([o | o.shallow_size])'
+cat >"$LOG/strings.lua" <<'EOF'
+local s = 0
+for o in heapsh.current():objects("java.lang.String") do s = s + o.hash end
+print(s)
+EOF
+cat >"$LOG/all.lua" <<'EOF'
+local s = 0
+for o in heapsh.current():objects() do s = s + o.size end
+print(s)
+EOF
+cat >"$LOG/all_shallow.lua" <<'EOF'
+local s = 0
+for o in heapsh.current():objects() do s = s + o.shallow_size end
+print(s)
+EOF
+
+# loop NAME: one process, :timer on and NAME's command; its :timer ms and result.
+loop() {
+	local name=$1 rc=0 ms n=$(( ${NRUN[$1]:-0} + 1 ))
+	NRUN[$name]=$n
+	local base=$LOG/$name.$n
+	printf ':timer on\n%s\n' "${CODE[$name]//LOG/$LOG}" >"$base.hsh"
+	"$HS" -f "$base.hsh" "$BIG1" >"$base.out" 2>"$base.err" || rc=$?
+	ms=$(awk '/^time:/ { print $2 }' "$base.err" | tail -n 1)
+	if [ "$rc" != 0 ] || [ -z "$ms" ]; then
+		FAILURES+=("$name run $n: exit status $rc: $HS -f $base.hsh $BIG1")
+		echo "!! FAILED: $name run $n (exit status $rc); stderr:" >&2
+		tail -n 20 "$base.err" | sed 's/^/!!   /' >&2
+		return 0
+	fi
+	MS[$name]+="$ms "
+	RESULT[$name]=$(tail -n 1 "$base.out")
+	printf '   %-18s run %d: %9s ms  (sum %s)\n' "$name" "$n" "$ms" "${RESULT[$name]}"
+}
+echo "== Lua loops against the query language on $BIG1: $R runs each, interleaved"
+for ((i = 1; i <= R; i++)); do
+	for b in strings all all_shallow; do
+		if ((i % 2)); then loop "${b}_lua"; loop "${b}_query"; else loop "${b}_query"; loop "${b}_lua"; fi
+	done
+done
+
+LOOP_MD=$LOG/loops.md
+{
+echo "### 1. Lua against the query language: the same sum over the objects of big1"
+echo
+echo "Each run is a whole heapsh process on the dump (the index read, as a second look at a dump);" \
+     "the time is the command's own, from \`:timer\` (opening the dump excluded). The two sides" \
+     "alternate which goes first. Target: Lua at most 3x the query's time."
+echo
+echo "| loop | Lua median ms | query median ms | Lua / query | verdict | Lua ms per run | query ms per run | sums agree |"
+echo "|---|---:|---:|---:|---|---|---|---|"
+for b in strings all all_shallow; do
+	lm=$(med "${MS[${b}_lua]:-}"); qm=$(med "${MS[${b}_query]:-}")
+	ratio=n/a verdict=n/a
+	if [[ $lm != n/a && $qm != n/a ]]; then
+		ratio=$(awk -v a="$lm" -v b="$qm" 'BEGIN { printf "%.2f", a / b }')
+		verdict=$(awk -v r="$ratio" 'BEGIN { if (r <= 3) print "met"; else printf "MISSED by %.2fx (%.2f against 3)", r / 3, r }')
+	fi
+	agree=no
+	[ -n "${RESULT[${b}_lua]:-}" ] && [ "${RESULT[${b}_lua]:-}" = "${RESULT[${b}_query]:-x}" ] && agree="yes (${RESULT[${b}_lua]})"
+	[[ $agree == yes* ]] || FAILURES+=("$b: the Lua loop printed '${RESULT[${b}_lua]:-}', the query '${RESULT[${b}_query]:-}'")
+	case $b in
+		strings) what='`for o in h:objects("java.lang.String") do s = s + o.hash end` / `objects.filter([it | it is java.lang.String]).sum([o | o.hash])`';;
+		all) what='`for o in h:objects() do s = s + o.size end` / `objects.sum([o | o.size])`';;
+		all_shallow) what='`... s = s + o.shallow_size ...` / `objects.sum([o | o.shallow_size])`';;
+	esac
+	lr=${MS[${b}_lua]:-}; qr=${MS[${b}_query]:-}
+	echo "| $what | $lm | $qm | $ratio | $verdict | ${lr% } | ${qr% } | $agree |"
+done
+echo
+} >"$LOOP_MD"
+
+# ---------------------------------------------------------------- 2. scripts
+# script NAME ARGS...: one timed `heapsh -l` run (wall s, peak RSS KiB).
+script() {
+	local name=$1 rc=0 line wall rss; shift
+	local n=$(( ${NRUN[$name]:-0} + 1 ))
+	NRUN[$name]=$n
+	local base=$LOG/$name.$n
+	if [ "$GNU_TIME" = 1 ]; then
+		/usr/bin/time -f '%e %M' -o "$base.time" "$HS" --format csv -l "$@" >"$base.out" 2>"$base.err" || rc=$?
+		line=$(tail -n 1 "$base.time"); wall=${line% *}; rss=${line#* }
+	else
+		local TIMEFORMAT=%R
+		{ time "$HS" --format csv -l "$@" >"$base.out" 2>"$base.err"; } 2>"$base.time" || rc=$?
+		wall=$(tail -n 1 "$base.time"); rss=n/a
+	fi
+	if [ "$rc" != 0 ] || [ ! -s "$base.out" ]; then
+		FAILURES+=("$name run $n: exit status $rc: $HS --format csv -l $*")
+		echo "!! FAILED: $name run $n (exit status $rc); stderr:" >&2
+		tail -n 20 "$base.err" | sed 's/^/!!   /' >&2
+		return 0
+	fi
+	WALLS[$name]+="$wall "
+	RSS[$name]+="$rss "
+	printf '   %-22s run %d: %6s s, %s MB, %d rows\n' "$name" "$n" "$wall" \
+		"$([ "$rss" = n/a ] && echo n/a || echo $((rss / 1024)))" "$(($(wc -l <"$base.out") - 1))"
+}
+declare -A ARGS
+SCRIPTS=(leak_suspects classloaders duplicate_strings collections diff_big1_big1)
+ARGS[leak_suspects]="lua/leak_suspects.lua $BIG1"
+ARGS[classloaders]="lua/classloaders.lua $BIG1 java.util.* java.lang *Node"
+ARGS[duplicate_strings]="lua/duplicate_strings.lua $BIG1"
+ARGS[collections]="lua/collections.lua $BIG1"
+ARGS[diff_big1_big1]="lua/diff.lua $BIG1 $BIG1"
+if [ -s "$BIG2" ]; then
+	SCRIPTS+=(diff_big1_big2 diff_big1_big2_noret)
+	ARGS[diff_big1_big2]="lua/diff.lua $BIG1 $BIG2"
+	ARGS[diff_big1_big2_noret]="lua/diff.lua $BIG1 $BIG2 --no-retained"
+fi
+echo "== the ready scripts on $BIG1: $R runs each"
+set -f   # the patterns stay words
+for ((i = 1; i <= R; i++)); do
+	for s in "${SCRIPTS[@]}"; do
+		# shellcheck disable=SC2086
+		script "$s" ${ARGS[$s]}
+	done
+done
+set +f
+
+SCRIPT_MD=$LOG/scripts.md
+{
+echo "### 2. The ready scripts: whole \`heapsh --format csv -l lua/SCRIPT.lua ...\` processes"
+echo
+echo "Wall time and peak RSS from GNU time, the dump's index read (DUMP.hsidx). Target: under 5 s each."
+echo
+echo "| script and arguments | median wall s | verdict | median peak RSS MB | rows | wall s per run |"
+echo "|---|---:|---|---:|---:|---|"
+for s in "${SCRIPTS[@]}"; do
+	w=$(med "${WALLS[$s]:-}")
+	verdict=n/a
+	[ "$w" = n/a ] || verdict=$(awk -v w="$w" 'BEGIN { if (w < 5) print "met"; else printf "MISSED by %.1f s (%.2fx)", w - 5, w / 5 }')
+	r=$(med "${RSS[$s]:-}")
+	rows=$( [ -f "$LOG/$s.1.out" ] && echo $(($(wc -l <"$LOG/$s.1.out") - 1)) || echo n/a)
+	ws=${WALLS[$s]:-}
+	echo "| \`${ARGS[$s]}\` | $w | $verdict | $([ "$r" = n/a ] && echo n/a || echo $((${r%.*} / 1024))) | $rows | ${ws% } |"
+done
+echo
+} >"$SCRIPT_MD"
+
+# ---------------------------------------------------------------- where the time goes
+PERF_MD=$LOG/perf.md
+: >"$PERF_MD"
+if [ "${BENCH_PERF:-1}" != 0 ] && command -v perf >/dev/null &&
+	perf record -o "$LOG/perf.probe" true >/dev/null 2>&1; then
+	cat >"$LOG/all5.lua" <<'EOF'
+local s = 0
+for _ = 1, 5 do
+	for o in heapsh.current():objects() do s = s + o.size end
+end
+print(s)
+EOF
+	if perf record -q -F 1000 --call-graph dwarf,8192 -o "$LOG/perf.data" "$HS" -l "$LOG/all5.lua" "$BIG1" \
+		>/dev/null 2>"$LOG/perf.err"; then
+		{
+		echo "### Where the Lua loop's time goes"
+		echo
+		echo "\`perf record --call-graph dwarf\` of \`heapsh -l\` running the \"all\" loop 5 times over big1."
+		echo "Share of all samples spent in each function and what it calls (\"children\"), for the script"
+		echo "(lua_pcallk), opening the dump (sh_open), and the parts of the loop:"
+		echo
+		echo '```'
+		perf report -i "$LOG/perf.data" --children --stdio -g none --sort symbol --percent-limit 0.5 2>/dev/null |
+			grep '%' | grep -E ' (lua_pcallk|sh_open|objects_next|lb_push_object|lua_newuserdatauv|obj_index|lua_rawgetp|__GI___libc_malloc|__GI___libc_free|lua_touserdata|builtin|heap_field_at|heap_shallow)( |$)' |
+			sed 's/[[:space:]]*$//' | sed 's/ *-  *-$//'
+		echo '```'
+		echo
+		echo "The functions with 1% of the samples or more, self time (opening the dump included:"
+		echo "heap_load, pass2_range, heap_index, incoming_work, radix_work, hprof_* are the loading):"
+		echo
+		echo '```'
+		perf report -i "$LOG/perf.data" --no-children --stdio -g none --sort symbol --percent-limit 1 2>/dev/null |
+			grep '%' | sed 's/[[:space:]]*$//' | sed 's/ *-  *-$//' | head -n 25
+		echo '```'
+		echo
+		} >"$PERF_MD"
+	fi
+	rm -f "$LOG/perf.data"
+	rm -f "$LOG/perf.probe"
+fi
+
+# ---------------------------------------------------------------- report
+{
+echo "# bench/lua.sh, $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo
+echo "machine: $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), nproc=$(nproc)," \
+     "$(free -g | awk '/^Mem:/ { print $2 " GB total, " $7 " GB available" }'), $(uname -sr), load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+echo "binary: $BIN_ID"
+for d in "${DUMPS[@]}"; do
+	echo "dump: $d, $(stat -c %s "$d") bytes"
+done
+echo
+cat "$LOOP_MD" "$SCRIPT_MD" "$PERF_MD"
+if [ ${#FAILURES[@]} -gt 0 ]; then
+	echo "**Failures:**"
+	echo
+	printf -- '- %s\n' "${FAILURES[@]}"
+fi
+} >"$REPORT"
+
+BEGIN_MARK='<!-- bench/lua.sh begin -->'
+END_MARK='<!-- bench/lua.sh end -->'
+if [ -f "$SUM" ]; then
+	awk -v b="$BEGIN_MARK" -v e="$END_MARK" '$0 == b { skip = 1 } !skip { print } $0 == e { skip = 0 }' \
+		"$SUM" >"$SUM.tmp" && mv -f "$SUM.tmp" "$SUM"
+fi
+{
+echo "$BEGIN_MARK"
+echo
+echo "### Lua scripting (issue 7, bench/lua.sh; the full report is in $REPORT)"
+echo
+echo "Binary: $BIN_ID."
+echo
+sed -n '/^| /p' "$LOOP_MD"
+echo
+sed -n '/^| /p' "$SCRIPT_MD"
+echo
+[ ${#FAILURES[@]} -eq 0 ] || { echo "**${#FAILURES[@]} failure(s)**: see the end of $REPORT."; echo; }
+echo "$END_MARK"
+} >>"$SUM"
+
+echo
+echo "== report (also in $REPORT; a section in $SUM)"
+echo
+cat "$REPORT"
+[ ${#FAILURES[@]} -eq 0 ] || exit 1
