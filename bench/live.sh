@@ -6,8 +6,10 @@
 # mode: 4,000,000 Orders, 4,000 of them planted with status 7, and other
 # data), started with -Xlog:safepoint so that every pause is read from the
 # JVM's own log:
-#  1. live histogram: `heapsh -f (:timer on, :histogram --top 20) PID` versus
-#     `jcmd PID GC.class_histogram`, interleaved (target: heapsh no slower);
+#  1. live histogram: `heapsh -f (:timer on, :histogram --top 20) PID` (the
+#     VM's GC.class_histogram through the attach socket) versus `jcmd PID
+#     GC.class_histogram`, and the agent's own IterateThroughHeap histogram
+#     (`--via agent`), interleaved (target: heapsh no slower than jcmd);
 #  2. snapshot and load: `heapsh -f (:timer on, :refresh) PID` versus
 #     `jcmd PID GC.heap_dump FILE` then `heapsh --no-index -c :info FILE`,
 #     interleaved; then one check session each that the snapshot and the dump
@@ -16,8 +18,8 @@
 #     with status 7, no snapshot (target: under 1 s and faster than any full
 #     dump; the count must be the planted number), and an exists with no
 #     match (status 11, the whole walk). Run before the snapshots of 2, and
-#     again after them; also the protocol's IterateThroughHeap
-#     walk (flag bit 1, which heapsh does not use) through
+#     again after them; also the protocol's FollowReferences
+#     walk from the roots (no GC; heapsh does not use it) through
 #     bench/live_instances.py, for comparison;
 #  4. the throughput cost of an idle agent: three LiveBench workload JVMs
 #     (none: never attached; dyn: attached later with `heapsh -c :info PID`;
@@ -294,27 +296,30 @@ HEAPUSED=$(awk '$1 == "heap" && $2 == "used" { print $3 }' "$LOG/attach_first.1.
 
 # ---------------------------------------------------------------- 1. histogram
 printf ':timer on\n:histogram --top 20\n' >"$L/hist.hsh"
+printf ':timer on\n:histogram --top 20 --via agent\n' >"$L/hist_agent.hsh"
 order_row() {	# order_row FILE hs|jcmd: "instances bytes" of class Order
 	if [ "$2" = hs ]; then awk '$1 == "Order" { print $2, $3; exit }' "$1"
 	else awk '$1 ~ /^[0-9]+:$/ && $4 == "Order" { print $2, $3; exit }' "$1"; fi
 }
 HIST_ORDER=
-hist_round() {	# hist_round SUFFIX: one heapsh and one jcmd histogram, order alternating
+hist_round() {	# hist_round SUFFIX: heapsh (the VM's inspection), jcmd, heapsh --via agent; order rotated
 	local sfx=$1 i=$2 w
-	for w in $( ((i % 2)) && echo "hs jcmd" || echo "jcmd hs"); do
+	for w in $(case $((i % 3)) in 1) echo "hs jcmd agent" ;; 2) echo "jcmd agent hs" ;; *) echo "agent hs jcmd" ;; esac); do
 		if [ "$w" = hs ]; then
 			timed "hs_hist$sfx" "$HS" -f "$L/hist.hsh" "$BP"
+		elif [ "$w" = agent ]; then
+			timed "hs_hist_agent$sfx" "$HS" -f "$L/hist_agent.hsh" "$BP"
 		else
 			timed "jcmd_hist$sfx" jcmd "$BP" GC.class_histogram
 		fi
 		[ "$RUN_OK" = 1 ] || continue
 		local row
-		row=$(order_row "$RUN_BASE.out" "$w")
+		row=$(order_row "$RUN_BASE.out" "$( [ "$w" = jcmd ] && echo jcmd || echo hs)")
 		[ -n "$HIST_ORDER" ] || HIST_ORDER=$row
 		[ "$row" = "$HIST_ORDER" ] || fail "$w histogram run $i: Order row '$row', expected '$HIST_ORDER' ($RUN_BASE.out)"
 	done
 }
-echo "== 1. live histogram: heapsh :histogram --top 20 vs jcmd GC.class_histogram, $R runs each, interleaved"
+echo "== 1. live histogram: heapsh :histogram --top 20 (and --via agent) vs jcmd GC.class_histogram, $R runs each, interleaved"
 for ((i = 1; i <= R; i++)); do hist_round "" "$i"; done
 [ "${HIST_ORDER%% *}" = "$NORD" ] || fail "histogram: $HIST_ORDER Orders, LiveBench made $NORD"
 
@@ -326,7 +331,7 @@ printf ':timer on\n%s\n' "$COUNT" >"$L/count.hsh"
 EXISTS_NO='objects.exists([it | it is Order and it.status = 11])'	# no match: the whole walk
 printf ':timer on\n%s\n' "$EXISTS_NO" >"$L/exists_no.hsh"
 SOCK=/tmp/.heapsh-$BP/agent.sock
-push_round() {	# push_round SUFFIX: exists, count (heapsh), and the IterateThroughHeap walk (client)
+push_round() {	# push_round SUFFIX: exists, count (heapsh), and the FollowReferences walk (client)
 	local sfx=$1 a
 	timed "q_exists$sfx" "$HS" -f "$L/exists.hsh" "$BP"
 	if [ "$RUN_OK" = 1 ]; then
@@ -345,10 +350,10 @@ push_round() {	# push_round SUFFIX: exists, count (heapsh), and the IterateThrou
 		[ "$a" = "$K7" ] || fail "push-down count: answered '$a', planted $K7 ($RUN_BASE.out)"
 		grep -q "no snapshot taken" "$RUN_BASE.err" || fail "push-down count: not evaluated inside the JVM ($RUN_BASE.err)"
 	fi
-	timed "q_iter$sfx" python3 bench/live_instances.py "$SOCK" Order status 7 3
+	timed "q_refs$sfx" python3 bench/live_instances.py "$SOCK" Order status 7 1
 	if [ "$RUN_OK" = 1 ]; then
 		read -r _ _ _ a _ < "$RUN_BASE.out"
-		[ "$a" = "$K7" ] || fail "IterateThroughHeap walk: matched '$a', planted $K7 ($RUN_BASE.out)"
+		[ "$a" = "$K7" ] || fail "FollowReferences walk: matched '$a', planted $K7 ($RUN_BASE.out)"
 	fi
 }
 echo "== 3. push-down, no snapshot: exists and count of the Orders with status 7, $R runs each"
@@ -587,13 +592,14 @@ echo
 echo "$HDR"
 row "1. heapsh -f (:timer on, :histogram --top 20) PID" hs_hist
 row "1. jcmd PID GC.class_histogram" jcmd_hist
+row "1. heapsh -f (:timer on, :histogram --top 20 --via agent) PID: the agent's IterateThroughHeap" hs_hist_agent
 row "2. heapsh -f (:timer on, :refresh) PID: snapshot, HPROF written and loaded" hs_snap
 row "2. jcmd PID GC.heap_dump FILE" jcmd_dump
 row "2. heapsh --no-index -c ':info' FILE (opening that dump)" hs_open
 row "3. heapsh -f (:timer on, objects.exists(...)) PID" q_exists
 row "3. heapsh -f (:timer on, objects.count(...)) PID" q_count
 row "3. heapsh -f (:timer on, objects.exists(... it.status = 11)) PID: no match, so the whole walk" q_exists_no
-row "3. for comparison: the same filter with the protocol's IterateThroughHeap walk (bench/live_instances.py, flag bit 1; heapsh does not use it)" q_iter
+row "3. for comparison: the same count walking the references from the roots (FollowReferences, no GC; bench/live_instances.py, flag bit 1 clear; heapsh does not use it)" q_refs
 echo
 echo "Push-down: $QINFO (count run 1)."
 echo
@@ -617,10 +623,11 @@ echo
 echo "$HDR"
 row "1. heapsh :histogram --top 20, after the snapshots" hs_hist_after
 row "1. jcmd GC.class_histogram, after the snapshots" jcmd_hist_after
+row "1. heapsh :histogram --top 20 --via agent, after the snapshots" hs_hist_agent_after
 row "3. heapsh objects.exists(...), after the snapshots" q_exists_after
 row "3. heapsh objects.count(...), after the snapshots" q_count_after
 row "3. heapsh objects.exists(... status = 11) (no match), after the snapshots" q_exists_no_after
-row "3. IterateThroughHeap walk (client), after the snapshots" q_iter_after
+row "3. FollowReferences walk (client), after the snapshots" q_refs_after
 echo
 echo "## 4. Throughput of an idle agent (LiveBench workload, -Xms256m -Xmx256m)"
 echo
@@ -657,10 +664,10 @@ echo "## Targets"
 echo
 echo "| target | measured | verdict |"
 echo "|---|---|---|"
-echo "| 1. live histogram no slower than jcmd GC.class_histogram (whole process, median of $(runs hs_hist)) | heapsh $(s2 "$h_hs") s (command $(s2 "$h_hsc") s, JVM paused $(s2 "$(meds hs_hist)") s) vs jcmd $(s2 "$h_j") s (JVM paused $(s2 "$(meds jcmd_hist)") s): $(calc '%.2fx' 'a / b' "$h_hs" "$h_j"); after the snapshots $(s2 "$(med hs_hist_after)") s vs $(s2 "$(med jcmd_hist_after)") s | $(yes_no "$ok1") |"
+echo "| 1. live histogram no slower than jcmd GC.class_histogram (whole process, median of $(runs hs_hist)) | heapsh $(s2 "$h_hs") s (command $(s2 "$h_hsc") s, JVM paused $(s2 "$(meds hs_hist)") s) vs jcmd $(s2 "$h_j") s (JVM paused $(s2 "$(meds jcmd_hist)") s): $(calc '%.2fx' 'a / b' "$h_hs" "$h_j"); after the snapshots $(s2 "$(med hs_hist_after)") s vs $(s2 "$(med jcmd_hist_after)") s; the agent's own histogram (--via agent) $(s2 "$(med hs_hist_agent)") s (JVM paused $(s2 "$(meds hs_hist_agent)") s) | $(yes_no "$ok1") |"
 echo "| 2. snapshot-and-load versus dump-and-open (no target set) | $(s2 "$snap") s vs $(s2 "$tdump") s total ($(calc '%.1fx' 'a / b' "$snap" "$tdump")); JVM paused $(s2 "$sp_snap") s vs $(s2 "$sp_dump") s ($(calc '%.1fx' 'a / b' "$sp_snap" "$sp_dump")) | - |"
 echo "| 3. push-down exists under 1 s (the command, :timer) | $(s2 "$qe") s (whole process $(s2 "$qew") s, JVM paused $(s2 "$(meds q_exists)") s); with no match (status = 11, the whole walk) $(s2 "$(medc q_exists_no)") s; after the snapshots $(s2 "$(medc q_exists_after)") s | $(yes_no "$(lt "$qe" 1000)") |"
-echo "| 3. push-down count under 1 s (the command, :timer) | $(s2 "$qc") s (whole process $(s2 "$qcw") s, JVM paused $(s2 "$(meds q_count)") s); after the snapshots $(s2 "$(medc q_count_after)") s; the IterateThroughHeap walk heapsh does not use: $(s2 "$(med q_iter)") s | $(yes_no "$(lt "$qc" 1000)") |"
+echo "| 3. push-down count under 1 s (the command, :timer) | $(s2 "$qc") s (whole process $(s2 "$qcw") s, JVM paused $(s2 "$(meds q_count)") s); after the snapshots $(s2 "$(medc q_count_after)") s; the FollowReferences walk heapsh does not use: $(s2 "$(med q_refs)") s | $(yes_no "$(lt "$qc" 1000)") |"
 echo "| 3. push-down faster than any full dump | slower of the two $(s2 "$qmax") s vs jcmd GC.heap_dump $(s2 "$dump") s and the snapshot's :refresh $(s2 "$(medc hs_snap)") s | $(yes_no "$ok3b") |"
 echo "| 3. right answers: count = planted ($K7), exists true, the no-match exists false | $WRONG wrong answers in $(( $(runs q_exists) + $(runs q_count) + $(runs q_exists_no) + $(runs q_exists_after) + $(runs q_count_after) + $(runs q_exists_no_after) )) runs | $( [ "$WRONG" = 0 ] && echo '**met**' || echo '**not met**') |"
 echo "| 4. idle agent costs under 1 % (dyn: attached, then idle; net of its own phase A) | mean over $DN generations $DM (cost $(cost "$DM") %), 95 % interval $DLO-$DHI; per generation ${GDID% }; median over all $(wc -w <<<"$NDID") rounds $DID; agent thread $(agent_line dyn) | $(yes_no "$ok4d") |"

@@ -5,14 +5,15 @@ Usage: python3 bench/live_instances.py SOCKET CLASS FIELD VALUE FLAGS
 
 Sends HELLO, then INSTANCES CLASS with the predicate FIELD = VALUE (a long)
 and FLAGS (bit 0: subclasses too; bit 1: walk with IterateThroughHeap
-instead of FollowReferences), limit 0, and prints one line:
+instead of FollowReferences; bit 3: a full GC first), limit 0, and prints one
+line:
 
     examined E matched M seconds S
 
 where S is the time from sending the request to the whole reply. heapsh
-itself always sends bit 1 clear (FollowReferences); bench/live.sh uses this
-client to measure what the IterateThroughHeap walk the protocol already
-offers would cost. Exit status 1 on an ERROR reply or a closed connection.
+itself sends bits 1 and 3 (a full GC, then IterateThroughHeap); bench/live.sh
+uses this client to measure the FollowReferences walk (FLAGS 1) the protocol
+also offers. Exit status 1 on an ERROR reply or a closed connection.
 Python 3 standard library only.
 """
 

@@ -87,6 +87,16 @@ live_main() {
 	live_start k17 KnownHeap java || return
 	local KP=$LIVE_PID
 
+	# 0. Before anything collects: 50 garbage Orders with status 7 are still
+	# in the heap (the protocol's heap walk without a GC sees 150); heapsh's
+	# push-down collects first and counts the 100 live ones.
+	check "agent loaded by :info" yes "$(info_ok "$KP")"
+	check "the heap holds 50 garbage Orders with status 7 (walk without a GC: 150)" 150 \
+		"$(timeout 60 python3 bench/live_instances.py "/tmp/.heapsh-$KP/agent.sock" Order status 7 3 |
+			awk '{ print $4 }')"
+	check "push-down counts the live Orders only (a GC first)" 100 \
+		"$(hsl -c "$COUNT7" "$KP")"
+
 	# 1. The live histogram is jcmd GC.class_histogram's, class by class.
 	local JH MINE
 	JH=$(timeout 60 jcmd "$KP" GC.class_histogram | awk '$1 ~ /^[0-9]+:$/ {
@@ -99,6 +109,16 @@ live_main() {
 	check "live histogram = jcmd GC.class_histogram (instances and bytes)" "$JH" "$MINE"
 	check "live histogram csv header" "class,instances,bytes" \
 		"$(hsl --format csv -c ':histogram --top 1' "$KP" | head -1)"
+	check "live histogram from HotSpot's heap inspection" \
+		"live histogram of JVM $KP after a full GC, from HotSpot's heap inspection (as jcmd GC.class_histogram)" \
+		"$(hsl -c ':histogram --top 1' "$KP" | tail -1)"
+	check "the agent's histogram (--via agent) = jcmd GC.class_histogram" "$JH" \
+		"$(hsl --format csv -c ':histogram --via agent' "$KP" | ours)"
+	check "--via agent says where it counted" \
+		"live histogram of JVM $KP after a full GC, from the agent's heap iteration (bytes as GetObjectSize)" \
+		"$(hsl -c ':histogram --via agent --top 1' "$KP" | tail -1)"
+	check "--via on a dump is an error" "heapsh: --via applies to the histogram of an attached JVM, without --retained" \
+		"$(hsl -c ':histogram --via vm' "$L/known.hprof" >/dev/null; cat "$L/err")"
 
 	# 2. A snapshot and a HotSpot dump of the same quiescent process agree.
 	local CLASSES="Order Order[] Leaf Shared Owner CycleNode Measure Measure[] Child Child[] Holder HolderThread"
@@ -202,6 +222,21 @@ live_main() {
 		check_contains "attach disabled: names the flag" "-XX:+DisableAttachMechanism" "$(cat "$L/disabled.hsh.err")"
 		check "attach disabled: the next commands run" 100 "$(answer "$L/disabled.hsh.out" 3)"
 		check "attach disabled: the JVM is still alive" alive "$(alive "$DP")"
+	fi
+
+	# The agent loaded at start-up in a JVM whose attach mechanism is off:
+	# heapsh connects to the agent's socket; the histogram is the agent's.
+	local AGENT_SO
+	AGENT_SO=$(cd "$(dirname "$HEAPSH")" && pwd)/libheapsh_agent.so
+	if live_start agentonly KnownHeap java "-agentpath:$AGENT_SO" -XX:+DisableAttachMechanism; then
+		local AP=$LIVE_PID
+		check "attach off, agent at start-up: the histogram = jcmd's of the same program" "$JH" \
+			"$(hsl --format csv -c ':histogram' "$AP" | ours)"
+		check_contains "attach off: says the agent counted instead" "the agent counted instead" \
+			"$(cat "$L/err")"
+		check_contains "attach off: --via vm says why it cannot" "-XX:+DisableAttachMechanism" \
+			"$(hsl -c ':histogram --via vm' "$AP"; cat "$L/err")"
+		check "attach off: push-down" 100 "$(hsl -c "$COUNT7" "$AP")"
 	fi
 
 	local NP

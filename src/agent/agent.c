@@ -1420,6 +1420,9 @@ static bool do_instances(int fd, JNIEnv *env, struct req *r)
 		(*jvmti)->SetTag(jvmti, wanted[k], k + 1);
 	in.limit = limit;
 	in.first_only = (flags & 4) != 0;
+	/* After a full GC every object left is live: the heap iteration is then exact. */
+	if (flags & 8)
+		(*jvmti)->ForceGarbageCollection(jvmti);
 	jvmtiHeapCallbacks cb;
 	memset(&cb, 0, sizeof cb);
 	jvmtiError e;

@@ -7,6 +7,7 @@
  * client) and as jattach documents it; no code is taken from either.
  */
 #include "attach.h"
+#include "snapshot.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1004,4 +1005,94 @@ int att_load_agent(int pid, const char *abs_path, const char *options,
 done:
 	free(out);
 	return st;
+}
+
+/* ---- GC.class_histogram ---- */
+
+void att_hist_free(struct att_hist_row *rows, uint32_t n)
+{
+	for (uint32_t i = 0; rows && i < n; i++)
+		free(rows[i].name);
+	free(rows);
+}
+
+/* parse_u64: a decimal number at *p, skipping blanks first; false if none. */
+static bool parse_u64(const char **p, uint64_t *v)
+{
+	const char *s = *p;
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (*s < '0' || *s > '9')
+		return false;
+	uint64_t x = 0;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (x > (UINT64_MAX - 9) / 10)
+			return false;
+		x = x * 10 + (uint64_t)(*s - '0');
+	}
+	*p = s;
+	*v = x;
+	return true;
+}
+
+int att_class_histogram(int pid, bool all, int timeout_ms, struct att_hist_row **rows,
+			uint32_t *n, enum att_kind *kind, struct hs_error *err)
+{
+	enum att_kind k_unused;
+	char *out = NULL;
+	*rows = NULL;
+	*n = 0;
+	if (!kind)
+		kind = &k_unused;
+	if (att_jcmd(pid, all ? "GC.class_histogram -all" : "GC.class_histogram", timeout_ms, &out,
+		     kind, err))
+		return HS_ERR;
+	/* "   1:       4000000      160000000  Order", then "Total N B" */
+	size_t cap = 256;
+	struct att_hist_row *v = xmallocarray(cap, sizeof *v);
+	uint32_t m = 0;
+	bool total = false;
+	for (char *line = out, *next; line && *line; line = next) {	/* out may be NULL */
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		const char *p = line;
+		uint64_t num, count, bytes;
+		if (!strncmp(p, "Total", 5)) {
+			total = true;
+			break;
+		}
+		if (!parse_u64(&p, &num) || *p++ != ':' || !parse_u64(&p, &count) ||
+		    !parse_u64(&p, &bytes))
+			continue;	/* the header, the rule */
+		while (*p == ' ' || *p == '\t')
+			p++;
+		size_t len = strcspn(p, " \t\r");
+		if (!len)
+			continue;
+		if (m == cap) {
+			cap *= 2;
+			v = xreallocarray(v, cap, sizeof *v);
+		}
+		char *jname = xstrndup(p, len);
+		v[m].name = jname[0] == '[' ? snap_java_name(jname) : xstrdup(jname);
+		free(jname);
+		v[m].count = count;
+		v[m].bytes = bytes;
+		m++;
+	}
+	if (!total) {
+		if (!out)
+			out = xstrdup("");
+		size_t l = strcspn(out, "\n");
+		fail(kind, ATT_IO, err, "JVM %d answered GC.class_histogram with no histogram: %.*s",
+		     pid, (int)(l > 200 ? 200 : l), out);
+		free(out);
+		att_hist_free(v, m);
+		return HS_ERR;
+	}
+	free(out);
+	*rows = v;
+	*n = m;
+	return HS_OK;
 }

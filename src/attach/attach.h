@@ -41,7 +41,9 @@
 #ifndef HS_ATTACH_H
 #define HS_ATTACH_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../base/mem.h"
 
@@ -90,6 +92,26 @@ int att_command(int pid, const char *cmd, const char *arg1, const char *arg2,
  */
 int att_jcmd(int pid, const char *cmdline, int timeout_ms, char **output,
 	     enum att_kind *kind, struct hs_error *err);
+
+/* One row of a class histogram: the shape proto_histogram returns too. */
+struct att_hist_row {
+	char *name;		/* Java name: java.lang.String, int[], a.B[] */
+	uint64_t count, bytes;	/* instances; bytes as the JVM sizes objects */
+};
+
+/*
+ * att_class_histogram: HotSpot's own class histogram of JVM pid (the
+ * diagnostic command GC.class_histogram, which `jcmd PID GC.class_histogram`
+ * runs: a full GC first unless all, then the VM's parallel heap inspection),
+ * parsed into *rows (*n of them; the JVM's order, largest bytes first).
+ * Array names are turned into Java's ("[B" -> byte[], "[Lx.Y;" -> x.Y[]);
+ * the module suffix " (java.base@17)" is dropped.
+ * Errors as att_jcmd; a reply with no histogram line is ATT_IO with the
+ * reply's first line in err. *rows is new memory: att_hist_free.
+ */
+int att_class_histogram(int pid, bool all, int timeout_ms, struct att_hist_row **rows,
+			uint32_t *n, enum att_kind *kind, struct hs_error *err);
+void att_hist_free(struct att_hist_row *rows, uint32_t n);
 
 /*
  * att_load_agent: load the JVMTI agent library abs_path (an absolute path,

@@ -361,7 +361,7 @@ int proto_info(struct proto_conn *c, struct proto_info *out, struct hs_error *er
 	return check_reply(c, &r, T_INFO, err);
 }
 
-int proto_histogram(struct proto_conn *c, bool gc, struct proto_hist_row **rows, uint32_t *n,
+int proto_histogram(struct proto_conn *c, bool gc, struct att_hist_row **rows, uint32_t *n,
 		    struct hs_error *err)
 {
 	struct obuf b = {0};
@@ -385,19 +385,12 @@ int proto_histogram(struct proto_conn *c, bool gc, struct proto_hist_row **rows,
 		*n = i + 1;
 	}
 	if (check_reply(c, &r, T_HISTOGRAM, err)) {
-		proto_hist_free(*rows, *n);
+		att_hist_free(*rows, *n);
 		*rows = NULL;
 		*n = 0;
 		return HS_ERR;
 	}
 	return HS_OK;
-}
-
-void proto_hist_free(struct proto_hist_row *rows, uint32_t n)
-{
-	for (uint32_t i = 0; rows && i < n; i++)
-		free(rows[i].name);
-	free(rows);
 }
 
 int proto_snapshot(struct proto_conn *c, const char *path, double *pause_ms,
@@ -477,14 +470,15 @@ static void put_pred(struct obuf *b, const struct proto_pred *p)
 	}
 }
 
-int proto_instances(struct proto_conn *c, const char *cls, bool subclasses, bool heap_walk,
+int proto_instances(struct proto_conn *c, const char *cls, bool subclasses, enum proto_walk walk,
 		    bool first_only, uint32_t limit, const struct proto_pred *pred,
 		    struct proto_instances *out, struct hs_error *err)
 {
 	memset(out, 0, sizeof *out);
 	struct obuf b = {0};
 	put_str(&b, cls);
-	put_u8(&b, (uint8_t)(subclasses | heap_walk << 1 | first_only << 2));
+	put_u8(&b, (uint8_t)(subclasses | (walk != PROTO_WALK_REFS) << 1 | first_only << 2 |
+			     (walk == PROTO_WALK_GC_HEAP) << 3));
 	put_u32(&b, limit);
 	put_pred(&b, pred);
 	if (b.len > 65535) {

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "../base/mem.h"
+#include "attach.h"
 
 #define PROTO_VERSION 1
 
@@ -47,14 +48,13 @@ struct proto_info {
 };
 int proto_info(struct proto_conn *c, struct proto_info *out, struct hs_error *err);
 
-struct proto_hist_row {
-	char *name;		/* Java name: java.lang.String, int[], a.B[] */
-	uint64_t count, bytes;	/* bytes as the JVM sizes objects (GetObjectSize) */
-};
-/* proto_histogram: one row per class with instances; gc runs a full GC first. */
-int proto_histogram(struct proto_conn *c, bool gc, struct proto_hist_row **rows, uint32_t *n,
+/*
+ * proto_histogram: one row per class with instances, from the agent's
+ * IterateThroughHeap with class tags (bytes from GetObjectSize); gc runs a
+ * full GC first. *rows is new memory: att_hist_free.
+ */
+int proto_histogram(struct proto_conn *c, bool gc, struct att_hist_row **rows, uint32_t *n,
 		    struct hs_error *err);
-void proto_hist_free(struct proto_hist_row *rows, uint32_t n);
 
 /*
  * proto_snapshot: the heap reachable from the GC roots, written to path as
@@ -101,14 +101,22 @@ struct proto_instances {
 	struct proto_row *rows;
 };
 
+/* How the agent finds the instances (docs/protocol.md, INSTANCES flags). */
+enum proto_walk {
+	PROTO_WALK_REFS,	/* FollowReferences from the GC roots: reachable objects only */
+	PROTO_WALK_HEAP,	/* IterateThroughHeap: faster; may see garbage not yet collected */
+	PROTO_WALK_GC_HEAP	/* a full GC, then IterateThroughHeap: reachable objects only */
+};
+
 /*
  * proto_instances: objects of class cls (subclasses too if asked) whose
  * fields satisfy pred, evaluated in the VM; at most limit rows, but matched
- * counts them all. heap_walk walks the whole heap instead of following
- * references from the roots (faster; may include garbage not yet collected).
- * first_only stops at the first match (for exists: matched is then 0 or 1).
+ * counts them all. walk says how the heap is visited: on big heaps
+ * PROTO_WALK_GC_HEAP is several times faster than PROTO_WALK_REFS
+ * (docs/performance.md). first_only stops at the first match (for exists:
+ * matched is then 0 or 1).
  */
-int proto_instances(struct proto_conn *c, const char *cls, bool subclasses, bool heap_walk,
+int proto_instances(struct proto_conn *c, const char *cls, bool subclasses, enum proto_walk walk,
 		    bool first_only, uint32_t limit, const struct proto_pred *pred,
 		    struct proto_instances *out, struct hs_error *err);
 void proto_instances_free(struct proto_instances *r);

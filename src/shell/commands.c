@@ -218,6 +218,7 @@ struct opt_parse {
 	const char *by;
 	long top;
 	bool retained, no_weak;
+	const char *via;	/* live histogram: "vm", "agent", or NULL (either) */
 };
 
 static int parse_list_opts(struct sh *sh, int argc, char **argv, struct opt_parse *o,
@@ -236,6 +237,10 @@ static int parse_list_opts(struct sh *sh, int argc, char **argv, struct opt_pars
 			o->retained = true;
 		} else if (!strcmp(argv[a], "--no-weak") && strstr(usage, "--no-weak")) {
 			o->no_weak = true;
+		} else if (!strcmp(argv[a], "--via") && a + 1 < argc && strstr(usage, "--via")) {
+			o->via = argv[++a];
+			if (strcmp(o->via, "vm") && strcmp(o->via, "agent"))
+				return sh_error(sh, NULL, "--via takes vm or agent, not '%s'", o->via);
 		} else if (argv[a][0] == '-' && argv[a][1] == '-') {
 			return sh_error(sh, NULL, "unknown option '%s'; usage: %s", argv[a], usage);
 		} else if (!o->pattern) {
@@ -291,7 +296,7 @@ static uint32_t select_classes(struct sh *sh, const char *pattern, bool by_count
 
 static int cmd_histogram(struct sh *sh, int argc, char **argv)
 {
-	struct opt_parse o = {NULL, "bytes", 0, false, sh->no_weak};
+	struct opt_parse o = {NULL, "bytes", 0, false, sh->no_weak, NULL};
 	if (parse_list_opts(sh, argc, argv, &o, usage("histogram")))
 		return HS_ERR;
 	if (strcmp(o.by, "bytes") && strcmp(o.by, "count") && strcmp(o.by, "retained"))
@@ -300,7 +305,10 @@ static int cmd_histogram(struct sh *sh, int argc, char **argv)
 		o.retained = true;
 	/* On a live JVM the agent counts the heap as it is now, unless the graph is needed. */
 	if (sh_is_live(sh) && !o.retained)
-		return sh_live_histogram(sh, o.pattern, !strcmp(o.by, "count"), o.top);
+		return sh_live_histogram(sh, o.pattern, !strcmp(o.by, "count"), o.top, o.via);
+	if (o.via)
+		return sh_error(sh, NULL, "--via applies to the histogram of an attached JVM, "
+				"without --retained");
 	if (need_heap(sh))
 		return HS_ERR;
 	struct dom_tree *t = NULL;
@@ -375,7 +383,7 @@ static int cmd_classes(struct sh *sh, int argc, char **argv)
 {
 	if (need_heap(sh))
 		return HS_ERR;
-	struct opt_parse o = {NULL, "bytes", 0, false, false};
+	struct opt_parse o = {NULL, "bytes", 0, false, false, NULL};
 	if (parse_list_opts(sh, argc, argv, &o, usage("classes")))
 		return HS_ERR;
 	struct heap *h = sh->heap;
@@ -775,13 +783,17 @@ const struct sh_command sh_commands[] = {
 	{"info", cmd_info, ":info",
 	 "Facts about the open dump: format, JDK, counts, totals, what was dropped."},
 	{"histogram", cmd_histogram,
-	 ":histogram [PATTERN] [--by count|bytes|retained] [--top N] [--retained] [--no-weak]",
+	 ":histogram [PATTERN] [--by count|bytes|retained] [--top N] [--retained] [--no-weak] "
+	 "[--via vm|agent]",
 	 "Instances and shallow bytes per class, largest first.\n"
 	 "--retained adds the bytes freed if all instances of the class went away\n"
 	 "together (exact, one traversal per row shown; use --top on large heaps).\n"
 	 "PATTERN is a class name (java.util.HashMap$Node, HashMap.Node, Order) or a\n"
 	 "glob with * and ?. One line per class object: two classes of one name from\n"
-	 "different class loaders are two lines. CSV header: class,instances,shallow_bytes."},
+	 "different class loaders are two lines. CSV header: class,instances,shallow_bytes.\n"
+	 "On an attached JVM: the live heap after a full GC, from HotSpot's own heap\n"
+	 "inspection (--via vm, as jcmd GC.class_histogram) or, when the attach\n"
+	 "mechanism is off, from the agent's heap iteration (--via agent)."},
 	{"classes", cmd_classes, ":classes [PATTERN] [--top N]",
 	 "Classes with their id, instance count, instance size, superclass and loader."},
 	{"show", cmd_show, ":show ID [--all]",

@@ -292,7 +292,7 @@ int sh_cmd_dump(struct sh *sh, int argc, char **argv)
 
 static int by_bytes(const void *a, const void *b)
 {
-	const struct proto_hist_row *x = a, *y = b;
+	const struct att_hist_row *x = a, *y = b;
 	if (x->bytes != y->bytes)
 		return x->bytes < y->bytes ? 1 : -1;
 	return strcmp(x->name, y->name);
@@ -300,7 +300,7 @@ static int by_bytes(const void *a, const void *b)
 
 static int by_count(const void *a, const void *b)
 {
-	const struct proto_hist_row *x = a, *y = b;
+	const struct att_hist_row *x = a, *y = b;
 	if (x->count != y->count)
 		return x->count < y->count ? 1 : -1;
 	return strcmp(x->name, y->name);
@@ -317,15 +317,37 @@ static bool matches(const char *name, const char *pat)
 	return !strcmp(name, pat) || strstr(name, pat);
 }
 
-int sh_live_histogram(struct sh *sh, const char *pattern, bool count, long top)
+int sh_live_histogram(struct sh *sh, const char *pattern, bool count, long top, const char *via)
 {
 	if (connected(sh))
 		return HS_ERR;
-	struct proto_hist_row *rows;
-	uint32_t n;
+	struct att_hist_row *rows = NULL;
+	uint32_t n = 0;
 	struct hs_error err;
+	enum att_kind kind = ATT_OK;
+	char vm_failed[sizeof err.msg] = "";
 	hs_interrupted = 0;
-	if (proto_histogram(&sh->live->conn, true, &rows, &n, &err) != HS_OK)
+	/*
+	 * HotSpot's own inspection (GC.class_histogram through the attach
+	 * socket) runs on the GC's worker threads; the agent's IterateThroughHeap
+	 * runs on one and looks up each object's class tag, several times slower
+	 * on big heaps. The agent's answers when attach is off or asked for.
+	 */
+	bool from_vm = !via || !strcmp(via, "vm");
+	if (from_vm) {
+		int st = att_class_histogram(sh->live->pid, false, 600000, &rows, &n, &kind, &err);
+		if (st == HS_INTERRUPTED || kind == ATT_EXITED || kind == ATT_NO_PROCESS)
+			return sh_error(sh, NULL, "live histogram of JVM %d failed: %s",
+					sh->live->pid, err.msg);
+		if (st != HS_OK) {
+			if (via)
+				return sh_error(sh, NULL, "live histogram of JVM %d through the attach "
+						"mechanism failed: %s", sh->live->pid, err.msg);
+			snprintf(vm_failed, sizeof vm_failed, "%s", err.msg);
+			from_vm = false;
+		}
+	}
+	if (!from_vm && proto_histogram(&sh->live->conn, true, &rows, &n, &err) != HS_OK)
 		return sh_error(sh, NULL, "live histogram of JVM %d failed: %s", sh->live->pid,
 				err.msg);
 	uint32_t m = 0;
@@ -337,7 +359,7 @@ int sh_live_histogram(struct sh *sh, const char *pattern, bool count, long top)
 		rows[m++] = rows[k];
 	}
 	if (pattern && !m) {
-		proto_hist_free(rows, 0);
+		att_hist_free(rows, 0);
 		return sh_error(sh, NULL, "no class with instances matches '%s'", pattern);
 	}
 	qsort(rows, m, sizeof *rows, count ? by_count : by_bytes);
@@ -361,9 +383,13 @@ int sh_live_histogram(struct sh *sh, const char *pattern, bool count, long top)
 	}
 	out_table_end(tb);
 	if (out_mode == OUT_TABLE)
-		out_printf("live histogram of JVM %d after a full GC (bytes as the JVM sizes "
-			   "objects, as jcmd GC.class_histogram)\n", sh->live->pid);
-	proto_hist_free(rows, m);
+		out_printf("live histogram of JVM %d after a full GC, from %s\n", sh->live->pid,
+			   from_vm ? "HotSpot's heap inspection (as jcmd GC.class_histogram)"
+				   : "the agent's heap iteration (bytes as GetObjectSize)");
+	if (vm_failed[0])
+		fprintf(stderr, "heapsh: note: the attach mechanism could not run "
+			"GC.class_histogram (%s); the agent counted instead\n", vm_failed);
+	att_hist_free(rows, m);
 	return HS_OK;
 }
 
@@ -434,8 +460,8 @@ int sh_live_pushdown(struct sh *sh, const char *text, bool *handled)
 	struct hs_error err;
 	uint32_t limit = pd.op == PD_FILTER ? 100 : pd.op == PD_FIRST ? 1 : 0;
 	hs_interrupted = 0;
-	int st = proto_instances(&sh->live->conn, pd.cls, true, false, pd.op == PD_EXISTS, limit,
-				 pred, &r, &err);
+	int st = proto_instances(&sh->live->conn, pd.cls, true, PROTO_WALK_GC_HEAP,
+				 pd.op == PD_EXISTS, limit, pred, &r, &err);
 	pred_free(pred);
 	if (st != HS_OK) {
 		dsl_pushdown_free(&pd);

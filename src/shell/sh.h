@@ -124,6 +124,9 @@ void sh_object_cells(struct out_table *t, const struct heap *h, uint32_t i);
  * Live JVMs (live.c). sh_attach: connect to the agent in JVM pid, loading
  * it first if needed. sh_need_heap: HS_OK when a heap is loaded, taking a
  * snapshot of the attached JVM if there is none; else reports an error.
+ * sh_live_histogram: the class histogram of the attached JVM after a full
+ * GC, from HotSpot's GC.class_histogram (via "vm") or the agent (via
+ * "agent"); via NULL tries the VM first and falls back to the agent.
  * sh_live_pushdown: run a query inside the attached JVM when it has the
  * push-down shape and no snapshot is loaded (*handled). sh_live_prompt: the
  * prompt when attached (caller frees), else NULL.
@@ -131,7 +134,7 @@ void sh_object_cells(struct out_table *t, const struct heap *h, uint32_t i);
 int sh_attach(struct sh *sh, int pid);
 bool sh_is_live(const struct sh *sh);
 int sh_need_heap(struct sh *sh);
-int sh_live_histogram(struct sh *sh, const char *pattern, bool count, long top);
+int sh_live_histogram(struct sh *sh, const char *pattern, bool count, long top, const char *via);
 int sh_live_pushdown(struct sh *sh, const char *text, bool *handled);
 int sh_live_info(struct sh *sh);
 char *sh_live_prompt(const struct sh *sh);

@@ -8,7 +8,10 @@
  *       full GC runs first), exit 0. OUT must end in ".hprof" (the JDK
  *       refuses other names); an existing OUT is replaced.
  *   java -cp DIR KnownHeap wait
- *       Build the heap, print "ready <pid>" on stdout, then block until a line
+ *       Build the heap, then leave 50 more Orders with status 7 as garbage
+ *       (unreachable at once, and still in the heap until the next GC: a walk
+ *       of the whole heap that does not collect first counts 150 Orders with
+ *       status 7), print "ready <pid>" on stdout, then block until a line
  *       is read from stdin or stdin is closed, then exit 0. Meant for
  *       `jcmd <pid> GC.heap_dump [-gz=1] FILE` or `jcmd <pid> GC.class_histogram`.
  *
@@ -346,6 +349,16 @@ public class KnownHeap {
         } while (c != -1 && c != '\n');
     }
 
+    /** 50 Orders with status 7 that nothing references once this returns. */
+    static void leaveGarbage() {
+        Order[] junk = new Order[50];
+        for (int i = 0; i < junk.length; i++) {
+            junk[i] = new Order();
+            junk[i].id = 1000 + i;
+            junk[i].status = 7;
+        }
+    }
+
     static void usage() {
         System.err.println("usage: KnownHeap dump OUT.hprof | KnownHeap wait");
         System.exit(2);
@@ -357,6 +370,7 @@ public class KnownHeap {
             dump(args[1]);
         } else if (args.length == 1 && args[0].equals("wait")) {
             build();
+            leaveGarbage();
             System.out.println("ready " + ProcessHandle.current().pid());
             System.out.flush();
             waitForStdin();
