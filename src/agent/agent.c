@@ -791,6 +791,31 @@ static FILE *temp_file(void)
 	return f;
 }
 
+/*
+ * snapshot_env: a JVMTI environment of its own for one snapshot, or NULL.
+ * Tags live in a per-environment table that grows to one entry per object
+ * and never shrinks: in the agent's own environment it would slow every
+ * later heap iteration (a 10 M-object snapshot made the push-down's walk
+ * 3.5 times slower). Disposing of this one frees its table at once, outside
+ * any safepoint, instead of an untagging pass over the heap.
+ */
+static jvmtiEnv *snapshot_env(JNIEnv *env)
+{
+	JavaVM *vm = NULL;
+	jvmtiEnv *e = NULL;
+	if ((*env)->GetJavaVM(env, &vm) != JNI_OK || !vm ||
+	    (*vm)->GetEnv(vm, (void **)&e, JVMTI_VERSION_1_2) != JNI_OK || !e)
+		return NULL;
+	jvmtiCapabilities caps;
+	memset(&caps, 0, sizeof caps);
+	caps.can_tag_objects = 1;
+	if ((*e)->AddCapabilities(e, &caps) != JVMTI_ERROR_NONE) {
+		(*e)->DisposeEnvironment(e);
+		return NULL;
+	}
+	return e;
+}
+
 static bool do_snapshot(int fd, JNIEnv *env, struct req *r)
 {
 	if (r->p != r->end)
@@ -802,10 +827,18 @@ static bool do_snapshot(int fd, JNIEnv *env, struct req *r)
 	if (!s.f)
 		return send_error(fd, "cannot create a temporary file in %s: %s", sock_dir,
 				  strerror(errno));
+	/* Every jvmti call below goes to the snapshot's environment, when there is one. */
+	jvmtiEnv *own = jvmti, *snap_env = snapshot_env(env);
+	if (snap_env)
+		jvmti = snap_env;
 	struct classes c;
 	bool ok;
 	if (!load_classes(env, &c)) {
 		fclose(s.f);
+		if (snap_env) {
+			jvmti = own;
+			(*snap_env)->DisposeEnvironment(snap_env);
+		}
 		return send_error(fd, "GetLoadedClasses failed");
 	}
 	for (jint i = 0; i < c.n; i++)
@@ -832,8 +865,13 @@ static bool do_snapshot(int fd, JNIEnv *env, struct req *r)
 	cb.primitive_field_callback = snap_prim;
 	cb.array_primitive_value_callback = snap_array;
 	jvmtiError e = (*jvmti)->FollowReferences(jvmti, 0, NULL, NULL, &cb, &s);
-	untag_all();
 	drop_classes(env, &c);
+	if (snap_env) {
+		jvmti = own;
+		(*snap_env)->DisposeEnvironment(snap_env);
+	} else {
+		untag_all();
+	}
 	w_flush(&s);
 	if (e != JVMTI_ERROR_NONE || s.failed || fflush(s.f) != 0) {
 		fclose(s.f);
@@ -1676,12 +1714,12 @@ out:
 		close(lfd);
 	unlink(sock_path);
 	rmdir(sock_dir);
-	ag_running = 0;
 	if (ag_stop == 1) {	/* detached: give the environment back */
 		jvmtiEnv *e = jvmti;
 		jvmti = NULL;
 		(*e)->DisposeEnvironment(e);
 	}
+	ag_running = 0;	/* last: Agent_OnAttach waits for it */
 }
 
 static int start_thread(JNIEnv *env)
@@ -1758,6 +1796,9 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
 {
 	(void)options;
 	(void)reserved;
+	/* Attached again right after a detach: let the old thread finish first. */
+	for (int k = 0; k < 500 && ag_running && ag_stop == 1; k++)
+		usleep(10000);
 	if (ag_running)
 		return JNI_OK;	/* already serving: heapsh just connects */
 	if (!jvmti && setup(vm, false))

@@ -182,6 +182,8 @@ static void snap_progress(void *ctx, uint64_t bytes)
 	fprintf(stderr, "\rreceiving the snapshot: %" PRIu64 " MB", bytes >> 20);
 }
 
+#define SNAPSHOT_WARN_BYTES (256ull << 20)	/* heap used from which a snapshot warns */
+
 /* take_snapshot: a new snapshot of the attached JVM replaces the heap. */
 static int take_snapshot(struct sh *sh)
 {
@@ -200,6 +202,18 @@ static int take_snapshot(struct sh *sh)
 	struct hs_error err;
 	double pause = 0;
 	hs_interrupted = 0;
+	/*
+	 * The agent tags every object, and JVMTI's tag table is slow with
+	 * millions of entries: 1 GB of small objects pauses a JDK 17 VM for
+	 * 15-25 s, where GC.heap_dump takes about 2 s (docs/performance.md).
+	 */
+	struct proto_info info;
+	if (tty && proto_info(&sh->live->conn, &info, &err) == HS_OK &&
+	    info.heap_used >= SNAPSHOT_WARN_BYTES)
+		fprintf(stderr, "taking a snapshot of JVM %d (%" PRIu64 " MB of heap used): the "
+			"JVM stays paused while the agent walks its heap, about 20 s per GB of "
+			"small objects; :dump FILE pauses it for much less\n", sh->live->pid,
+			info.heap_used >> 20);
 	int st = proto_snapshot(&sh->live->conn, path, &pause, tty ? snap_progress : NULL, NULL,
 				&err);
 	if (tty)
