@@ -44,43 +44,21 @@ the paper charges an allocation to the closest account: with 'java.util' and
 'java.util.*', java.util.HashMap goes to the first and
 java.util.concurrent.ConcurrentHashMap to the second;
 the loader rows and the account rows each add up to the whole heap (counts
-and shallow bytes). The sets of objects are made by the query language
-(`objects.group_by(...)`: one pass over the heap for the loaders, one for
-the accounts), the class to account choice by this script;
-the two must agree on every count, or the script stops with an error.
+and shallow bytes). Each row's retained bytes are what all instances of the
+classes it charges retain together (h:retained over them; the loaders in one
+call, the accounts in another).
 
 Limits: a snapshot knows which class an object has, not which code
 allocated it, so an account here is "objects of these classes", not the
 paper's "objects allocated by this module". Classes of one name defined by
-several loaders are one class for an account. The accounts take one pass
-through the C library's fnmatch, declared in the query language (`extern
-"libc.so.6" fnmatch(...)`, so the session has a `fnmatch` afterwards);
-without it, a pass each, a pattern other than "PREFIX*" then tested as a
-list of class names (slow when it names hundreds of classes).
+several loaders are one class for an account.
 --]]
 
 local USAGE = "usage: heapsh -l lua/classloaders.lua DUMP [PATTERN...]"
 
-local h = heapsh.current()
-if not h then
-	error(USAGE .. "\n(no heap is open)", 0)
-end
+local h = heapsh.current() or error(USAGE .. "\n(no heap is open)", 0)
 
--- The script's own words: under `heapsh -l` the first is the dump (or a
--- JVM's pid); under :luafile it is not there.
-local function script_args()
-	local a = {}
-	for i = 1, #arg do
-		a[i] = arg[i]
-	end
-	local path = tostring(h):match("^<heap (.*): %d+ objects>$")
-	if a[1] and (a[1] == path or a[1]:match("^%d+$")) then
-		table.remove(a, 1)
-	end
-	return a
-end
-
-local patterns = script_args()
+local patterns = heapsh.args()
 for _, p in ipairs(patterns) do
 	if p:sub(1, 1) == "-" or p == "" then
 		error("unknown option '" .. p .. "'\n" .. USAGE, 0)
@@ -92,20 +70,6 @@ local function pct(part, whole)
 		return 0.0
 	end
 	return math.floor(part * 1000 / whole + 0.5) / 10
-end
-
--- query(text): the query's value, or a clear error.
-local function query(text)
-	local v, msg = h:query(text)
-	if v == nil and msg then
-		error("query failed: " .. msg .. "\n  " .. text, 0)
-	end
-	return v
-end
-
--- A string literal of the query language.
-local function lit(s)
-	return '"' .. s:gsub('[\\"]', "\\%0"):gsub("\n", "\\n"):gsub("\t", "\\t") .. '"'
 end
 
 local classes = h:classes()
@@ -122,29 +86,32 @@ for _, c in ipairs(classes) do
 	local id = l and l.object_id or 0
 	local e = loaders[id]
 	if not e then
-		e = {id = id, obj = l, classes = 0, instances = 0, shallow = 0}
+		e = {id = id, obj = l, members = {}, instances = 0, shallow = 0}
 		loaders[id] = e
 		order[#order + 1] = e
 	end
-	e.classes = e.classes + 1
+	e.members[#e.members + 1] = c
 	e.instances = e.instances + c.count
 	e.shallow = e.shallow + c.shallow
 end
 
--- One pass: the objects of each loader's classes, as lists for h:retained.
-for _, g in ipairs(query("objects.group_by([it | it.class.classloader.id])")) do
-	local e = loaders[g.key]
-	if not e or e.instances ~= g.count then
-		error(string.format("internal: the query counts %d objects for loader id %s, the classes %s",
-			g.count, tostring(g.key), e and tostring(e.instances) or "none"), 0)
+-- retained_each(groups): each group's h:retained over its classes, in one call.
+local function retained_each(groups)
+	local sets = {}
+	for j, g in ipairs(groups) do
+		sets[j] = g.members
 	end
-	e.retained = h:retained(g.items)
+	local bytes = {h:retained(table.unpack(sets))}
+	for j, g in ipairs(groups) do
+		g.retained = bytes[j]
+	end
 end
+retained_each(order)
 
 local rows = {}
 table.sort(order, function(a, b)
-	if (a.retained or 0) ~= (b.retained or 0) then
-		return (a.retained or 0) > (b.retained or 0)
+	if a.retained ~= b.retained then
+		return a.retained > b.retained
 	end
 	return a.id < b.id
 end)
@@ -157,17 +124,13 @@ for _, e in ipairs(order) do
 			name = name .. " (" .. n.text .. ")"
 		end
 	end
-	rows[#rows + 1] = {kind = "loader", name = name, classes = e.classes, instances = e.instances,
-		shallow_bytes = e.shallow, retained_bytes = e.retained or 0,
-		heap_pct = pct(e.retained or 0, reachable),
+	rows[#rows + 1] = {kind = "loader", name = name, classes = #e.members, instances = e.instances,
+		shallow_bytes = e.shallow, retained_bytes = e.retained,
+		heap_pct = pct(e.retained, reachable),
 		loader_retained = e.obj and e.obj.retained_size or nil}
 end
 
 ---------------------------------------------------------------- accounts
-
--- How a class name matches, in Lua and in the query language (N is the
--- query's class name expression).
-local N = "it.class.name"
 
 local function glob_to_lua(p)
 	return "^" .. p:gsub("[%^%$%(%)%%%.%[%]%+%-]", "%%%0"):gsub("%*", ".*"):gsub("%?", ".") .. "$"
@@ -190,51 +153,6 @@ local function tail_match(name, tail)
 	return s == 0 or before == "." or before == "$"
 end
 
--- The C library's fnmatch, declared once in the query language: false when
--- it cannot be (then each account takes a pass of its own).
-local function declare_fnmatch()
-	-- a declaration has no value: nil and a message is the failure
-	local r = table.pack(h:query('extern "libc.so.6" fnmatch(string, string, int) : int'))
-	return not (r[1] == nil and r[2]) and h:query('fnmatch("a*", "ab", 0)') == 0 and
-		h:query('fnmatch("a*", "ba", 0)') == 1
-end
-
--- F(pattern): 0 if the class name matches the fnmatch pattern, else 1; the
--- name is the lambda's local NAME.
-local NAME = "hs_classloaders_name"
-local function F(pattern)
-	return "fnmatch(" .. lit(pattern) .. ", " .. NAME .. ", 0)"
-end
-local function fesc_lit(s)
-	return (s:gsub("[%*%?%[%]\\]", "\\%0"))
-end
-local function fesc_glob(s)
-	return (s:gsub("[%[%]\\]", "\\%0"))
-end
-
--- prefix_range: "LIT*" as two string comparisons (no extern needed).
-local function prefix_range(prefix)
-	if prefix == "" then
-		return "true"
-	end
-	local last = prefix:byte(-1)
-	if last == 255 then
-		return nil
-	end
-	local upper = prefix:sub(1, -2) .. string.char(last + 1)
-	return N .. " >= " .. lit(prefix) .. " and " .. N .. " < " .. lit(upper)
-end
-
--- names_expr: one equality per name (exact, slow for many names).
-local function names_expr(names)
-	local t = {}
-	for _, n in ipairs(names) do
-		t[#t + 1] = N .. " = " .. lit(n)
-	end
-	return #t > 0 and table.concat(t, " or ") or "false"
-end
-
-local accounts = {}
 local names_of = {} -- distinct class names
 do
 	local seen = {}
@@ -246,15 +164,14 @@ do
 	end
 end
 
+-- Each pattern's test on a class name, and its weight (most specific first).
+local accounts = {}
 for k, p in ipairs(patterns) do
 	local a = {pattern = p, pos = k}
 	if p:find("[%*%?]") then
 		local lp = glob_to_lua(p)
 		a.match = function(n) return n:find(lp) ~= nil end
 		a.weight = #p:gsub("[%*%?]", "")
-		local prefix = p:match("^([^%*%?]*)%*$")
-		a.expr = function(names) return prefix and prefix_range(prefix) or names_expr(names) end
-		a.m = F(fesc_glob(p))
 	else
 		local exact = {}
 		for _, n in ipairs(names_of) do
@@ -271,18 +188,9 @@ for k, p in ipairs(patterns) do
 		end
 		if next(exact) then
 			a.match = function(n) return exact[n] == true end
-			a.expr = names_expr
-			local t = {}
-			for n in pairs(exact) do
-				t[#t + 1] = F(fesc_lit(n))
-			end
-			table.sort(t)
-			a.m = table.concat(t, " * ")
 		else -- a package alone
 			local pre = p .. "."
 			a.match = function(n) return n:sub(1, #pre) == pre and not n:find(".", #pre + 1, true) end
-			a.expr = names_expr
-			a.m = "(1 - (1 - " .. F(fesc_lit(p) .. ".*") .. ") * " .. F(fesc_lit(p) .. ".*.*") .. ")"
 		end
 		a.weight = 1e6 + #p -- a name or package beats every glob
 	end
@@ -300,13 +208,11 @@ table.sort(ranked, function(a, b)
 	end
 	return a.pos < b.pos
 end)
-for r, a in ipairs(ranked) do
-	a.rank = r
-end
-local other = {pattern = "(other)", names = {}, classes = 0, instances = 0, shallow = 0}
+local other = {pattern = "(other)"}
 for _, a in ipairs(accounts) do
-	a.names, a.classes, a.instances, a.shallow = {}, 0, 0, 0
+	a.members, a.instances, a.shallow = {}, 0, 0
 end
+other.members, other.instances, other.shallow = {}, 0, 0
 local account_of = {}
 for _, n in ipairs(names_of) do
 	local acc = other
@@ -317,70 +223,24 @@ for _, n in ipairs(names_of) do
 		end
 	end
 	account_of[n] = acc
-	acc.names[#acc.names + 1] = n
 end
 for _, c in ipairs(classes) do
 	local a = account_of[c.name]
-	a.classes = a.classes + 1
+	a.members[#a.members + 1] = c
 	a.instances = a.instances + c.count
 	a.shallow = a.shallow + c.shallow
 end
 
--- The objects of each account, as lists for h:retained. With fnmatch: one
--- pass, grouped by the rank of the first account that matches (1 + m1 +
--- m1*m2 + ..., each m 0 for a match and 1 for none; #accounts + 1 for
--- none at all). Without: a pass per account, its own test and no match of a
--- more specific account (those claim their classes first).
-local function account_row(a, list)
-	local n = list and #list or 0
-	if n ~= a.instances then
-		error(string.format("internal: the query finds %d objects for '%s', the classes %d",
-			n, a.pattern, a.instances), 0)
-	end
-	local r = n > 0 and h:retained(list) or 0
-	a.row = {kind = "account", name = a.pattern, classes = a.classes, instances = a.instances,
-		shallow_bytes = a.shallow, retained_bytes = r, heap_pct = pct(r, reachable)}
-end
-if #accounts > 0 and declare_fnmatch() then
-	-- [it | NAME <- it.class.name  M1 <- ...  M2 <- ...  ret 1 + M1 + M1 * M2 ...]
-	local body, terms, prod = {NAME .. " <- " .. N}, {"1"}, {}
-	for r, a in ipairs(ranked) do
-		local m = "hs_classloaders_m" .. r
-		body[#body + 1] = m .. " <- " .. a.m
-		prod[r] = m
-		terms[r + 1] = table.concat(prod, " * ")
-	end
-	body[#body + 1] = "ret " .. table.concat(terms, " + ")
-	local lists = {}
-	for _, g in ipairs(query("objects.group_by([it | " .. table.concat(body, "  ") .. "])")) do
-		lists[g.key] = g.items
-	end
-	for r, a in ipairs(ranked) do
-		account_row(a, lists[r])
-	end
-	account_row(other, lists[#ranked + 1])
-elseif #accounts > 0 then
-	local function own(a)
-		return "(" .. a.expr(a.names) .. ")"
-	end
-	for _, a in ipairs(ranked) do
-		local t = {own(a)}
-		for r = 1, a.rank - 1 do
-			t[#t + 1] = "not " .. own(ranked[r])
-		end
-		account_row(a, query("objects.filter([it | " .. table.concat(t, " and ") .. "])"))
-	end
-	local t = {}
-	for _, a in ipairs(ranked) do
-		t[#t + 1] = "not " .. own(a)
-	end
-	account_row(other, query("objects.filter([it | " .. table.concat(t, " and ") .. "])"))
-end
-for k = 1, #accounts do
-	rows[#rows + 1] = accounts[k].row
+if #accounts > 0 then
+	accounts[#accounts + 1] = other
 end
 if #accounts > 0 then
-	rows[#rows + 1] = other.row
+	retained_each(accounts)
+end
+for _, a in ipairs(accounts) do
+	rows[#rows + 1] = {kind = "account", name = a.pattern, classes = #a.members,
+		instances = a.instances, shallow_bytes = a.shallow, retained_bytes = a.retained,
+		heap_pct = pct(a.retained, reachable)}
 end
 
 heapsh.print_table(rows, {"kind", "name", "classes", "instances", "shallow_bytes",

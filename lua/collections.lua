@@ -47,28 +47,11 @@ examined.
 
 local USAGE = "usage: heapsh -l lua/collections.lua DUMP [--threshold PCT] [--all]"
 
-local h = heapsh.current()
-if not h then
-	error(USAGE .. "\n(no heap is open)", 0)
-end
-
--- The script's own words: under `heapsh -l` the first is the dump (or a
--- JVM's pid); under :luafile it is not there.
-local function script_args()
-	local a = {}
-	for i = 1, #arg do
-		a[i] = arg[i]
-	end
-	local path = tostring(h):match("^<heap (.*): %d+ objects>$")
-	if a[1] and (a[1] == path or a[1]:match("^%d+$")) then
-		table.remove(a, 1)
-	end
-	return a
-end
+local h = heapsh.current() or error(USAGE .. "\n(no heap is open)", 0)
 
 local threshold, all = 25, false
 do
-	local a, i = script_args(), 1
+	local a, i = heapsh.args(), 1
 	while i <= #a do
 		if a[i] == "--threshold" then
 			threshold = tonumber(a[i + 1])

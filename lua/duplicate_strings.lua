@@ -34,28 +34,11 @@ structures (char[] or byte[] used as text) are not considered.
 
 local USAGE = "usage: heapsh -l lua/duplicate_strings.lua DUMP [--top N] [--min-count N] [--width N]"
 
-local h = heapsh.current()
-if not h then
-	error(USAGE .. "\n(no heap is open)", 0)
-end
-
--- The script's own words: under `heapsh -l` the first is the dump (or a
--- JVM's pid); under :luafile it is not there.
-local function script_args()
-	local a = {}
-	for i = 1, #arg do
-		a[i] = arg[i]
-	end
-	local path = tostring(h):match("^<heap (.*): %d+ objects>$")
-	if a[1] and (a[1] == path or a[1]:match("^%d+$")) then
-		table.remove(a, 1)
-	end
-	return a
-end
+local h = heapsh.current() or error(USAGE .. "\n(no heap is open)", 0)
 
 local top, min_count, width = 20, 2, 40
 do
-	local a, i = script_args(), 1
+	local a, i = heapsh.args(), 1
 	local function count(name)
 		local v = tonumber(a[i + 1])
 		if not v or v < 0 or v % 1 ~= 0 then

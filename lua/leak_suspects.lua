@@ -66,28 +66,11 @@ weak references (`heapsh --no-weak`).
 local USAGE = "usage: heapsh -l lua/leak_suspects.lua DUMP [--threshold PCT] [--child PCT] " ..
 	"[--max-depth N] [--all]"
 
-local h = heapsh.current()
-if not h then
-	error(USAGE .. "\n(no heap is open)", 0)
-end
-
--- The script's own words: under `heapsh -l` the first is the dump (or a
--- JVM's pid); under :luafile it is not there.
-local function script_args()
-	local a = {}
-	for i = 1, #arg do
-		a[i] = arg[i]
-	end
-	local path = tostring(h):match("^<heap (.*): %d+ objects>$")
-	if a[1] and (a[1] == path or a[1]:match("^%d+$")) then
-		table.remove(a, 1)
-	end
-	return a
-end
+local h = heapsh.current() or error(USAGE .. "\n(no heap is open)", 0)
 
 local threshold, child_pct, all, max_depth = 10, 80, false, 500
 do
-	local a, i = script_args(), 1
+	local a, i = heapsh.args(), 1
 	local function number(name)
 		local v = tonumber(a[i + 1])
 		if not v or v < 0 or v > 100 then

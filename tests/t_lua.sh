@@ -119,6 +119,9 @@ out("retained Owner class", h:retained(h:class("Owner")))
 local owners = h:query("objects.filter([it | it is Owner])")
 out("query owners", #owners)
 out("retained owners list", h:retained(owners))
+out("retained arrays", h:retained({h:class("Owner")}) .. "," .. h:retained({kh.ownerA, kh.ownerB}) .. "," ..
+	h:retained({owners, kh.ownerA, h:class("Owner")}) .. "," .. h:retained({}))
+out("retained bad item", select(2, pcall(h.retained, h, {kh.ownerA, 7})))
 out("owner alone", kh.ownerA.retained == kh.ownerA.size and kh.ownerB.retained_size == kh.ownerB.shallow_size)
 out("retained object", h:retained(kh.leaves) == kh.leaves.retained)
 local leaves, ed = kh.leaves, kh.leaves.elementData
@@ -224,6 +227,11 @@ check ":retained Owner is the README's 1104" 1104 "$OWNER_RET"
 check "retained(class Owner) as :retained Owner" "$OWNER_RET" "$(kv 'retained Owner class')"
 check "retained(list of the 2 Owners from a query) as :retained Owner" "2 $OWNER_RET" \
 	"$(kv 'query owners') $(kv 'retained owners list')"
+check "retained(array): a class, the two Owners, a list + an object + a class (the union), empty" \
+	"$OWNER_RET,$OWNER_RET,$OWNER_RET,0" "$(kv 'retained arrays')"
+check_contains "retained(array) with a number in it: the item and what is expected" \
+	"bad argument #1 to 'retained' (item 2: an object, a list of objects, a class or an array of them expected, got number)" \
+	"$(kv 'retained bad item')"
 check "each Owner alone retains itself only; retained(object) = o.retained" "true true" \
 	"$(kv 'owner alone') $(kv 'retained object')"
 check "leaves: the size field (500); retains itself, its Object[500] and the 500 Leafs" "500 true" \
@@ -260,12 +268,13 @@ print("arg0=" .. arg[0], "n=" .. select("#", ...), "args=" .. table.concat({...}
 print("arg1=" .. tostring(arg[1]), "arg2=" .. tostring(arg[2]), "arg3=" .. tostring(arg[3]))
 local h, msg = heapsh.current()
 print("current=" .. (h and h:class("Order") and h:class("Order").count or tostring(msg)))
+print("own=" .. table.concat(heapsh.args(), "|"))
 EOF
-check "-l: arg[0], arg[1..] (the dump first) and ..." \
-	"$(printf 'arg0=%s\tn=3\targs=%s|x y|z\narg1=%s\targ2=x y\targ3=z\ncurrent=1000' "$LU/args.lua" "$K" "$K")" \
+check "-l: arg[0], arg[1..] (the dump first) and ...; heapsh.args() without the dump" \
+	"$(printf 'arg0=%s\tn=3\targs=%s|x y|z\narg1=%s\targ2=x y\targ3=z\ncurrent=1000\nown=x y|z' "$LU/args.lua" "$K" "$K")" \
 	"$($HEAPSH -l "$LU/args.lua" "$K" 'x y' z 2>&1)"
-check "-l without a dump: heapsh.current() is nil, message" \
-	"$(printf 'arg0=%s\tn=1\targs=-v\narg1=-v\targ2=nil\targ3=nil\ncurrent=no heap is open in the shell' "$LU/args.lua")" \
+check "-l without a dump: heapsh.current() is nil, message; heapsh.args() all the words" \
+	"$(printf 'arg0=%s\tn=1\targs=-v\narg1=-v\targ2=nil\targ3=nil\ncurrent=no heap is open in the shell\nown=-v' "$LU/args.lua")" \
 	"$($HEAPSH -l "$LU/args.lua" -v 2>&1)"
 cat >"$LU/session.hsh" <<'EOF'
 :lua x = 41
@@ -296,7 +305,7 @@ check_status "a -f session with Lua errors exits with status 2" 2 $?
 SOUT=$(cat "$LU/session.out")
 SERR=$(cat "$LU/session.err")
 check ":lua one-liners, globals kept; a :lua ... :end block; :luafile with arguments; errors leave the session running" \
-	"$(printf 'one-liner\t42\t1000\nblock\t100\t41\narg0=%s\tn=2\targs=a|b c\narg1=a\targ2=b c\targ3=nil\ncurrent=1000\nafter the error\nbefore :open\tOwner\nclosed\t<object of a closed heap>\nfalse\t%s:19:1: this value belongs to a heap that was closed or replaced\nnew heap\t69\n1000' "$LU/args.lua" "$LU/session.hsh")" \
+	"$(printf 'one-liner\t42\t1000\nblock\t100\t41\narg0=%s\tn=2\targs=a|b c\narg1=a\targ2=b c\targ3=nil\ncurrent=1000\nown=a|b c\nafter the error\nbefore :open\tOwner\nclosed\t<object of a closed heap>\nfalse\t%s:19:1: this value belongs to a heap that was closed or replaced\nnew heap\t69\n1000' "$LU/args.lua" "$LU/session.hsh")" \
 	"$SOUT"
 check_contains "an error names the line and says why" "$LU/session.hsh:12: lua: $LU/session.hsh:12:1: boom" "$SERR"
 check_contains "an error has a traceback" "stack traceback:" "$SERR"

@@ -90,6 +90,9 @@ void dom_tree_free(struct dom_tree *t)
 	free(t->idom);
 	free(t->retained);
 	free(t->depth);
+	free(t->pre);
+	free(t->order);
+	free(t->span);
 	free(t);
 }
 
@@ -150,30 +153,95 @@ static void ensure_depth(struct dom_tree *t)
 	free(stack);
 }
 
-static uint32_t lca(struct dom_tree *t, uint32_t a, uint32_t b)
+/*
+ * ensure_preorder: number the tree depth-first from the super-root: pre[v]
+ * is v's place, order[] the inverse, span[v] the size of v's subtree, so
+ * w lies under v exactly when pre[v] <= pre[w] < pre[v] + span[v].
+ * Unreachable objects get pre UINT32_MAX. O(n) once, 12 bytes per object.
+ */
+static void ensure_preorder(struct dom_tree *t)
 {
-	while (t->depth[a] > t->depth[b])
-		a = t->idom[a];
-	while (t->depth[b] > t->depth[a])
-		b = t->idom[b];
-	while (a != b) {
-		a = t->idom[a];
-		b = t->idom[b];
+	uint32_t n = t->h->n;
+	if (t->pre)
+		return;
+	/* children as one array: first[v] .. first[v+1] */
+	uint32_t *first = xcalloc((size_t)n + 2, sizeof *first);
+	for (uint32_t v = 0; v < n; v++)
+		if (t->idom[v] != HEAP_NONE)
+			first[t->idom[v] + 1]++;
+	for (uint32_t v = 0; v <= n; v++)
+		first[v + 1] += first[v];
+	uint32_t nkids = first[n + 1];
+	uint32_t *kids = xmallocarray((size_t)nkids + 1, sizeof *kids);
+	uint32_t *fill = xmallocarray((size_t)n + 1, sizeof *fill);
+	memcpy(fill, first, ((size_t)n + 1) * sizeof *fill);
+	for (uint32_t v = 0; v < n; v++)
+		if (t->idom[v] != HEAP_NONE)
+			kids[fill[t->idom[v]]++] = v;
+	free(fill);
+
+	t->pre = xmallocarray((size_t)n + 1, sizeof *t->pre);
+	t->order = xmallocarray((size_t)nkids + 1, sizeof *t->order);
+	t->span = xmallocarray((size_t)n + 1, sizeof *t->span);
+	for (uint32_t v = 0; v <= n; v++)
+		t->pre[v] = UINT32_MAX;
+	uint32_t *stack = xmallocarray((size_t)nkids + 1, sizeof *stack);
+	uint32_t sp = 0, k = 0;
+	stack[sp++] = n;
+	while (sp) {
+		uint32_t v = stack[--sp];
+		t->pre[v] = k;
+		t->order[k++] = v;
+		t->span[v] = 1;
+		for (uint32_t c = first[v + 1]; c-- > first[v];)
+			stack[sp++] = kids[c];
 	}
-	return a;
+	/* subtree sizes bottom-up: reverse preorder finishes children first */
+	for (uint32_t p = k; p-- > 1;)
+		t->span[t->idom[t->order[p]]] += t->span[t->order[p]];
+	t->npre = k;
+	free(stack);
+	free(kids);
+	free(first);
+}
+
+static bool under(const struct dom_tree *t, uint32_t v, uint32_t w)
+{
+	return t->pre[v] <= t->pre[w] && t->pre[w] - t->pre[v] < t->span[v];
+}
+
+/*
+ * set_top: the members' lowest common dominator (the super-root h->n when
+ * it is none of the objects), or HEAP_NONE when no member is reachable:
+ * the lowest ancestor of the first member in preorder whose subtree holds
+ * the last one too.
+ */
+static uint32_t set_top(const struct dom_tree *t, const uint32_t *objs, uint32_t n)
+{
+	uint32_t lo = HEAP_NONE, hi = HEAP_NONE;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t v = objs[k];
+		if (t->pre[v] == UINT32_MAX)
+			continue;	/* unreachable */
+		if (lo == HEAP_NONE || t->pre[v] < t->pre[lo])
+			lo = v;
+		if (hi == HEAP_NONE || t->pre[v] > t->pre[hi])
+			hi = v;
+	}
+	if (lo == HEAP_NONE)
+		return HEAP_NONE;
+	uint32_t top = lo;
+	while (!under(t, top, hi))
+		top = t->idom[top];
+	return top;
 }
 
 int dom_retained_set(struct dom_tree *t, const uint32_t *objs, uint32_t n, uint64_t *bytes)
 {
 	const struct heap *h = t->h;
 	*bytes = 0;
-	ensure_depth(t);
-	uint32_t top = HEAP_NONE;
-	for (uint32_t k = 0; k < n; k++) {
-		if (t->idom[objs[k]] == HEAP_NONE)
-			continue;
-		top = top == HEAP_NONE ? objs[k] : lca(t, top, objs[k]);
-	}
+	ensure_preorder(t);
+	uint32_t top = set_top(t, objs, n);
 	if (top == HEAP_NONE)
 		return HS_OK;
 	/* mark: 1 member, 3 under top, 2 reached; 0 elsewhere */
@@ -190,43 +258,12 @@ int dom_retained_set(struct dom_tree *t, const uint32_t *objs, uint32_t n, uint6
 	 * from a root to it passes top; so it is what top retains minus what
 	 * top still reaches, inside its subtree, when the members are gone.
 	 */
-	/*
-	 * Mark top's subtree: walk each object's dominator chain up until it
-	 * meets top (inside), the super-root (outside), or a node already
-	 * decided, then mark the walked chain the same way.
-	 */
-	uint32_t *chain = xmallocarray((size_t)h->n + 2, sizeof *chain);
-	if (top == h->n) {
-		/* under the super-root: everything reachable */
-		for (uint32_t v = 0; v < h->n; v++)
-			if (!mark[v] && t->idom[v] != HEAP_NONE)
-				mark[v] = 3;
-		goto search;
-	}
-	uint8_t *side = xcalloc((size_t)h->n + 1, 1);	/* 0 unknown, 1 in, 2 out */
-	side[top] = 1;
-	if (top != h->n)
-		side[h->n] = 2;
-	for (uint32_t v = 0; v < h->n; v++) {
-		if (side[v] || t->idom[v] == HEAP_NONE)
-			continue;
-		uint32_t len = 0, x = v;
-		while (!side[x]) {
-			chain[len++] = x;
-			x = t->idom[x];
-		}
-		uint8_t s = side[x];
-		while (len)
-			side[chain[--len]] = s;
-	}
-	for (uint32_t v = 0; v <= h->n; v++)
-		if (side[v] == 1 && !mark[v])
-			mark[v] = 3;
-	free(side);
-search:;
-	uint32_t *queue = chain;
+	uint32_t from = t->pre[top], to = from + t->span[top];
+	for (uint32_t p = from + 1; p < to; p++)
+		if (!mark[t->order[p]])
+			mark[t->order[p]] = 3;
+	uint32_t *queue = xmallocarray((size_t)t->span[top] + 1, sizeof *queue);
 	uint32_t qh = 0, qt = 0;
-	qh = qt = 0;
 	uint64_t still = 0;
 	queue[qt++] = top;
 	mark[top] = 2;
@@ -250,10 +287,101 @@ search:;
 			break;
 		}
 	}
-	uint64_t under = top == h->n ? t->retained[h->n] : t->retained[top];
-	*bytes = under - still;
+	*bytes = t->retained[top] - still;
 	free(queue);
 	free(mark);
+	return st;
+}
+
+/*
+ * retained_batch: up to 64 sets at once over the whole reachable graph.
+ * reach[v] bit j says v is still reachable from the GC roots when set j is
+ * gone: a monotone data-flow problem, solved with a FIFO worklist from the
+ * super-root (an object is visited again only when it gains bits). Set j
+ * then retains the reachable objects without bit j.
+ */
+static int retained_batch(struct dom_tree *t, uint32_t k, const uint32_t *const *objs,
+			  const uint32_t *n, const uint32_t *which, uint64_t *bytes)
+{
+	const struct heap *h = t->h;
+	uint32_t nn = h->n;
+	uint64_t all = k == 64 ? UINT64_MAX : (UINT64_C(1) << k) - 1;
+	uint64_t *member = xcalloc((size_t)nn + 1, sizeof *member);
+	uint64_t *reach = xcalloc((size_t)nn + 1, sizeof *reach);
+	uint8_t *queued = xcalloc((size_t)nn + 1, 1);
+	uint32_t *ring = xmallocarray((size_t)nn + 1, sizeof *ring);
+	for (uint32_t j = 0; j < k; j++)
+		for (uint32_t e = 0; e < n[which[j]]; e++)
+			member[objs[which[j]][e]] |= UINT64_C(1) << j;
+	size_t cap = (size_t)nn + 1, head = 0, count = 0;
+	reach[nn] = all;
+	ring[0] = nn;
+	queued[nn] = 1;
+	count = 1;
+	struct dom_slices s;
+	int st = HS_OK;
+	for (uint32_t pops = 1; count; pops++) {
+		uint32_t v = ring[head];
+		head = head + 1 == cap ? 0 : head + 1;
+		count--;
+		queued[v] = 0;
+		uint64_t m = reach[v];
+		hg_succs(&t->g, v, &s);
+		for (int i = 0; i < s.count; i++)
+			for (uint32_t e = 0; e < s.n[i]; e++) {
+				uint32_t w = s.a[i][e];
+				uint64_t add = m & ~member[w] & ~reach[w];
+				if (!add)
+					continue;
+				reach[w] |= add;
+				if (!queued[w]) {
+					queued[w] = 1;
+					size_t tail = head + count;
+					ring[tail >= cap ? tail - cap : tail] = w;
+					count++;
+				}
+			}
+		if ((pops & 0xfffff) == 0 && hs_interrupted) {
+			st = HS_INTERRUPTED;
+			break;
+		}
+	}
+	for (uint32_t j = 0; j < k; j++)
+		bytes[which[j]] = 0;
+	for (uint32_t v = 0; v < nn && st == HS_OK; v++) {
+		if (t->pre[v] == UINT32_MAX)
+			continue;
+		uint64_t freed = all & ~reach[v];
+		if (!freed)
+			continue;
+		uint64_t sz = heap_shallow(h, v);
+		for (; freed; freed &= freed - 1)
+			bytes[which[__builtin_ctzll(freed)]] += sz;
+	}
+	free(ring);
+	free(queued);
+	free(reach);
+	free(member);
+	return st;
+}
+
+int dom_retained_sets(struct dom_tree *t, uint32_t k, const uint32_t *const *objs,
+		      const uint32_t *n, uint64_t *bytes)
+{
+	ensure_preorder(t);
+	/* Sets under a small subtree alone (cheap); the rest 64 at a time. */
+	uint32_t *wide = xmallocarray((size_t)k + 1, sizeof *wide), nwide = 0;
+	int st = HS_OK;
+	for (uint32_t j = 0; j < k && st == HS_OK; j++) {
+		uint32_t top = set_top(t, objs[j], n[j]);
+		if (top == HEAP_NONE || (top != t->h->n && t->span[top] < t->npre / 16))
+			st = dom_retained_set(t, objs[j], n[j], &bytes[j]);
+		else
+			wide[nwide++] = j;
+	}
+	for (uint32_t b = 0; b < nwide && st == HS_OK; b += 64)
+		st = retained_batch(t, nwide - b < 64 ? nwide - b : 64, objs, n, wide + b, bytes);
+	free(wide);
 	return st;
 }
 

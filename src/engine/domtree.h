@@ -23,6 +23,10 @@ struct dom_tree {
 	uint64_t *retained;	/* [n+1] retained bytes; [n] = all reachable */
 	uint32_t nreach;	/* reachable objects (super-root excluded) */
 	uint32_t *depth;	/* [n+1] lazily: depth in the tree, root 0 */
+	uint32_t *pre;		/* [n+1] lazily: place in a depth-first order, UINT32_MAX unreachable */
+	uint32_t *order;	/* [npre] lazily: the objects in that order, super-root first */
+	uint32_t *span;		/* [n+1] lazily: objects in v's subtree, v included */
+	uint32_t npre;
 	bool from_index;	/* loaded from the index file, not computed */
 };
 
@@ -54,9 +58,23 @@ uint32_t *dom_children(struct dom_tree *t, uint32_t v, uint32_t *count);
  * away together (not the sum of their retained sizes: objects kept alive
  * only by several members count too). Objects unreachable from the GC
  * roots are ignored. Cost: one traversal of the dominator subtree of the
- * members' lowest common dominator. Returns HS_OK or HS_INTERRUPTED.
+ * members' lowest common dominator (the first call also numbers the tree
+ * depth-first: O(n), 12 bytes per object kept). Returns HS_OK or
+ * HS_INTERRUPTED.
  */
 int dom_retained_set(struct dom_tree *t, const uint32_t *objs, uint32_t n, uint64_t *bytes);
+
+/*
+ * dom_retained_sets: dom_retained_set for k sets, each on its own: set j
+ * is objs[j][0..n[j]), its bytes go to bytes[j] (k entries). A set under a
+ * small dominator subtree is one traversal of that subtree; the others are
+ * taken 64 at a time in one traversal of the reachable graph each, with a
+ * 64-bit mask per object ("still reachable without set j"; an object is
+ * visited again only when it gains bits). Memory: 21 bytes per object
+ * while it runs. Returns HS_OK or HS_INTERRUPTED.
+ */
+int dom_retained_sets(struct dom_tree *t, uint32_t k, const uint32_t *const *objs,
+		      const uint32_t *n, uint64_t *bytes);
 
 /*
  * dom_tree_shape: the tree's height (the deepest object's depth; objects

@@ -17,6 +17,7 @@
 #include "lbind.h"
 
 #define CURRENT_KEY "heapsh.current"
+#define ARGS_KEY "heapsh.args"
 #define SH_KEY "heapsh.sh"
 
 /* ---- heaps ---- */
@@ -497,51 +498,110 @@ static int heap_path(lua_State *L)
 }
 
 /*
- * heap:retained(x) -> bytes freed if x went away: an object, a list of
- * objects or a class (all its instances together; dom_retained_set).
+ * The members heap:retained takes: counted first (a == NULL), then copied
+ * into a buffer Lua owns, so an error raised half way leaks nothing.
+ */
+struct members {
+	uint32_t *a;
+	size_t n;
+};
+
+static void members_add(struct members *m, const uint32_t *objs, size_t n)
+{
+	if (m->a && objs)
+		memcpy(m->a + m->n, objs, n * sizeof *objs);
+	else if (m->a)
+		for (size_t i = 0; i < n; i++)	/* a list of every object: 0..n-1 */
+			m->a[m->n + i] = (uint32_t)i;
+	m->n += n;
+}
+
+/*
+ * add_members: the objects the value at stack index idx names (an object,
+ * a list of objects, or a class: all its instances) added to m. False
+ * when it is none of those.
+ */
+static bool add_members(lua_State *L, struct lb_heap *hp, int idx, struct members *m)
+{
+	struct lb_object *o = lb_testobject(L, idx);
+	struct lb_list *l = luaL_testudata(L, idx, LB_LIST);
+	struct lb_class *k = luaL_testudata(L, idx, LB_CLASS);
+	if (o) {
+		lb_check_gen(L, o->hp, o->gen);
+		members_add(m, &o->i, 1);
+	} else if (l) {
+		lb_check_gen(L, l->hp, l->gen);
+		members_add(m, l->idx, l->n);
+	} else if (k) {
+		lb_check_gen(L, k->hp, k->gen);
+		uint32_t n;
+		const uint32_t *inst = heap_instances(hp->sh->heap, k->c, &n);
+		members_add(m, inst, n);
+	} else {
+		return false;
+	}
+	return true;
+}
+
+/* add_arg: argument arg (one value or an array of them) added to m, or an error. */
+static void add_arg(lua_State *L, struct lb_heap *hp, int arg, struct members *m)
+{
+	const char *what = "an object, a list of objects, a class or an array of them";
+	if (lua_type(L, arg) != LUA_TTABLE) {
+		if (!add_members(L, hp, arg, m))
+			luaL_argerror(L, arg, what);
+		return;
+	}
+	lua_Integer len = luaL_len(L, arg);
+	for (lua_Integer i = 1; i <= len; i++) {
+		lua_geti(L, arg, i);
+		if (!add_members(L, hp, -1, m))
+			luaL_error(L, "bad argument #%d to 'retained' (item %d: %s expected, got %s)",
+				   arg - 1, (int)i, what, luaL_typename(L, -1));
+		lua_pop(L, 1);
+	}
+}
+
+/*
+ * heap:retained(x, ...) -> for each argument, the bytes freed if it went
+ * away: an object, a list of objects, a class (all its instances
+ * together), or a Lua array of any of those (all of them together: their
+ * union as one set, not the sum of the parts). Each argument is a set of
+ * its own; several are computed together (dom_retained_sets), far faster
+ * than one call each.
  */
 static int heap_retained(lua_State *L)
 {
 	struct lb_heap *hp = lb_checkheap(L, 1);
+	int k = lua_gettop(L) - 1;
+	luaL_argcheck(L, k >= 1, 2, "an object, a list of objects, a class or an array of them expected");
 	struct dom_tree *t = sh_dom(hp->sh, hp->sh->no_weak);
 	if (!t) {
 		lua_pushnil(L);
 		lua_pushstring(L, hp->sh->last_error);
 		return 2;
 	}
-	const uint32_t *objs;
-	uint32_t n, one;
-	struct lb_object *o = lb_testobject(L, 2);
-	struct lb_list *l = luaL_testudata(L, 2, LB_LIST);
-	struct lb_class *k = luaL_testudata(L, 2, LB_CLASS);
-	uint32_t *all = NULL;
-	if (o) {
-		lb_check_gen(L, o->hp, o->gen);
-		one = o->i;
-		objs = &one;
-		n = 1;
-	} else if (l) {
-		lb_check_gen(L, l->hp, l->gen);
-		if (!l->idx) {
-			all = xmallocarray((size_t)l->n + 1, sizeof *all);
-			for (uint32_t i = 0; i < l->n; i++)
-				all[i] = i;
-		}
-		objs = l->idx ? l->idx : all;
-		n = l->n;
-	} else if (k) {
-		lb_check_gen(L, k->hp, k->gen);
-		objs = heap_instances(hp->sh->heap, k->c, &n);
-	} else {
-		return luaL_argerror(L, 2, "an object, a list of objects or a class");
+	luaL_checkstack(L, 2 * k + 4, "too many arguments");
+	/* the sets' members and their counts, in buffers Lua owns */
+	const uint32_t **objs = lua_newuserdatauv(L, (size_t)k * sizeof *objs, 0);
+	uint32_t *n = lua_newuserdatauv(L, (size_t)k * sizeof *n, 0);
+	uint64_t *bytes = lua_newuserdatauv(L, (size_t)k * sizeof *bytes, 0);
+	for (int j = 0; j < k; j++) {
+		struct members m = {0};
+		add_arg(L, hp, j + 2, &m);	/* count */
+		size_t cnt = m.n;
+		if (cnt > UINT32_MAX)
+			return luaL_error(L, "bad argument #%d to 'retained' (over 2^32 objects)", j + 1);
+		m = (struct members){lua_newuserdatauv(L, (cnt + 1) * sizeof *m.a, 0), 0};
+		add_arg(L, hp, j + 2, &m);	/* copy */
+		objs[j] = m.a;
+		n[j] = (uint32_t)m.n;
 	}
-	uint64_t bytes;
-	int st = dom_retained_set(t, objs, n, &bytes);
-	free(all);
-	if (st != HS_OK)
+	if (dom_retained_sets(t, (uint32_t)k, objs, n, bytes) != HS_OK)
 		return luaL_error(L, "interrupted");
-	lua_pushinteger(L, (lua_Integer)bytes);
-	return 1;
+	for (int j = 0; j < k; j++)
+		lua_pushinteger(L, (lua_Integer)bytes[j]);
+	return k;
 }
 
 static int heap_graphstats(lua_State *L)
@@ -816,11 +876,31 @@ static int lb_extern(lua_State *L)
 
 /* ---- the module and the state ---- */
 
+/*
+ * heapsh.args() -> the running script's own words in a new table: those
+ * after the script, less the dump or pid heapsh -l opened from the first
+ * of them; an empty table outside a script file.
+ */
+static int lb_args(lua_State *L)
+{
+	lua_newtable(L);
+	if (lua_getfield(L, LUA_REGISTRYINDEX, ARGS_KEY) == LUA_TTABLE) {
+		lua_Integer n = luaL_len(L, -1);
+		for (lua_Integer k = 1; k <= n; k++) {
+			lua_geti(L, -1, k);
+			lua_seti(L, -3, k);
+		}
+	}
+	lua_pop(L, 1);
+	return 1;
+}
+
 static int luaopen_heapsh(lua_State *L)
 {
 	static const luaL_Reg funcs[] = {
 		{"open", lb_open}, {"attach", lb_attach}, {"current", lb_current},
-		{"print_table", lb_print_table}, {"extern", lb_extern}, {NULL, NULL}};
+		{"print_table", lb_print_table}, {"extern", lb_extern}, {"args", lb_args},
+		{NULL, NULL}};
 	static const luaL_Reg heapmeta[] = {
 		{"__gc", heap_gc}, {"__close", heap_gc}, {"__tostring", heap_tostring}, {NULL, NULL}};
 	static const luaL_Reg heapmethods[] = {
@@ -930,7 +1010,7 @@ int sh_lua_run(struct sh *sh, const char *code, const char *name)
 	return run(sh, L, 0);
 }
 
-int sh_lua_file(struct sh *sh, const char *path, int argc, char **argv)
+int sh_lua_file(struct sh *sh, const char *path, int argc, char **argv, int own)
 {
 	lua_State *L = state(sh);
 	if (!L)
@@ -941,6 +1021,12 @@ int sh_lua_file(struct sh *sh, const char *path, int argc, char **argv)
 		lua_rawseti(L, -2, k);
 	}
 	lua_setglobal(L, "arg");
+	lua_createtable(L, argc, 0);
+	for (int k = own; k < argc; k++) {
+		lua_pushstring(L, argv[k]);
+		lua_rawseti(L, -2, k - own + 1);
+	}
+	lua_setfield(L, LUA_REGISTRYINDEX, ARGS_KEY);
 	if (luaL_loadfile(L, path) != LUA_OK) {
 		sh_error(sh, NULL, "lua: %s", lua_tostring(L, -1));
 		lua_pop(L, 1);
@@ -971,5 +1057,5 @@ int sh_cmd_luafile(struct sh *sh, int argc, char **argv)
 {
 	if (argc < 2)
 		return sh_error(sh, NULL, "usage: :luafile FILE [ARGS...]");
-	return sh_lua_file(sh, argv[1], argc - 1, argv + 1);
+	return sh_lua_file(sh, argv[1], argc - 1, argv + 1, 1);
 }

@@ -324,17 +324,20 @@ static int cmd_histogram(struct sh *sh, int argc, char **argv)
 	uint64_t *ret = NULL;
 	uint32_t shown = o.top && (uint32_t)o.top < n ? (uint32_t)o.top : n;
 	if (o.retained) {
-		/* Exact per class: the set of its instances (dom_retained_set). */
+		/* Exact per class: the set of its instances, all classes in one go (dom_retained_sets). */
 		uint32_t todo = !strcmp(o.by, "retained") ? n : shown;
 		ret = xcalloc(n + 1, sizeof *ret);
-		for (uint32_t k = 0; k < todo; k++) {
-			uint32_t cnt;
-			const uint32_t *inst = heap_instances(h, v[k], &cnt);
-			if (dom_retained_set(t, inst, cnt, &ret[k]) != HS_OK) {
-				free(ret);
-				free(v);
-				return sh_error(sh, NULL, "interrupted");
-			}
+		const uint32_t **inst = xmallocarray((size_t)todo + 1, sizeof *inst);
+		uint32_t *cnt = xmallocarray((size_t)todo + 1, sizeof *cnt);
+		for (uint32_t k = 0; k < todo; k++)
+			inst[k] = heap_instances(h, v[k], &cnt[k]);
+		int st = dom_retained_sets(t, todo, inst, cnt, ret);
+		free(inst);
+		free(cnt);
+		if (st != HS_OK) {
+			free(ret);
+			free(v);
+			return sh_error(sh, NULL, "interrupted");
 		}
 		if (!strcmp(o.by, "retained")) {
 			/* order by retained: sort an index permutation */

@@ -598,7 +598,7 @@ int main(int argc, char **argv)
 	 */
 	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	const char *command = NULL, *file = NULL, *dump = NULL, *export_to = NULL, *script = NULL;
-	int script_argc = 0;
+	int script_argc = 0, script_own = 1;
 	char **script_argv = NULL;
 	for (int a = 1; a < argc; a++) {
 		const char *o = argv[a];
@@ -607,8 +607,10 @@ int main(int argc, char **argv)
 			script_argc = argc - a;
 			script_argv = argv + a;
 			/* The first argument after the script may be the dump or pid to open. */
-			if (a + 1 < argc && argv[a + 1][0] != '-')
+			if (a + 1 < argc && argv[a + 1][0] != '-') {
 				dump = argv[a + 1];
+				script_own = 2;
+			}
 			break;
 		} else if (!strcmp(o, "-c") && a + 1 < argc) {
 			command = argv[++a];
@@ -676,7 +678,7 @@ int main(int argc, char **argv)
 		return st == HS_OK ? damaged : 2;
 	}
 	if (script) {
-		int st = sh_lua_file(&sh, script, script_argc, script_argv);
+		int st = sh_lua_file(&sh, script, script_argc, script_argv, script_own);
 		out_flush();
 		finish(&sh);
 		return st != HS_OK || sh.status ? 2 : damaged;

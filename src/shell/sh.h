@@ -146,11 +146,13 @@ struct dsl *sh_dsl(struct sh *sh);
 /*
  * Lua (src/lua). sh_lua_run: run a chunk of Lua code in the session's Lua
  * state (name labels it in messages); sh_lua_file: run a script file with
- * args as its `arg` table (args[0] is the script). An error is reported
+ * argv[0..argc) as its `arg` table (argv[0] is the script) and
+ * argv[own..argc) as heapsh.args(), the script's own words (own is 2 when
+ * heapsh -l opened argv[1] as the dump, else 1). An error is reported
  * with a traceback and the session goes on. sh_lua_close: drop the state.
  */
 int sh_lua_run(struct sh *sh, const char *code, const char *name);
-int sh_lua_file(struct sh *sh, const char *path, int argc, char **argv);
+int sh_lua_file(struct sh *sh, const char *path, int argc, char **argv, int own);
 void sh_lua_close(struct sh *sh);
 int sh_cmd_lua(struct sh *sh, int argc, char **argv);
 int sh_cmd_luafile(struct sh *sh, int argc, char **argv);

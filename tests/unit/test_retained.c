@@ -1,0 +1,204 @@
+/*
+ * test_retained.c - property tests of set retention (src/engine/domtree.c):
+ * on random heaps written as HPROF dumps (object arrays referring to each
+ * other: chains, cycles, shared objects, unreachable parts), the bytes
+ * dom_retained_set and dom_retained_sets give for random sets equal the
+ * definition by brute force: the shallow bytes of the reachable objects
+ * that no longer are once the set's members are gone.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../src/engine/domtree.h"
+#include "hprof_writer.h"
+
+static uint64_t rng = 0x9E3779B97F4A7C15ULL;
+static uint32_t rnd(uint32_t bound)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng % bound);
+}
+
+#define OBJECT_CLASS 0x100
+#define ARRAY_CLASS 0x200
+#define ID(k) (0x1000 + 16 * (uint64_t)(k))
+
+/*
+ * random_heap: nobj Object[] arrays. Shapes: 0 random edges; 1 a long
+ * chain with a few side edges (deep dominator tree); 2 mostly forward edges
+ * with shared children (DAG-like, joint retention everywhere). A few roots;
+ * some objects unreachable.
+ */
+static struct heap *random_heap(uint32_t nobj, int shape, struct hw *w)
+{
+	hw_init(w, 8, 2, 0);
+	hw_utf8(w, 1, "java/lang/Object");
+	hw_utf8(w, 2, "[Ljava/lang/Object;");
+	hw_load_class(w, 1, OBJECT_CLASS, 0, 1);
+	hw_load_class(w, 2, ARRAY_CLASS, 0, 2);
+	hw_dump_begin(w, HPROF_HEAP_DUMP);
+	hw_class_dump(w, &(struct hw_class){.id = OBJECT_CLASS});
+	hw_class_dump(w, &(struct hw_class){.id = ARRAY_CLASS, .super = OBJECT_CLASS});
+	uint32_t nroots = 1 + rnd(3);
+	for (uint32_t r = 0; r < nroots; r++)
+		hw_root_jni_global(w, ID(rnd(nobj)), 0x9000 + r);
+	hw_root(w, HPROF_GC_ROOT_STICKY_CLASS, OBJECT_CLASS);
+	hw_root(w, HPROF_GC_ROOT_STICKY_CLASS, ARRAY_CLASS);
+	uint64_t elems[8];
+	for (uint32_t k = 0; k < nobj; k++) {
+		uint32_t len = rnd(5), n = 0;
+		if (shape == 1 && k + 1 < nobj)
+			elems[n++] = ID(k + 1);
+		for (uint32_t e = 0; e < len; e++) {
+			uint32_t to = rnd(nobj);
+			if (shape == 2 && to < k && rnd(5))
+				to = k + 1 + rnd(nobj - k > 4 ? 4 : nobj - k);
+			if (shape == 1 && rnd(3))
+				continue;
+			elems[n++] = to < nobj ? ID(to) : 0;
+		}
+		hw_obj_array(w, ID(k), ARRAY_CLASS, n, elems);
+	}
+	hw_dump_end(w);
+	struct heap *h = NULL;
+	struct hs_error err;
+	if (heap_load(hw_save(w), NULL, &h, &err) != HS_OK)
+		fail_msg("heap_load: %s", err.msg);
+	return h;
+}
+
+/* brute: the definition: reach from the GC roots avoiding the set; sum what was lost. */
+static uint64_t brute(struct dom_tree *t, const uint32_t *set, uint32_t n)
+{
+	uint32_t nn = t->h->n;
+	uint8_t *seen = calloc(nn + 1, 1);
+	uint32_t *stack = malloc((nn + 1) * sizeof *stack), sp = 0;
+	for (uint32_t k = 0; k < n; k++)
+		seen[set[k]] = 2;	/* gone */
+	stack[sp++] = nn;
+	seen[nn] = 1;
+	while (sp) {
+		uint32_t v = stack[--sp];
+		struct dom_slices s;
+		hg_succs(&t->g, v, &s);
+		for (int i = 0; i < s.count; i++)
+			for (uint32_t e = 0; e < s.n[i]; e++)
+				if (!seen[s.a[i][e]]) {
+					seen[s.a[i][e]] = 1;
+					stack[sp++] = s.a[i][e];
+				}
+	}
+	uint64_t lost = 0;
+	for (uint32_t v = 0; v < nn; v++)
+		if (t->idom[v] != HEAP_NONE && seen[v] != 1)
+			lost += heap_shallow(t->h, v);
+	free(stack);
+	free(seen);
+	return lost;
+}
+
+/*
+ * random_set: a few random objects (always, when scattered), or an object
+ * and some of its dominator subtree.
+ */
+static uint32_t random_set(struct dom_tree *t, uint32_t *set, bool scattered)
+{
+	uint32_t nn = t->h->n, n = 0;
+	switch (scattered ? 1 : rnd(4)) {
+	case 0:		/* empty, or one object */
+		n = rnd(2);
+		if (n)
+			set[0] = rnd(nn);
+		break;
+	case 1:		/* scattered, duplicates allowed */
+		n = 1 + rnd(6);
+		for (uint32_t k = 0; k < n; k++)
+			set[k] = rnd(nn);
+		break;
+	default: {	/* children of one object: local sets, joint retention */
+		uint32_t v = rnd(nn);
+		for (uint32_t w = 0; w < nn && n < 8; w++)
+			if (t->idom[w] == v || (t->idom[w] != HEAP_NONE && t->idom[t->idom[w]] == v))
+				if (rnd(2))
+					set[n++] = w;
+		break;
+	}
+	}
+	return n;
+}
+
+static void check_heaps(uint32_t nobj, int rounds, uint32_t nsets, bool scattered)
+{
+	for (int iter = 0; iter < rounds; iter++) {
+		struct hw w;
+		struct heap *h = random_heap(nobj, iter % 3, &w);
+		struct dom_tree *t;
+		assert_int_equal(dom_tree_build(h, false, false, &t), HS_OK);
+		uint32_t **sets = calloc(nsets, sizeof *sets), *n = calloc(nsets, sizeof *n);
+		uint64_t *want = calloc(nsets, sizeof *want), *got = calloc(nsets, sizeof *got);
+		for (uint32_t j = 0; j < nsets; j++) {
+			sets[j] = malloc(8 * sizeof **sets);
+			n[j] = random_set(t, sets[j], scattered);
+			want[j] = brute(t, sets[j], n[j]);
+			uint64_t one;
+			assert_int_equal(dom_retained_set(t, sets[j], n[j], &one), HS_OK);
+			if (one != want[j])
+				fail_msg("heap %d, set %u: dom_retained_set %llu, by definition %llu",
+					 iter, j, (unsigned long long)one, (unsigned long long)want[j]);
+		}
+		assert_int_equal(dom_retained_sets(t, nsets, (const uint32_t *const *)sets, n, got), HS_OK);
+		for (uint32_t j = 0; j < nsets; j++)
+			if (got[j] != want[j])
+				fail_msg("heap %d, set %u of %u: dom_retained_sets %llu, by definition %llu",
+					 iter, j, nsets, (unsigned long long)got[j],
+					 (unsigned long long)want[j]);
+		for (uint32_t j = 0; j < nsets; j++)
+			free(sets[j]);
+		free(sets);
+		free(n);
+		free(want);
+		free(got);
+		dom_tree_free(t);
+		heap_free(h);
+		hw_free(&w);
+	}
+}
+
+/* Small heaps, a few sets each: most sets are wide (over 1/16 of the heap). */
+static void small_heaps(void **state)
+{
+	(void)state;
+	check_heaps(40, 600, 5, false);
+}
+
+/* Bigger heaps and 150 sets: local ones alone, the rest in one batch. */
+static void local_and_wide(void **state)
+{
+	(void)state;
+	check_heaps(600, 30, 150, false);
+}
+
+/* 150 scattered sets, nearly all wide: batches of 64, 64 and the rest. */
+static void batches(void **state)
+{
+	(void)state;
+	check_heaps(600, 30, 150, true);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(small_heaps),
+		cmocka_unit_test(local_and_wide),
+		cmocka_unit_test(batches),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
