@@ -115,15 +115,8 @@ static double peak_rss_mb(void)
 	return (double)ru.ru_maxrss / 1024;
 }
 
-static uint64_t rng = 0x9E3779B97F4A7C15ULL;
-
-static uint32_t rnd(uint32_t bound)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng % bound);
-}
+#define XORSHIFT_SEED 0x9E3779B97F4A7C15ULL
+#include "../tests/unit/xorshift.h"
 
 /* ---- SimpleObjectsDynamicSize, over dyn.c's graph of the heap ---- */
 

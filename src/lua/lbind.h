@@ -71,6 +71,13 @@ void lb_check_gen(lua_State *L, const struct lb_heap *hp, unsigned gen);
 void lb_push_object(lua_State *L, int heap_idx, uint32_t i);
 void lb_push_list(lua_State *L, int heap_idx, uint32_t *idx, uint32_t n);	/* takes idx */
 void lb_push_class(lua_State *L, int heap_idx, uint32_t c);
+/*
+ * lb_new_object: lb_push_object for loops: hp is the heap at heap_idx,
+ * meta_idx holds the objects' metatable (lb_push_object_meta), both
+ * absolute or upvalue indexes.
+ */
+void lb_new_object(lua_State *L, struct lb_heap *hp, int heap_idx, int meta_idx, uint32_t i);
+void lb_push_object_meta(lua_State *L);
 /* lb_push_slice: a list of a copy of a[0..n) (the heap's arrays are borrowed, not kept). */
 void lb_push_slice(lua_State *L, int heap_idx, const uint32_t *a, uint32_t n);
 struct lb_object *lb_checkobject(lua_State *L, int arg);

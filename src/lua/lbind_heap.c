@@ -319,27 +319,36 @@ static int heap_object(lua_State *L)
 	return 1;
 }
 
+/*
+ * The state of h:objects(): a userdata the iterator closure holds (its
+ * upvalue 2; upvalue 1 is the heap, 3 the objects' metatable), one lookup
+ * per step.
+ */
+struct objects_iter {
+	struct lb_heap *hp;
+	unsigned gen;
+	bool all;		/* every object: place k is object k */
+	uint32_t k, n;		/* next place, places */
+	uint32_t set[];		/* the objects of the classes asked for; empty for all */
+};
+
 static int objects_next(lua_State *L)
 {
-	struct lb_heap *hp = lua_touserdata(L, lua_upvalueindex(1));	/* set by heap_objects */
-	lb_check_gen(L, hp, (unsigned)lua_tointeger(L, lua_upvalueindex(4)));
-	const struct heap *h = hp->sh->heap;
-	lua_Integer k = lua_tointeger(L, lua_upvalueindex(2));
-	const uint32_t *set = lua_touserdata(L, lua_upvalueindex(3));
-	uint32_t n = set ? set[0] : h->n;
-	if ((k & 0xfff) == 0 && hs_interrupted)
+	struct objects_iter *it = lua_touserdata(L, lua_upvalueindex(2));
+	lb_check_gen(L, it->hp, it->gen);
+	if ((it->k & 0xfff) == 0 && hs_interrupted)
 		return luaL_error(L, "interrupted");
-	if (k >= (lua_Integer)n)
+	if (it->k >= it->n)
 		return 0;
-	lua_pushinteger(L, k + 1);
-	lua_replace(L, lua_upvalueindex(2));
-	lb_push_object(L, lua_upvalueindex(1), set ? set[k + 1] : (uint32_t)k);
+	uint32_t i = it->all ? it->k : it->set[it->k];
+	it->k++;
+	lb_new_object(L, it->hp, lua_upvalueindex(1), lua_upvalueindex(3), i);
 	return 1;
 }
 
 /*
- * heap:objects([class]) -> iterator over every object, or over the
- * instances of the classes a name or pattern matches (or a class value).
+ * heap:objects([class]) -> an iterator over every object, or over the
+ * instances of the classes a name or pattern matches (or of a class value).
  */
 static int heap_objects(lua_State *L)
 {
@@ -348,9 +357,10 @@ static int heap_objects(lua_State *L)
 	bool all = lua_isnoneornil(L, 2);
 	lua_settop(L, 2);
 	lua_pushvalue(L, 1);
-	lua_pushinteger(L, 0);
+	struct objects_iter *it;
 	if (all) {
-		lua_pushnil(L);
+		it = lua_newuserdatauv(L, sizeof *it + sizeof it->set[0], 0);
+		it->n = h->n;
 	} else {
 		uint32_t *cls, nc;
 		struct lb_class *kc = luaL_testudata(L, 2, LB_CLASS);
@@ -364,19 +374,22 @@ static int heap_objects(lua_State *L)
 		uint64_t total = 0;
 		for (uint32_t k = 0; k < nc; k++)
 			total += h->classes[cls[k]].count;
-		/* [0] = count, then the indexes: a full userdata the closure owns. */
-		uint32_t *set = lua_newuserdatauv(L, (total + 1) * sizeof *set, 0);
-		set[0] = 0;
+		it = lua_newuserdatauv(L, sizeof *it + (total + 1) * sizeof it->set[0], 0);
+		it->n = 0;
 		for (uint32_t k = 0; k < nc; k++) {
 			uint32_t cnt;
 			const uint32_t *inst = heap_instances(h, cls[k], &cnt);
-			memcpy(set + 1 + set[0], inst, (size_t)cnt * sizeof *set);
-			set[0] += cnt;
+			memcpy(it->set + it->n, inst, (size_t)cnt * sizeof *inst);
+			it->n += cnt;
 		}
 		free(cls);
 	}
-	lua_pushinteger(L, hp->sh->gen);
-	lua_pushcclosure(L, objects_next, 4);
+	it->hp = hp;
+	it->gen = hp->sh->gen;
+	it->all = all;
+	it->k = 0;
+	lb_push_object_meta(L);
+	lua_pushcclosure(L, objects_next, 3);
 	return 1;
 }
 

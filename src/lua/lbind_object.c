@@ -26,18 +26,29 @@ static struct lb_heap *heap_at(lua_State *L, int idx)
 /* The objects' metatable, also kept under this address in the registry. */
 static const char object_meta_key = 0;
 
-void lb_push_object(lua_State *L, int heap_idx, uint32_t i)
+void lb_new_object(lua_State *L, struct lb_heap *hp, int heap_idx, int meta_idx, uint32_t i)
 {
-	heap_idx = lua_absindex(L, heap_idx);
-	struct lb_heap *hp = lua_touserdata(L, heap_idx);	/* callers pass a heap */
 	struct lb_object *o = lua_newuserdatauv(L, sizeof *o, 1);
 	o->hp = hp;
 	o->i = i;
 	o->gen = hp->sh->gen;
 	lua_pushvalue(L, heap_idx);
 	lua_setiuservalue(L, -2, 1);
-	lua_rawgetp(L, LUA_REGISTRYINDEX, &object_meta_key);	/* cheaper than by name */
+	lua_pushvalue(L, meta_idx);
 	lua_setmetatable(L, -2);
+}
+
+void lb_push_object_meta(lua_State *L)
+{
+	lua_rawgetp(L, LUA_REGISTRYINDEX, &object_meta_key);	/* cheaper than by name */
+}
+
+void lb_push_object(lua_State *L, int heap_idx, uint32_t i)
+{
+	heap_idx = lua_absindex(L, heap_idx);
+	lb_push_object_meta(L);
+	lb_new_object(L, lua_touserdata(L, heap_idx), heap_idx, lua_gettop(L), i);	/* callers pass a heap */
+	lua_remove(L, -2);
 }
 
 void lb_push_list(lua_State *L, int heap_idx, uint32_t *idx, uint32_t n)
@@ -373,27 +384,34 @@ static int list_tostring(lua_State *L)
 	return 1;
 }
 
+/* The state of l:iter(): upvalue 2 of the closure (1 the list, 3 its heap, 4 the objects' metatable). */
+struct list_iter_state {
+	struct lb_list *l;
+	uint32_t k;		/* next place */
+};
+
 static int list_iter_next(lua_State *L)
 {
-	struct lb_list *l = checklist(L, lua_upvalueindex(1));
-	lua_Integer k = lua_tointeger(L, lua_upvalueindex(2));
-	if (k >= (lua_Integer)l->n)
+	struct list_iter_state *it = lua_touserdata(L, lua_upvalueindex(2));
+	struct lb_list *l = it->l;
+	lb_check_gen(L, l->hp, l->gen);
+	if (it->k >= l->n)
 		return 0;
-	lua_pushinteger(L, k + 1);
-	lua_replace(L, lua_upvalueindex(2));
-	uint32_t i = l->idx ? l->idx[k] : (uint32_t)k;
-	lua_getiuservalue(L, lua_upvalueindex(1), 1);
-	lb_push_object(L, -1, i);
+	uint32_t i = l->idx ? l->idx[it->k] : it->k;
+	it->k++;
+	lb_new_object(L, l->hp, lua_upvalueindex(3), lua_upvalueindex(4), i);
 	return 1;
 }
-
-/* list:iter(): for o in list:iter() do ... end */
 static int list_iter(lua_State *L)
 {
-	checklist(L, 1);
-	lua_pushvalue(L, 1);
-	lua_pushinteger(L, 0);
-	lua_pushcclosure(L, list_iter_next, 2);
+	struct lb_list *l = checklist(L, 1);
+	lua_settop(L, 1);
+	struct list_iter_state *it = lua_newuserdatauv(L, sizeof *it, 0);
+	it->l = l;
+	it->k = 0;
+	lua_getiuservalue(L, 1, 1);
+	lb_push_object_meta(L);
+	lua_pushcclosure(L, list_iter_next, 4);
 	return 1;
 }
 

@@ -22,14 +22,8 @@
 
 #include "../../src/engine/dyn.h"
 
-static uint64_t rng = 0x9E3779B97F4A7C15ULL;
-static uint32_t rnd(uint32_t bound)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng % bound);
-}
+#define XORSHIFT_SEED 0x9E3779B97F4A7C15ULL
+#include "xorshift.h"
 
 struct bfs {
 	const struct heap *h;

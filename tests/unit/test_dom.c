@@ -23,14 +23,8 @@ struct g {
 	int split;			/* present lists as two slices */
 };
 
-static uint64_t rng = 88172645463325252ULL;
-static uint32_t rnd(uint32_t bound)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng % bound);
-}
+#define XORSHIFT_SEED 88172645463325252ULL
+#include "xorshift.h"
 
 static void csr(uint32_t n, uint32_t m, const uint32_t *a, const uint32_t *b,
 		uint32_t **start, uint32_t **adj)

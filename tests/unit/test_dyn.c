@@ -23,14 +23,8 @@ struct g {
 	uint64_t *w;
 };
 
-static uint64_t rng = 0x2545F4914F6CDD1DULL;
-static uint32_t rnd(uint32_t bound)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng % bound);
-}
+#define XORSHIFT_SEED 0x2545F4914F6CDD1DULL
+#include "xorshift.h"
 
 static const uint32_t *g_succs(void *ctx, uint32_t v, uint32_t *count)
 {

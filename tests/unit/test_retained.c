@@ -18,14 +18,8 @@
 #include "../../src/engine/domtree.h"
 #include "hprof_writer.h"
 
-static uint64_t rng = 0x9E3779B97F4A7C15ULL;
-static uint32_t rnd(uint32_t bound)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng % bound);
-}
+#define XORSHIFT_SEED 0x9E3779B97F4A7C15ULL
+#include "xorshift.h"
 
 #define OBJECT_CLASS 0x100
 #define ARRAY_CLASS 0x200
