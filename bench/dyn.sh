@@ -24,6 +24,7 @@
 set -euo pipefail
 export LC_ALL=C
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 
 R=${BENCH_RUNS:-5}
 RB=${BENCH_BFS_RUNS:-$R}
@@ -204,24 +205,11 @@ echo
 cat "$DRV"
 echo
 cat "$SHELL_MD"
-if [ ${#FAILURES[@]} -gt 0 ]; then
-	echo
-	echo "**Failures:**"
-	echo
-	printf -- '- %s\n' "${FAILURES[@]}"
-fi
+failures_md
 } >"$REPORT"
 
 # ---------------------------------------------------------------- summary.md
-BEGIN_MARK='<!-- bench/dyn.sh begin -->'
-END_MARK='<!-- bench/dyn.sh end -->'
-if [ -f "$SUM" ]; then
-	awk -v b="$BEGIN_MARK" -v e="$END_MARK" '$0 == b { skip = 1 } !skip { print } $0 == e { skip = 0 }' \
-		"$SUM" >"$SUM.tmp" && mv -f "$SUM.tmp" "$SUM"
-fi
 {
-echo "$BEGIN_MARK"
-echo
 echo "### Dynamic sizes (issue 5, bench/dyn.sh; the full report is in $REPORT)"
 echo
 echo "Binaries: $BIN_ID."
@@ -233,9 +221,7 @@ echo "Checks of the shell's answer:"
 echo
 printf -- '- %s\n' "${CHECKS[@]}"
 echo
-[ ${#FAILURES[@]} -eq 0 ] || { echo "**${#FAILURES[@]} failure(s)**: see the end of $REPORT."; echo; }
-echo "$END_MARK"
-} >>"$SUM"
+} | summary_section bench/dyn.sh "$SUM"
 
 echo
 echo "== report (also in $REPORT; a section appended to $SUM)"

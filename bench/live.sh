@@ -55,6 +55,7 @@
 set -euo pipefail
 export LC_ALL=C
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 
 R=${BENCH_RUNS:-5}
 RS=${BENCH_SNAP_RUNS:-$R}
@@ -672,31 +673,19 @@ echo "| 3. push-down faster than any full dump | slower of the two $(s2 "$qmax")
 echo "| 3. right answers: count = planted ($K7), exists true, the no-match exists false | $WRONG wrong answers in $(( $(runs q_exists) + $(runs q_count) + $(runs q_exists_no) + $(runs q_exists_after) + $(runs q_count_after) + $(runs q_exists_no_after) )) runs | $( [ "$WRONG" = 0 ] && echo '**met**' || echo '**not met**') |"
 echo "| 4. idle agent costs under 1 % (dyn: attached, then idle; net of its own phase A) | mean over $DN generations $DM (cost $(cost "$DM") %), 95 % interval $DLO-$DHI; per generation ${GDID% }; median over all $(wc -w <<<"$NDID") rounds $DID; agent thread $(agent_line dyn) | $(yes_no "$ok4d") |"
 echo "| 4. idle agent costs under 1 % (start: -agentpath, phase B, against none) | mean over $SN generations $SM (cost $(cost "$SM") %), 95 % interval $SLO-$SHI; per generation ${GBS% }; median over all rounds ${RATMED[Bstart]}; two JVMs without an agent differ by $CMIN-$CMAX; agent thread $(agent_line start) | $(yes_no "$ok4s") |"
-if [ ${#FAILURES[@]} -gt 0 ]; then
-	echo
-	echo "**Failures:**"
-	echo
-	printf -- '- %s\n' "${FAILURES[@]}"
-fi
+failures_md
 } >"$REPORT"
 
 # ---------------------------------------------------------------- summary.md
-BEGIN_MARK='<!-- bench/live.sh begin -->'
-END_MARK='<!-- bench/live.sh end -->'
 if [ -f "$SUM" ]; then
-	awk -v b="$BEGIN_MARK" -v e="$END_MARK" '$0 == b { skip = 1 } !skip { print } $0 == e { skip = 0 }' \
-		"$SUM" >"$SUM.tmp" && mv -f "$SUM.tmp" "$SUM"
 	{
-	echo "$BEGIN_MARK"
-	echo
 	echo "### Live JVMs (issue 6, bench/live.sh; the full report is in $REPORT)"
 	echo
 	echo "$(date -u '+%Y-%m-%d'), $MACHINE; a JVM with $(calc '%.0f' 'a / 1048576' "$LIVEB") MiB live ($NORD Orders). Binaries: $BIN_ID."
 	echo
 	sed -n '/^## Targets/,$p' "$REPORT" | sed '1,2d'
 	echo
-	echo "$END_MARK"
-	} >>"$SUM"
+	} | summary_section bench/live.sh "$SUM"
 fi
 
 echo

@@ -36,6 +36,7 @@
 set -euo pipefail
 export LC_ALL=C
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 
 R=${BENCH_RUNS:-5}
 HEAPSH=${HEAPSH:-./heapsh}
@@ -284,22 +285,10 @@ for d in "${DUMPS[@]}"; do
 done
 echo
 cat "$LOOP_MD" "$SCRIPT_MD" "$PERF_MD"
-if [ ${#FAILURES[@]} -gt 0 ]; then
-	echo "**Failures:**"
-	echo
-	printf -- '- %s\n' "${FAILURES[@]}"
-fi
+failures_md
 } >"$REPORT"
 
-BEGIN_MARK='<!-- bench/lua.sh begin -->'
-END_MARK='<!-- bench/lua.sh end -->'
-if [ -f "$SUM" ]; then
-	awk -v b="$BEGIN_MARK" -v e="$END_MARK" '$0 == b { skip = 1 } !skip { print } $0 == e { skip = 0 }' \
-		"$SUM" >"$SUM.tmp" && mv -f "$SUM.tmp" "$SUM"
-fi
 {
-echo "$BEGIN_MARK"
-echo
 echo "### Lua scripting (issue 7, bench/lua.sh; the full report is in $REPORT)"
 echo
 echo "Binary: $BIN_ID."
@@ -308,9 +297,7 @@ sed -n '/^| /p' "$LOOP_MD"
 echo
 sed -n '/^| /p' "$SCRIPT_MD"
 echo
-[ ${#FAILURES[@]} -eq 0 ] || { echo "**${#FAILURES[@]} failure(s)**: see the end of $REPORT."; echo; }
-echo "$END_MARK"
-} >>"$SUM"
+} | summary_section bench/lua.sh "$SUM"
 
 echo
 echo "== report (also in $REPORT; a section in $SUM)"
