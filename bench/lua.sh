@@ -255,7 +255,7 @@ EOF
 		echo
 		echo '```'
 		perf report -i "$LOG/perf.data" --children --stdio -g none --sort symbol --percent-limit 0.5 2>/dev/null |
-			grep '%' | grep -E ' (lua_pcallk|sh_open|objects_next|lb_push_object|lua_newuserdatauv|obj_index|lua_rawgetp|__GI___libc_malloc|__GI___libc_free|lua_touserdata|builtin|heap_field_at|heap_shallow)( |$)' |
+			grep '%' | grep -E ' (lua_pcallk|sh_open|objects_next|lb_push_object|lb_new_object|lua_newuserdatauv|obj_index|lua_rawgetp|__GI___libc_malloc|__GI___libc_free|lua_touserdata|builtin|heap_field_at|heap_shallow)( |$)' |
 			sed 's/[[:space:]]*$//' | sed 's/ *-  *-$//'
 		echo '```'
 		echo
@@ -293,9 +293,9 @@ echo "### Lua scripting (issue 7, bench/lua.sh; the full report is in $REPORT)"
 echo
 echo "Binary: $BIN_ID."
 echo
-sed -n '/^| /p' "$LOOP_MD"
+sed -n '/^|/p' "$LOOP_MD"
 echo
-sed -n '/^| /p' "$SCRIPT_MD"
+sed -n '/^|/p' "$SCRIPT_MD"
 echo
 } | summary_section bench/lua.sh "$SUM"
 

@@ -121,6 +121,9 @@ out("query owners", #owners)
 out("retained owners list", h:retained(owners))
 out("retained arrays", h:retained({h:class("Owner")}) .. "," .. h:retained({kh.ownerA, kh.ownerB}) .. "," ..
 	h:retained({owners, kh.ownerA, h:class("Owner")}) .. "," .. h:retained({}))
+out("retained several", table.concat({h:retained(h:class("Owner"), {kh.ownerA}, owners, kh.leaves)}, ","))
+out("retained several is each alone", table.concat({h:retained(h:class("Owner"))}, ",") .. "," ..
+	h:retained({kh.ownerA}) .. "," .. h:retained(owners) .. "," .. h:retained(kh.leaves))
 out("retained bad item", select(2, pcall(h.retained, h, {kh.ownerA, 7})))
 out("owner alone", kh.ownerA.retained == kh.ownerA.size and kh.ownerB.retained_size == kh.ownerB.shallow_size)
 out("retained object", h:retained(kh.leaves) == kh.leaves.retained)
@@ -229,6 +232,9 @@ check "retained(list of the 2 Owners from a query) as :retained Owner" "2 $OWNER
 	"$(kv 'query owners') $(kv 'retained owners list')"
 check "retained(array): a class, the two Owners, a list + an object + a class (the union), empty" \
 	"$OWNER_RET,$OWNER_RET,$OWNER_RET,0" "$(kv 'retained arrays')"
+check "retained(a, b, ...): one result per argument, each its own set (the Owner class and the Owners list: :retained Owner)" \
+	"$OWNER_RET $OWNER_RET" "$(kv 'retained several' | cut -d, -f1,3 | tr , ' ')"
+check "retained(a, b, ...) equals a call each" "$(kv 'retained several is each alone')" "$(kv 'retained several')"
 check_contains "retained(array) with a number in it: the item and what is expected" \
 	"bad argument #1 to 'retained' (item 2: an object, a list of objects, a class or an array of them expected, got number)" \
 	"$(kv 'retained bad item')"
