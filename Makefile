@@ -145,15 +145,17 @@ MANDIR   = $(DESTDIR)$(PREFIX)/share/man/man1
 BASHCOMPDIR = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  = $(DESTDIR)$(PREFIX)/share/zsh/site-functions
 LUA_FILES   = $(wildcard lua/*.lua)
+LUA_LIB     = $(wildcard lua/lib/*.lua)
 QUERY_FILES = $(wildcard queries/*.hq)
 
 .PHONY: install uninstall
 install: $(BIN) $(AGENT)
-	install -d $(BINDIR) $(AGENTDIR) $(DATADIR)/lua $(DATADIR)/queries $(MANDIR) \
+	install -d $(BINDIR) $(AGENTDIR) $(DATADIR)/lua/lib $(DATADIR)/queries $(MANDIR) \
 	  $(BASHCOMPDIR) $(ZSHCOMPDIR)
 	install -m 755 $(BIN) $(BINDIR)/heapsh
 	install -m 644 $(AGENT) $(AGENTDIR)/$(AGENT)
 	$(if $(LUA_FILES),install -m 644 $(LUA_FILES) $(DATADIR)/lua)
+	$(if $(LUA_LIB),install -m 644 $(LUA_LIB) $(DATADIR)/lua/lib)
 	$(if $(QUERY_FILES),install -m 644 $(QUERY_FILES) $(DATADIR)/queries)
 	install -m 644 docs/heapsh.1 $(MANDIR)/heapsh.1
 	install -m 644 completions/heapsh.bash $(BASHCOMPDIR)/heapsh

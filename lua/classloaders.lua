@@ -58,19 +58,10 @@ local USAGE = "usage: heapsh -l lua/classloaders.lua DUMP [PATTERN...]"
 
 local h = heapsh.current() or error(USAGE .. "\n(no heap is open)", 0)
 
-local patterns = heapsh.args()
-for _, p in ipairs(patterns) do
-	if p:sub(1, 1) == "-" or p == "" then
-		error("unknown option '" .. p .. "'\n" .. USAGE, 0)
-	end
-end
+local script = require("lib.script")
+local _, patterns = script.options(USAGE, {words = true})
 
-local function pct(part, whole)
-	if whole == 0 then
-		return 0.0
-	end
-	return math.floor(part * 1000 / whole + 0.5) / 10
-end
+local pct = script.pct
 
 local classes = h:classes()
 local reachable = 0

@@ -49,24 +49,9 @@ local USAGE = "usage: heapsh -l lua/collections.lua DUMP [--threshold PCT] [--al
 
 local h = heapsh.current() or error(USAGE .. "\n(no heap is open)", 0)
 
-local threshold, all = 25, false
-do
-	local a, i = heapsh.args(), 1
-	while i <= #a do
-		if a[i] == "--threshold" then
-			threshold = tonumber(a[i + 1])
-			if not threshold or threshold < 0 or threshold > 100 then
-				error("--threshold takes a percentage (0 to 100)\n" .. USAGE, 0)
-			end
-			i = i + 1
-		elseif a[i] == "--all" then
-			all = true
-		else
-			error("unknown argument '" .. a[i] .. "'\n" .. USAGE, 0)
-		end
-		i = i + 1
-	end
-end
+local script = require("lib.script")
+local opts = script.options(USAGE, {["--threshold"] = "percent", ["--all"] = "flag"})
+local threshold, all = opts.threshold or 25, opts.all or false
 
 -- An int field, 0 when missing (a layout of another JDK).
 local function int(o, name)

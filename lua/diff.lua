@@ -53,32 +53,11 @@ classes per pass over the heap: about 0.5 s on a 2.5-million-object heap);
 
 local USAGE = "usage: heapsh -l lua/diff.lua DUMP1 DUMP2 [DUMP3...] [--top N] [--all] [--no-retained]"
 
-local top, want_retained = 10, true
-local paths = {}
-do
-	local a, i = {}, 1
-	for k = 1, #arg do
-		a[k] = arg[k]
-	end
-	while i <= #a do
-		if a[i] == "--top" then
-			top = tonumber(a[i + 1])
-			if not top or top < 0 or top % 1 ~= 0 then
-				error("--top takes a whole number\n" .. USAGE, 0)
-			end
-			i = i + 1
-		elseif a[i] == "--all" then
-			top = 0
-		elseif a[i] == "--no-retained" then
-			want_retained = false
-		elseif a[i]:sub(1, 1) == "-" then
-			error("unknown option '" .. a[i] .. "'\n" .. USAGE, 0)
-		else
-			paths[#paths + 1] = a[i]
-		end
-		i = i + 1
-	end
-end
+-- Every word is the script's: the first is also the dump heapsh -l opened.
+local script = require("lib.script")
+local opts, paths = script.options(USAGE, {["--top"] = "count", ["--all"] = "flag",
+	["--no-retained"] = "flag", words = true}, table.move(arg, 1, #arg, 1, {}))
+local top, want_retained = opts.all and 0 or opts.top or 10, not opts.no_retained
 
 -- The heaps: the shell's heap serves the dump it was opened from (or the
 -- JVM, a pid first); without DUMP1 under :luafile, it is the first.
@@ -174,11 +153,7 @@ table.sort(rows, function(a, b)
 	end
 	return a.class < b.class
 end)
-if top > 0 then
-	for k = #rows, top + 1, -1 do
-		rows[k] = nil
-	end
-end
+script.top(rows, top)
 
 -- Per dump, what the instances of each shown row's classes retain together:
 -- one h:retained call with a set per row.

@@ -36,30 +36,9 @@ local USAGE = "usage: heapsh -l lua/duplicate_strings.lua DUMP [--top N] [--min-
 
 local h = heapsh.current() or error(USAGE .. "\n(no heap is open)", 0)
 
-local top, min_count, width = 20, 2, 40
-do
-	local a, i = heapsh.args(), 1
-	local function count(name)
-		local v = tonumber(a[i + 1])
-		if not v or v < 0 or v % 1 ~= 0 then
-			error(name .. " takes a whole number\n" .. USAGE, 0)
-		end
-		i = i + 1
-		return math.tointeger(v)
-	end
-	while i <= #a do
-		if a[i] == "--top" then
-			top = count("--top")
-		elseif a[i] == "--min-count" then
-			min_count = math.max(count("--min-count"), 1)
-		elseif a[i] == "--width" then
-			width = count("--width")
-		else
-			error("unknown argument '" .. a[i] .. "'\n" .. USAGE, 0)
-		end
-		i = i + 1
-	end
-end
+local script = require("lib.script")
+local opts = script.options(USAGE, {["--top"] = "count", ["--min-count"] = "count", ["--width"] = "count"})
+local top, min_count, width = opts.top or 20, math.max(opts.min_count or 2, 1), opts.width or 40
 
 local cls = h:class("java.lang.String")
 if not cls then
@@ -121,11 +100,7 @@ table.sort(rows, function(a, b)
 	end
 	return a.text < b.text
 end)
-if top > 0 then
-	for k = #rows, top + 1, -1 do
-		rows[k] = nil
-	end
-end
+script.top(rows, top)
 for _, r in ipairs(rows) do
 	r.text = show(r.text)
 end

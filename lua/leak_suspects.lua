@@ -68,36 +68,11 @@ local USAGE = "usage: heapsh -l lua/leak_suspects.lua DUMP [--threshold PCT] [--
 
 local h = heapsh.current() or error(USAGE .. "\n(no heap is open)", 0)
 
-local threshold, child_pct, all, max_depth = 10, 80, false, 500
-do
-	local a, i = heapsh.args(), 1
-	local function number(name)
-		local v = tonumber(a[i + 1])
-		if not v or v < 0 or v > 100 then
-			error(name .. " takes a percentage (0 to 100)\n" .. USAGE, 0)
-		end
-		i = i + 1
-		return v
-	end
-	while i <= #a do
-		if a[i] == "--threshold" then
-			threshold = number("--threshold")
-		elseif a[i] == "--child" then
-			child_pct = number("--child")
-		elseif a[i] == "--max-depth" then
-			max_depth = tonumber(a[i + 1])
-			if not max_depth or max_depth < 0 or max_depth % 1 ~= 0 then
-				error("--max-depth takes a number of steps\n" .. USAGE, 0)
-			end
-			i = i + 1
-		elseif a[i] == "--all" then
-			all = true
-		else
-			error("unknown argument '" .. a[i] .. "'\n" .. USAGE, 0)
-		end
-		i = i + 1
-	end
-end
+local script = require("lib.script")
+local opts = script.options(USAGE, {["--threshold"] = "percent", ["--child"] = "percent",
+	["--max-depth"] = "count", ["--all"] = "flag"})
+local threshold, child_pct = opts.threshold or 10, opts.child or 80
+local all, max_depth = opts.all or false, opts.max_depth or 500
 
 -- "0xID Class" (class objects: "0xID class Name"), and the name alone.
 local function label(o)
@@ -107,12 +82,7 @@ local function name(o)
 	return (tostring(o):match("^%S+ (.*)$"))
 end
 
-local function pct(part, whole)
-	if whole == 0 then
-		return 0.0
-	end
-	return math.floor(part * 1000 / whole + 0.5) / 10
-end
+local pct = script.pct
 
 -- The reachable heap, and the directly dominated objects by class (the
 -- grouping of `:dominators --by-class`: class objects are java.lang.Class).

@@ -24,10 +24,14 @@ inst_same docs/heapsh.1 "$INST/usr/share/man/man1/heapsh.1"
 inst_same completions/heapsh.bash "$INST/usr/share/bash-completion/completions/heapsh"
 inst_same completions/_heapsh "$INST/usr/share/zsh/site-functions/_heapsh"
 for f in queries/*.hq; do inst_same "$f" "$INST/usr/share/heapsh/queries/${f##*/}"; done
-for f in lua/*.lua; do [ -f "$f" ] && inst_same "$f" "$INST/usr/share/heapsh/lua/${f##*/}"; done
+for f in lua/*.lua lua/lib/*.lua; do [ -f "$f" ] && inst_same "$f" "$INST/usr/share/heapsh/$f"; done
 check "nothing else under share/heapsh" \
-	"$(cd lua && ls *.lua 2>/dev/null | sed 's|^|lua/|'; cd ../queries && ls *.hq | sed 's|^|queries/|')" \
+	"$( (ls lua/*.lua lua/lib/*.lua queries/*.hq 2>/dev/null) | sort)" \
 	"$(cd "$INST/usr/share/heapsh" && find . -type f | sed 's|^\./||' | sort)"
+KNOWN_ABS=$(realpath "$KNOWN")
+check "an installed script runs from anywhere (require finds the installed lua/lib)" \
+	"$($HEAPSH --no-index --format csv -l lua/duplicate_strings.lua "$KNOWN" --top 3)" \
+	"$(cd / && "$INST/usr/bin/heapsh" --no-index --format csv -l "$INST/usr/share/heapsh/lua/duplicate_strings.lua" "$KNOWN_ABS" --top 3 2>&1)"
 check "installed heapsh is executable" "yes" "$([ -x "$INST/usr/bin/heapsh" ] && echo yes)"
 check "installed heapsh --version" "$($HEAPSH --version)" "$("$INST/usr/bin/heapsh" --version 2>&1)"
 check "installed heapsh opens a dump" "Order,1000,40000" \

@@ -456,6 +456,15 @@ check_contains "leak_suspects: class KnownHeap is a suspect at 5%, reached from 
 	"$(ls_actual "$K" --threshold 5 | grep 'class KnownHeap,')"
 check_contains "leak_suspects: a bad option is an error" "unknown argument '--bogus'" \
 	"$($HEAPSH -l lua/leak_suspects.lua "$K" --bogus 2>&1)"
+check_contains "options (lua/lib/script.lua): a percentage out of range, with the usage" \
+	"$(printf -- '--threshold takes a percentage (0 to 100)\nusage: heapsh -l lua/collections.lua')" \
+	"$($HEAPSH -l lua/collections.lua "$K" --threshold 200 2>&1)"
+check_contains "options: a count that is not a whole number" "--top takes a whole number" \
+	"$($HEAPSH -l lua/duplicate_strings.lua "$K" --top 2.5 2>&1)"
+check_contains "options: a word where a script takes none" "unknown argument 'extra'" \
+	"$($HEAPSH -l lua/collections.lua "$K" extra 2>&1)"
+check_contains "options: an option classloaders does not know (its other words are patterns)" \
+	"unknown argument '--x'" "$($HEAPSH -l lua/classloaders.lua "$K" 'Order*' --x 2>&1)"
 
 # ---------------------------------------------------------------- lua/classloaders.lua
 CL=$($HEAPSH --format csv -l lua/classloaders.lua "$K" 'Order*' Owner java.util 'java.util.*' 2>&1)
