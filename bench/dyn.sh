@@ -28,7 +28,6 @@ cd "$(dirname "$0")/.."
 
 R=${BENCH_RUNS:-5}
 RB=${BENCH_BFS_RUNS:-$R}
-HEAPSH=${HEAPSH:-./heapsh}
 OUT=build/bench
 LOG=$OUT/dynlog
 DUMP=$OUT/big1.hprof
@@ -39,24 +38,11 @@ for v in "$R" "$RB"; do
 done
 
 make -s "$OUT/dyn_bench"
-[ "$HEAPSH" != ./heapsh ] || make -s heapsh
-[ -x "$HEAPSH" ] || { echo "bench/dyn.sh: $HEAPSH not found" >&2; exit 2; }
+bench_heapsh dyn src bench/dyn_bench.c Makefile
+BIN_ID+="; dyn_bench sha256 $(sha256sum "$OUT/dyn_bench" | cut -c1-12)"
 mkdir -p "$LOG"
 rm -f "$LOG"/*
-if [ ! -s "$DUMP" ]; then
-	# The dumps are made by bench/run.sh's make_dump (BigHeap SCALE 1 and 2);
-	# its quickest settings make them and take about a minute more.
-	echo "bench/dyn.sh: $DUMP is missing; making it with a quick bench/run.sh"
-	BENCH_RUNS=1 BENCH_SKIP_VV_RETAINED=1 bash bench/run.sh
-fi
-cp "$HEAPSH" "$OUT/heapsh-dyn.tmp" && mv -f "$OUT/heapsh-dyn.tmp" "$OUT/heapsh-dyn"
-HS=$OUT/heapsh-dyn
-BIN_ID="$("$HS" --version), sha256 $(sha256sum "$HS" | cut -c1-12), copied from $HEAPSH; dyn_bench sha256 $(sha256sum "$OUT/dyn_bench" | cut -c1-12)"
-if git rev-parse --git-dir >/dev/null 2>&1; then
-	BIN_ID+="; the working tree was at commit $(git rev-parse --short HEAD)"
-	[ -z "$(git status --porcelain -- src bench/dyn_bench.c Makefile 2>/dev/null)" ] ||
-		BIN_ID+=" with uncommitted changes in src/, bench/dyn_bench.c or Makefile"
-fi
+bench_dumps dyn "$DUMP"
 cat "$DUMP" >/dev/null   # every run reads the dump from the page cache
 
 FAILURES=()

@@ -39,7 +39,6 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 
 R=${BENCH_RUNS:-5}
-HEAPSH=${HEAPSH:-./heapsh}
 OUT=build/bench
 LOG=$OUT/lualog
 BIG1=$OUT/big1.hprof
@@ -48,23 +47,10 @@ REPORT=$OUT/lua.txt
 SUM=$OUT/summary.md
 [[ $R =~ ^[1-9][0-9]*$ ]] || { echo "bench/lua.sh: BENCH_RUNS must be a positive integer" >&2; exit 2; }
 
-[ "$HEAPSH" != ./heapsh ] || make -s heapsh
-[ -x "$HEAPSH" ] || { echo "bench/lua.sh: $HEAPSH not found" >&2; exit 2; }
+bench_heapsh lua src lua Makefile
 mkdir -p "$LOG"
 rm -f "$LOG"/*
-if [ ! -s "$BIG1" ]; then
-	# The dumps are made by bench/run.sh's make_dump (BigHeap SCALE 1 and 2).
-	echo "bench/lua.sh: $BIG1 is missing; making it with a quick bench/run.sh"
-	BENCH_RUNS=1 BENCH_SKIP_VV_RETAINED=1 bash bench/run.sh
-fi
-cp "$HEAPSH" "$OUT/heapsh-lua.tmp" && mv -f "$OUT/heapsh-lua.tmp" "$OUT/heapsh-lua"
-HS=$OUT/heapsh-lua
-BIN_ID="$("$HS" --version), sha256 $(sha256sum "$HS" | cut -c1-12), copied from $HEAPSH"
-if git rev-parse --git-dir >/dev/null 2>&1; then
-	BIN_ID+="; the working tree was at commit $(git rev-parse --short HEAD)"
-	[ -z "$(git status --porcelain -- src lua Makefile 2>/dev/null)" ] ||
-		BIN_ID+=" with uncommitted changes in src/, lua/ or Makefile"
-fi
+bench_dumps lua "$BIG1"
 DUMPS=("$BIG1")
 [ -s "$BIG2" ] && DUMPS+=("$BIG2")
 for d in "${DUMPS[@]}"; do
