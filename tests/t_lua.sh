@@ -304,14 +304,15 @@ print("block", n, x)
 :lua print(pcall(function() return keep.size end))
 :lua print("new heap", heapsh.current():class("LuaList").count)
 objects.count([it | it is LuaGrowing])
+:lua print("args after the script", #heapsh.args())
 EOF
 sed -i "s|LUDIR|$LU|g" "$LU/session.hsh"
 $HEAPSH -f "$LU/session.hsh" "$K" >"$LU/session.out" 2>"$LU/session.err"
 check_status "a -f session with Lua errors exits with status 2" 2 $?
 SOUT=$(cat "$LU/session.out")
 SERR=$(cat "$LU/session.err")
-check ":lua one-liners, globals kept; a :lua ... :end block; :luafile with arguments; errors leave the session running" \
-	"$(printf 'one-liner\t42\t1000\nblock\t100\t41\narg0=%s\tn=2\targs=a|b c\narg1=a\targ2=b c\targ3=nil\ncurrent=1000\nown=a|b c\nafter the error\nbefore :open\tOwner\nclosed\t<object of a closed heap>\nfalse\t%s:19:1: this value belongs to a heap that was closed or replaced\nnew heap\t69\n1000' "$LU/args.lua" "$LU/session.hsh")" \
+check ":lua one-liners, globals kept; a :lua ... :end block; :luafile with arguments (heapsh.args() empty after it); errors leave the session running" \
+	"$(printf 'one-liner\t42\t1000\nblock\t100\t41\narg0=%s\tn=2\targs=a|b c\narg1=a\targ2=b c\targ3=nil\ncurrent=1000\nown=a|b c\nafter the error\nbefore :open\tOwner\nclosed\t<object of a closed heap>\nfalse\t%s:19:1: this value belongs to a heap that was closed or replaced\nnew heap\t69\n1000\nargs after the script\t0' "$LU/args.lua" "$LU/session.hsh")" \
 	"$SOUT"
 check_contains "an error names the line and says why" "$LU/session.hsh:12: lua: $LU/session.hsh:12:1: boom" "$SERR"
 check_contains "an error has a traceback" "stack traceback:" "$SERR"

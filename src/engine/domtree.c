@@ -236,12 +236,12 @@ static uint32_t set_top(const struct dom_tree *t, const uint32_t *objs, uint32_t
 	return top;
 }
 
-int dom_retained_set(struct dom_tree *t, const uint32_t *objs, uint32_t n, uint64_t *bytes)
+/* retained_under: dom_retained_set for a set whose lowest common dominator is top. */
+static int retained_under(struct dom_tree *t, const uint32_t *objs, uint32_t n, uint32_t top,
+			  uint64_t *bytes)
 {
 	const struct heap *h = t->h;
 	*bytes = 0;
-	ensure_preorder(t);
-	uint32_t top = set_top(t, objs, n);
 	if (top == HEAP_NONE)
 		return HS_OK;
 	/* mark: 1 member, 3 under top, 2 reached; 0 elsewhere */
@@ -291,6 +291,12 @@ int dom_retained_set(struct dom_tree *t, const uint32_t *objs, uint32_t n, uint6
 	free(queue);
 	free(mark);
 	return st;
+}
+
+int dom_retained_set(struct dom_tree *t, const uint32_t *objs, uint32_t n, uint64_t *bytes)
+{
+	ensure_preorder(t);
+	return retained_under(t, objs, n, set_top(t, objs, n), bytes);
 }
 
 /*
@@ -375,7 +381,7 @@ int dom_retained_sets(struct dom_tree *t, uint32_t k, const uint32_t *const *obj
 	for (uint32_t j = 0; j < k && st == HS_OK; j++) {
 		uint32_t top = set_top(t, objs[j], n[j]);
 		if (top == HEAP_NONE || (top != t->h->n && t->span[top] < t->npre / 16))
-			st = dom_retained_set(t, objs[j], n[j], &bytes[j]);
+			st = retained_under(t, objs[j], n[j], top, &bytes[j]);
 		else
 			wide[nwide++] = j;
 	}

@@ -892,7 +892,8 @@ static int lb_extern(lua_State *L)
 /*
  * heapsh.args() -> the running script's own words in a new table: those
  * after the script, less the dump or pid heapsh -l opened from the first
- * of them; an empty table outside a script file.
+ * of them; an empty table outside a script file (:lua, or once the script
+ * has ended).
  */
 static int lb_args(lua_State *L)
 {
@@ -1034,20 +1035,23 @@ int sh_lua_file(struct sh *sh, const char *path, int argc, char **argv, int own)
 		lua_rawseti(L, -2, k);
 	}
 	lua_setglobal(L, "arg");
+	if (luaL_loadfile(L, path) != LUA_OK) {
+		sh_error(sh, NULL, "lua: %s", lua_tostring(L, -1));
+		lua_pop(L, 1);
+		return HS_ERR;
+	}
 	lua_createtable(L, argc, 0);
 	for (int k = own; k < argc; k++) {
 		lua_pushstring(L, argv[k]);
 		lua_rawseti(L, -2, k - own + 1);
 	}
 	lua_setfield(L, LUA_REGISTRYINDEX, ARGS_KEY);
-	if (luaL_loadfile(L, path) != LUA_OK) {
-		sh_error(sh, NULL, "lua: %s", lua_tostring(L, -1));
-		lua_pop(L, 1);
-		return HS_ERR;
-	}
 	for (int k = 1; k < argc; k++)
 		lua_pushstring(L, argv[k]);
-	return run(sh, L, argc > 1 ? argc - 1 : 0);
+	int st = run(sh, L, argc > 1 ? argc - 1 : 0);
+	lua_pushnil(L);
+	lua_setfield(L, LUA_REGISTRYINDEX, ARGS_KEY);	/* the words were the script's only */
+	return st;
 }
 
 void sh_lua_close(struct sh *sh)

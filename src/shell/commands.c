@@ -790,7 +790,7 @@ const struct sh_command sh_commands[] = {
 	 "[--via vm|agent]",
 	 "Instances and shallow bytes per class, largest first.\n"
 	 "--retained adds the bytes freed if all instances of the class went away\n"
-	 "together (exact, one traversal per row shown; use --top on large heaps).\n"
+	 "together (exact; the rows shown, 64 classes per traversal of the heap).\n"
 	 "PATTERN is a class name (java.util.HashMap$Node, HashMap.Node, Order) or a\n"
 	 "glob with * and ?. One line per class object: two classes of one name from\n"
 	 "different class loaders are two lines. CSV header: class,instances,shallow_bytes.\n"
