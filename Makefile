@@ -30,8 +30,8 @@ LIB_SRC  = src/base/mem.c src/base/u64map.c src/base/fmt.c src/base/io.c src/hpr
            src/engine/dom.c src/engine/hgraph.c src/engine/domtree.c src/engine/path.c \
            src/engine/idx.c src/engine/scc.c src/engine/dyn.c src/dsl/arena.c src/dsl/parse.c src/dsl/eval.c src/dsl/extern.c \
            src/dsl/pushdown.c src/heap/heap_load.c src/heap/heap.c src/attach/attach.c \
-           src/attach/proto.c src/attach/snapshot.c
-SH_SRC   = src/shell/out.c src/shell/commands.c src/shell/engine_cmds.c src/shell/dyn_cmds.c src/shell/live.c \
+           src/attach/proto.c src/attach/snapshot.c src/alloc/alloc.c src/alloc/flame.c
+SH_SRC   = src/shell/out.c src/shell/commands.c src/shell/alloc_cmds.c src/shell/engine_cmds.c src/shell/dyn_cmds.c src/shell/live.c \
            src/shell/query.c src/lua/lbind_heap.c src/lua/lbind_object.c \
            src/shell/main.c \
            $(LE_SRC)
@@ -50,9 +50,10 @@ all: $(BIN) $(AGENT)
 
 # The JVMTI agent, built against the installed JDK's headers.
 JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(command -v javac))) 2>/dev/null)
-$(AGENT): src/agent/agent.c
+AGENT_SRC = src/agent/agent.c src/agent/alloc.c
+$(AGENT): $(AGENT_SRC) src/agent/ag.h
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -fPIC -shared -fvisibility=hidden \
-	  -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux -o $@ $< -pthread
+	  -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux -o $@ $(AGENT_SRC) -pthread -lm
 
 # le-mode changes when READLINE does, so the binary is relinked.
 $(BUILD)/le-mode: FORCE

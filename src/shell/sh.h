@@ -140,6 +140,17 @@ int sh_live_info(struct sh *sh);
 char *sh_live_prompt(const struct sh *sh);
 void sh_live_close(struct sh *sh);
 
+/*
+ * Allocation recordings (alloc_cmds.c, docs/agent.md): sh_cmd_alloc is the
+ * :alloc command. sh_alloc_fetch reads the attached JVM's recording (after
+ * a full GC, so that live counts are exact) into a new struct alc_rec the
+ * caller frees with alc_free; HS_ERR (reported) when not attached, when
+ * the JVM has no recording, or on a protocol error.
+ */
+struct alc_rec;
+int sh_cmd_alloc(struct sh *sh, int argc, char **argv);
+int sh_alloc_fetch(struct sh *sh, struct alc_rec **out);
+
 /* sh_dsl: the query language session of the current heap, made on first use. */
 struct dsl *sh_dsl(struct sh *sh);
 

@@ -1,0 +1,169 @@
+/*
+ * alloc.h - an allocation recording as heapsh reads it from the agent
+ * (docs/protocol.md, ALLOC_READ), and the views the shell, the query
+ * language and Lua show of it: per memory account and class, per class,
+ * per allocation site, the calling-context tree, live objects against a
+ * mark, folded stacks and a flame graph.
+ *
+ * The model (seed 004, JP: the method call tree; seed 001, ASGMemProf:
+ * memory accounts; seed 002, DuckTracks: counts per allocation site):
+ * - a node is one frame of a calling context: a method and the line being
+ *   executed in it; its parent is its caller (ALC_NONE for the outermost
+ *   frame kept). A key's node is the allocating frame (the allocation site
+ *   in that context), so the path from a node to its root is the stack,
+ *   innermost first, cut at the recording's depth.
+ * - a key is one (node, class, account) with its counters. The account is
+ *   the nearest accounted frame's on the whole stack, not only the kept
+ *   part (seed 001, definition 3); account 0 is "(none)".
+ * - counters are numbers of objects and bytes; in sampled mode they are
+ *   estimates (each sample of an object of s bytes counts 1/p objects,
+ *   p = 1 - exp(-s / interval)), so they are doubles, exact integers in
+ *   exact mode.
+ *
+ * Ownership: alc_free releases a recording and everything in it; the row
+ * arrays the views return are new memory freed with free() (strings in
+ * rows are borrowed from the recording).
+ */
+#ifndef HS_ALLOC_H
+#define HS_ALLOC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define ALC_NONE UINT32_MAX
+
+struct alc_method {
+	char *cls;		/* declaring class, Java name: com.acme.Foo, or "?" */
+	char *name;		/* method name: parse, <init> */
+	char *sig;		/* JVM method descriptor: (I)V */
+	char *file;		/* source file name (Foo.java), or NULL */
+	uint32_t account;	/* the account of the method's package, 0: none */
+};
+
+struct alc_node {
+	uint32_t parent;	/* caller's node, ALC_NONE: the outermost frame kept */
+	uint32_t method;	/* index into methods */
+	int32_t line;		/* source line, -1 unknown (native, no line table) */
+};
+
+struct alc_key {
+	uint32_t node;		/* the allocating frame, ALC_NONE: no Java frame */
+	uint32_t cls;		/* index into classes */
+	uint32_t account;	/* index into accounts; 0 is "(none)" */
+	double objs, bytes;	/* allocated since the start (or reset) */
+	double live_objs, live_bytes;	/* still alive at the read */
+	double elems;		/* arrays: elements allocated (sum of lengths) */
+	double mark_objs, mark_bytes;	/* live at the mark; 0 without one */
+};
+
+struct alc_status {
+	bool recording;		/* allocations are being recorded now */
+	bool exists;		/* a recording exists (running or stopped) */
+	bool exact;		/* every allocation, not samples */
+	uint64_t interval;	/* mean bytes between samples (sampled mode) */
+	uint32_t depth;		/* frames kept per stack */
+	uint64_t started_ms;	/* wall clock of the start, ms since the epoch */
+	uint64_t stopped_ms;	/* wall clock of the stop, 0 while recording */
+	uint64_t events;	/* allocations recorded (samples in sampled mode) */
+	uint64_t frees;		/* recorded objects seen dying */
+	uint64_t dropped;	/* allocations not recorded: the agent's tables were full */
+	uint64_t agent_bytes;	/* memory the recording's tables use in the agent */
+	uint64_t tracked;	/* recorded objects alive (tagged) now */
+	bool has_mark;
+	uint64_t mark_ms;	/* wall clock of the mark */
+	char *accounts;		/* the patterns as given, comma-separated, or NULL */
+};
+
+struct alc_rec {
+	struct alc_status st;
+	char **accounts;	/* [0] "(none)", then the patterns in order */
+	uint32_t naccounts;
+	char **classes;		/* Java names: java.lang.String, int[] */
+	uint32_t nclasses;
+	struct alc_method *methods;
+	uint32_t nmethods;
+	struct alc_node *nodes;
+	uint32_t nnodes;
+	struct alc_key *keys;
+	uint32_t nkeys;
+};
+
+void alc_free(struct alc_rec *r);
+void alc_status_free(struct alc_status *s);
+
+/* A row of the tabular views; fields a view does not fill are NULL / 0. */
+struct alc_row {
+	const char *account;
+	const char *cls;
+	uint32_t node;		/* sites: the allocating frame (ALC_NONE: no frame) */
+	double objs, bytes, live_objs, live_bytes, elems;
+	double mark_objs, mark_bytes;	/* diff: live at the mark */
+};
+
+/*
+ * The tabular views. Each returns *n rows in a new array (free()), sorted
+ * as the shell shows them:
+ * - alc_by_account: one row per (account, class); largest allocated bytes
+ *   first, or live bytes first when by_live; ties by account then class.
+ * - alc_by_class: one row per class, the same order.
+ * - alc_by_site: one row per (allocation site, class), a site being the
+ *   allocating frame's method and line whatever the calling context;
+ *   largest allocated bytes first (live bytes with by_live). node is one of
+ *   the nodes of that site (for alc_frame_text).
+ * - alc_diff: one row per (account, site, class) with live objects now and
+ *   at the mark; growth (live bytes now - at the mark) first.
+ */
+struct alc_row *alc_by_account(const struct alc_rec *r, bool by_live, uint32_t *n);
+struct alc_row *alc_by_class(const struct alc_rec *r, bool by_live, uint32_t *n);
+struct alc_row *alc_by_site(const struct alc_rec *r, bool by_live, uint32_t *n);
+struct alc_row *alc_diff(const struct alc_rec *r, uint32_t *n);
+
+/*
+ * alc_frame_text: a frame as a person reads it, into buf:
+ * "com.acme.Foo.parse(Foo.java:42)", "(Foo.java)" when the line is
+ * unknown, "(Native Method)"-style "(no source)" when the file is; node
+ * ALC_NONE gives "(no Java frame)".
+ */
+void alc_frame_text(const struct alc_rec *r, uint32_t node, char *buf, size_t cap);
+
+/*
+ * The calling-context tree (seed 004's MCT), outermost frames at the top:
+ * one row per node that allocated (itself or below), depth-first, children
+ * by total bytes, largest first; then, under a node, one row per class it
+ * allocated itself. Nodes whose total bytes are under min_pct percent of
+ * all allocated bytes are left out (with their subtrees).
+ */
+struct alc_tree_row {
+	int depth;		/* 0 for outermost frames */
+	uint32_t node;		/* the frame, or ALC_NONE for a class row */
+	const char *cls;	/* class rows: the class allocated */
+	double self_objs, self_bytes;	/* allocated in this frame itself */
+	double total_objs, total_bytes;	/* in this frame and everything it called */
+	double live_objs, live_bytes;	/* of total (class rows: of self) */
+	double elems;		/* class rows of arrays: elements */
+};
+struct alc_tree_row *alc_tree(const struct alc_rec *r, double min_pct, uint32_t *n);
+
+/*
+ * alc_collapsed: the recording as folded stacks (Brendan Gregg's format,
+ * what flamegraph.pl and speedscope read): one line per calling context
+ * and class, "outer;...;inner;Class value", value allocated bytes (or
+ * objects when objects is true; live when live is true), rounded.
+ * Returns 0, or -1 when writing f failed.
+ */
+int alc_collapsed(const struct alc_rec *r, FILE *f, bool objects, bool live);
+
+/*
+ * alc_flamegraph: a self-contained SVG flame graph of allocated bytes (no
+ * external files, no network): outermost frames at the bottom, each frame
+ * as wide as the bytes allocated in it and below, the allocated classes as
+ * the top frames; a title per frame with its figures. Returns 0, or -1
+ * when writing f failed.
+ */
+int alc_flamegraph(const struct alc_rec *r, FILE *f, const char *title);
+
+/* alc_java_name: a JNI class signature ("Ljava/lang/String;", "[[I") as a Java name, into buf. */
+void alc_java_name(const char *sig, char *buf, size_t cap);
+
+#endif
