@@ -34,19 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define AG_VERSION "heapsh-agent 1.0"
-#define AG_MAGIC 0x48534147u
-#define AG_PROTO 1
-#define MAX_REQUEST 65536u
-#define MAX_REPLY (16u << 20)
-#define IDLE_MS 60000
-#define FRAME_MS 10000
-#define WRITE_MS 30000
-
-enum {
-	T_HELLO = 1, T_INFO, T_HISTOGRAM, T_SNAPSHOT, T_INSTANCES, T_DETACH,
-	T_DATA = 0x40, T_END = 0x41, T_ERROR = 0x7f
-};
+#include "ag.h"
 enum { R_CLASS = 1, R_OBJECT, R_REFERENCE, R_ROOT, R_PRIMITIVE, R_PRIMARRAY, R_THREAD };
 
 static jvmtiEnv *jvmti;
@@ -54,8 +42,7 @@ static volatile int ag_running;	/* the agent thread is serving */
 static volatile int ag_stop;	/* detach or VM death asked it to stop */
 static char sock_dir[64], sock_path[96];
 
-static void ag_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void ag_log(const char *fmt, ...)
+void ag_log(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -65,7 +52,7 @@ static void ag_log(const char *fmt, ...)
 	va_end(ap);
 }
 
-static int64_t now_ms(void)
+int64_t ag_now_ms(void)
 {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
@@ -74,12 +61,12 @@ static int64_t now_ms(void)
 
 /* ---- socket I/O with deadlines ---- */
 
-/* io_full: read or write all n bytes before the deadline; false on EOF, error or timeout. */
-static bool io_full(int fd, void *p, size_t n, bool rd, int64_t deadline)
+/* ag_io_full: read or write all n bytes before the deadline; false on EOF, error or timeout. */
+bool ag_io_full(int fd, void *p, size_t n, bool rd, int64_t deadline)
 {
 	uint8_t *b = p;
 	while (n) {
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - ag_now_ms();
 		if (left <= 0 || ag_stop)
 			return false;
 		struct pollfd pf = {fd, rd ? POLLIN : POLLOUT, 0};
@@ -101,13 +88,7 @@ static bool io_full(int fd, void *p, size_t n, bool rd, int64_t deadline)
 
 /* ---- reply buffers ---- */
 
-struct buf {
-	uint8_t *p;
-	size_t len, cap;
-	bool oom;
-};
-
-static void b_need(struct buf *b, size_t n)
+void ag_bneed(struct buf *b, size_t n)
 {
 	if (b->oom || b->len + n <= b->cap)
 		return;
@@ -123,60 +104,59 @@ static void b_need(struct buf *b, size_t n)
 	b->cap = cap;
 }
 
-static void b_put(struct buf *b, const void *src, size_t n)
+void ag_bput(struct buf *b, const void *src, size_t n)
 {
-	b_need(b, n);
+	ag_bneed(b, n);
 	if (b->oom)
 		return;
 	memcpy(b->p + b->len, src, n);
 	b->len += n;
 }
 
-static void b_u8(struct buf *b, uint8_t v) { b_put(b, &v, 1); }
-static void b_u16(struct buf *b, uint16_t v)
+void ag_bu8(struct buf *b, uint8_t v) { ag_bput(b, &v, 1); }
+void ag_bu16(struct buf *b, uint16_t v)
 {
 	uint8_t x[2] = {(uint8_t)(v >> 8), (uint8_t)v};
-	b_put(b, x, 2);
+	ag_bput(b, x, 2);
 }
-static void b_u32(struct buf *b, uint32_t v)
+void ag_bu32(struct buf *b, uint32_t v)
 {
 	uint8_t x[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
-	b_put(b, x, 4);
+	ag_bput(b, x, 4);
 }
-static void b_u64(struct buf *b, uint64_t v)
+void ag_bu64(struct buf *b, uint64_t v)
 {
-	b_u32(b, (uint32_t)(v >> 32));
-	b_u32(b, (uint32_t)v);
+	ag_bu32(b, (uint32_t)(v >> 32));
+	ag_bu32(b, (uint32_t)v);
 }
-static void b_str(struct buf *b, const char *s)
+void ag_bstr(struct buf *b, const char *s)
 {
 	size_t n = s ? strlen(s) : 0;
-	b_u32(b, (uint32_t)n);
-	b_put(b, s, n);
+	ag_bu32(b, (uint32_t)n);
+	ag_bput(b, s, n);
 }
 
-/* send_frame: one frame of type t with payload b (which is emptied). */
-static bool send_frame(int fd, uint8_t t, struct buf *b)
+/* ag_send_frame: one frame of type t with payload b (which is emptied). */
+bool ag_send_frame(int fd, uint8_t t, struct buf *b)
 {
 	if (b->oom) {
 		b->len = 0;
 		b->oom = false;
 		struct buf e = {0};
-		b_str(&e, "out of memory in the agent");
-		bool ok = !e.oom && send_frame(fd, T_ERROR, &e);
+		ag_bstr(&e, "out of memory in the agent");
+		bool ok = !e.oom && ag_send_frame(fd, T_ERROR, &e);
 		free(e.p);
 		return ok;
 	}
 	uint8_t h[5] = {(uint8_t)((b->len + 1) >> 24), (uint8_t)((b->len + 1) >> 16),
 			(uint8_t)((b->len + 1) >> 8), (uint8_t)(b->len + 1), t};
-	int64_t dl = now_ms() + WRITE_MS;
-	bool ok = io_full(fd, h, 5, false, dl) && io_full(fd, b->p, b->len, false, dl);
+	int64_t dl = ag_now_ms() + WRITE_MS;
+	bool ok = ag_io_full(fd, h, 5, false, dl) && ag_io_full(fd, b->p, b->len, false, dl);
 	b->len = 0;
 	return ok;
 }
 
-static bool send_error(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool send_error(int fd, const char *fmt, ...)
+bool ag_send_error(int fd, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -184,53 +164,48 @@ static bool send_error(int fd, const char *fmt, ...)
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	struct buf b = {0};
-	b_str(&b, msg);
-	bool ok = send_frame(fd, T_ERROR, &b);
+	ag_bstr(&b, msg);
+	bool ok = ag_send_frame(fd, T_ERROR, &b);
 	free(b.p);
 	return ok;
 }
 
 /* ---- request parsing: every read is checked against what is left ---- */
 
-struct req {
-	const uint8_t *p, *end;
-	bool bad;
-};
-
-static bool need(struct req *r, size_t n)
+bool ag_need(struct req *r, size_t n)
 {
 	if (r->bad || (size_t)(r->end - r->p) < n)
 		r->bad = true;
 	return !r->bad;
 }
-static uint8_t r_u8(struct req *r) { return need(r, 1) ? *r->p++ : 0; }
-static uint32_t r_u32(struct req *r)
+uint8_t ag_ru8(struct req *r) { return ag_need(r, 1) ? *r->p++ : 0; }
+uint32_t ag_ru32(struct req *r)
 {
-	if (!need(r, 4))
+	if (!ag_need(r, 4))
 		return 0;
 	uint32_t v = (uint32_t)r->p[0] << 24 | (uint32_t)r->p[1] << 16 | (uint32_t)r->p[2] << 8 |
 		     r->p[3];
 	r->p += 4;
 	return v;
 }
-static uint16_t r_u16(struct req *r)
+uint16_t ag_ru16(struct req *r)
 {
-	if (!need(r, 2))
+	if (!ag_need(r, 2))
 		return 0;
 	uint16_t v = (uint16_t)(r->p[0] << 8 | r->p[1]);
 	r->p += 2;
 	return v;
 }
-static uint64_t r_u64(struct req *r)
+uint64_t ag_ru64(struct req *r)
 {
-	uint64_t hi = r_u32(r);
-	return hi << 32 | r_u32(r);
+	uint64_t hi = ag_ru32(r);
+	return hi << 32 | ag_ru32(r);
 }
-/* r_str: a new NUL-terminated copy (caller frees), or NULL when malformed. */
-static char *r_str(struct req *r)
+/* ag_rstr: a new NUL-terminated copy (caller frees), or NULL when malformed. */
+char *ag_rstr(struct req *r)
 {
-	uint32_t n = r_u32(r);
-	if (!need(r, n))
+	uint32_t n = ag_ru32(r);
+	if (!ag_need(r, n))
 		return NULL;
 	char *s = malloc((size_t)n + 1);
 	if (!s) {
@@ -299,19 +274,19 @@ static bool do_info(int fd, JNIEnv *env)
 			(*env)->DeleteLocalRef(env, classes[i]);
 		dealloc(classes);
 	}
-	b_str(&b, name);
-	b_str(&b, ver);
-	b_str(&b, vendor);
-	b_u64(&b, (uint64_t)getpid());
-	b_u64(&b, total >= 0 && freem >= 0 ? (uint64_t)(total - freem) : 0);
-	b_u64(&b, total >= 0 ? (uint64_t)total : 0);
-	b_u64(&b, max >= 0 ? (uint64_t)max : 0);
-	b_u32(&b, (uint32_t)nclasses);
-	b_str(&b, AG_VERSION);
+	ag_bstr(&b, name);
+	ag_bstr(&b, ver);
+	ag_bstr(&b, vendor);
+	ag_bu64(&b, (uint64_t)getpid());
+	ag_bu64(&b, total >= 0 && freem >= 0 ? (uint64_t)(total - freem) : 0);
+	ag_bu64(&b, total >= 0 ? (uint64_t)total : 0);
+	ag_bu64(&b, max >= 0 ? (uint64_t)max : 0);
+	ag_bu32(&b, (uint32_t)nclasses);
+	ag_bstr(&b, AG_VERSION);
 	free(name);
 	free(ver);
 	free(vendor);
-	bool ok = send_frame(fd, T_INFO, &b);
+	bool ok = ag_send_frame(fd, T_INFO, &b);
 	free(b.p);
 	return ok;
 }
@@ -363,18 +338,18 @@ static jint JNICALL hist_cb(jlong class_tag, jlong size, jlong *tag_ptr, jint le
 
 static bool do_histogram(int fd, JNIEnv *env, struct req *r)
 {
-	uint8_t flags = r_u8(r);
+	uint8_t flags = ag_ru8(r);
 	if (r->bad || r->p != r->end)
 		return false;
 	if (flags & 1)
 		(*jvmti)->ForceGarbageCollection(jvmti);
 	struct classes c;
 	if (!load_classes(env, &c))
-		return send_error(fd, "GetLoadedClasses failed");
+		return ag_send_error(fd, "GetLoadedClasses failed");
 	struct hist h = {c.n, calloc((size_t)c.n + 1, 8), calloc((size_t)c.n + 1, 8)};
 	bool ok;
 	if (!h.count || !h.bytes) {
-		ok = send_error(fd, "out of memory in the agent");
+		ok = ag_send_error(fd, "out of memory in the agent");
 		goto done;
 	}
 	for (jint i = 0; i < c.n; i++)
@@ -384,25 +359,25 @@ static bool do_histogram(int fd, JNIEnv *env, struct req *r)
 	cb.heap_iteration_callback = hist_cb;
 	jvmtiError e = (*jvmti)->IterateThroughHeap(jvmti, 0, NULL, &cb, &h);
 	if (e != JVMTI_ERROR_NONE) {
-		ok = send_error(fd, "IterateThroughHeap failed (JVMTI error %d)", e);
+		ok = ag_send_error(fd, "IterateThroughHeap failed (JVMTI error %d)", e);
 		goto done;
 	}
 	struct buf b = {0};
 	uint32_t rows = 0;
 	for (jint i = 0; i < c.n; i++)
 		rows += h.count[i] > 0;
-	b_u32(&b, rows);
+	ag_bu32(&b, rows);
 	for (jint i = 0; i < c.n; i++) {
 		if (!h.count[i])
 			continue;
 		char *sig = NULL;
 		(*jvmti)->GetClassSignature(jvmti, c.k[i], &sig, NULL);
-		b_str(&b, sig ? sig : "?");
+		ag_bstr(&b, sig ? sig : "?");
 		dealloc(sig);
-		b_u64(&b, h.count[i]);
-		b_u64(&b, h.bytes[i]);
+		ag_bu64(&b, h.count[i]);
+		ag_bu64(&b, h.bytes[i]);
 	}
-	ok = send_frame(fd, T_HISTOGRAM, &b);
+	ok = ag_send_frame(fd, T_HISTOGRAM, &b);
 	free(b.p);
 done:
 	drop_classes(env, &c);
@@ -825,7 +800,7 @@ static bool do_snapshot(int fd, JNIEnv *env, struct req *r)
 	s.f = temp_file();
 	s.next = 1;
 	if (!s.f)
-		return send_error(fd, "cannot create a temporary file in %s: %s", sock_dir,
+		return ag_send_error(fd, "cannot create a temporary file in %s: %s", sock_dir,
 				  strerror(errno));
 	/* Every jvmti call below goes to the snapshot's environment, when there is one. */
 	jvmtiEnv *own = jvmti, *snap_env = snapshot_env(env);
@@ -839,7 +814,7 @@ static bool do_snapshot(int fd, JNIEnv *env, struct req *r)
 			jvmti = own;
 			(*snap_env)->DisposeEnvironment(snap_env);
 		}
-		return send_error(fd, "GetLoadedClasses failed");
+		return ag_send_error(fd, "GetLoadedClasses failed");
 	}
 	for (jint i = 0; i < c.n; i++)
 		(*jvmti)->SetTag(jvmti, c.k[i], s.next++);
@@ -875,25 +850,25 @@ static bool do_snapshot(int fd, JNIEnv *env, struct req *r)
 	w_flush(&s);
 	if (e != JVMTI_ERROR_NONE || s.failed || fflush(s.f) != 0) {
 		fclose(s.f);
-		return send_error(fd, e != JVMTI_ERROR_NONE ? "FollowReferences failed (JVMTI error %d)"
+		return ag_send_error(fd, e != JVMTI_ERROR_NONE ? "FollowReferences failed (JVMTI error %d)"
 				  : "writing the snapshot failed (disk full?) %d", e);
 	}
 	rewind(s.f);
 	struct buf b = {0};
-	b_need(&b, 1 << 20);
+	ag_bneed(&b, 1 << 20);
 	ok = !b.oom;
 	while (ok) {
 		size_t k = fread(b.p, 1, 1 << 20, s.f);
 		if (!k)
 			break;
 		b.len = k;
-		ok = send_frame(fd, T_DATA, &b);
+		ok = ag_send_frame(fd, T_DATA, &b);
 	}
 	fclose(s.f);
 	if (ok) {
-		b_u64(&b, s.objects);
-		b_u64(&b, s.records);
-		ok = send_frame(fd, T_END, &b);
+		ag_bu64(&b, s.objects);
+		ag_bu64(&b, s.records);
+		ok = ag_send_frame(fd, T_END, &b);
 	}
 	free(b.p);
 	return ok;
@@ -943,14 +918,14 @@ static struct pnode *pparse(struct req *r, int depth, int *budget)
 		r->bad = true;
 		return NULL;
 	}
-	p->op = r_u8(r);
+	p->op = ag_ru8(r);
 	switch (p->op) {
 	case P_TRUE:
 		break;
 	case P_AND:
 	case P_OR:
 	case P_NOT:
-		p->n = p->op == P_NOT ? 1 : r_u8(r);
+		p->n = p->op == P_NOT ? 1 : ag_ru8(r);
 		p->kid = calloc(p->n + 1u, sizeof *p->kid);
 		for (int i = 0; i < p->n && !r->bad && p->kid; i++)
 			p->kid[i] = pparse(r, depth + 1, budget);
@@ -958,15 +933,15 @@ static struct pnode *pparse(struct req *r, int depth, int *budget)
 			r->bad = true;
 		break;
 	case P_CMP:
-		p->field = r_str(r);
-		p->cmp = r_u8(r);
-		p->kind = r_u8(r);
+		p->field = ag_rstr(r);
+		p->cmp = ag_ru8(r);
+		p->kind = ag_ru8(r);
 		if (p->kind == K_LONG || p->kind == K_DOUBLE)
-			p->bits = r_u64(r);
+			p->bits = ag_ru64(r);
 		else if (p->kind == K_BOOL)
-			p->bits = r_u8(r);
+			p->bits = ag_ru8(r);
 		else if (p->kind == K_STRING)
-			p->text = r_str(r);
+			p->text = ag_rstr(r);
 		else if (p->kind != K_NULL)
 			r->bad = true;
 		if (p->cmp > 5)
@@ -1334,18 +1309,18 @@ static bool read_field(JNIEnv *env, jobject o, const struct pfield *f, uint64_t 
 
 static void put_field_value(struct buf *b, JNIEnv *env, jobject o, const struct pfield *f)
 {
-	b_str(b, f->name);
+	ag_bstr(b, f->name);
 	if (f->type == 'L' || f->type == '[') {
 		jobject r = (*env)->GetObjectField(env, o, f->id);
 		if (!r) {
-			b_u8(b, 'N');
+			ag_bu8(b, 'N');
 			return;
 		}
 		jclass rc = (*env)->GetObjectClass(env, r);
 		char *sig = NULL;
 		(*jvmti)->GetClassSignature(jvmti, rc, &sig, NULL);
-		b_u8(b, 'L');
-		b_str(b, sig ? sig : "?");
+		ag_bu8(b, 'L');
+		ag_bstr(b, sig ? sig : "?");
 		dealloc(sig);
 		(*env)->DeleteLocalRef(env, rc);
 		(*env)->DeleteLocalRef(env, r);
@@ -1356,23 +1331,23 @@ static void put_field_value(struct buf *b, JNIEnv *env, jobject o, const struct 
 	read_field(env, o, f, &bits, &text);
 	if (f->type == 'T') {
 		if (text) {
-			b_u8(b, 'T');
-			b_str(b, text);
+			ag_bu8(b, 'T');
+			ag_bstr(b, text);
 			free(text);
 		} else {
-			b_u8(b, 'N');
+			ag_bu8(b, 'N');
 		}
 		return;
 	}
-	b_u8(b, (uint8_t)f->type);
-	b_u64(b, bits);
+	ag_bu8(b, (uint8_t)f->type);
+	ag_bu64(b, bits);
 }
 
 static bool do_instances(int fd, JNIEnv *env, struct req *r)
 {
-	char *cname = r_str(r);
-	uint8_t flags = r_u8(r);
-	uint32_t limit = r_u32(r);
+	char *cname = ag_rstr(r);
+	uint8_t flags = ag_ru8(r);
+	uint32_t limit = ag_ru32(r);
 	int budget = 256;
 	struct pnode *pred = cname ? pparse(r, 0, &budget) : NULL;
 	if (r->bad || r->p != r->end || !pred) {
@@ -1526,10 +1501,10 @@ static bool do_instances(int fd, JNIEnv *env, struct req *r)
 			jclass rc = (*env)->GetObjectClass(env, o);
 			char *sig = NULL;
 			(*jvmti)->GetClassSignature(jvmti, rc, &sig, NULL);
-			b_str(&rows, sig ? sig : "?");
+			ag_bstr(&rows, sig ? sig : "?");
 			dealloc(sig);
 			(*env)->DeleteLocalRef(env, rc);
-			b_u16(&rows, (uint16_t)tabs[k].n);
+			ag_bu16(&rows, (uint16_t)tabs[k].n);
 			for (int f = 0; f < tabs[k].n; f++)
 				put_field_value(&rows, env, o, &tabs[k].f[f]);
 			nrows++;
@@ -1542,17 +1517,17 @@ static bool do_instances(int fd, JNIEnv *env, struct req *r)
 	dealloc(otags);
 	uint64_t matched = in.matched;
 	struct buf b = {0};
-	b_u64(&b, in.examined);
-	b_u64(&b, matched);
-	b_u32(&b, nrows);
-	b_put(&b, rows.p, rows.len);
+	ag_bu64(&b, in.examined);
+	ag_bu64(&b, matched);
+	ag_bu32(&b, nrows);
+	ag_bput(&b, rows.p, rows.len);
 	free(rows.p);
-	ok = send_frame(fd, T_INSTANCES, &b);
+	ok = ag_send_frame(fd, T_INSTANCES, &b);
 	free(b.p);
 	why[0] = 0;
 reply:
 	if (why[0])
-		ok = send_error(fd, "%s", why);
+		ok = ag_send_error(fd, "%s", why);
 	for (int k = 0; tabs && k < in.nclasses; k++)
 		ftab_free(&tabs[k]);
 	free(tabs);
@@ -1579,8 +1554,8 @@ static bool read_frame(int fd, uint8_t *type, uint8_t **payload, uint32_t *len)
 {
 	uint8_t h[5];
 	/* Wait for the first byte with the idle timeout, the rest with the frame timeout. */
-	if (!io_full(fd, h, 1, true, now_ms() + IDLE_MS) ||
-	    !io_full(fd, h + 1, 4, true, now_ms() + FRAME_MS))
+	if (!ag_io_full(fd, h, 1, true, ag_now_ms() + IDLE_MS) ||
+	    !ag_io_full(fd, h + 1, 4, true, ag_now_ms() + FRAME_MS))
 		return false;
 	uint32_t n = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
 	if (n < 1 || n > MAX_REQUEST)
@@ -1590,7 +1565,7 @@ static bool read_frame(int fd, uint8_t *type, uint8_t **payload, uint32_t *len)
 	*payload = malloc(*len + 1);
 	if (!*payload)
 		return false;
-	if (!io_full(fd, *payload, *len, true, now_ms() + FRAME_MS)) {
+	if (!ag_io_full(fd, *payload, *len, true, ag_now_ms() + FRAME_MS)) {
 		free(*payload);
 		return false;
 	}
@@ -1611,21 +1586,21 @@ static void serve(int fd, JNIEnv *env)
 		if (!hello && type != T_HELLO) {
 			ok = false;
 		} else if (type == T_HELLO) {
-			uint32_t magic = r_u32(&r);
-			uint16_t ver = r_u16(&r);
+			uint32_t magic = ag_ru32(&r);
+			uint16_t ver = ag_ru16(&r);
 			if (r.bad || r.p != r.end || magic != AG_MAGIC) {
 				ok = false;
 			} else if (ver != AG_PROTO) {
-				send_error(fd, "protocol version %u is not supported; this agent "
+				ag_send_error(fd, "protocol version %u is not supported; this agent "
 					   "speaks version %d", ver, AG_PROTO);
 				ok = false;
 			} else {
 				struct buf b = {0};
-				b_u32(&b, AG_MAGIC);
-				b_u16(&b, AG_PROTO);
-				b_str(&b, AG_VERSION);
-				b_str(&b, "can_tag_objects");
-				ok = send_frame(fd, T_HELLO, &b);
+				ag_bu32(&b, AG_MAGIC);
+				ag_bu16(&b, AG_PROTO);
+				ag_bstr(&b, AG_VERSION);
+				ag_bstr(&b, "can_tag_objects,alloc");
+				ok = ag_send_frame(fd, T_HELLO, &b);
 				free(b.p);
 				hello = true;
 			}
@@ -1637,10 +1612,12 @@ static void serve(int fd, JNIEnv *env)
 			ok = do_snapshot(fd, env, &r);
 		} else if (type == T_INSTANCES) {
 			ok = do_instances(fd, env, &r);
+		} else if (type >= T_ALLOC_START && type <= T_ALLOC_READ) {
+			ok = ag_alloc_request(fd, env, type, &r);
 		} else if (type == T_DETACH) {
 			struct buf b = {0};
 			if (r.p == r.end)
-				send_frame(fd, T_DETACH, &b);
+				ag_send_frame(fd, T_DETACH, &b);
 			free(payload);
 			if (r.p == r.end)
 				ag_stop = 1;
@@ -1680,6 +1657,7 @@ static void JNICALL server_main(jvmtiEnv *env_ti, JNIEnv *env, void *arg)
 {
 	(void)env_ti;
 	(void)arg;
+	ag_in_agent_thread = 1;
 	int lfd = -1;
 	if (!make_dir())
 		goto out;
@@ -1726,8 +1704,10 @@ static int start_thread(JNIEnv *env)
 {
 	jclass tc = (*env)->FindClass(env, "java/lang/Thread");
 	jmethodID init = tc ? (*env)->GetMethodID(env, tc, "<init>", "(Ljava/lang/String;)V") : NULL;
+	ag_in_agent_thread = 1;	/* the agent's thread object is not the program's allocation */
 	jstring name = init ? (*env)->NewStringUTF(env, "heapsh-agent") : NULL;
 	jobject th = name ? (*env)->NewObject(env, tc, init, name) : NULL;
+	ag_in_agent_thread = 0;
 	if (!th) {
 		(*env)->ExceptionClear(env);
 		ag_log("cannot create the agent thread");
@@ -1756,6 +1736,7 @@ static void JNICALL on_vm_death(jvmtiEnv *e, JNIEnv *env)
 	(void)e;
 	(void)env;
 	ag_stop = 2;
+	ag_alloc_vm_death();
 	unlink(sock_path);
 	rmdir(sock_dir);
 }
@@ -1787,9 +1768,13 @@ static int setup(JavaVM *vm, bool at_start)
 
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 {
-	(void)options;
 	(void)reserved;
-	return setup(vm, true) ? JNI_ERR : JNI_OK;
+	if (setup(vm, true))
+		return JNI_ERR;
+	ag_alloc_init(vm);
+	/* A bad alloc= option is logged; the JVM starts all the same, without a recording. */
+	ag_alloc_options(options);
+	return JNI_OK;
 }
 
 JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
@@ -1803,6 +1788,7 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
 		return JNI_OK;	/* already serving: heapsh just connects */
 	if (!jvmti && setup(vm, false))
 		return JNI_ERR;
+	ag_alloc_init(vm);
 	JNIEnv *env;
 	if ((*vm)->GetEnv(vm, (void **)&env, JNI_VERSION_1_6) != JNI_OK)
 		return JNI_ERR;

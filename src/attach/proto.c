@@ -2,6 +2,7 @@
 #include "proto.h"
 
 #include <errno.h>
+#include <math.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../alloc/alloc.h"
 #include "attach.h"
 #include "snapshot.h"
 
@@ -23,8 +25,10 @@
 
 enum {
 	T_HELLO = 1, T_INFO, T_HISTOGRAM, T_SNAPSHOT, T_INSTANCES, T_DETACH,
+	T_ALLOC_START, T_ALLOC_STOP, T_ALLOC_STATUS, T_ALLOC_RESET, T_ALLOC_MARK, T_ALLOC_READ,
 	T_DATA = 0x40, T_END = 0x41, T_ERROR = 0x7f
 };
+#define MAX_RECORDING ((size_t)1 << 30)	/* bytes of one ALLOC_READ stream */
 
 static void seterr(struct hs_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void seterr(struct hs_error *err, const char *fmt, ...)
@@ -548,4 +552,240 @@ int proto_detach(struct proto_conn *c, struct hs_error *err)
 	int st = check_reply(c, &r, T_DETACH, err);
 	proto_close(c);
 	return st;
+}
+
+/* ---- allocation recordings (ALLOC_*) ---- */
+
+/* get_status: the status fields of ALLOC_* replies into st (st->accounts: new memory). */
+static void get_status(struct reply *r, struct alc_status *st)
+{
+	memset(st, 0, sizeof *st);
+	uint8_t f = get_u8(r);
+	st->exists = f & 1;
+	st->recording = (f & 2) != 0;
+	st->exact = (f & 4) != 0;
+	st->has_mark = (f & 8) != 0;
+	st->interval = get_u64(r);
+	st->depth = get_u32(r);
+	st->started_ms = get_u64(r);
+	st->stopped_ms = get_u64(r);
+	st->events = get_u64(r);
+	st->dropped = get_u64(r);
+	st->agent_bytes = get_u64(r);
+	st->tracked = get_u64(r);
+	st->mark_ms = get_u64(r);
+	char *acc = get_str(r);
+	if (*acc) {
+		st->accounts = acc;
+	} else {
+		free(acc);
+		st->accounts = NULL;
+	}
+}
+
+/* alloc_call: send a request of type t with payload b and read a status reply. */
+static int alloc_call(struct proto_conn *c, uint8_t t, const struct obuf *b, int ms,
+		      struct alc_status *st, struct hs_error *err)
+{
+	struct reply r;
+	if (send_req(c, t, b, err) || recv_reply(c, &r, ms, err))
+		return HS_ERR;
+	get_status(&r, st);
+	if (check_reply(c, &r, t, err)) {
+		alc_status_free(st);
+		return HS_ERR;
+	}
+	return HS_OK;
+}
+
+int proto_alloc_start(struct proto_conn *c, const struct proto_alloc_opts *o, struct alc_status *st,
+		      struct hs_error *err)
+{
+	struct obuf b = {0};
+	put_u8(&b, o->exact ? 1 : 0);
+	put_u64(&b, o->exact ? 0 : o->interval);
+	put_u32(&b, o->depth);
+	put_str(&b, o->accounts ? o->accounts : "");
+	int rc = alloc_call(c, T_ALLOC_START, &b, REPLY_MS, st, err);
+	free(b.p);
+	return rc;
+}
+
+int proto_alloc_control(struct proto_conn *c, enum proto_alloc_op op, struct alc_status *st,
+			struct hs_error *err)
+{
+	static const uint8_t type[] = {T_ALLOC_STOP, T_ALLOC_STATUS, T_ALLOC_RESET, T_ALLOC_MARK};
+	/* A mark walks the heap after a full GC. */
+	return alloc_call(c, type[op], NULL, op == PROTO_ALLOC_MARK ? WALK_MS : REPLY_MS, st, err);
+}
+
+enum { A_STATUS = 1, A_ACCOUNT, A_CLASS, A_METHOD, A_NODE, A_KEY };
+
+static double get_f64(struct reply *r)
+{
+	uint64_t bits = get_u64(r);
+	double v;
+	memcpy(&v, &bits, 8);
+	return v;
+}
+
+#define GROW(arr, n, cap)                                                             \
+	do {                                                                          \
+		if ((n) == (cap)) {                                                   \
+			(cap) = (cap) ? (cap) * 2 : 64;                               \
+			(arr) = xreallocarray((arr), (cap), sizeof *(arr));           \
+		}                                                                     \
+	} while (0)
+
+/*
+ * decode: the records of an ALLOC_READ stream into rec, checking every
+ * index against what came before it (a node's parent and a key's node
+ * come earlier, so the tree has no cycle). false with why on a bad record.
+ */
+static bool decode(struct reply *r, struct alc_rec *rec, char *why, size_t cap)
+{
+	uint32_t capa = 0, capc = 0, capm = 0, capn = 0, capk = 0;
+	bool status = false;
+	rec->accounts = xcalloc(1, sizeof *rec->accounts);
+	rec->accounts[0] = xstrdup("(none)");
+	rec->naccounts = capa = 1;
+	while (r->at < r->end && !r->bad) {
+		uint8_t t = get_u8(r);
+		if (t == A_STATUS && !status) {
+			get_status(r, &rec->st);
+			status = true;
+		} else if (t == A_ACCOUNT) {
+			GROW(rec->accounts, rec->naccounts, capa);
+			rec->accounts[rec->naccounts++] = get_str(r);
+		} else if (t == A_CLASS) {
+			GROW(rec->classes, rec->nclasses, capc);
+			char *sig = get_str(r);
+			char name[1024];
+			alc_java_name(sig, name, sizeof name);
+			free(sig);
+			rec->classes[rec->nclasses++] = xstrdup(name);
+		} else if (t == A_METHOD) {
+			GROW(rec->methods, rec->nmethods, capm);
+			struct alc_method *m = &rec->methods[rec->nmethods++];
+			char *sig = get_str(r), name[1024];
+			alc_java_name(sig, name, sizeof name);
+			free(sig);
+			m->cls = xstrdup(name);
+			m->name = get_str(r);
+			m->sig = get_str(r);
+			m->file = get_str(r);
+			if (!*m->file) {
+				free(m->file);
+				m->file = NULL;
+			}
+			m->account = get_u32(r);
+			if (m->account >= rec->naccounts) {
+				snprintf(why, cap, "method %u names account %u of %u",
+					 rec->nmethods - 1, m->account, rec->naccounts);
+				return false;
+			}
+		} else if (t == A_NODE) {
+			GROW(rec->nodes, rec->nnodes, capn);
+			struct alc_node *n = &rec->nodes[rec->nnodes];
+			n->parent = get_u32(r);
+			n->method = get_u32(r);
+			n->line = (int32_t)get_u32(r);
+			if ((n->parent != ALC_NONE && n->parent >= rec->nnodes) ||
+			    n->method >= rec->nmethods) {
+				snprintf(why, cap, "node %u names parent %u and method %u", rec->nnodes,
+					 n->parent, n->method);
+				return false;
+			}
+			rec->nnodes++;
+		} else if (t == A_KEY) {
+			GROW(rec->keys, rec->nkeys, capk);
+			struct alc_key *k = &rec->keys[rec->nkeys];
+			k->node = get_u32(r);
+			k->cls = get_u32(r);
+			k->account = get_u32(r);
+			k->objs = get_f64(r);
+			k->bytes = get_f64(r);
+			k->live_objs = get_f64(r);
+			k->live_bytes = get_f64(r);
+			k->elems = get_f64(r);
+			k->mark_objs = get_f64(r);
+			k->mark_bytes = get_f64(r);
+			if ((k->node != ALC_NONE && k->node >= rec->nnodes) || k->cls >= rec->nclasses ||
+			    k->account >= rec->naccounts) {
+				snprintf(why, cap, "key %u names node %u, class %u, account %u",
+					 rec->nkeys, k->node, k->cls, k->account);
+				return false;
+			}
+			double v[] = {k->objs, k->bytes, k->live_objs, k->live_bytes, k->elems,
+				      k->mark_objs, k->mark_bytes};
+			for (size_t j = 0; j < sizeof v / sizeof *v; j++)
+				if (!isfinite(v[j]) || v[j] < 0 || v[j] > 1e19) {
+					snprintf(why, cap, "key %u has a counter of %g", rec->nkeys,
+						 v[j]);
+					return false;
+				}
+			rec->nkeys++;
+		} else {
+			snprintf(why, cap, "record type %u at byte %zu", t,
+				 (size_t)(r->at - r->p) - 1);
+			return false;
+		}
+	}
+	if (r->bad || !status) {
+		snprintf(why, cap, r->bad ? "a record is cut short" : "no status record");
+		return false;
+	}
+	return true;
+}
+
+int proto_alloc_read(struct proto_conn *c, struct alc_rec **out, struct hs_error *err)
+{
+	*out = NULL;
+	if (send_req(c, T_ALLOC_READ, NULL, err))
+		return HS_ERR;
+	struct obuf all = {0};
+	for (bool first = true;; first = false) {
+		struct reply r;
+		if (recv_reply(c, &r, first ? WALK_MS : REPLY_MS, err)) {
+			free(all.p);
+			return HS_ERR;
+		}
+		if (r.type == T_DATA) {
+			if (all.len + r.len > MAX_RECORDING) {
+				free(r.p);
+				free(all.p);
+				proto_close(c);
+				seterr(err, "the agent's recording is over %zu MiB; the connection "
+				       "is closed", MAX_RECORDING >> 20);
+				return HS_ERR;
+			}
+			put(&all, r.p, r.len);
+			free(r.p);
+			continue;
+		}
+		uint64_t records = get_u64(&r);
+		if (check_reply(c, &r, T_END, err)) {
+			free(all.p);
+			return HS_ERR;
+		}
+		struct reply d = {T_DATA, all.p, (uint32_t)all.len, all.p, all.p + all.len, false};
+		struct alc_rec *rec = xcalloc(1, sizeof *rec);
+		char why[200] = "";
+		bool ok = decode(&d, rec, why, sizeof why);
+		uint64_t got = (uint64_t)rec->naccounts - 1 + rec->nclasses + rec->nmethods +
+			       rec->nnodes + rec->nkeys + 1;
+		if (ok && got != records)
+			snprintf(why, sizeof why, "%llu records announced, %llu received",
+				 (unsigned long long)records, (unsigned long long)got);
+		free(all.p);
+		if (!ok || got != records) {
+			alc_free(rec);
+			proto_close(c);
+			seterr(err, "the agent's recording does not follow the protocol (%s); the "
+			       "connection is closed", why);
+			return HS_ERR;
+		}
+		*out = rec;
+		return HS_OK;
+	}
 }

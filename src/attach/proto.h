@@ -121,6 +121,35 @@ int proto_instances(struct proto_conn *c, const char *cls, bool subclasses, enum
 		    struct proto_instances *out, struct hs_error *err);
 void proto_instances_free(struct proto_instances *r);
 
+/*
+ * Allocation recordings (docs/protocol.md, ALLOC_*; docs/agent.md). Each
+ * call fills *st (st->accounts is new memory: alc_status_free) with the
+ * recording's state after the request. proto_alloc_start starts a
+ * recording: exact (every allocation) or sampled every interval bytes on
+ * average (1 to 2^31-1), depth frames kept per stack (1 to 1024), accounts
+ * a comma-separated list of package patterns (a.b, a.b.*) or NULL; an
+ * agent error (already recording, a bad pattern) is HS_ERR with its words.
+ * proto_alloc_control: stop, status, reset (drop what was recorded; a
+ * running recording goes on afresh) or mark (live objects now, after a full
+ * GC, kept for later diffs). proto_alloc_read: the whole recording, live
+ * counts measured after a full GC, in a new struct alc_rec (alc_free); the
+ * stream is checked record by record and bounded (1 GiB).
+ */
+struct alc_status;
+struct alc_rec;
+struct proto_alloc_opts {
+	bool exact;
+	uint64_t interval;	/* bytes, sampled mode */
+	uint32_t depth;		/* frames */
+	const char *accounts;
+};
+enum proto_alloc_op { PROTO_ALLOC_STOP, PROTO_ALLOC_STATUS, PROTO_ALLOC_RESET, PROTO_ALLOC_MARK };
+int proto_alloc_start(struct proto_conn *c, const struct proto_alloc_opts *o, struct alc_status *st,
+		      struct hs_error *err);
+int proto_alloc_control(struct proto_conn *c, enum proto_alloc_op op, struct alc_status *st,
+			struct hs_error *err);
+int proto_alloc_read(struct proto_conn *c, struct alc_rec **out, struct hs_error *err);
+
 /* proto_detach: ask the agent to stop and remove its socket; closes c. */
 int proto_detach(struct proto_conn *c, struct hs_error *err);
 

@@ -725,6 +725,7 @@ static int cmd_open(struct sh *sh, int argc, char **argv)
 	int st = sh_open(sh, argv[1]);
 	if (st == HS_OK && live) {
 		/* A dump replaces the JVM: the agent keeps running; :attach reconnects. */
+		sh_live_farewell(sh);
 		sh_live_close(sh);
 	}
 	return st;
@@ -837,6 +838,24 @@ const struct sh_command sh_commands[] = {
 	 "Take a new snapshot of the attached JVM."},
 	{"dump", sh_cmd_dump, ":dump FILE.hprof",
 	 "Have the attached JVM write a heap dump (jcmd GC.heap_dump) and open it."},
+	{"alloc", sh_cmd_alloc,
+	 ":alloc start [--interval BYTES|exact] [--accounts PATTERNS] [--depth N] | stop | "
+	 "status | reset | mark | accounts [--live] [--top N] | classes [--live] [--top N] | "
+	 "sites [--live] [--top N] | tree [--min PCT] | diff [--top N] | "
+	 "collapsed FILE [--objects] [--live] | flamegraph FILE.svg",
+	 "Allocation recording in the attached JVM (docs/agent.md): who allocates what,\n"
+	 "and what of it is still alive. start samples about one allocation per\n"
+	 "--interval bytes per thread (default 512k; estimates, shown as ~N) or, with\n"
+	 "exact, records every allocation. --accounts a.b,c.d.* charges each allocation\n"
+	 "to the nearest frame on the stack whose package a pattern matches (a.b: that\n"
+	 "package; a.b.*: and its subpackages); others go to (none). --depth keeps N\n"
+	 "frames per stack (default 64). The recording lives in the JVM: it goes on after\n"
+	 "heapsh detaches or exits, and any later heapsh PID reads it.\n"
+	 "accounts: account,class,allocated_objects,allocated_bytes,live_objects,live_bytes.\n"
+	 "classes, sites (Class.method(File:line)), tree (the calling-context tree, self\n"
+	 "and total), mark then diff (live objects now against the mark, growth first),\n"
+	 "collapsed (folded stacks for flame-graph tools), flamegraph (an SVG page).\n"
+	 "Live counts are taken after a full GC; --live sorts by live bytes."},
 	{"dynsize", sh_cmd_dynsize, ":dynsize ID|CLASS [--exact] [--top N]",
 	 "Dynamic size: the shallow sizes of everything an object reaches (its fields,\n"
 	 "array elements, and the statics of Class objects it refers to), shared or\n"

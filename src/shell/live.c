@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../alloc/alloc.h"
 #include "../attach/attach.h"
 #include "../attach/proto.h"
 #include "../attach/snapshot.h"
@@ -85,6 +86,31 @@ static int connected(struct sh *sh)
 	if (proto_connect(l->pid, &l->conn, &err) != HS_OK)
 		return sh_error(sh, NULL, "%s", err.msg);
 	return HS_OK;
+}
+
+struct proto_conn *sh_live_conn(struct sh *sh)
+{
+	return connected(sh) == HS_OK ? &sh->live->conn : NULL;
+}
+
+int sh_live_pid(const struct sh *sh)
+{
+	return sh->live ? sh->live->pid : 0;
+}
+
+void sh_live_farewell(struct sh *sh)
+{
+	if (!sh->live || !proto_alive(&sh->live->conn))
+		return;
+	struct alc_status st;
+	struct hs_error err;
+	if (proto_alloc_control(&sh->live->conn, PROTO_ALLOC_STATUS, &st, &err) != HS_OK)
+		return;
+	if (st.recording)
+		fprintf(stderr, "note: the allocation recording in JVM %d goes on without heapsh; "
+			"'heapsh %d' reads it later, ':alloc stop' ends it\n", sh->live->pid,
+			sh->live->pid);
+	alc_status_free(&st);
 }
 
 int sh_attach(struct sh *sh, int pid)
@@ -164,6 +190,8 @@ int sh_cmd_detach(struct sh *sh, int argc, char **argv)
 		return sh_error(sh, NULL, "not attached to a JVM");
 	struct hs_error err;
 	int pid = sh->live->pid;
+	if (connected(sh) == HS_OK)
+		sh_live_farewell(sh);
 	int st = connected(sh) == HS_OK ? proto_detach(&sh->live->conn, &err) : HS_ERR;
 	bool snapshot = sh->live->snap_time != 0;
 	sh_live_close(sh);

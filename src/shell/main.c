@@ -580,6 +580,7 @@ static bool is_pid(const char *s)
 static void finish(struct sh *sh)
 {
 	sh_lua_close(sh);
+	sh_live_farewell(sh);
 	sh_live_close(sh);
 	sh_close_heap(sh);
 	free(sh->dump_path);

@@ -149,6 +149,15 @@ void sh_live_close(struct sh *sh);
  */
 struct alc_rec;
 int sh_cmd_alloc(struct sh *sh, int argc, char **argv);
+/*
+ * sh_live_conn: the attached JVM's agent connection, reconnected if it was
+ * lost; NULL (reported) when not attached. sh_live_pid: its pid, 0 when
+ * not attached. sh_live_farewell: before the shell lets go of a JVM (exit,
+ * :detach), say on stderr that its allocation recording goes on.
+ */
+struct proto_conn *sh_live_conn(struct sh *sh);
+int sh_live_pid(const struct sh *sh);
+void sh_live_farewell(struct sh *sh);
 int sh_alloc_fetch(struct sh *sh, struct alc_rec **out);
 
 /* sh_dsl: the query language session of the current heap, made on first use. */

@@ -1,0 +1,86 @@
+/*
+ * ag.h - what the agent's two files share (hidden inside
+ * libheapsh_agent.so, nothing here is exported): the protocol's constants
+ * (docs/protocol.md), reply buffers, bounds-checked request readers, framed
+ * socket I/O with deadlines, and the allocation recorder's entry points
+ * (alloc.c).
+ *
+ * Ownership: a struct buf owns its bytes (free(b.p)); ag_rstr returns a new
+ * string the caller frees.
+ */
+#ifndef HS_AG_H
+#define HS_AG_H
+
+#include <jvmti.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define AG_VERSION "heapsh-agent 1.1"
+#define AG_MAGIC 0x48534147u
+#define AG_PROTO 1
+#define MAX_REQUEST 65536u
+#define MAX_REPLY (16u << 20)
+#define IDLE_MS 60000
+#define FRAME_MS 10000
+#define WRITE_MS 30000
+
+/* Message types (docs/protocol.md). */
+enum {
+	T_HELLO = 1, T_INFO, T_HISTOGRAM, T_SNAPSHOT, T_INSTANCES, T_DETACH,
+	T_ALLOC_START, T_ALLOC_STOP, T_ALLOC_STATUS, T_ALLOC_RESET, T_ALLOC_MARK, T_ALLOC_READ,
+	T_DATA = 0x40, T_END = 0x41, T_ERROR = 0x7f
+};
+
+void ag_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* ag_now_ms: a monotonic clock in milliseconds. */
+int64_t ag_now_ms(void);
+/* ag_io_full: read (rd) or write all n bytes before deadline (ag_now_ms); false on EOF, error, timeout. */
+bool ag_io_full(int fd, void *p, size_t n, bool rd, int64_t deadline);
+
+/* A reply being built; oom is set (and further writes dropped) when memory ran out. */
+struct buf {
+	uint8_t *p;
+	size_t len, cap;
+	bool oom;
+};
+void ag_bneed(struct buf *b, size_t n);
+void ag_bput(struct buf *b, const void *src, size_t n);
+void ag_bu8(struct buf *b, uint8_t v);
+void ag_bu16(struct buf *b, uint16_t v);
+void ag_bu32(struct buf *b, uint32_t v);
+void ag_bu64(struct buf *b, uint64_t v);
+void ag_bstr(struct buf *b, const char *s);	/* u32 length, bytes; NULL as "" */
+/* ag_send_frame: one frame of type t with payload b (emptied); an oom buffer sends ERROR. */
+bool ag_send_frame(int fd, uint8_t t, struct buf *b);
+bool ag_send_error(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A request's payload; bad is set by the first read past the end. */
+struct req {
+	const uint8_t *p, *end;
+	bool bad;
+};
+bool ag_need(struct req *r, size_t n);
+uint8_t ag_ru8(struct req *r);
+uint16_t ag_ru16(struct req *r);
+uint32_t ag_ru32(struct req *r);
+uint64_t ag_ru64(struct req *r);
+char *ag_rstr(struct req *r);
+
+/*
+ * The allocation recorder (alloc.c; seeds 001, 002 and 004, docs/agent.md).
+ * ag_alloc_init: remember the VM (every load and attach calls it).
+ * ag_alloc_options: start a recording from the agent's start-up options
+ * ("alloc=exact|BYTES,accounts=P;P,depth=N"; other options are ignored);
+ * false after logging a bad option. ag_alloc_request: serve one of the
+ * T_ALLOC_* requests on fd; false closes the connection. ag_alloc_vm_death:
+ * stop recording as the VM ends. ag_in_agent_thread is set on the agent's
+ * own thread, whose allocations are never recorded.
+ */
+void ag_alloc_init(JavaVM *vm);
+bool ag_alloc_options(const char *options);
+bool ag_alloc_request(int fd, JNIEnv *env, uint8_t type, struct req *r);
+void ag_alloc_vm_death(void);
+extern __thread int ag_in_agent_thread;
+
+#endif

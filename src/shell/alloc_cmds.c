@@ -1,0 +1,489 @@
+/*
+ * alloc_cmds.c - the :alloc command: allocation recordings in the attached
+ * JVM (docs/agent.md, "Allocation recordings"). It starts, stops, resets
+ * and marks the agent's recording, reads it (src/attach/proto.c) and shows
+ * the views of src/alloc/alloc.h as tables in the current output mode, as
+ * folded stacks or as a flame graph.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../alloc/alloc.h"
+#include "../attach/proto.h"
+#include "out.h"
+#include "sh.h"
+
+#define DEFAULT_INTERVAL (512u * 1024)
+#define DEFAULT_DEPTH 64
+
+static const char NEED_LIVE[] = ":alloc needs a live JVM: attach with 'heapsh PID' or ':attach PID' "
+				"(a heap dump records no allocations)";
+
+/* parse_bytes: "524288", "512k", "4m", "1g" -> bytes; false when not a whole number. */
+static bool parse_bytes(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	if (*s < '0' || *s > '9')
+		return false;
+	unsigned long long v = strtoull(s, &end, 10);
+	uint64_t mul = 1;
+	if (*end == 'k' || *end == 'K')
+		mul = 1024;
+	else if (*end == 'm' || *end == 'M')
+		mul = 1024 * 1024;
+	else if (*end == 'g' || *end == 'G')
+		mul = 1024 * 1024 * 1024;
+	if (mul > 1)
+		end++;
+	if (errno || *end || (v && mul > UINT64_MAX / v))
+		return false;
+	*out = v * mul;
+	return true;
+}
+
+/*
+ * check_patterns: the account patterns as the agent takes them (a package
+ * name, or one followed by .*), reported here so that a typo gets a clear
+ * message before anything is sent.
+ */
+static int check_patterns(struct sh *sh, const char *text)
+{
+	const char *p = text;
+	if (!*p)
+		return sh_error(sh, NULL, "--accounts needs package patterns: a.b (that package) "
+				"or a.b.* (and its subpackages), separated by commas");
+	for (;;) {
+		const char *end = strchr(p, ',');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		size_t plen = n >= 2 && !strncmp(p + n - 2, ".*", 2) ? n - 2 : n;
+		bool ok = plen > 0, start = true;
+		for (size_t k = 0; k < plen && ok; k++) {
+			char c = p[k];
+			if (c == '.') {
+				ok = !start;
+				start = true;
+			} else if (c == '_' || c == '$' || (c >= 'a' && c <= 'z') ||
+				   (c >= 'A' && c <= 'Z') || (unsigned char)c >= 0x80 ||
+				   (!start && c >= '0' && c <= '9')) {
+				start = false;
+			} else {
+				ok = false;
+			}
+		}
+		if (!ok || start)
+			return sh_error(sh, NULL, "bad account pattern '%.*s' in --accounts: a "
+					"package name (com.acme.web) or a package and its "
+					"subpackages (com.acme.xml.*), separated by commas",
+					(int)n, p);
+		if (!end)
+			return HS_OK;
+		p = end + 1;
+	}
+}
+
+/* when: a wall-clock time in ms since the epoch as local "YYYY-MM-DD HH:MM:SS". */
+static void when(uint64_t ms, char *buf, size_t cap)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+	localtime_r(&t, &tm);
+	strftime(buf, cap, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+/* show_status: a recording's state as rows of property, value. */
+static void show_status(struct sh *sh, const struct alc_status *st)
+{
+	static const char *const cols[] = {"property", "value"};
+	struct out_table *t = out_table_new(2, cols);
+	char buf[64];
+	out_cell_str(t, "jvm");
+	out_cell_fmt(t, "pid %d", sh_live_pid(sh));
+	out_cell_str(t, "recording");
+	out_cell_str(t, !st->exists ? "none" : st->recording ? "running" : "stopped");
+	if (st->exists) {
+		out_cell_str(t, "mode");
+		if (st->exact)
+			out_cell_str(t, "exact (every allocation)");
+		else
+			out_cell_fmt(t, "sampled, one per %" PRIu64 " bytes on average (estimates)",
+				     st->interval);
+		out_cell_str(t, "accounts");
+		out_cell_str(t, st->accounts ? st->accounts : "(none given)");
+		out_cell_str(t, "depth");
+		out_cell_fmt(t, "%u frames", st->depth);
+		when(st->started_ms, buf, sizeof buf);
+		out_cell_str(t, "since");
+		out_cell_str(t, buf);
+		if (st->stopped_ms) {
+			when(st->stopped_ms, buf, sizeof buf);
+			out_cell_str(t, "stopped");
+			out_cell_str(t, buf);
+		}
+		out_cell_str(t, st->exact ? "allocations recorded" : "samples recorded");
+		out_cell_u64(t, st->events);
+		out_cell_str(t, "dropped (tables full)");
+		out_cell_u64(t, st->dropped);
+		out_cell_str(t, "agent memory (bytes)");
+		out_cell_u64(t, st->agent_bytes);
+		out_cell_str(t, "tracked objects alive at the last read");
+		out_cell_u64(t, st->tracked);
+		out_cell_str(t, "mark");
+		if (st->has_mark) {
+			when(st->mark_ms, buf, sizeof buf);
+			out_cell_str(t, buf);
+		} else {
+			out_cell_str(t, "none");
+		}
+	}
+	out_table_end(t);
+	if (st->dropped)
+		fprintf(stderr, "warning: %" PRIu64 " allocations were not recorded because the "
+			"agent's tables reached their bound; counts are low by that much\n",
+			st->dropped);
+}
+
+/* conn: the agent connection for :alloc, or NULL (reported). */
+static struct proto_conn *conn(struct sh *sh)
+{
+	if (!sh_is_live(sh)) {
+		sh_error(sh, NULL, "%s", NEED_LIVE);
+		return NULL;
+	}
+	return sh_live_conn(sh);
+}
+
+static int cmd_start(struct sh *sh, int argc, char **argv)
+{
+	struct proto_alloc_opts o = {false, DEFAULT_INTERVAL, DEFAULT_DEPTH, NULL};
+	for (int a = 2; a < argc; a++) {
+		const char *opt = argv[a];
+		if (a + 1 >= argc && (!strcmp(opt, "--interval") || !strcmp(opt, "--accounts") ||
+				      !strcmp(opt, "--depth")))
+			return sh_error(sh, NULL, "%s needs a value", opt);
+		if (!strcmp(opt, "--interval")) {
+			const char *v = argv[++a];
+			if (!strcmp(v, "exact")) {
+				o.exact = true;
+			} else if (!parse_bytes(v, &o.interval) || o.interval < 1 ||
+				   o.interval > INT32_MAX) {
+				return sh_error(sh, NULL, "--interval takes 'exact' or a number of bytes "
+						"from 1 to 2147483647 (512k, 4m), not '%s'", v);
+			}
+		} else if (!strcmp(opt, "--accounts")) {
+			o.accounts = argv[++a];
+			if (check_patterns(sh, o.accounts))
+				return HS_ERR;
+		} else if (!strcmp(opt, "--depth")) {
+			char *end;
+			long d = strtol(argv[++a], &end, 10);
+			if (*end || d < 1 || d > 1024)
+				return sh_error(sh, NULL, "--depth takes a number of frames from 1 to "
+						"1024, not '%s'", argv[a]);
+			o.depth = (uint32_t)d;
+		} else {
+			return sh_error(sh, NULL, "unknown option '%s' of :alloc start (--interval, "
+					"--accounts, --depth)", opt);
+		}
+	}
+	struct proto_conn *c = conn(sh);
+	if (!c)
+		return HS_ERR;
+	struct alc_status st;
+	struct hs_error err;
+	if (proto_alloc_start(c, &o, &st, &err))
+		return sh_error(sh, NULL, "%s", err.msg);
+	show_status(sh, &st);
+	alc_status_free(&st);
+	return HS_OK;
+}
+
+int sh_alloc_fetch(struct sh *sh, struct alc_rec **out)
+{
+	*out = NULL;
+	struct proto_conn *c = conn(sh);
+	if (!c)
+		return HS_ERR;
+	struct hs_error err;
+	if (proto_alloc_read(c, out, &err))
+		return sh_error(sh, NULL, "%s", err.msg);
+	if ((*out)->st.dropped)
+		fprintf(stderr, "warning: %" PRIu64 " allocations were not recorded because the "
+			"agent's tables reached their bound; counts are low by that much\n",
+			(*out)->st.dropped);
+	return HS_OK;
+}
+
+/* count: a counter cell, "~N" in table mode when it is an estimate. */
+static void count(struct out_table *t, const struct alc_rec *r, double v)
+{
+	uint64_t n = (uint64_t)llround(v);
+	if (r->st.exact || out_mode != OUT_TABLE)
+		out_cell_u64(t, n);
+	else
+		out_cell_fmt(t, "~%" PRIu64, n);
+}
+
+/* opts: --live, --top N, --objects, --min PCT after argv[from]; HS_ERR reported. */
+struct view_opts {
+	bool live, objects;
+	long top;
+	double min_pct;
+	const char *file;
+};
+
+static int view_opts(struct sh *sh, int argc, char **argv, const char *allowed, bool file,
+		     struct view_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->top = -1;
+	for (int a = 2; a < argc; a++) {
+		const char *opt = argv[a];
+		if (opt[0] != '-' && file && !o->file) {
+			o->file = opt;
+			continue;
+		}
+		if (!strstr(allowed, opt) || opt[0] != '-' || opt[1] != '-')
+			return sh_error(sh, NULL, "unknown argument '%s' of :alloc %s (%s)", opt,
+					argv[1], allowed);
+		if (!strcmp(opt, "--live")) {
+			o->live = true;
+		} else if (!strcmp(opt, "--objects")) {
+			o->objects = true;
+		} else if (!strcmp(opt, "--top") || !strcmp(opt, "--min")) {
+			if (a + 1 >= argc)
+				return sh_error(sh, NULL, "%s needs a value", opt);
+			char *end;
+			const char *v = argv[++a];
+			if (opt[2] == 't') {
+				o->top = strtol(v, &end, 10);
+				if (*end || o->top < 1)
+					return sh_error(sh, NULL, "--top takes a number of rows from 1, "
+							"not '%s'", v);
+			} else {
+				o->min_pct = strtod(v, &end);
+				if (*end || !(o->min_pct >= 0 && o->min_pct <= 100))
+					return sh_error(sh, NULL, "--min takes a percentage from 0 to "
+							"100, not '%s'", v);
+			}
+		}
+	}
+	if (file && !o->file)
+		return sh_error(sh, NULL, "usage: :alloc %s FILE", argv[1]);
+	return HS_OK;
+}
+
+/* more: the "N of M rows shown" note when rows were cut. */
+static void more(uint32_t shown, uint32_t n)
+{
+	if (shown < n && out_mode == OUT_TABLE)
+		out_printf("(%u of %u rows shown; --top N for more)\n", shown, n);
+}
+
+static uint32_t cut(const struct view_opts *o, uint32_t n, uint32_t dflt)
+{
+	uint64_t top = o->top > 0 ? (uint64_t)o->top : dflt;
+	return top < n ? (uint32_t)top : n;
+}
+
+static int show_rows(struct sh *sh, const char *what, const struct view_opts *o,
+		     const struct alc_rec *r)
+{
+	(void)sh;
+	uint32_t n = 0;
+	struct alc_row *rows;
+	bool acc = !strcmp(what, "accounts"), site = !strcmp(what, "sites");
+	if (acc)
+		rows = alc_by_account(r, o->live, &n);
+	else if (site)
+		rows = alc_by_site(r, o->live, &n);
+	else
+		rows = alc_by_class(r, o->live, &n);
+	static const char *const acols[] = {"account", "class", "allocated_objects",
+					    "allocated_bytes", "live_objects", "live_bytes"};
+	static const char *const ccols[] = {"class", "allocated_objects", "allocated_bytes",
+					    "live_objects", "live_bytes", "array_elements"};
+	static const char *const scols[] = {"site", "class", "allocated_objects", "allocated_bytes",
+					    "live_objects", "live_bytes", "array_elements"};
+	struct out_table *t = acc ? out_table_new(6, acols) : site ? out_table_new(7, scols)
+								   : out_table_new(6, ccols);
+	uint32_t shown = cut(o, n, acc ? UINT32_MAX : 50);
+	for (uint32_t i = 0; i < shown; i++) {
+		const struct alc_row *w = &rows[i];
+		if (acc) {
+			out_cell_str(t, w->account);
+		} else if (site) {
+			char frame[1024];
+			alc_frame_text(r, w->node, frame, sizeof frame);
+			out_cell_str(t, frame);
+		}
+		out_cell_str(t, w->cls);
+		count(t, r, w->objs);
+		count(t, r, w->bytes);
+		count(t, r, w->live_objs);
+		count(t, r, w->live_bytes);
+		if (!acc)
+			count(t, r, w->elems);
+	}
+	out_table_end(t);
+	more(shown, n);
+	free(rows);
+	return HS_OK;
+}
+
+static int show_tree(const struct view_opts *o, const struct alc_rec *r)
+{
+	uint32_t n = 0;
+	struct alc_tree_row *rows = alc_tree(r, o->min_pct, &n);
+	static const char *const cols[] = {"depth", "frame", "self_objects", "self_bytes",
+					   "total_objects", "total_bytes", "live_objects",
+					   "live_bytes", "array_elements"};
+	struct out_table *t = out_table_new(9, cols);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct alc_tree_row *w = &rows[i];
+		char frame[1100], text[1024];
+		if (w->cls)
+			snprintf(text, sizeof text, "new %s", w->cls);
+		else
+			alc_frame_text(r, w->node, text, sizeof text);
+		/* Indentation shows the tree in a table; CSV and JSON have the depth column. */
+		int ind = out_mode == OUT_TABLE ? (w->depth < 40 ? w->depth : 40) * 2 : 0;
+		snprintf(frame, sizeof frame, "%*s%s", ind, "", text);
+		out_cell_i64(t, w->depth);
+		out_cell_str(t, frame);
+		count(t, r, w->self_objs);
+		count(t, r, w->self_bytes);
+		count(t, r, w->total_objs);
+		count(t, r, w->total_bytes);
+		count(t, r, w->live_objs);
+		count(t, r, w->live_bytes);
+		count(t, r, w->elems);
+	}
+	out_table_end(t);
+	free(rows);
+	return HS_OK;
+}
+
+static int show_diff(const struct view_opts *o, const struct alc_rec *r, struct sh *sh)
+{
+	if (!r->st.has_mark)
+		return sh_error(sh, NULL, "no mark to compare with: ':alloc mark' remembers the live "
+				"objects now, ':alloc diff' later shows what grew");
+	uint32_t n = 0;
+	struct alc_row *rows = alc_diff(r, &n);
+	static const char *const cols[] = {"account", "site", "class", "live_objects", "live_bytes",
+					   "mark_objects", "mark_bytes", "growth_objects",
+					   "growth_bytes"};
+	struct out_table *t = out_table_new(9, cols);
+	uint32_t shown = cut(o, n, 50);
+	for (uint32_t i = 0; i < shown; i++) {
+		const struct alc_row *w = &rows[i];
+		char frame[1024];
+		alc_frame_text(r, w->node, frame, sizeof frame);
+		out_cell_str(t, w->account);
+		out_cell_str(t, frame);
+		out_cell_str(t, w->cls);
+		count(t, r, w->live_objs);
+		count(t, r, w->live_bytes);
+		count(t, r, w->mark_objs);
+		count(t, r, w->mark_bytes);
+		double go = w->live_objs - w->mark_objs, gb = w->live_bytes - w->mark_bytes;
+		if (r->st.exact || out_mode != OUT_TABLE) {
+			out_cell_i64(t, (int64_t)llround(go));
+			out_cell_i64(t, (int64_t)llround(gb));
+		} else {
+			out_cell_fmt(t, "~%+" PRId64, (int64_t)llround(go));
+			out_cell_fmt(t, "~%+" PRId64, (int64_t)llround(gb));
+		}
+	}
+	out_table_end(t);
+	more(shown, n);
+	char buf[64];
+	when(r->st.mark_ms, buf, sizeof buf);
+	if (out_mode == OUT_TABLE)
+		out_printf("(live objects now against the mark of %s)\n", buf);
+	free(rows);
+	return HS_OK;
+}
+
+static int write_file(struct sh *sh, const char *what, const struct view_opts *o,
+		      const struct alc_rec *r)
+{
+	FILE *f = fopen(o->file, "w");
+	if (!f)
+		return sh_error(sh, NULL, "cannot write %s: %s", o->file, strerror(errno));
+	int rc = !strcmp(what, "collapsed") ? alc_collapsed(r, f, o->objects, o->live)
+					    : alc_flamegraph(r, f, "heapsh: allocated bytes");
+	if (fclose(f) != 0 || rc != 0)
+		return sh_error(sh, NULL, "writing %s failed: %s", o->file, strerror(errno));
+	out_printf("wrote %s\n", o->file);
+	return HS_OK;
+}
+
+int sh_cmd_alloc(struct sh *sh, int argc, char **argv)
+{
+	if (argc < 2)
+		return sh_error(sh, NULL, "usage: :alloc start|stop|status|reset|mark|accounts|classes|"
+				"sites|tree|diff|collapsed|flamegraph (:help alloc)");
+	const char *sub = argv[1];
+	if (!sh_is_live(sh))
+		return sh_error(sh, NULL, "%s", NEED_LIVE);
+	if (!strcmp(sub, "start"))
+		return cmd_start(sh, argc, argv);
+	static const struct {
+		const char *name;
+		enum proto_alloc_op op;
+	} ctl[] = {{"stop", PROTO_ALLOC_STOP}, {"status", PROTO_ALLOC_STATUS},
+		   {"reset", PROTO_ALLOC_RESET}, {"mark", PROTO_ALLOC_MARK}};
+	for (size_t k = 0; k < sizeof ctl / sizeof *ctl; k++) {
+		if (strcmp(sub, ctl[k].name))
+			continue;
+		if (argc != 2)
+			return sh_error(sh, NULL, "usage: :alloc %s", sub);
+		struct proto_conn *c = conn(sh);
+		if (!c)
+			return HS_ERR;
+		struct alc_status st;
+		struct hs_error err;
+		if (proto_alloc_control(c, ctl[k].op, &st, &err))
+			return sh_error(sh, NULL, "%s", err.msg);
+		show_status(sh, &st);
+		alc_status_free(&st);
+		return HS_OK;
+	}
+	static const struct {
+		const char *name, *opts;
+		bool file;
+	} views[] = {{"accounts", "--live --top", false}, {"classes", "--live --top", false},
+		     {"sites", "--live --top", false},	  {"tree", "--min", false},
+		     {"diff", "--top", false},		  {"collapsed", "--objects --live", true},
+		     {"flamegraph", "", true}};
+	for (size_t k = 0; k < sizeof views / sizeof *views; k++) {
+		if (strcmp(sub, views[k].name))
+			continue;
+		struct view_opts o;
+		if (view_opts(sh, argc, argv, views[k].opts, views[k].file, &o))
+			return HS_ERR;
+		struct alc_rec *r;
+		if (sh_alloc_fetch(sh, &r))
+			return HS_ERR;
+		int rc;
+		if (views[k].file)
+			rc = write_file(sh, sub, &o, r);
+		else if (!strcmp(sub, "tree"))
+			rc = show_tree(&o, r);
+		else if (!strcmp(sub, "diff"))
+			rc = show_diff(&o, r, sh);
+		else
+			rc = show_rows(sh, sub, &o, r);
+		alc_free(r);
+		return rc;
+	}
+	return sh_error(sh, NULL, "unknown :alloc subcommand '%s' (start, stop, status, reset, "
+			"mark, accounts, classes, sites, tree, diff, collapsed, flamegraph)", sub);
+}
