@@ -1,6 +1,7 @@
 /*
  * eval.c - the query language's evaluator: expressions, lambdas, list
- * members, heap members, and set type analyses (docs/dsl.md).
+ * members, heap members, the list of allocations, and set type analyses
+ * (docs/dsl.md).
  */
 #include "eval.h"
 
@@ -76,6 +77,7 @@ struct ev {
 	int calls;		/* lambda calls under way: bounded, recursion is an error */
 	struct instance *cur;	/* whose properties names refer to */
 	uint64_t steps;
+	struct value allocs;	/* `allocations` once read in this snippet, else null */
 };
 
 static const struct value VNULL = {V_NULL, {0}};
@@ -219,6 +221,18 @@ static void suggest(char *buf, size_t cap, const char *name, const char *const *
 		snprintf(buf + len, cap - len, "?");
 }
 
+/*
+ * need_heap: a runtime error at `at` unless the session has a heap (one
+ * without, on an attached JVM before its snapshot, runs only snippets that
+ * dsl_needs_heap passes; this catches the rest).
+ */
+static void need_heap(struct ev *e, const struct node *at, const char *what)
+{
+	if (!e->h)
+		rt_error(e, at, "%s needs a heap, and this query runs without one (no dump is open "
+			 "and no snapshot of the JVM was taken)", what);
+}
+
 /* ---- class names ---- */
 
 /* resolve_class: the bit set of classes that are instanceof name (cached in the node). */
@@ -226,6 +240,7 @@ static const uint8_t *resolve_class(struct ev *e, struct node *at, const char *n
 {
 	if (at->class_bits)
 		return at->class_bits;
+	need_heap(e, at, "'is'");
 	const struct heap *h = e->h;
 	uint32_t *m, n = heap_find_classes(h, name, &m);
 	if (!n) {
@@ -496,8 +511,15 @@ static struct value value_persist(struct arena *a, struct value v)
 	return v;
 }
 
-static struct value builtin_list(struct ev *e, const char *name)
+/* The built-in lists that are the heap's, and the names of a set type's traversal. */
+static const char *const heap_names[] = {"objects", "classes", "classloaders", "threads",
+					 "THIS", "REFERRER", "ENTITY", "ref_kind"};
+
+static struct value builtin_list(struct ev *e, const struct node *at, const char *name)
 {
+	char what[32];
+	snprintf(what, sizeof what, "'%s'", name);
+	need_heap(e, at, what);
 	const struct heap *h = e->h;
 	if (!strcmp(name, "objects"))
 		return vlist(e, L_ALL, h->n);
@@ -530,6 +552,156 @@ static struct value builtin_list(struct ev *e, const char *name)
 		if (seen[i / 8] & (1u << (i % 8)))
 			l.u.l->v[k++] = vidx(V_LOADER, i);
 	return l;
+}
+
+/* ---- allocations (src/alloc/alloc.h) ---- */
+
+/* An allocation's members, in the order tables show them (docs/dsl.md). */
+static const char *const alloc_members[] = {
+	"class", "site", "method", "line", "account", "stack", "objects", "bytes",
+	"live_objects", "live_bytes", "elements"};
+#define ALLOC_MEMBERS ((int)(sizeof alloc_members / sizeof *alloc_members))
+
+/*
+ * What the elements share, made once per recording in the snippet's
+ * arena: the text of each frame (node) and the stack list of each
+ * allocating frame, and the class and account names.
+ */
+struct alloc_build {
+	struct ev *e;
+	const struct alc_rec *r;
+	const char **frame;	/* [nnodes] alc_frame_text, NULL until needed */
+	struct value *stack;	/* [nnodes] the stack from the node, V_NULL until needed */
+	const char **cls;	/* [nclasses] */
+	const char **account;	/* [naccounts] */
+};
+
+static const char *arena_str(struct ev *e, const char *s)
+{
+	return arena_strndup(e->a, s, strlen(s));
+}
+
+static const char *frame_text(struct alloc_build *b, uint32_t node)
+{
+	if (b->frame[node])
+		return b->frame[node];
+	char buf[1024];
+	alc_frame_text(b->r, node, buf, sizeof buf);
+	return b->frame[node] = arena_str(b->e, buf);
+}
+
+/* node_stack: the frames from node to its outermost kept caller, innermost first. */
+static struct value node_stack(struct alloc_build *b, uint32_t node)
+{
+	if (b->stack[node].k == V_LIST)
+		return b->stack[node];
+	const struct alc_rec *r = b->r;
+	uint32_t depth = 0;
+	/* a recording's parents lead to the root; bounded all the same */
+	for (uint32_t v = node; v != ALC_NONE && v < r->nnodes && depth < r->nnodes; depth++)
+		v = r->nodes[v].parent;
+	struct value l = vlist(b->e, L_VALUES, depth);
+	uint32_t v = node;
+	for (uint32_t k = 0; k < depth; k++) {
+		l.u.l->v[k] = vstr(frame_text(b, v));
+		v = r->nodes[v].parent;
+	}
+	return b->stack[node] = l;
+}
+
+/* The name at index i of names[0..n), copied once into *memo; "?" out of range. */
+static const char *memo_name(struct ev *e, const char **memo, char *const *names, uint32_t n,
+			     uint32_t i)
+{
+	if (i >= n || !names[i])
+		return "?";
+	if (!memo[i])
+		memo[i] = arena_str(e, names[i]);
+	return memo[i];
+}
+
+/*
+ * alloc_list: the recording as a list of structs "allocation", one per
+ * key in key order. Counters are ints in exact mode and floats (the
+ * estimates) in sampled mode. Everything is copied: the list outlives r.
+ * No runtime error can happen here, so the caller frees r afterwards.
+ */
+static struct value alloc_list(struct ev *e, const struct alc_rec *r)
+{
+	struct alloc_build b = {e, r, NULL, NULL, NULL, NULL};
+	b.frame = arena_alloc(e->a, ((size_t)r->nnodes + 1) * sizeof *b.frame);
+	b.stack = arena_alloc(e->a, ((size_t)r->nnodes + 1) * sizeof *b.stack);
+	b.cls = arena_alloc(e->a, ((size_t)r->nclasses + 1) * sizeof *b.cls);
+	b.account = arena_alloc(e->a, ((size_t)r->naccounts + 1) * sizeof *b.account);
+	bool exact = r->st.exact;
+	struct value l = vlist(e, L_VALUES, r->nkeys);
+	struct value nostack = vlist(e, L_VALUES, 0);
+	for (uint32_t k = 0; k < r->nkeys; k++) {
+		const struct alc_key *key = &r->keys[k];
+		struct vstruct *st = arena_alloc(e->a, sizeof *st);
+		st->type = "allocation";
+		st->n = ALLOC_MEMBERS;
+		st->names = (const char **)alloc_members;
+		st->vals = arena_alloc(e->a, ALLOC_MEMBERS * sizeof *st->vals);
+		struct value *v = st->vals;
+		bool framed = key->node != ALC_NONE && key->node < r->nnodes;
+		const struct alc_node *nd = framed ? &r->nodes[key->node] : NULL;
+		v[0] = vstr(memo_name(e, b.cls, r->classes, r->nclasses, key->cls));
+		if (framed) {
+			v[1] = vstr(frame_text(&b, key->node));
+			const struct alc_method *m = nd->method < r->nmethods ? &r->methods[nd->method]
+									      : NULL;
+			if (m) {
+				const char *c = m->cls ? m->cls : "?", *nm = m->name ? m->name : "?";
+				size_t lc = strlen(c), ln = strlen(nm);
+				char *t = arena_alloc(e->a, lc + ln + 2);
+				memcpy(t, c, lc);
+				t[lc] = '.';
+				memcpy(t + lc + 1, nm, ln);
+				v[2] = vstr(t);
+			} else {
+				v[2] = vstr("?");
+			}
+			v[3] = vint(nd->line >= 0 ? nd->line : -1);
+			v[5] = node_stack(&b, key->node);
+		} else {
+			char buf[256];
+			alc_frame_text(r, ALC_NONE, buf, sizeof buf);
+			v[1] = vstr(arena_str(e, buf));
+			v[2] = VNULL;
+			v[3] = vint(-1);
+			v[5] = nostack;
+		}
+		v[4] = vstr(memo_name(e, b.account, r->accounts, r->naccounts, key->account));
+		const double counters[] = {key->objs, key->bytes, key->live_objs, key->live_bytes,
+					   key->elems};
+		for (int c = 0; c < 5; c++)
+			v[6 + c] = exact ? vint((int64_t)llround(counters[c])) : vfloat(counters[c]);
+		l.u.l->v[k].k = V_STRUCT;
+		l.u.l->v[k].u.st = st;
+	}
+	return l;
+}
+
+/*
+ * allocations: the list `allocations`, read from the engine once per
+ * snippet (a read makes the JVM collect garbage: the live counts are then
+ * exact), the record freed as soon as it is copied.
+ */
+static struct value allocations(struct ev *e, const struct node *at)
+{
+	if (e->allocs.k == V_LIST)
+		return e->allocs;
+	struct hs_error aerr;
+	hs_error_clear(&aerr);
+	const struct dsl_engine *eng = &e->d->eng;
+	struct alc_rec *r = eng->allocations ? eng->allocations(eng->ctx, &aerr) : NULL;
+	if (!r)
+		rt_error(e, at, "allocations need an attached JVM with a recording (:alloc start)%s%s",
+			 aerr.msg[0] ? ": " : "", aerr.msg);
+	e->allocs = alloc_list(e, r);
+	alc_free(r);
+	return e->allocs;
 }
 
 static struct value ident(struct ev *e, struct frame *f, struct node *n)
@@ -571,7 +743,9 @@ static struct value ident(struct ev *e, struct frame *f, struct node *n)
 		return b->v;
 	if (!strcmp(name, "objects") || !strcmp(name, "classes") || !strcmp(name, "threads") ||
 	    !strcmp(name, "classloaders"))
-		return builtin_list(e, name);
+		return builtin_list(e, n, name);
+	if (!strcmp(name, "allocations"))
+		return allocations(e, n);
 	for (int k = 0; k <= RK_LOADER; k++)
 		if (!strcmp(name, refkind_name((enum refkind)k))) {
 			struct value r = {V_REFKIND, {.rk = (enum refkind)k}};
@@ -582,7 +756,8 @@ static struct value ident(struct ev *e, struct frame *f, struct node *n)
 	const char *cands[64];
 	int nc = 0;
 	static const char *const fixed[] = {"objects", "classes", "classloaders", "threads",
-					    "THIS", "REFERRER", "ENTITY", "ref_kind"};
+					    "allocations", "THIS", "REFERRER", "ENTITY",
+					    "ref_kind"};
 	for (size_t k = 0; k < sizeof fixed / sizeof *fixed; k++)
 		cands[nc++] = fixed[k];
 	for (struct frame *g = f; g; g = g->up)
@@ -1240,12 +1415,15 @@ static struct value member(struct ev *e, struct node *n, struct value recv, int 
 			return *p;
 		rt_error(e, n, "ENTITY has no property '%s'", m);
 	}
-	case V_STRUCT:
+	case V_STRUCT: {
 		for (int k = 0; k < recv.u.st->n; k++)
 			if (!strcmp(recv.u.st->names[k], m))
 				return recv.u.st->vals[k];
-		rt_error(e, n, "struct %s has no field '%s'", recv.u.st->type ? recv.u.st->type : "",
-			 m);
+		char sug[200];
+		suggest(sug, sizeof sug, m, recv.u.st->names, recv.u.st->n);
+		rt_error(e, n, "struct %s has no field '%s'%s",
+			 recv.u.st->type ? recv.u.st->type : "", m, sug);
+	}
 	case V_STR:
 		if (!strcmp(m, "length")) {
 			/* characters: UTF-8 lead bytes (NUL is C0 80, one character) */
@@ -1652,6 +1830,11 @@ static struct value run_instances(struct ev *e, struct stmt *s)
 		rt_error(e, &at, "no set type named '%s' (define it with 'set_type %s: ...')",
 			 s->name, s->name);
 	}
+	struct node at0;
+	memset(&at0, 0, sizeof at0);
+	at0.line = s->line;
+	at0.col = s->col;
+	need_heap(e, &at0, "a set type's instances");
 	const struct heap *h = e->h;
 	/* on the heap, so that a runtime error (a longjmp) can still free it */
 	struct analysis *anp = xcalloc(1, sizeof *anp);
@@ -1792,6 +1975,74 @@ struct dsl *dsl_new(const struct heap *h, const struct dsl_engine *eng)
 	if (eng)
 		d->eng = *eng;
 	return d;
+}
+
+const struct heap *dsl_heap(const struct dsl *d)
+{
+	return d->h;
+}
+
+void dsl_set_heap(struct dsl *d, const struct heap *h)
+{
+	if (!d->h)
+		d->h = h;
+}
+
+/* node_mentions: whether identifier name (or, name NULL, one that needs a heap) is in n's tree. */
+static bool node_mentions(const struct node *n, const char *name)
+{
+	if (!n)
+		return false;
+	if (!name && (n->kind == N_IS || n->kind == N_IN_UNASSIGNED))
+		return true;
+	if (n->kind == N_IDENT) {
+		if (name && !strcmp(n->name, name))
+			return true;
+		for (size_t k = 0; !name && k < sizeof heap_names / sizeof *heap_names; k++)
+			if (!strcmp(n->name, heap_names[k]))
+				return true;
+	}
+	if (node_mentions(n->a, name) || node_mentions(n->b, name) ||
+	    node_mentions(n->result, name))
+		return true;
+	for (int k = 0; k < n->nitems; k++)
+		if (node_mentions(n->items[k], name))
+			return true;
+	return false;
+}
+
+bool dsl_needs_heap(struct stmt *const *stmts, int n)
+{
+	for (int k = 0; k < n; k++) {
+		const struct stmt *s = stmts[k];
+		if (s->kind == S_SET_TYPE || s->kind == S_INSTANCES)
+			return true;
+		if ((s->kind == S_EXPR || s->kind == S_LET) && node_mentions(s->e, NULL))
+			return true;
+	}
+	return false;
+}
+
+bool dsl_mentions(struct stmt *const *stmts, int n, const char *name)
+{
+	for (int k = 0; k < n; k++)
+		if ((stmts[k]->kind == S_EXPR || stmts[k]->kind == S_LET) &&
+		    node_mentions(stmts[k]->e, name))
+			return true;
+	return false;
+}
+
+bool dsl_heapless(const struct dsl *d, const char *text)
+{
+	struct arena a = {NULL, 0};
+	struct stmt **st;
+	int n;
+	struct hs_error err;
+	bool r = parse_snippet(text, &a, &st, &n, &err) == PARSE_OK &&
+		 !dsl_needs_heap(st, n) &&
+		 ((d && !d->h) || dsl_mentions(st, n, "allocations"));
+	arena_free(&a);
+	return r;
 }
 
 void dsl_free(struct dsl *d)

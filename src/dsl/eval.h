@@ -11,11 +11,14 @@
  * initialization listing), with the traversal order defined in docs/dsl.md.
  *
  * Ownership: dsl_new returns a session freed with dsl_free; it borrows the
- * heap, which must outlive it.
+ * heap, which must outlive it. A session may have no heap (an attached JVM
+ * before its first snapshot): then only what needs no heap runs
+ * (dsl_needs_heap), `allocations` among it.
  */
 #ifndef HS_EVAL_H
 #define HS_EVAL_H
 
+#include "../alloc/alloc.h"
 #include "../engine/domtree.h"
 #include "../engine/dyn.h"
 #include "../heap/heap.h"
@@ -36,16 +39,56 @@ struct dsl_output {
  * dom returns the dominator tree and dyn the dynamic-size engine (with
  * every estimate when estimates is true), each computed on first use.
  * Either may be NULL or return NULL, which is a runtime error.
+ *
+ * allocations, behind the list `allocations`: the attached JVM's
+ * allocation recording (src/alloc/alloc.h) as read now, in a new struct
+ * alc_rec that the evaluator owns from then on: it copies what it shows
+ * (strings into the snippet's arena) and frees the record with alc_free
+ * before the call that evaluated `allocations` returns. It is called at
+ * most once per snippet (every `allocations` of a snippet is the same
+ * list). NULL, with err->msg saying why, when there is no recording to
+ * read; a NULL allocations (no JVM behind the session) is an error too.
  */
 struct dsl_engine {
 	struct dom_tree *(*dom)(void *ctx);
 	struct dyn *(*dyn)(void *ctx, bool estimates);
+	struct alc_rec *(*allocations)(void *ctx, struct hs_error *err);
 	void *ctx;
 };
 
-/* dsl_new: a session on h; eng (copied) may be NULL. */
+/* dsl_new: a session on h (NULL: no heap yet); eng (copied) may be NULL. */
 struct dsl *dsl_new(const struct heap *h, const struct dsl_engine *eng);
 void dsl_free(struct dsl *d);
+
+/*
+ * dsl_heap: the session's heap, NULL for none. dsl_set_heap gives a session
+ * made without a heap the heap h, keeping its names: they hold no heap
+ * values, so they stay valid (a session that has a heap keeps it: a new
+ * heap needs a new session).
+ */
+const struct heap *dsl_heap(const struct dsl *d);
+void dsl_set_heap(struct dsl *d, const struct heap *h);
+
+/*
+ * dsl_needs_heap: whether statements (as parse_snippet returns them) use
+ * the heap: the lists objects, classes, classloaders and threads, `is`,
+ * THIS, REFERRER, ENTITY, ref_kind, `in Unassigned`, set types. One that
+ * does not (`allocations.filter(...).sum(...)`, `1 + 2`) can run in a
+ * session without a heap; one that does fails there with an error saying
+ * it needs a heap. dsl_mentions: whether they use the name name (an
+ * identifier, not a member).
+ */
+bool dsl_needs_heap(struct stmt *const *stmts, int n);
+bool dsl_mentions(struct stmt *const *stmts, int n, const char *name);
+
+/*
+ * dsl_heapless: whether a front end with no heap yet but a JVM to take
+ * one from should run text without one: text parses, needs no heap, and
+ * reads `allocations` or continues d, a session already without a heap
+ * (whose names would be lost with a new session; d NULL: none yet). So
+ * an allocation query takes no snapshot, and `1 + 2` alone still does.
+ */
+bool dsl_heapless(const struct dsl *d, const char *text);
 
 /*
  * dsl_run: parse text and, if it is complete, run it. PARSE_OK: *out holds

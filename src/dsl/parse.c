@@ -47,8 +47,8 @@ const char *const parse_keywords[] = {
 	"set_type", "instances_for", "have_names", "roots", "membership", "on_inclusion",
 	"table-of", "struct", "end", "ret", "and", "or", "not", "in", "is", "true", "false",
 	"null", "let", "Unassigned", "THIS", "REFERRER", "ENTITY", "ref_kind", "objects",
-	"classes", "classloaders", "threads", "int", "bool", "string", "float", "extern", "void",
-	NULL
+	"classes", "classloaders", "threads", "allocations", "int", "bool", "string", "float",
+	"extern", "void", NULL
 };
 
 static const struct {

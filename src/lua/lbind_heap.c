@@ -1,11 +1,13 @@
 /*
- * lbind_heap.c - the `heapsh` Lua module: heaps, classes, queries, tables,
- * native functions, and running scripts in the shell (see lbind.h and
- * docs/manual.md, "Scripting").
+ * lbind_heap.c - the `heapsh` Lua module: heaps, classes, queries, an
+ * attached JVM's allocation recording, tables, native functions, and
+ * running scripts in the shell (see lbind.h and docs/manual.md,
+ * "Scripting").
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <lualib.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -56,6 +58,7 @@ static void close_owned(struct lb_heap *hp)
 	if (hp->owned && hp->sh) {
 		sh_live_close(hp->sh);
 		sh_close_heap(hp->sh);
+		dsl_free(hp->sh->dsl);	/* a query session begun before any heap */
 		free(hp->sh->dump_path);
 		free(hp->sh);
 	}
@@ -726,11 +729,17 @@ static void push_value(lua_State *L, int heap_idx, const struct value *v)
 	}
 }
 
-/* heap:query(text) -> the values of its expressions | nil, message */
+/*
+ * heap:query(text) -> the values of its expressions | nil, message. On an
+ * attached JVM with no snapshot yet, a query that needs no heap (one on
+ * allocations) runs without taking one, as in the shell (dsl_heapless).
+ */
 static int heap_query(lua_State *L)
 {
-	struct lb_heap *hp = lb_checkheap(L, 1);
+	struct lb_heap *hp = luaL_checkudata(L, 1, LB_HEAP);
 	const char *text = luaL_checkstring(L, 2);
+	if (!hp->sh || hp->sh->heap || !sh_is_live(hp->sh) || !dsl_heapless(hp->sh->dsl, text))
+		lb_checkheap(L, 1);
 	struct dsl *d = sh_dsl(hp->sh);
 	struct dsl_output out;
 	struct hs_error err;
@@ -753,6 +762,110 @@ static int heap_query(lua_State *L)
 	int n = out.n;
 	dsl_output_done(d, &out);
 	return n;
+}
+
+/* ---- allocations: the attached JVM's recording ---- */
+
+static void set_count(lua_State *L, bool exact, double x, const char *name)
+{
+	if (exact)
+		lua_pushinteger(L, (lua_Integer)llround(x));
+	else
+		lua_pushnumber(L, x);
+	lua_setfield(L, -2, name);
+}
+
+/* push_allocations(rec): the rows of the recording (a light userdata), in key order. */
+static int push_allocations(lua_State *L)
+{
+	const struct alc_rec *r = lua_touserdata(L, 1);
+	bool exact = r->st.exact;
+	char buf[1024];
+	lua_createtable(L, (int)r->nkeys, 0);
+	for (uint32_t k = 0; k < r->nkeys; k++) {
+		const struct alc_key *key = &r->keys[k];
+		bool framed = key->node != ALC_NONE && key->node < r->nnodes;
+		lua_createtable(L, 0, 11);
+		lua_pushstring(L, key->cls < r->nclasses && r->classes[key->cls]
+				  ? r->classes[key->cls] : "?");
+		lua_setfield(L, -2, "class");
+		alc_frame_text(r, framed ? key->node : ALC_NONE, buf, sizeof buf);
+		lua_pushstring(L, buf);
+		lua_setfield(L, -2, "site");
+		const struct alc_node *nd = framed ? &r->nodes[key->node] : NULL;
+		if (nd && nd->method < r->nmethods) {
+			const struct alc_method *m = &r->methods[nd->method];
+			lua_pushfstring(L, "%s.%s", m->cls ? m->cls : "?", m->name ? m->name : "?");
+			lua_setfield(L, -2, "method");
+		} else if (nd) {
+			lua_pushstring(L, "?");
+			lua_setfield(L, -2, "method");
+		}
+		lua_pushinteger(L, nd && nd->line >= 0 ? nd->line : -1);
+		lua_setfield(L, -2, "line");
+		lua_pushstring(L, key->account < r->naccounts && r->accounts[key->account]
+				  ? r->accounts[key->account] : "?");
+		lua_setfield(L, -2, "account");
+		/* the stack, innermost first; parents lead to the root, bounded all the same */
+		lua_newtable(L);
+		uint32_t v = framed ? key->node : ALC_NONE;
+		for (lua_Integer d = 1; v != ALC_NONE && v < r->nnodes && d <= r->nnodes; d++) {
+			alc_frame_text(r, v, buf, sizeof buf);
+			lua_pushstring(L, buf);
+			lua_rawseti(L, -2, d);
+			v = r->nodes[v].parent;
+		}
+		lua_setfield(L, -2, "stack");
+		set_count(L, exact, key->objs, "objects");
+		set_count(L, exact, key->bytes, "bytes");
+		set_count(L, exact, key->live_objs, "live_objects");
+		set_count(L, exact, key->live_bytes, "live_bytes");
+		set_count(L, exact, key->elems, "elements");
+		lua_rawseti(L, -2, (lua_Integer)k + 1);
+	}
+	return 1;
+}
+
+/*
+ * heap:allocations() -> the attached JVM's allocation recording as read
+ * now: an array of tables with the query language's members of an
+ * allocation (docs/dsl.md, "Allocations") | nil, message when the heap is
+ * not an attached JVM or the JVM has no recording. Takes no snapshot.
+ */
+static int heap_allocations(lua_State *L)
+{
+	struct lb_heap *hp = luaL_checkudata(L, 1, LB_HEAP);
+	struct sh *sh = hp->sh;
+	if (!sh)
+		return luaL_error(L, "this heap was closed");
+	if (!sh_is_live(sh)) {
+		lua_pushnil(L);
+		lua_pushstring(L, "allocations need an attached JVM (heapsh.attach(pid)) with a "
+			       "recording (:alloc start)");
+		return 2;
+	}
+	/* an expected failure is the caller's to report: nothing on stderr, no exit status */
+	bool quiet = sh->quiet;
+	int status = sh->status;
+	sh->quiet = true;
+	sh->last_error[0] = 0;
+	struct alc_rec *r = NULL;
+	int st = sh_alloc_fetch(sh, &r);
+	sh->quiet = quiet;
+	sh->status = status;
+	if (st != HS_OK || !r) {
+		lua_pushnil(L);
+		lua_pushstring(L, sh->last_error[0] ? sh->last_error : "no allocation recording");
+		return 2;
+	}
+	/* built in a protected call, so that the recording is freed whatever happens */
+	lua_pushcfunction(L, push_allocations);
+	lua_pushlightuserdata(L, r);
+	int ok = lua_pcall(L, 1, 1, 0);
+	alc_free(r);
+	if (ok != LUA_OK)
+		return lua_error(L);
+	return 1;
 }
 
 /* ---- heapsh.print_table(rows, columns) ---- */
@@ -922,7 +1035,7 @@ static int luaopen_heapsh(lua_State *L)
 		{"object", heap_object}, {"objects", heap_objects}, {"roots", heap_roots},
 		{"threads", heap_threads}, {"query", heap_query}, {"dominators", heap_dominators},
 		{"path", heap_path}, {"graphstats", heap_graphstats}, {"close", heap_close},
-		{"retained", heap_retained},
+		{"retained", heap_retained}, {"allocations", heap_allocations},
 		{NULL, NULL}};
 	luaL_newmetatable(L, LB_HEAP);
 	luaL_setfuncs(L, heapmeta, 0);

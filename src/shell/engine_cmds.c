@@ -15,8 +15,11 @@
 
 void sh_close_heap(struct sh *sh)
 {
-	dsl_free(sh->dsl);
-	sh->dsl = NULL;
+	if (sh->heap) {
+		/* a query session begun before any heap holds nothing of one: it stays (sh_dsl) */
+		dsl_free(sh->dsl);
+		sh->dsl = NULL;
+	}
 	for (int k = 0; k < 2; k++) {
 		dom_tree_free(sh->dom[k]);
 		sh->dom[k] = NULL;

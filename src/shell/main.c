@@ -583,6 +583,8 @@ static void finish(struct sh *sh)
 	sh_live_farewell(sh);
 	sh_live_close(sh);
 	sh_close_heap(sh);
+	dsl_free(sh->dsl);	/* a query session begun before any heap */
+	sh->dsl = NULL;
 	free(sh->dump_path);
 	sh->dump_path = NULL;
 }

@@ -1,6 +1,9 @@
 /*
  * query.c - the query language in the shell: running snippets, showing
- * their values as tables, and reporting errors with a caret.
+ * their values as tables, and reporting errors with a caret. On an
+ * attached JVM with no snapshot yet, a snippet runs inside the JVM when it
+ * can (push-down), without a heap when it needs none (allocations), and
+ * otherwise after a snapshot.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -24,16 +27,49 @@ static struct dyn *dyn_cb(void *ctx, bool estimates)
 	return sh_dyn(ctx, estimates);
 }
 
+/*
+ * alloc_cb: the attached JVM's recording for `allocations` (the language
+ * frees it). Why there is none goes into the query's error, with its
+ * caret, rather than to stderr on its own.
+ */
+static struct alc_rec *alloc_cb(void *ctx, struct hs_error *err)
+{
+	struct sh *sh = ctx;
+	if (!sh_is_live(sh)) {
+		hs_error_set(err, -1, "%s", sh->heap ? "this is a heap dump, not a running JVM "
+			     "(heapsh PID attaches to one)" : "not attached to a JVM");
+		return NULL;
+	}
+	struct alc_rec *r = NULL;
+	bool quiet = sh->quiet;
+	sh->quiet = true;
+	sh->last_error[0] = 0;
+	int st = sh_alloc_fetch(sh, &r);
+	sh->quiet = quiet;
+	if (st != HS_OK || !r) {
+		hs_error_set(err, -1, "%s", sh->last_error);
+		return NULL;
+	}
+	return r;
+}
+
 struct dsl *sh_dsl(struct sh *sh)
 {
 	return session(sh);
 }
 
+/*
+ * session: the query session, made on first use; one made before the
+ * heap (an attached JVM before its snapshot) gets the heap once it is
+ * there, if it is still open.
+ */
 static struct dsl *session(struct sh *sh)
 {
-	struct dsl_engine eng = {dom_cb, dyn_cb, sh};
+	struct dsl_engine eng = {dom_cb, dyn_cb, alloc_cb, sh};
 	if (!sh->dsl)
 		sh->dsl = dsl_new(sh->heap, &eng);
+	else if (sh->heap && !dsl_heap(sh->dsl))
+		dsl_set_heap(sh->dsl, sh->heap);
 	return sh->dsl;
 }
 
@@ -190,6 +226,7 @@ int sh_query(struct sh *sh, const char *text, const char *where, int first_line,
 	     bool *incomplete)
 {
 	*incomplete = false;
+	bool heapless = false;	/* run with no snapshot: the snippet needs no heap */
 	if (!sh->heap && sh_is_live(sh)) {
 		/* Finish reading it first; then maybe the JVM can answer it without a snapshot. */
 		struct arena a = {0};
@@ -202,12 +239,13 @@ int sh_query(struct sh *sh, const char *text, const char *where, int first_line,
 			*incomplete = true;
 			return HS_OK;
 		}
-		bool handled;
-		int r = sh_live_pushdown(sh, text, &handled);
+		heapless = dsl_heapless(sh->dsl, text);
+		bool handled = false;
+		int r = heapless ? HS_OK : sh_live_pushdown(sh, text, &handled);
 		if (handled)
 			return r;
 	}
-	if (!sh->heap && sh_need_heap(sh))
+	if (!sh->heap && !heapless && sh_need_heap(sh))
 		return HS_ERR;
 	struct dsl *d = session(sh);
 	struct dsl_output out;

@@ -1,0 +1,278 @@
+# t_alloc.sh - allocation recordings in running JVMs (docs/agent.md,
+# "Allocation recordings"; issue 13): tests/java/alloc/AllocWork.java
+# allocates objects known by construction (its KNOWN FACTS are the
+# expectations), and heapsh records them: exact counts per account, class,
+# site and calling context with live counts, memory accounts charged to the
+# nearest accounted frame, sampled estimates within a stated bound, a mark
+# and a diff, folded stacks and a flame graph that renders, a recording that
+# outlives detach and is read by a later heapsh, two readers at once, a JVM
+# that exits while recording, the start-up agent option on JDK 25, and the
+# errors. Every JVM started here is killed at the end.
+A=$T/alloc
+AW=$JAVA_OUT/alloc
+mkdir -p "$A" "$AW"
+ALLOC_PIDS=()
+ALLOC_JDK25=${JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
+AGENT_SO=$(realpath libheapsh_agent.so 2>/dev/null)
+
+alloc_cleanup() {
+	local p
+	for p in ${ALLOC_PIDS[@]+"${ALLOC_PIDS[@]}"}; do
+		kill -9 "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+		rm -rf "/tmp/.heapsh-$p" "/tmp/.java_pid$p"
+	done
+	ALLOC_PIDS=()
+	exec 8>&- 9>&- 2>/dev/null
+}
+trap alloc_cleanup EXIT
+
+javac --release 11 -d "$AW" $(find tests/java/alloc -name '*.java') || fail "alloc: javac AllocWork"
+
+# aw_start FD JAVA [FLAGS...]: AllocWork wait under JAVA with its stdin on a
+# fifo held open as file descriptor FD (8 or 9); sets AW_PID (empty on failure).
+aw_start() {
+	local fd=$1 java=$2 i
+	shift 2
+	rm -f "$A/in$fd" "$A/out$fd"
+	mkfifo "$A/in$fd"
+	eval "exec $fd<>\"\$A/in$fd\""
+	"$java" "$@" -cp "$AW" AllocWork wait <"$A/in$fd" >"$A/out$fd" 2>"$A/err$fd" &
+	ALLOC_PIDS+=("$!")
+	AW_PID=
+	for ((i = 0; i < 300; i++)); do
+		read -r _ AW_PID < <(grep '^ready ' "$A/out$fd" 2>/dev/null)
+		[ -n "$AW_PID" ] && return 0
+		sleep 0.1
+	done
+	fail "alloc: AllocWork started under $java" "$(head -5 "$A/err$fd")"
+	return 1
+}
+# aw FD CMD: send CMD to the AllocWork on FD and wait for its "done" line.
+aw() {
+	local fd=$1 n i
+	n=$(grep -c '^done' "$A/out$fd")
+	echo "$2" >&"$fd"
+	for ((i = 0; i < 600; i++)); do
+		[ "$(grep -c '^done' "$A/out$fd")" -gt "$n" ] && return 0
+		sleep 0.05
+	done
+	fail "alloc: AllocWork answered '$2'"
+}
+# ha PID ARGS...: heapsh on JVM PID in CSV under a timeout; stderr to $A/err.
+ha() { local p=$1; shift; timeout 120 "$HEAPSH" --format csv "$@" "$p" 2>"$A/err"; }
+# acme: the rows of a CSV table about com.acme classes and AllocWork's own.
+acme() { grep -E 'com\.acme|AllocWork\$Loose|^com.acme.xml.\*,(int|java)' | sort; }
+# site_line FILE CLASS: the line of the allocation site of CLASS in FILE (its "// SITE" comment).
+site_line() { grep -nE "// SITE $2\$" "tests/java/alloc/$1" | cut -d: -f1; }
+
+# ---- :alloc needs a live JVM ----
+out=$("$HEAPSH" -c ':alloc accounts' "$KNOWN" 2>&1)
+st=$?
+check "alloc: on a dump" ":alloc needs a live JVM: attach with 'heapsh PID' or ':attach PID' (a heap dump records no allocations)" \
+	"$(printf '%s' "$out" | sed 's/^[^:]*: //; s/^error: //')"
+check_status "alloc: on a dump exits 2" 2 "$st"
+
+# ---- exact mode, started in a running JVM (JDK 17), with accounts ----
+if aw_start 8 java; then
+	P=$AW_PID
+	ha "$P" -c ':alloc start --interval exact --accounts com.acme.web,com.acme.xml.*' >"$A/start"
+	check_contains "alloc exact: started" "recording,running" "$(cat "$A/start")"
+	check_contains "alloc exact: mode" "mode,exact (every allocation)" "$(cat "$A/start")"
+	aw 8 warm
+	aw 8 run
+	ha "$P" -c ':alloc accounts' >"$A/acc"
+	check "alloc exact: accounts header" "account,class,allocated_objects,allocated_bytes,live_objects,live_bytes" \
+		"$(head -1 "$A/acc")"
+	# KNOWN FACTS, accounts A: Buffers via Pool.make charged to their callers' accounts.
+	check "alloc exact: accounts rows" "$(sort <<'EOF'
+com.acme.web,com.acme.util.Buffer,700,22400,700,22400
+com.acme.web,com.acme.util.Buffer[],1,2816,1,2816
+com.acme.web,com.acme.web.Session,1000,24000,1000,24000
+com.acme.web,com.acme.web.Session[],1,4016,1,4016
+com.acme.web,com.acme.web.Temp,500,8000,0,0
+com.acme.web,com.acme.web.Temp[],1,2016,0,0
+com.acme.xml.*,com.acme.util.Buffer,200,6400,200,6400
+com.acme.xml.*,com.acme.util.Buffer[],1,816,1,816
+com.acme.xml.*,com.acme.xml.Doc$Attr,40,640,40,640
+com.acme.xml.*,com.acme.xml.Doc$Attr[],1,176,1,176
+com.acme.xml.*,com.acme.xml.parse.Node,300,12000,300,12000
+com.acme.xml.*,com.acme.xml.parse.Node[],1,1216,1,1216
+com.acme.xml.*,int[],100,16800,100,16800
+com.acme.xml.*,int[][],1,416,1,416
+com.acme.xml.*,java.lang.String[],50,2000,50,2000
+com.acme.xml.*,java.lang.String[][],1,216,1,216
+EOF
+)" "$(grep -v '^(none),' "$A/acc" | sed 1d | sort)"
+	check "alloc exact: (none) gets the unaccounted frame's objects" \
+		"(none),AllocWork\$Loose,250,4000,250,4000" "$(grep '^(none),AllocWork\$Loose,' "$A/acc")"
+	check "alloc exact: no account for the helper's package" "" "$(grep '^com.acme.util,' "$A/acc")"
+	check "alloc exact: largest allocated bytes first" "$(sed 1d "$A/acc" | cut -d, -f4 | sort -rn)" \
+		"$(sed 1d "$A/acc" | cut -d, -f4)"
+	check "alloc exact: --live sorts by live bytes" "com.acme.web,com.acme.web.Session,1000,24000,1000,24000" \
+		"$(ha "$P" -c ':alloc accounts --live' | grep -v '^(none)' | sed -n 2p)"
+	# Sites: Pool.make's Buffers from both callers are one site.
+	L=$(site_line com/acme/util/Pool.java com.acme.util.Buffer)
+	ha "$P" -c ':alloc sites --top 1000' >"$A/sites"
+	check "alloc exact: site of the helper, both callers" \
+		"com.acme.util.Pool.make(Pool.java:$L),com.acme.util.Buffer,900,28800,900,28800,0" \
+		"$(grep "^com.acme.util.Pool.make(Pool.java:$L),com.acme.util.Buffer," "$A/sites")"
+	L=$(site_line com/acme/xml/parse/Parser.java 'int\[\]')
+	check "alloc exact: array site with elements" \
+		"com.acme.xml.parse.Parser.parse(Parser.java:$L),int[],100,16800,100,16800,3700" \
+		"$(grep "^com.acme.xml.parse.Parser.parse(Parser.java:$L),int\[\]," "$A/sites")"
+	ha "$P" -c ':alloc classes --top 1000' >"$A/classes"
+	check "alloc exact: classes row" "com.acme.web.Session,1000,24000,1000,24000,0" \
+		"$(grep '^com.acme.web.Session,' "$A/classes")"
+	# The calling-context tree: main > runOnce > handle > make > new Buffer.
+	ha "$P" -c ':alloc tree' >"$A/tree"
+	check "alloc exact: tree, the helper under WebHandler" \
+		"5,new com.acme.util.Buffer,700,22400,700,22400,700,22400,0" \
+		"$(grep -A3 'com.acme.util.Pool.make(Pool.java:21)' "$A/tree" | grep '^5,new com.acme.util.Buffer,700,')"
+	check_contains "alloc exact: tree path" "3,com.acme.web.WebHandler.handle(WebHandler.java:" "$(cat "$A/tree")"
+	# Folded stacks and a flame graph.
+	ha "$P" -c ":alloc collapsed $A/stacks.txt" >/dev/null
+	check_contains "alloc exact: folded stacks" \
+		"com.acme.web.WebHandler.handle:$(site_line com/acme/web/WebHandler.java com.acme.web.Session);com.acme.web.Session_[i] 24000" \
+		"$(cat "$A/stacks.txt" 2>/dev/null)"
+	ha "$P" -c ":alloc flamegraph $A/flame.svg" >/dev/null
+	check_contains "alloc exact: flame graph written" "com.acme.util.Pool.make" "$(cat "$A/flame.svg" 2>/dev/null)"
+	if python3 -c 'import xml.dom.minidom,sys; xml.dom.minidom.parse(sys.argv[1])' "$A/flame.svg" 2>"$A/xmlerr"; then
+		ok "alloc exact: flame graph is well-formed XML"
+	else
+		fail "alloc exact: flame graph is well-formed XML" "$(head -3 "$A/xmlerr")"
+	fi
+	python3 tests/render_svg.py "$A/flame.svg" "$A/flame.png" >"$A/render" 2>&1
+	case $? in
+	0) ok "alloc exact: flame graph renders in Chromium" ;;
+	77) echo "skip alloc exact: flame graph rendering (no chromium)" ;;
+	*) fail "alloc exact: flame graph renders in Chromium" "$(tail -3 "$A/render")" ;;
+	esac
+	# The recording goes on after detach; a later heapsh reads it; a mark and a diff.
+	ha "$P" -c ':detach' >/dev/null
+	check_contains "alloc exact: detach says the recording goes on" "goes on without heapsh" "$(cat "$A/err")"
+	aw 8 run
+	check "alloc exact: a later heapsh reads it" "com.acme.web,com.acme.web.Session,2000,48000,1000,24000" \
+		"$(ha "$P" -c ':alloc accounts' | grep '^com.acme.web,com.acme.web.Session,')"
+	ha "$P" -c ':alloc mark' >/dev/null
+	aw 8 drop
+	ha "$P" -c ':alloc diff --top 1000' >"$A/diff"
+	check "alloc exact: diff header" "account,site,class,live_objects,live_bytes,mark_objects,mark_bytes,growth_objects,growth_bytes" \
+		"$(head -1 "$A/diff")"
+	check "alloc exact: diff, dropped sessions" \
+		"com.acme.web,com.acme.web.WebHandler.handle(WebHandler.java:$(site_line com/acme/web/WebHandler.java com.acme.web.Session)),com.acme.web.Session,0,0,1000,24000,-1000,-24000" \
+		"$(grep ',com.acme.web.Session,' "$A/diff")"
+	check "alloc exact: diff, growth first" "$(sed 1d "$A/diff" | cut -d, -f9 | sort -rn)" "$(sed 1d "$A/diff" | cut -d, -f9)"
+	# Two readers at once: the agent serves them in turn.
+	ha "$P" -c ':alloc accounts' >"$A/r1" &
+	r1=$!
+	ha "$P" -c ':alloc accounts' >"$A/r2.tmp" 2>/dev/null
+	wait $r1
+	check "alloc exact: two readers at once" "$(acme <"$A/r1")" "$(acme <"$A/r2.tmp")"
+	check_contains "alloc exact: two readers, rows" "com.acme.web,com.acme.web.Session,2000,48000,0,0" "$(cat "$A/r1")"
+	# Errors.
+	ha "$P" -c ':alloc start' >/dev/null
+	check_contains "alloc: start twice" "a recording is already running" "$(cat "$A/err")"
+	ha "$P" -c ':alloc start --accounts com..acme' >/dev/null
+	check_contains "alloc: bad pattern" "bad account pattern 'com..acme' in --accounts" "$(cat "$A/err")"
+	ha "$P" -c ':alloc start --accounts com.acme.*.web' >/dev/null
+	check_contains "alloc: bad wildcard" "bad account pattern 'com.acme.*.web'" "$(cat "$A/err")"
+	ha "$P" -c ':alloc start --interval 0' >/dev/null
+	check_contains "alloc: interval 0" "--interval takes 'exact' or a number of bytes from 1 to 2147483647 (512k, 4m), not '0'" "$(cat "$A/err")"
+	ha "$P" -c ':alloc start --interval lots' >/dev/null
+	check_contains "alloc: interval not a number" "not 'lots'" "$(cat "$A/err")"
+	ha "$P" -c ':alloc start --depth 0' >/dev/null
+	check_contains "alloc: depth 0" "--depth takes a number of frames from 1 to 1024, not '0'" "$(cat "$A/err")"
+	ha "$P" -c ':alloc frobnicate' >/dev/null
+	check_contains "alloc: unknown subcommand" "unknown :alloc subcommand 'frobnicate'" "$(cat "$A/err")"
+	# Stop: nothing more is recorded, what was recorded stays readable.
+	check_contains "alloc: stop" "recording,stopped" "$(ha "$P" -c ':alloc stop')"
+	aw 8 run
+	# The recorded sessions were dropped; the new run's are not recorded: live 0.
+	check "alloc: nothing recorded after stop" "com.acme.web,com.acme.web.Session,2000,48000,0,0" \
+		"$(ha "$P" -c ':alloc accounts' | grep '^com.acme.web,com.acme.web.Session,')"
+	# Reset of a stopped recording drops it.
+	check_contains "alloc: reset" "recording,none" "$(ha "$P" -c ':alloc reset')"
+	ha "$P" -c ':alloc accounts' >/dev/null
+	check_contains "alloc: no recording" "this JVM has no allocation recording; start one with :alloc start" "$(cat "$A/err")"
+	# A JVM that exits while recording: the session says so and goes on.
+	ha "$P" -c ':alloc start --interval 64k' >/dev/null
+	rm -f "$A/sess.in"
+	mkfifo "$A/sess.in"
+	exec 9<>"$A/sess.in"
+	timeout 60 "$HEAPSH" --format csv "$P" <"$A/sess.in" >"$A/sess.out" 2>"$A/sess.err" &
+	hs=$!
+	echo ':alloc status' >&9
+	sleep 1
+	echo exit >&8
+	for ((i = 0; i < 100; i++)); do kill -0 "$P" 2>/dev/null || break; sleep 0.1; done
+	printf ':alloc accounts\n:format\n:quit\n' >&9
+	wait $hs
+	st=$?
+	exec 9>&-
+	check_contains "alloc: JVM exits while recording" "exited" "$(cat "$A/sess.err")"
+	check_contains "alloc: the shell goes on after the JVM exits" "csv" "$(cat "$A/sess.out")"
+	check_status "alloc: the session ends on its own" 2 "$st"
+fi
+
+# ---- sampled estimates (JDK 17, started in the running JVM) ----
+if aw_start 8 java; then
+	P=$AW_PID
+	ha "$P" -c ':alloc start --interval 4k --accounts com.acme.web,com.acme.xml.*' >/dev/null
+	aw 8 "run 100"
+	ha "$P" -c ':alloc accounts' >"$A/sacc"
+	# Sessions: 100 000 objects of 24 bytes at 4 KB: p = 1 - exp(-24/4096), about 585 samples,
+	# relative standard deviation 4.1 %; the bound is 6 standard deviations (25 %).
+	row=$(grep '^com.acme.web,com.acme.web.Session,' "$A/sacc")
+	objs=$(cut -d, -f3 <<<"$row")
+	live=$(cut -d, -f5 <<<"$row")
+	if [ -n "$objs" ] && [ "$objs" -ge 75000 ] && [ "$objs" -le 125000 ]; then
+		ok "alloc sampled: allocated estimate within 25 % of 100000 ($objs)"
+	else fail "alloc sampled: allocated estimate within 25 % of 100000" "row: $row"; fi
+	# Live: 1000 sessions, about 6 samples: only the order of magnitude is sure.
+	if [ -n "$live" ] && [ "$live" -le 6000 ]; then
+		ok "alloc sampled: live estimate small ($live of 1000)"
+	else fail "alloc sampled: live estimate small" "row: $row"; fi
+	check_contains "alloc sampled: estimates shown with ~" "~" \
+		"$(timeout 60 "$HEAPSH" -c ':alloc accounts' "$P" 2>/dev/null | grep 'com.acme.web.Session ')"
+	check_contains "alloc sampled: status" "mode,\"sampled, one per 4096 bytes on average (estimates)\"" \
+		"$(ha "$P" -c ':alloc status')"
+	echo exit >&8
+fi
+
+# ---- the agent option at start-up, exact, on JDK 25 ----
+if [ -x "$ALLOC_JDK25/bin/java" ]; then
+	if aw_start 9 "$ALLOC_JDK25/bin/java" \
+		"-agentpath:$AGENT_SO=alloc=exact,accounts=com.acme.web;com.acme.xml,depth=16"; then
+		P=$AW_PID
+		aw 9 run
+		ha "$P" -c ':alloc accounts' >"$A/acc25"
+		# KNOWN FACTS, accounts B: the Parser's rows go to (none); Doc's to com.acme.xml.
+		check "alloc start-up JDK 25: accounts rows" "$(sort <<'EOF'
+com.acme.web,com.acme.util.Buffer,700,22400,700,22400
+com.acme.web,com.acme.util.Buffer[],1,2816,1,2816
+com.acme.web,com.acme.web.Session,1000,24000,1000,24000
+com.acme.web,com.acme.web.Session[],1,4016,1,4016
+com.acme.web,com.acme.web.Temp,500,8000,0,0
+com.acme.web,com.acme.web.Temp[],1,2016,0,0
+com.acme.xml,com.acme.xml.Doc$Attr,40,640,40,640
+com.acme.xml,com.acme.xml.Doc$Attr[],1,176,1,176
+EOF
+)" "$(grep -v '^(none),' "$A/acc25" | sed 1d | sort)"
+		check "alloc start-up JDK 25: the parser's nodes go to (none)" \
+			"(none),com.acme.xml.parse.Node,300,12000,300,12000" \
+			"$(grep '^(none),com.acme.xml.parse.Node,' "$A/acc25")"
+		check_contains "alloc start-up JDK 25: status" "depth,16 frames" "$(ha "$P" -c ':alloc status')"
+		echo exit >&9
+	fi
+	rm -f "$A/out9"
+	"$ALLOC_JDK25/bin/java" "-agentpath:$AGENT_SO=alloc=sometimes" -cp "$AW" AllocWork once \
+		>"$A/out9" 2>"$A/err9"
+	check_contains "alloc start-up: a bad option is logged, the JVM runs" "done run" "$(cat "$A/out9")"
+	check_contains "alloc start-up: the bad option's message" \
+		"heapsh agent: no allocation recording: alloc=sometimes: say alloc=exact or alloc=BYTES" "$(cat "$A/err9")"
+else
+	echo "skip alloc: JDK 25 not installed at $ALLOC_JDK25"
+fi
+alloc_cleanup
+trap - EXIT
