@@ -839,12 +839,15 @@ const struct sh_command sh_commands[] = {
 	{"dump", sh_cmd_dump, ":dump FILE.hprof",
 	 "Have the attached JVM write a heap dump (jcmd GC.heap_dump) and open it."},
 	{"alloc", sh_cmd_alloc,
-	 ":alloc start [--interval BYTES|exact] [--accounts PATTERNS] [--depth N] | stop | "
-	 "status | reset | mark | accounts [--live] [--top N] | classes [--live] [--top N] | "
-	 "sites [--live] [--top N] | tree [--min PCT] | diff [--top N] | "
-	 "collapsed FILE [--objects] [--live] | flamegraph FILE.svg",
+	 ":alloc start|stop|status|reset|mark|accounts|classes|sites|tree|diff|collapsed|"
+	 "flamegraph [OPTIONS]",
 	 "Allocation recording in the attached JVM (docs/agent.md): who allocates what,\n"
-	 "and what of it is still alive. start samples about one allocation per\n"
+	 "and what of it is still alive.\n"
+	 "  start [--interval BYTES|exact] [--accounts PATTERNS] [--depth N]\n"
+	 "  stop | status | reset | mark\n"
+	 "  accounts|classes|sites [--live] [--top N] | tree [--min PCT] | diff [--top N]\n"
+	 "  collapsed FILE [--objects] [--live] | flamegraph FILE.svg\n"
+	 "start samples about one allocation per\n"
 	 "--interval bytes per thread (default 512k; estimates, shown as ~N) or, with\n"
 	 "exact, records every allocation. --accounts a.b,c.d.* charges each allocation\n"
 	 "to the nearest frame on the stack whose package a pattern matches (a.b: that\n"
