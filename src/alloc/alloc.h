@@ -23,6 +23,12 @@
  * Ownership: alc_free releases a recording and everything in it; the row
  * arrays the views return are new memory freed with free() (strings in
  * rows are borrowed from the recording).
+ *
+ * The views expect what the decoder checks: indices in range and parents
+ * forming a forest. They do not crash on worse: a key's node out of range
+ * counts as ALC_NONE, a class or method out of range reads "?", and nodes
+ * on a parent cycle are not reached from any root (the tree leaves them out;
+ * the folded stacks cut the cycle).
  */
 #ifndef HS_ALLOC_H
 #define HS_ALLOC_H
@@ -89,14 +95,24 @@ struct alc_rec {
 	uint32_t nkeys;
 };
 
+/*
+ * alc_free: free r itself (allocated, as sh_alloc_fetch does, with
+ * x[c]alloc) and everything in it: the strings of the methods, classes and
+ * accounts, the arrays, st.accounts. r may be NULL, and may be partly filled
+ * (NULL strings and arrays). alc_status_free frees what s holds
+ * (s->accounts, then NULL), not s; s may be NULL.
+ */
 void alc_free(struct alc_rec *r);
 void alc_status_free(struct alc_status *s);
 
-/* A row of the tabular views; fields a view does not fill are NULL / 0. */
+/*
+ * A row of the tabular views; fields a view does not fill are NULL / 0,
+ * except node, ALC_NONE in the views without a frame.
+ */
 struct alc_row {
 	const char *account;
 	const char *cls;
-	uint32_t node;		/* sites: the allocating frame (ALC_NONE: no frame) */
+	uint32_t node;		/* sites, diff: the allocating frame (ALC_NONE: no frame) */
 	double objs, bytes, live_objs, live_bytes, elems;
 	double mark_objs, mark_bytes;	/* diff: live at the mark */
 };
@@ -112,7 +128,14 @@ struct alc_row {
  *   largest allocated bytes first (live bytes with by_live). node is one of
  *   the nodes of that site (for alc_frame_text).
  * - alc_diff: one row per (account, site, class) with live objects now and
- *   at the mark; growth (live bytes now - at the mark) first.
+ *   at the mark; growth (live bytes now - at the mark) first. Rows where
+ *   both are 0 are left out; the allocated counters are filled too.
+ * Rows are merged by name: two accounts or classes of one name, or two
+ * methods of one class, name, file and descriptor, are one. Rows whose
+ * counters are all 0 are left out. Ties go by account name, class name,
+ * then frame: the method's class, name and file, then the line as a number;
+ * keys with no Java frame form the site "(no Java frame)", last in ties.
+ * Time O(k log k) for k keys.
  */
 struct alc_row *alc_by_account(const struct alc_rec *r, bool by_live, uint32_t *n);
 struct alc_row *alc_by_class(const struct alc_rec *r, bool by_live, uint32_t *n);
@@ -123,7 +146,8 @@ struct alc_row *alc_diff(const struct alc_rec *r, uint32_t *n);
  * alc_frame_text: a frame as a person reads it, into buf:
  * "com.acme.Foo.parse(Foo.java:42)", "(Foo.java)" when the line is
  * unknown, "(Native Method)"-style "(no source)" when the file is; node
- * ALC_NONE gives "(no Java frame)".
+ * ALC_NONE gives "(no Java frame)". Cut short to fit cap bytes, always
+ * NUL-terminated when cap > 0.
  */
 void alc_frame_text(const struct alc_rec *r, uint32_t node, char *buf, size_t cap);
 
@@ -133,6 +157,17 @@ void alc_frame_text(const struct alc_rec *r, uint32_t node, char *buf, size_t ca
  * by total bytes, largest first; then, under a node, one row per class it
  * allocated itself. Nodes whose total bytes are under min_pct percent of
  * all allocated bytes are left out (with their subtrees).
+ *
+ * In detail: a node row (cls NULL) comes first, then its class rows (cls
+ * set, node ALC_NONE, depth one more, the class's figures in that frame
+ * merged over accounts, largest bytes first, total_* equal to self_*),
+ * then its children. Keys with no Java frame hang under a pseudo root: a
+ * depth-0 row with node ALC_NONE and cls NULL ("(no Java frame)"), among
+ * the roots by its total like any other. Siblings tie by frame as in the
+ * tabular views. min_pct prunes node rows only (a kept node shows all its
+ * class rows); with min_pct 0 every node with a nonzero counter is kept.
+ * The root rows' totals add up to all allocated bytes. Time O((n + k) log
+ * (n + k)) for n nodes and k keys; no recursion.
  */
 struct alc_tree_row {
 	int depth;		/* 0 for outermost frames */
@@ -151,6 +186,13 @@ struct alc_tree_row *alc_tree(const struct alc_rec *r, double min_pct, uint32_t 
  * and class, "outer;...;inner;Class value", value allocated bytes (or
  * objects when objects is true; live when live is true), rounded.
  * Returns 0, or -1 when writing f failed.
+ *
+ * The lines are the leaves of alc_fold: a frame reads
+ * "com.acme.Foo.parse:42" (no ":line" when unknown), keys with no Java
+ * frame are under "(no Java frame)", the class is the last frame with
+ * async-profiler's suffix for allocated types, "java.lang.String_[i]".
+ * ';' and control characters in names become '_'. Lines whose value rounds
+ * to 0 are left out; the lines are in strcmp order.
  */
 int alc_collapsed(const struct alc_rec *r, FILE *f, bool objects, bool live);
 
@@ -160,10 +202,49 @@ int alc_collapsed(const struct alc_rec *r, FILE *f, bool objects, bool live);
  * as wide as the bytes allocated in it and below, the allocated classes as
  * the top frames; a title per frame with its figures. Returns 0, or -1
  * when writing f failed.
+ *
+ * 1200 px wide, 16 px a frame, as high as the deepest stack drawn; title
+ * (NULL: "Allocations") as the SVG's <title> and as a heading. Frames come
+ * from alc_fold; those narrower than 0.1 px are left out with everything
+ * above them. Frames are warm, classes blue, "(no Java frame)" grey, the
+ * colour a hash of the name. A recording with nothing allocated gives a
+ * small SVG saying "no allocations recorded".
  */
 int alc_flamegraph(const struct alc_rec *r, FILE *f, const char *title);
 
-/* alc_java_name: a JNI class signature ("Ljava/lang/String;", "[[I") as a Java name, into buf. */
+/*
+ * alc_fold: the recording as the tree folded stacks and flame graphs show:
+ * frames named by text (alc_collapsed's), frames of one name under one
+ * caller merged whatever their nodes, the classes allocated as leaves on
+ * top. frames is in preorder, siblings in the folded lines' order (strcmp
+ * of "name;" for frames, "name_[i] " for classes), each frame's figures
+ * those of it and everything above it. Names are cleaned as alc_collapsed
+ * says. Leaves whose counters are all 0 are left out. The result and its names are freed with alc_fold_free (NULL is
+ * fine). Time O((n + k) log (n + k)); no recursion.
+ */
+struct alc_fold_frame {
+	const char *name;	/* "com.acme.Foo.parse:42", "java.lang.String", "(no Java frame)" */
+	uint32_t depth;		/* 0: outermost frames */
+	uint32_t end;		/* one past the last frame of this frame's subtree */
+	bool is_class;		/* an allocated class: a leaf */
+	double objs, bytes, live_objs, live_bytes;
+};
+struct alc_fold {
+	struct alc_fold_frame *frames;
+	uint32_t n;
+	uint32_t max_depth;	/* the largest depth of a frame; 0 when n is 0 */
+	char **names;		/* owned strings the frames' names point into */
+	uint32_t nnames;
+};
+struct alc_fold *alc_fold(const struct alc_rec *r);
+void alc_fold_free(struct alc_fold *f);
+
+/*
+ * alc_java_name: a JNI class signature ("Ljava/lang/String;", "[[I") as a
+ * Java name ("java.lang.String", "int[][]"), into buf of cap bytes (cut
+ * short, always NUL-terminated when cap > 0). A malformed signature is
+ * copied as it is; NULL gives "".
+ */
 void alc_java_name(const char *sig, char *buf, size_t cap);
 
 #endif
