@@ -41,7 +41,7 @@ SH_OBJ   = $(SH_SRC:%.c=$(BUILD)/$(READLINE)/%.o)
 # Debian packages the build, the tests and the benchmarks need.
 DEB_PKGS = gcc make pkg-config zlib1g-dev liblua5.4-dev libffi-dev libreadline-dev \
            libcmocka-dev openjdk-17-jdk-headless visualvm python3 python3-networkx tmux gzip \
-           zsh groff-base chromium fonts-dejavu-core
+           zsh groff-base chromium fonts-dejavu-core libh2-java
 
 .PHONY: all deps demo test unit bench clean FORCE
 BIN ?= heapsh
@@ -132,6 +132,7 @@ bench: deps heapsh
 	bash bench/dyn.sh
 	bash bench/live.sh
 	bash bench/lua.sh
+	bash bench/alloc.sh
 
 clean:
 	rm -rf $(BUILD) heapsh $(AGENT)

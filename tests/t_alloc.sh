@@ -174,7 +174,7 @@ EOF
 	ha "$P" -c ':alloc start' >/dev/null
 	check_contains "alloc: start twice" "a recording is already running" "$(cat "$A/err")"
 	ha "$P" -c ':alloc start --accounts com..acme' >/dev/null
-	check_contains "alloc: bad pattern" "bad account pattern 'com..acme' in --accounts" "$(cat "$A/err")"
+	check_contains "alloc: bad pattern" "the agent says: bad account pattern 'com..acme': a package name (a.b) or a package and its subpackages (a.b.*)" "$(cat "$A/err")"
 	ha "$P" -c ':alloc start --accounts com.acme.*.web' >/dev/null
 	check_contains "alloc: bad wildcard" "bad account pattern 'com.acme.*.web'" "$(cat "$A/err")"
 	ha "$P" -c ':alloc start --interval 0' >/dev/null
@@ -190,6 +190,10 @@ EOF
 	aw 8 run
 	# The recorded sessions were dropped; the new run's are not recorded: live 0.
 	check "alloc: nothing recorded after stop" "com.acme.web,com.acme.web.Session,2000,48000,0,0" \
+		"$(ha "$P" -c ':alloc accounts' | grep '^com.acme.web,com.acme.web.Session,')"
+	ha "$P" -c ':alloc start --accounts 9lives' >/dev/null
+	check_contains "alloc: bad pattern on a stopped recording" "bad account pattern '9lives'" "$(cat "$A/err")"
+	check "alloc: a bad start keeps the stopped recording" "com.acme.web,com.acme.web.Session,2000,48000,0,0" \
 		"$(ha "$P" -c ':alloc accounts' | grep '^com.acme.web,com.acme.web.Session,')"
 	# Reset of a stopped recording drops it.
 	check_contains "alloc: reset" "recording,none" "$(ha "$P" -c ':alloc reset')"

@@ -336,42 +336,46 @@ static void free_tables(void)
 
 /* ---- account patterns (seed 001, section 4) ---- */
 
+static void drop_patterns(struct pattern *pat, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(pat[i].text);
+		free(pat[i].pkg);
+	}
+}
+
 static void free_patterns(void)
 {
-	for (int i = 0; i < R.npat; i++) {
-		free(R.pat[i].text);
-		free(R.pat[i].pkg);
-	}
+	drop_patterns(R.pat, R.npat);
 	R.npat = 0;
 	free(R.accounts);
 	R.accounts = NULL;
 }
 
 /*
- * parse_patterns: "a.b,c.d.*" (sep is the separator) into R.pat; a pattern
- * is a package name, dot-separated Java identifiers, optionally ending in
- * ".*" for its subpackages too. On error, why says which and false.
+ * parse_patterns: "a.b,c.d.*" (sep is the separator) into pat[0..*n); a
+ * pattern is a package name, dot-separated Java identifiers, optionally
+ * ending in ".*" for its subpackages too. On error, why says which, nothing
+ * is kept, and false.
  */
-static bool parse_patterns(const char *text, char sep, char *why, size_t cap)
+static bool parse_patterns(const char *text, char sep, struct pattern *pat, int *n, char *why,
+			   size_t cap)
 {
-	free_patterns();
-	if (!text || !*text)
-		return true;
-	const char *p = text;
-	while (*p) {
+	*n = 0;
+	for (const char *p = text; p && *p;) {
 		const char *end = strchr(p, sep);
-		size_t n = end ? (size_t)(end - p) : strlen(p);
-		if (R.npat == MAX_PATTERNS) {
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		if (*n == MAX_PATTERNS) {
 			snprintf(why, cap, "at most %d account patterns", MAX_PATTERNS);
 			goto fail;
 		}
-		char *t = strndup(p, n);
+		char *t = strndup(p, len);
 		if (!t) {
 			snprintf(why, cap, "out of memory in the agent");
 			goto fail;
 		}
-		bool wild = n >= 2 && !strcmp(t + n - 2, ".*");
-		size_t plen = wild ? n - 2 : n;
+		bool wild = len >= 2 && !strcmp(t + len - 2, ".*");
+		size_t plen = wild ? len - 2 : len;
 		bool ok = plen > 0;
 		bool start = true;	/* at the start of an identifier */
 		for (size_t k = 0; k < plen && ok; k++) {
@@ -393,7 +397,7 @@ static bool parse_patterns(const char *text, char sep, char *why, size_t cap)
 			free(t);
 			goto fail;
 		}
-		struct pattern *pt = &R.pat[R.npat++];
+		struct pattern *pt = &pat[(*n)++];
 		pt->text = t;
 		pt->pkg = strndup(t, plen);
 		if (!pt->pkg) {
@@ -405,22 +409,16 @@ static bool parse_patterns(const char *text, char sep, char *why, size_t cap)
 				*q = '/';
 		pt->len = plen;
 		pt->wild = wild;
-		p = end ? end + 1 : p + n;
+		p = end ? end + 1 : p + len;
 		if (end && !*p) {
 			snprintf(why, cap, "empty account pattern at the end of '%s'", text);
 			goto fail;
 		}
 	}
-	R.accounts = malloc(strlen(text) + 1);
-	if (R.accounts) {
-		char *d = R.accounts;
-		for (const char *s = text; *s; s++)
-			*d++ = *s == sep ? ',' : *s;
-		*d = 0;
-	}
 	return true;
 fail:
-	free_patterns();
+	drop_patterns(pat, *n);
+	*n = 0;
 	return false;
 }
 
@@ -818,9 +816,12 @@ static bool parse_u64(const char *s, uint64_t *out)
 	return true;
 }
 
-/* configure: check and set the recording's settings; why on error. */
+/*
+ * configure: check the recording's settings and, when apply, make them the
+ * recording's (no recording may be running then); why on error.
+ */
 static bool configure(bool exact, uint64_t interval, uint64_t depth, const char *accounts,
-		      char sep, char *why, size_t cap)
+		      char sep, bool apply, char *why, size_t cap)
 {
 	if (!exact && (interval < 1 || interval > 0x7fffffff)) {
 		snprintf(why, cap, "the sampling interval must be 1 to 2147483647 bytes, not %llu",
@@ -832,8 +833,25 @@ static bool configure(bool exact, uint64_t interval, uint64_t depth, const char 
 			 (unsigned long long)depth);
 		return false;
 	}
-	if (!parse_patterns(accounts, sep, why, cap))
+	struct pattern pat[MAX_PATTERNS];
+	int n = 0;
+	if (!parse_patterns(accounts, sep, pat, &n, why, cap))
 		return false;
+	char *text = accounts && *accounts ? strdup(accounts) : NULL;
+	if (!apply || (accounts && *accounts && !text)) {
+		drop_patterns(pat, n);
+		free(text);
+		if (apply)
+			snprintf(why, cap, "out of memory in the agent");
+		return !apply;
+	}
+	for (char *q = text; q && *q; q++)
+		if (*q == sep)
+			*q = ',';
+	free_patterns();
+	memcpy(R.pat, pat, (size_t)n * sizeof *pat);
+	R.npat = n;
+	R.accounts = text;
 	R.exact = exact;
 	R.interval = exact ? 0 : interval;
 	R.depth = (uint32_t)depth;
@@ -858,7 +876,7 @@ bool ag_alloc_options(const char *opts)
 		snprintf(why, sizeof why, "depth=%s is not a number of frames", dep);
 		ok = false;
 	}
-	ok = ok && configure(exact, interval, depth, acc, ';', why, sizeof why) &&
+	ok = ok && configure(exact, interval, depth, acc, ';', true, why, sizeof why) &&
 	     begin(why, sizeof why);
 	if (!ok)
 		ag_log("no allocation recording: %s", why);
@@ -1065,14 +1083,18 @@ bool ag_alloc_request(int fd, JNIEnv *env, uint8_t type, struct req *r)
 			free(acc);
 			return false;
 		}
-		if (atomic_load(&R.on)) {
+		/* Checked first: a typo neither meets "already running" nor costs a stopped recording. */
+		bool ok = configure(flags & 1, interval, depth, acc, ',', false, why, sizeof why);
+		if (ok && atomic_load(&R.on)) {
 			free(acc);
 			return ag_send_error(fd, "a recording is already running (:alloc stop "
 					     "or :alloc reset first)");
 		}
-		discard();	/* a stopped recording gives way to the new one */
-		bool ok = configure(flags & 1, interval, depth, acc, ',', why, sizeof why) &&
-			  begin(why, sizeof why);
+		if (ok) {
+			discard();	/* a stopped recording gives way to the new one */
+			ok = configure(flags & 1, interval, depth, acc, ',', true, why, sizeof why) &&
+			     begin(why, sizeof why);
+		}
 		free(acc);
 		return ok ? send_status(fd, T_ALLOC_START) : ag_send_error(fd, "%s", why);
 	}

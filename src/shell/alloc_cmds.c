@@ -47,46 +47,6 @@ static bool parse_bytes(const char *s, uint64_t *out)
 	return true;
 }
 
-/*
- * check_patterns: the account patterns as the agent takes them (a package
- * name, or one followed by .*), reported here so that a typo gets a clear
- * message before anything is sent.
- */
-static int check_patterns(struct sh *sh, const char *text)
-{
-	const char *p = text;
-	if (!*p)
-		return sh_error(sh, NULL, "--accounts needs package patterns: a.b (that package) "
-				"or a.b.* (and its subpackages), separated by commas");
-	for (;;) {
-		const char *end = strchr(p, ',');
-		size_t n = end ? (size_t)(end - p) : strlen(p);
-		size_t plen = n >= 2 && !strncmp(p + n - 2, ".*", 2) ? n - 2 : n;
-		bool ok = plen > 0, start = true;
-		for (size_t k = 0; k < plen && ok; k++) {
-			char c = p[k];
-			if (c == '.') {
-				ok = !start;
-				start = true;
-			} else if (c == '_' || c == '$' || (c >= 'a' && c <= 'z') ||
-				   (c >= 'A' && c <= 'Z') || (unsigned char)c >= 0x80 ||
-				   (!start && c >= '0' && c <= '9')) {
-				start = false;
-			} else {
-				ok = false;
-			}
-		}
-		if (!ok || start)
-			return sh_error(sh, NULL, "bad account pattern '%.*s' in --accounts: a "
-					"package name (com.acme.web) or a package and its "
-					"subpackages (com.acme.xml.*), separated by commas",
-					(int)n, p);
-		if (!end)
-			return HS_OK;
-		p = end + 1;
-	}
-}
-
 /* when: a wall-clock time in ms since the epoch as local "YYYY-MM-DD HH:MM:SS". */
 static void when(uint64_t ms, char *buf, size_t cap)
 {
@@ -176,9 +136,8 @@ static int cmd_start(struct sh *sh, int argc, char **argv)
 						"from 1 to 2147483647 (512k, 4m), not '%s'", v);
 			}
 		} else if (!strcmp(opt, "--accounts")) {
+			/* The agent checks the patterns (it takes them from its options too). */
 			o.accounts = argv[++a];
-			if (check_patterns(sh, o.accounts))
-				return HS_ERR;
 		} else if (!strcmp(opt, "--depth")) {
 			char *end;
 			long d = strtol(argv[++a], &end, 10);
