@@ -470,11 +470,13 @@ static bool resolve(jvmtiEnv *e, JNIEnv *jni, jmethodID id, struct method *m)
 	jclass k = NULL;
 	char *csig = NULL, *name = NULL, *msig = NULL, *file = NULL;
 	jvmtiLineNumberEntry *lines = NULL;
+	/* A method JVMTI cannot place still gets an entry ("?"), so its stacks are recorded. */
 	if ((*e)->GetMethodDeclaringClass(e, id, &k) != JVMTI_ERROR_NONE)
-		return false;
-	(*e)->GetClassSignature(e, k, &csig, NULL);
+		k = NULL;
+	if (k)
+		(*e)->GetClassSignature(e, k, &csig, NULL);
 	(*e)->GetMethodName(e, id, &name, &msig, NULL);
-	if ((*e)->GetSourceFileName(e, k, &file) != JVMTI_ERROR_NONE)
+	if (!k || (*e)->GetSourceFileName(e, k, &file) != JVMTI_ERROR_NONE)
 		file = NULL;
 	if ((*e)->GetLineNumberTable(e, id, &m->nlines, &lines) != JVMTI_ERROR_NONE) {
 		lines = NULL;
@@ -528,42 +530,51 @@ static bool methods_of(jvmtiEnv *e, JNIEnv *jni, const jvmtiFrameInfo *fr, int n
 	int missing = 0;
 	for (int i = 0; i < n; i++)
 		missing += (mi[i] = method_find(fr[i].method)) == NONE;
-	if (!missing)
-		return true;
-	pthread_mutex_unlock(&R.lock);
-	struct method m[CHUNK];
-	int got = 0;
-	bool ok = true;
-	for (int i = 0; i < n && got < CHUNK; i++) {
-		if (mi[i] != NONE)
-			continue;
-		bool dup = false;
-		for (int j = 0; j < got && !dup; j++)
-			dup = m[j].id == fr[i].method;
-		if (!dup && resolve(e, jni, fr[i].method, &m[got]))
-			got++;
-	}
-	pthread_mutex_lock(&R.lock);
-	for (int j = 0; j < got; j++) {
-		size_t b = method_bytes(&m[j]);
-		if (method_find(m[j].id) != NONE || R.bytes + b > MAX_BYTES ||
-		    !grow_tab(&R.tmethods) ||
-		    !grow_array((void **)&R.methods, R.nmethods, &R.capmethods, sizeof *R.methods)) {
-			free(m[j].cls);
-			free(m[j].name);
-			free(m[j].sig);
-			free(m[j].file);
-			free(m[j].lines);
-			continue;
+	/* New methods are resolved CHUNK at a time, each batch outside the lock. */
+	while (missing) {
+		pthread_mutex_unlock(&R.lock);
+		struct method m[CHUNK];
+		int got = 0, tried = 0;
+		for (int i = 0; i < n && tried < CHUNK; i++) {
+			if (mi[i] != NONE)
+				continue;
+			bool dup = false;
+			for (int j = 0; j < got && !dup; j++)
+				dup = m[j].id == fr[i].method;
+			if (dup)
+				continue;
+			tried++;
+			if (resolve(e, jni, fr[i].method, &m[got]))
+				got++;
 		}
-		R.bytes += b;
-		R.methods[R.nmethods] = m[j];
-		insert(&R.tmethods, R.nmethods++);
+		pthread_mutex_lock(&R.lock);
+		for (int j = 0; j < got; j++) {
+			size_t b = method_bytes(&m[j]);
+			if (method_find(m[j].id) != NONE || R.bytes + b > MAX_BYTES ||
+			    !grow_tab(&R.tmethods) ||
+			    !grow_array((void **)&R.methods, R.nmethods, &R.capmethods,
+					sizeof *R.methods)) {
+				free(m[j].cls);
+				free(m[j].name);
+				free(m[j].sig);
+				free(m[j].file);
+				free(m[j].lines);
+				continue;
+			}
+			R.bytes += b;
+			R.methods[R.nmethods] = m[j];
+			insert(&R.tmethods, R.nmethods++);
+		}
+		int before = missing;
+		missing = 0;
+		for (int i = 0; i < n; i++)
+			if (mi[i] == NONE)
+				missing += (mi[i] = method_find(fr[i].method)) == NONE;
+		/* Nothing resolved in a whole batch: a method JVMTI cannot name, or full tables. */
+		if (missing && (missing == before || !got))
+			return false;
 	}
-	for (int i = 0; i < n; i++)
-		if (mi[i] == NONE && (mi[i] = method_find(fr[i].method)) == NONE)
-			ok = false;
-	return ok;
+	return true;
 }
 
 /* line_of: the source line of bytecode index bci in method m; -1 unknown. */
