@@ -42,6 +42,7 @@ import time
 MAGIC = 0x48534147
 T_HELLO, T_INFO, T_INSTANCES = 0x01, 0x02, 0x05
 T_ERROR = 0x7F
+T_ALLOC_START, T_ALLOC_STATUS = 0x07, 0x09
 WAIT_S = 20.0   # longest wait for the agent to close a connection
 
 
@@ -196,6 +197,22 @@ def case_peer(s):
     return True, "peer: closed without a reply"
 
 
+def case_alloc_bad(s):
+    """A well-formed ALLOC_START with a bad pattern: an ERROR, and the connection stays."""
+    problem = hello(s)
+    if problem:
+        return False, problem
+    send(s, frame(T_ALLOC_START, struct.pack(">BQI", 0, 524288, 64) + s_str("com..acme")))
+    reply = read_frame(s)
+    if reply is None or reply[0] != T_ERROR or b"bad account pattern" not in reply[1]:
+        return False, "alloc-bad: no ERROR for a bad pattern (%r)" % (reply,)
+    send(s, frame(T_ALLOC_STATUS))
+    reply = read_frame(s)
+    if reply is None or reply[0] != T_ALLOC_STATUS:
+        return False, "alloc-bad: the connection did not go on after the ERROR"
+    return True, "alloc-bad: ERROR, then ALLOC_STATUS answered (flags %d)" % reply[1][0]
+
+
 def run(path, case):
     if case == "connect":
         try:
@@ -217,6 +234,13 @@ def run(path, case):
         "deep-predicate": lambda s: expect_close(
             s, "deep-predicate", instances_frame("Order", bytes([3]) * 1000 + bytes([0])), need_hello=True),
         "before-hello": lambda s: expect_close(s, "before-hello", frame(T_INFO)),
+        "alloc-short": lambda s: expect_close(s, "alloc-short", frame(T_ALLOC_START, b"\0"), need_hello=True),
+        "alloc-long-string": lambda s: expect_close(
+            s, "alloc-long-string",
+            frame(T_ALLOC_START, struct.pack(">BQII", 0, 524288, 64, 0x7FFFFFFF) + b"com.acme"),
+            need_hello=True),
+        "alloc-extra": lambda s: expect_close(s, "alloc-extra", frame(T_ALLOC_STATUS, b"x"), need_hello=True),
+        "alloc-bad": case_alloc_bad,
         "bad-magic": lambda s: expect_close(s, "bad-magic", hello_frame(magic=0x12345678)),
         "slow": case_slow,
         "peer": case_peer,

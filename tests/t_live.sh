@@ -316,7 +316,8 @@ Order,1000,40000,42800" "$(answer "$D" 6)"
 	# 5. Hostile clients: each leaves the agent serving and the JVM alive.
 	local SOCK=/tmp/.heapsh-$KP/agent.sock out
 	for c in valid nested-ok random truncated zero-length huge-length over-limit unknown-type \
-		long-string deep-predicate before-hello bad-magic; do
+		long-string deep-predicate before-hello bad-magic alloc-short alloc-long-string alloc-extra \
+		alloc-bad; do
 		out=$(timeout 60 python3 tests/hostile_client.py "$SOCK" "$c" 2>&1)
 		check "hostile client $c: exit 0 ($out)" 0 $?
 		[ "$c" = valid ] && check_contains "hostile client valid: INFO has the pid" "pid $KP" "$out"

@@ -738,6 +738,32 @@ static bool decode(struct reply *r, struct alc_rec *rec, char *why, size_t cap)
 	return true;
 }
 
+int proto_alloc_decode(const uint8_t *p, size_t n, uint64_t records, struct alc_rec **out, char *why,
+		       size_t cap)
+{
+	*out = NULL;
+	if (n > MAX_RECORDING) {
+		snprintf(why, cap, "%zu bytes of records", n);
+		return HS_ERR;
+	}
+	struct reply d = {T_DATA, (uint8_t *)p, (uint32_t)n, p, p + n, false};
+	struct alc_rec *rec = xcalloc(1, sizeof *rec);
+	bool ok = decode(&d, rec, why, cap);
+	uint64_t got = (uint64_t)rec->naccounts - 1 + rec->nclasses + rec->nmethods + rec->nnodes +
+		       rec->nkeys + 1;
+	if (ok && got != records) {
+		snprintf(why, cap, "%llu records announced, %llu received",
+			 (unsigned long long)records, (unsigned long long)got);
+		ok = false;
+	}
+	if (!ok) {
+		alc_free(rec);
+		return HS_ERR;
+	}
+	*out = rec;
+	return HS_OK;
+}
+
 int proto_alloc_read(struct proto_conn *c, struct alc_rec **out, struct hs_error *err)
 {
 	*out = NULL;
@@ -768,18 +794,11 @@ int proto_alloc_read(struct proto_conn *c, struct alc_rec **out, struct hs_error
 			free(all.p);
 			return HS_ERR;
 		}
-		struct reply d = {T_DATA, all.p, (uint32_t)all.len, all.p, all.p + all.len, false};
-		struct alc_rec *rec = xcalloc(1, sizeof *rec);
 		char why[200] = "";
-		bool ok = decode(&d, rec, why, sizeof why);
-		uint64_t got = (uint64_t)rec->naccounts - 1 + rec->nclasses + rec->nmethods +
-			       rec->nnodes + rec->nkeys + 1;
-		if (ok && got != records)
-			snprintf(why, sizeof why, "%llu records announced, %llu received",
-				 (unsigned long long)records, (unsigned long long)got);
+		struct alc_rec *rec = NULL;
+		int st = proto_alloc_decode(all.p, all.len, records, &rec, why, sizeof why);
 		free(all.p);
-		if (!ok || got != records) {
-			alc_free(rec);
+		if (st) {
 			proto_close(c);
 			seterr(err, "the agent's recording does not follow the protocol (%s); the "
 			       "connection is closed", why);

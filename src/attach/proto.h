@@ -149,6 +149,15 @@ int proto_alloc_start(struct proto_conn *c, const struct proto_alloc_opts *o, st
 int proto_alloc_control(struct proto_conn *c, enum proto_alloc_op op, struct alc_status *st,
 			struct hs_error *err);
 int proto_alloc_read(struct proto_conn *c, struct alc_rec **out, struct hs_error *err);
+/*
+ * proto_alloc_decode: the records of an ALLOC_READ stream (p, n bytes; the
+ * END frame announced `records`) into a new struct alc_rec (alc_free).
+ * Every index is checked against the records before it and every counter
+ * for being a finite number from 0 to 1e19; HS_ERR with why (cap bytes)
+ * saying which record is wrong. Used by proto_alloc_read; exposed for tests.
+ */
+int proto_alloc_decode(const uint8_t *p, size_t n, uint64_t records, struct alc_rec **out, char *why,
+		       size_t cap);
 
 /* proto_detach: ask the agent to stop and remove its socket; closes c. */
 int proto_detach(struct proto_conn *c, struct hs_error *err);
