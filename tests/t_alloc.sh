@@ -183,6 +183,8 @@ EOF
 	check_contains "alloc: interval not a number" "not 'lots'" "$(cat "$A/err")"
 	ha "$P" -c ':alloc start --depth 0' >/dev/null
 	check_contains "alloc: depth 0" "--depth takes a number of frames from 1 to 1024, not '0'" "$(cat "$A/err")"
+	ha "$P" -c ':alloc accounts --l' >/dev/null
+	check_contains "alloc: an abbreviated option is refused" "unknown argument '--l' of :alloc accounts" "$(cat "$A/err")"
 	ha "$P" -c ':alloc frobnicate' >/dev/null
 	check_contains "alloc: unknown subcommand" "unknown :alloc subcommand 'frobnicate'" "$(cat "$A/err")"
 	# Stop: nothing more is recorded, what was recorded stays readable.

@@ -196,6 +196,16 @@ struct view_opts {
 	const char *file;
 };
 
+/* listed: opt is one of the space-separated words of allowed. */
+static bool listed(const char *allowed, const char *opt)
+{
+	size_t n = strlen(opt);
+	for (const char *p = allowed; (p = strstr(p, opt)); p += n)
+		if ((p == allowed || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+			return true;
+	return false;
+}
+
 static int view_opts(struct sh *sh, int argc, char **argv, const char *allowed, bool file,
 		     struct view_opts *o)
 {
@@ -207,7 +217,7 @@ static int view_opts(struct sh *sh, int argc, char **argv, const char *allowed, 
 			o->file = opt;
 			continue;
 		}
-		if (!strstr(allowed, opt) || opt[0] != '-' || opt[1] != '-')
+		if (!*opt || !listed(allowed, opt))
 			return sh_error(sh, NULL, "unknown argument '%s' of :alloc %s (%s)", opt,
 					argv[1], allowed);
 		if (!strcmp(opt, "--live")) {
