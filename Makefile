@@ -41,7 +41,7 @@ SH_OBJ   = $(SH_SRC:%.c=$(BUILD)/$(READLINE)/%.o)
 # Debian packages the build, the tests and the benchmarks need.
 DEB_PKGS = gcc make pkg-config zlib1g-dev liblua5.4-dev libffi-dev libreadline-dev \
            libcmocka-dev openjdk-17-jdk-headless visualvm python3 python3-networkx tmux gzip \
-           zsh groff-base chromium fonts-dejavu-core libh2-java
+           zsh groff-base chromium fonts-dejavu-core libh2-java libasm-java
 
 .PHONY: all deps demo test unit bench clean FORCE
 BIN ?= heapsh
@@ -50,10 +50,23 @@ all: $(BIN) $(AGENT)
 
 # The JVMTI agent, built against the installed JDK's headers.
 JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(command -v javac))) 2>/dev/null)
-AGENT_SRC = src/agent/agent.c src/agent/alloc.c
-$(AGENT): $(AGENT_SRC) src/agent/ag.h
+AGENT_SRC = src/agent/agent.c src/agent/alloc.c src/agent/alloc_jvmti.c src/agent/instrument.c
+# Exact recordings rewrite classes with ASM (Debian's libasm-java) inside the
+# JVM: the agent's Java classes and ASM's are built into the agent as data.
+ASM_JAR ?= /usr/share/java/asm.jar
+ASM_COMMONS_JAR ?= /usr/share/java/asm-commons.jar
+AGENT_JAVA = src/agent/java/heapsh/agent/Rt.java src/agent/java/heapsh/agent/Instrument.java
+$(BUILD)/agent/classes.c: $(AGENT_JAVA) src/agent/java/embed.py
+	rm -rf $(BUILD)/agent/classes
+	@mkdir -p $(BUILD)/agent/classes
+	javac --release 11 -nowarn -cp $(ASM_JAR):$(ASM_COMMONS_JAR) -d $(BUILD)/agent/classes \
+	  $(AGENT_JAVA)
+	python3 src/agent/java/embed.py $@ $(BUILD)/agent/classes $(ASM_JAR) \
+	  $(ASM_COMMONS_JAR):org/objectweb/asm/commons/LocalVariablesSorter
+$(AGENT): $(AGENT_SRC) src/agent/ag.h src/agent/recorder.h $(BUILD)/agent/classes.c
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -fPIC -shared -fvisibility=hidden \
-	  -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux -o $@ $(AGENT_SRC) -pthread -lm
+	  -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux -o $@ $(AGENT_SRC) \
+	  $(BUILD)/agent/classes.c -pthread -lm
 
 # le-mode changes when READLINE does, so the binary is relinked.
 $(BUILD)/le-mode: FORCE

@@ -78,7 +78,10 @@ if aw_start 8 java; then
 	P=$AW_PID
 	ha "$P" -c ':alloc start --interval exact --accounts com.acme.web,com.acme.xml.*' >"$A/start"
 	check_contains "alloc exact: started" "recording,running" "$(cat "$A/start")"
-	check_contains "alloc exact: mode" "mode,exact (every allocation)" "$(cat "$A/start")"
+	check_contains "alloc exact: mode" 'mode,"exact, by bytecode instrumentation"' "$(cat "$A/start")"
+	n=$(grep '^classes instrumented,' "$A/start" | cut -d, -f2)
+	if [ -n "$n" ] && [ "$n" -ge 100 ]; then ok "alloc exact: the loaded classes were instrumented ($n)"
+	else fail "alloc exact: the loaded classes were instrumented" "$(cat "$A/start")"; fi
 	aw 8 warm
 	aw 8 run
 	ha "$P" -c ':alloc accounts' >"$A/acc"
@@ -187,16 +190,38 @@ EOF
 	check_contains "alloc: an abbreviated option is refused" "unknown argument '--l' of :alloc accounts" "$(cat "$A/err")"
 	ha "$P" -c ':alloc frobnicate' >/dev/null
 	check_contains "alloc: unknown subcommand" "unknown :alloc subcommand 'frobnicate'" "$(cat "$A/err")"
+	# Reset of a running recording: counting starts afresh, with every class instrumented anew.
+	ha "$P" -c ':alloc reset' >/dev/null
+	aw 8 run
+	check "alloc exact: reset while running, then one run" "com.acme.web,com.acme.web.Session,1000,24000,1000,24000" \
+		"$(ha "$P" -c ':alloc accounts' | grep '^com.acme.web,com.acme.web.Session,')"
+	aw 8 drop
 	# Stop: nothing more is recorded, what was recorded stays readable.
 	check_contains "alloc: stop" "recording,stopped" "$(ha "$P" -c ':alloc stop')"
 	aw 8 run
 	# The recorded sessions were dropped; the new run's are not recorded: live 0.
-	check "alloc: nothing recorded after stop" "com.acme.web,com.acme.web.Session,2000,48000,0,0" \
+	check "alloc: nothing recorded after stop" "com.acme.web,com.acme.web.Session,1000,24000,0,0" \
 		"$(ha "$P" -c ':alloc accounts' | grep '^com.acme.web,com.acme.web.Session,')"
 	ha "$P" -c ':alloc start --accounts 9lives' >/dev/null
 	check_contains "alloc: bad pattern on a stopped recording" "bad account pattern '9lives'" "$(cat "$A/err")"
-	check "alloc: a bad start keeps the stopped recording" "com.acme.web,com.acme.web.Session,2000,48000,0,0" \
+	check "alloc: a bad start keeps the stopped recording" "com.acme.web,com.acme.web.Session,1000,24000,0,0" \
 		"$(ha "$P" -c ':alloc accounts' | grep '^com.acme.web,com.acme.web.Session,')"
+	ha "$P" -c ':alloc start --via jvmti' >/dev/null
+	check_contains "alloc: --via without exact" "--via chooses how an exact recording is made" "$(cat "$A/err")"
+	ha "$P" -c ':alloc start --interval exact --via magic' >/dev/null
+	check_contains "alloc: --via what" "--via takes bytecode or jvmti, not 'magic'" "$(cat "$A/err")"
+	# A new exact recording with another account after a stop: the classes put back
+	# at the stop are instrumented again, with the new account.
+	ha "$P" -c ':alloc start --interval exact --accounts com.acme.util --depth 1' >/dev/null
+	aw 8 run
+	check "alloc exact: restarted with another account" "$(sort <<'EOF2'
+com.acme.util,com.acme.util.Buffer,900,28800,900,28800
+com.acme.util,com.acme.util.Buffer[],2,3632,2,3632
+EOF2
+)" "$(ha "$P" -c ':alloc accounts' | grep -v '^(none),' | sed 1d | sort)"
+	check "alloc exact: restarted, the rest goes to (none)" "(none),com.acme.web.Session,1000,24000,1000,24000" \
+		"$(ha "$P" -c ':alloc accounts' | grep '^(none),com.acme.web.Session,')"
+	ha "$P" -c ':alloc stop' >/dev/null
 	# Reset of a stopped recording drops it.
 	check_contains "alloc: reset" "recording,none" "$(ha "$P" -c ':alloc reset')"
 	ha "$P" -c ':alloc accounts' >/dev/null
@@ -246,6 +271,68 @@ if aw_start 8 java; then
 	echo exit >&8
 fi
 
+# ---- exact by bytecode instrumentation: what is not a plain `new` (Kinds.java's table) ----
+# kinds_check JDK LABEL: AllocWork `kinds` under an exact recording with the
+# account com.acme.kinds, started in the running JVM; Kinds is loaded after
+# the start, so its classes are instrumented as they load.
+kinds_check() {
+	local java=$1 label=$2 k kl
+	aw_start 9 "$java" || return
+	P=$AW_PID
+	ha "$P" -c ':alloc start --interval exact --accounts com.acme.kinds --depth 1' >/dev/null
+	aw 9 kinds
+	ha "$P" -c ':alloc accounts' >"$A/kacc"
+	ha "$P" -c ':alloc sites --top 100000' >"$A/ksites"
+	k=tests/java/alloc/com/acme/kinds/Kinds.java
+	kl() { grep -nE "// SITE $1\$" "$k" | cut -d: -f1; }
+	check "alloc kinds $label: new and clone() of each kind, counted once" "$(cat <<'EOF2'
+com.acme.kinds,com.acme.kinds.Kinds$Deep,2,32,0,0
+com.acme.kinds,com.acme.kinds.Kinds$DeepChild,2,32,0,0
+com.acme.kinds,com.acme.kinds.Kinds$Made,20,320,0,0
+com.acme.kinds,com.acme.kinds.Kinds$Oops,1,40,0,0
+com.acme.kinds,com.acme.kinds.Kinds$Plain,2,32,0,0
+com.acme.kinds,com.acme.kinds.Kinds$PlainChild,2,32,0,0
+EOF2
+)" "$(grep -E '^com\.acme\.kinds,com\.acme\.kinds\.Kinds\$[A-Za-z]+,' "$A/kacc" | sort)"
+	check "alloc kinds $label: the clones' sites" "$(cat <<EOF2
+com.acme.kinds.Kinds\$Deep.clone(Kinds.java:$(kl 'com.acme.kinds.Kinds\$Deep')),com.acme.kinds.Kinds\$Deep,1,16,0,0,0
+com.acme.kinds.Kinds\$Deep.clone(Kinds.java:$(kl 'com.acme.kinds.Kinds\$Deep')),com.acme.kinds.Kinds\$DeepChild,1,16,0,0,0
+com.acme.kinds.Kinds\$Plain.copy(Kinds.java:$(kl 'com.acme.kinds.Kinds\$Plain')),com.acme.kinds.Kinds\$Plain,1,16,0,0,0
+com.acme.kinds.Kinds\$PlainChild.clone(Kinds.java:$(kl 'com.acme.kinds.Kinds\$PlainChild')),com.acme.kinds.Kinds\$PlainChild,1,16,0,0,0
+com.acme.kinds.Kinds.make(Kinds.java:$(kl 'int\[\]')),int[],1,56,0,0,10
+EOF2
+)" "$(grep -E '^com\.acme\.kinds\.Kinds(\$[A-Za-z]+\.(clone|copy)\(|\.make\(Kinds\.java:'"$(kl 'int\[\]')"'\),int\[\])' "$A/ksites" | sort)"
+	check "alloc kinds $label: Arrays.copyOf compiled by C2 (an intrinsic), counted at its call" \
+		"com.acme.kinds.Kinds.make(Kinds.java:$(kl 'java.lang.Object\[\]')),java.lang.Object[],20000,640000,0,0,80000" \
+		"$(grep "^com.acme.kinds.Kinds.make(Kinds.java:$(kl 'java.lang.Object\[\]')),java.lang.Object\[\]," "$A/ksites")"
+	check "alloc kinds $label: multianewarray and the arrays inside" "$(cat <<EOF2
+com.acme.kinds.Kinds.make(Kinds.java:$(kl 'long\[\]\[\]')),long[],3,144,0,0,12
+com.acme.kinds.Kinds.make(Kinds.java:$(kl 'long\[\]\[\]')),long[][],1,32,0,0,3
+EOF2
+)" "$(grep "^com.acme.kinds.Kinds.make(Kinds.java:$(kl 'long\[\]\[\]'))," "$A/ksites" | sort)"
+	check "alloc kinds $label: Array.newInstance(int.class, 2, 3)" "com.acme.kinds,int[][],1,24,0,0" \
+		"$(grep '^com.acme.kinds,int\[\]\[\],' "$A/kacc")"
+	if grep -qE '^java\.lang\.reflect\.Array\.newInstance\(Array\.java:[0-9]+\),int\[\],2,64,0,0,6$' "$A/ksites" &&
+	   grep -qE '^java\.lang\.reflect\.Array\.newInstance\(Array\.java:[0-9]+\),java\.lang\.String\[\],1,48,0,0,7$' "$A/ksites"; then
+		ok "alloc kinds $label: reflective arrays, counted where Array.newInstance calls the VM"
+	else fail "alloc kinds $label: reflective arrays, counted where Array.newInstance calls the VM" \
+		"$(grep 'reflect.Array' "$A/ksites")"; fi
+	check "alloc kinds $label: a capturing lambda, 5 times" "5,80" \
+		"$(grep -E '^com\.acme\.kinds,com\.acme\.kinds\.Kinds\$\$Lambda' "$A/kacc" | cut -d, -f3,4)"
+	check "alloc kinds $label: an exception leaving an accounted frame leaves its account" "$(cat <<'EOF2'
+(none),com.acme.util.Buffer,5,160,5,160
+(none),com.acme.util.Buffer[],1,40,1,40
+EOF2
+)" "$(grep -E '^(\(none\)|com\.acme\.kinds),com\.acme\.util\.Buffer' "$A/kacc" | sort)"
+	ha "$P" -c ':alloc status' >"$A/kstatus"
+	check_contains "alloc kinds $label: nothing dropped" "dropped (tables full),0" "$(cat "$A/kstatus")"
+	echo exit >&9
+}
+kinds_check java "JDK 17"
+if [ -x "$ALLOC_JDK25/bin/java" ]; then
+	kinds_check "$ALLOC_JDK25/bin/java" "JDK 25"
+fi
+
 # ---- the agent option at start-up, exact, on JDK 25 ----
 if [ -x "$ALLOC_JDK25/bin/java" ]; then
 	if aw_start 9 "$ALLOC_JDK25/bin/java" \
@@ -277,6 +364,10 @@ EOF
 	check_contains "alloc start-up: a bad option is logged, the JVM runs" "done run" "$(cat "$A/out9")"
 	check_contains "alloc start-up: the bad option's message" \
 		"heapsh agent: no allocation recording: alloc=sometimes: say alloc=exact or alloc=BYTES" "$(cat "$A/err9")"
+	"$ALLOC_JDK25/bin/java" "-agentpath:$AGENT_SO=alloc=exact,via=magic" -cp "$AW" AllocWork once \
+		>"$A/out9" 2>"$A/err9"
+	check_contains "alloc start-up: a bad via= is logged" \
+		"heapsh agent: no allocation recording: via=magic: say via=bytecode or via=jvmti, with alloc=exact" "$(cat "$A/err9")"
 else
 	echo "skip alloc: JDK 25 not installed at $ALLOC_JDK25"
 fi

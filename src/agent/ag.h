@@ -1,9 +1,9 @@
 /*
- * ag.h - what the agent's two files share (hidden inside
+ * ag.h - what the agent's files share (hidden inside
  * libheapsh_agent.so, nothing here is exported): the protocol's constants
  * (docs/protocol.md), reply buffers, bounds-checked request readers, framed
  * socket I/O with deadlines, and the allocation recorder's entry points
- * (alloc.c).
+ * (alloc.c; recorder.h has the recorder's own).
  *
  * Ownership: a struct buf owns its bytes (free(b.p)); ag_rstr returns a new
  * string the caller frees.
@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define AG_VERSION "heapsh-agent 1.1"
+#define AG_VERSION "heapsh-agent 1.2"
 #define AG_MAGIC 0x48534147u
 #define AG_PROTO 1
 #define MAX_REQUEST 65536u
@@ -72,13 +72,15 @@ char *ag_rstr(struct req *r);
  * ag_alloc_init: remember the VM (every load and attach calls it).
  * ag_alloc_options: start a recording from the agent's start-up options
  * ("alloc=exact|BYTES,accounts=P;P,depth=N"; other options are ignored);
- * false after logging a bad option. ag_alloc_request: serve one of the
+ * false after logging a bad option. ag_alloc_vm_init: finish what the
+ * start-up options began that needs Java (VMInit). ag_alloc_request: serve one of the
  * T_ALLOC_* requests on fd; false closes the connection. ag_alloc_vm_death:
  * stop recording as the VM ends. ag_in_agent_thread is set on the agent's
  * own thread, whose allocations are never recorded.
  */
 void ag_alloc_init(JavaVM *vm);
 bool ag_alloc_options(const char *options);
+void ag_alloc_vm_init(JNIEnv *jni);
 bool ag_alloc_request(int fd, JNIEnv *env, uint8_t type, struct req *r);
 void ag_alloc_vm_death(void);
 extern __thread int ag_in_agent_thread;

@@ -1728,6 +1728,7 @@ static void JNICALL on_vm_init(jvmtiEnv *e, JNIEnv *env, jthread thread)
 {
 	(void)e;
 	(void)thread;
+	ag_alloc_vm_init(env);
 	start_thread(env);
 }
 

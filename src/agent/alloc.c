@@ -4,117 +4,50 @@
  * context (seed 004, JP's method call tree), per allocation site (seed 002)
  * and per memory account (seed 001, ASGMemProf), with what stays alive.
  *
- * Mechanism: JVMTI SampledObjectAlloc (JEP 331) in a JVMTI environment of
- * the recorder's own. In sampled mode the VM samples on average one
- * allocation per `interval` bytes of each thread; in exact mode the interval
- * is 0, which the VM documents as "sample every allocation", so every object
- * the VM allocates for Java code, reflection, clone, JNI or itself is seen.
- * Each event takes the allocating thread's stack (GetStackTrace), finds the
- * nearest frame whose class's package an account pattern matches (seed 001,
- * definition 3, searching past the kept depth when needed), adds the kept
- * frames to the calling-context tree, and counts the object under its key
- * (context node, class, account). The object is then tagged with its key
- * and size in the recorder's environment: the live counts of a read are
- * one walk over the tagged objects after a full GC (IterateThroughHeap,
- * tagged objects only), exact at the moment of the read, with no per-death
- * event (ObjectFree would cost a VM operation after every GC).
+ * This file owns the recording itself: its settings and account patterns,
+ * the tables every mechanism fills (methods, calling-context nodes, classes,
+ * keys of (node, class, account) with their counters), the stack walk that
+ * finds an allocation's calling context and account, reads of live counts,
+ * and the ALLOC_* requests. How allocations are seen is a mechanism's
+ * (recorder.h): JVMTI SampledObjectAlloc for sampled recordings and for
+ * exact ones by events (alloc_jvmti.c), bytecode instrumentation of the
+ * allocation sites for exact ones by default (instrument.c).
  *
- * Rules: no JVMTI or JNI call while the recorder's lock is held (a thread
- * in a JVMTI call may wait for a safepoint while others wait for the lock);
- * tables are bounded (MAX_BYTES; past it events are counted as dropped);
- * the agent's own thread is never recorded; a recording outlives the
- * connection and the agent thread (detach), like a JFR recording.
+ * Rules: no JVMTI or JNI call while R.lock is held (a thread in a JVMTI
+ * call may wait for a safepoint while others wait for the lock); tables are
+ * bounded (MAX_BYTES; past it allocations are counted as dropped); the
+ * agent's own thread is never recorded; a recording outlives the connection
+ * and the agent thread (detach), like a JFR recording.
  */
 #include <errno.h>
-#include <math.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "ag.h"
-
-#define NONE UINT32_MAX
-#define MAX_DEPTH 1024		/* frames kept per stack */
-#define MAX_SEARCH 4096		/* frames searched for an accounted one */
-#define CHUNK 64		/* frames fetched at a time past the kept ones */
-#define MAX_PATTERNS 64
-#define MAX_BYTES ((size_t)256 << 20)	/* the recorder's tables */
-#define CLASS_BIT (1LL << 62)	/* a class's tag: its class index */
-#define ARRAY_BIT (1LL << 61)	/* ... of an array class */
-#define MAX_WORDS 0x1fffffffLL	/* object sizes kept in tags, in 8-byte words */
+#include "recorder.h"
 
 __thread int ag_in_agent_thread;
 
-struct method {
-	jmethodID id;
-	char *cls, *name, *sig, *file;	/* cls: JNI signature; file NULL: unknown */
-	uint32_t account;
-	jint nlines;
-	jvmtiLineNumberEntry *lines;	/* sorted by start_location */
-};
+struct recorder R = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-struct node {
-	uint32_t parent, method;
-	int32_t line;
-};
-
-struct key {
-	uint32_t node, cls, account;
-	double objs, bytes, elems;
-	double live_objs, live_bytes;	/* at the last read */
-	double mark_objs, mark_bytes;
-};
-
-struct pattern {
-	char *text;		/* as given: a.b or a.b.* */
-	char *pkg;		/* in JNI form: a/b */
-	size_t len;
-	bool wild;
-};
-
-/* An open-addressing table of indexes (slot = index + 1, 0 empty). */
-struct tab {
-	uint32_t *slot;
-	uint32_t mask, n;
-};
-
-static struct {
-	JavaVM *vm;
-	pthread_mutex_t lock;
-	jvmtiEnv *env;		/* the recorder's environment, NULL: no recording */
-	atomic_int on;		/* allocations are being recorded */
-	atomic_int inflight;	/* event callbacks running */
-	bool exists;
-	bool exact;
-	uint64_t interval;
-	uint32_t depth;
-	struct pattern pat[MAX_PATTERNS];
-	int npat;
-	char *accounts;		/* the patterns as given */
-	uint64_t started_ms, stopped_ms, mark_ms;
-	bool has_mark;
-	uint64_t events, dropped, tracked;
-	size_t bytes;		/* memory of the tables below */
-	struct method *methods;
-	uint32_t nmethods, capmethods;
-	struct node *nodes;
-	uint32_t nnodes, capnodes;
-	struct key *keys;
-	uint32_t nkeys, capkeys;
-	char **classes;
-	uint32_t nclasses, capclasses;
-	struct tab tmethods, tnodes, tkeys, tclasses;
-} R = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-static uint64_t wall_ms(void)
+uint64_t ag_wall_ms(void)
 {
 	struct timeval tv;
 	gettimeofday(&tv, NULL);
 	return (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
+}
+
+bool ag_rec_room(size_t n)
+{
+	size_t b = atomic_load(&R.bytes);
+	do {
+		if (n > MAX_BYTES || b > MAX_BYTES - n)
+			return false;
+	} while (!atomic_compare_exchange_weak(&R.bytes, &b, b + n));
+	return true;
 }
 
 static void dealloc(jvmtiEnv *e, void *p)
@@ -132,12 +65,16 @@ static uint64_t mix(uint64_t h)
 	return h ^ (h >> 33);
 }
 
-static uint64_t str_hash(const char *s)
+static uint64_t str_hash(const char *s, uint64_t h)
 {
-	uint64_t h = 1469598103934665603ULL;
 	for (; *s; s++)
 		h = (h ^ (uint8_t)*s) * 1099511628211ULL;
 	return h;
+}
+
+static uint64_t name_hash(const char *cls, const char *name, const char *sig)
+{
+	return str_hash(sig, str_hash(name, str_hash(cls, 1469598103934665603ULL) * 31) * 31);
 }
 
 /* ---- tables (the lock is held) ---- */
@@ -146,13 +83,15 @@ static uint64_t hash_of(const struct tab *t, uint32_t i)
 {
 	if (t == &R.tmethods)
 		return mix((uint64_t)(uintptr_t)R.methods[i].id);
+	if (t == &R.tnames)
+		return name_hash(R.methods[i].cls, R.methods[i].name, R.methods[i].sig);
 	if (t == &R.tnodes)
 		return mix((uint64_t)R.nodes[i].parent << 32 ^ (uint64_t)R.nodes[i].method << 1 ^
 			   (uint64_t)(uint32_t)R.nodes[i].line * 0x9e3779b97f4a7c15ULL);
 	if (t == &R.tkeys)
-		return mix((uint64_t)R.keys[i].node << 32 ^ (uint64_t)R.keys[i].cls * 0x9e3779b1u ^
-			   (uint64_t)R.keys[i].account << 48);
-	return str_hash(R.classes[i]);
+		return mix((uint64_t)KEY(i)->node << 32 ^ (uint64_t)KEY(i)->cls * 0x9e3779b1u ^
+			   (uint64_t)KEY(i)->account << 48);
+	return str_hash(R.classes[i], 1469598103934665603ULL);
 }
 
 /* grow_tab: double t when it is half full; false when memory ran out. */
@@ -161,11 +100,13 @@ static bool grow_tab(struct tab *t)
 	if (t->slot && (uint64_t)(t->n + 1) * 2 <= (uint64_t)t->mask + 1)
 		return true;
 	uint32_t cap = t->slot ? (t->mask + 1) * 2 : 1024;
-	if (R.bytes + (size_t)cap * 4 > MAX_BYTES)
+	if (!ag_rec_room((size_t)cap * 4))
 		return false;
 	uint32_t *s = calloc(cap, 4);
-	if (!s)
+	if (!s) {
+		R.bytes -= (size_t)cap * 4;
 		return false;
+	}
 	for (uint32_t k = 0; t->slot && k <= t->mask; k++)
 		if (t->slot[k]) {
 			uint32_t j = (uint32_t)hash_of(t, t->slot[k] - 1) & (cap - 1);
@@ -173,7 +114,8 @@ static bool grow_tab(struct tab *t)
 				j = (j + 1) & (cap - 1);
 			s[j] = t->slot[k];
 		}
-	R.bytes += (size_t)cap * 4 - (t->slot ? (size_t)(t->mask + 1) * 4 : 0);
+	if (t->slot)
+		R.bytes -= (size_t)(t->mask + 1) * 4;
 	free(t->slot);
 	t->slot = s;
 	t->mask = cap - 1;
@@ -186,12 +128,13 @@ static bool grow_array(void **arr, uint32_t n, uint32_t *cap, size_t size)
 	if (n < *cap)
 		return true;
 	uint32_t c = *cap ? *cap * 2 : 256;
-	if (c <= *cap || R.bytes + (size_t)(c - *cap) * size > MAX_BYTES)
+	if (c <= *cap || !ag_rec_room((size_t)(c - *cap) * size))
 		return false;
 	void *p = realloc(*arr, (size_t)c * size);
-	if (!p)
+	if (!p) {
+		R.bytes -= (size_t)(c - *cap) * size;
 		return false;
-	R.bytes += (size_t)(c - *cap) * size;
+	}
 	*arr = p;
 	*cap = c;
 	return true;
@@ -211,6 +154,21 @@ static uint32_t method_find(jmethodID id)
 	}
 }
 
+static uint32_t method_by_name(const char *cls, const char *name, const char *sig)
+{
+	if (!R.tnames.slot)
+		return NONE;
+	for (uint32_t j = (uint32_t)name_hash(cls, name, sig) & R.tnames.mask;;
+	     j = (j + 1) & R.tnames.mask) {
+		uint32_t s = R.tnames.slot[j];
+		if (!s)
+			return NONE;
+		const struct method *m = &R.methods[s - 1];
+		if (!strcmp(m->cls, cls) && !strcmp(m->name, name) && !strcmp(m->sig, sig))
+			return s - 1;
+	}
+}
+
 /* insert: put index i (already stored in its array) into t. */
 static void insert(struct tab *t, uint32_t i)
 {
@@ -221,8 +179,7 @@ static void insert(struct tab *t, uint32_t i)
 	t->n++;
 }
 
-/* node_get: the node (parent, method, line), made if new; NONE when full. */
-static uint32_t node_get(uint32_t parent, uint32_t method, int32_t line)
+uint32_t ag_rec_node(uint32_t parent, uint32_t method, int32_t line)
 {
 	struct node k = {parent, method, line};
 	if (R.tnodes.slot) {
@@ -245,8 +202,7 @@ static uint32_t node_get(uint32_t parent, uint32_t method, int32_t line)
 	return R.nnodes++;
 }
 
-/* key_get: the key (node, cls, account), made if new; NONE when full. */
-static uint32_t key_get(uint32_t node, uint32_t cls, uint32_t account)
+uint32_t ag_rec_key(uint32_t node, uint32_t cls, uint32_t account)
 {
 	if (R.tkeys.slot) {
 		uint64_t h = mix((uint64_t)node << 32 ^ (uint64_t)cls * 0x9e3779b1u ^
@@ -255,28 +211,37 @@ static uint32_t key_get(uint32_t node, uint32_t cls, uint32_t account)
 			uint32_t s = R.tkeys.slot[j];
 			if (!s)
 				break;
-			const struct key *k = &R.keys[s - 1];
+			const struct key *k = KEY(s - 1);
 			if (k->node == node && k->cls == cls && k->account == account)
 				return s - 1;
 		}
 	}
 	/* Key indexes live in tags' low 32 bits, plus one. */
-	if (R.nkeys >= 0x7ffffffe || !grow_tab(&R.tkeys) ||
-	    !grow_array((void **)&R.keys, R.nkeys, &R.capkeys, sizeof *R.keys))
+	uint32_t c = R.nkeys / KEY_CHUNK;
+	if (c >= MAX_KEY_CHUNKS || !grow_tab(&R.tkeys))
 		return NONE;
-	memset(&R.keys[R.nkeys], 0, sizeof *R.keys);
-	R.keys[R.nkeys].node = node;
-	R.keys[R.nkeys].cls = cls;
-	R.keys[R.nkeys].account = account;
+	if (!R.keys[c]) {
+		if (!ag_rec_room((size_t)KEY_CHUNK * sizeof(struct key)))
+			return NONE;
+		R.keys[c] = calloc(KEY_CHUNK, sizeof(struct key));
+		if (!R.keys[c]) {
+			R.bytes -= (size_t)KEY_CHUNK * sizeof(struct key);
+			return NONE;
+		}
+	}
+	struct key *k = KEY(R.nkeys);
+	memset(k, 0, sizeof *k);
+	k->node = node;
+	k->cls = cls;
+	k->account = account;
 	insert(&R.tkeys, R.nkeys);
 	return R.nkeys++;
 }
 
-/* class_get: the index of class signature sig (copied when new); NONE when full. */
-static uint32_t class_get(const char *sig)
+uint32_t ag_rec_class(const char *sig)
 {
 	if (R.tclasses.slot)
-		for (uint32_t j = (uint32_t)str_hash(sig) & R.tclasses.mask;;
+		for (uint32_t j = (uint32_t)str_hash(sig, 1469598103934665603ULL) & R.tclasses.mask;;
 		     j = (j + 1) & R.tclasses.mask) {
 			uint32_t s = R.tclasses.slot[j];
 			if (!s)
@@ -285,50 +250,106 @@ static uint32_t class_get(const char *sig)
 				return s - 1;
 		}
 	size_t len = strlen(sig) + 1;
-	if (R.nclasses >= 0x1fffffff || R.bytes + len > MAX_BYTES || !grow_tab(&R.tclasses) ||
+	if (R.nclasses >= 0x1fffffff || !grow_tab(&R.tclasses) ||
 	    !grow_array((void **)&R.classes, R.nclasses, &R.capclasses, sizeof *R.classes))
 		return NONE;
-	char *c = malloc(len);
-	if (!c)
+	if (!ag_rec_room(len))
 		return NONE;
+	char *c = malloc(len);
+	if (!c) {
+		R.bytes -= len;
+		return NONE;
+	}
 	memcpy(c, sig, len);
-	R.bytes += len;
 	R.classes[R.nclasses] = c;
 	insert(&R.tclasses, R.nclasses);
 	return R.nclasses++;
 }
 
+static size_t method_bytes(const struct method *m)
+{
+	return strlen(m->cls) + strlen(m->name) + strlen(m->sig) + 4 +
+	       (m->file ? strlen(m->file) : 0) + (size_t)m->nlines * sizeof *m->lines;
+}
+
+static void free_method(struct method *m)
+{
+	free(m->cls);
+	free(m->name);
+	free(m->sig);
+	free(m->file);
+	free(m->lines);
+}
+
+/* add_method: store m (its strings now the table's); NONE, m freed, when full. */
+static uint32_t add_method(struct method *m)
+{
+	if (!ag_rec_room(method_bytes(m))) {
+		free_method(m);
+		return NONE;
+	}
+	if (!grow_tab(&R.tnames) || (m->id && !grow_tab(&R.tmethods)) ||
+	    !grow_array((void **)&R.methods, R.nmethods, &R.capmethods, sizeof *R.methods)) {
+		R.bytes -= method_bytes(m);
+		free_method(m);
+		return NONE;
+	}
+	R.methods[R.nmethods] = *m;
+	insert(&R.tnames, R.nmethods);
+	if (m->id)
+		insert(&R.tmethods, R.nmethods);
+	return R.nmethods++;
+}
+
+uint32_t ag_rec_method_named(const char *cls, const char *name, const char *sig, const char *file)
+{
+	uint32_t i = method_by_name(cls, name, sig);
+	if (i != NONE)
+		return i;
+	struct method m = {0};
+	m.cls = strdup(cls);
+	m.name = strdup(name);
+	m.sig = strdup(sig);
+	m.file = file ? strdup(file) : NULL;
+	if (!m.cls || !m.name || !m.sig || (file && !m.file)) {
+		free_method(&m);
+		return NONE;
+	}
+	m.account = ag_rec_account_of(m.cls);
+	return add_method(&m);
+}
+
 static void free_tables(void)
 {
-	for (uint32_t i = 0; i < R.nmethods; i++) {
-		struct method *m = &R.methods[i];
-		free(m->cls);
-		free(m->name);
-		free(m->sig);
-		free(m->file);
-		free(m->lines);
-	}
+	for (uint32_t i = 0; i < R.nmethods; i++)
+		free_method(&R.methods[i]);
 	for (uint32_t i = 0; i < R.nclasses; i++)
 		free(R.classes[i]);
+	for (uint32_t c = 0; c < MAX_KEY_CHUNKS && R.keys[c]; c++) {
+		free(R.keys[c]);
+		R.keys[c] = NULL;
+	}
 	free(R.methods);
 	free(R.nodes);
-	free(R.keys);
 	free(R.classes);
 	free(R.tmethods.slot);
+	free(R.tnames.slot);
 	free(R.tnodes.slot);
 	free(R.tkeys.slot);
 	free(R.tclasses.slot);
 	R.methods = NULL;
 	R.nodes = NULL;
-	R.keys = NULL;
 	R.classes = NULL;
 	memset(&R.tmethods, 0, sizeof R.tmethods);
+	memset(&R.tnames, 0, sizeof R.tnames);
 	memset(&R.tnodes, 0, sizeof R.tnodes);
 	memset(&R.tkeys, 0, sizeof R.tkeys);
 	memset(&R.tclasses, 0, sizeof R.tclasses);
 	R.nmethods = R.capmethods = R.nnodes = R.capnodes = 0;
-	R.nkeys = R.capkeys = R.nclasses = R.capclasses = 0;
-	R.events = R.dropped = R.tracked = 0;
+	R.nkeys = R.nclasses = R.capclasses = 0;
+	R.events = R.tracked = 0;
+	R.dropped = 0;
+	R.untracked = 0;
 	R.has_mark = false;
 	R.mark_ms = 0;
 	R.bytes = 0;
@@ -427,7 +448,7 @@ fail:
  * matching its package, an exact package pattern before a wildcard, a
  * longer wildcard before a shorter one, the first listed on ties; 0: none.
  */
-static uint32_t account_of(const char *sig)
+uint32_t ag_rec_account_of(const char *sig)
 {
 	if (!R.npat || sig[0] != 'L')
 		return 0;
@@ -454,7 +475,7 @@ static uint32_t account_of(const char *sig)
 	return best < 0 ? 0 : (uint32_t)best + 1;
 }
 
-/* ---- one allocation ---- */
+/* ---- the stack of an allocation ---- */
 
 static int cmp_line(const void *a, const void *b)
 {
@@ -510,20 +531,16 @@ static bool resolve(jvmtiEnv *e, JNIEnv *jni, jmethodID id, struct method *m)
 		free(m->lines);
 		return false;
 	}
-	m->account = account_of(m->cls);
+	m->account = ag_rec_account_of(m->cls);
 	return true;
 }
 
-static size_t method_bytes(const struct method *m)
-{
-	return strlen(m->cls) + strlen(m->name) + strlen(m->sig) + 4 +
-	       (m->file ? strlen(m->file) : 0) + (size_t)m->nlines * sizeof *m->lines;
-}
 
 /*
  * methods_of: the method indexes of n frames into mi. Called and returns
  * with the lock held; releases it to resolve methods seen for the first
- * time. false when the tables are full.
+ * time. A method already known by name (a bytecode site's) gets its id.
+ * false when the tables are full.
  */
 static bool methods_of(jvmtiEnv *e, JNIEnv *jni, const jvmtiFrameInfo *fr, int n, uint32_t *mi)
 {
@@ -549,21 +566,27 @@ static bool methods_of(jvmtiEnv *e, JNIEnv *jni, const jvmtiFrameInfo *fr, int n
 		}
 		pthread_mutex_lock(&R.lock);
 		for (int j = 0; j < got; j++) {
-			size_t b = method_bytes(&m[j]);
-			if (method_find(m[j].id) != NONE || R.bytes + b > MAX_BYTES ||
-			    !grow_tab(&R.tmethods) ||
-			    !grow_array((void **)&R.methods, R.nmethods, &R.capmethods,
-					sizeof *R.methods)) {
-				free(m[j].cls);
-				free(m[j].name);
-				free(m[j].sig);
-				free(m[j].file);
-				free(m[j].lines);
+			if (method_find(m[j].id) != NONE) {
+				free_method(&m[j]);
 				continue;
 			}
-			R.bytes += b;
-			R.methods[R.nmethods] = m[j];
-			insert(&R.tmethods, R.nmethods++);
+			uint32_t named = method_by_name(m[j].cls, m[j].name, m[j].sig);
+			if (named != NONE && !R.methods[named].id && grow_tab(&R.tmethods)) {
+				/* A site's method: the same entry, now also found by id, with its lines. */
+				struct method *k = &R.methods[named];
+				k->id = m[j].id;
+				insert(&R.tmethods, named);
+				if (!k->lines && m[j].nlines > 0 &&
+				    ag_rec_room((size_t)m[j].nlines * sizeof *m[j].lines)) {
+					k->lines = m[j].lines;
+					k->nlines = m[j].nlines;
+					m[j].lines = NULL;
+				}
+				free_method(&m[j]);
+				continue;
+			}
+			/* Another version of a known method (an obsolete one after a redefinition). */
+			add_method(&m[j]);
 		}
 		int before = missing;
 		missing = 0;
@@ -595,17 +618,86 @@ static int32_t line_of(const struct method *m, jlocation bci)
 	return best < 0 ? m->lines[0].line_number : m->lines[best].line_number;
 }
 
-/* weight: how many objects one recorded object of size bytes stands for. */
-static double weight(jlong size)
+static bool own_method(jmethodID id, const jmethodID *own, int nown)
 {
-	if (R.exact || size <= 0)
-		return 1.0;
-	/* A sample falls in an object of s bytes with probability 1 - exp(-s/interval). */
-	return 1.0 / -expm1(-(double)size / (double)R.interval);
+	for (int i = 0; i < nown; i++)
+		if (own[i] == id)
+			return true;
+	return false;
 }
 
-/* class_of: the recorder's index of klass, tagging the class with it; NONE on failure. */
-static uint32_t class_of(jvmtiEnv *e, jclass klass, bool *array)
+int ag_rec_stack_key(jvmtiEnv *e, JNIEnv *jni, uint32_t cls, uint32_t acct, const jmethodID *own,
+		     int nown, uint32_t top_method, int32_t top_line, uint32_t *key)
+{
+	int depth = (int)R.depth, want = depth < 16 && R.npat && acct == NONE ? 16 : depth;
+	jvmtiFrameInfo fr[want + 4];
+	uint32_t mi[want + 4];
+	jint count = 0, skip = 0;
+	if ((*e)->GetStackTrace(e, NULL, 0, want + (nown ? 4 : 0), fr, &count) != JVMTI_ERROR_NONE)
+		count = 0;
+	while (skip < count && own_method(fr[skip].method, own, nown))
+		skip++;
+	for (jint i = skip; i < count; i++)
+		if (own_method(fr[i].method, own, nown))
+			return 1;
+	jvmtiFrameInfo *f = fr + skip;
+	count -= skip;
+	bool full = count == want;	/* more frames may lie below */
+	if (count > want)
+		count = want;
+	pthread_mutex_lock(&R.lock);
+	if (!methods_of(e, jni, f, count, mi))
+		goto full;
+	bool search = acct == NONE;
+	if (search)
+		acct = 0;
+	for (int i = 0; i < count && search && !acct; i++)
+		acct = R.methods[mi[i]].account;
+	/* The nearest accounted frame may be below the frames kept. */
+	for (jint from = count + skip; search && !acct && R.npat && full && from < MAX_SEARCH;) {
+		jvmtiFrameInfo more[CHUNK];
+		uint32_t mm[CHUNK];
+		jint got = 0;
+		pthread_mutex_unlock(&R.lock);
+		if ((*e)->GetStackTrace(e, NULL, from, CHUNK, more, &got) != JVMTI_ERROR_NONE)
+			got = 0;
+		pthread_mutex_lock(&R.lock);
+		if (!methods_of(e, jni, more, got, mm))
+			goto full;
+		for (int i = 0; i < got && !acct; i++)
+			acct = R.methods[mm[i]].account;
+		if (got < CHUNK)
+			break;
+		from += got;
+	}
+	uint32_t parent = NONE;
+	for (int i = (count < depth ? count : depth) - 1; i >= 0; i--) {
+		uint32_t m = mi[i];
+		int32_t line = line_of(&R.methods[m], f[i].location);
+		if (i == 0 && top_method != NONE) {
+			m = top_method;
+			line = top_line;
+		}
+		parent = ag_rec_node(parent, m, line);
+		if (parent == NONE)
+			goto full;
+	}
+	if (!count && top_method != NONE && (parent = ag_rec_node(NONE, top_method, top_line)) == NONE)
+		goto full;
+	*key = ag_rec_key(parent, cls, acct);
+	if (*key == NONE)
+		goto full;
+	pthread_mutex_unlock(&R.lock);
+	return 0;
+full:
+	pthread_mutex_unlock(&R.lock);
+	return -1;
+}
+
+#define CLASS_BIT (1LL << 62)	/* a class's tag in R.env: its class index */
+#define ARRAY_BIT (1LL << 61)	/* ... of an array class */
+
+uint32_t ag_rec_class_of(jvmtiEnv *e, jclass klass, bool *array)
 {
 	jlong t = 0;
 	if ((*e)->GetTag(e, klass, &t) == JVMTI_ERROR_NONE && (t & CLASS_BIT)) {
@@ -616,7 +708,7 @@ static uint32_t class_of(jvmtiEnv *e, jclass klass, bool *array)
 	if ((*e)->GetClassSignature(e, klass, &sig, NULL) != JVMTI_ERROR_NONE || !sig)
 		return NONE;
 	pthread_mutex_lock(&R.lock);
-	uint32_t c = class_get(sig);
+	uint32_t c = ag_rec_class(sig);
 	pthread_mutex_unlock(&R.lock);
 	*array = sig[0] == '[';
 	dealloc(e, sig);
@@ -626,102 +718,27 @@ static uint32_t class_of(jvmtiEnv *e, jclass klass, bool *array)
 	return c;
 }
 
-static void record(jvmtiEnv *e, JNIEnv *jni, jobject obj, jclass klass, jlong size)
-{
-	bool array = false;
-	uint32_t cls = class_of(e, klass, &array);
-	jint len = array ? (*jni)->GetArrayLength(jni, (jarray)obj) : 0;
-	int depth = (int)R.depth, want = depth < 16 && R.npat ? 16 : depth;
-	jvmtiFrameInfo fr[want];
-	uint32_t mi[want];
-	jint count = 0;
-	if ((*e)->GetStackTrace(e, NULL, 0, want, fr, &count) != JVMTI_ERROR_NONE)
-		count = 0;
-	pthread_mutex_lock(&R.lock);
-	uint32_t key = NONE, acc = 0;
-	if (cls == NONE || !methods_of(e, jni, fr, count, mi))
-		goto full;
-	for (int i = 0; i < count && !acc; i++)
-		acc = R.methods[mi[i]].account;
-	/* The nearest accounted frame may be below the frames kept. */
-	for (jint from = count; !acc && R.npat && count == want && from < MAX_SEARCH;) {
-		jvmtiFrameInfo more[CHUNK];
-		uint32_t mm[CHUNK];
-		jint got = 0;
-		pthread_mutex_unlock(&R.lock);
-		if ((*e)->GetStackTrace(e, NULL, from, CHUNK, more, &got) != JVMTI_ERROR_NONE)
-			got = 0;
-		pthread_mutex_lock(&R.lock);
-		if (!methods_of(e, jni, more, got, mm))
-			goto full;
-		for (int i = 0; i < got && !acc; i++)
-			acc = R.methods[mm[i]].account;
-		if (got < CHUNK)
-			break;
-		from += got;
-	}
-	uint32_t parent = NONE;
-	for (int i = (count < depth ? count : depth) - 1; i >= 0; i--) {
-		parent = node_get(parent, mi[i], line_of(&R.methods[mi[i]], fr[i].location));
-		if (parent == NONE)
-			goto full;
-	}
-	key = key_get(parent, cls, acc);
-	if (key == NONE)
-		goto full;
-	double w = weight(size);
-	struct key *k = &R.keys[key];
-	k->objs += w;
-	k->bytes += w * (double)size;
-	k->elems += w * (double)len;
-	R.events++;
-	pthread_mutex_unlock(&R.lock);
-	jlong words = size / 8 > MAX_WORDS ? MAX_WORDS : size / 8;
-	(*e)->SetTag(e, obj, (jlong)key + 1 + (words << 32));
-	return;
-full:
-	R.dropped++;
-	pthread_mutex_unlock(&R.lock);
-}
-
-static void JNICALL on_alloc(jvmtiEnv *e, JNIEnv *jni, jthread thread, jobject obj, jclass klass,
-			     jlong size)
-{
-	(void)thread;
-	if (ag_in_agent_thread || !atomic_load(&R.on))
-		return;
-	atomic_fetch_add(&R.inflight, 1);
-	if (atomic_load(&R.on) && e == R.env)
-		record(e, jni, obj, klass, size);
-	atomic_fetch_sub(&R.inflight, 1);
-}
-
 /* ---- starting and stopping ---- */
 
-/* quiesce: no event callback is running any more (events are off). */
-static void quiesce(void)
-{
-	for (int k = 0; k < 2000 && atomic_load(&R.inflight) > 0; k++)
-		usleep(1000);
-}
-
-/* halt: stop recording allocations; the tables and tags stay. */
-static void halt(void)
+/* halt: stop recording allocations; the tables and what tracks live objects stay. */
+static void halt(JNIEnv *jni)
 {
 	if (!atomic_load(&R.on))
 		return;
 	atomic_store(&R.on, 0);
-	if (R.env)
-		(*R.env)->SetEventNotificationMode(R.env, JVMTI_DISABLE,
-						   JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL);
-	quiesce();
-	R.stopped_ms = wall_ms();
+	if (R.mech == M_BYTECODE)
+		ag_bc_halt(jni);
+	else
+		ag_jvmti_halt();
+	R.stopped_ms = ag_wall_ms();
 }
 
-/* discard: drop the recording: its environment (and with it every tag) and its tables. */
-static void discard(void)
+/* discard: drop the recording: what tracks its objects, its environment and its tables. */
+static void discard(JNIEnv *jni)
 {
-	halt();
+	halt(jni);
+	if (R.mech == M_BYTECODE)
+		ag_bc_discard(jni);
 	if (R.env) {
 		jvmtiEnv *e = R.env;
 		R.env = NULL;
@@ -733,50 +750,24 @@ static void discard(void)
 	R.exists = false;
 }
 
-/* begin: a new recording with R.exact, R.interval, R.depth, R.pat; why on failure. */
-static bool begin(char *why, size_t cap)
+/* begin: a new recording with the settings in R; why on failure. jni NULL: at start-up. */
+static bool begin(JNIEnv *jni, char *why, size_t cap)
 {
-	jvmtiEnv *e = NULL;
-	if (!R.vm || (*R.vm)->GetEnv(R.vm, (void **)&e, JVMTI_VERSION_11) != JNI_OK || !e) {
-		snprintf(why, cap, "this JVM offers no JVMTI 11 environment (allocation "
-			 "sampling needs JDK 11 or later)");
-		return false;
-	}
-	jvmtiCapabilities caps;
-	memset(&caps, 0, sizeof caps);
-	caps.can_generate_sampled_object_alloc_events = 1;
-	caps.can_tag_objects = 1;
-	caps.can_get_line_numbers = 1;
-	caps.can_get_source_file_name = 1;
-	jvmtiError err = (*e)->AddCapabilities(e, &caps);
-	if (err != JVMTI_ERROR_NONE) {
-		snprintf(why, cap, "the JVM refused the allocation sampling capabilities "
-			 "(JVMTI error %d)", err);
-		(*e)->DisposeEnvironment(e);
-		return false;
-	}
-	jvmtiEventCallbacks cb;
-	memset(&cb, 0, sizeof cb);
-	cb.SampledObjectAlloc = on_alloc;
-	(*e)->SetEventCallbacks(e, &cb, sizeof cb);
-	err = (*e)->SetHeapSamplingInterval(e, R.exact ? 0 : (jint)R.interval);
-	if (err != JVMTI_ERROR_NONE) {
-		snprintf(why, cap, "SetHeapSamplingInterval failed (JVMTI error %d)", err);
-		(*e)->DisposeEnvironment(e);
-		return false;
-	}
-	R.env = e;
-	R.exists = true;
-	R.started_ms = wall_ms();
+	R.started_ms = ag_wall_ms();
 	R.stopped_ms = 0;
-	atomic_store(&R.on, 1);
-	err = (*e)->SetEventNotificationMode(e, JVMTI_ENABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL);
-	if (err != JVMTI_ERROR_NONE) {
-		snprintf(why, cap, "the JVM refused SampledObjectAlloc events (JVMTI error %d)", err);
-		discard();
-		return false;
+	bool ok = R.mech == M_BYTECODE ? ag_bc_begin(jni, why, cap) : ag_jvmti_begin(why, cap);
+	if (!ok) {
+		if (R.env) {
+			jvmtiEnv *e = R.env;
+			R.env = NULL;
+			(*e)->DisposeEnvironment(e);
+		}
+		pthread_mutex_lock(&R.lock);
+		free_tables();
+		pthread_mutex_unlock(&R.lock);
+		R.exists = false;
 	}
-	return true;
+	return ok;
 }
 
 void ag_alloc_init(JavaVM *vm)
@@ -784,11 +775,19 @@ void ag_alloc_init(JavaVM *vm)
 	R.vm = vm;
 }
 
+void ag_alloc_vm_init(JNIEnv *jni)
+{
+	if (R.exists && R.mech == M_BYTECODE)
+		ag_bc_vm_init(jni);
+}
+
 void ag_alloc_vm_death(void)
 {
+	if (R.exists && R.mech == M_BYTECODE)
+		ag_bc_vm_death();
 	if (atomic_load(&R.on)) {
 		atomic_store(&R.on, 0);
-		R.stopped_ms = wall_ms();
+		R.stopped_ms = ag_wall_ms();
 	}
 }
 
@@ -831,10 +830,10 @@ static bool parse_u64(const char *s, uint64_t *out)
  * configure: check the recording's settings and, when apply, make them the
  * recording's (no recording may be running then); why on error.
  */
-static bool configure(bool exact, uint64_t interval, uint64_t depth, const char *accounts,
+static bool configure(enum mech mech, uint64_t interval, uint64_t depth, const char *accounts,
 		      char sep, bool apply, char *why, size_t cap)
 {
-	if (!exact && (interval < 1 || interval > 0x7fffffff)) {
+	if (mech == M_SAMPLED && (interval < 1 || interval > 0x7fffffff)) {
 		snprintf(why, cap, "the sampling interval must be 1 to 2147483647 bytes, not %llu",
 			 (unsigned long long)interval);
 		return false;
@@ -863,8 +862,8 @@ static bool configure(bool exact, uint64_t interval, uint64_t depth, const char 
 	memcpy(R.pat, pat, (size_t)n * sizeof *pat);
 	R.npat = n;
 	R.accounts = text;
-	R.exact = exact;
-	R.interval = exact ? 0 : interval;
+	R.mech = mech;
+	R.interval = mech == M_SAMPLED ? interval : 0;
 	R.depth = (uint32_t)depth;
 	return true;
 }
@@ -874,67 +873,51 @@ bool ag_alloc_options(const char *opts)
 	char *mode = option(opts, "alloc");
 	if (!mode)
 		return true;
-	char *acc = option(opts, "accounts"), *dep = option(opts, "depth");
+	char *acc = option(opts, "accounts"), *dep = option(opts, "depth"), *via = option(opts, "via");
 	uint64_t interval = 512 * 1024, depth = 64;
 	char why[512] = "";
-	bool exact = !strcmp(mode, "exact"), ok = true;
-	if (!exact && !parse_u64(mode, &interval)) {
+	enum mech mech = M_SAMPLED;
+	bool ok = true;
+	if (!strcmp(mode, "exact")) {
+		mech = M_BYTECODE;
+	} else if (!parse_u64(mode, &interval)) {
 		snprintf(why, sizeof why, "alloc=%s: say alloc=exact or alloc=BYTES (mean bytes "
 			 "between samples, e.g. 512k)", mode);
+		ok = false;
+	}
+	if (ok && via && mech == M_BYTECODE && !strcmp(via, "jvmti")) {
+		mech = M_EVENTS;
+	} else if (ok && via && (mech != M_BYTECODE || strcmp(via, "bytecode"))) {
+		snprintf(why, sizeof why, "via=%s: say via=bytecode or via=jvmti, with alloc=exact", via);
 		ok = false;
 	}
 	if (ok && dep && !parse_u64(dep, &depth)) {
 		snprintf(why, sizeof why, "depth=%s is not a number of frames", dep);
 		ok = false;
 	}
-	ok = ok && configure(exact, interval, depth, acc, ';', true, why, sizeof why) &&
-	     begin(why, sizeof why);
+	ok = ok && configure(mech, interval, depth, acc, ';', true, why, sizeof why) &&
+	     begin(NULL, why, sizeof why);
 	if (!ok)
 		ag_log("no allocation recording: %s", why);
 	free(mode);
 	free(acc);
 	free(dep);
+	free(via);
 	return ok;
 }
 
 /* ---- reading ---- */
 
-struct walk {
-	uint32_t n;
-	double *objs, *bytes;
-	uint64_t tracked;
-};
-
-static jint JNICALL walk_cb(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *ud)
-{
-	struct walk *w = ud;
-	(void)class_tag;
-	(void)length;
-	jlong t = *tag_ptr;
-	if (t <= 0 || (t & CLASS_BIT))
-		return 0;
-	uint32_t k = (uint32_t)(t & 0xffffffff) - 1;
-	if (k < w->n) {
-		double wt = weight(size);
-		w->objs[k] += wt;
-		w->bytes[k] += wt * (double)size;
-		w->tracked++;
-	}
-	return 0;
-}
-
 /*
- * measure: the live objects and bytes of every key, after a full GC when
- * gc: one IterateThroughHeap over the recorder's tagged objects. Stores
- * them in the keys (and in the mark when mark). why on failure.
+ * measure: the live objects and bytes of every key, after a full GC: the
+ * mechanism's walk over what tracks the recorded objects. Stores them in
+ * the keys (and in the mark when mark). why on failure.
  */
-static bool measure(bool gc, bool mark, char *why, size_t cap)
+static bool measure(JNIEnv *jni, bool mark, char *why, size_t cap)
 {
-	jvmtiEnv *e = R.env;
-	if (gc)
-		(*e)->ForceGarbageCollection(e);
+	(*R.env)->ForceGarbageCollection(R.env);
 	pthread_mutex_lock(&R.lock);
-	struct walk w = {R.nkeys, NULL, NULL, 0};
+	struct walk_counts w = {R.nkeys, NULL, NULL, 0};
 	pthread_mutex_unlock(&R.lock);
 	w.objs = calloc((size_t)w.n + 1, sizeof *w.objs);
 	w.bytes = calloc((size_t)w.n + 1, sizeof *w.bytes);
@@ -944,14 +927,12 @@ static bool measure(bool gc, bool mark, char *why, size_t cap)
 		snprintf(why, cap, "out of memory in the agent");
 		return false;
 	}
-	jvmtiHeapCallbacks cb;
-	memset(&cb, 0, sizeof cb);
-	cb.heap_iteration_callback = walk_cb;
-	jvmtiError err = (*e)->IterateThroughHeap(e, JVMTI_HEAP_FILTER_UNTAGGED, NULL, &cb, &w);
-	if (err == JVMTI_ERROR_NONE) {
+	bool ok = R.mech == M_BYTECODE ? ag_bc_measure(jni, &w, why, cap)
+				       : ag_jvmti_measure(&w, why, cap);
+	if (ok) {
 		pthread_mutex_lock(&R.lock);
 		for (uint32_t k = 0; k < R.nkeys; k++) {
-			struct key *key = &R.keys[k];
+			struct key *key = KEY(k);
 			key->live_objs = k < w.n ? w.objs[k] : 0;
 			key->live_bytes = k < w.n ? w.bytes[k] : 0;
 			if (mark) {
@@ -962,32 +943,46 @@ static bool measure(bool gc, bool mark, char *why, size_t cap)
 		R.tracked = w.tracked;
 		if (mark) {
 			R.has_mark = true;
-			R.mark_ms = wall_ms();
+			R.mark_ms = ag_wall_ms();
 		}
 		pthread_mutex_unlock(&R.lock);
-	} else {
-		snprintf(why, cap, "the heap walk for live objects failed (JVMTI error %d)", err);
 	}
 	free(w.objs);
 	free(w.bytes);
-	return err == JVMTI_ERROR_NONE;
+	return ok;
+}
+
+/* events: allocations recorded, samples in sampled mode; the lock is held. */
+static uint64_t events(void)
+{
+	uint64_t n = R.events;
+	for (uint32_t k = 0; k < R.nkeys; k++)
+		n += atomic_load_explicit(&KEY(k)->n_objs, memory_order_relaxed);
+	return n;
 }
 
 /* put_status: the status fields (docs/protocol.md, ALLOC_STATUS); the lock is held. */
 static void put_status(struct buf *b)
 {
+	uint64_t instrumented = 0, failed = 0;
+	if (R.exists && R.mech == M_BYTECODE)
+		ag_bc_status(&instrumented, &failed);
 	ag_bu8(b, (uint8_t)((R.exists ? 1 : 0) | (atomic_load(&R.on) ? 2 : 0) |
-			    (R.exact ? 4 : 0) | (R.has_mark ? 8 : 0)));
+			    (R.exists && R.mech != M_SAMPLED ? 4 : 0) | (R.has_mark ? 8 : 0) |
+			    (R.exists && R.mech == M_BYTECODE ? 16 : 0)));
 	ag_bu64(b, R.interval);
 	ag_bu32(b, R.depth);
 	ag_bu64(b, R.started_ms);
 	ag_bu64(b, R.stopped_ms);
-	ag_bu64(b, R.events);
-	ag_bu64(b, R.dropped);
-	ag_bu64(b, R.bytes);
+	ag_bu64(b, events());
+	ag_bu64(b, atomic_load(&R.dropped));
+	ag_bu64(b, atomic_load(&R.bytes));
 	ag_bu64(b, R.tracked);
 	ag_bu64(b, R.mark_ms);
 	ag_bstr(b, R.exists ? R.accounts : NULL);
+	ag_bu64(b, instrumented);
+	ag_bu64(b, failed);
+	ag_bu64(b, atomic_load(&R.untracked));
 }
 
 static bool send_status(int fd, uint8_t type)
@@ -1042,16 +1037,16 @@ static bool send_recording(int fd)
 		ag_bu32(&b, (uint32_t)R.nodes[i].line);
 	}
 	for (uint32_t i = 0; i < R.nkeys; i++, records++) {
-		const struct key *k = &R.keys[i];
+		struct key *k = KEY(i);
 		ag_bu8(&b, A_KEY);
 		ag_bu32(&b, k->node);
 		ag_bu32(&b, k->cls);
 		ag_bu32(&b, k->account);
-		put_f64(&b, k->objs);
-		put_f64(&b, k->bytes);
+		put_f64(&b, k->objs + (double)atomic_load_explicit(&k->n_objs, memory_order_relaxed));
+		put_f64(&b, k->bytes + (double)atomic_load_explicit(&k->n_bytes, memory_order_relaxed));
 		put_f64(&b, k->live_objs);
 		put_f64(&b, k->live_bytes);
-		put_f64(&b, k->elems);
+		put_f64(&b, k->elems + (double)atomic_load_explicit(&k->n_elems, memory_order_relaxed));
 		put_f64(&b, k->mark_objs);
 		put_f64(&b, k->mark_bytes);
 	}
@@ -1083,7 +1078,6 @@ static bool send_recording(int fd)
 
 bool ag_alloc_request(int fd, JNIEnv *env, uint8_t type, struct req *r)
 {
-	(void)env;
 	char why[512] = "";
 	if (type == T_ALLOC_START) {
 		uint8_t flags = ag_ru8(r);
@@ -1094,17 +1088,18 @@ bool ag_alloc_request(int fd, JNIEnv *env, uint8_t type, struct req *r)
 			free(acc);
 			return false;
 		}
+		enum mech mech = !(flags & 1) ? M_SAMPLED : (flags & 2) ? M_EVENTS : M_BYTECODE;
 		/* Checked first: a typo neither meets "already running" nor costs a stopped recording. */
-		bool ok = configure(flags & 1, interval, depth, acc, ',', false, why, sizeof why);
+		bool ok = configure(mech, interval, depth, acc, ',', false, why, sizeof why);
 		if (ok && atomic_load(&R.on)) {
 			free(acc);
 			return ag_send_error(fd, "a recording is already running (:alloc stop "
 					     "or :alloc reset first)");
 		}
 		if (ok) {
-			discard();	/* a stopped recording gives way to the new one */
-			ok = configure(flags & 1, interval, depth, acc, ',', true, why, sizeof why) &&
-			     begin(why, sizeof why);
+			discard(env);	/* a stopped recording gives way to the new one */
+			ok = configure(mech, interval, depth, acc, ',', true, why, sizeof why) &&
+			     begin(env, why, sizeof why);
 		}
 		free(acc);
 		return ok ? send_status(fd, T_ALLOC_START) : ag_send_error(fd, "%s", why);
@@ -1118,21 +1113,21 @@ bool ag_alloc_request(int fd, JNIEnv *env, uint8_t type, struct req *r)
 				     "with :alloc start");
 	switch (type) {
 	case T_ALLOC_STOP:
-		halt();
+		halt(env);
 		return send_status(fd, type);
 	case T_ALLOC_RESET: {
 		bool was_on = atomic_load(&R.on);
-		discard();
-		if (was_on && !begin(why, sizeof why))
+		discard(env);
+		if (was_on && !begin(env, why, sizeof why))
 			return ag_send_error(fd, "%s", why);
 		return send_status(fd, type);
 	}
 	case T_ALLOC_MARK:
-		if (!measure(true, true, why, sizeof why))
+		if (!measure(env, true, why, sizeof why))
 			return ag_send_error(fd, "%s", why);
 		return send_status(fd, type);
 	case T_ALLOC_READ:
-		if (!measure(true, false, why, sizeof why))
+		if (!measure(env, false, why, sizeof why))
 			return ag_send_error(fd, "%s", why);
 		return send_recording(fd);
 	default:

@@ -67,6 +67,7 @@ struct alc_status {
 	bool recording;		/* allocations are being recorded now */
 	bool exists;		/* a recording exists (running or stopped) */
 	bool exact;		/* every allocation, not samples */
+	bool bytecode;		/* exact by bytecode instrumentation (else by JVMTI events) */
 	uint64_t interval;	/* mean bytes between samples (sampled mode) */
 	uint32_t depth;		/* frames kept per stack */
 	uint64_t started_ms;	/* wall clock of the start, ms since the epoch */
@@ -79,6 +80,9 @@ struct alc_status {
 	bool has_mark;
 	uint64_t mark_ms;	/* wall clock of the mark */
 	char *accounts;		/* the patterns as given, comma-separated, or NULL */
+	uint64_t classes_instrumented;	/* bytecode: classes rewritten */
+	uint64_t classes_failed;	/* bytecode: classes left as they were (not instrumentable) */
+	uint64_t untracked;	/* objects counted but not followed (tables full): live counts low */
 };
 
 struct alc_rec {

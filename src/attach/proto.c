@@ -565,6 +565,7 @@ static void get_status(struct reply *r, struct alc_status *st)
 	st->recording = (f & 2) != 0;
 	st->exact = (f & 4) != 0;
 	st->has_mark = (f & 8) != 0;
+	st->bytecode = (f & 16) != 0;
 	st->interval = get_u64(r);
 	st->depth = get_u32(r);
 	st->started_ms = get_u64(r);
@@ -581,6 +582,9 @@ static void get_status(struct reply *r, struct alc_status *st)
 		free(acc);
 		st->accounts = NULL;
 	}
+	st->classes_instrumented = get_u64(r);
+	st->classes_failed = get_u64(r);
+	st->untracked = get_u64(r);
 }
 
 /* alloc_call: send a request of type t with payload b and read a status reply. */
@@ -602,11 +606,12 @@ int proto_alloc_start(struct proto_conn *c, const struct proto_alloc_opts *o, st
 		      struct hs_error *err)
 {
 	struct obuf b = {0};
-	put_u8(&b, o->exact ? 1 : 0);
+	put_u8(&b, (o->exact ? 1 : 0) | (o->exact && o->jvmti ? 2 : 0));
 	put_u64(&b, o->exact ? 0 : o->interval);
 	put_u32(&b, o->depth);
 	put_str(&b, o->accounts ? o->accounts : "");
-	int rc = alloc_call(c, T_ALLOC_START, &b, REPLY_MS, st, err);
+	/* An exact recording's start rewrites every loaded class first: seconds in a big program. */
+	int rc = alloc_call(c, T_ALLOC_START, &b, o->exact ? WALK_MS : REPLY_MS, st, err);
 	free(b.p);
 	return rc;
 }
@@ -615,8 +620,11 @@ int proto_alloc_control(struct proto_conn *c, enum proto_alloc_op op, struct alc
 			struct hs_error *err)
 {
 	static const uint8_t type[] = {T_ALLOC_STOP, T_ALLOC_STATUS, T_ALLOC_RESET, T_ALLOC_MARK};
-	/* A mark walks the heap after a full GC. */
-	return alloc_call(c, type[op], NULL, op == PROTO_ALLOC_MARK ? WALK_MS : REPLY_MS, st, err);
+	/*
+	 * A mark walks the heap after a full GC; stopping or resetting an exact
+	 * recording puts every rewritten class back (and a reset rewrites them again).
+	 */
+	return alloc_call(c, type[op], NULL, op == PROTO_ALLOC_STATUS ? REPLY_MS : WALK_MS, st, err);
 }
 
 enum { A_STATUS = 1, A_ACCOUNT, A_CLASS, A_METHOD, A_NODE, A_KEY };

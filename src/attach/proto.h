@@ -125,7 +125,8 @@ void proto_instances_free(struct proto_instances *r);
  * Allocation recordings (docs/protocol.md, ALLOC_*; docs/agent.md). Each
  * call fills *st (st->accounts is new memory: alc_status_free) with the
  * recording's state after the request. proto_alloc_start starts a
- * recording: exact (every allocation) or sampled every interval bytes on
+ * recording: exact (every allocation, by bytecode instrumentation or, with
+ * jvmti, by JVMTI events) or sampled every interval bytes on
  * average (1 to 2^31-1), depth frames kept per stack (1 to 1024), accounts
  * a comma-separated list of package patterns (a.b, a.b.*) or NULL; an
  * agent error (already recording, a bad pattern) is HS_ERR with its words.
@@ -139,6 +140,7 @@ struct alc_status;
 struct alc_rec;
 struct proto_alloc_opts {
 	bool exact;
+	bool jvmti;		/* exact by JVMTI events, not bytecode instrumentation */
 	uint64_t interval;	/* bytes, sampled mode */
 	uint32_t depth;		/* frames */
 	const char *accounts;

@@ -56,6 +56,19 @@ static void when(uint64_t ms, char *buf, size_t cap)
 	strftime(buf, cap, "%Y-%m-%d %H:%M:%S", &tm);
 }
 
+/* warn_bounds: what the agent's bounds left out of a recording, on standard error. */
+static void warn_bounds(const struct alc_status *st)
+{
+	if (st->dropped)
+		fprintf(stderr, "warning: %" PRIu64 " allocations were not recorded because the "
+			"agent's tables reached their bound; counts are low by that much\n",
+			st->dropped);
+	if (st->untracked)
+		fprintf(stderr, "warning: %" PRIu64 " recorded objects are not followed because the "
+			"agent's tables reached their bound; live counts are low by up to that "
+			"much\n", st->untracked);
+}
+
 /* show_status: a recording's state as rows of property, value. */
 static void show_status(struct sh *sh, const struct alc_status *st)
 {
@@ -68,8 +81,10 @@ static void show_status(struct sh *sh, const struct alc_status *st)
 	out_cell_str(t, !st->exists ? "none" : st->recording ? "running" : "stopped");
 	if (st->exists) {
 		out_cell_str(t, "mode");
-		if (st->exact)
-			out_cell_str(t, "exact (every allocation)");
+		if (st->exact && st->bytecode)
+			out_cell_str(t, "exact, by bytecode instrumentation");
+		else if (st->exact)
+			out_cell_str(t, "exact, by JVMTI events");
 		else
 			out_cell_fmt(t, "sampled, one per %" PRIu64 " bytes on average (estimates)",
 				     st->interval);
@@ -93,6 +108,12 @@ static void show_status(struct sh *sh, const struct alc_status *st)
 		out_cell_u64(t, st->agent_bytes);
 		out_cell_str(t, "tracked objects alive at the last read");
 		out_cell_u64(t, st->tracked);
+		if (st->bytecode) {
+			out_cell_str(t, "classes instrumented");
+			out_cell_u64(t, st->classes_instrumented);
+			out_cell_str(t, "classes left as they were");
+			out_cell_u64(t, st->classes_failed);
+		}
 		out_cell_str(t, "mark");
 		if (st->has_mark) {
 			when(st->mark_ms, buf, sizeof buf);
@@ -102,10 +123,7 @@ static void show_status(struct sh *sh, const struct alc_status *st)
 		}
 	}
 	out_table_end(t);
-	if (st->dropped)
-		fprintf(stderr, "warning: %" PRIu64 " allocations were not recorded because the "
-			"agent's tables reached their bound; counts are low by that much\n",
-			st->dropped);
+	warn_bounds(st);
 }
 
 /* conn: the agent connection for :alloc, or NULL (reported). */
@@ -120,11 +138,12 @@ static struct proto_conn *conn(struct sh *sh)
 
 static int cmd_start(struct sh *sh, int argc, char **argv)
 {
-	struct proto_alloc_opts o = {false, DEFAULT_INTERVAL, DEFAULT_DEPTH, NULL};
+	struct proto_alloc_opts o = {false, false, DEFAULT_INTERVAL, DEFAULT_DEPTH, NULL};
+	const char *via = NULL;
 	for (int a = 2; a < argc; a++) {
 		const char *opt = argv[a];
 		if (a + 1 >= argc && (!strcmp(opt, "--interval") || !strcmp(opt, "--accounts") ||
-				      !strcmp(opt, "--depth")))
+				      !strcmp(opt, "--depth") || !strcmp(opt, "--via")))
 			return sh_error(sh, NULL, "%s needs a value", opt);
 		if (!strcmp(opt, "--interval")) {
 			const char *v = argv[++a];
@@ -145,11 +164,19 @@ static int cmd_start(struct sh *sh, int argc, char **argv)
 				return sh_error(sh, NULL, "--depth takes a number of frames from 1 to "
 						"1024, not '%s'", argv[a]);
 			o.depth = (uint32_t)d;
+		} else if (!strcmp(opt, "--via")) {
+			via = argv[++a];
+			if (strcmp(via, "bytecode") && strcmp(via, "jvmti"))
+				return sh_error(sh, NULL, "--via takes bytecode or jvmti, not '%s'", via);
 		} else {
 			return sh_error(sh, NULL, "unknown option '%s' of :alloc start (--interval, "
-					"--accounts, --depth)", opt);
+					"--accounts, --depth, --via)", opt);
 		}
 	}
+	if (via && !o.exact)
+		return sh_error(sh, NULL, "--via chooses how an exact recording is made: give "
+				"--interval exact too (a sampled recording always uses JVMTI)");
+	o.jvmti = via && !strcmp(via, "jvmti");
 	struct proto_conn *c = conn(sh);
 	if (!c)
 		return HS_ERR;
@@ -171,10 +198,7 @@ int sh_alloc_fetch(struct sh *sh, struct alc_rec **out)
 	struct hs_error err;
 	if (proto_alloc_read(c, out, &err))
 		return sh_error(sh, NULL, "%s", err.msg);
-	if ((*out)->st.dropped)
-		fprintf(stderr, "warning: %" PRIu64 " allocations were not recorded because the "
-			"agent's tables reached their bound; counts are low by that much\n",
-			(*out)->st.dropped);
+	warn_bounds(&(*out)->st);
 	return HS_OK;
 }
 

@@ -58,7 +58,7 @@ enum { A_STATUS = 1, A_ACCOUNT, A_CLASS, A_METHOD, A_NODE, A_KEY };
 static void status(struct w *w)
 {
 	u8(w, A_STATUS);
-	u8(w, 1 | 2 | 4);	/* exists, recording, exact */
+	u8(w, 1 | 2 | 4 | 16);	/* exists, recording, exact, by bytecode instrumentation */
 	u64(w, 0);
 	u32(w, 64);
 	u64(w, 1700000000000ULL);
@@ -69,6 +69,9 @@ static void status(struct w *w)
 	u64(w, 10);
 	u64(w, 0);
 	str(w, "com.acme.web,com.acme.xml.*");
+	u64(w, 812);	/* classes instrumented */
+	u64(w, 3);	/* classes left as they were */
+	u64(w, 0);	/* objects not followed */
 	w->records++;
 }
 static void method(struct w *w, const char *cls, const char *name, const char *file, uint32_t acc)
@@ -148,6 +151,10 @@ static void test_valid(void **state)
 	assert_int_equal(r->st.depth, 64);
 	assert_int_equal(r->st.events, 1234);
 	assert_string_equal(r->st.accounts, "com.acme.web,com.acme.xml.*");
+	assert_true(r->st.bytecode);
+	assert_int_equal(r->st.classes_instrumented, 812);
+	assert_int_equal(r->st.classes_failed, 3);
+	assert_int_equal(r->st.untracked, 0);
 	assert_int_equal(r->naccounts, 3);
 	assert_string_equal(r->accounts[0], "(none)");
 	assert_string_equal(r->accounts[2], "com.acme.xml.*");

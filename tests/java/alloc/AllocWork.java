@@ -18,6 +18,11 @@
  *         drop     let go of everything still kept, print "done drop" (the
  *                  objects are garbage until the next GC).
  *         gc       System.gc(), print "done gc".
+ *         kinds    com.acme.kinds.Kinds.make() (clone, reflection, lambdas,
+ *                  multianewarray, Arrays.copyOf: see Kinds.java for what it
+ *                  allocates), then Kinds.fail() caught here and
+ *                  Pool.make(5) from this unaccounted frame; print "done
+ *                  kinds". Kinds is loaded by this command, not before.
  *         warm     allocate 32 MB of garbage byte[1024] arrays in this
  *                  (unaccounted) frame, print "done warm": an exact
  *                  recording started in a running JVM records a thread from
@@ -120,6 +125,8 @@
  * initializer, string constant, boxing or string concatenation runs in an
  * accounted frame; main loads every class, and the array classes, first).
  */
+import com.acme.util.Buffer;
+import com.acme.util.Pool;
 import com.acme.web.WebHandler;
 import com.acme.xml.Doc;
 import com.acme.xml.parse.Parser;
@@ -179,6 +186,30 @@ public final class AllocWork {
         loose = l;
     }
 
+    static Buffer[] afterOops;       // the (none) Buffers of `kinds`, kept
+
+    /**
+     * The `kinds` command: Kinds.make, then an exception out of an accounted
+     * frame. Kinds's classes are loaded here, from this unaccounted frame.
+     */
+    static void kinds() {
+        try {
+            ClassLoader loader = AllocWork.class.getClassLoader();
+            for (String c : new String[] {"", "$Plain", "$PlainBase", "$PlainChild", "$Deep",
+                                          "$DeepChild", "$Made", "$Oops"}) {
+                Class.forName("com.acme.kinds.Kinds" + c, true, loader);
+            }
+            com.acme.kinds.Kinds.make();
+        } catch (ReflectiveOperationException | CloneNotSupportedException e) {
+            throw new IllegalStateException(e);
+        }
+        try {
+            com.acme.kinds.Kinds.fail();
+        } catch (RuntimeException e) {
+            afterOops = Pool.make(5);
+        }
+    }
+
     static void drop() {
         WebHandler.release();
         Doc.release();
@@ -217,6 +248,9 @@ public final class AllocWork {
             } else if (cmd.equals("drop") && words.length == 1) {
                 drop();
                 say("done drop");
+            } else if (cmd.equals("kinds") && words.length == 1) {
+                kinds();
+                say("done kinds");
             } else if (cmd.equals("warm") && words.length == 1) {
                 byte[][] w = new byte[1024][];
                 for (int i = 0; i < 32 * 1024; i++) {
@@ -230,7 +264,7 @@ public final class AllocWork {
                 return;
             } else if (!cmd.isEmpty()) {
                 System.err.println("AllocWork: unknown command: " + line.trim()
-                    + " (run [N], warm, drop, gc, exit)");
+                    + " (run [N], kinds, warm, drop, gc, exit)");
             }
         }
     }

@@ -1,0 +1,152 @@
+/*
+ * alloc_jvmti.c - allocation recordings seen through JVMTI events
+ * (docs/agent.md, "Allocation recordings"): the sampled mode, and the exact
+ * mode by events (--via jvmti).
+ *
+ * Mechanism: JVMTI SampledObjectAlloc (JEP 331) in the recording's own
+ * environment. In sampled mode the VM samples on average one allocation per
+ * `interval` bytes of each thread; in exact mode the interval is 0, which
+ * the VM documents as "sample every allocation", so every object the VM
+ * allocates for Java code, reflection, clone, JNI or itself is seen. Each
+ * event walks the allocating thread's stack (ag_rec_stack_key: calling
+ * context and account) and counts the object under its key; the object is
+ * then tagged with its key and size in the recording's environment. The live
+ * counts of a read are one walk over the tagged objects after a full GC
+ * (IterateThroughHeap, tagged objects only), exact at the moment of the
+ * read, with no per-death event (ObjectFree would cost a VM operation after
+ * every GC).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "recorder.h"
+
+#define CLASS_BIT (1LL << 62)	/* class tags (ag_rec_class_of) */
+#define MAX_WORDS 0x1fffffffLL	/* object sizes kept in tags, in 8-byte words */
+
+/* weight: how many objects one recorded object of size bytes stands for. */
+static double weight(jlong size)
+{
+	if (R.mech != M_SAMPLED || size <= 0)
+		return 1.0;
+	/* A sample falls in an object of s bytes with probability 1 - exp(-s/interval). */
+	return 1.0 / -expm1(-(double)size / (double)R.interval);
+}
+
+static void record(jvmtiEnv *e, JNIEnv *jni, jobject obj, jclass klass, jlong size)
+{
+	bool array = false;
+	uint32_t cls = ag_rec_class_of(e, klass, &array), key = NONE;
+	jint len = array ? (*jni)->GetArrayLength(jni, (jarray)obj) : 0;
+	if (cls == NONE || ag_rec_stack_key(e, jni, cls, NONE, NULL, 0, NONE, 0, &key) != 0) {
+		atomic_fetch_add(&R.dropped, 1);
+		return;
+	}
+	double w = weight(size);
+	pthread_mutex_lock(&R.lock);
+	struct key *k = KEY(key);
+	k->objs += w;
+	k->bytes += w * (double)size;
+	k->elems += w * (double)len;
+	R.events++;
+	pthread_mutex_unlock(&R.lock);
+	jlong words = size / 8 > MAX_WORDS ? MAX_WORDS : size / 8;
+	(*e)->SetTag(e, obj, (jlong)key + 1 + (words << 32));
+}
+
+static void JNICALL on_alloc(jvmtiEnv *e, JNIEnv *jni, jthread thread, jobject obj, jclass klass,
+			     jlong size)
+{
+	(void)thread;
+	if (ag_in_agent_thread || !atomic_load(&R.on))
+		return;
+	atomic_fetch_add(&R.inflight, 1);
+	if (atomic_load(&R.on) && e == R.env)
+		record(e, jni, obj, klass, size);
+	atomic_fetch_sub(&R.inflight, 1);
+}
+
+bool ag_jvmti_begin(char *why, size_t cap)
+{
+	jvmtiEnv *e = NULL;
+	if (!R.vm || (*R.vm)->GetEnv(R.vm, (void **)&e, JVMTI_VERSION_11) != JNI_OK || !e) {
+		snprintf(why, cap, "this JVM offers no JVMTI 11 environment (allocation "
+			 "sampling needs JDK 11 or later)");
+		return false;
+	}
+	R.env = e;
+	jvmtiCapabilities caps;
+	memset(&caps, 0, sizeof caps);
+	caps.can_generate_sampled_object_alloc_events = 1;
+	caps.can_tag_objects = 1;
+	caps.can_get_line_numbers = 1;
+	caps.can_get_source_file_name = 1;
+	jvmtiError err = (*e)->AddCapabilities(e, &caps);
+	if (err != JVMTI_ERROR_NONE) {
+		snprintf(why, cap, "the JVM refused the allocation sampling capabilities "
+			 "(JVMTI error %d)", err);
+		return false;
+	}
+	jvmtiEventCallbacks cb;
+	memset(&cb, 0, sizeof cb);
+	cb.SampledObjectAlloc = on_alloc;
+	(*e)->SetEventCallbacks(e, &cb, sizeof cb);
+	err = (*e)->SetHeapSamplingInterval(e, R.mech == M_SAMPLED ? (jint)R.interval : 0);
+	if (err != JVMTI_ERROR_NONE) {
+		snprintf(why, cap, "SetHeapSamplingInterval failed (JVMTI error %d)", err);
+		return false;
+	}
+	R.exists = true;
+	atomic_store(&R.on, 1);
+	err = (*e)->SetEventNotificationMode(e, JVMTI_ENABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL);
+	if (err != JVMTI_ERROR_NONE) {
+		atomic_store(&R.on, 0);
+		snprintf(why, cap, "the JVM refused SampledObjectAlloc events (JVMTI error %d)", err);
+		return false;
+	}
+	return true;
+}
+
+void ag_jvmti_halt(void)
+{
+	if (R.env)
+		(*R.env)->SetEventNotificationMode(R.env, JVMTI_DISABLE,
+						   JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL);
+	/* No event callback is running any more once this returns. */
+	for (int k = 0; k < 2000 && atomic_load(&R.inflight) > 0; k++)
+		usleep(1000);
+}
+
+static jint JNICALL walk_cb(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *ud)
+{
+	struct walk_counts *w = ud;
+	(void)class_tag;
+	(void)length;
+	jlong t = *tag_ptr;
+	if (t <= 0 || (t & CLASS_BIT))
+		return 0;
+	uint32_t k = (uint32_t)(t & 0xffffffff) - 1;
+	if (k < w->n) {
+		double wt = weight(size);
+		w->objs[k] += wt;
+		w->bytes[k] += wt * (double)size;
+		w->tracked++;
+	}
+	return 0;
+}
+
+bool ag_jvmti_measure(struct walk_counts *w, char *why, size_t cap)
+{
+	jvmtiHeapCallbacks cb;
+	memset(&cb, 0, sizeof cb);
+	cb.heap_iteration_callback = walk_cb;
+	jvmtiError err = (*R.env)->IterateThroughHeap(R.env, JVMTI_HEAP_FILTER_UNTAGGED, NULL, &cb, w);
+	if (err != JVMTI_ERROR_NONE) {
+		snprintf(why, cap, "the heap walk for live objects failed (JVMTI error %d)", err);
+		return false;
+	}
+	return true;
+}

@@ -1,0 +1,610 @@
+/*
+ * Instrument - the class-file transformer of exact allocation recordings
+ * (docs/agent.md, "Allocation recordings", "Bytecode instrumentation").
+ *
+ * src/agent/instrument.c calls transform() from its JVMTI ClassFileLoadHook,
+ * for each class loaded or retransformed while a recording made by bytecode
+ * instrumentation runs. Using ASM (Debian's libasm-java, in a class loader of
+ * the agent's own), it rewrites the class so that
+ *
+ *  - every allocation site reports the object it made, just after it exists,
+ *    to Rt.record / Rt.allocated / Rt.recordWalking (the allocation sites of
+ *    seed 002, counted per site as JP and DuckTracks do, seeds 004 and 002):
+ *      new C ... invokespecial C.<init>   after the constructor returns
+ *      newarray, anewarray, multianewarray
+ *      calls that return a new object made outside bytecode: clone() (when
+ *        it ran Object.clone, which the agent decides per class),
+ *        Array.newArray / multiNewArray (reflection), Unsafe.allocateInstance,
+ *        the native constructor accessors (reflection), and the Java methods
+ *        the JIT compilers replace by their own code (intrinsics:
+ *        Arrays.copyOf / copyOfRange with a class, Unsafe.allocateUninitialized-
+ *        Array0), whose own allocation sites are not instrumented instead
+ *    (a lambda capturing values is made through a method handle of its
+ *    class's constructor, DirectMethodHandle.allocateInstance, whose
+ *    Unsafe.allocateInstance call counts it)
+ *  - every method of an accounted class that calls anything sets the
+ *    thread's current account (Rt.slot()) to its own on entry (after the
+ *    super or this call in a constructor), keeping the caller's in a local
+ *    variable, and puts it back before each return and in a handler for
+ *    every exception that leaves the method, so that unaccounted code pays
+ *    to the account of the nearest accounted frame (seed 001, definitions
+ *    1-3, section 4; the principal-agent relationship).
+ *
+ * A site is registered with the agent (site(), a native) when its class is
+ * transformed; the bytecode passes its number. Nothing is rewritten when a
+ * class has no site and no accounted method that calls something (transform
+ * returns null and the class is left as it is). Any failure leaves the class
+ * as it is, and the agent counts it (failed()).
+ *
+ * Frames: allocation sites add no local variable and no branch target, so
+ * the class's stack map frames stay valid. A method that sets the account
+ * gets two local variables (the slot and the caller's account), which ASM's
+ * LocalVariablesSorter adds to every frame of the method, and one handler
+ * with a frame of its own. The operand stack grows by at most 4.
+ */
+package heapsh.agent;
+
+import org.objectweb.asm.ClassReader;
+import org.objectweb.asm.ClassVisitor;
+import org.objectweb.asm.ClassWriter;
+import org.objectweb.asm.Handle;
+import org.objectweb.asm.Label;
+import org.objectweb.asm.MethodVisitor;
+import org.objectweb.asm.Opcodes;
+import org.objectweb.asm.Type;
+import org.objectweb.asm.commons.LocalVariablesSorter;
+
+import java.util.ArrayList;
+import java.util.List;
+
+final class Instrument {
+    /* Site kinds; src/agent/instrument.c has the same numbers. */
+    static final int NEW = 0;           /* new C: the class is known */
+    static final int ARRAY = 1;         /* newarray, anewarray: the class is known */
+    static final int MULTI = 2;         /* multianewarray: the arrays inside are counted too */
+    static final int DYNAMIC = 3;       /* a call's result: the class is the object's */
+    static final int DYNAMIC_MULTI = 4; /* Array.multiNewArray's result */
+    static final int CLONE_VIRTUAL = 5; /* x.clone(): counted when Object.clone ran */
+    static final int CLONE_SPECIAL = 6; /* super.clone(): the same, resolved from the caller's superclass */
+
+    private static final String RT = "heapsh/agent/Rt";
+    private static final int ASM_MAX_VERSION = Opcodes.V20;
+
+    private Instrument() {
+    }
+
+    /** The site's number, or -1 when the agent's tables are full (the site is then left alone). */
+    static native int site(String owner, String method, String desc, String file, int line,
+                           String type, int kind);
+
+    /** The memory account of a class (internal name): 1.. for an account pattern, 0 for none. */
+    static native int account(String owner);
+
+    /** A class that could not be instrumented, and why. */
+    static native void failed(String owner, String why);
+
+    /**
+     * transform: the instrumented class file of class name (internal form,
+     * may be null for classes defined without a name), or null to leave it as
+     * it is. accounts: whether the recording has account patterns.
+     */
+    static byte[] transform(String name, byte[] bytes, boolean accounts) {
+        try {
+            return rewrite(name, bytes, accounts);
+        } catch (Throwable t) {
+            failed(name == null ? "?" : name, String.valueOf(t));
+            return null;
+        }
+    }
+
+    /*
+     * allocatingCall: the kind of site a call is, or -1: the methods of the
+     * JDK whose new objects are counted at their call sites. A clone() call
+     * may run Object.clone or an override (which counts its own); the agent
+     * tells them apart at run time (docs/agent.md).
+     */
+    private static int allocatingCall(int op, String owner, String name, String desc) {
+        switch (name) {
+            case "clone":
+                if (!desc.equals("()Ljava/lang/Object;")) {
+                    return -1;
+                }
+                return op == Opcodes.INVOKEVIRTUAL ? CLONE_VIRTUAL : op == Opcodes.INVOKESPECIAL ? CLONE_SPECIAL : -1;
+            case "newArray":
+                return owner.equals("java/lang/reflect/Array")
+                    && desc.equals("(Ljava/lang/Class;I)Ljava/lang/Object;") ? DYNAMIC : -1;
+            case "multiNewArray":
+                return owner.equals("java/lang/reflect/Array")
+                    && desc.equals("(Ljava/lang/Class;[I)Ljava/lang/Object;") ? DYNAMIC_MULTI : -1;
+            case "allocateInstance":
+                return owner.equals("jdk/internal/misc/Unsafe")
+                    && desc.equals("(Ljava/lang/Class;)Ljava/lang/Object;") ? DYNAMIC : -1;
+            case "newInstance0":
+                return owner.startsWith("jdk/internal/reflect/")
+                    && desc.equals("(Ljava/lang/reflect/Constructor;[Ljava/lang/Object;)Ljava/lang/Object;")
+                    ? DYNAMIC : -1;
+            default:
+                return intrinsic(owner, name, desc) ? DYNAMIC : -1;
+        }
+    }
+
+    /*
+     * Intrinsics that return a new object: C2 replaces their bodies with its
+     * own code, so their call sites count the object and their own
+     * allocation sites are not instrumented.
+     */
+    private static boolean intrinsic(String owner, String name, String desc) {
+        switch (name) {
+            case "copyOf":
+                return owner.equals("java/util/Arrays")
+                    && desc.equals("([Ljava/lang/Object;ILjava/lang/Class;)[Ljava/lang/Object;");
+            case "copyOfRange":
+                return owner.equals("java/util/Arrays")
+                    && desc.equals("([Ljava/lang/Object;IILjava/lang/Class;)[Ljava/lang/Object;");
+            case "allocateUninitializedArray0":
+                return owner.equals("jdk/internal/misc/Unsafe")
+                    && desc.equals("(Ljava/lang/Class;I)Ljava/lang/Object;");
+            default:
+                return false;
+        }
+    }
+
+    /*
+     * The classes Rt.slot and Rt.allocated run (ThreadLocal's): their sites
+     * report through Rt.recordWalking, and the packages whose methods never
+     * set the account (Rt.slot would call back into them).
+     */
+    private static boolean walkingClass(String owner) {
+        return owner.equals("java/lang/ThreadLocal") || owner.startsWith("java/lang/ThreadLocal$");
+    }
+
+    private static boolean noAccountStack(String owner) {
+        String pkg = owner.lastIndexOf('/') < 0 ? "" : owner.substring(0, owner.lastIndexOf('/'));
+        return pkg.equals("java/lang") || pkg.equals("java/lang/ref") || pkg.equals("jdk/internal/misc")
+            || owner.startsWith("heapsh/agent/");
+    }
+
+    /* What the first, quick pass finds in each method, in class-file order. */
+    private static final class Scan extends ClassVisitor {
+        final List<boolean[]> methods = new ArrayList<>();  /* {has a site, calls something} */
+        boolean anySite, anyCall;
+
+        Scan() {
+            super(Opcodes.ASM9);
+        }
+
+        @Override
+        public MethodVisitor visitMethod(int access, String name, String desc, String sig, String[] ex) {
+            boolean[] m = new boolean[2];
+            methods.add(m);
+            return new MethodVisitor(Opcodes.ASM9) {
+                private void site() {
+                    m[0] = true;
+                    anySite = true;
+                }
+
+                private void call() {
+                    m[1] = true;
+                    anyCall = true;
+                }
+
+                @Override
+                public void visitTypeInsn(int op, String type) {
+                    if (op == Opcodes.NEW || op == Opcodes.ANEWARRAY) {
+                        site();
+                    }
+                }
+
+                @Override
+                public void visitIntInsn(int op, int operand) {
+                    if (op == Opcodes.NEWARRAY) {
+                        site();
+                    }
+                }
+
+                @Override
+                public void visitMultiANewArrayInsn(String desc2, int dims) {
+                    site();
+                }
+
+                @Override
+                public void visitMethodInsn(int op, String owner, String mname, String mdesc, boolean itf) {
+                    call();
+                    if (allocatingCall(op, owner, mname, mdesc) >= 0) {
+                        site();
+                    }
+                }
+
+                @Override
+                public void visitInvokeDynamicInsn(String mname, String mdesc, Handle bsm, Object... args) {
+                    call();
+                }
+            };
+        }
+    }
+
+    private static byte[] rewrite(String name, byte[] bytes, boolean accounts) {
+        if (name == null || name.startsWith("heapsh/agent/") || bytes.length < 8) {
+            return null;
+        }
+        int version = ((bytes[6] & 0xff) << 8) | (bytes[7] & 0xff);
+        byte[] input = bytes;
+        if (version > ASM_MAX_VERSION) {
+            /* ASM 9.4 reads up to Java 20; later class files differ in nothing it rewrites. */
+            input = bytes.clone();
+            input[6] = (byte) (ASM_MAX_VERSION >> 8);
+            input[7] = (byte) ASM_MAX_VERSION;
+        }
+        ClassReader reader = new ClassReader(input);
+        Scan scan = new Scan();
+        reader.accept(scan, ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES);
+        int account = accounts ? account(name) : 0;
+        boolean stack = account > 0 && !noAccountStack(name) && scan.anyCall;
+        if (!scan.anySite && !stack) {
+            return null;
+        }
+        ClassWriter writer = new ClassWriter(reader, 0);
+        /* LocalVariablesSorter needs every frame expanded. */
+        reader.accept(new Rewriter(writer, name, version, scan, accounts, account, stack),
+                      stack ? ClassReader.EXPAND_FRAMES : 0);
+        return writer.toByteArray();
+    }
+
+    private static final class Rewriter extends ClassVisitor {
+        final String owner;
+        final int version;
+        final Scan scan;
+        final boolean accounts, stack;
+        final int account;
+        String superName, file;
+        int index;
+
+        Rewriter(ClassVisitor next, String owner, int version, Scan scan, boolean accounts,
+                 int account, boolean stack) {
+            super(Opcodes.ASM9, next);
+            this.owner = owner;
+            this.version = version;
+            this.scan = scan;
+            this.accounts = accounts;
+            this.account = account;
+            this.stack = stack;
+        }
+
+        @Override
+        public void visit(int v, int access, String name, String sig, String sup, String[] itfs) {
+            superName = sup;
+            super.visit(version, access, name, sig, sup, itfs);   /* the class's own version */
+        }
+
+        @Override
+        public void visitSource(String source, String debug) {
+            file = source;
+            super.visitSource(source, debug);
+        }
+
+        @Override
+        public MethodVisitor visitMethod(int access, String name, String desc, String sig, String[] ex) {
+            MethodVisitor mv = super.visitMethod(access, name, desc, sig, ex);
+            boolean[] m = index < scan.methods.size() ? scan.methods.get(index) : new boolean[2];
+            index++;
+            boolean sites = m[0] && !intrinsic(owner, name, desc);
+            boolean keep = stack && m[1] && (access & (Opcodes.ACC_ABSTRACT | Opcodes.ACC_NATIVE)) == 0;
+            if (mv == null || (!sites && !keep)) {
+                return mv;
+            }
+            Slots slots = keep ? new Slots(access, desc, mv) : null;
+            return new Method(keep ? slots : mv, this, name, desc, sites, slots);
+        }
+    }
+
+    /* Adds local variables to a method, remapping its own and its frames. */
+    private static final class Slots extends LocalVariablesSorter {
+        Slots(int access, String desc, MethodVisitor next) {
+            super(Opcodes.ASM9, access, desc, next);
+        }
+
+        /* The visitor after the remapping, for the added variables' own instructions. */
+        MethodVisitor raw() {
+            return mv;
+        }
+    }
+
+    /* A NEW waiting for its constructor call. */
+    private static final class Pending {
+        final String type;
+        final int line;
+        boolean dup;    /* a DUP follows the NEW: the object is on the stack after <init> */
+
+        Pending(String type, int line) {
+            this.type = type;
+            this.line = line;
+        }
+    }
+
+    private static final class Method extends MethodVisitor {
+        final Rewriter cls;
+        final String name, desc;
+        final boolean sites, keep, constructor;
+        final Slots slots;      /* keep: the local variables added */
+        int slotVar, savedVar;  /* keep: Rt.slot() and the caller's account */
+        final List<Pending> pending = new ArrayList<>();
+        Pending justNew;        /* the NEW just visited, until the next instruction */
+        int line = -1;
+        boolean started;        /* the account stack is entered (after super() in a constructor) */
+        boolean superDone;
+        final Label start = new Label(), end = new Label(), handler = new Label();
+
+        Method(MethodVisitor next, Rewriter cls, String name, String desc, boolean sites, Slots slots) {
+            super(Opcodes.ASM9, next);
+            this.cls = cls;
+            this.name = name;
+            this.desc = desc;
+            this.sites = sites;
+            this.slots = slots;
+            this.keep = slots != null;
+            this.constructor = name.equals("<init>");
+        }
+
+        @Override
+        public void visitCode() {
+            super.visitCode();
+            if (keep) {
+                /*
+                 * Made and given a value first, so that every frame may name
+                 * them, even before a constructor's super() call.
+                 */
+                slotVar = slots.newLocal(Type.getType("[I"));
+                savedVar = slots.newLocal(Type.INT_TYPE);
+                super.visitInsn(Opcodes.ACONST_NULL);
+                slots.raw().visitVarInsn(Opcodes.ASTORE, slotVar);
+                super.visitInsn(Opcodes.ICONST_0);
+                slots.raw().visitVarInsn(Opcodes.ISTORE, savedVar);
+            }
+        }
+
+        /*
+         * Called before any code is visited (so after the method's own
+         * try-catch blocks, which must come first in the exception table):
+         * enter the account stack, except in a constructor, where that
+         * waits for the super() or this() call.
+         */
+        private void begin() {
+            if (keep && !started && !constructor) {
+                enter();
+            }
+        }
+
+        /* enter: the caller's account saved, this class's set; the handler's range begins. */
+        private void enter() {
+            started = true;
+            MethodVisitor raw = slots.raw();
+            super.visitMethodInsn(Opcodes.INVOKESTATIC, RT, "slot", "()[I", false);
+            super.visitInsn(Opcodes.DUP);
+            raw.visitVarInsn(Opcodes.ASTORE, slotVar);
+            super.visitInsn(Opcodes.ICONST_0);
+            super.visitInsn(Opcodes.IALOAD);
+            raw.visitVarInsn(Opcodes.ISTORE, savedVar);
+            raw.visitVarInsn(Opcodes.ALOAD, slotVar);
+            super.visitInsn(Opcodes.ICONST_0);
+            push(cls.account);
+            super.visitInsn(Opcodes.IASTORE);
+            super.visitTryCatchBlock(start, end, handler, null);
+            super.visitLabel(start);
+        }
+
+        /* leave: the caller's account back. */
+        private void leave() {
+            MethodVisitor raw = slots.raw();
+            raw.visitVarInsn(Opcodes.ALOAD, slotVar);
+            super.visitInsn(Opcodes.ICONST_0);
+            raw.visitVarInsn(Opcodes.ILOAD, savedVar);
+            super.visitInsn(Opcodes.IASTORE);
+        }
+
+        private void push(int v) {
+            if (v >= -1 && v <= 5) {
+                super.visitInsn(Opcodes.ICONST_0 + v);
+            } else if (v >= Byte.MIN_VALUE && v <= Byte.MAX_VALUE) {
+                super.visitIntInsn(Opcodes.BIPUSH, v);
+            } else if (v >= Short.MIN_VALUE && v <= Short.MAX_VALUE) {
+                super.visitIntInsn(Opcodes.SIPUSH, v);
+            } else {
+                super.visitLdcInsn(v);
+            }
+        }
+
+        /* report: the object on top of the stack was allocated at a new site of this kind. */
+        private void report(String type, int kind, int atLine) {
+            int site = site(cls.owner, name, desc, cls.file, atLine, type, kind);
+            if (site < 0) {
+                return;
+            }
+            super.visitInsn(Opcodes.DUP);
+            push(site);
+            /* A site whose class is the object's passes the class on: Rt.dynamic, allocatedDynamic. */
+            String dyn = kind >= DYNAMIC ? "Dynamic" : "";
+            if (walkingClass(cls.owner)) {
+                super.visitMethodInsn(Opcodes.INVOKESTATIC, RT, "recordWalking", "(Ljava/lang/Object;I)V", false);
+            } else if (cls.account > 0 || !cls.accounts) {
+                push(cls.account);
+                super.visitMethodInsn(Opcodes.INVOKESTATIC, RT, kind >= DYNAMIC ? "dynamic" : "record",
+                                      "(Ljava/lang/Object;II)V", false);
+            } else {
+                super.visitMethodInsn(Opcodes.INVOKESTATIC, RT, "allocated" + dyn, "(Ljava/lang/Object;I)V", false);
+            }
+        }
+
+        private void instruction() {
+            begin();
+            justNew = null;
+        }
+
+        @Override
+        public void visitLabel(Label label) {
+            begin();
+            super.visitLabel(label);
+        }
+
+        @Override
+        public void visitLineNumber(int l, Label label) {
+            line = l;
+            super.visitLineNumber(l, label);
+        }
+
+        @Override
+        public void visitFrame(int type, int nLocal, Object[] local, int nStack, Object[] stk) {
+            begin();
+            super.visitFrame(type, nLocal, local, nStack, stk);
+        }
+
+        @Override
+        public void visitInsn(int op) {
+            Pending p = justNew;
+            instruction();
+            if (op == Opcodes.DUP && p != null) {
+                p.dup = true;
+            }
+            if (started && op >= Opcodes.IRETURN && op <= Opcodes.RETURN) {
+                leave();
+            }
+            super.visitInsn(op);
+        }
+
+        @Override
+        public void visitIntInsn(int op, int operand) {
+            instruction();
+            super.visitIntInsn(op, operand);
+            if (op == Opcodes.NEWARRAY && sites) {
+                report(primitiveArray(operand), ARRAY, line);
+            }
+        }
+
+        @Override
+        public void visitTypeInsn(int op, String type) {
+            instruction();
+            super.visitTypeInsn(op, type);
+            if (op == Opcodes.NEW && sites) {
+                Pending p = new Pending(type, line);
+                pending.add(p);
+                justNew = p;
+            } else if (op == Opcodes.ANEWARRAY && sites) {
+                report("[" + (type.startsWith("[") ? type : "L" + type + ";"), ARRAY, line);
+            }
+        }
+
+        @Override
+        public void visitMultiANewArrayInsn(String d, int dims) {
+            instruction();
+            super.visitMultiANewArrayInsn(d, dims);
+            if (sites) {
+                report(d, MULTI, line);
+            }
+        }
+
+        @Override
+        public void visitMethodInsn(int op, String owner, String mname, String mdesc, boolean itf) {
+            instruction();
+            super.visitMethodInsn(op, owner, mname, mdesc, itf);
+            if (op == Opcodes.INVOKESPECIAL && mname.equals("<init>")) {
+                Pending p = pending.isEmpty() ? null : pending.get(pending.size() - 1);
+                if (p != null && p.type.equals(owner)) {
+                    pending.remove(pending.size() - 1);
+                    if (p.dup) {
+                        report("L" + owner + ";", NEW, p.line);
+                    }
+                } else if (constructor && !superDone) {
+                    /* super(...) or this(...): the object under construction is initialized */
+                    superDone = true;
+                    pending.clear();
+                    if (keep && !started) {
+                        enter();
+                    }
+                } else {
+                    pending.clear();   /* code javac does not write: leave its NEWs alone */
+                }
+            } else if (sites) {
+                int kind = allocatingCall(op, owner, mname, mdesc);
+                if (kind >= 0) {
+                    report(null, kind, line);
+                }
+            }
+        }
+
+        @Override
+        public void visitInvokeDynamicInsn(String mname, String mdesc, Handle bsm, Object... args) {
+            instruction();
+            super.visitInvokeDynamicInsn(mname, mdesc, bsm, args);
+        }
+
+        @Override
+        public void visitFieldInsn(int op, String owner, String fname, String fdesc) {
+            instruction();
+            super.visitFieldInsn(op, owner, fname, fdesc);
+        }
+
+        @Override
+        public void visitVarInsn(int op, int var) {
+            instruction();
+            super.visitVarInsn(op, var);
+        }
+
+        @Override
+        public void visitJumpInsn(int op, Label label) {
+            instruction();
+            super.visitJumpInsn(op, label);
+        }
+
+        @Override
+        public void visitLdcInsn(Object value) {
+            instruction();
+            super.visitLdcInsn(value);
+        }
+
+        @Override
+        public void visitIincInsn(int var, int incr) {
+            instruction();
+            super.visitIincInsn(var, incr);
+        }
+
+        @Override
+        public void visitTableSwitchInsn(int min, int max, Label dflt, Label... labels) {
+            instruction();
+            super.visitTableSwitchInsn(min, max, dflt, labels);
+        }
+
+        @Override
+        public void visitLookupSwitchInsn(Label dflt, int[] keys, Label[] labels) {
+            instruction();
+            super.visitLookupSwitchInsn(dflt, keys, labels);
+        }
+
+        @Override
+        public void visitMaxs(int maxStack, int maxLocals) {
+            if (started) {
+                /* Every exception leaving the method leaves its account too. */
+                super.visitLabel(end);
+                super.visitLabel(handler);
+                if (cls.version >= Opcodes.V1_6) {
+                    /* Expanded, as LocalVariablesSorter wants; it adds the two variables. */
+                    super.visitFrame(Opcodes.F_NEW, 0, new Object[0], 1, new Object[] {"java/lang/Throwable"});
+                }
+                leave();
+                super.visitInsn(Opcodes.ATHROW);
+            }
+            super.visitMaxs(maxStack + 4, maxLocals);
+        }
+    }
+
+    private static String primitiveArray(int t) {
+        switch (t) {
+            case Opcodes.T_BOOLEAN: return "[Z";
+            case Opcodes.T_CHAR: return "[C";
+            case Opcodes.T_FLOAT: return "[F";
+            case Opcodes.T_DOUBLE: return "[D";
+            case Opcodes.T_BYTE: return "[B";
+            case Opcodes.T_SHORT: return "[S";
+            case Opcodes.T_INT: return "[I";
+            default: return "[J";
+        }
+    }
+}

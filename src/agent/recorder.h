@@ -1,0 +1,182 @@
+/*
+ * recorder.h - the allocation recorder's state and tables, shared by its
+ * three files inside libheapsh_agent.so (nothing here is exported):
+ *
+ *   alloc.c       the recording: settings, account patterns, the tables
+ *                 (methods, calling-context nodes, classes, keys), reads and
+ *                 the ALLOC_* requests (docs/protocol.md)
+ *   alloc_jvmti.c sampled recordings, and exact ones by JVMTI events:
+ *                 SampledObjectAlloc (JEP 331), a stack walk per event, a
+ *                 JVMTI tag per recorded object
+ *   instrument.c  exact recordings by bytecode instrumentation of the
+ *                 allocation sites (Instrument.java, ASM), counters per site
+ *                 and account, a JNI weak reference per recorded object
+ *
+ * The model is seed 004's method call tree (nodes), seed 002's allocation
+ * sites (a key's node is the allocating frame) and seed 001's memory
+ * accounts (a key's account is the nearest accounted frame's).
+ *
+ * Locking: R.lock guards the tables' growth and lookups. Keys and sites
+ * live in chunks that never move, so the bytecode mechanism's hot path reads
+ * them without the lock once it holds their index; their counters are
+ * atomics there. No JVMTI or JNI call is made with R.lock held (a thread in
+ * such a call may wait for a safepoint while others wait for the lock),
+ * except where a comment says why it cannot block.
+ */
+#ifndef HS_RECORDER_H
+#define HS_RECORDER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "ag.h"
+
+#define NONE UINT32_MAX
+#define MAX_DEPTH 1024		/* frames kept per stack */
+#define MAX_SEARCH 4096		/* frames searched for an accounted one */
+#define CHUNK 64		/* frames fetched at a time past the kept ones */
+#define MAX_PATTERNS 64
+#define MAX_BYTES ((size_t)256 << 20)	/* the recorder's tables */
+#define KEY_CHUNK 4096
+#define MAX_KEY_CHUNKS 2048	/* 8 M keys, far past MAX_BYTES */
+#define SITE_CHUNK 4096
+#define SITE_BITS 24		/* a site number: generation << 24 | index */
+#define MAX_SITE_CHUNKS ((1u << SITE_BITS) / SITE_CHUNK)
+
+/* How a recording sees allocations. */
+enum mech { M_SAMPLED, M_EVENTS, M_BYTECODE };
+
+struct method {
+	jmethodID id;		/* NULL: known by name only (a site's, from the transformer) */
+	char *cls, *name, *sig, *file;	/* cls: JNI signature; file NULL: unknown */
+	uint32_t account;
+	jint nlines;
+	jvmtiLineNumberEntry *lines;	/* sorted by start_location */
+};
+
+struct node {
+	uint32_t parent, method;
+	int32_t line;
+};
+
+struct key {
+	uint32_t node, cls, account;
+	double objs, bytes, elems;	/* events and samples (under the lock) */
+	_Atomic uint64_t n_objs, n_bytes, n_elems;	/* bytecode sites (no lock) */
+	double live_objs, live_bytes;	/* at the last read */
+	double mark_objs, mark_bytes;
+};
+
+struct pattern {
+	char *text;		/* as given: a.b or a.b.* */
+	char *pkg;		/* in JNI form: a/b */
+	size_t len;
+	bool wild;
+};
+
+/* An open-addressing table of indexes (slot = index + 1, 0 empty). */
+struct tab {
+	uint32_t *slot;
+	uint32_t mask, n;
+};
+
+struct site;			/* instrument.c's */
+
+extern struct recorder {
+	JavaVM *vm;
+	pthread_mutex_t lock;
+	jvmtiEnv *env;		/* the recording's environment, NULL: no recording */
+	atomic_int on;		/* allocations are being recorded */
+	atomic_int inflight;	/* JVMTI event callbacks running */
+	bool exists;
+	enum mech mech;
+	uint64_t interval;	/* M_SAMPLED: mean bytes between samples */
+	uint32_t depth;
+	struct pattern pat[MAX_PATTERNS];
+	int npat;
+	char *accounts;		/* the patterns as given */
+	uint64_t started_ms, stopped_ms, mark_ms;
+	bool has_mark;
+	uint64_t events;	/* M_SAMPLED and M_EVENTS; bytecode keys count their own */
+	_Atomic uint64_t dropped, untracked;
+	uint64_t tracked;	/* recorded objects alive at the last read */
+	_Atomic size_t bytes;	/* memory of the tables below and of the tracking */
+	struct method *methods;
+	uint32_t nmethods, capmethods;
+	struct node *nodes;
+	uint32_t nnodes, capnodes;
+	struct key *keys[MAX_KEY_CHUNKS];
+	uint32_t nkeys;
+	char **classes;
+	uint32_t nclasses, capclasses;
+	struct tab tmethods, tnames, tnodes, tkeys, tclasses;
+} R;
+
+/* KEY: key i (i < R.nkeys); its chunk never moves. */
+#define KEY(i) (&R.keys[(i) / KEY_CHUNK][(i) % KEY_CHUNK])
+
+uint64_t ag_wall_ms(void);
+/* ag_rec_room: may the tables grow by n bytes (MAX_BYTES); counts them when so. */
+bool ag_rec_room(size_t n);
+
+/* Table lookups, made if new; NONE when the tables are full. R.lock is held. */
+uint32_t ag_rec_node(uint32_t parent, uint32_t method, int32_t line);
+uint32_t ag_rec_key(uint32_t node, uint32_t cls, uint32_t account);
+uint32_t ag_rec_class(const char *sig);
+/* ag_rec_method_named: the method (cls JNI signature, name, descriptor, file or NULL), by name. */
+uint32_t ag_rec_method_named(const char *cls, const char *name, const char *sig, const char *file);
+/* ag_rec_account_of: the account of a class with JNI signature sig (0: none). */
+uint32_t ag_rec_account_of(const char *sig);
+
+/*
+ * ag_rec_class_of: the recorder's index of klass (tagging the class in
+ * R.env to find it again), *array set for array classes; NONE on failure.
+ * Takes R.lock itself.
+ */
+uint32_t ag_rec_class_of(jvmtiEnv *e, jclass klass, bool *array);
+
+/*
+ * ag_rec_stack_key: the key of an object of class cls allocated on the
+ * current thread's stack, counted under the lock-held tables: the frames
+ * are the calling context (R.depth kept); the account is acct, or, when
+ * acct is NONE, the nearest accounted frame's (seed 001, definition 3,
+ * searched up to MAX_SEARCH frames). Frames of the methods in own[0..nown)
+ * at the top of the stack are skipped (the agent's own calls); when
+ * top_method is not NONE, the innermost frame kept is (top_method,
+ * top_line) instead of the frame's own method and line. Returns 0 with
+ * *key set, 1 when an own method is found below other frames (the agent's
+ * own allocation, not recorded), -1 when the tables are full. Called
+ * without the lock.
+ */
+int ag_rec_stack_key(jvmtiEnv *e, JNIEnv *jni, uint32_t cls, uint32_t acct, const jmethodID *own,
+		     int nown, uint32_t top_method, int32_t top_line, uint32_t *key);
+
+/* Live counts per key: objs[k], bytes[k] for k < n; tracked is their total objects. */
+struct walk_counts {
+	uint32_t n;
+	double *objs, *bytes;
+	uint64_t tracked;
+};
+
+/*
+ * The mechanisms. *_begin: start recording with the settings in R, in the
+ * new environment R.env (true), or say why not; *_halt: stop recording new
+ * allocations, keeping what was recorded; *_measure: the live objects and
+ * bytes of every key now (after a full GC the caller ran).
+ */
+bool ag_jvmti_begin(char *why, size_t cap);
+void ag_jvmti_halt(void);
+bool ag_jvmti_measure(struct walk_counts *w, char *why, size_t cap);
+
+bool ag_bc_begin(JNIEnv *jni, char *why, size_t cap);
+void ag_bc_halt(JNIEnv *jni);
+void ag_bc_discard(JNIEnv *jni);
+bool ag_bc_measure(JNIEnv *jni, struct walk_counts *w, char *why, size_t cap);
+/* ag_bc_vm_init: finish a recording the agent's start-up options began (VMInit). */
+void ag_bc_vm_init(JNIEnv *jni);
+/* ag_bc_vm_death: the VM ends (a debug summary). */
+void ag_bc_vm_death(void);
+/* ag_bc_status: classes instrumented and classes left as they were. */
+void ag_bc_status(uint64_t *instrumented, uint64_t *failed);
+
+#endif
