@@ -1602,6 +1602,18 @@ bool ag_bc_measure(JNIEnv *jni, struct walk_counts *w, char *why, size_t cap)
 			}
 		}
 	}
+	/* Ended threads whose objects have all died go (their tables nobody else sweeps). */
+	for (struct tstate **p = (struct tstate **)&B.threads; *p;) {
+		struct tstate *t = *p;
+		if (atomic_load(&t->dead) && !t->n) {
+			*p = t->next;
+			R.bytes -= (size_t)t->cap * sizeof *t->e;
+			free(t->e);
+			free(t);
+		} else {
+			p = &t->next;
+		}
+	}
 	thaw();
 	return true;
 }
