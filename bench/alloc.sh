@@ -35,8 +35,12 @@
 #   none      no agent
 #   sampled   -agentpath:AGENT=alloc=524288            (JVMTI sampling, mean 512 KiB)
 #   accounts  -agentpath:AGENT=alloc=exact,accounts=P,depth=1
-#             (P = com.sun.tools.javac.* for javac, org.h2.* for h2)
+#             (P = com.sun.tools.javac.* for javac, org.h2.* for h2): exact by
+#             bytecode instrumentation, the default of alloc=exact
 #   stacks    -agentpath:AGENT=alloc=exact,depth=64
+#   events    -agentpath:AGENT=alloc=exact,via=jvmti,accounts=P,depth=1: exact
+#             with accounts by JVMTI events, for comparison (not in the default
+#             list: 7 to 10 times as long as none)
 #   jfr       -XX:StartFlightRecording=settings=profile,filename=F.jfr: the
 #             recording `jcmd PID JFR.start settings=profile` makes, from
 #             start-up; profile.jfc enables jdk.ObjectAllocationSample
@@ -53,7 +57,7 @@
 #
 # Environment:
 #   BENCH_RUNS=N            repetitions (default 5)
-#   BENCH_CONFIGS="..."     configurations, of the five above, in run order
+#   BENCH_CONFIGS="..."     configurations, of the six above, in run order
 #   BENCH_WORKLOADS="..."   workloads, of javac and h2
 #   ALLOC_JDK=DIR           the JDK running both workloads (default: the one of
 #                           javac on PATH)
@@ -96,7 +100,7 @@ for v in "$R" "$H2_ROWS" "$TMO"; do
 	[[ $v =~ ^[1-9][0-9]*$ ]] || { echo "bench/alloc.sh: BENCH_RUNS, ALLOC_H2_ROWS and ALLOC_TIMEOUT must be positive integers" >&2; exit 2; }
 done
 for c in "${CONFIGS[@]}"; do
-	case $c in none|sampled|accounts|stacks|jfr) ;; *) echo "bench/alloc.sh: unknown configuration '$c' in BENCH_CONFIGS (none sampled accounts stacks jfr)" >&2; exit 2;; esac
+	case $c in none|sampled|accounts|stacks|events|jfr) ;; *) echo "bench/alloc.sh: unknown configuration '$c' in BENCH_CONFIGS (none sampled accounts stacks events jfr)" >&2; exit 2;; esac
 done
 for w in "${WORKLOADS[@]}"; do
 	case $w in javac|h2) ;; *) echo "bench/alloc.sh: unknown workload '$w' in BENCH_WORKLOADS (javac h2)" >&2; exit 2;; esac
@@ -125,7 +129,7 @@ if [ -x /usr/bin/time ] && /usr/bin/time -f '%e %U %S %M' -o /dev/null true 2>/d
 AGENT=
 AGENT_ID="not used (no configuration of the agent selected)"
 uses_agent=0
-for c in "${CONFIGS[@]}"; do case $c in sampled|accounts|stacks) uses_agent=1;; esac; done
+for c in "${CONFIGS[@]}"; do case $c in sampled|accounts|stacks|events) uses_agent=1;; esac; done
 if [ "$uses_agent" = 1 ]; then
 	AGENT_SRC=${ALLOC_AGENT:-$(dirname "${HEAPSH:-./heapsh}")/libheapsh_agent.so}
 	if [ "$AGENT_SRC" = ./libheapsh_agent.so ]; then
@@ -142,7 +146,7 @@ if [ "$uses_agent" = 1 ]; then
 	else
 		fail "no agent at $AGENT_SRC (run 'make' or set ALLOC_AGENT): the configurations of the agent are left out"
 		keep=()
-		for c in "${CONFIGS[@]}"; do case $c in sampled|accounts|stacks) ;; *) keep+=("$c");; esac; done
+		for c in "${CONFIGS[@]}"; do case $c in sampled|accounts|stacks|events) ;; *) keep+=("$c");; esac; done
 		CONFIGS=(${keep[@]+"${keep[@]}"})
 		[ ${#CONFIGS[@]} -gt 0 ] || { echo "bench/alloc.sh: nothing left to run" >&2; exit 1; }
 	fi
@@ -155,6 +159,7 @@ opts() {
 		sampled) echo "-agentpath:$AGENT=alloc=524288" ;;
 		accounts) echo "-agentpath:$AGENT=alloc=exact,accounts=$([ "$1" = javac ] && echo 'com.sun.tools.javac.*' || echo 'org.h2.*'),depth=1" ;;
 		stacks) echo "-agentpath:$AGENT=alloc=exact,depth=64" ;;
+		events) echo "-agentpath:$AGENT=alloc=exact,via=jvmti,accounts=$([ "$1" = javac ] && echo 'com.sun.tools.javac.*' || echo 'org.h2.*'),depth=1" ;;
 		jfr) echo "-XX:StartFlightRecording=settings=profile,filename=$PWD/$LOG/$1.jfr.$3.jfr" ;;
 	esac
 }
@@ -336,7 +341,7 @@ run() {
 		p=${d##*-}
 		[[ " ${before[*]} " == *" $d "* ]] || kill -0 "$p" 2>/dev/null || rm -rf "$d"
 	done
-	case $c in sampled|accounts|stacks)
+	case $c in sampled|accounts|stacks|events)
 		[ -n "${AGENT_SAID[$w,$c]:-}" ] ||
 			AGENT_SAID[$w,$c]=$(cat "$base.err" "$base.out" | grep -iE 'heapsh|agent|alloc' | head -n 3 | tr '\n' ' ' | cut -c1-300 || true)
 		;;
@@ -462,7 +467,7 @@ for w in "${WORKLOADS[@]}"; do
 		has "$c" || continue
 		echo "- the agent's stderr ($c, first run): ${AGENT_SAID[$w,$c]:-(nothing about heapsh, the agent or alloc)}"
 	done
-	has sampled || has accounts || has stacks && echo
+	has sampled || has accounts || has stacks || has events && echo
 done
 } >"$TABLES"
 
@@ -487,6 +492,10 @@ for w in "${WORKLOADS[@]}"; do
 	if has stacks && has none; then
 		r=$(ratios CPU "$w" stacks none)
 		echo "| (no target) exact with full stacks | $w | $(rx "$r") ($(tci "$r")) | - |"
+	fi
+	if has events && has none; then
+		r=$(ratios CPU "$w" events none)
+		echo "| (no target) exact with accounts by JVMTI events | $w | $(rx "$r") ($(tci "$r")) | - |"
 	fi
 	if has jfr && has none; then
 		r=$(ratios CPU "$w" jfr none)

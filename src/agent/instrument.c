@@ -328,6 +328,33 @@ static void track(JNIEnv *jni, struct tstate *t, jobject obj, uint32_t key, jlon
 	t->e[t->n++] = (struct entry){w, key, words > UINT32_MAX ? UINT32_MAX : (uint32_t)words};
 }
 
+/*
+ * unlink_ended: free the states of ended threads with empty tables; frozen.
+ * A new thread may push itself on the list meanwhile (tstate() comes before
+ * the door), so the first state is taken off only by compare-and-swap.
+ */
+static void unlink_ended(void)
+{
+	struct tstate *head = atomic_load(&B.threads), *prev = NULL;
+	for (struct tstate *t = head, *nx; t; t = nx) {
+		nx = t->next;
+		bool gone = atomic_load(&t->dead) && !t->n;
+		if (gone && !prev)
+			gone = atomic_compare_exchange_strong(&B.threads, &head, nx);
+		else if (gone)
+			prev->next = nx;
+		if (gone) {
+			R.bytes -= (size_t)t->cap * sizeof *t->e;
+			free(t->e);
+			free(t);
+		} else {
+			prev = t;
+		}
+		if (!prev)
+			head = atomic_load(&B.threads);
+	}
+}
+
 /* release_all: every table emptied and freed, the ended threads' too; frozen. */
 static void release_all(JNIEnv *jni)
 {
@@ -341,16 +368,7 @@ static void release_all(JNIEnv *jni)
 		t->n = t->cap = t->live_after = 0;
 	}
 	/* Ended threads' states go; a running thread keeps its own (me points to it). */
-	struct tstate **p = (struct tstate **)&B.threads;
-	while (*p) {
-		struct tstate *t = *p;
-		if (atomic_load(&t->dead)) {
-			*p = t->next;
-			free(t);
-		} else {
-			p = &t->next;
-		}
-	}
+	unlink_ended();
 }
 
 /* ---- counting an allocation ---- */
@@ -1603,17 +1621,7 @@ bool ag_bc_measure(JNIEnv *jni, struct walk_counts *w, char *why, size_t cap)
 		}
 	}
 	/* Ended threads whose objects have all died go (their tables nobody else sweeps). */
-	for (struct tstate **p = (struct tstate **)&B.threads; *p;) {
-		struct tstate *t = *p;
-		if (atomic_load(&t->dead) && !t->n) {
-			*p = t->next;
-			R.bytes -= (size_t)t->cap * sizeof *t->e;
-			free(t->e);
-			free(t);
-		} else {
-			p = &t->next;
-		}
-	}
+	unlink_ended();
 	thaw();
 	return true;
 }
