@@ -34,6 +34,8 @@
 # Configurations (BENCH_CONFIGS, default "none sampled accounts stacks jfr"):
 #   none      no agent
 #   sampled   -agentpath:AGENT=alloc=524288            (JVMTI sampling, mean 512 KiB)
+#   sampled4k -agentpath:AGENT=alloc=4096: 128 times the samples, so that the
+#             cost of a sample can be measured (not in the default list)
 #   accounts  -agentpath:AGENT=alloc=exact,accounts=P,depth=1
 #             (P = com.sun.tools.javac.* for javac, org.h2.* for h2): exact by
 #             bytecode instrumentation, the default of alloc=exact
@@ -49,7 +51,8 @@
 # Order: repetition 1: javac none, javac sampled, ..., h2 none, ...; then
 # repetition 2, and so on (A B C D E A B C D E ...).
 #
-# Per run: CPU time (user + system of the JVM and anything it started, from
+# Per run (the agent's runs with HEAPSH_AGENT_DEBUG=1, so that it logs the
+# allocations or samples it recorded at exit, listed in the report): CPU time (user + system of the JVM and anything it started, from
 # GNU time's rusage of the waited-for children), wall time and peak RSS.
 # Reported: medians, min-max, and ratios to no agent as the median of the
 # per-repetition ratios (run i of X / run i of none), with a 95 % t-interval
@@ -57,7 +60,7 @@
 #
 # Environment:
 #   BENCH_RUNS=N            repetitions (default 5)
-#   BENCH_CONFIGS="..."     configurations, of the six above, in run order
+#   BENCH_CONFIGS="..."     configurations, of the seven above, in run order
 #   BENCH_WORKLOADS="..."   workloads, of javac and h2
 #   ALLOC_JDK=DIR           the JDK running both workloads (default: the one of
 #                           javac on PATH)
@@ -68,6 +71,9 @@
 #   ALLOC_H2_JAR=FILE       H2's jar (default /usr/share/java/h2.jar)
 #   ALLOC_XMX=SIZE          -Xmx of both workloads (default 2g)
 #   ALLOC_TIMEOUT=S         longest single run (default 1800 s)
+#   ALLOC_HOLD=N            objects AllocHold keeps for the memory figures
+#                           (default 2000000; 0 leaves them out)
+#   ALLOC_HOLD_RUNS=N       its runs per configuration (default 3)
 #   ALLOC_AGENT=FILE        the agent (default libheapsh_agent.so next to
 #                           $HEAPSH, ./heapsh by default; made first with make
 #                           when it is ./libheapsh_agent.so); copied to
@@ -84,6 +90,8 @@
 
 set -euo pipefail
 export LC_ALL=C
+# The agent logs what it recorded when the JVM exits (docs/agent.md): the report lists it.
+export HEAPSH_AGENT_DEBUG=1
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 
@@ -100,7 +108,7 @@ for v in "$R" "$H2_ROWS" "$TMO"; do
 	[[ $v =~ ^[1-9][0-9]*$ ]] || { echo "bench/alloc.sh: BENCH_RUNS, ALLOC_H2_ROWS and ALLOC_TIMEOUT must be positive integers" >&2; exit 2; }
 done
 for c in "${CONFIGS[@]}"; do
-	case $c in none|sampled|accounts|stacks|events|jfr) ;; *) echo "bench/alloc.sh: unknown configuration '$c' in BENCH_CONFIGS (none sampled accounts stacks events jfr)" >&2; exit 2;; esac
+	case $c in none|sampled|sampled4k|accounts|stacks|events|jfr) ;; *) echo "bench/alloc.sh: unknown configuration '$c' in BENCH_CONFIGS (none sampled sampled4k accounts stacks events jfr)" >&2; exit 2;; esac
 done
 for w in "${WORKLOADS[@]}"; do
 	case $w in javac|h2) ;; *) echo "bench/alloc.sh: unknown workload '$w' in BENCH_WORKLOADS (javac h2)" >&2; exit 2;; esac
@@ -129,7 +137,7 @@ if [ -x /usr/bin/time ] && /usr/bin/time -f '%e %U %S %M' -o /dev/null true 2>/d
 AGENT=
 AGENT_ID="not used (no configuration of the agent selected)"
 uses_agent=0
-for c in "${CONFIGS[@]}"; do case $c in sampled|accounts|stacks|events) uses_agent=1;; esac; done
+for c in "${CONFIGS[@]}"; do case $c in sampled|sampled4k|accounts|stacks|events) uses_agent=1;; esac; done
 if [ "$uses_agent" = 1 ]; then
 	AGENT_SRC=${ALLOC_AGENT:-$(dirname "${HEAPSH:-./heapsh}")/libheapsh_agent.so}
 	if [ "$AGENT_SRC" = ./libheapsh_agent.so ]; then
@@ -146,7 +154,7 @@ if [ "$uses_agent" = 1 ]; then
 	else
 		fail "no agent at $AGENT_SRC (run 'make' or set ALLOC_AGENT): the configurations of the agent are left out"
 		keep=()
-		for c in "${CONFIGS[@]}"; do case $c in sampled|accounts|stacks|events) ;; *) keep+=("$c");; esac; done
+		for c in "${CONFIGS[@]}"; do case $c in sampled|sampled4k|accounts|stacks|events) ;; *) keep+=("$c");; esac; done
 		CONFIGS=(${keep[@]+"${keep[@]}"})
 		[ ${#CONFIGS[@]} -gt 0 ] || { echo "bench/alloc.sh: nothing left to run" >&2; exit 1; }
 	fi
@@ -157,6 +165,7 @@ opts() {
 	case $2 in
 		none) ;;
 		sampled) echo "-agentpath:$AGENT=alloc=524288" ;;
+		sampled4k) echo "-agentpath:$AGENT=alloc=4096" ;;
 		accounts) echo "-agentpath:$AGENT=alloc=exact,accounts=$([ "$1" = javac ] && echo 'com.sun.tools.javac.*' || echo 'org.h2.*'),depth=1" ;;
 		stacks) echo "-agentpath:$AGENT=alloc=exact,depth=64" ;;
 		events) echo "-agentpath:$AGENT=alloc=exact,via=jvmti,accounts=$([ "$1" = javac ] && echo 'com.sun.tools.javac.*' || echo 'org.h2.*'),depth=1" ;;
@@ -291,7 +300,7 @@ for w in "${WORKLOADS[@]}"; do
 done
 
 # ---------------------------------------------------------------- runs
-declare -A CPU WALL RSS NOK AGENT_SAID JFR_EVENTS JFR_BYTES CMDLINE
+declare -A CPU WALL RSS NOK AGENT_SAID JFR_EVENTS JFR_BYTES CMDLINE EVENTS TABLES_MB
 # check_run WORKLOAD CONFIG RUN BASE: sets WHY to what is wrong with the
 # run's output ("" when it is right); keeps the JFR event counts.
 check_run() {
@@ -341,7 +350,9 @@ run() {
 		p=${d##*-}
 		[[ " ${before[*]} " == *" $d "* ]] || kill -0 "$p" 2>/dev/null || rm -rf "$d"
 	done
-	case $c in sampled|accounts|stacks|events)
+	case $c in sampled|sampled4k|accounts|stacks|events)
+		EVENTS[$w,$c]+="$(awk '$3 == "recording:" { print $4 }' "$base.err" | tail -n 1) "
+		TABLES_MB[$w,$c]+="$(awk '$3 == "recording:" { printf "%.1f", $9 / 1048576 }' "$base.err" | tail -n 1) "
 		[ -n "${AGENT_SAID[$w,$c]:-}" ] ||
 			AGENT_SAID[$w,$c]=$(cat "$base.err" "$base.out" | grep -iE 'heapsh|agent|alloc' | head -n 3 | tr '\n' ' ' | cut -c1-300 || true)
 		;;
@@ -466,8 +477,9 @@ for w in "${WORKLOADS[@]}"; do
 	for c in sampled accounts stacks; do
 		has "$c" || continue
 		echo "- the agent's stderr ($c, first run): ${AGENT_SAID[$w,$c]:-(nothing about heapsh, the agent or alloc)}"
+		[ -z "${EVENTS[$w,$c]// /}" ] || echo "- allocations or samples the agent recorded ($c, per run, its count at exit): ${EVENTS[$w,$c]% }; its tables, MB: ${TABLES_MB[$w,$c]% }"
 	done
-	has sampled || has accounts || has stacks || has events && echo
+	has sampled || has sampled4k || has accounts || has stacks || has events && echo
 done
 } >"$TABLES"
 
@@ -503,6 +515,46 @@ for w in "${WORKLOADS[@]}"; do
 	fi
 done
 } >"$TARGETS"
+
+# Memory per recorded object still alive: AllocHold keeps ALLOC_HOLD objects of
+# 16 bytes and reports its RSS after a full GC; the agent logs its tables'
+# size at exit. Three configurations, interleaved, ALLOC_HOLD_RUNS times each.
+MEMORY=$LOG/memory.md
+HOLD=${ALLOC_HOLD:-2000000}
+HOLD_RUNS=${ALLOC_HOLD_RUNS:-3}
+: >"$MEMORY"
+if [ "$HOLD" != 0 ] && [ -n "${AGENT:-}" ] && "$JDK/bin/javac" -d "$A/java" bench/java/AllocHold.java; then
+	declare -A HRSS HTAB
+	for ((i = 1; i <= HOLD_RUNS; i++)); do
+		for c in none bytecode jvmti; do
+			case $c in
+			none) opt=() ;;
+			bytecode) opt=("-agentpath:$AGENT=alloc=exact,depth=1") ;;
+			jvmti) opt=("-agentpath:$AGENT=alloc=exact,via=jvmti,depth=1") ;;
+			esac
+			base=$LOG/hold.$c.$i
+			timeout "$TMO" "$JDK/bin/java" -Xms3g -Xmx3g ${opt[@]+"${opt[@]}"} -cp "$A/java" AllocHold "$HOLD" \
+				>"$base.out" 2>"$base.err" || fail "memory: AllocHold $c run $i: exit status $?"
+			HRSS[$c]+="$(awk '$1 == "held" { print $4 }' "$base.out") "
+			HTAB[$c]+="$(awk '$3 == "recording:" { print $9 }' "$base.err") "
+			echo "   memory $c run $i: RSS $(awk '$1 == "held" { print $4 }' "$base.out") KB"
+		done
+	done
+	{
+	echo "| configuration | RSS after a full GC, MB median (min-max) | RSS - none, bytes per held object | agent's tables, bytes per held object |"
+	echo "|---|---|---:|---:|"
+	rn=$(median "${HRSS[none]}")
+	for c in none bytecode jvmti; do
+		r=$(median "${HRSS[$c]}")
+		t=$(median "${HTAB[$c]:-}")
+		awk -v c="$c" -v r="$r" -v rn="$rn" -v t="$t" -v n="$HOLD" -v rg="$(range "${HRSS[$c]}")" 'BEGIN {
+			split(rg, x, "-")
+			d = (c == "none" || r == "n/a" || rn == "n/a") ? "-" : sprintf("%.1f", (r - rn) * 1024 / n)
+			tb = (c == "none" || t == "n/a" || t == "") ? "-" : sprintf("%.1f", t / n)
+			printf "| %s | %.0f (%.0f-%.0f) | %s | %s |\n", c, r / 1024, x[1] / 1024, x[2] / 1024, d, tb }'
+	done
+	} >"$MEMORY"
+fi
 
 RAW=$LOG/raw.md
 {
@@ -546,6 +598,14 @@ echo
 cat "$TARGETS"
 echo
 cat "$TABLES"
+if [ -s "$MEMORY" ]; then
+	echo "## Memory per recorded object alive"
+	echo
+	echo "AllocHold keeps $HOLD objects of 16 bytes (bench/java/AllocHold.java), -Xms3g -Xmx3g, $HOLD_RUNS runs interleaved; exact recordings with depth 1 and no account, by bytecode instrumentation and by JVMTI events. RSS is the JVM's own (VmRSS) after a full GC; the agent's tables are its count at exit (HEAPSH_AGENT_DEBUG)."
+	echo
+	cat "$MEMORY"
+	echo
+fi
 echo "## Raw runs"
 echo
 cat "$RAW"

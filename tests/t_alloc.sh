@@ -324,10 +324,52 @@ EOF2
 (none),com.acme.util.Buffer[],1,40,1,40
 EOF2
 )" "$(grep -E '^(\(none\)|com\.acme\.kinds),com\.acme\.util\.Buffer' "$A/kacc" | sort)"
+	check "alloc kinds $label: Integer.valueOf compiled by C2 still counts its boxes" "20000,320000" \
+		"$(grep -E '^java\.lang\.Integer\.valueOf\(Integer\.java:[0-9]+\),java\.lang\.Integer,' "$A/ksites" | cut -d, -f3,4)"
 	ha "$P" -c ':alloc status' >"$A/kstatus"
 	check_contains "alloc kinds $label: nothing dropped" "dropped (tables full),0" "$(cat "$A/kstatus")"
 	echo exit >&9
 }
+# intrinsics_check JAVA LABEL: the running JDK's intrinsics that may return a
+# new object are all known to the agent (tests/java/IntrinsicCheck.java).
+# Counted at their call sites: Arrays.copyOf/copyOfRange with a class,
+# Unsafe.allocateUninitializedArray0. Bodies compiled code still runs (C2
+# parses boxing methods and the string-concatenation helpers as bytecode):
+# the valueOf family, Integer.toString, StringBuffer/StringBuilder.toString.
+# Allocating only an exception: Class.cast. Not counted (docs/agent.md):
+# BigInteger.implMultiplyToLen; the incubating Vector API is left out.
+intrinsics_check() {
+	local known=$A/intrinsics.known out
+	cat >"$known" <<'EOF2'
+java/lang/Character.valueOf (C)Ljava/lang/Character;
+java/lang/Class.cast (Ljava/lang/Object;)Ljava/lang/Object;
+java/lang/Double.valueOf (D)Ljava/lang/Double;
+java/lang/Float.valueOf (F)Ljava/lang/Float;
+java/lang/Integer.toString (I)Ljava/lang/String;
+java/lang/Integer.valueOf (I)Ljava/lang/Integer;
+java/lang/Long.valueOf (J)Ljava/lang/Long;
+java/lang/Short.valueOf (S)Ljava/lang/Short;
+java/lang/StringBuffer.toString ()Ljava/lang/String;
+java/lang/StringBuilder.toString ()Ljava/lang/String;
+java/math/BigInteger.implMultiplyToLen ([II[II[I)[I
+java/util/Arrays.copyOf ([Ljava/lang/Object;ILjava/lang/Class;)[Ljava/lang/Object;
+java/util/Arrays.copyOfRange ([Ljava/lang/Object;IILjava/lang/Class;)[Ljava/lang/Object;
+jdk/internal/misc/Unsafe.allocateUninitializedArray0 (Ljava/lang/Class;I)Ljava/lang/Object;
+EOF2
+	out=$("$1" -cp "/usr/share/java/asm.jar:$JAVA_OUT" IntrinsicCheck 2>&1 | grep -v '^jdk/internal/vm/vector/')
+	if [ -z "$out" ]; then
+		fail "alloc: $2's allocating intrinsics" "IntrinsicCheck printed nothing"
+	else
+		check "alloc: $2's allocating intrinsics are all known to the agent" "" \
+			"$(printf '%s\n' "$out" | grep -vxF -f "$known")"
+	fi
+}
+if [ -r /usr/share/java/asm.jar ] && javac -cp /usr/share/java/asm.jar -d "$JAVA_OUT" tests/java/IntrinsicCheck.java; then
+	intrinsics_check java "JDK 17"
+	[ -x "$ALLOC_JDK25/bin/java" ] && intrinsics_check "$ALLOC_JDK25/bin/java" "JDK 25"
+else
+	fail "alloc: IntrinsicCheck builds (ASM, Debian's libasm-java)"
+fi
 kinds_check java "JDK 17"
 if [ -x "$ALLOC_JDK25/bin/java" ]; then
 	kinds_check "$ALLOC_JDK25/bin/java" "JDK 25"

@@ -33,6 +33,8 @@ __thread int ag_in_agent_thread;
 
 struct recorder R = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+static uint64_t events(void);
+
 uint64_t ag_wall_ms(void)
 {
 	struct timeval tv;
@@ -785,6 +787,15 @@ void ag_alloc_vm_death(void)
 {
 	if (R.exists && R.mech == M_BYTECODE)
 		ag_bc_vm_death();
+	if (R.exists && getenv("HEAPSH_AGENT_DEBUG")) {
+		pthread_mutex_lock(&R.lock);
+		uint64_t n = events();
+		pthread_mutex_unlock(&R.lock);
+		ag_log("recording: %llu %s recorded, %llu dropped, %llu bytes of tables, %u keys",
+		       (unsigned long long)n, R.mech == M_SAMPLED ? "samples" : "allocations",
+		       (unsigned long long)atomic_load(&R.dropped),
+		       (unsigned long long)atomic_load(&R.bytes), R.nkeys);
+	}
 	if (atomic_load(&R.on)) {
 		atomic_store(&R.on, 0);
 		R.stopped_ms = ag_wall_ms();

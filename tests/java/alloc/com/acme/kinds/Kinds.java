@@ -39,10 +39,14 @@ import java.util.function.IntSupplier;
  *  java.lang.Object[]                 20000 640000   Arrays.copyOf(a, 4, Object[].class),
  *                                                    20000 times (Kinds.make)
  *  java.lang.Object[]                     1     32   {sink, sink, sink, sink} (Kinds.make)
+ *  java.lang.Integer                  20000 320000   Integer.valueOf(1000 + i), 20000 times
+ *                                                    (java.lang.Integer.valueOf)
  *
  * None is kept: all are garbage once make returns. copyOf runs 20000 times
  * so that the JIT compiles the loop: C2 replaces Arrays.copyOf by its own
- * code (an intrinsic) and never runs its body. Where a site is not in
+ * code (an intrinsic) and never runs its body. The boxes do not escape: C2
+ * may remove a box (or the whole valueOf call) it proves unused, but not one
+ * that is reported, and it inlines valueOf's own bytecode otherwise. Where a site is not in
  * Kinds (reflection, the lambda's constructor handle) it is the JDK's code
  * that made the object: Array.newInstance, the constructor accessors,
  * DirectMethodHandle.allocateInstance.
@@ -128,6 +132,10 @@ public final class Kinds {
         Object[] src = {sink, sink, sink, sink};
         for (int i = 0; i < 20000; i++) {
             sink = Arrays.copyOf(src, 4, Object[].class); // SITE java.lang.Object[]
+        }
+        for (int i = 0; i < 20000; i++) {
+            Integer box = Integer.valueOf(1000 + i);      // boxes (in Integer.valueOf's own code)
+            total += box;
         }
         sink = null;
         return total;
