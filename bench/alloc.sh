@@ -474,7 +474,7 @@ for w in "${WORKLOADS[@]}"; do
 		     "recording size $(median "$(printf '%s\n' ${JFR_BYTES[$w]} | awk '{ printf "%.1f ", $1 / 1048576 }')") MB median."
 		echo
 	fi
-	for c in sampled accounts stacks; do
+	for c in sampled sampled4k accounts stacks events; do
 		has "$c" || continue
 		echo "- the agent's stderr ($c, first run): ${AGENT_SAID[$w,$c]:-(nothing about heapsh, the agent or alloc)}"
 		[ -z "${EVENTS[$w,$c]// /}" ] || echo "- allocations or samples the agent recorded ($c, per run, its count at exit): ${EVENTS[$w,$c]% }; its tables, MB: ${TABLES_MB[$w,$c]% }"
@@ -517,8 +517,9 @@ done
 } >"$TARGETS"
 
 # Memory per recorded object still alive: AllocHold keeps ALLOC_HOLD objects of
-# 16 bytes and reports its RSS after a full GC; the agent logs its tables'
-# size at exit. Three configurations, interleaved, ALLOC_HOLD_RUNS times each.
+# 16 bytes (and, for the fixed costs, 1) and reports its RSS after a full GC;
+# the agent logs its tables' size at exit. Three configurations, interleaved,
+# ALLOC_HOLD_RUNS times each.
 MEMORY=$LOG/memory.md
 HOLD=${ALLOC_HOLD:-2000000}
 HOLD_RUNS=${ALLOC_HOLD_RUNS:-3}
@@ -532,26 +533,29 @@ if [ "$HOLD" != 0 ] && [ -n "${AGENT:-}" ] && "$JDK/bin/javac" -d "$A/java" benc
 			bytecode) opt=("-agentpath:$AGENT=alloc=exact,depth=1") ;;
 			jvmti) opt=("-agentpath:$AGENT=alloc=exact,via=jvmti,depth=1") ;;
 			esac
-			base=$LOG/hold.$c.$i
-			timeout "$TMO" "$JDK/bin/java" -Xms3g -Xmx3g ${opt[@]+"${opt[@]}"} -cp "$A/java" AllocHold "$HOLD" \
-				>"$base.out" 2>"$base.err" || fail "memory: AllocHold $c run $i: exit status $?"
-			HRSS[$c]+="$(awk '$1 == "held" { print $4 }' "$base.out") "
-			HTAB[$c]+="$(awk '$3 == "recording:" { print $9 }' "$base.err") "
-			echo "   memory $c run $i: RSS $(awk '$1 == "held" { print $4 }' "$base.out") KB"
+			for n in 1 "$HOLD"; do
+				base=$LOG/hold.$c.$n.$i
+				timeout "$TMO" "$JDK/bin/java" -Xms3g -Xmx3g ${opt[@]+"${opt[@]}"} -cp "$A/java" AllocHold "$n" \
+					>"$base.out" 2>"$base.err" || fail "memory: AllocHold $n, $c, run $i: exit status $?"
+				HRSS[$c,$n]+="$(awk '$1 == "held" { print $4 }' "$base.out") "
+				[ "$n" = 1 ] || HTAB[$c]+="$(awk '$3 == "recording:" { print $9 }' "$base.err") "
+			done
+			echo "   memory $c run $i: RSS $(awk '$1 == "held" { print $4 }' "$LOG/hold.$c.1.$i.out") KB with 1 object," \
+				"$(awk '$1 == "held" { print $4 }' "$LOG/hold.$c.$HOLD.$i.out") KB with $HOLD"
 		done
 	done
 	{
-	echo "| configuration | RSS after a full GC, MB median (min-max) | RSS - none, bytes per held object | agent's tables, bytes per held object |"
-	echo "|---|---|---:|---:|"
-	rn=$(median "${HRSS[none]}")
+	echo "| configuration | RSS with 1 object, MB median (min-max) | RSS with $HOLD objects, MB median (min-max) | RSS per held object, bytes | agent's tables per held object, bytes |"
+	echo "|---|---|---|---:|---:|"
 	for c in none bytecode jvmti; do
-		r=$(median "${HRSS[$c]}")
-		t=$(median "${HTAB[$c]:-}")
-		awk -v c="$c" -v r="$r" -v rn="$rn" -v t="$t" -v n="$HOLD" -v rg="$(range "${HRSS[$c]}")" 'BEGIN {
-			split(rg, x, "-")
-			d = (c == "none" || r == "n/a" || rn == "n/a") ? "-" : sprintf("%.1f", (r - rn) * 1024 / n)
+		awk -v c="$c" -v r1="$(median "${HRSS[$c,1]}")" -v rn="$(median "${HRSS[$c,$HOLD]}")" \
+		    -v g1="$(range "${HRSS[$c,1]}")" -v gn="$(range "${HRSS[$c,$HOLD]}")" \
+		    -v t="$(median "${HTAB[$c]:-}")" -v n="$HOLD" 'BEGIN {
+			split(g1, x, "-"); split(gn, y, "-")
+			per = (r1 == "n/a" || rn == "n/a") ? "n/a" : sprintf("%.1f", (rn - r1) * 1024 / n)
 			tb = (c == "none" || t == "n/a" || t == "") ? "-" : sprintf("%.1f", t / n)
-			printf "| %s | %.0f (%.0f-%.0f) | %s | %s |\n", c, r / 1024, x[1] / 1024, x[2] / 1024, d, tb }'
+			printf "| %s | %.0f (%.0f-%.0f) | %.0f (%.0f-%.0f) | %s | %s |\n", c, r1 / 1024, x[1] / 1024, x[2] / 1024,
+				rn / 1024, y[1] / 1024, y[2] / 1024, per, tb }'
 	done
 	} >"$MEMORY"
 fi
@@ -601,7 +605,7 @@ cat "$TABLES"
 if [ -s "$MEMORY" ]; then
 	echo "## Memory per recorded object alive"
 	echo
-	echo "AllocHold keeps $HOLD objects of 16 bytes (bench/java/AllocHold.java), -Xms3g -Xmx3g, $HOLD_RUNS runs interleaved; exact recordings with depth 1 and no account, by bytecode instrumentation and by JVMTI events. RSS is the JVM's own (VmRSS) after a full GC; the agent's tables are its count at exit (HEAPSH_AGENT_DEBUG)."
+	echo "AllocHold keeps $HOLD objects of 16 bytes, or 1 (bench/java/AllocHold.java), -Xms3g -Xmx3g, $HOLD_RUNS runs interleaved; exact recordings with depth 1 and no account, by bytecode instrumentation and by JVMTI events. RSS is the JVM's own (VmRSS) after a full GC: with 1 object, the fixed cost; per held object, the difference over $HOLD (the object itself is 16 bytes, and 4 more in the array holding it). The agent's tables are its count at exit (HEAPSH_AGENT_DEBUG)."
 	echo
 	cat "$MEMORY"
 	echo

@@ -58,6 +58,31 @@ static void dealloc(jvmtiEnv *e, void *p)
 		(*e)->Deallocate(e, p);
 }
 
+void ag_rec_free(void *p)
+{
+	if (p && R.env)
+		(*R.env)->Deallocate(R.env, p);
+}
+
+bool ag_debug(void)
+{
+	static int d = -1;
+	if (d < 0)
+		d = getenv("HEAPSH_AGENT_DEBUG") != NULL;
+	return d;
+}
+
+void ag_jni_clear(JNIEnv *jni, const char *what)
+{
+	if ((*jni)->ExceptionCheck(jni)) {
+		if (ag_debug()) {
+			ag_log("exception in %s:", what);
+			(*jni)->ExceptionDescribe(jni);
+		}
+		(*jni)->ExceptionClear(jni);
+	}
+}
+
 static uint64_t mix(uint64_t h)
 {
 	h ^= h >> 33;
@@ -787,7 +812,7 @@ void ag_alloc_vm_death(void)
 {
 	if (R.exists && R.mech == M_BYTECODE)
 		ag_bc_vm_death();
-	if (R.exists && getenv("HEAPSH_AGENT_DEBUG")) {
+	if (R.exists && ag_debug()) {
 		pthread_mutex_lock(&R.lock);
 		uint64_t n = events();
 		pthread_mutex_unlock(&R.lock);

@@ -8,8 +8,9 @@
  *   alloc_jvmti.c sampled recordings, and exact ones by JVMTI events:
  *                 SampledObjectAlloc (JEP 331), a stack walk per event, a
  *                 JVMTI tag per recorded object
- *   instrument.c  exact recordings by bytecode instrumentation of the
- *                 allocation sites (Instrument.java, ASM), counters per site
+ *   instrument.c  exact recordings by bytecode instrumentation: the
+ *                 rewriting of classes (Instrument.java, ASM, in the JVM)
+ *   sites.c       ... and what the rewritten code calls: counters per site
  *                 and account, a JNI weak reference per recorded object
  *
  * The model is seed 004's method call tree (nodes), seed 002's allocation
@@ -116,6 +117,12 @@ extern struct recorder {
 #define KEY(i) (&R.keys[(i) / KEY_CHUNK][(i) % KEY_CHUNK])
 
 uint64_t ag_wall_ms(void);
+/* ag_debug: HEAPSH_AGENT_DEBUG is set: the agent logs what it does (docs/agent.md). */
+bool ag_debug(void);
+/* ag_jni_clear: clear a pending Java exception (described on stderr when debugging) after what. */
+void ag_jni_clear(JNIEnv *jni, const char *what);
+/* ag_rec_free: give memory R.env allocated back (NULL is fine). */
+void ag_rec_free(void *p);
 /* ag_rec_room: may the tables grow by n bytes (MAX_BYTES); counts them when so. */
 bool ag_rec_room(size_t n);
 
@@ -174,6 +181,31 @@ void ag_bc_discard(JNIEnv *jni);
 bool ag_bc_measure(JNIEnv *jni, struct walk_counts *w, char *why, size_t cap);
 /* ag_bc_vm_init: finish a recording the agent's start-up options began (VMInit). */
 void ag_bc_vm_init(JNIEnv *jni);
+/*
+ * The sites of a recording by bytecode instrumentation (sites.c).
+ * ag_sites_begin: a new recording's sites (numbered in a new generation, so
+ * that code rewritten for an earlier one counts nothing). ag_sites_bind:
+ * Rt's natives bound, its methods known as the agent's own frames, the
+ * arrays' layout learnt; why on failure. ag_sites_add: a new site of method
+ * (class JNI signature sig, name, descriptor, file or NULL) at line, of
+ * class signature ty (NULL for a site whose class is the object's) and kind
+ * (Instrument.java's numbers); its number, -1 when the tables are full.
+ * ag_sites_on_gc: the GarbageCollectionFinish event. ag_sites_measure: live
+ * counts per key (after the caller's full GC). ag_sites_discard: every site
+ * and every followed object let go (jni NULL: the VM is gone; memory only).
+ * ag_sites_summary: a debug line. ag_in_hook: set while the transformer runs
+ * on this thread (what it allocates is the agent's).
+ */
+void ag_sites_begin(void);
+bool ag_sites_bind(JNIEnv *jni, jclass rt, char *why, size_t cap);
+jint ag_sites_add(const char *sig, const char *method, const char *desc, const char *file,
+		  jint line, const char *ty, jint kind);
+void JNICALL ag_sites_on_gc(jvmtiEnv *e);
+void ag_sites_measure(JNIEnv *jni, struct walk_counts *w);
+void ag_sites_discard(JNIEnv *jni);
+void ag_sites_summary(void);
+extern __thread int ag_in_hook;
+
 /* ag_bc_vm_death: the VM ends (a debug summary). */
 void ag_bc_vm_death(void);
 /* ag_bc_status: classes instrumented and classes left as they were. */
