@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,18 @@ bool ag_rec_room(size_t n)
 			return false;
 	} while (!atomic_compare_exchange_weak(&R.bytes, &b, b + n));
 	return true;
+}
+
+void *ag_rec_calloc(size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size)
+		return NULL;
+	if (!ag_rec_room(n * size))
+		return NULL;
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		R.bytes -= n * size;
+	return p;
 }
 
 static void dealloc(jvmtiEnv *e, void *p)
@@ -127,13 +140,9 @@ static bool grow_tab(struct tab *t)
 	if (t->slot && (uint64_t)(t->n + 1) * 2 <= (uint64_t)t->mask + 1)
 		return true;
 	uint32_t cap = t->slot ? (t->mask + 1) * 2 : 1024;
-	if (!ag_rec_room((size_t)cap * 4))
+	uint32_t *s = ag_rec_calloc(cap, 4);
+	if (!s)
 		return false;
-	uint32_t *s = calloc(cap, 4);
-	if (!s) {
-		R.bytes -= (size_t)cap * 4;
-		return false;
-	}
 	for (uint32_t k = 0; t->slot && k <= t->mask; k++)
 		if (t->slot[k]) {
 			uint32_t j = (uint32_t)hash_of(t, t->slot[k] - 1) & (cap - 1);
@@ -247,15 +256,8 @@ uint32_t ag_rec_key(uint32_t node, uint32_t cls, uint32_t account)
 	uint32_t c = R.nkeys / KEY_CHUNK;
 	if (c >= MAX_KEY_CHUNKS || !grow_tab(&R.tkeys))
 		return NONE;
-	if (!R.keys[c]) {
-		if (!ag_rec_room((size_t)KEY_CHUNK * sizeof(struct key)))
-			return NONE;
-		R.keys[c] = calloc(KEY_CHUNK, sizeof(struct key));
-		if (!R.keys[c]) {
-			R.bytes -= (size_t)KEY_CHUNK * sizeof(struct key);
-			return NONE;
-		}
-	}
+	if (!R.keys[c] && !(R.keys[c] = ag_rec_calloc(KEY_CHUNK, sizeof(struct key))))
+		return NONE;
 	struct key *k = KEY(R.nkeys);
 	memset(k, 0, sizeof *k);
 	k->node = node;
@@ -760,12 +762,28 @@ static void halt(JNIEnv *jni)
 	R.stopped_ms = ag_wall_ms();
 }
 
-/* discard: drop the recording: what tracks its objects, its environment and its tables. */
-static void discard(JNIEnv *jni)
+bool ag_rec_env(const jvmtiCapabilities *caps, const jvmtiEventCallbacks *cb, const char *what,
+		char *why, size_t cap)
 {
-	halt(jni);
-	if (R.mech == M_BYTECODE)
-		ag_bc_discard(jni);
+	jvmtiEnv *e = NULL;
+	if (!R.vm || (*R.vm)->GetEnv(R.vm, (void **)&e, JVMTI_VERSION_11) != JNI_OK || !e) {
+		snprintf(why, cap, "this JVM offers no JVMTI 11 environment (%s needs JDK 11 or "
+			 "later)", what);
+		return false;
+	}
+	R.env = e;
+	jvmtiError err = (*e)->AddCapabilities(e, caps);
+	if (err != JVMTI_ERROR_NONE) {
+		snprintf(why, cap, "the JVM refused the capabilities of %s (JVMTI error %d)", what, err);
+		return false;
+	}
+	(*e)->SetEventCallbacks(e, cb, sizeof *cb);
+	return true;
+}
+
+/* forget: the recording's environment and tables go (nothing records or follows any more). */
+static void forget(void)
+{
 	if (R.env) {
 		jvmtiEnv *e = R.env;
 		R.env = NULL;
@@ -777,23 +795,25 @@ static void discard(JNIEnv *jni)
 	R.exists = false;
 }
 
+/* discard: drop the recording: what tracks its objects, its environment and its tables. */
+static void discard(JNIEnv *jni)
+{
+	halt(jni);
+	if (R.mech == M_BYTECODE)
+		ag_bc_discard(jni);
+	forget();
+}
+
 /* begin: a new recording with the settings in R; why on failure. jni NULL: at start-up. */
 static bool begin(JNIEnv *jni, char *why, size_t cap)
 {
 	R.started_ms = ag_wall_ms();
 	R.stopped_ms = 0;
 	bool ok = R.mech == M_BYTECODE ? ag_bc_begin(jni, why, cap) : ag_jvmti_begin(why, cap);
-	if (!ok) {
-		if (R.env) {
-			jvmtiEnv *e = R.env;
-			R.env = NULL;
-			(*e)->DisposeEnvironment(e);
-		}
-		pthread_mutex_lock(&R.lock);
-		free_tables();
-		pthread_mutex_unlock(&R.lock);
-		R.exists = false;
-	}
+	if (!ok && R.mech == M_BYTECODE)
+		ag_bc_discard(jni);
+	if (!ok)
+		forget();
 	return ok;
 }
 

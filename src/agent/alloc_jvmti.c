@@ -71,30 +71,19 @@ static void JNICALL on_alloc(jvmtiEnv *e, JNIEnv *jni, jthread thread, jobject o
 
 bool ag_jvmti_begin(char *why, size_t cap)
 {
-	jvmtiEnv *e = NULL;
-	if (!R.vm || (*R.vm)->GetEnv(R.vm, (void **)&e, JVMTI_VERSION_11) != JNI_OK || !e) {
-		snprintf(why, cap, "this JVM offers no JVMTI 11 environment (allocation "
-			 "sampling needs JDK 11 or later)");
-		return false;
-	}
-	R.env = e;
 	jvmtiCapabilities caps;
 	memset(&caps, 0, sizeof caps);
 	caps.can_generate_sampled_object_alloc_events = 1;
 	caps.can_tag_objects = 1;
 	caps.can_get_line_numbers = 1;
 	caps.can_get_source_file_name = 1;
-	jvmtiError err = (*e)->AddCapabilities(e, &caps);
-	if (err != JVMTI_ERROR_NONE) {
-		snprintf(why, cap, "the JVM refused the allocation sampling capabilities "
-			 "(JVMTI error %d)", err);
-		return false;
-	}
 	jvmtiEventCallbacks cb;
 	memset(&cb, 0, sizeof cb);
 	cb.SampledObjectAlloc = on_alloc;
-	(*e)->SetEventCallbacks(e, &cb, sizeof cb);
-	err = (*e)->SetHeapSamplingInterval(e, R.mech == M_SAMPLED ? (jint)R.interval : 0);
+	if (!ag_rec_env(&caps, &cb, "allocation sampling", why, cap))
+		return false;
+	jvmtiEnv *e = R.env;
+	jvmtiError err = (*e)->SetHeapSamplingInterval(e, R.mech == M_SAMPLED ? (jint)R.interval : 0);
 	if (err != JVMTI_ERROR_NONE) {
 		snprintf(why, cap, "SetHeapSamplingInterval failed (JVMTI error %d)", err);
 		return false;

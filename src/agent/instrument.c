@@ -654,13 +654,6 @@ static bool start_java(JNIEnv *jni, char *why, size_t cap)
 
 bool ag_bc_begin(JNIEnv *jni, char *why, size_t cap)
 {
-	jvmtiEnv *e = NULL;
-	if (!R.vm || (*R.vm)->GetEnv(R.vm, (void **)&e, JVMTI_VERSION_11) != JNI_OK || !e) {
-		snprintf(why, cap, "this JVM offers no JVMTI 11 environment (exact recordings "
-			 "need JDK 11 or later)");
-		return false;
-	}
-	R.env = e;
 	jvmtiCapabilities caps;
 	memset(&caps, 0, sizeof caps);
 	caps.can_retransform_classes = 1;
@@ -669,17 +662,13 @@ bool ag_bc_begin(JNIEnv *jni, char *why, size_t cap)
 	caps.can_get_line_numbers = 1;
 	caps.can_get_source_file_name = 1;
 	caps.can_generate_garbage_collection_events = 1;
-	jvmtiError err = (*e)->AddCapabilities(e, &caps);
-	if (err != JVMTI_ERROR_NONE) {
-		snprintf(why, cap, "the JVM refused the capabilities of bytecode instrumentation "
-			 "(JVMTI error %d); try --via jvmti", err);
-		return false;
-	}
 	jvmtiEventCallbacks cb;
 	memset(&cb, 0, sizeof cb);
 	cb.ClassFileLoadHook = on_class_file;
 	cb.GarbageCollectionFinish = ag_sites_on_gc;
-	(*e)->SetEventCallbacks(e, &cb, sizeof cb);
+	if (!ag_rec_env(&caps, &cb, "bytecode instrumentation (try --via jvmti)", why, cap))
+		return false;
+	jvmtiEnv *e = R.env;
 	(*e)->SetEventNotificationMode(e, JVMTI_ENABLE, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, NULL);
 	ag_sites_begin();
 	R.exists = true;

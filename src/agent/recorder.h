@@ -125,6 +125,8 @@ void ag_jni_clear(JNIEnv *jni, const char *what);
 void ag_rec_free(void *p);
 /* ag_rec_room: may the tables grow by n bytes (MAX_BYTES); counts them when so. */
 bool ag_rec_room(size_t n);
+/* ag_rec_calloc: n zeroed elements of size bytes, counted in R.bytes; NULL past the bound. */
+void *ag_rec_calloc(size_t n, size_t size);
 
 /* Table lookups, made if new; NONE when the tables are full. R.lock is held. */
 uint32_t ag_rec_node(uint32_t parent, uint32_t method, int32_t line);
@@ -157,6 +159,14 @@ uint32_t ag_rec_class_of(jvmtiEnv *e, jclass klass, bool *array);
  */
 int ag_rec_stack_key(jvmtiEnv *e, JNIEnv *jni, uint32_t cls, uint32_t acct, const jmethodID *own,
 		     int nown, uint32_t top_method, int32_t top_line, uint32_t *key);
+
+/*
+ * ag_rec_env: the recording's own JVMTI environment in R.env (disposed by
+ * the recording's end), with caps and the event callbacks cb; what names
+ * the mechanism in why when the JVM refuses.
+ */
+bool ag_rec_env(const jvmtiCapabilities *caps, const jvmtiEventCallbacks *cb, const char *what,
+		char *why, size_t cap);
 
 /* Live counts per key: objs[k], bytes[k] for k < n; tracked is their total objects. */
 struct walk_counts {

@@ -495,7 +495,7 @@ static bool dyn_insert(struct site *s, struct dyn *d)
 	if (!t || (t->n + 1) * 2 > t->mask + 1) {
 		uint32_t cap = t ? (t->mask + 1) * 2 : 8;
 		size_t size = sizeof *t + cap * sizeof t->slot[0];
-		struct dtab *u = ag_rec_room(size) ? calloc(1, size) : NULL;
+		struct dtab *u = ag_rec_calloc(1, size);
 		if (!u)
 			return false;
 		u->mask = cap - 1;
@@ -532,7 +532,7 @@ static struct dyn *dyn_of(JNIEnv *jni, struct site *s, jobject obj, jclass k, ji
 	size_t size = sizeof *d + ((size_t)R.npat + 1) * sizeof d->key[0];
 	bool array = false;
 	uint32_t cls = ag_rec_class_of(R.env, k, &array);
-	if (cls == NONE || !ag_rec_room(size) || !(d = malloc(size)))
+	if (cls == NONE || !(d = ag_rec_calloc(1, size)))
 		return NULL;
 	pthread_mutex_lock(&R.lock);
 	d->elem = (int8_t)(array ? elem_of(R.classes[cls]) : E_NONE);
@@ -737,26 +737,15 @@ jint ag_sites_add(const char *sig, const char *method, const char *desc, const c
 	uint32_t i = atomic_load(&S.nsites), ch = i / SITE_CHUNK;
 	if (ch >= MAX_SITE_CHUNKS)
 		goto unlock;
-	if (!S.sites[ch]) {
-		if (!ag_rec_room((size_t)SITE_CHUNK * sizeof(struct site)))
-			goto unlock;
-		S.sites[ch] = calloc(SITE_CHUNK, sizeof(struct site));
-		if (!S.sites[ch]) {
-			R.bytes -= (size_t)SITE_CHUNK * sizeof(struct site);
-			goto unlock;
-		}
-	}
+	if (!S.sites[ch] && !(S.sites[ch] = ag_rec_calloc(SITE_CHUNK, sizeof(struct site))))
+		goto unlock;
 	struct site *s = &S.sites[ch][i % SITE_CHUNK];
 	uint32_t mi = ag_rec_method_named(sig, method, desc, file);
 	uint32_t node = mi == NONE ? NONE : ag_rec_node(NONE, mi, line < 0 ? -1 : line);
 	uint32_t cls = ty ? ag_rec_class(ty) : NONE;
-	_Atomic uint32_t *k = ag_rec_room(keys) ? malloc(keys) : NULL;
-	if (node == NONE || (ty && cls == NONE) || !k) {
-		if (k)
-			R.bytes -= keys;
-		free(k);
+	_Atomic uint32_t *k = node == NONE || (ty && cls == NONE) ? NULL : ag_rec_calloc(1, keys);
+	if (!k)
 		goto unlock;
-	}
 	for (int a = 0; a <= R.npat; a++)
 		atomic_init(&k[a], NONE);
 	s->method = mi;
