@@ -51,7 +51,7 @@ all: $(BIN) $(AGENT)
 # The JVMTI agent, built against the installed JDK's headers.
 JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(command -v javac))) 2>/dev/null)
 AGENT_SRC = src/agent/agent.c src/agent/alloc.c src/agent/alloc_jvmti.c src/agent/instrument.c \
-            src/agent/sites.c
+            src/agent/sites.c src/agent/dump.c
 # Exact recordings rewrite classes with ASM (Debian's libasm-java) inside the
 # JVM: the agent's Java classes and ASM's are built into the agent as data.
 ASM_JAR ?= /usr/share/java/asm.jar

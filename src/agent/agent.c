@@ -1599,7 +1599,7 @@ static void serve(int fd, JNIEnv *env)
 				ag_bu32(&b, AG_MAGIC);
 				ag_bu16(&b, AG_PROTO);
 				ag_bstr(&b, AG_VERSION);
-				ag_bstr(&b, "can_tag_objects,alloc");
+				ag_bstr(&b, "can_tag_objects,alloc,dump");
 				ok = ag_send_frame(fd, T_HELLO, &b);
 				free(b.p);
 				hello = true;
@@ -1614,6 +1614,8 @@ static void serve(int fd, JNIEnv *env)
 			ok = do_instances(fd, env, &r);
 		} else if (type >= T_ALLOC_START && type <= T_ALLOC_READ) {
 			ok = ag_alloc_request(fd, env, type, &r);
+		} else if (type == T_DUMP) {
+			ok = ag_dump_request(fd, env, &r);
 		} else if (type == T_DETACH) {
 			struct buf b = {0};
 			if (r.p == r.end)

@@ -26,6 +26,7 @@
 enum {
 	T_HELLO = 1, T_INFO, T_HISTOGRAM, T_SNAPSHOT, T_INSTANCES, T_DETACH,
 	T_ALLOC_START, T_ALLOC_STOP, T_ALLOC_STATUS, T_ALLOC_RESET, T_ALLOC_MARK, T_ALLOC_READ,
+	T_DUMP,
 	T_DATA = 0x40, T_END = 0x41, T_ERROR = 0x7f
 };
 #define MAX_RECORDING ((size_t)1 << 30)	/* bytes of one ALLOC_READ stream */
@@ -542,6 +543,19 @@ void proto_instances_free(struct proto_instances *r)
 	}
 	free(r->rows);
 	memset(r, 0, sizeof *r);
+}
+
+int proto_dump(struct proto_conn *c, const char *path, double *ms, struct hs_error *err)
+{
+	struct obuf b = {0};
+	put_str(&b, path);
+	struct reply r;
+	int st = send_req(c, T_DUMP, &b, err);
+	free(b.p);
+	if (st || recv_reply(c, &r, WALK_MS, err))
+		return HS_ERR;
+	*ms = (double)get_u64(&r);
+	return check_reply(c, &r, T_DUMP, err);
 }
 
 int proto_detach(struct proto_conn *c, struct hs_error *err)

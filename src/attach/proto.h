@@ -161,6 +161,14 @@ int proto_alloc_read(struct proto_conn *c, struct alc_rec **out, struct hs_error
 int proto_alloc_decode(const uint8_t *p, size_t n, uint64_t records, struct alc_rec **out, char *why,
 		       size_t cap);
 
+/*
+ * proto_dump: the agent has HotSpot's heap dumper (HotSpotDiagnosticMXBean)
+ * write the JVM's live objects to path (absolute; a file that must not
+ * exist); *ms: how long the dump took in the JVM. For JVMs whose attach
+ * mechanism is off; errors as the others, the JVM's exception in err.
+ */
+int proto_dump(struct proto_conn *c, const char *path, double *ms, struct hs_error *err);
+
 /* proto_detach: ask the agent to stop and remove its socket; closes c. */
 int proto_detach(struct proto_conn *c, struct hs_error *err);
 

@@ -586,6 +586,27 @@ char *heap_thread_name(const struct heap *h, uint32_t t)
 	return name != HEAP_NONE ? heap_string(h, name, 0) : NULL;
 }
 
+void heap_forget_thread(struct heap *h, uint32_t t)
+{
+	if (t >= h->nthreads)
+		return;
+	uint32_t obj = h->threads[t].obj, m = 0;
+	for (uint32_t k = 0; k < h->nroots; k++) {
+		struct heap_root r = h->roots[k];
+		if (r.thread == t || (r.kind == HPROF_GC_ROOT_THREAD_OBJ && obj != HEAP_NONE &&
+				      r.obj == obj))
+			continue;
+		if (r.thread != HEAP_NONE && r.thread > t)
+			r.thread--;
+		h->roots[m++] = r;
+	}
+	h->nroots = m;
+	free(h->threads[t].frames);
+	memmove(&h->threads[t], &h->threads[t + 1],
+		(size_t)(h->nthreads - t - 1) * sizeof *h->threads);
+	h->nthreads--;
+}
+
 /* heap_refs: must visit references in exactly pass2's order. */
 void heap_refs(const struct heap *h, uint32_t i,
 	       bool (*fn)(void *ctx, const struct heap_ref *r), void *ctx)

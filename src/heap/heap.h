@@ -345,4 +345,12 @@ void heap_unspill(struct heap *h);
 /* heap_thread_name: the name of thread t (caller frees), or NULL. */
 char *heap_thread_name(const struct heap *h, uint32_t t);
 
+/*
+ * heap_forget_thread: thread t is not the program's (the heapsh agent's own,
+ * in a dump of a JVM it is attached to): its GC roots (its Thread object's,
+ * its frames' locals, its JNI locals) and its entry in h->threads go, and
+ * the other threads' indexes shift down. Call before the engine runs.
+ */
+void heap_forget_thread(struct heap *h, uint32_t t);
+
 #endif

@@ -834,8 +834,15 @@ const struct sh_command sh_commands[] = {
 	 "filters over one class run inside the JVM. Also: heapsh PID."},
 	{"detach", sh_cmd_detach, ":detach",
 	 "Stop the agent in the attached JVM and forget the snapshot."},
-	{"refresh", sh_cmd_refresh, ":refresh",
-	 "Take a new snapshot of the attached JVM."},
+	{"refresh", sh_cmd_refresh, ":refresh [--via dump|agent]",
+	 "Take a new snapshot of the attached JVM: HotSpot's heap dumper writes its live\n"
+	 "objects into a private temporary file (jcmd GC.heap_dump; through the agent when\n"
+	 "the attach mechanism is off), heapsh loads it and removes it. The JVM pauses as\n"
+	 "long as for jcmd GC.heap_dump (about 2 s per GB). --via agent: the agent's own\n"
+	 "walk instead (JVMTI FollowReferences; several times longer on big heaps).\n"
+	 "Object ids are the dump's (the objects' addresses): they change from one\n"
+	 "snapshot to the next, as objects move; an id from an earlier snapshot names no\n"
+	 "object, or another one. The agent's own thread is left out of the roots."},
 	{"dump", sh_cmd_dump, ":dump FILE.hprof",
 	 "Have the attached JVM write a heap dump (jcmd GC.heap_dump) and open it."},
 	{"alloc", sh_cmd_alloc,

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../alloc/alloc.h"
+#include "../heap/heap.h"
 #include "../attach/attach.h"
 #include "../attach/proto.h"
 #include "../attach/snapshot.h"
@@ -28,6 +29,7 @@ struct sh_live {
 	int pid;
 	struct proto_conn conn;
 	time_t snap_time;	/* when the loaded heap was taken; 0: none */
+	unsigned snapshots;	/* taken in this session: ids of an earlier one may be stale */
 	char vm[300];
 };
 
@@ -210,13 +212,49 @@ static void snap_progress(void *ctx, uint64_t bytes)
 	fprintf(stderr, "\rreceiving the snapshot: %" PRIu64 " MB", bytes >> 20);
 }
 
-#define SNAPSHOT_WARN_BYTES (256ull << 20)	/* heap used from which a snapshot warns */
-
-/* take_snapshot: a new snapshot of the attached JVM replaces the heap. */
-static int take_snapshot(struct sh *sh)
+static double now_s(void)
 {
-	if (connected(sh))
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/*
+ * forget_agent: the agent's own thread is no GC root of the program's: its
+ * Thread object, stack and JNI locals leave the snapshot's roots (docs/agent.md).
+ */
+static void forget_agent(struct heap *h)
+{
+	for (uint32_t t = 0; t < h->nthreads; t++) {
+		char *name = heap_thread_name(h, t);
+		bool ours = name && !strcmp(name, "heapsh-agent");
+		free(name);
+		if (ours) {
+			heap_forget_thread(h, t);
+			return;
+		}
+	}
+}
+
+/* open_snapshot: the dump at path becomes the heap, the connection kept; path is removed. */
+static int open_snapshot(struct sh *sh, const char *path)
+{
+	struct sh_live *l = sh->live;
+	sh->live = NULL;	/* sh_open closes the old heap, not the connection */
+	int st = sh_open(sh, path);
+	sh->live = l;
+	unlink(path);		/* the mapping keeps it readable */
+	if (st != HS_OK)
 		return HS_ERR;
+	forget_agent(sh->heap);
+	l->snap_time = time(NULL);
+	l->snapshots++;
+	return HS_OK;
+}
+
+/* stream_snapshot: the agent's own snapshot (a FollowReferences walk), :refresh --via agent. */
+static int stream_snapshot(struct sh *sh)
+{
 	const char *tmp = getenv("TMPDIR");
 	char path[PATH_MAX];
 	snprintf(path, sizeof path, "%s/heapsh-live-%d-XXXXXX", tmp && *tmp ? tmp : "/tmp",
@@ -230,18 +268,6 @@ static int take_snapshot(struct sh *sh)
 	struct hs_error err;
 	double pause = 0;
 	hs_interrupted = 0;
-	/*
-	 * The agent tags every object, and JVMTI's tag table is slow with
-	 * millions of entries: 1 GB of small objects pauses a JDK 17 VM for
-	 * 15-25 s, where GC.heap_dump takes about 2 s (docs/performance.md).
-	 */
-	struct proto_info info;
-	if (tty && proto_info(&sh->live->conn, &info, &err) == HS_OK &&
-	    info.heap_used >= SNAPSHOT_WARN_BYTES)
-		fprintf(stderr, "taking a snapshot of JVM %d (%" PRIu64 " MB of heap used): the "
-			"JVM stays paused while the agent walks its heap, about 20 s per GB of "
-			"small objects; :dump FILE pauses it for much less\n", sh->live->pid,
-			info.heap_used >> 20);
 	int st = proto_snapshot(&sh->live->conn, path, &pause, tty ? snap_progress : NULL, NULL,
 				&err);
 	if (tty)
@@ -250,17 +276,83 @@ static int take_snapshot(struct sh *sh)
 		unlink(path);
 		return sh_error(sh, NULL, "snapshot of JVM %d failed: %s", sh->live->pid, err.msg);
 	}
-	struct sh_live *l = sh->live;
-	sh->live = NULL;	/* sh_open closes the old heap, not the connection */
-	st = sh_open(sh, path);
-	sh->live = l;
-	unlink(path);		/* the mapping keeps it readable */
+	if (open_snapshot(sh, path) != HS_OK)
+		return HS_ERR;
+	if (tty || sh->timer)
+		fprintf(stderr, "snapshot of JVM %d: %u objects, from the agent's walk (the JVM "
+			"paused about %.0f ms)\n", sh->live->pid, sh->heap->n, pause);
+	return HS_OK;
+}
+
+#define SNAPSHOT_NOTE_BYTES (256ull << 20)	/* heap used from which a snapshot says it pauses */
+
+/*
+ * take_snapshot: a new snapshot of the attached JVM replaces the heap:
+ * HotSpot's own heap dumper writes the live objects into a private
+ * directory (jcmd GC.heap_dump through the attach mechanism, or the agent's
+ * HotSpotDiagnosticMXBean when attach is off), heapsh loads the dump and
+ * removes it. It pauses the JVM no longer than jcmd GC.heap_dump, which it
+ * is, and is several times faster than the agent's own walk, whose tags
+ * make JVMTI slow on big heaps (docs/performance.md). via "agent": that walk.
+ */
+static int take_snapshot(struct sh *sh, const char *via)
+{
+	if (connected(sh))
+		return HS_ERR;
+	if (via && !strcmp(via, "agent"))
+		return stream_snapshot(sh);
+	int pid = sh->live->pid;
+	const char *tmp = getenv("TMPDIR");
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	snprintf(dir, sizeof dir, "%s/heapsh-snap-%d-XXXXXX", tmp && *tmp ? tmp : "/tmp", pid);
+	if (!mkdtemp(dir))
+		return sh_error(sh, NULL, "cannot create a private directory for the snapshot in %s: "
+				"%s (set TMPDIR)", tmp && *tmp ? tmp : "/tmp", strerror(errno));
+	/* The JVM writes the dump: a JVM of another user (heapsh as root) gets the directory. */
+	char proc[64];
+	struct stat jvm;
+	snprintf(proc, sizeof proc, "/proc/%d", pid);
+	if (stat(proc, &jvm) == 0 && jvm.st_uid != geteuid() && chown(dir, jvm.st_uid, jvm.st_gid))
+		(void)0;	/* a JVM that cannot write there says so below */
+	snprintf(path, sizeof path, "%s/snapshot.hprof", dir);
+	bool tty = isatty(STDERR_FILENO);
+	struct hs_error err;
+	struct proto_info info;
+	if (tty && proto_info(&sh->live->conn, &info, &err) == HS_OK &&
+	    info.heap_used >= SNAPSHOT_NOTE_BYTES)
+		fprintf(stderr, "taking a snapshot of JVM %d (%" PRIu64 " MB of heap used) with "
+			"HotSpot's heap dumper: the JVM pauses while it dumps, about 2 s per GB\n",
+			pid, info.heap_used >> 20);
+	hs_interrupted = 0;
+	double t0 = now_s(), dump_ms = 0;
+	char *cmd = xasprintf("GC.heap_dump %s", path), *output = NULL;
+	enum att_kind kind = ATT_OK;
+	int st = att_jcmd(pid, cmd, 600000, &output, &kind, &err);
+	free(cmd);
+	free(output);
+	const char *how = "jcmd GC.heap_dump";
+	if (st != HS_OK && kind == ATT_DISABLED) {
+		/* -XX:+DisableAttachMechanism: the agent asks the dumper itself. */
+		how = "HotSpotDiagnosticMXBean.dumpHeap, through the agent";
+		st = proto_dump(&sh->live->conn, path, &dump_ms, &err);
+	}
+	struct stat sb;
+	if (st != HS_OK || stat(path, &sb) != 0) {
+		if (st == HS_OK)
+			snprintf(err.msg, sizeof err.msg, "the JVM wrote no dump (it may not write in %.200s)", dir);
+		unlink(path);
+		rmdir(dir);
+		return sh_error(sh, NULL, "snapshot of JVM %d failed: %s", pid, err.msg);
+	}
+	double dumped = now_s();
+	st = open_snapshot(sh, path);
+	rmdir(dir);
 	if (st != HS_OK)
 		return HS_ERR;
-	l->snap_time = time(NULL);
 	if (tty || sh->timer)
-		fprintf(stderr, "snapshot of JVM %d: %u objects (the JVM paused about %.0f ms)\n",
-			l->pid, sh->heap->n, pause);
+		fprintf(stderr, "snapshot of JVM %d: %u objects, from HotSpot's heap dump (%s: "
+			"%.1f s; loaded in %.1f s)\n", pid, sh->heap->n, how, dumped - t0,
+			now_s() - dumped);
 	return HS_OK;
 }
 
@@ -269,20 +361,23 @@ int sh_need_heap(struct sh *sh)
 	if (sh->heap)
 		return HS_OK;
 	if (sh->live)
-		return take_snapshot(sh);
+		return take_snapshot(sh, NULL);
 	return sh_error(sh, NULL, "no heap is open; open one with 'heapsh DUMP' or ':open DUMP', "
 			"or attach to a JVM with ':attach PID'");
 }
 
 int sh_cmd_refresh(struct sh *sh, int argc, char **argv)
 {
-	(void)argv;
-	if (argc != 1)
-		return sh_error(sh, NULL, "usage: :refresh");
+	const char *via = NULL;
+	if (argc == 3 && !strcmp(argv[1], "--via") &&
+	    (!strcmp(argv[2], "dump") || !strcmp(argv[2], "agent")))
+		via = argv[2];
+	else if (argc != 1)
+		return sh_error(sh, NULL, "usage: :refresh [--via dump|agent]");
 	if (!sh->live)
 		return sh_error(sh, NULL, "not attached to a JVM; :refresh takes a new snapshot of "
 				"an attached JVM (:open reloads a dump)");
-	return take_snapshot(sh);
+	return take_snapshot(sh, via);
 }
 
 int sh_cmd_dump(struct sh *sh, int argc, char **argv)
