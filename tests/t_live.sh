@@ -237,6 +237,12 @@ live_main() {
 		check_contains "attach off: --via vm says why it cannot" "-XX:+DisableAttachMechanism" \
 			"$(hsl -c ':histogram --via vm' "$AP"; cat "$L/err")"
 		check "attach off: push-down" 100 "$(hsl -c "$COUNT7" "$AP")"
+		printf ':timer on\n:retained Owner\n' >"$L/off.hsh"
+		hs_session "$L/off.hsh" "$AP"
+		check "attach off: a snapshot all the same: :retained Owner" "2,all 2 instances of Owner,48,1104" \
+			"$(answer "$L/off.hsh.out" 2 | tail -1)"
+		check_contains "attach off: the agent had HotSpot dump the heap" \
+			"HotSpotDiagnosticMXBean.dumpHeap, through the agent" "$(cat "$L/off.hsh.err")"
 	fi
 
 	local NP
@@ -384,6 +390,55 @@ Order,1000,40000,42800" "$(answer "$D" 6)"
 	fi
 }
 
+# A live snapshot tells the truth: on ShopServer (tests/java/ShopServer.java),
+# whose leaking EventBus is held by the static field ShopServer.BUS, the snapshot
+# heapsh takes and a jcmd GC.heap_dump of the same quiescent process (taken
+# after :detach, so that the agent's thread is gone) give the same roots, the
+# same path to the bus through the static field, the same retained sizes; the
+# agent's own thread is not among the snapshot's threads or roots.
+live_shop() {
+	javac -d "$JAVA_OUT" tests/java/ShopServer.java || { fail "ShopServer compiles"; return; }
+	live_start shop ShopServer java || return
+	local SP=$LIVE_PID
+	cat >"$L/shop.hsh" <<-'EOF'
+		:roots
+		:path ShopServer$EventBus
+		:retained ShopServer$EventBus
+		:histogram ShopServer* --retained
+		:threads
+		:roots thread
+	EOF
+	# :timer on first: the snapshot's line says where it came from (the answers move up one).
+	{ echo ':timer on'; cat "$L/shop.hsh"; } >"$L/shop-t.hsh"
+	hs_session "$L/shop-t.hsh" "$SP"
+	awk '/^heapsh> / { k++ } k >= 2' "$L/shop-t.hsh.out" >"$L/shop.live"
+	cp "$L/shop-t.hsh.err" "$L/shop.hsh.err"
+	check_status "ShopServer: live session, exit 0" 0 "$HS_ST"
+	check_contains "ShopServer: the snapshot came from HotSpot's heap dumper" \
+		"from HotSpot's heap dump (jcmd GC.heap_dump" "$(cat "$L/shop.hsh.err")"
+	check "ShopServer: the path to the bus goes through the static field BUS" \
+		"2,static BUS,ShopServer\$EventBus" "$(answer "$L/shop.live" 2 | cut -d, -f1,2,4 | tail -1)"
+	check "ShopServer: no JNI local on the path" "" "$(answer "$L/shop.live" 2 | grep -i 'jni')"
+	check "ShopServer: the agent's thread is not among the threads" "" \
+		"$(answer "$L/shop.live" 5 | grep heapsh-agent)"
+	check "ShopServer: the four workers are" 4 "$(answer "$L/shop.live" 5 | grep -c ',shop-worker-')"
+	hsl -c ':detach' "$SP" >/dev/null
+	rm -f "$L/shop.hprof"
+	timeout 120 jcmd "$SP" GC.heap_dump "$PWD/$L/shop.hprof" >/dev/null
+	hs_session "$L/shop.hsh" "$L/shop.hprof"
+	mv "$L/shop.hsh.out" "$L/shop.dump"
+	local n
+	for n in 1 2 3 4 6; do
+		check "ShopServer: snapshot = dump: $(sed -n "${n}p" "$L/shop.hsh")" \
+			"$(answer "$L/shop.dump" $n | sed 's/0x[0-9a-f]*//g')" "$(answer "$L/shop.live" $n | sed 's/0x[0-9a-f]*//g')"
+	done
+	check "ShopServer: snapshot = dump: the threads by name" \
+		"$(answer "$L/shop.dump" 5 | cut -d, -f2 | sort)" "$(answer "$L/shop.live" 5 | cut -d, -f2 | sort)"
+	check_contains "ShopServer: 2600 leaked listeners" "2600,all 2600 instances" \
+		"$(hsl --format csv -c ':retained ShopServer$CustomerSession$1' "$L/shop.hprof")"
+}
+
 live_main
+live_shop
 live_cleanup
 trap - EXIT INT TERM
