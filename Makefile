@@ -26,7 +26,7 @@ endif
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl
 
-LIB_SRC  = src/base/mem.c src/base/u64map.c src/base/fmt.c src/base/io.c src/hprof/hprof.c \
+LIB_SRC  = src/base/mem.c src/base/u64map.c src/base/classname.c src/base/fmt.c src/base/io.c src/hprof/hprof.c \
            src/engine/dom.c src/engine/hgraph.c src/engine/domtree.c src/engine/path.c \
            src/engine/idx.c src/engine/scc.c src/engine/dyn.c src/dsl/arena.c src/dsl/parse.c src/dsl/eval.c src/dsl/extern.c \
            src/dsl/pushdown.c src/heap/heap_load.c src/heap/heap.c src/attach/attach.c \
@@ -51,7 +51,7 @@ all: $(BIN) $(AGENT)
 # The JVMTI agent, built against the installed JDK's headers.
 JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(command -v javac))) 2>/dev/null)
 AGENT_SRC = src/agent/agent.c src/agent/alloc.c src/agent/alloc_jvmti.c src/agent/instrument.c \
-            src/agent/sites.c src/agent/dump.c
+            src/agent/sites.c src/agent/dump.c src/base/classname.c
 # Exact recordings rewrite classes with ASM (Debian's libasm-java) inside the
 # JVM: the agent's Java classes and ASM's are built into the agent as data.
 ASM_JAR ?= /usr/share/java/asm.jar

@@ -422,6 +422,17 @@ live_shop() {
 	check "ShopServer: the agent's thread is not among the threads" "" \
 		"$(answer "$L/shop.live" 5 | grep heapsh-agent)"
 	check "ShopServer: the four workers are" 4 "$(answer "$L/shop.live" 5 | grep -c ',shop-worker-')"
+	# One class-name matcher, live or not (src/base/classname.h); checked against the dump below.
+	local pat
+	for pat in '*Shop*' CustomerSession ShopServer.Product 'ShopServer$Product' '*Session*1'; do
+		hsl --format csv -c ":histogram $pat" "$SP" | cut -d, -f1,2 >"$L/shop.pat.$(echo "$pat" | tr -c 'A-Za-z0-9\n' _)"
+	done
+	check "ShopServer: live :histogram CustomerSession is the session class only" \
+		"$(printf 'class,instances\nShopServer$CustomerSession,2600')" "$(cat "$L/shop.pat.CustomerSession")"
+	check "ShopServer: live push-down with a nested name" 10 \
+		"$(printf ':timer on\nobjects.count([it | it is ShopServer.Product and it.sku < 10])\n' |
+			timeout 120 "$HEAPSH" "$SP" 2>"$L/err")"
+	check_contains "ShopServer: live push-down, evaluated inside the JVM" "no snapshot taken" "$(cat "$L/err")"
 	hsl -c ':detach' "$SP" >/dev/null
 	rm -f "$L/shop.hprof"
 	timeout 120 jcmd "$SP" GC.heap_dump "$PWD/$L/shop.hprof" >/dev/null
@@ -436,6 +447,13 @@ live_shop() {
 		"$(answer "$L/shop.dump" 5 | cut -d, -f2 | sort)" "$(answer "$L/shop.live" 5 | cut -d, -f2 | sort)"
 	check_contains "ShopServer: 2600 leaked listeners" "2600,all 2600 instances" \
 		"$(hsl --format csv -c ':retained ShopServer$CustomerSession$1' "$L/shop.hprof")"
+	for pat in '*Shop*' CustomerSession ShopServer.Product 'ShopServer$Product' '*Session*1'; do
+		check "ShopServer: :histogram $pat, live = dump (classes and instances)" \
+			"$(hsl --format csv -c ":histogram $pat" "$L/shop.hprof" | cut -d, -f1,2)" \
+			"$(cat "$L/shop.pat.$(echo "$pat" | tr -c 'A-Za-z0-9\n' _)")"
+	done
+	check "ShopServer: the same count on the dump" 10 \
+		"$(hsl -c 'objects.count([it | it is ShopServer.Product and it.sku < 10])' "$L/shop.hprof")"
 }
 
 live_main

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "ag.h"
+#include "../base/classname.h"
 enum { R_CLASS = 1, R_OBJECT, R_REFERENCE, R_ROOT, R_PRIMITIVE, R_PRIMARRAY, R_THREAD };
 
 static jvmtiEnv *jvmti;
@@ -1258,20 +1259,6 @@ static char *java_name(const char *sig)
 	return s;
 }
 
-static bool name_matches(const char *sig, const char *want)
-{
-	char *jn = java_name(sig);
-	if (!jn)
-		return false;
-	bool ok = !strcmp(jn, want);
-	if (!ok && !strchr(want, '.')) {
-		const char *dot = strrchr(jn, '.');
-		ok = dot && !strcmp(dot + 1, want);
-	}
-	free(jn);
-	return ok;
-}
-
 /*
  * read_field: field f of o through JNI: primitives as value bits, a String
  * as a new copy of its text (*text; NULL for null). False on a JNI error.
@@ -1361,33 +1348,54 @@ static bool do_instances(int fd, JNIEnv *env, struct req *r)
 	struct classes c;
 	struct ftab *tabs = NULL;
 	jclass *wanted = NULL;
-	jclass base = NULL;
+	char **names = NULL;
+	uint32_t *picked = NULL;
 	char why[300] = "";
 	bool ok = false;
 	if (!load_classes(env, &c)) {
 		snprintf(why, sizeof why, "GetLoadedClasses failed");
 		goto reply;
 	}
-	for (jint i = 0; i < c.n && !base; i++) {
-		char *sig = NULL;
-		(*jvmti)->GetClassSignature(jvmti, c.k[i], &sig, NULL);
-		if (sig && sig[0] == 'L' && name_matches(sig, cname))
-			base = c.k[i];
-		dealloc(sig);
-	}
-	if (!base) {
-		snprintf(why, sizeof why, "no loaded class is named %s", cname);
-		goto reply;
-	}
+	/* The classes the name names, by heapsh's one rule (src/base/classname.h). */
+	names = calloc((size_t)c.n + 1, sizeof *names);
+	picked = calloc((size_t)c.n + 1, sizeof *picked);
 	wanted = calloc((size_t)c.n + 1, sizeof *wanted);
-	if (!wanted) {
+	if (!names || !picked || !wanted) {
 		snprintf(why, sizeof why, "out of memory in the agent");
 		goto reply;
 	}
+	for (jint i = 0; i < c.n; i++) {
+		char *sig = NULL;
+		(*jvmti)->GetClassSignature(jvmti, c.k[i], &sig, NULL);
+		names[i] = sig && sig[0] == 'L' ? java_name(sig) : NULL;
+		dealloc(sig);
+		if (!names[i])
+			names[i] = strdup("");
+	}
+	uint32_t np = cn_select(cname, (const char *const *)names, (uint32_t)c.n, picked);
+	if (!np) {
+		snprintf(why, sizeof why, "no loaded class is named %s", cname);
+		goto reply;
+	}
+	for (uint32_t k = 1; k < np; k++)
+		if (strcmp(names[picked[k]], names[picked[0]])) {
+			size_t len = (size_t)snprintf(why, sizeof why, "'%s' is ambiguous: ", cname);
+			for (uint32_t j = 0; j < np && len + 60 < sizeof why; j++)
+				len += (size_t)snprintf(why + len, sizeof why - len, "%s%s", j ? ", " : "",
+							names[picked[j]]);
+			snprintf(why + len, sizeof why - len, "; write the full name");
+			goto reply;
+		}
+	/* Every class of that name (one per class loader), and with subclasses their subclasses. */
 	for (jint i = 0; i < c.n; i++)
-		if ((*env)->IsSameObject(env, c.k[i], base) ||
-		    ((flags & 1) && (*env)->IsAssignableFrom(env, c.k[i], base)))
-			wanted[in.nclasses++] = c.k[i];
+		for (uint32_t k = 0; k < np; k++) {
+			jclass b = c.k[picked[k]];
+			if ((*env)->IsSameObject(env, c.k[i], b) ||
+			    ((flags & 1) && (*env)->IsAssignableFrom(env, c.k[i], b))) {
+				wanted[in.nclasses++] = c.k[i];
+				break;
+			}
+		}
 	if (collect_slots(pred, &in, why, sizeof why))
 		goto reply;
 	tabs = calloc((size_t)in.nclasses + 1, sizeof *tabs);
@@ -1540,6 +1548,10 @@ reply:
 	free(in.v.text);
 	free(in.v.known);
 	free(wanted);
+	for (jint i = 0; names && i < c.n; i++)
+		free(names[i]);
+	free(names);
+	free(picked);
 	if (c.k)
 		drop_classes(env, &c);
 	pfree(pred);

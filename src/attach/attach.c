@@ -1077,6 +1077,10 @@ int att_class_histogram(int pid, bool all, int timeout_ms, struct att_hist_row *
 		char *jname = xstrndup(p, len);
 		v[m].name = jname[0] == '[' ? snap_java_name(jname) : xstrdup(jname);
 		free(jname);
+		/* A hidden class (Foo$$Lambda/0x...) as a heap dump names it (Foo$$Lambda+0x...). */
+		char *slash = strstr(v[m].name, "/0x");
+		if (slash)
+			*slash = '+';
 		v[m].count = count;
 		v[m].bytes = bytes;
 		m++;

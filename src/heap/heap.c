@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../base/classname.h"
 #include "../base/io.h"
 #include "heap_internal.h"
 
@@ -417,58 +418,14 @@ uint32_t heap_class_by_name(const struct heap *h, const char *name)
 	return HEAP_NONE;
 }
 
-/* Does name end with tail at a package or nesting boundary? */
-static bool tail_match(const char *name, const char *tail)
-{
-	size_t nl = strlen(name), tl = strlen(tail);
-	if (tl > nl)
-		return false;
-	const char *s = name + nl - tl;
-	for (size_t k = 0; k < tl; k++) {
-		char a = s[k], b = tail[k];
-		if (a == b || (b == '.' && a == '$'))
-			continue;
-		return false;
-	}
-	return s == name || s[-1] == '.' || s[-1] == '$';
-}
-
-/* Glob with '*' (any run of characters) and '?' (one character). */
-static bool glob(const char *p, const char *s)
-{
-	const char *star = NULL, *back = NULL;
-	while (*s) {
-		if (*p == '*') {
-			star = p++;
-			back = s;
-		} else if (*p == '?' || *p == *s) {
-			p++;
-			s++;
-		} else if (star) {
-			p = star + 1;
-			s = ++back;
-		} else {
-			return false;
-		}
-	}
-	while (*p == '*')
-		p++;
-	return !*p;
-}
-
 uint32_t heap_find_classes(const struct heap *h, const char *pattern, uint32_t **out)
 {
-	uint32_t n = 0;
-	uint32_t *v = xmallocarray(h->nclasses + 1, sizeof *v);
-	bool wild = strpbrk(pattern, "*?") != NULL;
+	const char **names = xmallocarray(h->nclasses + 1, sizeof *names);
 	for (uint32_t k = 0; k < h->nclasses; k++)
-		if (wild ? glob(pattern, h->classes[k].name) : !strcmp(pattern, h->classes[k].name))
-			v[n++] = k;
-	if (!n && !wild)
-		for (uint32_t k = 0; k < h->nclasses; k++)
-			if (tail_match(h->classes[k].name, pattern))
-				v[n++] = k;
-	*out = v;
+		names[k] = h->classes[k].name;
+	*out = xmallocarray(h->nclasses + 1, sizeof **out);
+	uint32_t n = cn_select(pattern, names, h->nclasses, *out);
+	free(names);
 	return n;
 }
 

@@ -37,9 +37,16 @@ int sh_parse_object(struct sh *sh, const char *s, uint32_t *obj)
 		return HS_ERR;
 	}
 	uint32_t i = heap_index(sh->heap, id);
+	if (i == HEAP_NONE && sh_live_snapshots(sh) > 1) {
+		sh_error(sh, NULL, "no object with id 0x%llx in this snapshot: ids change from one "
+			 "snapshot to the next (this is snapshot %u of this session); find the object "
+			 "again with :histogram, :classes, :roots or a query", id,
+			 sh_live_snapshots(sh));
+		return HS_ERR;
+	}
 	if (i == HEAP_NONE) {
-		sh_error(sh, NULL, "no object with id 0x%llx in this dump; find ids with "
-			 ":histogram, :classes or :roots", id);
+		sh_error(sh, NULL, "no object with id 0x%llx in this %s; find ids with "
+			 ":histogram, :classes or :roots", id, sh_is_live(sh) ? "snapshot" : "dump");
 		return HS_ERR;
 	}
 	*obj = i;

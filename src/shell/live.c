@@ -19,6 +19,7 @@
 #include "../attach/attach.h"
 #include "../attach/proto.h"
 #include "../attach/snapshot.h"
+#include "../base/classname.h"
 #include "../dsl/pushdown.h"
 #include "out.h"
 #include "sh.h"
@@ -32,6 +33,11 @@ struct sh_live {
 	unsigned snapshots;	/* taken in this session: ids of an earlier one may be stale */
 	char vm[300];
 };
+
+unsigned sh_live_snapshots(const struct sh *sh)
+{
+	return sh->live ? sh->live->snapshots : 0;
+}
 
 bool sh_is_live(const struct sh *sh)
 {
@@ -443,17 +449,6 @@ static int by_count(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* matches: the histogram's class patterns (prefix*, *suffix, exact, or a substring). */
-static bool matches(const char *name, const char *pat)
-{
-	size_t n = strlen(pat), l = strlen(name);
-	if (n && pat[n - 1] == '*')
-		return !strncmp(name, pat, n - 1);
-	if (n && pat[0] == '*')
-		return l >= n - 1 && !strcmp(name + l - (n - 1), pat + 1);
-	return !strcmp(name, pat) || strstr(name, pat);
-}
-
 int sh_live_histogram(struct sh *sh, const char *pattern, bool count, long top, const char *via)
 {
 	if (connected(sh))
@@ -487,13 +482,26 @@ int sh_live_histogram(struct sh *sh, const char *pattern, bool count, long top, 
 	if (!from_vm && proto_histogram(&sh->live->conn, true, &rows, &n, &err) != HS_OK)
 		return sh_error(sh, NULL, "live histogram of JVM %d failed: %s", sh->live->pid,
 				err.msg);
-	uint32_t m = 0;
-	for (uint32_t k = 0; k < n; k++) {
-		if (pattern && !matches(rows[k].name, pattern)) {
-			free(rows[k].name);
-			continue;
+	/* The same classes as a dump's :histogram PATTERN (src/base/classname.h). */
+	uint32_t m = n;
+	if (pattern) {
+		const char **names = xcalloc((size_t)n + 1, sizeof *names);
+		uint32_t *pick = xcalloc((size_t)n + 1, sizeof *pick);
+		for (uint32_t k = 0; k < n; k++)
+			names[k] = rows[k].name;
+		m = cn_select(pattern, names, n, pick);
+		bool *keep = xcalloc((size_t)n + 1, 1);
+		for (uint32_t k = 0; k < m; k++)
+			keep[pick[k]] = true;
+		for (uint32_t k = 0, j = 0; k < n; k++) {
+			if (keep[k])
+				rows[j++] = rows[k];
+			else
+				free(rows[k].name);
 		}
-		rows[m++] = rows[k];
+		free(keep);
+		free(pick);
+		free(names);
 	}
 	if (pattern && !m) {
 		att_hist_free(rows, 0);

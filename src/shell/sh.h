@@ -157,6 +157,8 @@ int sh_cmd_alloc(struct sh *sh, int argc, char **argv);
  */
 struct proto_conn *sh_live_conn(struct sh *sh);
 int sh_live_pid(const struct sh *sh);
+/* sh_live_snapshots: snapshots taken of the attached JVM in this session (0: none, or not live). */
+unsigned sh_live_snapshots(const struct sh *sh);
 void sh_live_farewell(struct sh *sh);
 int sh_alloc_fetch(struct sh *sh, struct alc_rec **out);
 
