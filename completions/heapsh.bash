@@ -5,7 +5,7 @@
 #
 # The option list is heapsh --help's; tests/t_install.sh checks that they agree.
 
-_heapsh_options='-c -f -l --format --oops --echo --no-weak --no-index --no-spill
+_heapsh_options='-c -f -l --format --oops --echo --no-weak --no-index --no-spill --keep-agent
 	--export-graph --version -h --help'
 
 # _heapsh_jvm_pids: the pids of the current user's JVMs: processes whose

@@ -71,7 +71,7 @@ answer() {
 alive() { kill -0 "$1" 2>/dev/null && echo alive || echo dead; }
 # info_ok PID: "yes" when heapsh -c ':info' PID names the JVM.
 info_ok() {
-	hsl --format csv -c ':info' "$1" | grep -q "^jvm,\"pid $1, " && echo yes || echo no
+	hsl --keep-agent --format csv -c ":info" "$1" | grep -q "^jvm,\"pid $1, " && echo yes || echo no
 }
 # ours: the rows of KnownHeap's own classes (and their arrays) of a csv histogram, sorted.
 ours() {
@@ -237,6 +237,8 @@ live_main() {
 		check_contains "attach off: --via vm says why it cannot" "-XX:+DisableAttachMechanism" \
 			"$(hsl -c ':histogram --via vm' "$AP"; cat "$L/err")"
 		check "attach off: push-down" 100 "$(hsl -c "$COUNT7" "$AP")"
+		check "attach off: an agent loaded at start-up stays when heapsh leaves" present \
+			"$([ -e "/tmp/.heapsh-$AP" ] && echo present || echo absent)"
 		printf ':timer on\n:retained Owner\n' >"$L/off.hsh"
 		hs_session "$L/off.hsh" "$AP"
 		check "attach off: a snapshot all the same: :retained Owner" "2,all 2 instances of Owner,48,1104" \
@@ -315,6 +317,7 @@ Order,1000,40000,42800" "$(answer "$D" 6)"
 
 	# 5. Hostile clients: each leaves the agent serving and the JVM alive.
 	local SOCK=/tmp/.heapsh-$KP/agent.sock out
+	check "hostile clients: the agent is there to meet them" yes "$(info_ok "$KP")"
 	for c in valid nested-ok random truncated zero-length huge-length over-limit unknown-type \
 		long-string deep-predicate before-hello bad-magic alloc-short alloc-long-string alloc-extra \
 		alloc-bad; do
@@ -325,8 +328,9 @@ Order,1000,40000,42800" "$(answer "$D" 6)"
 		check "after $c: heapsh -c :info still works" yes "$(info_ok "$KP")"
 		check "after $c: the JVM is alive" alive "$(alive "$KP")"
 	done
-	# A slow client holds the agent (one connection at a time) until its 10 s
-	# frame timeout: heapsh started meanwhile is answered once it is dropped.
+	# A slow client (half a request) holds the agent, which serves requests one
+	# at a time, until its 10 s frame timeout: heapsh started meanwhile is
+	# answered once it is dropped.
 	timeout 60 python3 tests/hostile_client.py "$SOCK" slow >"$L/slow.out" 2>&1 &
 	local SC=$!
 	sleep 1
@@ -433,7 +437,42 @@ live_shop() {
 		"$(printf ':timer on\nobjects.count([it | it is ShopServer.Product and it.sku < 10])\n' |
 			timeout 120 "$HEAPSH" "$SP" 2>"$L/err")"
 	check_contains "ShopServer: live push-down, evaluated inside the JVM" "no snapshot taken" "$(cat "$L/err")"
-	hsl -c ':detach' "$SP" >/dev/null
+	check "ShopServer: a member the agent cannot read (text) is answered from a snapshot" 1 \
+		"$(printf ':timer on\nobjects.count([it | it is java.lang.String and it.text = \"product-7\"])\n' |
+			timeout 120 "$HEAPSH" "$SP" 2>"$L/err")"
+	check_contains "ShopServer: ... and says so" "the agent cannot evaluate this query in JVM $SP" "$(cat "$L/err")"
+	# Leaving detaches the agent, unless something needs it (docs/agent.md, "Leaving").
+	hsl -c ':info' "$SP" >/dev/null
+	check "leaving: heapsh -c PID detached the agent (its socket went)" absent \
+		"$([ -e "/tmp/.heapsh-$SP" ] && echo present || echo absent)"
+	hsl --keep-agent -c ':info' "$SP" >/dev/null
+	check "leaving: --keep-agent keeps it" present "$([ -e "/tmp/.heapsh-$SP" ] && echo present || echo absent)"
+	rm -f "$L/shop1.in"
+	mkfifo "$L/shop1.in"
+	exec {fd1}<>"$L/shop1.in"
+	timeout 120 "$HEAPSH" "$SP" <"$L/shop1.in" >"$L/shop1.out" 2>"$L/shop1.err" &
+	local S1=$!
+	echo ':info' >&"$fd1"
+	for ((i = 0; i < 100; i++)); do grep -q 'heap used' "$L/shop1.out" 2>/dev/null && break; sleep 0.1; done
+	check "two shells at once: the second is answered while the first stays connected" \
+		"$(printf 'class,instances\nShopServer$EventBus,1')" \
+		"$(hsl --format csv -c ':histogram ShopServer.EventBus' "$SP" | cut -d, -f1,2)"
+	check_contains "two shells: leaving, the second says the first still uses the agent" \
+		"heapsh's agent stays in JVM $SP: heapsh pid $(pgrep -P "$S1" | head -1) is using it" "$(cat "$L/err")"
+	echo ':quit' >&"$fd1"
+	wait "$S1"
+	exec {fd1}>&-
+	check "two shells: when the first quits too, the agent is gone" absent \
+		"$([ -e "/tmp/.heapsh-$SP" ] && echo present || echo absent)"
+	hsl -c ':alloc start --interval 64k' "$SP" >/dev/null
+	check "leaving: an allocation recording keeps the agent" present \
+		"$([ -e "/tmp/.heapsh-$SP" ] && echo present || echo absent)"
+	check_contains "... and heapsh says so" "goes on without heapsh" "$(cat "$L/err")"
+	hsl -c ':alloc stop' "$SP" >/dev/null
+	check_contains "leaving: a stopped recording keeps it too" "for its stopped allocation recording" "$(cat "$L/err")"
+	hsl -c ':alloc reset' "$SP" >/dev/null
+	check "leaving: once the recording is dropped, the agent goes" absent \
+		"$([ -e "/tmp/.heapsh-$SP" ] && echo present || echo absent)"
 	rm -f "$L/shop.hprof"
 	timeout 120 jcmd "$SP" GC.heap_dump "$PWD/$L/shop.hprof" >/dev/null
 	hs_session "$L/shop.hsh" "$L/shop.hprof"

@@ -29,7 +29,7 @@
 enum {
 	T_HELLO = 1, T_INFO, T_HISTOGRAM, T_SNAPSHOT, T_INSTANCES, T_DETACH,
 	T_ALLOC_START, T_ALLOC_STOP, T_ALLOC_STATUS, T_ALLOC_RESET, T_ALLOC_MARK, T_ALLOC_READ,
-	T_DUMP,
+	T_DUMP, T_CLIENT, T_LEAVE,
 	T_DATA = 0x40, T_END = 0x41, T_ERROR = 0x7f
 };
 
@@ -84,6 +84,8 @@ bool ag_alloc_options(const char *options);
 void ag_alloc_vm_init(JNIEnv *jni);
 bool ag_alloc_request(int fd, JNIEnv *env, uint8_t type, struct req *r);
 void ag_alloc_vm_death(void);
+/* ag_alloc_exists: a recording (running or stopped) lives in the agent. */
+bool ag_alloc_exists(void);
 
 /*
  * ag_dump_request: serve DUMP on fd (dump.c): HotSpot's heap dumper writes

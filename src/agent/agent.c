@@ -5,7 +5,7 @@
  * Loaded at start-up (-agentpath:/path/libheapsh_agent.so) or into a running
  * JVM (Agent_OnAttach), it starts one agent thread that listens on a
  * Unix-domain socket in /tmp/.heapsh-PID (mode 0700) and serves heapsh's
- * requests, one connection at a time: info, a class histogram
+ * requests, one at a time, from as many as 16 connections: info, a class histogram
  * (IterateThroughHeap with class tags: the thesis's "simple dump", chapter 3),
  * a snapshot of the reachable graph (FollowReferences: the "extended dump"),
  * a filter evaluated inside the VM, and detach.
@@ -22,6 +22,7 @@
 #include <jvmti.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -1584,67 +1585,130 @@ static bool read_frame(int fd, uint8_t *type, uint8_t **payload, uint32_t *len)
 	return true;
 }
 
-/* serve: one connection until it closes, misbehaves or asks to detach. */
-static void serve(int fd, JNIEnv *env)
+/*
+ * The shells using this agent (T_CLIENT, T_LEAVE): the agent serves one
+ * connection at a time, but several shells may use it in turn; a shell that
+ * leaves detaches the agent only when no other one (still alive) uses it, no
+ * allocation recording lives in it, and it was not loaded at JVM start-up.
+ */
+#define MAX_CLIENTS 64
+#define MAX_CONNS 16	/* connections served in turn */
+static pid_t clients[MAX_CLIENTS];
+static int nclients;
+static bool loaded_at_start;
+
+static void prune_clients(pid_t leaving)
 {
-	bool hello = false;
-	for (;;) {
-		uint8_t type, *payload;
-		uint32_t len;
-		if (!read_frame(fd, &type, &payload, &len))
-			return;
-		struct req r = {payload, payload + len, false};
-		bool ok = true;
-		if (!hello && type != T_HELLO) {
+	int m = 0;
+	for (int k = 0; k < nclients; k++)
+		if (clients[k] != leaving && (kill(clients[k], 0) == 0 || errno == EPERM))
+			clients[m++] = clients[k];
+	nclients = m;
+}
+
+/* do_client: a shell says who it is (u32 pid). */
+static bool do_client(int fd, struct req *r)
+{
+	pid_t pid = (pid_t)ag_ru32(r);
+	if (r->bad || r->p != r->end || pid <= 0)
+		return false;
+	prune_clients(pid);
+	if (nclients < MAX_CLIENTS)
+		clients[nclients++] = pid;
+	struct buf b = {0};
+	bool ok = ag_send_frame(fd, T_CLIENT, &b);
+	free(b.p);
+	return ok;
+}
+
+/*
+ * do_leave: a shell leaves (u32 pid, u8 flags; bit 0: detach if nothing else
+ * needs the agent). Reply: u8 outcome (0 detached, 1 kept: an allocation
+ * recording, 2 kept: another shell uses it, 3 kept: loaded at start-up, 4
+ * kept: not asked to detach), u32 the other shell's pid. *stop: detach now.
+ */
+static bool do_leave(int fd, struct req *r, bool *stop)
+{
+	pid_t pid = (pid_t)ag_ru32(r);
+	uint8_t flags = ag_ru8(r);
+	if (r->bad || r->p != r->end)
+		return false;
+	prune_clients(pid);
+	uint8_t outcome = !(flags & 1) ? 4 : loaded_at_start ? 3 : ag_alloc_exists() ? 1
+			  : nclients ? 2 : 0;
+	struct buf b = {0};
+	ag_bu8(&b, outcome);
+	ag_bu32(&b, outcome == 2 ? (uint32_t)clients[0] : 0);
+	bool ok = ag_send_frame(fd, T_LEAVE, &b);
+	free(b.p);
+	*stop = ok && outcome == 0;
+	return ok;
+}
+
+/*
+ * handle: one request of a connection (*hello: it said HELLO). Returns 1 to
+ * go on, 0 to close the connection (a malformed or unexpected request), -1
+ * when the agent detaches.
+ */
+static int handle(int fd, JNIEnv *env, bool *hello, uint8_t type, uint8_t *payload, uint32_t len)
+{
+	struct req r = {payload, payload + len, false};
+	bool ok = true;
+	int go = 1;
+	if (!*hello && type != T_HELLO) {
+		ok = false;
+	} else if (type == T_HELLO) {
+		uint32_t magic = ag_ru32(&r);
+		uint16_t ver = ag_ru16(&r);
+		if (r.bad || r.p != r.end || magic != AG_MAGIC) {
 			ok = false;
-		} else if (type == T_HELLO) {
-			uint32_t magic = ag_ru32(&r);
-			uint16_t ver = ag_ru16(&r);
-			if (r.bad || r.p != r.end || magic != AG_MAGIC) {
-				ok = false;
-			} else if (ver != AG_PROTO) {
-				ag_send_error(fd, "protocol version %u is not supported; this agent "
-					   "speaks version %d", ver, AG_PROTO);
-				ok = false;
-			} else {
-				struct buf b = {0};
-				ag_bu32(&b, AG_MAGIC);
-				ag_bu16(&b, AG_PROTO);
-				ag_bstr(&b, AG_VERSION);
-				ag_bstr(&b, "can_tag_objects,alloc,dump");
-				ok = ag_send_frame(fd, T_HELLO, &b);
-				free(b.p);
-				hello = true;
-			}
-		} else if (type == T_INFO) {
-			ok = r.p == r.end && do_info(fd, env);
-		} else if (type == T_HISTOGRAM) {
-			ok = do_histogram(fd, env, &r);
-		} else if (type == T_SNAPSHOT) {
-			ok = do_snapshot(fd, env, &r);
-		} else if (type == T_INSTANCES) {
-			ok = do_instances(fd, env, &r);
-		} else if (type >= T_ALLOC_START && type <= T_ALLOC_READ) {
-			ok = ag_alloc_request(fd, env, type, &r);
-		} else if (type == T_DUMP) {
-			ok = ag_dump_request(fd, env, &r);
-		} else if (type == T_DETACH) {
-			struct buf b = {0};
-			if (r.p == r.end)
-				ag_send_frame(fd, T_DETACH, &b);
-			free(payload);
-			if (r.p == r.end)
-				ag_stop = 1;
-			return;
+		} else if (ver != AG_PROTO) {
+			ag_send_error(fd, "protocol version %u is not supported; this agent "
+				   "speaks version %d", ver, AG_PROTO);
+			ok = false;
 		} else {
-			ok = false;
+			struct buf b = {0};
+			ag_bu32(&b, AG_MAGIC);
+			ag_bu16(&b, AG_PROTO);
+			ag_bstr(&b, AG_VERSION);
+			ag_bstr(&b, "can_tag_objects,alloc,dump,clients");
+			ok = ag_send_frame(fd, T_HELLO, &b);
+			free(b.p);
+			*hello = true;
 		}
-		free(payload);
-		if ((*env)->ExceptionCheck(env))
-			(*env)->ExceptionClear(env);
-		if (!ok)
-			return;
+	} else if (type == T_INFO) {
+		ok = r.p == r.end && do_info(fd, env);
+	} else if (type == T_HISTOGRAM) {
+		ok = do_histogram(fd, env, &r);
+	} else if (type == T_SNAPSHOT) {
+		ok = do_snapshot(fd, env, &r);
+	} else if (type == T_INSTANCES) {
+		ok = do_instances(fd, env, &r);
+	} else if (type >= T_ALLOC_START && type <= T_ALLOC_READ) {
+		ok = ag_alloc_request(fd, env, type, &r);
+	} else if (type == T_DUMP) {
+		ok = ag_dump_request(fd, env, &r);
+	} else if (type == T_CLIENT) {
+		ok = do_client(fd, &r);
+	} else if (type == T_LEAVE) {
+		bool stop = false;
+		ok = do_leave(fd, &r, &stop);
+		if (stop)
+			go = -1;
+	} else if (type == T_DETACH) {
+		struct buf b = {0};
+		ok = r.p == r.end;
+		if (ok) {
+			ag_send_frame(fd, T_DETACH, &b);
+			go = -1;
+		}
+	} else {
+		ok = false;
 	}
+	free(payload);
+	if ((*env)->ExceptionCheck(env))
+		(*env)->ExceptionClear(env);
+	return go < 0 ? -1 : ok ? 1 : 0;
 }
 
 /* make_dir: the private socket directory, refusing anything we do not own alone. */
@@ -1687,20 +1751,59 @@ static void JNICALL server_main(jvmtiEnv *env_ti, JNIEnv *env, void *arg)
 		ag_log("cannot listen on %s: %s", sock_path, strerror(errno));
 		goto out;
 	}
+	/*
+	 * Several shells may be connected at once; their requests are served
+	 * one at a time, in turn. A connection idle for IDLE_MS is closed (the
+	 * shell connects again when it next asks).
+	 */
+	struct conn {
+		int fd;
+		bool hello;
+		int64_t last;	/* ag_now_ms of its last request */
+	} cs[MAX_CONNS];
+	int ncs = 0;
 	while (!ag_stop) {
-		struct pollfd pf = {lfd, POLLIN, 0};
-		if (poll(&pf, 1, 500) <= 0)
+		struct pollfd pf[MAX_CONNS + 1];
+		pf[0] = (struct pollfd){lfd, POLLIN, 0};
+		for (int k = 0; k < ncs; k++)
+			pf[k + 1] = (struct pollfd){cs[k].fd, POLLIN, 0};
+		if (poll(pf, (nfds_t)ncs + 1, 500) < 0)
+			continue;
+		int64_t now = ag_now_ms();
+		for (int k = 0; k < ncs && !ag_stop; k++) {
+			bool close_it = now - cs[k].last > IDLE_MS;
+			if (!close_it && (pf[k + 1].revents & (POLLIN | POLLHUP | POLLERR))) {
+				uint8_t type, *payload;
+				uint32_t len;
+				int go = read_frame(cs[k].fd, &type, &payload, &len)
+						 ? handle(cs[k].fd, env, &cs[k].hello, type, payload, len) : 0;
+				cs[k].last = ag_now_ms();
+				if (go < 0)
+					ag_stop = 1;
+				close_it = go <= 0;
+			}
+			if (close_it) {
+				close(cs[k].fd);
+				cs[k] = cs[--ncs];
+				pf[k + 1] = pf[ncs + 1];
+				k--;
+			}
+		}
+		if (ag_stop || !(pf[0].revents & POLLIN))
 			continue;
 		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;
 		struct ucred cr;
 		socklen_t cl = sizeof cr;
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) == 0 &&
+		if (ncs < MAX_CONNS && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) == 0 &&
 		    (cr.uid == geteuid() || cr.uid == 0))
-			serve(fd, env);
-		close(fd);
+			cs[ncs++] = (struct conn){fd, false, ag_now_ms()};
+		else
+			close(fd);
 	}
+	for (int k = 0; k < ncs; k++)
+		close(cs[k].fd);
 out:
 	if (lfd >= 0)
 		close(lfd);
@@ -1759,6 +1862,7 @@ static void JNICALL on_vm_death(jvmtiEnv *e, JNIEnv *env)
 /* setup: a JVMTI environment with can_tag_objects and the VM events. */
 static int setup(JavaVM *vm, bool at_start)
 {
+	loaded_at_start = at_start;
 	if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK || !jvmti) {
 		ag_log("this JVM offers no JVMTI 1.2 environment");
 		return -1;

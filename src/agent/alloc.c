@@ -817,6 +817,11 @@ static bool begin(JNIEnv *jni, char *why, size_t cap)
 	return ok;
 }
 
+bool ag_alloc_exists(void)
+{
+	return R.exists;
+}
+
 void ag_alloc_init(JavaVM *vm)
 {
 	R.vm = vm;

@@ -26,7 +26,7 @@
 enum {
 	T_HELLO = 1, T_INFO, T_HISTOGRAM, T_SNAPSHOT, T_INSTANCES, T_DETACH,
 	T_ALLOC_START, T_ALLOC_STOP, T_ALLOC_STATUS, T_ALLOC_RESET, T_ALLOC_MARK, T_ALLOC_READ,
-	T_DUMP,
+	T_DUMP, T_CLIENT, T_LEAVE,
 	T_DATA = 0x40, T_END = 0x41, T_ERROR = 0x7f
 };
 #define MAX_RECORDING ((size_t)1 << 30)	/* bytes of one ALLOC_READ stream */
@@ -303,6 +303,8 @@ static int check_reply(struct proto_conn *c, struct reply *r, uint8_t type, stru
 	return HS_ERR;
 }
 
+static bool has_cap(const struct proto_conn *c, const char *cap);
+
 int proto_connect(int pid, struct proto_conn *c, struct hs_error *err)
 {
 	memset(c, 0, sizeof *c);
@@ -337,7 +339,7 @@ int proto_connect(int pid, struct proto_conn *c, struct hs_error *err)
 	uint32_t magic = get_u32(&r);
 	uint16_t ver = get_u16(&r);
 	get_str_into(&r, c->agent, sizeof c->agent);
-	free(get_str(&r));
+	get_str_into(&r, c->caps, sizeof c->caps);
 	if (magic != MAGIC || ver != PROTO_VERSION) {
 		free(r.p);
 		proto_close(c);
@@ -345,7 +347,52 @@ int proto_connect(int pid, struct proto_conn *c, struct hs_error *err)
 		       "with a matching heapsh, or restart the JVM", pid, ver, PROTO_VERSION);
 		return HS_ERR;
 	}
-	return check_reply(c, &r, T_HELLO, err);
+	if (check_reply(c, &r, T_HELLO, err))
+		return HS_ERR;
+	if (!has_cap(c, "clients"))
+		return HS_OK;
+	/* Who uses the agent, so that a shell leaving does not detach it from another. */
+	b = (struct obuf){0};
+	put_u32(&b, (uint32_t)getpid());
+	st = send_req(c, T_CLIENT, &b, err);
+	free(b.p);
+	if (st || recv_reply(c, &r, REPLY_MS, err)) {
+		proto_close(c);
+		return HS_ERR;
+	}
+	return check_reply(c, &r, T_CLIENT, err);
+}
+
+/* has_cap: the agent offers cap (a whole word of its HELLO's list). */
+static bool has_cap(const struct proto_conn *c, const char *cap)
+{
+	size_t n = strlen(cap);
+	for (const char *p = c->caps; (p = strstr(p, cap)); p += n)
+		if ((p == c->caps || p[-1] == ',') && (p[n] == ',' || !p[n]))
+			return true;
+	return false;
+}
+
+int proto_leave(struct proto_conn *c, bool detach, int *outcome, int *other, struct hs_error *err)
+{
+	*outcome = PROTO_KEPT_ASKED;
+	*other = 0;
+	if (!has_cap(c, "clients"))
+		return HS_OK;
+	struct obuf b = {0};
+	put_u32(&b, (uint32_t)getpid());
+	put_u8(&b, detach ? 1 : 0);
+	struct reply r;
+	int st = send_req(c, T_LEAVE, &b, err);
+	free(b.p);
+	if (st || recv_reply(c, &r, REPLY_MS, err))
+		return HS_ERR;
+	*outcome = get_u8(&r);
+	*other = (int)get_u32(&r);
+	st = check_reply(c, &r, T_LEAVE, err);
+	if (st == HS_OK && *outcome == PROTO_DETACHED)
+		proto_close(c);
+	return st;
 }
 
 int proto_info(struct proto_conn *c, struct proto_info *out, struct hs_error *err)

@@ -28,6 +28,7 @@ struct proto_conn {
 	int fd;			/* -1 when closed */
 	int pid;		/* the JVM's pid as we see it */
 	char agent[64];		/* the agent's version string */
+	char caps[128];		/* what it offers, comma-separated (HELLO) */
 };
 
 /* proto_socket_path: where the agent of JVM pid listens (docs/protocol.md). */
@@ -168,6 +169,16 @@ int proto_alloc_decode(const uint8_t *p, size_t n, uint64_t records, struct alc_
  * mechanism is off; errors as the others, the JVM's exception in err.
  */
 int proto_dump(struct proto_conn *c, const char *path, double *ms, struct hs_error *err);
+
+/*
+ * proto_leave: this shell stops using the agent; with detach, the agent
+ * stops and removes its socket unless something else needs it. *outcome:
+ * PROTO_LEFT_* (docs/protocol.md, LEAVE), *other: the pid of another shell
+ * using it (PROTO_KEPT_SHELL). Closes c when detached. An agent that does
+ * not know LEAVE (an older heapsh's) is PROTO_KEPT_ASKED, nothing sent.
+ */
+enum { PROTO_DETACHED, PROTO_KEPT_RECORDING, PROTO_KEPT_SHELL, PROTO_KEPT_START, PROTO_KEPT_ASKED };
+int proto_leave(struct proto_conn *c, bool detach, int *outcome, int *other, struct hs_error *err);
 
 /* proto_detach: ask the agent to stop and remove its socket; closes c. */
 int proto_detach(struct proto_conn *c, struct hs_error *err);

@@ -730,11 +730,8 @@ static int cmd_open(struct sh *sh, int argc, char **argv)
 		return sh_error(sh, NULL, "usage: :open DUMP");
 	bool live = sh_is_live(sh);
 	int st = sh_open(sh, argv[1]);
-	if (st == HS_OK && live) {
-		/* A dump replaces the JVM: the agent keeps running; :attach reconnects. */
-		sh_live_farewell(sh);
-		sh_live_close(sh);
-	}
+	if (st == HS_OK && live)
+		sh_live_leave(sh);	/* a dump replaces the JVM */
 	return st;
 }
 

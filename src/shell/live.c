@@ -106,19 +106,65 @@ int sh_live_pid(const struct sh *sh)
 	return sh->live ? sh->live->pid : 0;
 }
 
-void sh_live_farewell(struct sh *sh)
+bool sh_live_farewell(struct sh *sh)
 {
 	if (!sh->live || !proto_alive(&sh->live->conn))
-		return;
+		return false;
 	struct alc_status st;
 	struct hs_error err;
 	if (proto_alloc_control(&sh->live->conn, PROTO_ALLOC_STATUS, &st, &err) != HS_OK)
-		return;
-	if (st.recording)
+		return false;
+	bool running = st.recording;
+	if (running)
 		fprintf(stderr, "note: the allocation recording in JVM %d goes on without heapsh; "
 			"'heapsh %d' reads it later, ':alloc stop' ends it\n", sh->live->pid,
 			sh->live->pid);
 	alc_status_free(&st);
+	return running;
+}
+
+void sh_live_leave(struct sh *sh)
+{
+	if (!sh->live)
+		return;
+	struct sh_live *l = sh->live;
+	int outcome = PROTO_KEPT_ASKED, other = 0;
+	struct hs_error err;
+	bool told = false;
+	if (proto_alive(&l->conn)) {
+		if (proto_leave(&l->conn, !sh->keep_agent, &outcome, &other, &err) != HS_OK)
+			outcome = PROTO_KEPT_ASKED;
+		told = true;
+	}
+	bool tty = isatty(STDERR_FILENO);
+	switch (told ? outcome : PROTO_KEPT_ASKED) {
+	case PROTO_DETACHED:
+		if (tty)
+			fprintf(stderr, "detached from JVM %d (the agent stopped and removed its "
+				"socket)\n", l->pid);
+		break;
+	case PROTO_KEPT_RECORDING:
+		/* The recording lives in the agent: a running one says it goes on. */
+		if (!sh_live_farewell(sh))
+			fprintf(stderr, "note: heapsh's agent stays in JVM %d for its stopped "
+				"allocation recording ('heapsh %d' reads it, ':alloc reset' drops "
+				"it)\n", l->pid, l->pid);
+		break;
+	case PROTO_KEPT_SHELL:
+		fprintf(stderr, "note: heapsh's agent stays in JVM %d: heapsh pid %d is using it\n",
+			l->pid, other);
+		break;
+	case PROTO_KEPT_START:
+		if (tty)
+			fprintf(stderr, "note: heapsh's agent stays in JVM %d, which loaded it at "
+				"start-up (-agentpath)\n", l->pid);
+		break;
+	default:
+		if (told && outcome == PROTO_KEPT_ASKED && proto_alive(&l->conn))
+			sh_live_farewell(sh);
+		break;
+	}
+	sh_live_close(sh);
 }
 
 int sh_attach(struct sh *sh, int pid)
@@ -167,6 +213,8 @@ int sh_attach(struct sh *sh, int pid)
 		return sh_error(sh, NULL, "%s", err.msg);
 	}
 	snprintf(l->vm, sizeof l->vm, "%s %s", info.vm_name, info.vm_version);
+	if (sh->live && sh->live->pid != pid)
+		sh_live_leave(sh);	/* another JVM: let go of the one before */
 	sh_live_close(sh);
 	sh_close_heap(sh);
 	free(sh->dump_path);
@@ -608,6 +656,16 @@ int sh_live_pushdown(struct sh *sh, const char *text, bool *handled)
 	int st = proto_instances(&sh->live->conn, pd.cls, true, PROTO_WALK_GC_HEAP,
 				 pd.op == PD_EXISTS, limit, pred, &r, &err);
 	pred_free(pred);
+	if (st != HS_OK && st != HS_INTERRUPTED && !strncmp(err.msg, "the agent says: ", 16) &&
+	    proto_alive(&sh->live->conn)) {
+		/* What the agent cannot evaluate (a member that is not a field, ...) a snapshot can. */
+		if (sh->timer || isatty(STDERR_FILENO))
+			fprintf(stderr, "heapsh: the agent cannot evaluate this query in JVM %d (%s); "
+				"taking a snapshot\n", sh->live->pid, err.msg + 16);
+		dsl_pushdown_free(&pd);
+		*handled = false;
+		return HS_OK;
+	}
 	if (st != HS_OK) {
 		dsl_pushdown_free(&pd);
 		return sh_error(sh, NULL, "the query could not run in JVM %d: %s", sh->live->pid,

@@ -557,6 +557,7 @@ static void usage(FILE *f)
 		"  --echo            print each command of -f FILE before its output\n"
 		"  --no-weak         engine commands ignore Reference.referent links\n"
 		"  --no-index        neither read nor write the index file (DUMP.hsidx)\n"
+		"  --keep-agent      on a JVM: leave heapsh's agent loaded when heapsh exits\n"
 		"  --no-spill        keep object ids in memory while the dominator tree is\n"
 		"                    built (by default they wait in a file under $TMPDIR)\n"
 		"  --export-graph DUMP OUT\n"
@@ -580,8 +581,7 @@ static bool is_pid(const char *s)
 static void finish(struct sh *sh)
 {
 	sh_lua_close(sh);
-	sh_live_farewell(sh);
-	sh_live_close(sh);
+	sh_live_leave(sh);
 	sh_close_heap(sh);
 	dsl_free(sh->dsl);	/* a query session begun before any heap */
 	sh->dsl = NULL;
@@ -637,6 +637,8 @@ int main(int argc, char **argv)
 			sh.no_weak = true;
 		} else if (!strcmp(o, "--no-index")) {
 			sh.no_index = true;
+		} else if (!strcmp(o, "--keep-agent")) {
+			sh.keep_agent = true;
 		} else if (!strcmp(o, "--no-spill")) {
 			sh.no_spill = true;
 		} else if (!strcmp(o, "--export-graph") && a + 2 < argc) {

@@ -23,6 +23,7 @@ struct sh {
 	bool echo;		/* print each command before running it (tours) */
 	bool no_weak;		/* default for engine commands: ignore Reference.referent */
 	bool no_index;		/* do not read or write the index file */
+	bool keep_agent;	/* leaving a JVM does not detach its agent (--keep-agent) */
 	bool no_spill;		/* keep ids and positions in memory while the engine builds */
 	bool timer;		/* :timer on: report each input's wall time on stderr */
 	struct dom_tree *dom[2];	/* [no_weak]: computed on first use */
@@ -153,13 +154,22 @@ int sh_cmd_alloc(struct sh *sh, int argc, char **argv);
  * sh_live_conn: the attached JVM's agent connection, reconnected if it was
  * lost; NULL (reported) when not attached. sh_live_pid: its pid, 0 when
  * not attached. sh_live_farewell: before the shell lets go of a JVM (exit,
- * :detach), say on stderr that its allocation recording goes on.
+ * :detach), say on stderr that its allocation recording goes on; true when
+ * one is running.
  */
 struct proto_conn *sh_live_conn(struct sh *sh);
 int sh_live_pid(const struct sh *sh);
 /* sh_live_snapshots: snapshots taken of the attached JVM in this session (0: none, or not live). */
 unsigned sh_live_snapshots(const struct sh *sh);
-void sh_live_farewell(struct sh *sh);
+bool sh_live_farewell(struct sh *sh);
+/*
+ * sh_live_leave: the shell lets go of the attached JVM (exit, :open, :attach
+ * elsewhere): the agent detaches (its thread and socket go) unless an
+ * allocation recording lives in it, another shell uses it, it was loaded at
+ * JVM start-up, or --keep-agent; the shell says which on standard error.
+ * Then the connection is closed (sh->live is NULL).
+ */
+void sh_live_leave(struct sh *sh);
 int sh_alloc_fetch(struct sh *sh, struct alc_rec **out);
 
 /* sh_dsl: the query language session of the current heap, made on first use. */
