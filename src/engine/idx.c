@@ -14,7 +14,7 @@
 #include <zlib.h>
 
 #define MAGIC "HEAPSHIX"
-#define VERSION 1u
+#define VERSION 2u
 #define BOM 0x01020304u
 
 struct key {

@@ -791,13 +791,20 @@ static uint64_t array_size(const struct heap *h, uint8_t elem, uint64_t len)
 	return ((uint64_t)h->header_size + 4 + es * len + 7) & ~7ULL;
 }
 
-/* class_object_size: a class mirror is a java.lang.Class plus its statics. */
+/*
+ * class_object_size: a class mirror is a java.lang.Class plus the static
+ * fields the class declares. The pseudo-statics HotSpot's dumps add
+ * (<resolved_references>, <init_lock>) are not in the mirror and do not
+ * count: a running JVM's agent computes the same size (docs/heap-model.md).
+ */
 static uint64_t class_object_size(const struct heap *h, const struct heap_class *c)
 {
 	/* Without a CLASS DUMP for java.lang.Class, a mirror is at least a header. */
 	uint64_t sz = h->class_class != HEAP_NONE && h->classes[h->class_class].obj != HEAP_NONE
 			      ? h->classes[h->class_class].inst_size : (uint64_t)h->header_size;
 	for (unsigned k = 0; k < c->nstatics; k++) {
+		if (c->statics[k].name && c->statics[k].name[0] == '<')
+			continue;
 		uint8_t t = c->statics[k].type;
 		sz += t == HPROF_OBJECT ? (uint64_t)h->oop_size
 					: (uint64_t)hprof_type_size(h->hp, t);
