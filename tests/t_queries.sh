@@ -70,7 +70,8 @@ variant reachable_no_holder queries/reachable_from_threads.hq \
 	's/nbSize <- nbSize + THIS.shallow_size \]/nbSize <- nbSize + THIS.shallow_size  holders <- holders + #[THIS].count([o | o is Holder]) ]\n\tholders : int <- 0/'
 check "reachable from the threads: not the Holder" "0" "$(csv_get "$OUT" name all-jvm holders)"
 # The same count by breadth-first search in Python over --export-graph, the
-# roots (ROOT_THREAD_OBJECT records) and classes read from the dump itself.
+# roots (ROOT_THREAD_OBJECT records), classes and class objects' references
+# read from the dump itself.
 # The export has an edge from each object to its class object, which the
 # query language does not follow: one such edge per object is dropped. Sizes
 # are compared with THIS.shallow_size (the listing's own spelling: THIS.size
@@ -97,7 +98,7 @@ size = {2: idsize, 4: 1, 5: 2, 6: 4, 7: 8, 8: 1, 9: 2, 10: 4, 11: 8}
 prim_name = {4: '[Z', 5: '[C', 6: '[F', 7: '[D', 8: '[B', 9: '[S', 10: '[I', 11: '[J'}
 root_size = {0xff: idsize, 0x01: 2 * idsize, 0x02: idsize + 8, 0x03: idsize + 8, 0x04: idsize + 4,
              0x05: idsize, 0x06: idsize + 4, 0x07: idsize, 0x08: idsize + 8}
-names, class_name = {}, {}
+names, class_name, class_refs = {}, {}, {}
 threads, class_of, prim_of, class_objs = [], {}, {}, []
 while p < len(f):
     tag, ln = f[p], u4(p + 5)
@@ -117,11 +118,18 @@ while p < len(f):
             elif st == 0x20:                    # CLASS DUMP
                 class_objs.append(rid(q))
                 q += 7 * idsize + 10
+                cid = rid(q - 7 * idsize - 10)
+                # super, loader, signers, protection domain
+                heads = [rid(q - 7 * idsize - 10 + idsize + 4 + j * idsize) for j in range(4)]
                 for _ in range(u2(q - 2)):      # constant pool
                     q += 3 + size[f[q + 2]]
                 q += 2
+                statics = []
                 for _ in range(u2(q - 2)):      # statics
+                    if f[q + idsize] == 2:
+                        statics.append((names.get(rid(q), ''), rid(q + idsize + 1)))
                     q += idsize + 1 + size[f[q + idsize]]
+                class_refs[cid] = (heads, statics)
                 q += 2 + u2(q) * (idsize + 1)   # instance fields
             elif st == 0x21:                    # INSTANCE DUMP
                 class_of[rid(q)] = rid(q + idsize + 4)
@@ -156,6 +164,27 @@ for oid, v in index.items():
         out.remove(c)       # one edge: a real reference to the class stays
     else:
         missing += 1
+# The set type traversal's graph (docs/dsl.md): a class object's references are
+# its superclass unless java.lang.Object, loader, signers, protection domain and
+# declared statics (not <resolved_references> nor <init_lock>); array classes and
+# primitive-type class objects (instances of java.lang.Class) have none.
+obj_class = by_name['java/lang/Object']
+for cid, (heads, statics) in class_refs.items():
+    v = index.get(cid)
+    if v is None:
+        continue
+    nm = class_name.get(cid) or ''
+    keep = []
+    if not nm.startswith('['):
+        sup, ld, sg, pd = heads
+        for t in ([sup] if sup != obj_class else []) + [ld, sg, pd] + \
+                 [o for n, o in statics if not n.startswith('<')]:
+            if t and t in index:
+                keep.append(index[t])
+    succ[v] = keep
+for oid, c in class_of.items():
+    if c == by_name['java/lang/Class'] and oid not in class_refs and oid in index:
+        succ[index[oid]] = []
 # 3. Breadth-first from the Thread objects.
 seen = set(index[t] for t in threads if t in index)
 queue = deque(seen)

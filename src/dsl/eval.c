@@ -7,6 +7,7 @@
 
 #include "../base/fmt.h"
 #include "extern.h"
+#include "plan.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -93,7 +94,7 @@ const char *value_kind_name(enum vkind k)
 const char *refkind_name(enum refkind k)
 {
 	static const char *const names[] = {"root", "field", "array", "static", "super",
-					    "loader", "other"};
+					    "loader", "other", "none"};
 	return names[k];
 }
 
@@ -746,7 +747,7 @@ static struct value ident(struct ev *e, struct frame *f, struct node *n)
 		return builtin_list(e, n, name);
 	if (!strcmp(name, "allocations"))
 		return allocations(e, n);
-	for (int k = 0; k <= RK_LOADER; k++)
+	for (int k = 0; k <= RK_NONE; k++)
 		if (!strcmp(name, refkind_name((enum refkind)k))) {
 			struct value r = {V_REFKIND, {.rk = (enum refkind)k}};
 			return r;
@@ -1747,6 +1748,11 @@ static uint32_t to_object(struct ev *e, const struct node *at, struct value v)
 	}
 }
 
+/*
+ * An analysis under way (docs/dsl.md, "Set types: semantics"): the
+ * members in inclusion order with their instances, and the stack of
+ * step 4's depth-first growth.
+ */
 struct analysis {
 	struct ev *e;
 	struct stmt *st;
@@ -1754,25 +1760,40 @@ struct analysis {
 	int ninst;
 	struct node *membership, *on_inclusion;
 	struct value on_inclusion_fn;	/* evaluated once per analysis */
-	uint32_t *queue;
-	uint64_t qh, qt, qcap;
-	uint8_t *explored;
+	uint32_t *members, *member_inst;	/* [nmembers] object, instance index */
+	uint64_t nmembers, mcap;
+	uint32_t *stack;
+	uint64_t sp, scap;
+	uint32_t *pending, *pending_inst;	/* step 3: included at its end */
+	uint64_t npending, pcap;
+	uint8_t *tclass;	/* per class: TC_* (what step 4 follows from its objects) */
+	uint32_t object_mirror;	/* java.lang.Object's class object, or HEAP_NONE */
 };
 
-static void enqueue(struct analysis *an, uint32_t v)
+/* What step 4 follows from an object of a class (see trav_refs). */
+enum { TC_FIELDS, TC_NONE, TC_FILTERED };
+
+static void *grow(void *p, uint64_t *cap, uint64_t need, size_t size)
 {
-	if (an->qt == an->qcap) {
-		an->qcap = an->qcap ? an->qcap * 2 : 4096;
-		an->queue = xreallocarray(an->queue, an->qcap, sizeof *an->queue);
-	}
-	an->queue[an->qt++] = v;
+	if (need <= *cap)
+		return p;
+	uint64_t c = *cap ? *cap * 2 : 1024;
+	while (c < need)
+		c *= 2;
+	*cap = c;
+	return xreallocarray(p, (size_t)c, size);
 }
 
-static void include(struct analysis *an, struct instance *in, uint32_t obj)
+static void include(struct analysis *an, int k, uint32_t obj)
 {
 	struct ev *e = an->e;
+	struct instance *in = an->insts[k];
 	e->owner[obj] = in->id;
 	in->members++;
+	an->members = grow(an->members, &an->mcap, an->nmembers + 1, sizeof *an->members);
+	an->member_inst = xreallocarray(an->member_inst, (size_t)an->mcap, sizeof *an->member_inst);
+	an->members[an->nmembers] = obj;
+	an->member_inst[an->nmembers++] = (uint32_t)k;
 	if (an->on_inclusion) {
 		struct instance *save = e->cur;
 		e->cur = in;
@@ -1785,36 +1806,161 @@ static void include(struct analysis *an, struct instance *in, uint32_t obj)
 			apply(e, an->on_inclusion, fn, fn.u.fn->lam->nparams ? 1 : 0, &e->this_v);
 		e->cur = save;
 	}
-	enqueue(an, obj);
 }
 
-/* offer: the reference referrer -> obj (listing include_in_subgraph). */
-static void offer(struct analysis *an, uint32_t referrer, uint32_t obj, enum refkind rk)
+/* ask: instance k's membership for THIS = obj, REFERRER, ref_kind. */
+static bool ask(struct analysis *an, int k, uint32_t referrer, uint32_t obj, enum refkind rk)
 {
 	struct ev *e = an->e;
-	if (e->owner[obj])
-		return;
-	if (an->membership) {
-		e->this_v = vidx(V_OBJ, obj);
-		e->referrer = referrer == HEAP_NONE ? VNULL : vidx(V_OBJ, referrer);
-		e->rk = rk;
-		for (int k = 0; k < an->ninst; k++) {
-			struct instance *in = an->insts[k];
-			e->entity = in;
-			e->cur = in;
-			bool yes = truth(e, an->membership, eval(e, NULL, an->membership),
-					 "membership");
-			e->cur = NULL;
-			if (yes) {
-				include(an, in, obj);
-				return;
-			}
+	struct instance *in = an->insts[k];
+	e->this_v = vidx(V_OBJ, obj);
+	e->referrer = referrer == HEAP_NONE ? VNULL : vidx(V_OBJ, referrer);
+	e->rk = rk;
+	e->entity = in;
+	e->cur = in;
+	bool yes = truth(e, an->membership, eval(e, NULL, an->membership), "membership");
+	e->cur = NULL;
+	return yes;
+}
+
+/* step 3: obj, in no instance, offered with no referrer; the first instance that answers. */
+static void offer_alone(struct analysis *an, uint32_t obj, enum refkind rk)
+{
+	for (int k = 0; k < an->ninst; k++)
+		if (ask(an, k, HEAP_NONE, obj, rk)) {
+			an->pending = grow(an->pending, &an->pcap, an->npending + 1,
+					   sizeof *an->pending);
+			an->pending_inst = xreallocarray(an->pending_inst, (size_t)an->pcap,
+							 sizeof *an->pending_inst);
+			an->pending[an->npending] = obj;
+			an->pending_inst[an->npending++] = (uint32_t)k;
+			return;
 		}
+}
+
+/* step 4: referrer (a member of instance k) -> obj. */
+static void offer_growth(struct analysis *an, int k, uint32_t referrer, uint32_t obj,
+			 enum refkind rk)
+{
+	if (an->e->owner[obj] || !ask(an, k, referrer, obj, rk))
+		return;
+	include(an, k, obj);
+	an->stack = grow(an->stack, &an->scap, an->sp + 1, sizeof *an->stack);
+	an->stack[an->sp++] = obj;
+}
+
+struct trav_ctx {
+	struct analysis *an;
+	int k;
+	uint32_t from;
+	bool filtered;		/* an instance of a class HotSpot hides two fields of */
+};
+
+static bool trav_ref(void *ctx, const struct heap_ref *r)
+{
+	struct trav_ctx *t = ctx;
+	enum refkind rk;
+	switch (r->kind) {
+	case HEAP_REF_FIELD:
+		if (t->filtered && r->name &&
+		    (!strcmp(r->name, "constantPoolOop") || !strcmp(r->name, "base")))
+			return true;
+		rk = RK_FIELD;
+		break;
+	case HEAP_REF_ELEMENT: rk = RK_ARRAY; break;
+	case HEAP_REF_STATIC:
+		if (r->name && r->name[0] == '<')	/* <resolved_references>, <init_lock> */
+			return true;
+		rk = RK_STATIC;
+		break;
+	case HEAP_REF_SUPER:
+		if (r->target == t->an->object_mirror)
+			return true;
+		rk = RK_SUPER;
+		break;
+	case HEAP_REF_LOADER: rk = RK_LOADER; break;
+	case HEAP_REF_SIGNERS: case HEAP_REF_DOMAIN: rk = RK_OTHER; break;
+	default: return true;	/* constant pool entries */
 	}
-	if (!(an->explored[obj / 8] & (1u << (obj % 8)))) {
-		an->explored[obj / 8] |= (uint8_t)(1u << (obj % 8));
-		enqueue(an, obj);
+	offer_growth(t->an, t->k, t->from, r->target, rk);
+	return true;
+}
+
+/*
+ * trav_refs: offer what step 4 follows from v, a member of instance k
+ * (docs/dsl.md, "The traversal's graph", which is what HotSpot's heap walk
+ * reports): instance fields (but not the two reflection fields HotSpot
+ * hides from it), object array elements, and for a class object that is
+ * not an array class its superclass (unless java.lang.Object), loader,
+ * signers, protection domain and declared static fields. Primitive-type
+ * class objects (instances of java.lang.Class in the dump) have none.
+ */
+static void trav_refs(struct analysis *an, int k, uint32_t v)
+{
+	const struct heap *h = an->e->h;
+	enum heap_kind kind = heap_kind(h, v);
+	struct trav_ctx t = {an, k, v, false};
+	switch (kind) {
+	case HEAP_PRIM_ARRAY:
+		return;
+	case HEAP_CLASS: {
+		uint32_t c = heap_class_of_object(h, v);
+		if (c == HEAP_NONE || h->classes[c].elem_type)
+			return;
+		heap_refs(h, v, trav_ref, &t);
+		return;
 	}
+	case HEAP_INSTANCE: {
+		uint8_t tc = an->tclass[h->cls[v]];
+		if (tc == TC_NONE)
+			return;
+		if (tc == TC_FILTERED) {
+			t.filtered = true;
+			heap_refs(h, v, trav_ref, &t);
+			return;
+		}
+		break;
+	}
+	default:
+		break;
+	}
+	uint32_t cnt;
+	const uint32_t *out = heap_out(h, v, &cnt);
+	enum refkind rk = kind == HEAP_OBJ_ARRAY ? RK_ARRAY : RK_FIELD;
+	for (uint32_t j = 0; j < cnt; j++)
+		offer_growth(an, k, v, out[j], rk);
+}
+
+/* classify: TC_* for every class of the heap. */
+static uint8_t *classify(const struct heap *h)
+{
+	uint8_t *tc = xcalloc((size_t)h->nclasses + 1, 1);
+	static const char *const filtered[] = {
+		"jdk.internal.reflect.ConstantPool", "sun.reflect.ConstantPool",
+		"jdk.internal.reflect.UnsafeStaticFieldAccessorImpl",
+		"sun.reflect.UnsafeStaticFieldAccessorImpl"};
+	uint32_t fc[4];
+	for (int k = 0; k < 4; k++)
+		fc[k] = heap_class_by_name(h, filtered[k]);
+	for (uint32_t c = 0; c < h->nclasses; c++) {
+		if (c == h->class_class)
+			tc[c] = TC_NONE;
+		for (int k = 0; k < 4; k++)
+			if (fc[k] != HEAP_NONE && heap_is_subclass(h, c, fc[k]))
+				tc[c] = TC_FILTERED;
+	}
+	return tc;
+}
+
+static void analysis_free(struct analysis *an)
+{
+	free(an->members);
+	free(an->member_inst);
+	free(an->stack);
+	free(an->pending);
+	free(an->pending_inst);
+	free(an->tclass);
+	free(an);
 }
 
 static struct value run_instances(struct ev *e, struct stmt *s)
@@ -1856,12 +2002,14 @@ static struct value run_instances(struct ev *e, struct stmt *s)
 	}
 	if (anp->on_inclusion && anp->on_inclusion->kind == N_LAMBDA)
 		anp->on_inclusion_fn = eval(e, NULL, anp->on_inclusion);
-	/* The names: one instance per element (or one for a single value). */
+	/* 1. The names: one instance per element (or one for a single value). */
 	struct value names = eval(e, NULL, s->e);
 	uint32_t nn = names.k == V_LIST ? names.u.l->n : 1;
 	anp->insts = arena_alloc(e->a, ((size_t)nn + 1) * sizeof *anp->insts);
 	e->owner = xcalloc((size_t)h->n + 1, sizeof *e->owner);
-	anp->explored = xcalloc((size_t)h->n / 8 + 1, 1);
+	anp->tclass = classify(h);
+	uint32_t oc = heap_class_by_name(h, "java.lang.Object");
+	anp->object_mirror = oc == HEAP_NONE ? HEAP_NONE : h->classes[oc].obj;
 	e->in_trav = true;
 	for (uint32_t k = 0; k < nn; k++) {
 		struct instance *in = arena_alloc(e->a, sizeof *in);
@@ -1885,7 +2033,7 @@ static struct value run_instances(struct ev *e, struct stmt *s)
 		e->cur = NULL;
 		anp->insts[anp->ninst++] = in;
 	}
-	/* Roots first, instance by instance (an object joins the first that claims it). */
+	/* 2. Roots, instance by instance (an object joins the first that claims it). */
 	for (int k = 0; k < anp->ninst; k++) {
 		if (!roots)
 			break;
@@ -1902,45 +2050,68 @@ static struct value run_instances(struct ev *e, struct stmt *s)
 				continue;
 			e->rk = RK_ROOT;
 			e->referrer = VNULL;
-			include(anp, in, o);
+			include(anp, k, o);
 			poll(e, roots);
 		}
 	}
 	/*
-	 * One traversal of the live graph: the GC roots are offered after the
-	 * instance roots; an object is expanded when it is included, and once
-	 * more if it was first met unassigned (docs/dsl.md, "Traversal").
+	 * 3. Offers without a referrer: the GC roots (ref_kind root), then every
+	 * other object (ref_kind none), each once, against the instances as
+	 * step 2 left them; what they include joins at the end. Skipped where
+	 * the membership is false for certain (plan.h).
 	 */
-	uint32_t super = HEAP_NONE;
-	enqueue(anp, super);
-	while (anp->qh < anp->qt) {
-		uint32_t v = anp->queue[anp->qh++];
-		poll(e, s->e);
-		if (v == HEAP_NONE) {
-			for (uint32_t r = 0; r < h->nroots; r++)
-				offer(anp, HEAP_NONE, h->roots[r].obj, RK_ROOT);
-			continue;
+	if (anp->membership && anp->ninst) {
+		struct pe_ctx pr = {PE_REF_NULL, RK_ROOT}, pn = {PE_REF_NULL, RK_NONE};
+		bool roots_may = pe_membership(anp->membership, &pr) != TRI_FALSE;
+		bool others_may = pe_membership(anp->membership, &pn) != TRI_FALSE;
+		uint8_t *isroot = xcalloc((size_t)h->n / 8 + 1, 1);
+		for (uint32_t r = 0; r < h->nroots; r++) {
+			uint32_t o = h->roots[r].obj;
+			if (isroot[o / 8] & (1u << (o % 8)))
+				continue;
+			isroot[o / 8] |= (uint8_t)(1u << (o % 8));
+			if (roots_may && !e->owner[o]) {
+				poll(e, anp->membership);
+				offer_alone(anp, o, RK_ROOT);
+			}
 		}
-		uint32_t cnt;
-		const uint32_t *out = heap_out(h, v, &cnt);
-		enum heap_kind kind = heap_kind(h, v);
-		enum refkind rk = kind == HEAP_OBJ_ARRAY ? RK_ARRAY : RK_FIELD;
-		uint32_t sup = HEAP_NONE, ld = HEAP_NONE;
-		if (kind == HEAP_CLASS) {
-			const struct heap_class *c = &h->classes[heap_class_of_object(h, v)];
-			sup = c->super != HEAP_NONE ? h->classes[c->super].obj : HEAP_NONE;
-			ld = c->loader;
+		for (uint32_t o = 0; others_may && o < h->n; o++) {
+			poll(e, anp->membership);
+			if (!e->owner[o] && !(isroot[o / 8] & (1u << (o % 8))))
+				offer_alone(anp, o, RK_NONE);
 		}
-		for (uint32_t k = 0; k < cnt; k++) {
-			if (kind == HEAP_CLASS)
-				rk = out[k] == sup ? RK_SUPER : out[k] == ld ? RK_LOADER : RK_STATIC;
-			offer(anp, v, out[k], rk);
+		free(isroot);
+		for (uint64_t j = 0; j < anp->npending; j++) {
+			e->rk = RK_NONE;
+			e->referrer = VNULL;
+			include(anp, (int)anp->pending_inst[j], anp->pending[j]);
+		}
+	}
+	/*
+	 * 4. Growth, instance by instance: from each member, depth first, the
+	 * references to objects in no instance are offered to that instance's
+	 * membership only.
+	 */
+	struct pe_ctx pg = {PE_REF_MEMBER, PE_RK_NOT_ROOT};
+	if (anp->membership && pe_membership(anp->membership, &pg) != TRI_FALSE) {
+		uint64_t n0 = anp->nmembers;
+		for (int k = 0; k < anp->ninst; k++) {
+			for (uint64_t j = 0; j < n0; j++) {
+				if (anp->member_inst[j] != (uint32_t)k)
+					continue;
+				anp->stack = grow(anp->stack, &anp->scap, anp->sp + 1,
+						  sizeof *anp->stack);
+				anp->stack[anp->sp++] = anp->members[j];
+				while (anp->sp) {
+					uint32_t v = anp->stack[--anp->sp];
+					poll(e, s->e);
+					trav_refs(anp, k, v);
+				}
+			}
 		}
 	}
 	e->in_trav = false;
 	e->entity = NULL;
-	free(anp->queue);
-	free(anp->explored);
 	free(e->owner);
 	e->owner = NULL;
 	e->an = NULL;
@@ -1962,7 +2133,7 @@ static struct value run_instances(struct ev *e, struct stmt *s)
 		out.u.l->v[k].k = V_STRUCT;
 		out.u.l->v[k].u.st = st;
 	}
-	free(anp);
+	analysis_free(anp);
 	return out;
 }
 
@@ -2210,9 +2381,7 @@ enum parse_status dsl_run(struct dsl *d, const char *text, struct dsl_output *ou
 		free(e->owner);
 		e->owner = NULL;
 		if (e->an) {
-			free(e->an->queue);
-			free(e->an->explored);
-			free(e->an);
+			analysis_free(e->an);
 			e->an = NULL;
 		}
 		st = PARSE_ERROR;

@@ -22,7 +22,7 @@ enum vkind {
 	V_REFKIND	/* ref_kind values: root, field, array, static, ... */
 };
 
-enum refkind { RK_ROOT, RK_FIELD, RK_ARRAY, RK_STATIC, RK_SUPER, RK_LOADER, RK_OTHER };
+enum refkind { RK_ROOT, RK_FIELD, RK_ARRAY, RK_STATIC, RK_SUPER, RK_LOADER, RK_OTHER, RK_NONE };
 
 struct list;
 struct vstruct;
