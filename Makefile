@@ -28,10 +28,10 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl
 
 LIB_SRC  = src/base/mem.c src/base/u64map.c src/base/classname.c src/base/fmt.c src/base/io.c src/hprof/hprof.c \
            src/engine/dom.c src/engine/hgraph.c src/engine/domtree.c src/engine/path.c \
-           src/engine/idx.c src/engine/scc.c src/engine/dyn.c src/dsl/arena.c src/dsl/parse.c src/dsl/eval.c src/dsl/plan.c src/dsl/extern.c \
+           src/engine/idx.c src/engine/scc.c src/engine/dyn.c src/dsl/arena.c src/dsl/parse.c src/dsl/eval.c src/dsl/plan.c src/dsl/prog.c src/dsl/extern.c \
            src/dsl/pushdown.c src/heap/heap_load.c src/heap/heap.c src/attach/attach.c \
            src/attach/proto.c src/attach/snapshot.c src/alloc/alloc.c src/alloc/flame.c
-SH_SRC   = src/shell/out.c src/shell/commands.c src/shell/alloc_cmds.c src/shell/engine_cmds.c src/shell/dyn_cmds.c src/shell/live.c \
+SH_SRC   = src/shell/out.c src/shell/commands.c src/shell/alloc_cmds.c src/shell/engine_cmds.c src/shell/dyn_cmds.c src/shell/live.c src/shell/live_query.c \
            src/shell/query.c src/lua/lbind_heap.c src/lua/lbind_object.c \
            src/shell/main.c \
            $(LE_SRC)
@@ -51,7 +51,9 @@ all: $(BIN) $(AGENT)
 # The JVMTI agent, built against the installed JDK's headers.
 JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(command -v javac))) 2>/dev/null)
 AGENT_SRC = src/agent/agent.c src/agent/alloc.c src/agent/alloc_jvmti.c src/agent/instrument.c \
-            src/agent/sites.c src/agent/dump.c src/base/classname.c
+            src/agent/sites.c src/agent/dump.c src/agent/analyze.c src/agent/lq.c \
+            src/agent/lqheap.c src/agent/lqset.c src/dsl/prog.c src/dsl/plan.c \
+            src/base/classname.c src/base/fmt.c
 # Exact recordings rewrite classes with ASM (Debian's libasm-java) inside the
 # JVM: the agent's Java classes and ASM's are built into the agent as data.
 ASM_JAR ?= /usr/share/java/asm.jar
@@ -64,7 +66,7 @@ $(BUILD)/agent/classes.c: $(AGENT_JAVA) src/agent/java/embed.py
 	  $(AGENT_JAVA)
 	python3 src/agent/java/embed.py $@ $(BUILD)/agent/classes $(ASM_JAR) \
 	  $(ASM_COMMONS_JAR):org/objectweb/asm/commons/LocalVariablesSorter
-$(AGENT): $(AGENT_SRC) src/agent/ag.h src/agent/recorder.h $(BUILD)/agent/classes.c
+$(AGENT): $(AGENT_SRC) src/agent/ag.h src/agent/recorder.h src/agent/lq.h src/dsl/prog.h src/dsl/plan.h $(BUILD)/agent/classes.c
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -fPIC -shared -fvisibility=hidden \
 	  -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux -o $@ $(AGENT_SRC) \
 	  $(BUILD)/agent/classes.c -pthread -lm

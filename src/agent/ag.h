@@ -29,7 +29,7 @@
 enum {
 	T_HELLO = 1, T_INFO, T_HISTOGRAM, T_SNAPSHOT, T_INSTANCES, T_DETACH,
 	T_ALLOC_START, T_ALLOC_STOP, T_ALLOC_STATUS, T_ALLOC_RESET, T_ALLOC_MARK, T_ALLOC_READ,
-	T_DUMP, T_CLIENT, T_LEAVE,
+	T_DUMP, T_CLIENT, T_LEAVE, T_ANALYZE, T_CANCEL,
 	T_DATA = 0x40, T_END = 0x41, T_ERROR = 0x7f
 };
 
@@ -93,6 +93,12 @@ bool ag_alloc_exists(void);
  * connection (a malformed request).
  */
 bool ag_dump_request(int fd, JNIEnv *env, struct req *r);
+/*
+ * ag_analyze_request: serve ANALYZE on fd (analyze.c): a query program run
+ * inside the JVM, its results as DATA records and an END; false closes the
+ * connection (a malformed request or program).
+ */
+bool ag_analyze_request(int fd, JNIEnv *env, JavaVM *vm, struct req *r);
 extern __thread int ag_in_agent_thread;
 
 #endif

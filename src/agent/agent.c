@@ -1671,7 +1671,7 @@ static int handle(int fd, JNIEnv *env, bool *hello, uint8_t type, uint8_t *paylo
 			ag_bu32(&b, AG_MAGIC);
 			ag_bu16(&b, AG_PROTO);
 			ag_bstr(&b, AG_VERSION);
-			ag_bstr(&b, "can_tag_objects,alloc,dump,clients");
+			ag_bstr(&b, "can_tag_objects,alloc,dump,clients,analyze");
 			ok = ag_send_frame(fd, T_HELLO, &b);
 			free(b.p);
 			*hello = true;
@@ -1688,6 +1688,11 @@ static int handle(int fd, JNIEnv *env, bool *hello, uint8_t type, uint8_t *paylo
 		ok = ag_alloc_request(fd, env, type, &r);
 	} else if (type == T_DUMP) {
 		ok = ag_dump_request(fd, env, &r);
+	} else if (type == T_ANALYZE) {
+		JavaVM *vm = NULL;
+		ok = (*env)->GetJavaVM(env, &vm) == 0 && ag_analyze_request(fd, env, vm, &r);
+	} else if (type == T_CANCEL) {
+		ok = r.p == r.end;	/* nothing running: nothing to cancel */
 	} else if (type == T_CLIENT) {
 		ok = do_client(fd, &r);
 	} else if (type == T_LEAVE) {

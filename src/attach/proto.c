@@ -26,10 +26,12 @@
 enum {
 	T_HELLO = 1, T_INFO, T_HISTOGRAM, T_SNAPSHOT, T_INSTANCES, T_DETACH,
 	T_ALLOC_START, T_ALLOC_STOP, T_ALLOC_STATUS, T_ALLOC_RESET, T_ALLOC_MARK, T_ALLOC_READ,
-	T_DUMP, T_CLIENT, T_LEAVE,
+	T_DUMP, T_CLIENT, T_LEAVE, T_ANALYZE, T_CANCEL,
 	T_DATA = 0x40, T_END = 0x41, T_ERROR = 0x7f
 };
 #define MAX_RECORDING ((size_t)1 << 30)	/* bytes of one ALLOC_READ stream */
+#define MAX_RESULTS ((size_t)256 << 20)	/* bytes of one ANALYZE's records */
+#define CANCEL_MS 15000		/* after CANCEL, the agent has this long to END */
 
 static void seterr(struct hs_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void seterr(struct hs_error *err, const char *fmt, ...)
@@ -874,6 +876,316 @@ int proto_alloc_read(struct proto_conn *c, struct alc_rec **out, struct hs_error
 			return HS_ERR;
 		}
 		*out = rec;
+		return HS_OK;
+	}
+}
+
+/* ---- ANALYZE ---- */
+
+/* A reader over the records of an ANALYZE reply. */
+struct rd {
+	const uint8_t *at, *end;
+	bool bad;
+	uint64_t budget;	/* values still allowed (nesting and count bound) */
+};
+
+static bool rneed(struct rd *r, size_t n)
+{
+	if (r->bad || (size_t)(r->end - r->at) < n)
+		r->bad = true;
+	return !r->bad;
+}
+static uint8_t r8(struct rd *r) { return rneed(r, 1) ? *r->at++ : 0; }
+static uint16_t r16(struct rd *r)
+{
+	if (!rneed(r, 2))
+		return 0;
+	uint16_t v = (uint16_t)(r->at[0] << 8 | r->at[1]);
+	r->at += 2;
+	return v;
+}
+static uint32_t r32(struct rd *r)
+{
+	if (!rneed(r, 4))
+		return 0;
+	uint32_t v = (uint32_t)r->at[0] << 24 | (uint32_t)r->at[1] << 16 |
+		     (uint32_t)r->at[2] << 8 | r->at[3];
+	r->at += 4;
+	return v;
+}
+static uint64_t r64(struct rd *r)
+{
+	uint64_t hi = r32(r);
+	return hi << 32 | r32(r);
+}
+static char *rstr(struct rd *r)
+{
+	uint32_t n = r32(r);
+	if (!rneed(r, n))
+		return xstrdup("");
+	char *s = xstrndup((const char *)r->at, n);
+	r->at += n;
+	return s;
+}
+
+static void val_free(struct proto_val *v)
+{
+	free(v->s);
+	free(v->text);
+	for (uint32_t k = 0; k < v->n; k++) {
+		if (v->items)
+			val_free(&v->items[k]);
+		if (v->names)
+			free(v->names[k]);
+	}
+	free(v->items);
+	free(v->names);
+	memset(v, 0, sizeof *v);
+}
+
+static void read_val(struct rd *r, struct proto_val *v, int depth)
+{
+	memset(v, 0, sizeof *v);
+	if (depth > 66 || !r->budget) {
+		r->bad = true;
+		return;
+	}
+	r->budget--;
+	uint8_t k = r8(r);
+	if (r->bad)
+		return;
+	switch (k) {
+	case PV_NULL: case PV_LAMBDA: break;
+	case PV_BOOL: v->b = r8(r) != 0; break;
+	case PV_INT: v->i = (int64_t)r64(r); break;
+	case PV_FLOAT: {
+		uint64_t bits = r64(r);
+		memcpy(&v->f, &bits, sizeof bits);
+		break;
+	}
+	case PV_STR: v->s = rstr(r); break;
+	case PV_OBJ:
+		v->id = r64(r);
+		v->s = rstr(r);
+		v->size = r64(r);
+		v->okind = r8(r);
+		if (r8(r))
+			v->text = rstr(r);
+		if (v->okind > 3)
+			r->bad = true;
+		break;
+	case PV_CLASS: case PV_LOADER: case PV_THREAD:
+		v->id = r64(r);
+		v->s = rstr(r);
+		break;
+	case PV_LIST: {
+		uint32_t n = r32(r);
+		if (r->bad || n > (size_t)(r->end - r->at)) {	/* at least a byte each */
+			r->bad = true;
+			break;
+		}
+		v->items = xcalloc((size_t)n + 1, sizeof *v->items);
+		for (uint32_t j = 0; j < n && !r->bad; j++, v->n++)
+			read_val(r, &v->items[j], depth + 1);
+		break;
+	}
+	case PV_STRUCT: {
+		uint16_t n = r16(r);
+		v->items = xcalloc((size_t)n + 1, sizeof *v->items);
+		v->names = xcalloc((size_t)n + 1, sizeof *v->names);
+		for (uint16_t j = 0; j < n && !r->bad; j++, v->n++) {
+			v->names[j] = rstr(r);
+			read_val(r, &v->items[j], depth + 1);
+		}
+		break;
+	}
+	case PV_REFKIND: v->i = r8(r); break;
+	default: r->bad = true; break;
+	}
+	v->k = (enum proto_vk)k;
+}
+
+void proto_analysis_free(struct proto_analysis *a)
+{
+	for (uint32_t k = 0; k < a->nresults; k++) {
+		free(a->results[k].name);
+		val_free(&a->results[k].v);
+	}
+	free(a->results);
+	free(a->msg);
+	memset(a, 0, sizeof *a);
+}
+
+/* decode_results: the records of the DATA frames. */
+static bool decode_results(const uint8_t *p, size_t n, struct proto_analysis *a)
+{
+	struct rd r = {p, p + n, false, 50000000};
+	uint32_t cap = 0;
+	while (r.at < r.end && !r.bad) {
+		if (r8(&r) != 1) {
+			r.bad = true;
+			break;
+		}
+		if (a->nresults == cap) {
+			cap = cap ? cap * 2 : 8;
+			a->results = xreallocarray(a->results, cap, sizeof *a->results);
+		}
+		struct proto_result *res = &a->results[a->nresults];
+		memset(res, 0, sizeof *res);
+		res->stmt = r16(&r);
+		res->kind = r8(&r);
+		res->name = rstr(&r);
+		read_val(&r, &res->v, 0);
+		a->nresults++;
+	}
+	return !r.bad;
+}
+
+static int send_cancel(struct proto_conn *c)
+{
+	uint8_t h[5] = {0, 0, 0, 1, T_CANCEL};
+	return io_full(c->fd, h, 5, false, now_ms() + 2000) ? 0 : -1;
+}
+
+int proto_analyze(struct proto_conn *c, const uint8_t *prog, size_t len, uint32_t time_ms,
+		  uint32_t mem_mb, struct proto_analysis *out, struct hs_error *err)
+{
+	memset(out, 0, sizeof *out);
+	if (!has_cap(c, "analyze")) {
+		seterr(err, "the agent in JVM %d is older than this heapsh and cannot run "
+		       "queries (:detach, then attach again to load this heapsh's agent)", c->pid);
+		return HS_ERR;
+	}
+	struct obuf b = {0};
+	put_u32(&b, 0);
+	put_u32(&b, time_ms);
+	put_u32(&b, mem_mb);
+	put(&b, prog, len);
+	int st = send_req(c, T_ANALYZE, &b, err);
+	free(b.p);
+	if (st)
+		return HS_ERR;
+	struct obuf all = {0};
+	bool cancel_sent = false;
+	int64_t wait_until = now_ms() + (int64_t)time_ms + WALK_MS;
+	for (;;) {
+		/* wait for a frame; on Ctrl-C ask the agent to stop, then wait for its END */
+		uint8_t h[5];
+		size_t got = 0;
+		while (got < 5) {
+			if (hs_interrupted && !cancel_sent) {
+				hs_interrupted = 0;
+				if (send_cancel(c)) {
+					free(all.p);
+					return gone(c, err, "while cancelling");
+				}
+				cancel_sent = true;
+				wait_until = now_ms() + CANCEL_MS;
+			}
+			if (now_ms() > wait_until) {
+				free(all.p);
+				errno = ETIMEDOUT;
+				return gone(c, err, cancel_sent ? "(it did not stop in time after the "
+					    "cancel)" : "(no reply in time)");
+			}
+			struct pollfd pf = {c->fd, POLLIN, 0};
+			int pr = poll(&pf, 1, 200);
+			if (pr < 0 && errno != EINTR) {
+				free(all.p);
+				return gone(c, err, "while waiting for a reply");
+			}
+			if (pr <= 0)
+				continue;
+			ssize_t k = recv(c->fd, h + got, 5 - got, 0);
+			if (k == 0 || (k < 0 && errno != EINTR && errno != EAGAIN)) {
+				if (k == 0)
+					errno = 0;
+				free(all.p);
+				return gone(c, err, "while waiting for a reply");
+			}
+			if (k > 0)
+				got += (size_t)k;
+		}
+		uint32_t n = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
+		if (n < 1 || n > MAX_REPLY) {
+			free(all.p);
+			proto_close(c);
+			seterr(err, "the agent sent a frame of %u bytes, which the protocol does not "
+			       "allow; the connection is closed", n);
+			return HS_ERR;
+		}
+		struct reply r;
+		memset(&r, 0, sizeof r);
+		r.type = h[4];
+		r.len = n - 1;
+		r.p = xmalloc((size_t)r.len + 1);
+		int saved = hs_interrupted;
+		hs_interrupted = 0;	/* finish the frame; the cancel comes after */
+		bool ok = io_full(c->fd, r.p, r.len, true, now_ms() + REPLY_MS);
+		hs_interrupted = hs_interrupted || saved;
+		if (!ok) {
+			free(r.p);
+			free(all.p);
+			return gone(c, err, "in the middle of a reply");
+		}
+		r.at = r.p;
+		r.end = r.p + r.len;
+		if (r.type == T_ERROR) {
+			uint32_t k = get_u32(&r);
+			if (k > r.len - 4)
+				k = r.len >= 4 ? r.len - 4 : 0;
+			seterr(err, "the agent says: %.*s", (int)k, (const char *)r.at);
+			free(r.p);
+			free(all.p);
+			return HS_ERR;
+		}
+		if (r.type == T_DATA) {
+			if (all.len + r.len > MAX_RESULTS) {
+				free(r.p);
+				free(all.p);
+				proto_close(c);
+				seterr(err, "the agent's results are over %zu MiB; the connection is "
+				       "closed", MAX_RESULTS >> 20);
+				return HS_ERR;
+			}
+			put(&all, r.p, r.len);
+			free(r.p);
+			continue;
+		}
+		out->status = get_u8(&r);
+		out->stmt = get_u16(&r);
+		out->line = get_u16(&r);
+		out->col = get_u16(&r);
+		out->earlier = get_u8(&r) != 0;
+		out->msg = get_str(&r);
+		out->walks = get_u64(&r);
+		out->pause_ms = get_u64(&r);
+		out->gc_ms = get_u64(&r);
+		out->total_ms = get_u64(&r);
+		out->objects = get_u64(&r);
+		out->agent_bytes = get_u64(&r);
+		bool bad = out->status > PROTO_ANALYSIS_CANCELLED;
+		if (bad || check_reply(c, &r, T_END, err)) {
+			free(all.p);
+			if (bad) {
+				proto_close(c);
+				seterr(err, "the agent's END does not follow the protocol; the "
+				       "connection is closed");
+			}
+			proto_analysis_free(out);
+			return HS_ERR;
+		}
+		bool dec = decode_results(all.p, all.len, out);
+		free(all.p);
+		if (!dec) {
+			proto_analysis_free(out);
+			proto_close(c);
+			seterr(err, "the agent's results do not follow the protocol; the connection "
+			       "is closed");
+			return HS_ERR;
+		}
+		if (cancel_sent && out->status == PROTO_ANALYSIS_OK)
+			hs_interrupted = 1;	/* it finished before the cancel came: still stop */
 		return HS_OK;
 	}
 }

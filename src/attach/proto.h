@@ -180,6 +180,55 @@ int proto_dump(struct proto_conn *c, const char *path, double *ms, struct hs_err
 enum { PROTO_DETACHED, PROTO_KEPT_RECORDING, PROTO_KEPT_SHELL, PROTO_KEPT_START, PROTO_KEPT_ASKED };
 int proto_leave(struct proto_conn *c, bool detach, int *outcome, int *other, struct hs_error *err);
 
+/*
+ * proto_analyze: run a query program (src/dsl/prog.h; prog len bytes)
+ * inside the JVM (docs/protocol.md, ANALYZE), with a time limit (ms) and a
+ * memory limit for the agent (MiB; 0 for the agent's defaults). *out gets
+ * the results, one per statement that produced a value, and the outcome:
+ * status (PROTO_ANALYSIS_*), where it failed and why, and what it took.
+ * Ctrl-C (hs_interrupted) sends CANCEL, and the agent's END then says
+ * cancelled. HS_ERR is for the connection and the protocol only (err); the
+ * analysis' own failures are in out. out is new memory:
+ * proto_analysis_free. Results are bounded: 256 MiB, 50 M values, lists
+ * nested at most 64 deep.
+ */
+enum { PROTO_ANALYSIS_OK, PROTO_ANALYSIS_UNSUPPORTED, PROTO_ANALYSIS_ERROR,
+       PROTO_ANALYSIS_LIMIT, PROTO_ANALYSIS_CANCELLED };
+enum proto_vk { PV_NULL, PV_BOOL, PV_INT, PV_FLOAT, PV_STR, PV_OBJ, PV_CLASS, PV_LOADER,
+		PV_THREAD, PV_LIST, PV_STRUCT, PV_REFKIND, PV_LAMBDA };
+struct proto_val {
+	enum proto_vk k;
+	bool b;
+	int64_t i;		/* INT; REFKIND */
+	double f;
+	char *s;		/* STR; the class name of OBJ; the name of CLASS, LOADER, THREAD */
+	uint64_t id;		/* OBJ, CLASS, LOADER, THREAD: the address (0 unknown) */
+	uint64_t size;		/* OBJ: shallow bytes */
+	uint8_t okind;		/* OBJ: 0 instance, 1 object array, 2 primitive array, 3 class */
+	char *text;		/* OBJ: a String's text, else NULL */
+	uint32_t n;		/* LIST, STRUCT */
+	struct proto_val *items;
+	char **names;		/* STRUCT */
+};
+struct proto_result {
+	uint16_t stmt;
+	uint8_t kind;		/* the statement: expression, let or instances_for (ast.h) */
+	char *name;		/* a let's name */
+	struct proto_val v;
+};
+struct proto_analysis {
+	uint8_t status;
+	uint16_t stmt, line, col;
+	bool earlier;		/* the position is in code from an earlier snippet */
+	char *msg;
+	uint64_t walks, pause_ms, gc_ms, total_ms, objects, agent_bytes;
+	uint32_t nresults;
+	struct proto_result *results;
+};
+int proto_analyze(struct proto_conn *c, const uint8_t *prog, size_t len, uint32_t time_ms,
+		  uint32_t mem_mb, struct proto_analysis *out, struct hs_error *err);
+void proto_analysis_free(struct proto_analysis *a);
+
 /* proto_detach: ask the agent to stop and remove its socket; closes c. */
 int proto_detach(struct proto_conn *c, struct hs_error *err);
 

@@ -2449,6 +2449,38 @@ void dsl_output_done(struct dsl *d, struct dsl_output *out)
 	memset(out, 0, sizeof *out);
 }
 
+struct stmt *dsl_set_type_stmt(struct dsl *d, const char *name)
+{
+	for (struct settype *t = d->sets; t; t = t->next)
+		if (!strcmp(t->name, name))
+			return t->st;
+	return NULL;
+}
+
+bool dsl_lambda_plain(struct value v)
+{
+	if (v.k != V_LAMBDA)
+		return false;
+	for (const struct frame *f = v.u.fn->env; f; f = f->up)
+		if (f->n)
+			return false;
+	return true;
+}
+
+bool dsl_global(struct dsl *d, const char *name, struct value *v)
+{
+	struct binding *b = global_find(d, name);
+	if (b)
+		*v = b->v;
+	return b != NULL;
+}
+
+void dsl_bind(struct dsl *d, const char *name, struct value v)
+{
+	const char *kept = arena_strndup(&d->keep, name, strlen(name));
+	bind(d, NULL, kept, value_persist(&d->keep, v));
+}
+
 const char **dsl_names(struct dsl *d, int *n)
 {
 	*n = d->nnames;

@@ -101,6 +101,19 @@ enum parse_status dsl_run(struct dsl *d, const char *text, struct dsl_output *ou
 			  struct hs_error *err);
 void dsl_output_done(struct dsl *d, struct dsl_output *out);
 
+/*
+ * dsl_set_type_stmt: the definition of set type name from an earlier
+ * snippet (the session keeps it), or NULL. dsl_global: the value of the
+ * session's name (let, <-), false if there is none. dsl_bind: set the
+ * session's name to v, copied into the session (a query run elsewhere,
+ * inside a JVM, binds its lets this way).
+ */
+struct stmt *dsl_set_type_stmt(struct dsl *d, const char *name);
+bool dsl_global(struct dsl *d, const char *name, struct value *v);
+void dsl_bind(struct dsl *d, const char *name, struct value v);
+/* dsl_lambda_plain: v is a lambda that captured no values (its tree is all of it). */
+bool dsl_lambda_plain(struct value v);
+
 /* dsl_value_text: a value as text (lists summarised), in the output's arena. */
 const char *dsl_value_text(struct dsl *d, struct value v, void *arena);
 

@@ -4,6 +4,7 @@
  */
 #include "plan.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "value.h"
@@ -112,4 +113,150 @@ enum tri pe_membership(const struct node *n, const struct pe_ctx *c)
 	default:
 		return TRI_UNKNOWN;
 	}
+}
+
+/* ---- what can run inside a JVM ---- */
+
+static const char *node_reason(const struct node *n, int depth, char *why, size_t cap)
+{
+	static const char *const heap_only[] = {"retained", "retained_size", "dynamic_size",
+						"dynamic_size_est", "refs", "referrers", "roots",
+						"elements"};
+	if (!n || depth > 400)
+		return NULL;
+	if ((n->kind == N_MEMBER || n->kind == N_CALL) && n->name)
+		for (size_t k = 0; k < sizeof heap_only / sizeof *heap_only; k++)
+			if (!strcmp(n->name, heap_only[k])) {
+				snprintf(why, cap, "it reads '%s', which needs the whole object graph "
+					 "(a heap dump)", n->name);
+				return why;
+			}
+	if (n->kind == N_IDENT && n->name && !strcmp(n->name, "allocations")) {
+		snprintf(why, cap, "it reads the allocation recording, which heapsh reads itself");
+		return why;
+	}
+	if (n->kind == N_EXTERN_CALL) {
+		snprintf(why, cap, "it calls the native function %s, which runs in heapsh",
+			 n->name ? n->name : "?");
+		return why;
+	}
+	if (n->kind == N_STRUCT) {
+		snprintf(why, cap, "it makes a struct %s, a type declared in heapsh",
+			 n->name ? n->name : "");
+		return why;
+	}
+	const char *r;
+	if ((r = node_reason(n->a, depth + 1, why, cap)) || (r = node_reason(n->b, depth + 1, why, cap)) ||
+	    (r = node_reason(n->result, depth + 1, why, cap)))
+		return r;
+	for (int k = 0; k < n->nitems; k++)
+		if ((r = node_reason(n->items[k], depth + 1, why, cap)))
+			return r;
+	return NULL;
+}
+
+const char *plan_live_reason(struct stmt *const *stmts, int n, char *why, size_t cap)
+{
+	for (int k = 0; k < n; k++) {
+		const struct stmt *s = stmts[k];
+		const char *r = NULL;
+		switch (s->kind) {
+		case S_TYPE:
+			snprintf(why, cap, "it declares the type %s, which lives in heapsh", s->name);
+			return why;
+		case S_EXTERN:
+			snprintf(why, cap, "it declares the native function %s, which runs in heapsh",
+				 s->name);
+			return why;
+		case S_SET_TYPE:
+			for (int j = 0; j < s->nprops && !r; j++)
+				r = node_reason(s->props[j].value, 0, why, cap);
+			break;
+		default:
+			r = node_reason(s->e, 0, why, cap);
+			break;
+		}
+		if (r)
+			return r;
+	}
+	return NULL;
+}
+
+bool plan_mentions_prop(const struct stmt *set, const struct node *n)
+{
+	if (!n)
+		return false;
+	if (n->kind == N_IDENT && n->name)
+		for (int k = 0; k < set->nprops; k++)
+			if (set->props[k].kind == P_USER && set->props[k].decl.name &&
+			    !strcmp(set->props[k].decl.name, n->name))
+				return true;
+	if (n->kind == N_MEMBER && pe_is_ident(n->a, "ENTITY") && n->name && strcmp(n->name, "name"))
+		return true;
+	if (plan_mentions_prop(set, n->a) || plan_mentions_prop(set, n->b) ||
+	    plan_mentions_prop(set, n->result))
+		return true;
+	for (int k = 0; k < n->nitems; k++)
+		if (plan_mentions_prop(set, n->items[k]))
+			return true;
+	return false;
+}
+
+static bool literal(const struct node *v)
+{
+	return v->kind == N_INT || v->kind == N_FLOAT || v->kind == N_STR || v->kind == N_BOOL ||
+	       v->kind == N_NULL;
+}
+
+bool plan_order_free(const struct stmt *set, const struct node *fn)
+{
+	if (!fn)
+		return true;
+	if (fn->kind != N_LAMBDA)
+		return !plan_mentions_prop(set, fn);
+	for (int k = 0; k < fn->nitems; k++) {
+		const struct node *s = fn->items[k];
+		if (s->kind != N_ASSIGN) {
+			if (plan_mentions_prop(set, s))
+				return false;
+			continue;
+		}
+		const struct node *v = s->a;
+		if (literal(v))
+			continue;
+		if (v->kind == N_BIN && (v->op == OP_ADD || v->op == OP_OR || v->op == OP_AND) &&
+		    pe_is_ident(v->a, s->name) && !plan_mentions_prop(set, v->b))
+			continue;
+		return false;
+	}
+	return !fn->result || !plan_mentions_prop(set, fn->result);
+}
+
+void plan_set_type(const struct stmt *set, struct set_plan *p)
+{
+	memset(p, 0, sizeof *p);
+	const struct node *roots = NULL, *membership = NULL, *on_inclusion = NULL;
+	for (int k = 0; k < set->nprops; k++) {
+		const struct property *pr = &set->props[k];
+		if (pr->kind == P_ROOTS)
+			roots = pr->value;
+		else if (pr->kind == P_MEMBERSHIP)
+			membership = pr->value;
+		else if (pr->kind == P_ON_INCLUSION)
+			on_inclusion = pr->value;
+	}
+	p->grow = p->s3root = p->s3none = TRI_FALSE;
+	if (membership) {
+		struct pe_ctx pg = {PE_REF_MEMBER, PE_RK_NOT_ROOT};
+		struct pe_ctx pr = {PE_REF_NULL, RK_ROOT}, pn = {PE_REF_NULL, RK_NONE};
+		p->grow = pe_membership(membership, &pg);
+		p->s3root = pe_membership(membership, &pr);
+		p->s3none = pe_membership(membership, &pn);
+	}
+	p->later = p->grow != TRI_FALSE || p->s3root != TRI_FALSE || p->s3none != TRI_FALSE;
+	p->order_free = plan_order_free(set, on_inclusion);
+	p->membership_reads_props = plan_mentions_prop(set, membership);
+	p->roots_filter = roots && roots->kind == N_CALL && roots->name &&
+			  !strcmp(roots->name, "filter") && roots->nitems == 1 &&
+			  pe_is_ident(roots->a, "objects") && !plan_mentions_prop(set, roots);
 }

@@ -54,4 +54,34 @@ enum tri pe_membership(const struct node *n, const struct pe_ctx *c);
 /* pe_is_ident: n is the identifier name (THIS, REFERRER, ENTITY, ref_kind, ...). */
 bool pe_is_ident(const struct node *n, const char *name);
 
+/*
+ * plan_live_reason: why statements cannot run inside a JVM whatever the
+ * heap (a member only a heap dump has: retained, dynamic sizes, refs,
+ * referrers, a thread's roots, array elements; `allocations`, which heapsh
+ * reads itself; a native function, a struct type): a sentence in why,
+ * returned; NULL when nothing stands in the way.
+ */
+const char *plan_live_reason(struct stmt *const *stmts, int n, char *why, size_t cap);
+
+/*
+ * What a set type's analysis needs inside a JVM (docs/agent.md): which
+ * steps may include objects (partial evaluation), whether on_inclusion
+ * gives the same result in any order of inclusion (only `p <- p + e`,
+ * `p <- p or e`, `p <- p and e` and `p <- literal`, e reading no property),
+ * and whether the membership reads properties. Steps 3 and 4 run in the
+ * order of the JVM's heap walk, so they need both.
+ */
+struct set_plan {
+	enum tri grow, s3root, s3none;
+	bool later;		/* step 3 or 4 may include objects */
+	bool order_free;
+	bool membership_reads_props;
+	bool roots_filter;	/* roots <- objects.filter(L), L reading no property */
+};
+void plan_set_type(const struct stmt *set, struct set_plan *p);
+/* plan_mentions_prop: n reads a property of set, or ENTITY's members or properties. */
+bool plan_mentions_prop(const struct stmt *set, const struct node *n);
+/* plan_order_free: on_inclusion fn (a lambda or an expression) does not depend on order. */
+bool plan_order_free(const struct stmt *set, const struct node *fn);
+
 #endif

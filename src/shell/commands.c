@@ -847,6 +847,15 @@ const struct sh_command sh_commands[] = {
 	 "Object ids are the dump's (the objects' addresses): they change from one\n"
 	 "snapshot to the next, as objects move; an id from an earlier snapshot names no\n"
 	 "object, or another one. The agent's own thread is left out of the roots."},
+	{"explain", sh_cmd_explain, ":explain QUERY",
+	 "Where QUERY would run, and why: inside the attached JVM (no snapshot: the\n"
+	 "agent evaluates it during its heap walks; for a set type, which walks), on a\n"
+	 "snapshot (and why not inside the JVM), on the open dump, or in heapsh alone."},
+	{"live", sh_cmd_live, ":live [on|off] [--time SECONDS] [--memory MiB]",
+	 "Queries inside the attached JVM: on (the default: a query that can run there\n"
+	 "takes no snapshot) or off; the time limit of one (default 60 s, then the agent\n"
+	 "stops and heapsh takes a snapshot instead; Ctrl-C stops one at once) and the\n"
+	 "memory the agent may use for it (default 256 MiB)."},
 	{"dump", sh_cmd_dump, ":dump FILE.hprof",
 	 "Have the attached JVM write a heap dump (jcmd GC.heap_dump) and open it."},
 	{"alloc", sh_cmd_alloc,

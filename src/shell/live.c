@@ -635,6 +635,15 @@ static void value_cell(struct out_table *tb, const struct proto_value *v)
 	}
 }
 
+bool sh_live_pushdown_shape(const char *text)
+{
+	struct dsl_pushdown pd;
+	if (!dsl_pushdown(text, &pd))
+		return false;
+	dsl_pushdown_free(&pd);
+	return true;
+}
+
 int sh_live_pushdown(struct sh *sh, const char *text, bool *handled)
 {
 	*handled = false;

@@ -132,7 +132,7 @@ static void show_objects(struct sh *sh, const struct list *l)
 			   limit < l->n ? "... " : "", l->n, l->n == 1 ? "" : "s", shallow);
 }
 
-static void show_value(struct sh *sh, struct value v, void *arena)
+void sh_show_value(struct sh *sh, struct value v, void *arena)
 {
 	if (v.k == V_LIST) {
 		const struct list *l = v.u.l;
@@ -186,8 +186,8 @@ static void show_value(struct sh *sh, struct value v, void *arena)
 }
 
 /* report: the error with its location and a caret under the column. */
-static void report(struct sh *sh, const char *text, const char *where, int first_line,
-		   const struct hs_error *err)
+void sh_query_report(struct sh *sh, const char *text, const char *where, int first_line,
+		     const struct hs_error *err)
 {
 	int line = err->line ? err->line : 1;
 	char loc[600];
@@ -244,6 +244,9 @@ int sh_query(struct sh *sh, const char *text, const char *where, int first_line,
 		int r = heapless ? HS_OK : sh_live_pushdown(sh, text, &handled);
 		if (handled)
 			return r;
+		r = heapless ? HS_OK : sh_live_analyze(sh, text, where, first_line, &handled);
+		if (handled)
+			return r;
 	}
 	if (!sh->heap && !heapless && sh_need_heap(sh))
 		return HS_ERR;
@@ -260,12 +263,12 @@ int sh_query(struct sh *sh, const char *text, const char *where, int first_line,
 	}
 	struct arena scratch = {NULL, 0};	/* texts made while printing */
 	for (int k = 0; k < out.n; k++)
-		show_value(sh, out.vals[k], &scratch);
+		sh_show_value(sh, out.vals[k], &scratch);
 	out_flush();
 	arena_free(&scratch);
 	dsl_output_done(d, &out);
 	if (st == PARSE_ERROR) {
-		report(sh, text, where, first_line, &err);
+		sh_query_report(sh, text, where, first_line, &err);
 		hs_interrupted = 0;
 		return HS_ERR;
 	}

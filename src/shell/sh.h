@@ -137,6 +137,28 @@ bool sh_is_live(const struct sh *sh);
 int sh_need_heap(struct sh *sh);
 int sh_live_histogram(struct sh *sh, const char *pattern, bool count, long top, const char *via);
 int sh_live_pushdown(struct sh *sh, const char *text, bool *handled);
+/* sh_live_pushdown_shape: text has the push-down shape (whether or not a JVM is attached). */
+bool sh_live_pushdown_shape(const char *text);
+/*
+ * Queries inside the JVM (live_query.c). sh_live_analyze: run the snippet
+ * text inside the attached JVM when no snapshot is loaded and it can run
+ * there (*handled); otherwise say why (stderr) and leave it to a snapshot.
+ * sh_cmd_explain (:explain QUERY): where a query would run, and why.
+ * sh_cmd_live (:live): turn it on or off, set its time and memory limits.
+ */
+int sh_live_analyze(struct sh *sh, const char *text, const char *where, int first_line,
+		    bool *handled);
+int sh_cmd_explain(struct sh *sh, int argc, char **argv);
+int sh_cmd_live(struct sh *sh, int argc, char **argv);
+/*
+ * query.c's display and error report, shared with live_query.c:
+ * sh_show_value shows a value as a query's result; sh_query_report reports
+ * err (a line and column in text) with a caret.
+ */
+struct value;
+void sh_show_value(struct sh *sh, struct value v, void *arena);
+void sh_query_report(struct sh *sh, const char *text, const char *where, int first_line,
+		     const struct hs_error *err);
 int sh_live_info(struct sh *sh);
 char *sh_live_prompt(const struct sh *sh);
 void sh_live_close(struct sh *sh);

@@ -1,0 +1,336 @@
+/*
+ * lq.h - the agent's evaluator of query programs (docs/agent.md, "Analyses
+ * inside the JVM"; the language of docs/dsl.md, the semantics of
+ * src/dsl/eval.c, which it mirrors for what it supports).
+ *
+ * One struct lq serves one ANALYZE request: it owns a JVMTI environment
+ * of its own (its tags go when it is disposed, so nothing is left in the
+ * JVM), a bounded arena, the classes of the JVM as a table, and the
+ * request's limits (time, memory, a CANCEL on the connection).
+ *
+ * Objects are either JNI local references (lists built with JNI: roots,
+ * class instances, filters that read references) or what a heap walk
+ * reports of the object it is at (class, size, primitive fields, a
+ * String's text, the class and tag of what its reference fields hold).
+ * Walk objects live only during the walk's callbacks, where no JNI call
+ * is allowed: reading from a walk object what the walk does not report,
+ * or anything that needs JNI there, raises LQ_UNSUPPORTED, and heapsh
+ * then takes a snapshot.
+ *
+ * Errors unwind with longjmp to the innermost lq_try; JVMTI callbacks
+ * catch them before returning to the VM (never longjmp across the VM).
+ */
+#ifndef HS_LQ_H
+#define HS_LQ_H
+
+#include <jvmti.h>
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../dsl/ast.h"
+#include "../dsl/prog.h"
+
+/* Outcomes (END's status, docs/protocol.md). */
+enum lq_status {
+	LQ_OK = 0,
+	LQ_UNSUPPORTED = 1,	/* cannot run inside the JVM: heapsh uses a snapshot */
+	LQ_ERROR = 2,		/* a runtime error of the query */
+	LQ_LIMIT = 3,		/* time or memory limit reached */
+	LQ_CANCELLED = 4
+};
+
+#define LQ_NONE UINT32_MAX
+
+enum lk {
+	LK_NULL, LK_BOOL, LK_INT, LK_FLOAT, LK_STR, LK_OBJ, LK_CLASS, LK_LOADER, LK_THREAD,
+	LK_LIST, LK_STRUCT, LK_LAMBDA, LK_ENTITY, LK_REFKIND
+};
+
+struct lq;
+struct llist;
+struct lstruct;
+struct lclosure;
+struct linst;
+struct wobj;
+
+/*
+ * An object. ref: a JNI local reference, or NULL for what a walk reports.
+ * A class object has cls = the index of java.lang.Class and mirror = the
+ * index of the class it stands for, + 1.
+ */
+struct lobj {
+	jobject ref;
+	uint32_t cls;
+	uint32_t mirror;
+	int32_t length;		/* arrays; -1 otherwise */
+	jlong tag;		/* its tag in the analysis' environment (walks) */
+	struct wobj *w;		/* the walk's buffer when this is the object it is at */
+};
+
+struct lval {
+	uint8_t k;
+	union {
+		bool b;
+		int64_t i;
+		double f;
+		const char *s;
+		struct lobj *o;
+		uint32_t idx;	/* CLASS, LOADER (0 = bootstrap), THREAD */
+		struct llist *l;
+		struct lstruct *st;
+		struct lclosure *fn;
+		struct linst *ent;
+		int rk;
+	} u;
+};
+
+/* A list; all objects of the heap when all is set (then v is NULL). */
+struct llist {
+	uint32_t n;
+	bool all;
+	struct lval *v;
+};
+
+struct lstruct {
+	int n;
+	const char **names;
+	struct lval *vals;
+};
+
+struct lframe {
+	struct lframe *up;
+	int n, cap;
+	const char **names;
+	struct lval *vals;
+};
+
+struct lclosure {
+	struct node *lam;
+	struct lframe *env;
+};
+
+/* A set type's instance. */
+struct linst {
+	struct lval name;
+	int nprops;
+	const char **prop_names;
+	struct lval *props;
+	uint64_t members;
+	uint32_t id;		/* 1-based */
+};
+
+/* An instance field or static field of a class. */
+struct lfield {
+	const char *name;
+	char type;		/* JNI signature letter: Z B C S I J F D L [ */
+	bool is_static;
+	jfieldID id;
+	uint32_t decl;		/* declaring class index */
+	uint32_t jvmti_index;	/* the index heap walks report it under */
+};
+
+struct lclass {
+	jclass ref;		/* local reference, valid for the request */
+	char *name;		/* Java name: java.lang.String, byte[], a.B$C[] */
+	char *sig;		/* JNI signature */
+	uint32_t super;		/* class index, or LQ_NONE */
+	uint32_t loader;	/* loader index, 0 = bootstrap */
+	char elem;		/* arrays: the element's signature letter; 0 otherwise */
+	bool interface;
+	uint64_t id;		/* the class object's address, 0 unknown */
+	uint32_t mirror_size;	/* model size of the class object */
+	/* fields, read on first use */
+	bool fields_read;
+	uint32_t inst_size;	/* model size of an instance */
+	uint32_t nfields;	/* every instance field, own class first */
+	struct lfield *fields;
+	uint32_t nstatics;
+	struct lfield *statics;
+	uint32_t nindex;	/* jvmti indexes 0..nindex-1 */
+	struct lfield **by_index;	/* instance fields by jvmti index (NULL: not one) */
+	/* analysis state */
+	uint32_t owner;		/* instance id that holds its class object, 0 none */
+	uint32_t pend;		/* step 3: the instance it joins at the step's end */
+	uint8_t flags;		/* LC_* */
+};
+#define LC_ROOT 1		/* its class object is a GC root (explore walk) */
+#define LC_SEED 2		/* its class object is a member before growth */
+#define LC_INCLUDE 4		/* included by growth: on_inclusion after the walk */
+
+struct lloader {
+	jobject ref;		/* NULL for the bootstrap loader */
+	uint64_t id;		/* address, 0 for bootstrap */
+	char *name;
+	jlong tag;		/* its entry once an analysis tagged it */
+};
+
+/* Tagged objects of the analysis: seeds, sentinels, arrays with their length. */
+struct lentry {
+	uint32_t inst;		/* instance id that holds it, 0 none */
+	uint32_t pend;		/* step 3: the instance it joins at the step's end */
+	int32_t length;		/* arrays: length, else -1 */
+	uint8_t flags;		/* LE_* */
+};
+#define LE_SEED 1		/* a member before growth (step 2 or 3) */
+#define LE_SENTINEL 2		/* a growth walk's sentinel: inst is the instance that follows */
+#define LE_ROOT 4		/* a GC root (explore walk) */
+#define LE_ARRAY 8		/* length is an array's length */
+#define LE_SELF 16		/* the agent's own object (its thread, a walk's array) */
+#define LE_PRIM 32		/* a primitive type's class object (int.class) */
+
+/* Tags of the analysis' environment. */
+#define LQ_TAG_CLASS ((jlong)1 << 62)	/* | class index + 1 */
+#define LQ_TAG_ENTRY ((jlong)1 << 61)	/* | entry index + 1 */
+
+/* One slot of a walk object's buffer: a field as the walk reported it. */
+struct wslot {
+	uint32_t gen;
+	bool ref;
+	jvalue v;		/* primitives */
+	uint32_t cls;		/* references: the referee's class index */
+	int32_t length;
+	jlong tag;
+};
+
+/* What a walk reports of the object it is at. */
+struct wobj {
+	uint32_t gen;		/* slots with another gen are not there */
+	struct wslot *slots;	/* by jvmti index */
+	uint32_t nslots;
+	const char *text;	/* a String's text, NULL until reported */
+	bool has_refs;		/* FollowReferences: reference fields are reported */
+	bool complete;		/* every callback of the object has come */
+	bool provisional;	/* read missing references as null for now */
+};
+
+#define LQ_MAX_FRAMES 1000	/* lambdas calling lambdas */
+
+struct lq {
+	jvmtiEnv *jv;		/* the analysis' own environment */
+	JNIEnv *jni;
+	int fd;			/* the connection: polled for CANCEL */
+	uint64_t deadline_ms;	/* ag_now_ms */
+	uint64_t mem_limit, mem_used;
+	struct lq_block *blocks;
+	jmp_buf *fail;
+	enum lq_status status;
+	char msg[512];
+	int line, col;
+	bool earlier;
+	int stmt;
+	uint64_t steps;
+	bool in_walk;		/* inside JVMTI callbacks: no JNI */
+	bool order_free;	/* on_inclusion of growth: no float sums into properties */
+	bool gc_done;
+	/* classes */
+	struct lclass *cls;
+	uint32_t ncls;
+	uint32_t c_class, c_string, c_object, c_thread;	/* indexes, LQ_NONE if absent */
+	int oop_size, header_size;
+	struct lloader *loaders;	/* [0] bootstrap */
+	uint32_t nloaders;
+	jobject *threads;	/* the program's threads (not the agent's) */
+	jlong *thread_tags;	/* their entries once an analysis tagged them */
+	uint32_t nthreads;
+	jobject self_thread;
+	/* tagged objects */
+	struct lentry *ent;
+	uint32_t nent, capent;
+	/* program */
+	struct prog prog;
+	struct lbind *globals;
+	struct lstmt_set *sets;
+	/* evaluation context */
+	int calls;
+	struct linst *cur;	/* whose properties names refer to */
+	bool in_trav;
+	struct lval this_v, referrer, entity;
+	int rk;
+	struct linst **insts;	/* the running analysis' instances */
+	int ninst;
+	/* statistics, for END */
+	uint64_t walks, pause_ms, objects_seen, gc_ms;
+	struct lval allobjects;	/* the list `objects` */
+};
+
+/* ---- lq.c: evaluation ---- */
+
+/* lq_raise: fail the request with status st (longjmp to the innermost lq_try). */
+void lq_raise(struct lq *q, enum lq_status st, const struct node *at, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5), noreturn));
+/* lq_alloc: zeroed memory from the request's arena; LQ_LIMIT when the bound is reached. */
+void *lq_alloc(struct lq *q, size_t n);
+char *lq_strdup(struct lq *q, const char *s, size_t n);
+/* lq_poll: every few thousand steps, the time limit and CANCEL. */
+void lq_poll(struct lq *q, const struct node *at);
+
+struct lval lq_eval(struct lq *q, struct lframe *f, struct node *n);
+struct lval lq_apply(struct lq *q, const struct node *at, struct lval fn, int nargs,
+		     const struct lval *args);
+bool lq_truth(struct lq *q, const struct node *at, struct lval v, const char *what);
+int lq_compare(struct lq *q, const struct node *at, struct lval a, struct lval b);
+const char *lq_utf16(struct lq *q, const jchar *s, size_t n);
+const char *lq_kind_name(int k);
+const uint8_t *lq_class_set(struct lq *q, struct node *at, const char *name);
+struct lval lq_list_member(struct lq *q, struct node *n, const char *m, struct llist *l,
+			   int nargs, struct lval *args);
+struct lval lq_typed(struct lq *q, int line, int col, const char *name, const char *type,
+		     struct lval v);
+struct stmt *lq_set_type(struct lq *q, const char *name);
+const char *lq_value_text(struct lq *q, struct lval v);
+void lq_free_arena(struct lq *q);
+/* lq_run: every statement of the program; results appended to out (analyze.c's encoder). */
+void lq_run(struct lq *q, void (*emit)(void *ctx, int stmt, int kind, struct lval v,
+				       const char *name), void *ctx);
+
+/* ---- lqheap.c: the JVM's classes, objects and heap walks ---- */
+
+bool lq_classes(struct lq *q);	/* the class table; false with q->msg on failure */
+void lq_class_fields(struct lq *q, uint32_t c);
+struct lfield *lq_field(struct lq *q, uint32_t c, const char *name);	/* nearest declaration */
+bool lq_is_subclass(struct lq *q, uint32_t c, uint32_t sup);
+uint64_t lq_shallow(struct lq *q, const struct lobj *o);
+uint64_t lq_address(jobject ref);	/* the object's address, 0 unknown */
+uint32_t lq_class_of_ref(struct lq *q, jobject ref);	/* class index by its tag */
+struct lobj *lq_obj_of_ref(struct lq *q, jobject ref);	/* a new JNI object value */
+const char *lq_text(struct lq *q, const struct lobj *o);	/* a String's text, or NULL */
+struct lval lq_field_value(struct lq *q, const struct node *at, const struct lobj *o,
+			   const struct lfield *f);
+struct lval lq_static_value(struct lq *q, const struct node *at, uint32_t c,
+			    const struct lfield *f);
+void lq_gc(struct lq *q);	/* once per request: a full GC, so the heap holds live objects */
+void lq_loaders(struct lq *q);
+void lq_threads(struct lq *q);
+char *lq_thread_name(struct lq *q, uint32_t t);
+uint32_t lq_loader_of_ref(struct lq *q, jobject loader);	/* 0 for NULL */
+jlong lq_new_entry(struct lq *q, uint32_t inst, int32_t length, uint8_t flags);
+struct lentry *lq_entry(struct lq *q, jlong tag);	/* NULL if tag is not an entry */
+
+/*
+ * lq_objects: apply the list member m (filter, exists, count, first, map,
+ * sum, min, max, foreach, sort_by, top, contains, group_by, length) with
+ * lambda fn to every object of the heap, in address order (docs/dsl.md's
+ * `objects`), after a full GC. By one IterateThroughHeap when fn can be
+ * evaluated from what it reports; by JNI over the instances of the class
+ * fn's leading `it is C` names otherwise. Returns the member's value.
+ */
+struct lval lq_objects(struct lq *q, struct node *at, const char *m, int nargs,
+		       struct lval *args);
+/* lq_instances: the instances of class c (not subclasses), as JNI objects. */
+struct lval lq_instances(struct lq *q, const struct node *at, uint32_t c);
+/*
+ * lq_stream: every object of the heap that lambda fn accepts, in address
+ * order, handed to each as the heap iteration meets it (a walk object:
+ * each runs during the iteration, without JNI). also: an expression
+ * (on_inclusion) whose THIS.f reads count as fields to wait for.
+ */
+void lq_stream(struct lq *q, struct node *at, struct lval fn, struct node *also,
+	       void (*each)(void *ctx, struct lval x), void *ctx);
+/* lq_class_count: instances and shallow bytes of class c (not subclasses). */
+void lq_class_count(struct lq *q, uint32_t c, uint64_t *count, uint64_t *bytes);
+
+/* ---- lqset.c: set types (docs/dsl.md steps 2-4 in the JVM) ---- */
+struct lval lq_run_instances(struct lq *q, struct stmt *set, struct stmt *inst);
+
+#endif
