@@ -227,6 +227,7 @@ struct walk {
 	struct lentry *cur_ent;
 	uint8_t *cls_may;	/* per class: 0 unknown, 1 may be taken, 2 never */
 	jlong self_thread_tag;
+	bool roots_only;	/* step 3 takes GC roots only: the walk goes no deeper */
 };
 
 static void walk_fail(struct walk *w)
@@ -404,11 +405,13 @@ static void explore_begin(struct walk *w, uint32_t c, jlong *tag_ptr, int32_t le
 	w->decision = 0;
 	uint32_t cls = w->o.mirror ? q->c_class : c;
 	if (w->o.mirror)
-		w->cand = !q->cls[w->o.mirror - 1].owner && may_take(w, cls);
+		w->cand = !q->cls[w->o.mirror - 1].owner && may_take(w, cls) &&
+			  (!w->roots_only || (q->cls[w->o.mirror - 1].flags & LC_ROOT));
 	else
 		w->cand = !(w->cur_ent && (w->cur_ent->inst || (w->cur_ent->flags & (LE_SELF |
 									    LE_SENTINEL)))) &&
-			  may_take(w, cls);
+			  may_take(w, cls) &&
+			  (!w->roots_only || (w->cur_ent && (w->cur_ent->flags & LE_ROOT)));
 	if (w->cand) {
 		/* evaluate at once, reading what is missing as null; again as fields come */
 		w->w.provisional = true;
@@ -478,20 +481,20 @@ static jint JNICALL x_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceI
 		struct lentry *e = lq_entry(q, rt);
 		explore_begin(w, c, referrer_tag_ptr, e ? e->length : -1);
 		q->objects_seen++;
-		return JVMTI_VISIT_OBJECTS;
+		return w->failed ? JVMTI_VISIT_ABORT : w->roots_only ? 0 : JVMTI_VISIT_OBJECTS;
 	}
 	if ((rt & LQ_TAG_CLASS) && (!w->active || rt != w->cur_tag)) {
 		explore_begin(w, q->c_class, referrer_tag_ptr, -1);
 		q->objects_seen++;
 	}
-	if (kind == JVMTI_HEAP_REFERENCE_FIELD && w->active && !w->o.mirror) {
+	if (kind == JVMTI_HEAP_REFERENCE_FIELD && w->active && !w->o.mirror && w->cand) {
 		store_ref(w, info->field.index, class_tag, *tag_ptr, length);
-		if (w->cand)
-			explore_eval(w, referrer_tag_ptr);
+		explore_eval(w, referrer_tag_ptr);
 	}
 	if (w->failed)
 		return JVMTI_VISIT_ABORT;
-	return JVMTI_VISIT_OBJECTS;
+	/* GC roots only: their own fields are what counts, not what they reach */
+	return w->roots_only ? 0 : JVMTI_VISIT_OBJECTS;
 }
 
 static jint JNICALL x_prim(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
@@ -503,10 +506,9 @@ static jint JNICALL x_prim(jvmtiHeapReferenceKind kind, const jvmtiHeapReference
 	struct walk *w = ud;
 	if (w->failed)
 		return JVMTI_VISIT_ABORT;
-	if (kind == JVMTI_HEAP_REFERENCE_FIELD && w->active && !w->o.mirror) {
+	if (kind == JVMTI_HEAP_REFERENCE_FIELD && w->active && !w->o.mirror && w->cand) {
 		store_prim(w, info->field.index, value);
-		if (w->cand)
-			explore_eval(w, object_tag_ptr);
+		explore_eval(w, object_tag_ptr);
 	}
 	return w->failed ? JVMTI_VISIT_ABORT : 0;
 }
@@ -588,13 +590,14 @@ static const uint8_t *needs_class(struct lq *q, struct node *n, const struct pe_
 	return NULL;
 }
 
+static struct lq *sort_lq;
+
+/* cmp_obj_addr: by address (class objects by their class object's address). */
 static int cmp_obj_addr(const void *x, const void *y)
 {
 	const struct lobj *const *a = x, *const *b = y;
-	uint64_t p = (*a)->mirror ? 0 : lq_address((*a)->ref);
-	uint64_t r = (*b)->mirror ? 0 : lq_address((*b)->ref);
-	if ((*a)->mirror)
-		p = 0;
+	uint64_t p = (*a)->mirror ? sort_lq->cls[(*a)->mirror - 1].id : lq_address((*a)->ref);
+	uint64_t r = (*b)->mirror ? sort_lq->cls[(*b)->mirror - 1].id : lq_address((*b)->ref);
 	return p < r ? -1 : p > r;
 }
 
@@ -609,6 +612,7 @@ static void step3(struct an *a, bool roots_only)
 	if (q->self_thread)
 		(*q->jv)->GetTag(q->jv, q->self_thread, &st);
 	w.self_thread_tag = st;
+	w.roots_only = roots_only;
 	/* the pre-filter: classes the membership needs THIS to be */
 	struct pe_ctx pn = {PE_REF_NULL, roots_only ? RK_ROOT : PE_RK_ANY};
 	const uint8_t *need = needs_class(q, a->membership, &pn);
@@ -659,8 +663,6 @@ static void step3(struct an *a, bool roots_only)
 		(*q->jv)->Deallocate(q->jv, (unsigned char *)objs);
 	if (tags)
 		(*q->jv)->Deallocate(q->jv, (unsigned char *)tags);
-	/* in the order of the objects' ids (docs/dsl.md); class objects first */
-	qsort(took, nt, sizeof *took, cmp_obj_addr);
 	uint32_t nobj = nt;
 	for (uint32_t c = 0; c < q->ncls; c++)
 		if (q->cls[c].pend && !q->cls[c].owner) {
@@ -672,27 +674,34 @@ static void step3(struct an *a, bool roots_only)
 			took[nt++] = o;
 		}
 	(void)nobj;
-	/* class objects by address too */
+	/* in the order of the objects' ids (docs/dsl.md) */
+	sort_lq = q;
 	qsort(took, nt, sizeof *took, cmp_obj_addr);
 	q->in_walk = false;
 	for (uint32_t k = 0; k < nt; k++) {
 		struct lobj *o = took[k];
 		uint32_t id;
+		bool root;
 		if (o->mirror) {
 			id = q->cls[o->mirror - 1].pend;
 			q->cls[o->mirror - 1].pend = 0;
+			root = (q->cls[o->mirror - 1].flags & LC_ROOT) != 0;
 		} else {
 			struct lentry *e = lq_entry(q, o->tag);
 			if (!e)
 				continue;
 			id = e->pend;
 			e->pend = 0;
+			root = (e->flags & LE_ROOT) != 0;
 		}
 		if (!id)
 			continue;
 		claim(q, o, id);
+		if (getenv("HEAPSH_LQ_TRACE"))
+			ag_log("step 3: %s %" PRIu64 " bytes to instance %u", o->mirror ? "class object"
+			       : q->cls[o->cls].name, lq_shallow(q, o), id);
 		a->insts[id - 1]->members++;
-		q->rk = RK_NONE;
+		q->rk = root ? RK_ROOT : RK_NONE;
 		q->referrer = (struct lval){LK_NULL, {0}};
 		on_inclusion(a, a->insts[id - 1], (struct lval){LK_OBJ, {.o = o}});
 		add_seed(a, o, id);
@@ -747,6 +756,10 @@ static void grow_finish(struct walk *w)
 static jint guarded_finish(struct walk *w)
 {
 	struct lq *q = w->q;
+	if (w->a->fast || !w->active || w->cur_role != 1) {
+		grow_finish(w);	/* no evaluation: nothing can fail */
+		return 0;
+	}
 	jmp_buf jb, *save = q->fail;
 	q->fail = &jb;
 	if (setjmp(jb)) {
@@ -830,7 +843,7 @@ static jint JNICALL g_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceI
 	}
 	if (!w->active || !w->cur_role)
 		return 0;
-	if (kind == JVMTI_HEAP_REFERENCE_FIELD && !w->o.mirror)
+	if (kind == JVMTI_HEAP_REFERENCE_FIELD && !w->o.mirror && !w->a->fast)
 		store_ref(w, info->field.index, class_tag, *tag_ptr, length);
 	int rk = refkind(kind);
 	if (rk < 0)

@@ -1832,10 +1832,17 @@ static void offer_alone(struct analysis *an, uint32_t obj, enum refkind rk)
 					   sizeof *an->pending);
 			an->pending_inst = xreallocarray(an->pending_inst, (size_t)an->pcap,
 							 sizeof *an->pending_inst);
+			/* the instance, and whether it was offered as a GC root (high bit) */
 			an->pending[an->npending] = obj;
-			an->pending_inst[an->npending++] = (uint32_t)k;
+			an->pending_inst[an->npending++] = (uint32_t)k | (rk == RK_ROOT ? 1u << 31 : 0);
 			return;
 		}
+}
+
+static int cmp_pending(const void *x, const void *y)
+{
+	const uint64_t *a = x, *b = y;
+	return *a < *b ? -1 : *a > *b;
 }
 
 /* step 4: referrer (a member of instance k) -> obj. */
@@ -2081,11 +2088,19 @@ static struct value run_instances(struct ev *e, struct stmt *s)
 				offer_alone(anp, o, RK_NONE);
 		}
 		free(isroot);
+		/* they join in the order of their ids (index order) */
+		uint64_t *order = xcalloc((size_t)anp->npending + 1, sizeof *order);
+		for (uint64_t j = 0; j < anp->npending; j++)
+			order[j] = (uint64_t)anp->pending[j] << 32 | j;
+		qsort(order, (size_t)anp->npending, sizeof *order, cmp_pending);
 		for (uint64_t j = 0; j < anp->npending; j++) {
-			e->rk = RK_NONE;
+			uint32_t p = (uint32_t)order[j];
+			uint32_t ki = anp->pending_inst[p];
+			e->rk = ki >> 31 ? RK_ROOT : RK_NONE;
 			e->referrer = VNULL;
-			include(anp, (int)anp->pending_inst[j], anp->pending[j]);
+			include(anp, (int)(ki & 0x7fffffffu), anp->pending[p]);
 		}
+		free(order);
 	}
 	/*
 	 * 4. Growth, instance by instance: from each member, depth first, the
