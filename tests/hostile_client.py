@@ -27,6 +27,21 @@ Cases where the agent must answer (controls: the client speaks the protocol):
   valid           HELLO then INFO; prints the JVM's pid
   nested-ok       HELLO then INSTANCES Order with NOT nested 30 deep over TRUE
                   (within the 32-level limit); prints instances examined and matched
+Query programs (ANALYZE, src/dsl/prog.h): malformed ones close the connection
+  analyze-magic   a program with the wrong magic
+  analyze-forward a node that refers to a node after it (a cycle, if allowed)
+  analyze-deep    NOT nested 1000 deep (the decoder allows 200)
+  analyze-cut     a valid program cut in the middle of a node
+  analyze-counts  65535 strings announced, none sent
+  analyze-random  a valid header, then 2 KiB of random bytes
+  analyze-trailing a valid program with bytes after its last statement
+and well-formed ones are answered, the connection staying open:
+  analyze-ok      1 + 2: END status 0, the value 3, then INFO answered
+  analyze-cancel  a long program (10^9 steps), CANCEL after 1 s: END status 4
+                  (cancelled) within 20 s, then INFO answered
+  analyze-time    the long program with a 1 s time limit: END status 3 (limit)
+  analyze-memory  a program that builds lists without end, 16 MiB allowed: END
+                  status 3 (limit), then INFO answered
 Other:
   connect         only connect(); prints "denied: ERRNO" or "connected"
 """
@@ -43,6 +58,193 @@ MAGIC = 0x48534147
 T_HELLO, T_INFO, T_INSTANCES = 0x01, 0x02, 0x05
 T_ERROR = 0x7F
 T_ALLOC_START, T_ALLOC_STATUS = 0x07, 0x09
+T_ANALYZE, T_CANCEL, T_END = 0x10, 0x11, 0x41
+
+# Query programs (src/dsl/prog.h): node kinds and operators of src/dsl/ast.h.
+N_INT, N_BOOL, N_IDENT, N_LIST, N_LAMBDA, N_CALL, N_NOT, N_BIN = 0, 3, 5, 6, 8, 10, 12, 13
+OP_ADD, OP_LT = 0, 6
+S_EXPR = 0
+
+
+class Prog:
+    """A tiny encoder of programs: strings, nodes (children first), statements."""
+
+    def __init__(self):
+        self.strings, self.nodes, self.stmts = [], [], []
+
+    def s(self, text):
+        if text not in self.strings:
+            self.strings.append(text)
+        return self.strings.index(text) + 1
+
+    def node(self, kind, op=0, name=0, a=0, b=0, result=0, extra=b"", items=(), params=()):
+        body = struct.pack(">BBBHHHHHH", kind, op, 0, 1, 1, name, a, b, result) + extra
+        body += struct.pack(">H", len(items)) + b"".join(struct.pack(">H", i) for i in items)
+        if kind == N_LAMBDA:
+            body += struct.pack(">B", len(params)) + b"".join(
+                struct.pack(">HH", self.s(p), 0) for p in params)
+        self.nodes.append(body)
+        return len(self.nodes)
+
+    def int(self, v):
+        return self.node(N_INT, extra=struct.pack(">q", v))
+
+    def expr(self, n):
+        self.stmts.append(struct.pack(">BHHHHH", S_EXPR, 1, 1, 0, n, 0))
+
+    def bytes(self):
+        out = struct.pack(">IHH", 0x48535150, 1, 0) + struct.pack(">H", len(self.strings))
+        for t in self.strings:
+            d = t.encode()
+            out += struct.pack(">H", len(d)) + d
+        out += struct.pack(">H", len(self.nodes)) + b"".join(self.nodes)
+        return out + struct.pack(">H", len(self.stmts)) + b"".join(self.stmts)
+
+
+def analyze_frame(prog, time_ms=0, mem_mb=0):
+    return frame(T_ANALYZE, struct.pack(">III", 0, time_ms, mem_mb) + prog)
+
+
+def prog_sum():
+    p = Prog()
+    p.expr(p.node(N_BIN, OP_ADD, a=p.int(1), b=p.int(2)))
+    return p.bytes()
+
+
+def prog_long():
+    """#[0..999].map([a | #[0..999].map([b | #[0..999].count([c | c < a + b])]).sum]).sum"""
+    p = Prog()
+    lst = p.node(N_LIST, items=[p.int(i) for i in range(1000)])
+    a, b, c = p.s("a"), p.s("b"), p.s("c")
+    lt = p.node(N_BIN, OP_LT, a=p.node(N_IDENT, name=c),
+                b=p.node(N_BIN, OP_ADD, a=p.node(N_IDENT, name=a), b=p.node(N_IDENT, name=b)))
+    inner = p.node(N_CALL, name=p.s("count"), a=lst, items=[p.node(N_LAMBDA, result=lt, params=["c"])])
+    mid = p.node(N_CALL, name=p.s("map"), a=lst, items=[p.node(N_LAMBDA, result=inner, params=["b"])])
+    mid_sum = p.node(9, name=p.s("sum"), a=mid)   # N_MEMBER
+    outer = p.node(N_CALL, name=p.s("map"), a=lst, items=[p.node(N_LAMBDA, result=mid_sum, params=["a"])])
+    p.expr(p.node(9, name=p.s("sum"), a=outer))
+    return p.bytes()
+
+
+def prog_memory():
+    """#[0..999].map([a | #[0..999].map([b | #[0..999].map([c | c + a])])]) : about 10^9 values"""
+    p = Prog()
+    lst = p.node(N_LIST, items=[p.int(i) for i in range(1000)])
+    a, c = p.s("a"), p.s("c")
+    add = p.node(N_BIN, OP_ADD, a=p.node(N_IDENT, name=c), b=p.node(N_IDENT, name=a))
+    inner = p.node(N_CALL, name=p.s("map"), a=lst, items=[p.node(N_LAMBDA, result=add, params=["c"])])
+    mid = p.node(N_CALL, name=p.s("map"), a=lst, items=[p.node(N_LAMBDA, result=inner, params=["b"])])
+    outer = p.node(N_CALL, name=p.s("map"), a=lst, items=[p.node(N_LAMBDA, result=mid, params=["a"])])
+    p.expr(outer)
+    return p.bytes()
+
+
+def read_end(s, limit):
+    """Frames until END: (status, message, [DATA payloads]) or None if closed."""
+    s.settimeout(limit)
+    datas = []
+    while True:
+        f = read_frame(s)
+        if f is None:
+            return None
+        if f[0] == 0x40:
+            datas.append(f[1])
+            continue
+        if f[0] != T_END:
+            return ("type 0x%02x" % f[0], b"", datas)
+        st = f[1][0]
+        n = struct.unpack(">I", f[1][8:12])[0]
+        return (st, f[1][12:12 + n].decode("utf-8", "replace"), datas)
+
+
+def info_ok(s):
+    send(s, frame(T_INFO))
+    r = read_frame(s)
+    return r is not None and r[0] == T_INFO
+
+
+def case_analyze_ok(s):
+    problem = hello(s)
+    if problem:
+        return False, problem
+    send(s, analyze_frame(prog_sum()))
+    r = read_end(s, WAIT_S)
+    if r is None or r[0] != 0:
+        return False, "analyze-ok: END %r" % (r,)
+    data = b"".join(r[2])
+    # a RESULT record: tag 1, stmt, kind, name "", then INT (2) 3
+    if data != struct.pack(">BHBIBq", 1, 0, S_EXPR, 0, 2, 3):
+        return False, "analyze-ok: records %r" % data
+    if not info_ok(s):
+        return False, "analyze-ok: INFO not answered after"
+    return True, "analyze-ok: 3, then INFO answered"
+
+
+def case_analyze_cancel(s):
+    problem = hello(s)
+    if problem:
+        return False, problem
+    send(s, analyze_frame(prog_long()))
+    time.sleep(1.0)
+    t0 = time.monotonic()
+    send(s, frame(T_CANCEL))
+    r = read_end(s, WAIT_S)
+    if r is None or r[0] != 4:
+        return False, "analyze-cancel: END %r" % (r,)
+    t = time.monotonic() - t0
+    if not info_ok(s):
+        return False, "analyze-cancel: INFO not answered after"
+    return True, "analyze-cancel: cancelled %.2f s after CANCEL (%s), then INFO answered" % (t, r[1])
+
+
+def case_analyze_time(s):
+    problem = hello(s)
+    if problem:
+        return False, problem
+    t0 = time.monotonic()
+    send(s, analyze_frame(prog_long(), time_ms=1000))
+    r = read_end(s, WAIT_S)
+    if r is None or r[0] != 3:
+        return False, "analyze-time: END %r" % (r,)
+    return True, "analyze-time: limit after %.2f s (%s)" % (time.monotonic() - t0, r[1])
+
+
+def case_analyze_memory(s):
+    problem = hello(s)
+    if problem:
+        return False, problem
+    send(s, analyze_frame(prog_memory(), mem_mb=16))
+    r = read_end(s, 120)
+    if r is None or r[0] != 3:
+        return False, "analyze-memory: END %r" % (r,)
+    if not info_ok(s):
+        return False, "analyze-memory: INFO not answered after"
+    return True, "analyze-memory: limit (%s), then INFO answered" % r[1]
+
+
+def bad_programs():
+    good = prog_sum()
+    p = Prog()
+    p.nodes.append(struct.pack(">BBBHHHHHH", N_NOT, 0, 0, 1, 1, 0, 2, 0, 0) + struct.pack(">H", 0))
+    p.node(N_BOOL, extra=b"\1")
+    p.expr(1)
+    forward = p.bytes()
+    p = Prog()
+    n = p.node(N_BOOL, extra=b"\1")
+    for _ in range(1000):
+        n = p.node(N_NOT, a=n)
+    p.expr(n)
+    deep = p.bytes()
+    rnd = random.Random(99)
+    return {
+        "analyze-magic": b"XXXX" + good[4:],
+        "analyze-forward": forward,
+        "analyze-deep": deep,
+        "analyze-cut": good[:len(good) - 9],
+        "analyze-counts": struct.pack(">IHHH", 0x48535150, 1, 0, 65535),
+        "analyze-random": good[:8] + bytes(rnd.getrandbits(8) for _ in range(2048)),
+        "analyze-trailing": good + b"\0\0\0",
+    }
 WAIT_S = 20.0   # longest wait for the agent to close a connection
 
 
@@ -246,7 +448,13 @@ def run(path, case):
         "peer": case_peer,
         "valid": case_valid,
         "nested-ok": case_nested_ok,
+        "analyze-ok": case_analyze_ok,
+        "analyze-cancel": case_analyze_cancel,
+        "analyze-time": case_analyze_time,
+        "analyze-memory": case_analyze_memory,
     }
+    for name, prog in bad_programs().items():
+        cases[name] = (lambda n, p: lambda s: expect_close(s, n, analyze_frame(p), need_hello=True))(name, prog)
     if case == "truncated":
         s = connect(path)
         send(s, hello_frame()[:5])

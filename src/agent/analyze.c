@@ -140,7 +140,7 @@ static void *prog_alloc(void *ctx, size_t n)
 	struct lq *q = ctx;
 	if (q->mem_used + n + 65536 > q->mem_limit)
 		return NULL;
-	return lq_alloc(q, n);
+	return lq_alloc_keep(q, n);	/* the program lives as long as the request */
 }
 
 /*
@@ -177,8 +177,9 @@ bool ag_analyze_request(int fd, JNIEnv *env, JavaVM *vm, struct req *r)
 	char why[300];
 	if (prog_decode(r->p, (size_t)(r->end - r->p), prog_alloc, q, &q->prog, why,
 			sizeof why) != 0) {
-		ag_send_error(fd, "%s", why);
-		keep_conn = false;
+		if (ag_debug())
+			ag_log("ANALYZE: %s; closing the connection", why);
+		keep_conn = false;	/* a malformed program: the connection closes */
 		goto cleanup;
 	}
 	if ((*vm)->GetEnv(vm, (void **)&q->jv, JVMTI_VERSION_1_2) != JNI_OK || !q->jv)

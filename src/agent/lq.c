@@ -95,7 +95,192 @@ void lq_free_arena(struct lq *q)
 		free(q->blocks);
 		q->blocks = n;
 	}
+	while (q->kept) {
+		struct lq_block *n = q->kept->next;
+		free(q->kept);
+		q->kept = n;
+	}
 	q->mem_used = 0;
+}
+
+void lq_mark(struct lq *q, struct lq_mark *m)
+{
+	m->b = q->blocks;
+	m->used = q->blocks ? q->blocks->used : 0;
+	m->mem = q->mem_used;
+}
+
+void lq_release(struct lq *q, const struct lq_mark *m)
+{
+	while (q->blocks && q->blocks != m->b) {
+		struct lq_block *n = q->blocks->next;
+		q->mem_used -= q->blocks->cap + sizeof *q->blocks;
+		free(q->blocks);
+		q->blocks = n;
+	}
+	if (q->blocks)
+		q->blocks->used = m->used;
+}
+
+/* copy: a deep copy of v with memory from alloc (the arena, or malloc). */
+struct copier {
+	struct lq *q;
+	void *(*alloc)(struct copier *c, size_t n);
+	void **mallocs;	/* malloc'd pieces, to free */
+	size_t n, cap;
+};
+
+static void *copier_arena(struct copier *c, size_t n)
+{
+	return lq_alloc(c->q, n);
+}
+
+static void *copier_malloc(struct copier *c, size_t n)
+{
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 64;
+		void **p = realloc(c->mallocs, cap * sizeof *p);
+		if (!p)
+			lq_raise(c->q, LQ_LIMIT, NULL, "the agent ran out of memory");
+		c->mallocs = p;
+		c->cap = cap;
+	}
+	void *p = calloc(1, n ? n : 1);
+	if (!p)
+		lq_raise(c->q, LQ_LIMIT, NULL, "the agent ran out of memory");
+	c->mallocs[c->n++] = p;
+	return p;
+}
+
+static struct lframe *copy_frame(struct copier *c, const struct lframe *f, int depth);
+
+static struct lval copy_value(struct copier *c, struct lval v, int depth)
+{
+	if (depth > 200)
+		lq_raise(c->q, LQ_LIMIT, NULL, "a value nests more than 200 deep");
+	switch (v.k) {
+	case LK_STR: {
+		size_t n = strlen(v.u.s);
+		char *s = c->alloc(c, n + 1);
+		memcpy(s, v.u.s, n + 1);
+		v.u.s = s;
+		break;
+	}
+	case LK_OBJ: {
+		struct lobj *o = c->alloc(c, sizeof *o);
+		*o = *v.u.o;
+		o->w = NULL;	/* a walk's object does not outlive its callbacks */
+		v.u.o = o;
+		break;
+	}
+	case LK_LIST: {
+		struct llist *l = c->alloc(c, sizeof *l);
+		*l = *v.u.l;
+		if (!l->all) {
+			l->v = c->alloc(c, ((size_t)l->n + 1) * sizeof *l->v);
+			for (uint32_t k = 0; k < l->n; k++)
+				l->v[k] = copy_value(c, v.u.l->v[k], depth + 1);
+		}
+		v.u.l = l;
+		break;
+	}
+	case LK_STRUCT: {
+		struct lstruct *st = c->alloc(c, sizeof *st);
+		*st = *v.u.st;
+		st->names = c->alloc(c, ((size_t)st->n + 1) * sizeof *st->names);
+		st->vals = c->alloc(c, ((size_t)st->n + 1) * sizeof *st->vals);
+		for (int k = 0; k < st->n; k++) {
+			size_t n = strlen(v.u.st->names[k]);
+			char *nm = c->alloc(c, n + 1);
+			memcpy(nm, v.u.st->names[k], n + 1);
+			st->names[k] = nm;
+			st->vals[k] = copy_value(c, v.u.st->vals[k], depth + 1);
+		}
+		v.u.st = st;
+		break;
+	}
+	case LK_LAMBDA: {
+		struct lclosure *cl = c->alloc(c, sizeof *cl);
+		cl->lam = v.u.fn->lam;
+		cl->env = copy_frame(c, v.u.fn->env, depth + 1);
+		v.u.fn = cl;
+		break;
+	}
+	default:
+		break;	/* scalars, classes, loaders, threads, entities, ref kinds */
+	}
+	return v;
+}
+
+static struct lframe *copy_frame(struct copier *c, const struct lframe *f, int depth)
+{
+	if (!f)
+		return NULL;
+	struct lframe *n = c->alloc(c, sizeof *n);
+	n->n = n->cap = f->n;
+	n->names = c->alloc(c, ((size_t)f->n + 1) * sizeof *n->names);
+	n->vals = c->alloc(c, ((size_t)f->n + 1) * sizeof *n->vals);
+	for (int k = 0; k < f->n; k++) {
+		n->names[k] = f->names[k];	/* names are the program's: never released */
+		n->vals[k] = copy_value(c, f->vals[k], depth + 1);
+	}
+	n->up = copy_frame(c, f->up, depth + 1);
+	return n;
+}
+
+static bool scalar(const struct lval *v)
+{
+	return v->k != LK_STR && v->k != LK_OBJ && v->k != LK_LIST && v->k != LK_STRUCT &&
+	       v->k != LK_LAMBDA;
+}
+
+struct lval lq_keep_value(struct lq *q, struct lval v, const struct lq_mark *m)
+{
+	if (scalar(&v)) {
+		lq_release(q, m);
+		return v;
+	}
+	struct copier tmp = {q, copier_malloc, NULL, 0, 0};
+	struct lval t = copy_value(&tmp, v, 0);
+	lq_release(q, m);
+	struct copier back = {q, copier_arena, NULL, 0, 0};
+	struct lval r = copy_value(&back, t, 0);
+	for (size_t k = 0; k < tmp.n; k++)
+		free(tmp.mallocs[k]);
+	free(tmp.mallocs);
+	return r;
+}
+
+void *lq_alloc_keep(struct lq *q, size_t n)
+{
+	struct lq_block *save = q->blocks;
+	q->blocks = q->kept;
+	void *p = lq_alloc(q, n);	/* a failure (longjmp) leaves kept blocks in blocks: */
+	q->kept = q->blocks;		/* lq_free_arena frees both lists anyway */
+	q->blocks = save;
+	return p;
+}
+
+char *lq_strdup_keep(struct lq *q, const char *s, size_t n)
+{
+	char *d = lq_alloc_keep(q, n + 1);
+	memcpy(d, s, n);
+	d[n] = 0;
+	return d;
+}
+
+struct lval lq_persist(struct lq *q, struct lval v)
+{
+	if (scalar(&v))
+		return v;
+	/* allocate from the kept blocks: swap them in while copying */
+	struct lq_block *save = q->blocks;
+	q->blocks = q->kept;
+	struct copier c = {q, copier_arena, NULL, 0, 0};
+	struct lval r = copy_value(&c, v, 0);
+	q->kept = q->blocks;
+	q->blocks = save;
+	return r;
 }
 
 /* cancelled: a CANCEL frame (or the end of the connection) waits on q->fd. */
@@ -399,7 +584,7 @@ static struct lval builtin_list(struct lq *q, const struct node *at, const char 
 {
 	if (!strcmp(name, "objects")) {
 		if (q->allobjects.k != LK_LIST) {
-			struct llist *l = lq_alloc(q, sizeof *l);
+			struct llist *l = lq_alloc_keep(q, sizeof *l);
 			l->all = true;
 			q->allobjects.k = LK_LIST;
 			q->allobjects.u.l = l;
@@ -519,8 +704,11 @@ struct lval lq_apply(struct lq *q, const struct node *at, struct lval fn, int na
 				lq_raise(q, LQ_UNSUPPORTED, s, "on_inclusion adds floats into %s in an "
 					 "order the JVM's walk decides (floating-point sums depend on "
 					 "it)", s->name);
+			bool local = false;
+			for (int j = 0; slot && j < fr.n; j++)
+				local |= &fr.vals[j] == slot;
 			if (slot)
-				*slot = v;
+				*slot = local ? v : lq_persist(q, v);	/* it outlives this call */
 			else
 				frame_set(q, &fr, s->name, v);
 		} else {
@@ -630,7 +818,11 @@ struct lval lq_list_member(struct lq *q, struct node *n, const char *m, struct l
 		for (uint32_t k = 0; k < l->n; k++) {
 			x = l->v[k];
 			lq_poll(q, n);
-			if (lq_truth(q, n, call1(q, n, fn, x), "the filter's result")) {
+			struct lq_mark mk;
+			lq_mark(q, &mk);
+			bool yes = lq_truth(q, n, call1(q, n, fn, x), "the filter's result");
+			lq_release(q, &mk);
+			if (yes) {
 				if (exists)
 					return lbool(true);
 				if (first)
@@ -646,16 +838,30 @@ struct lval lq_list_member(struct lq *q, struct node *n, const char *m, struct l
 	}
 	if (!strcmp(m, "map")) {
 		struct builder b = {NULL, 0, 0};
+		build_add(q, &b, LNULL);	/* room before the first mark */
+		b.n = 0;
 		for (uint32_t k = 0; k < l->n; k++) {
 			lq_poll(q, n);
-			build_add(q, &b, call1(q, n, fn, l->v[k]));
+			if (b.n == b.cap) {	/* grow the result outside the element's mark */
+				struct lval *nv = lq_alloc(q, (size_t)b.cap * 2 * sizeof *nv);
+				memcpy(nv, b.v, (size_t)b.n * sizeof *nv);
+				b.v = nv;
+				b.cap *= 2;
+			}
+			struct lq_mark mk;
+			lq_mark(q, &mk);
+			struct lval r = lq_keep_value(q, call1(q, n, fn, l->v[k]), &mk);
+			b.v[b.n++] = r;
 		}
 		return build_done(q, &b);
 	}
 	if (!strcmp(m, "foreach")) {
 		for (uint32_t k = 0; k < l->n; k++) {
 			lq_poll(q, n);
+			struct lq_mark mk;
+			lq_mark(q, &mk);
 			call1(q, n, fn, l->v[k]);
+			lq_release(q, &mk);
 		}
 		return LNULL;
 	}
@@ -665,7 +871,10 @@ struct lval lq_list_member(struct lq *q, struct node *n, const char *m, struct l
 		int64_t c = 0;
 		for (uint32_t k = 0; k < l->n; k++) {
 			lq_poll(q, n);
+			struct lq_mark mk;
+			lq_mark(q, &mk);
 			c += lq_truth(q, n, call1(q, n, fn, l->v[k]), "the count's condition");
+			lq_release(q, &mk);
 		}
 		return lint(c);
 	}
@@ -674,7 +883,10 @@ struct lval lq_list_member(struct lq *q, struct node *n, const char *m, struct l
 		struct lval acc = which ? LNULL : lint(0);
 		for (uint32_t k = 0; k < l->n; k++) {
 			lq_poll(q, n);
-			struct lval y = nargs ? call1(q, n, fn, l->v[k]) : l->v[k];
+			struct lq_mark mk;
+			lq_mark(q, &mk);
+			struct lval y = nargs ? lq_keep_value(q, call1(q, n, fn, l->v[k]), &mk)
+					      : l->v[k];
 			if (which == 0) {
 				if (!is_num(&y))
 					lq_raise(q, LQ_ERROR, n, "sum adds numbers, not %s",
@@ -703,7 +915,9 @@ struct lval lq_list_member(struct lq *q, struct node *n, const char *m, struct l
 		for (uint32_t k = 0; k < l->n; k++) {
 			lq_poll(q, n);
 			items[k].item = l->v[k];
-			items[k].key = call1(q, n, fn, l->v[k]);
+			struct lq_mark mk;
+			lq_mark(q, &mk);
+			items[k].key = lq_keep_value(q, call1(q, n, fn, l->v[k]), &mk);
 		}
 		sort_q = q;
 		sort_at = n;
@@ -1055,8 +1269,8 @@ static const uint8_t *class_set(struct lq *q, struct node *at, const char *name)
 {
 	if (at->class_bits)
 		return at->class_bits;
-	const char **names = lq_alloc(q, ((size_t)q->ncls + 1) * sizeof *names);
-	uint32_t *m = lq_alloc(q, ((size_t)q->ncls + 1) * sizeof *m);
+	const char **names = lq_alloc_keep(q, ((size_t)q->ncls + 1) * sizeof *names);
+	uint32_t *m = lq_alloc_keep(q, ((size_t)q->ncls + 1) * sizeof *m);
 	for (uint32_t c = 0; c < q->ncls; c++)
 		names[c] = q->cls[c].name;
 	uint32_t n = cn_select(name, names, q->ncls, m);
@@ -1066,7 +1280,7 @@ static const uint8_t *class_set(struct lq *q, struct node *at, const char *name)
 		if (strcmp(q->cls[m[k]].name, q->cls[m[0]].name))
 			lq_raise(q, LQ_ERROR, at, "'%s' is ambiguous: %s, %s, ...; write the full name",
 				 name, q->cls[m[0]].name, q->cls[m[k]].name);
-	uint8_t *bits = lq_alloc(q, (size_t)q->ncls / 8 + 1);
+	uint8_t *bits = lq_alloc_keep(q, (size_t)q->ncls / 8 + 1);
 	for (uint32_t c = 0; c < q->ncls; c++)
 		for (uint32_t k = 0; k < n; k++)
 			if (lq_is_subclass(q, c, m[k])) {

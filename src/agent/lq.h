@@ -202,7 +202,11 @@ struct wobj {
 	bool has_refs;		/* FollowReferences: reference fields are reported */
 	bool complete;		/* every callback of the object has come */
 	bool provisional;	/* read missing references as null for now */
+	char *textbuf;		/* text's memory, reused from object to object (malloc) */
+	size_t textcap;
 };
+/* lq_wtext: a String's text as a walk reports it, into w's own buffer. */
+void lq_wtext(struct lq *q, struct wobj *w, const jchar *s, size_t n);
 
 #define LQ_MAX_FRAMES 1000	/* lambdas calling lambdas */
 
@@ -213,6 +217,7 @@ struct lq {
 	uint64_t deadline_ms;	/* ag_now_ms */
 	uint64_t mem_limit, mem_used;
 	struct lq_block *blocks;
+	struct lq_block *kept;	/* lq_persist's memory: never released before the end */
 	jmp_buf *fail;
 	enum lq_status status;
 	char msg[512];
@@ -253,6 +258,46 @@ struct lq {
 	uint64_t walks, pause_ms, objects_seen, gc_ms;
 	struct lval allobjects;	/* the list `objects` */
 };
+
+/*
+ * The evaluation context a failure unwinds through: saved before a
+ * setjmp that catches failures and goes on, put back when it catches one.
+ */
+struct lq_ctx {
+	int calls;
+	struct linst *cur;
+	struct lval this_v, referrer, entity;
+	int rk;
+	bool in_trav;
+};
+#define LQ_SAVE(q, c) ((c).calls = (q)->calls, (c).cur = (q)->cur, (c).this_v = (q)->this_v, \
+		       (c).referrer = (q)->referrer, (c).entity = (q)->entity, (c).rk = (q)->rk, \
+		       (c).in_trav = (q)->in_trav)
+#define LQ_RESTORE(q, c) ((q)->calls = (c).calls, (q)->cur = (c).cur, (q)->this_v = (c).this_v, \
+			  (q)->referrer = (c).referrer, (q)->entity = (c).entity, (q)->rk = (c).rk, \
+			  (q)->in_trav = (c).in_trav)
+
+/*
+ * Arena marks: what an evaluation allocates after lq_mark is given back by
+ * lq_release, so that a walk over millions of objects, or a list member
+ * over a long list, runs in memory bounded by what one step needs. A value
+ * that outlives the step is copied out first (lq_keep_value: into memory
+ * allocated before the mark, after the release).
+ */
+struct lq_mark {
+	struct lq_block *b;
+	size_t used;
+	uint64_t mem;
+};
+void lq_mark(struct lq *q, struct lq_mark *m);
+void lq_release(struct lq *q, const struct lq_mark *m);
+/* lq_keep_value: v (made since m) copied to survive lq_release(m), which it does. */
+struct lval lq_keep_value(struct lq *q, struct lval v, const struct lq_mark *m);
+/* lq_alloc_keep, lq_strdup_keep: memory no mark releases (tables and caches). */
+void *lq_alloc_keep(struct lq *q, size_t n);
+char *lq_strdup_keep(struct lq *q, const char *s, size_t n);
+/* lq_persist: v copied into memory no mark releases (a property's or an outer name's value). */
+struct lval lq_persist(struct lq *q, struct lval v);
 
 /* ---- lq.c: evaluation ---- */
 

@@ -359,13 +359,13 @@ static struct lfield *declared(struct lq *q, uint32_t c, uint32_t *n)
 	*n = 0;
 	if ((*jv)->GetClassFields(jv, q->cls[c].ref, &nf, &f) != JVMTI_ERROR_NONE || nf <= 0)
 		return NULL;
-	struct lfield *out = lq_alloc(q, (size_t)nf * sizeof *out);
+	struct lfield *out = lq_alloc_keep(q, (size_t)nf * sizeof *out);
 	for (jint k = 0; k < nf; k++) {
 		char *name = NULL, *sig = NULL;
 		jint mods = 0;
 		(*jv)->GetFieldName(jv, q->cls[c].ref, f[k], &name, &sig, NULL);
 		(*jv)->GetFieldModifiers(jv, q->cls[c].ref, f[k], &mods);
-		out[k].name = lq_strdup(q, name ? name : "?", strlen(name ? name : "?"));
+		out[k].name = lq_strdup_keep(q, name ? name : "?", strlen(name ? name : "?"));
 		out[k].type = sig ? sig[0] : '?';
 		out[k].is_static = (mods & 0x0008) != 0;
 		out[k].id = f[k];
@@ -411,8 +411,8 @@ void lq_class_fields(struct lq *q, uint32_t c)
 		total += ndecl[j];
 	}
 	k->nindex = total;
-	k->by_index = lq_alloc(q, ((size_t)total + 1) * sizeof *k->by_index);
-	k->fields = lq_alloc(q, ((size_t)ninst + 1) * sizeof *k->fields);
+	k->by_index = lq_alloc_keep(q, ((size_t)total + 1) * sizeof *k->by_index);
+	k->fields = lq_alloc_keep(q, ((size_t)ninst + 1) * sizeof *k->fields);
 	uint64_t size = (uint64_t)q->header_size;
 	for (uint32_t j = 0; j < nchain; j++)	/* own class first */
 		for (uint32_t f = 0; f < ndecl[j]; f++) {
@@ -428,7 +428,7 @@ void lq_class_fields(struct lq *q, uint32_t c)
 	uint32_t ns = 0;
 	for (uint32_t f = 0; nchain && f < ndecl[0]; f++)
 		ns += decl[0][f].is_static;
-	k->statics = lq_alloc(q, ((size_t)ns + 1) * sizeof *k->statics);
+	k->statics = lq_alloc_keep(q, ((size_t)ns + 1) * sizeof *k->statics);
 	for (uint32_t f = 0; nchain && f < ndecl[0]; f++)
 		if (decl[0][f].is_static)
 			k->statics[k->nstatics++] = decl[0][f];
@@ -510,6 +510,39 @@ static void put_utf8(char *buf, size_t *len, uint32_t c)
 		buf[(*len)++] = (char)(0x80 | ((c >> 6) & 0x3F));
 		buf[(*len)++] = (char)(0x80 | (c & 0x3F));
 	}
+}
+
+static size_t utf16_to_utf8(char *buf, const jchar *s, size_t n);
+
+void lq_wtext(struct lq *q, struct wobj *w, const jchar *s, size_t n)
+{
+	size_t need = n * 3 + 1;
+	if (need > w->textcap) {
+		if (need > q->mem_limit / 4)
+			lq_raise(q, LQ_LIMIT, NULL, "a String longer than the agent's memory limit");
+		char *b = realloc(w->textbuf, need);
+		if (!b)
+			lq_raise(q, LQ_LIMIT, NULL, "the agent ran out of memory");
+		w->textbuf = b;
+		w->textcap = need;
+	}
+	size_t len = utf16_to_utf8(w->textbuf, s, n);
+	w->textbuf[len] = 0;
+	w->text = w->textbuf;
+}
+
+static size_t utf16_to_utf8(char *buf, const jchar *s, size_t n)
+{
+	size_t len = 0;
+	for (size_t k = 0; k < n; k++) {
+		uint32_t c = s[k];
+		if (c >= 0xD800 && c < 0xDC00 && k + 1 < n && s[k + 1] >= 0xDC00 && s[k + 1] < 0xE000) {
+			c = 0x10000 + ((c - 0xD800) << 10) + (s[k + 1] - 0xDC00u);
+			k++;
+		}
+		put_utf8(buf, &len, c);
+	}
+	return len;
 }
 
 /* lq_utf16: UTF-16 text as UTF-8 in the arena, surrogate pairs joined (as heap_string). */
@@ -688,7 +721,7 @@ void lq_threads(struct lq *q)
 	jthread *t = NULL;
 	if ((*q->jv)->GetAllThreads(q->jv, &n, &t) != JVMTI_ERROR_NONE)
 		n = 0;
-	q->threads = lq_alloc(q, ((size_t)n + 1) * sizeof *q->threads);
+	q->threads = lq_alloc_keep(q, ((size_t)n + 1) * sizeof *q->threads);
 	for (jint k = 0; k < n; k++) {
 		if (q->self_thread && (*q->jni)->IsSameObject(q->jni, t[k], q->self_thread))
 			continue;
@@ -856,17 +889,26 @@ static jint decide(struct iter *it, jlong *tag_ptr)
 	if (it->decided || it->failed)
 		return it->failed ? JVMTI_VISIT_ABORT : 0;
 	it->decided = true;
+	struct lq_ctx lc;
+	LQ_SAVE(q, lc);
 	jmp_buf jb, *save = q->fail;
 	q->fail = &jb;
 	if (setjmp(jb)) {
 		q->fail = save;
+		LQ_RESTORE(q, lc);
 		it_fail(it);
 		return JVMTI_VISIT_ABORT;
 	}
 	jint ret = 0;
 	lq_poll(q, it->at);
 	struct lval x = {LK_OBJ, {.o = &it->o}};
+	struct lq_mark mk;
+	lq_mark(q, &mk);
 	struct lval r = it->fn.k == LK_LAMBDA ? lq_apply(q, it->at, it->fn, 1, &x) : x;
+	if (it->op == IT_MAP || it->op == IT_MIN || it->op == IT_MAX)
+		r = lq_keep_value(q, r, &mk);	/* results outlive the object */
+	else if (it->op != IT_EACH)
+		lq_release(q, &mk);
 	bool keep = false;
 	switch (it->op) {
 	case IT_COUNT:
@@ -878,10 +920,16 @@ static jint decide(struct iter *it, jlong *tag_ptr)
 	case IT_TAG:
 		keep = true;
 		break;
-	case IT_EACH:
-		if (lq_truth(q, it->at, r, "the filter's result"))
+	case IT_EACH: {
+		bool yes = lq_truth(q, it->at, r, "the filter's result");
+		lq_release(q, &mk);
+		if (yes) {
+			lq_mark(q, &mk);
 			it->each(it->each_ctx, x);
+			lq_release(q, &mk);
+		}
 		break;
+	}
 	case IT_FILTER: case IT_FIRST:
 		keep = it->fn.k != LK_LAMBDA || lq_truth(q, it->at, r, "the filter's result");
 		if (keep && it->op == IT_FIRST)
@@ -1062,14 +1110,17 @@ static jint JNICALL it_string(jlong class_tag, jlong size, jlong *tag_ptr, const
 	if (!it->active || it->decided)
 		return 0;
 	struct lq *q = it->q;
+	struct lq_ctx lc;
+	LQ_SAVE(q, lc);
 	jmp_buf jb, *save = q->fail;
 	q->fail = &jb;
 	if (setjmp(jb)) {
 		q->fail = save;
+		LQ_RESTORE(q, lc);
 		it_fail(it);
 		return JVMTI_VISIT_ABORT;
 	}
-	it->w.text = lq_utf16(q, value, value_length > 0 ? (size_t)value_length : 0);
+	lq_wtext(q, &it->w, value, value_length > 0 ? (size_t)value_length : 0);
 	q->fail = save;
 	it->w.complete = true;
 	return decide(it, tag_ptr);
@@ -1206,6 +1257,9 @@ static void run_iteration(struct lq *q, struct iter *it, jclass klass, bool prim
 	q->in_walk = true;
 	jvmtiError err = (*q->jv)->IterateThroughHeap(q->jv, 0, klass, &cb, it);
 	q->in_walk = false;
+	free(it->w.textbuf);
+	it->w.textbuf = NULL;
+	it->w.textcap = 0;
 	q->walks++;
 	q->pause_ms += (uint64_t)(ag_now_ms() - t0);
 	if (it->failed) {
@@ -1292,7 +1346,9 @@ struct lval lq_objects(struct lq *q, struct node *at, const char *m, int nargs,
 			lq_raise(q, LQ_ERROR, at, "%s takes one lambda, e.g. %s([it | ...])", m, m);
 	}
 	const uint8_t *bits = lam ? class_filter(q, fn) : NULL;
-	if (op >= 0 && (!lam || pure(fn.u.fn->lam, 0)) &&
+	/* a lambda that needed JNI once (it reads another object's fields) needs it again */
+	bool walked_before = lam && (fn.u.fn->lam->ctx & 0x80);
+	if (op >= 0 && !walked_before && (!lam || pure(fn.u.fn->lam, 0)) &&
 	    !(op == IT_SUM && !lam) && !((op == IT_MIN || op == IT_MAX) && !lam)) {
 		struct iter it;
 		iter_init(q, &it, (enum it_op)op, at, bits);
@@ -1301,6 +1357,8 @@ struct lval lq_objects(struct lq *q, struct node *at, const char *m, int nargs,
 		if (lam && fn.u.fn->lam->nparams == 1)
 			collect_reads(&it, fn.u.fn->lam, fn.u.fn->lam->params[0].name, 0);
 		prepare_classes(q, bits);
+		struct lq_ctx lc;
+		LQ_SAVE(q, lc);
 		jmp_buf jb, *save = q->fail;
 		q->fail = &jb;
 		if (!setjmp(jb)) {
@@ -1324,8 +1382,12 @@ struct lval lq_objects(struct lq *q, struct node *at, const char *m, int nargs,
 			}
 		}
 		q->fail = save;
+		LQ_RESTORE(q, lc);
 		if (q->status != LQ_UNSUPPORTED || !bits)
 			longjmp(*q->fail, 1);
+		q->status = LQ_OK;
+		if (lam)
+			fn.u.fn->lam->ctx |= 0x80;
 	}
 	if (!bits)
 		lq_raise(q, LQ_UNSUPPORTED, at, "'%s' over every object with a lambda that reads "

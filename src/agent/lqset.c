@@ -74,11 +74,14 @@ static void on_inclusion(struct an *a, struct linst *in, struct lval thisv)
 	q->cur = in;
 	q->entity = (struct lval){LK_ENTITY, {.ent = in}};
 	q->this_v = thisv;
+	struct lq_mark mk;
+	lq_mark(q, &mk);
 	struct lval fn = a->on_inclusion_fn;
 	if (fn.k != LK_LAMBDA)
 		fn = lq_eval(q, NULL, a->on_inclusion);
 	if (fn.k == LK_LAMBDA)
 		lq_apply(q, a->on_inclusion, fn, fn.u.fn->lam->nparams ? 1 : 0, &thisv);
+	lq_release(q, &mk);
 	q->cur = save;
 	q->entity = se;
 	q->this_v = st;
@@ -338,10 +341,13 @@ static void explore_eval(struct walk *w, jlong *tag_ptr)
 	struct lq *q = w->q;
 	if (!w->cand)
 		return;
+	struct lq_ctx lc;
+	LQ_SAVE(q, lc);
 	jmp_buf jb, *save = q->fail;
 	q->fail = &jb;
 	if (setjmp(jb)) {
 		q->fail = save;
+		LQ_RESTORE(q, lc);
 		walk_fail(w);
 		return;
 	}
@@ -351,6 +357,8 @@ static void explore_eval(struct walk *w, jlong *tag_ptr)
 	q->referrer = (struct lval){LK_NULL, {0}};
 	q->rk = root ? RK_ROOT : RK_NONE;
 	uint32_t got = 0;
+	struct lq_mark mk;
+	lq_mark(q, &mk);
 	for (int k = 0; k < a->ninst && !got; k++) {
 		q->entity = (struct lval){LK_ENTITY, {.ent = a->insts[k]}};
 		q->cur = a->insts[k];
@@ -358,6 +366,7 @@ static void explore_eval(struct walk *w, jlong *tag_ptr)
 			got = a->insts[k]->id;
 		q->cur = NULL;
 	}
+	lq_release(q, &mk);
 	q->fail = save;
 	w->decision = got;
 	if (w->o.mirror) {
@@ -457,10 +466,13 @@ static jint JNICALL x_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceI
 			} else {
 				struct lentry *e = lq_entry(q, t);
 				if (!e) {
+					struct lq_ctx lc;
+					LQ_SAVE(q, lc);
 					jmp_buf jb, *save = q->fail;
 					q->fail = &jb;
 					if (setjmp(jb)) {
 						q->fail = save;
+						LQ_RESTORE(q, lc);
 						walk_fail(w);
 						return JVMTI_VISIT_ABORT;
 					}
@@ -524,14 +536,17 @@ static jint JNICALL x_string(jlong class_tag, jlong size, jlong *tag_ptr, const 
 		return JVMTI_VISIT_ABORT;
 	if (!w->active || !w->cand)
 		return 0;
+	struct lq_ctx lc;
+	LQ_SAVE(q, lc);
 	jmp_buf jb, *save = q->fail;
 	q->fail = &jb;
 	if (setjmp(jb)) {
 		q->fail = save;
+		LQ_RESTORE(q, lc);
 		walk_fail(w);
 		return JVMTI_VISIT_ABORT;
 	}
-	w->w.text = lq_utf16(q, value, value_length > 0 ? (size_t)value_length : 0);
+	lq_wtext(q, &w->w, value, value_length > 0 ? (size_t)value_length : 0);
 	q->fail = save;
 	explore_eval(w, tag_ptr);
 	return w->failed ? JVMTI_VISIT_ABORT : 0;
@@ -636,6 +651,7 @@ static void step3(struct an *a, bool roots_only)
 	if (!w.failed)
 		explore_finish(&w);
 	q->in_walk = false;
+	free(w.w.textbuf);
 	q->walks++;
 	q->pause_ms += (uint64_t)(ag_now_ms() - t0);
 	walk_rethrow(q, &w);
@@ -734,7 +750,10 @@ static bool grow_member(struct walk *w, int rk, uint32_t cls, uint32_t mirror, i
 	struct linst *in = a->insts[w->segment - 1];
 	q->entity = (struct lval){LK_ENTITY, {.ent = in}};
 	q->cur = in;
+	struct lq_mark mk;
+	lq_mark(q, &mk);
 	bool yes = lq_truth(q, a->membership, lq_eval(q, NULL, a->membership), "membership");
+	lq_release(q, &mk);
 	q->cur = NULL;
 	return yes;
 }
@@ -760,10 +779,13 @@ static jint guarded_finish(struct walk *w)
 		grow_finish(w);	/* no evaluation: nothing can fail */
 		return 0;
 	}
+	struct lq_ctx lc;
+	LQ_SAVE(q, lc);
 	jmp_buf jb, *save = q->fail;
 	q->fail = &jb;
 	if (setjmp(jb)) {
 		q->fail = save;
+		LQ_RESTORE(q, lc);
 		walk_fail(w);
 		return JVMTI_VISIT_ABORT;
 	}
@@ -861,10 +883,13 @@ static jint JNICALL g_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceI
 	} else if ((e = lq_entry(q, t)) && (e->inst || (e->flags & (LE_SELF | LE_SENTINEL)))) {
 		return 0;
 	}
+	struct lq_ctx lc;
+	LQ_SAVE(q, lc);
 	jmp_buf jb, *save = q->fail;
 	q->fail = &jb;
 	if (setjmp(jb)) {
 		q->fail = save;
+		LQ_RESTORE(q, lc);
 		walk_fail(w);
 		return JVMTI_VISIT_ABORT;
 	}
@@ -915,14 +940,17 @@ static jint JNICALL g_string(jlong class_tag, jlong size, jlong *tag_ptr, const 
 		return JVMTI_VISIT_ABORT;
 	if (!w->active || w->cur_role != 1)
 		return 0;
+	struct lq_ctx lc;
+	LQ_SAVE(q, lc);
 	jmp_buf jb, *save = q->fail;
 	q->fail = &jb;
 	if (setjmp(jb)) {
 		q->fail = save;
+		LQ_RESTORE(q, lc);
 		walk_fail(w);
 		return JVMTI_VISIT_ABORT;
 	}
-	w->w.text = lq_utf16(q, value, value_length > 0 ? (size_t)value_length : 0);
+	lq_wtext(q, &w->w, value, value_length > 0 ? (size_t)value_length : 0);
 	q->fail = save;
 	return 0;
 }
@@ -998,6 +1026,7 @@ static void step4(struct an *a, enum tri pe)
 		guarded_finish(&w);
 	q->order_free = false;
 	q->in_walk = false;
+	free(w.w.textbuf);
 	q->walks++;
 	q->pause_ms += (uint64_t)(ag_now_ms() - t0);
 	(*env)->DeleteLocalRef(env, arr);
@@ -1152,6 +1181,8 @@ struct lval lq_run_instances(struct lq *q, struct stmt *set, struct stmt *inst)
 		struct linst *in = a.insts[0];
 		struct lval *save = lq_alloc(q, ((size_t)in->nprops + 1) * sizeof *save);
 		memcpy(save, in->props, (size_t)in->nprops * sizeof *save);
+		struct lq_ctx lc;
+		LQ_SAVE(q, lc);
 		jmp_buf jb, *outer = q->fail;
 		q->fail = &jb;
 		if (!setjmp(jb)) {
@@ -1164,6 +1195,7 @@ struct lval lq_run_instances(struct lq *q, struct stmt *set, struct stmt *inst)
 			goto rows;
 		}
 		q->fail = outer;
+		LQ_RESTORE(q, lc);
 		if (q->status != LQ_UNSUPPORTED)
 			longjmp(*q->fail, 1);
 		memcpy(in->props, save, (size_t)in->nprops * sizeof *save);
