@@ -320,11 +320,13 @@ Order,1000,40000,42800" "$(answer "$D" 6)"
 	check "hostile clients: the agent is there to meet them" yes "$(info_ok "$KP")"
 	for c in valid nested-ok random truncated zero-length huge-length over-limit unknown-type \
 		long-string deep-predicate before-hello bad-magic alloc-short alloc-long-string alloc-extra \
-		alloc-bad; do
+		alloc-bad analyze-magic analyze-forward analyze-deep analyze-cut analyze-counts \
+		analyze-random analyze-trailing analyze-ok analyze-cancel analyze-time analyze-memory; do
 		out=$(timeout 60 python3 tests/hostile_client.py "$SOCK" "$c" 2>&1)
 		check "hostile client $c: exit 0 ($out)" 0 $?
 		[ "$c" = valid ] && check_contains "hostile client valid: INFO has the pid" "pid $KP" "$out"
 		[ "$c" = nested-ok ] && check_contains "hostile client nested-ok: all Orders" "examined 1000 matched 1000" "$out"
+		[ "$c" = analyze-ok ] && check_contains "hostile client analyze-ok: the value" "3, then INFO answered" "$out"
 		check "after $c: heapsh -c :info still works" yes "$(info_ok "$KP")"
 		check "after $c: the JVM is alive" alive "$(alive "$KP")"
 	done
@@ -426,6 +428,21 @@ live_shop() {
 	check "ShopServer: the agent's thread is not among the threads" "" \
 		"$(answer "$L/shop.live" 5 | grep heapsh-agent)"
 	check "ShopServer: the four workers are" 4 "$(answer "$L/shop.live" 5 | grep -c ',shop-worker-')"
+	# The dump right after (the session left, detaching the agent): what later
+	# sessions do (an allocation recording, say) loads classes and adds roots.
+	rm -f "$L/shop.hprof"
+	timeout 120 jcmd "$SP" GC.heap_dump "$PWD/$L/shop.hprof" >/dev/null
+	hs_session "$L/shop.hsh" "$L/shop.hprof"
+	mv "$L/shop.hsh.out" "$L/shop.dump"
+	local n
+	for n in 1 2 3 4 6; do
+		check "ShopServer: snapshot = dump: $(sed -n "${n}p" "$L/shop.hsh")" \
+			"$(answer "$L/shop.dump" $n | sed 's/0x[0-9a-f]*//g')" "$(answer "$L/shop.live" $n | sed 's/0x[0-9a-f]*//g')"
+	done
+	check "ShopServer: snapshot = dump: the threads by name" \
+		"$(answer "$L/shop.dump" 5 | cut -d, -f2 | sort)" "$(answer "$L/shop.live" 5 | cut -d, -f2 | sort)"
+	check_contains "ShopServer: 2600 leaked listeners" "2600,all 2600 instances" \
+		"$(hsl --format csv -c ':retained ShopServer$CustomerSession$1' "$L/shop.hprof")"
 	# One class-name matcher, live or not (src/base/classname.h); checked against the dump below.
 	local pat
 	for pat in '*Shop*' CustomerSession ShopServer.Product 'ShopServer$Product' '*Session*1'; do
@@ -473,19 +490,6 @@ live_shop() {
 	hsl -c ':alloc reset' "$SP" >/dev/null
 	check "leaving: once the recording is dropped, the agent goes" absent \
 		"$([ -e "/tmp/.heapsh-$SP" ] && echo present || echo absent)"
-	rm -f "$L/shop.hprof"
-	timeout 120 jcmd "$SP" GC.heap_dump "$PWD/$L/shop.hprof" >/dev/null
-	hs_session "$L/shop.hsh" "$L/shop.hprof"
-	mv "$L/shop.hsh.out" "$L/shop.dump"
-	local n
-	for n in 1 2 3 4 6; do
-		check "ShopServer: snapshot = dump: $(sed -n "${n}p" "$L/shop.hsh")" \
-			"$(answer "$L/shop.dump" $n | sed 's/0x[0-9a-f]*//g')" "$(answer "$L/shop.live" $n | sed 's/0x[0-9a-f]*//g')"
-	done
-	check "ShopServer: snapshot = dump: the threads by name" \
-		"$(answer "$L/shop.dump" 5 | cut -d, -f2 | sort)" "$(answer "$L/shop.live" 5 | cut -d, -f2 | sort)"
-	check_contains "ShopServer: 2600 leaked listeners" "2600,all 2600 instances" \
-		"$(hsl --format csv -c ':retained ShopServer$CustomerSession$1' "$L/shop.hprof")"
 	for pat in '*Shop*' CustomerSession ShopServer.Product 'ShopServer$Product' '*Session*1'; do
 		check "ShopServer: :histogram $pat, live = dump (classes and instances)" \
 			"$(hsl --format csv -c ":histogram $pat" "$L/shop.hprof" | cut -d, -f1,2)" \
@@ -495,7 +499,187 @@ live_shop() {
 		"$(hsl -c 'objects.count([it | it is ShopServer.Product and it.sku < 10])' "$L/shop.hprof")"
 }
 
+# live_analyze NAME JAVA [FLAGS...]: analyses inside the JVM (issue 14). The
+# paper's five listings (queries/) and other queries run inside a KnownHeap
+# JVM and give, number for number and object for object, what they give on a
+# dump taken right after with jcmd GC.heap_dump -all (no GC: the analysis'
+# own full GC left the heap as the dump finds it). Then what does not run
+# there (it falls back to a snapshot and says why), :explain, errors, the
+# time limit, Ctrl-C, names of the session, and an oversized program.
+live_analyze() {
+	local name=$1 java=$2 q out
+	shift 2
+	local jcmd_bin
+	jcmd_bin="$(dirname "$(readlink -f "$(command -v "$java")")")/jcmd"
+	live_start "$name" KnownHeap "$java" "$@" || return
+	local P=$LIVE_PID
+	# The first attach loads the agent, whose first analysis makes objects
+	# (management beans, class-loading locks) that the next GC may drop.
+	hsl --keep-agent -c 'classes.count([c | c.name = "Order"])' "$P" >/dev/null
+	for q in pi_check order_check reachable_from_threads hashmap_entries top_components; do
+		# leaving detaches the agent: its thread is not in the dump either
+		hsl --format csv -f "queries/$q.hq" "$P" >"$L/$name.$q.live"
+		check "$name: listing $q runs inside the JVM (no snapshot, nothing refused)" "" \
+			"$(grep -E 'taking a snapshot|error' "$L/err")"
+		rm -f "$L/$name.$q.hprof"
+		timeout 120 "$jcmd_bin" "$P" GC.heap_dump -all "$PWD/$L/$name.$q.hprof" >/dev/null
+		hsl --format csv -f "queries/$q.hq" "$L/$name.$q.hprof" >"$L/$name.$q.dump"
+		check "$name: listing $q inside the JVM = on a dump of it" \
+			"$(cat "$L/$name.$q.dump")" "$(cat "$L/$name.$q.live")"
+	done
+	check "$name: pi_check: two Measures between 3.141 and 3.142" "all-jvm,true,2" \
+		"$(tail -1 "$L/$name.pi_check.live")"
+	check "$name: order_check: 1000 Orders, one with status 7" "all-jvm,true,1000" \
+		"$(tail -1 "$L/$name.order_check.live")"
+	check "$name: hashmap_entries: 10 rows of 6 objects, 176 bytes" \
+		"$(for i in 0 1 2 3 4 5 6 7 8 9; do echo "$i,6,176"; done)" \
+		"$(tail -n +2 "$L/$name.hashmap_entries.live")"
+	check_contains "$name: top_components: the application loader's row" ",app," \
+		"$(cat "$L/$name.top_components.live")"
+	check "$name: reachable_from_threads: one row" 2 "$(grep -c . "$L/$name.reachable_from_threads.live")"
+	# the note of an answer from inside the JVM
+	hsl --keep-agent -f queries/reachable_from_threads.hq "$P" >/dev/null
+	check_contains "$name: the answer says no snapshot was taken" \
+		"inside JVM $P, no snapshot taken: 1 heap walk" "$(cat "$L/err")"
+
+	# Other queries: lists (ids are addresses, as the dump's), classes, loaders, threads.
+	local QF=$L/$name.other.hq
+	cat >"$QF" <<'EOF2'
+objects.filter([it | it is Measure]).map([m | m.value])
+objects.filter([it | it is Order and it.status = 3 and it.amount > 1400]).map([o | o.id])
+objects.filter([it | it is Order and it.customer = "customer-7"]).map([o | o.id]).sum
+objects.filter([it | it is Shared or it is Owner])
+objects.filter([it | it is Order and it.status = 7]).sort_by([o | 0 - o.id]).first.id
+classes.filter([c | c.name = "Order" or c.name = "Order[]" or c.name = "Leaf"]).map([c | c.name + " " + c.count + " " + c.shallow])
+classloaders.map([l | l.name])
+threads.map([t | t.name])
+objects.count([it | it is java.lang.String and it.text = "owner-a"])
+objects.filter([it | it is Child]).group_by([c | c.g]).map([g | g.key + ":" + g.count])
+EOF2
+	hs_session "$QF" "$P"
+	check "$name: other queries run inside the JVM" "" "$(grep -E 'taking a snapshot|error' "$QF.err")"
+	mv "$QF.out" "$L/$name.other.live"
+	rm -f "$L/$name.other.hprof"
+	timeout 120 "$jcmd_bin" "$P" GC.heap_dump -all "$PWD/$L/$name.other.hprof" >/dev/null
+	hs_session "$QF" "$L/$name.other.hprof"
+	local n
+	for n in 1 2 3 5 6 7 8 9 10; do
+		check "$name: inside the JVM = on the dump: $(sed -n "${n}p" "$QF")" \
+			"$(answer "$QF.out" $n)" "$(answer "$L/$name.other.live" $n)"
+	done
+	check "$name: a list of objects: ids, classes and sizes as the dump's" \
+		"$(answer "$QF.out" 4 | cut -d, -f1-3)" "$(answer "$L/$name.other.live" 4 | cut -d, -f1-3)"
+	check "$name: Shared and two Owners" 4 "$(answer "$L/$name.other.live" 4 | wc -l | tr -d ' ')"
+
+	# What cannot run inside the JVM runs on a snapshot, and heapsh says why.
+	out=$(hsl -c 'objects.filter([it | it is Order]).map([o | o.retained]).sum' "$P")
+	check "$name: retained sizes: on a snapshot" "$((1000 * 40))" "$out"
+	check_contains "$name: ... and heapsh says why" \
+		"this query cannot run inside JVM $P: it reads 'retained', which needs the whole object graph (a heap dump); taking a snapshot" \
+		"$(cat "$L/err")"
+	out=$(hsl --keep-agent -c "#[$(seq -s, 1 2000)].count + classes.count([c | c.name = \"Order\"])" "$P")
+	check "$name: an oversized program: on a snapshot, the same answer" 2001 "$out"
+	check_contains "$name: ... refused before it is sent" "has more than 1024 items; taking a snapshot" \
+		"$(cat "$L/err")"
+
+	# :explain says where a query runs and why, and runs nothing.
+	out=$(hsl --keep-agent -c ':explain objects.filter([it | it is Order]).map([o | o.status]).sum' "$P")
+	check_contains "$name: :explain: inside the JVM" "inside JVM $P: the program is" "$out"
+	out=$(hsl --keep-agent -c ':explain objects.filter([it | it is Order]).map([o | o.retained]).sum' "$P")
+	check "$name: :explain: on a snapshot, and why" \
+		"on a snapshot: it reads 'retained', which needs the whole object graph (a heap dump)" "$out"
+	check "$name: :explain: a query without the heap" "in heapsh: it needs no heap (no snapshot is taken)" \
+		"$(hsl --keep-agent -c ':explain 1 + 2' "$P")"
+	check_contains "$name: :explain: a push-down" "(a filter pushed down: one heap iteration)" \
+		"$(hsl --keep-agent -c ":explain $COUNT7" "$P")"
+	cat >"$L/$name.explain.hq" <<'EOF2'
+:explain
+set_type Component:
+	roots <- classloaders.filter([it | it.id = ENTITY.name])
+	membership <- THIS in Unassigned and ((ref_kind = root and THIS.class.classloader in ENTITY) or (ref_kind != root and REFERRER in ENTITY))
+	on_inclusion <- [ nbSize <- nbSize + THIS.shallow_size ]
+	nbSize : int <- 0
+instances_for Component have_names = classloaders.map([it | it.id])
+:explain
+set_type Last:
+	roots <- threads
+	membership <- THIS in Unassigned and REFERRER in ENTITY
+	on_inclusion <- [ last <- THIS.shallow_size ]
+	last : int <- 0
+instances_for Last have_names = "x"
+set_type Last:
+	roots <- threads
+	membership <- THIS in Unassigned and REFERRER in ENTITY
+	on_inclusion <- [ last <- THIS.shallow_size ]
+	last : int <- 0
+instances_for Last have_names = "x"
+EOF2
+	hsl --keep-agent -f "$L/$name.explain.hq" "$P" >"$L/$name.explain.out"
+	check_contains "$name: :explain of a set type: GC roots in step 3, growth in one walk" \
+		"instances_for Component: roots through JNI; step 3: one walk of the whole heap (the membership may take GC roots without a referrer); growth: one walk from the members (every reference from a member is followed)" \
+		"$(cat "$L/$name.explain.out")"
+	check_contains "$name: :explain of an order-dependent on_inclusion: on a snapshot" \
+		"instances_for Last: on a snapshot: objects join in the order of the JVM's walk" \
+		"$(cat "$L/$name.explain.out")"
+	check_contains "$name: ... and running it takes a snapshot, saying why" \
+		"on_inclusion depends on the order objects join" "$(cat "$L/err")"
+
+	# Names of the session go into the JVM; a name gets its value back from it.
+	cat >"$L/$name.names.hq" <<'EOF2'
+let k = 7
+let byStatus = [o | o.status = k]
+objects.filter([it | it is Order]).count(byStatus)
+let total = objects.filter([it | it is Order]).map([o | o.status]).sum
+total + 1
+EOF2
+	hs_session "$L/$name.names.hq" "$P"
+	check "$name: session names inside the JVM: a constant and a lambda" 100 "$(answer "$L/$name.names.hq.out" 3)"
+	check "$name: a let computed inside the JVM keeps its value" 4501 "$(answer "$L/$name.names.hq.out" 5)"
+	check "$name: ... all without a snapshot" "" "$(grep 'snapshot' "$L/$name.names.hq.err")"
+
+	# A runtime error inside the JVM: the snapshot's message and caret; the shell goes on.
+	out=$(hsl --keep-agent -c 'objects.filter([it | it is Order and it.id / 0 = 1]).count' "$P")
+	check "$name: a runtime error inside the JVM: exit status 2" 2 $?
+	check "$name: ... reported as on a dump" \
+		"$(hsl -c 'objects.filter([it | it is Order and it.id / 0 = 1]).count' "$L/$name.other.hprof"; cat "$L/err")" \
+		"$(hsl --keep-agent -c 'objects.filter([it | it is Order and it.id / 0 = 1]).count' "$P"; cat "$L/err")"
+
+	# The time limit: the analysis stops in the JVM, a snapshot answers instead.
+	local HEAVY='objects.filter([it | it is Order]).map([o | objects.count([p | p is Leaf and p.a < o.id]) + objects.count([p | p is Leaf and p.a > o.id])]).sum'
+	printf ':live --time 1\n%s\n' "$HEAVY" >"$L/$name.limit.hq"
+	hsl --keep-agent -f "$L/$name.limit.hq" "$P" >"$L/$name.limit.out"
+	check "$name: time limit: the answer from a snapshot" 499500 "$(tail -1 "$L/$name.limit.out")"
+	check_contains "$name: time limit: heapsh says so" \
+		"cannot run inside JVM $P: the analysis reached its time limit; taking a snapshot" "$(cat "$L/err")"
+
+	# Ctrl-C stops an analysis inside the JVM; the session and the agent go on.
+	local CF=$L/$name.ctrlc fd hp t0 t1
+	rm -f "$CF.in"
+	mkfifo "$CF.in"
+	exec {fd}<>"$CF.in"
+	timeout 120 "$HEAPSH" --keep-agent "$P" <"$CF.in" >"$CF.out" 2>"$CF.err" {fd}>&- &
+	hp=$!
+	echo "$HEAVY + objects.filter([it | it is Leaf]).map([l | objects.count([o | o is Order and o.id < l.a])]).sum" >&$fd
+	sleep 1.5
+	t0=$(date +%s%N)
+	kill -INT "$hp"
+	echo 'classes.count([c | c.name = "Order"])' >&$fd
+	exec {fd}>&-
+	wait "$hp"
+	t1=$(date +%s%N)
+	check_contains "$name: Ctrl-C: the analysis inside the JVM stops" \
+		"interrupted (the analysis inside JVM $P stopped)" "$(cat "$CF.err")"
+	check "$name: Ctrl-C: the next query is answered inside the JVM" 1 "$(grep -c '^1$' "$CF.out")"
+	check "$name: Ctrl-C: stopped within 10 s" yes "$( [ $(( (t1 - t0) / 1000000 )) -lt 10000 ] && echo yes || echo no)"
+	check "$name: the JVM is alive after it all" alive "$(alive "$P")"
+	rm -f "$L/$name".*.hprof
+}
+
 live_main
 live_shop
+live_analyze a17 java
+if [ -x "$JDK25/bin/java" ]; then
+	live_analyze a25 "$JDK25/bin/java" -XX:+EnableDynamicAgentLoading
+fi
 live_cleanup
 trap - EXIT INT TERM

@@ -850,7 +850,9 @@ const struct sh_command sh_commands[] = {
 	{"explain", sh_cmd_explain, ":explain QUERY",
 	 "Where QUERY would run, and why: inside the attached JVM (no snapshot: the\n"
 	 "agent evaluates it during its heap walks; for a set type, which walks), on a\n"
-	 "snapshot (and why not inside the JVM), on the open dump, or in heapsh alone."},
+	 "snapshot (and why not inside the JVM), on the open dump, or in heapsh alone.\n"
+	 "Nothing runs. :explain alone explains the next query instead of running it,\n"
+	 "for one over several lines (a set_type and its instances_for)."},
 	{"live", sh_cmd_live, ":live [on|off] [--time SECONDS] [--memory MiB]",
 	 "Queries inside the attached JVM: on (the default: a query that can run there\n"
 	 "takes no snapshot) or off; the time limit of one (default 60 s, then the agent\n"

@@ -1,6 +1,7 @@
 /* le_readline.c - le.h on GNU readline (HAVE_READLINE builds). */
 #include "le.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,8 @@ void le_init(const char *history_path, le_complete_fn fn)
 	}
 }
 
+static volatile sig_atomic_t in_readline;	/* readline() is reading a line */
+
 char *le_readline(const char *prompt)
 {
 	if (!isatty(STDIN_FILENO)) {
@@ -68,7 +71,10 @@ char *le_readline(const char *prompt)
 			line[n - 1] = 0;
 		return line;
 	}
-	return readline(prompt);
+	in_readline = 1;
+	char *line = readline(prompt);
+	in_readline = 0;
+	return line;
 }
 
 void le_add_history(const char *line)
@@ -89,7 +95,11 @@ void le_finish(void)
 
 void le_interrupt(void)
 {
-	/* Abandon the line being typed and show a fresh prompt. */
+	/* Abandon the line being typed and show a fresh prompt: only while
+	 * readline reads one (a pipe is read with getline, and readline's
+	 * streams are not set up). */
+	if (!in_readline)
+		return;
 	rl_replace_line("", 0);
 	rl_crlf();
 	rl_on_new_line();

@@ -504,10 +504,19 @@ static void explain_set(const struct stmt *set, char *buf, size_t cap)
 				      "followed)" : " (the membership is asked per reference)");
 }
 
+static bool explain_next;	/* ":explain" alone: the next query is explained, not run */
+
+bool sh_live_explain_pending(void)
+{
+	return explain_next;
+}
+
 int sh_cmd_explain(struct sh *sh, int argc, char **argv)
 {
-	if (argc < 2)
-		return sh_error(sh, NULL, "usage: :explain QUERY");
+	if (argc < 2) {
+		explain_next = true;
+		return HS_OK;
+	}
 	size_t len = 0;
 	for (int k = 1; k < argc; k++)
 		len += strlen(argv[k]) + 1;
@@ -518,15 +527,28 @@ int sh_cmd_explain(struct sh *sh, int argc, char **argv)
 		if (k + 1 < argc)
 			strcat(text, " ");
 	}
+	int rc = sh_live_explain(sh, text, NULL);
+	free(text);
+	return rc;
+}
+
+int sh_live_explain(struct sh *sh, const char *text, bool *incomplete)
+{
 	struct arena a = {0};
 	struct stmt **st;
 	int n;
 	struct hs_error perr;
 	enum parse_status ps = parse_snippet(text, &a, &st, &n, &perr);
 	int rc = HS_OK;
+	if (ps == PARSE_INCOMPLETE && incomplete) {
+		*incomplete = true;
+		goto out;
+	}
+	explain_next = false;
 	if (ps != PARSE_OK) {
 		rc = sh_error(sh, NULL, "%s", ps == PARSE_INCOMPLETE ? "the query is not complete "
-			      "(give it on one line)" : perr.msg);
+			      "(give it on one line, or give :explain alone and the query on the "
+			      "lines after it)" : perr.msg);
 		goto out;
 	}
 	char why[400];
@@ -579,7 +601,6 @@ int sh_cmd_explain(struct sh *sh, int argc, char **argv)
 		   "snapshot has; heapsh then says so and takes a snapshot)\n");
 out:
 	arena_free(&a);
-	free(text);
 	return rc;
 }
 

@@ -226,6 +226,8 @@ int sh_query(struct sh *sh, const char *text, const char *where, int first_line,
 	     bool *incomplete)
 {
 	*incomplete = false;
+	if (sh_live_explain_pending())
+		return sh_live_explain(sh, text, incomplete);
 	bool heapless = false;	/* run with no snapshot: the snippet needs no heap */
 	if (!sh->heap && sh_is_live(sh)) {
 		/* Finish reading it first; then maybe the JVM can answer it without a snapshot. */
@@ -239,7 +241,8 @@ int sh_query(struct sh *sh, const char *text, const char *where, int first_line,
 			*incomplete = true;
 			return HS_OK;
 		}
-		heapless = dsl_heapless(sh->dsl, text);
+		/* a query that does not parse needs no snapshot to say so */
+		heapless = ps == PARSE_ERROR || dsl_heapless(sh->dsl, text);
 		bool handled = false;
 		int r = heapless ? HS_OK : sh_live_pushdown(sh, text, &handled);
 		if (handled)

@@ -143,12 +143,17 @@ bool sh_live_pushdown_shape(const char *text);
  * Queries inside the JVM (live_query.c). sh_live_analyze: run the snippet
  * text inside the attached JVM when no snapshot is loaded and it can run
  * there (*handled); otherwise say why (stderr) and leave it to a snapshot.
- * sh_cmd_explain (:explain QUERY): where a query would run, and why.
+ * sh_cmd_explain (:explain QUERY): where a query would run, and why;
+ * ":explain" alone explains the next query (sh_live_explain_pending), which
+ * may span lines: sh_live_explain(sh, text, &incomplete) explains it once
+ * complete, runs nothing, and sets *incomplete (NULL: complete or an error).
  * sh_cmd_live (:live): turn it on or off, set its time and memory limits.
  */
 int sh_live_analyze(struct sh *sh, const char *text, const char *where, int first_line,
 		    bool *handled);
 int sh_cmd_explain(struct sh *sh, int argc, char **argv);
+bool sh_live_explain_pending(void);
+int sh_live_explain(struct sh *sh, const char *text, bool *incomplete);
 int sh_cmd_live(struct sh *sh, int argc, char **argv);
 /*
  * query.c's display and error report, shared with live_query.c:
