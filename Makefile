@@ -113,7 +113,7 @@ $(DEMO): $(JAVA_OUT)/KnownHeap.class
 
 # demo: the shell on the demo heap; a scripted tour when stdin is not a terminal.
 demo: deps
-	$(MAKE) heapsh $(DEMO)
+	$(MAKE) heapsh $(AGENT) $(DEMO)
 	@if [ -t 0 ]; then ./heapsh $(DEMO); else ./heapsh --echo -f docs/tour.hsh $(DEMO); fi
 
 test: deps

@@ -33,6 +33,13 @@
 #     single JVM decides. The agent thread's own CPU time is read from /proc.
 #     Target: under 1 %; met / not met / not resolved from the 95 % interval
 #     of the mean ratio over the generations.
+#  5. analyses inside the JVM (issue 14): each listing of queries/ run inside
+#     the JVM (`heapsh -f (:timer on, LISTING) PID`: no snapshot) against the
+#     same on a snapshot (`:live off`: HotSpot's dumper, load, evaluate) and
+#     against `jcmd PID GC.heap_dump` then `heapsh --no-index -f LISTING
+#     FILE`, interleaved; the three answers must be equal. Targets: the JVM
+#     paused no longer than the untagged FollowReferences walk of 3 (q_refs)
+#     plus 20 %, and the listing done in under 5 s.
 #
 # Environment:
 #   BENCH_RUNS=N            runs of each measurement of 1 and 3 (default 5)
@@ -42,6 +49,13 @@
 #   LIVE_GENERATIONS=N      sets of three new workload JVMs, one after the other (6)
 #   LIVE_ROUNDS_A=N, LIVE_ROUNDS_B=N  rounds per generation before / after attaching (3, 3)
 #   LIVE_INTERVALS=N, LIVE_INTERVAL_MS=MS  intervals per turn and their length (3, 1000)
+#   LIVE_SECTIONS="1 2 3 4 5"  the sections to run (default all); 5 needs 3
+#                           for its reference walk
+#   LIVE_LISTINGS="..."     the listings of 5 (default pi_check order_check
+#                           reachable_from_threads top_components; not
+#                           hashmap_entries: LiveBench has a million HashMap
+#                           entries with an Order, so a million instances)
+#   BENCH_LISTING_RUNS=N    runs of each side of 5 (default 3)
 #   HEAPSH=path             the heapsh binary (default ./heapsh); it and the
 #                           libheapsh_agent.so next to it are copied to
 #                           build/bench/live/bin first
@@ -64,10 +78,14 @@ XMX=${LIVE_XMX:-3g}
 GN=${LIVE_GENERATIONS:-6}
 RA=${LIVE_ROUNDS_A:-3}
 RB=${LIVE_ROUNDS_B:-3}
+SECTIONS=" ${LIVE_SECTIONS:-1 2 3 4 5} "
+RL=${BENCH_LISTING_RUNS:-3}
+LISTINGS=${LIVE_LISTINGS:-pi_check order_check reachable_from_threads top_components}
+section() { [[ $SECTIONS == *" $1 "* ]]; }	# section N: run section N?
 WN=${LIVE_INTERVALS:-3}
 WMS=${LIVE_INTERVAL_MS:-1000}
 HEAPSH=${HEAPSH:-./heapsh}
-for v in "$R" "$RS" "$MB" "$GN" "$RA" "$RB" "$WN" "$WMS"; do
+for v in "$R" "$RS" "$MB" "$GN" "$RA" "$RB" "$WN" "$WMS" "$RL"; do
 	[[ $v =~ ^[1-9][0-9]*$ ]] || { echo "bench/live.sh: BENCH_RUNS, BENCH_SNAP_RUNS, LIVE_MB, LIVE_GENERATIONS, LIVE_ROUNDS_A/B, LIVE_INTERVALS and LIVE_INTERVAL_MS must be positive integers" >&2; exit 2; }
 done
 OUT=build/bench
@@ -320,9 +338,11 @@ hist_round() {	# hist_round SUFFIX: heapsh (the VM's inspection), jcmd, heapsh -
 		[ "$row" = "$HIST_ORDER" ] || fail "$w histogram run $i: Order row '$row', expected '$HIST_ORDER' ($RUN_BASE.out)"
 	done
 }
+if section 1; then
 echo "== 1. live histogram: heapsh :histogram --top 20 (and --via agent) vs jcmd GC.class_histogram, $R runs each, interleaved"
 for ((i = 1; i <= R; i++)); do hist_round "" "$i"; done
 [ "${HIST_ORDER%% *}" = "$NORD" ] || fail "histogram: $HIST_ORDER Orders, LiveBench made $NORD"
+fi
 
 # ---------------------------------------------------------------- 3. push-down (before any snapshot)
 EXISTS='objects.exists([it | it is Order and it.status = 7])'
@@ -351,17 +371,31 @@ push_round() {	# push_round SUFFIX: exists, count (heapsh), and the FollowRefere
 		[ "$a" = "$K7" ] || fail "push-down count: answered '$a', planted $K7 ($RUN_BASE.out)"
 		grep -q "no snapshot taken" "$RUN_BASE.err" || fail "push-down count: not evaluated inside the JVM ($RUN_BASE.err)"
 	fi
+	# heapsh detaches the agent when it leaves: load it for the protocol client, then let it go
+	"$HS" --keep-agent -c ':info' "$BP" >/dev/null 2>&1 || fail "heapsh --keep-agent -c :info $BP failed"
 	timed "q_refs$sfx" python3 bench/live_instances.py "$SOCK" Order status 7 1
+	"$HS" -c ':info' "$BP" >/dev/null 2>&1 || true
 	if [ "$RUN_OK" = 1 ]; then
 		read -r _ _ _ a _ < "$RUN_BASE.out"
 		[ "$a" = "$K7" ] || fail "FollowReferences walk: matched '$a', planted $K7 ($RUN_BASE.out)"
 	fi
 }
+QINFO=n/a
+if section 3; then
 echo "== 3. push-down, no snapshot: exists and count of the Orders with status 7, $R runs each"
 for ((i = 1; i <= R; i++)); do push_round ""; done
 QINFO=$(grep -h 'evaluated inside JVM' "$LOG"/q_count.1.err | head -n 1 | sed 's/^evaluated inside JVM [0-9]*: //')
+fi
 
 # ---------------------------------------------------------------- 2. snapshot and load
+answer() { awk -v n="$2" '/^heapsh[^>]*> / { k++; next } k == n && NF' "$1"; }
+CHK=()
+check() {	# check WHAT EXPECTED GOT
+	if [ "$2" = "$3" ]; then CHK+=("$1: $3: ok"); echo "   $1: $3: ok"
+	else CHK+=("$1: expected '$2', got '$3' (FAILED)"); fail "check $1: expected '$2', got '$3'"; fi
+}
+TOTAL_DUMP=
+if section 2; then
 printf ':timer on\n:refresh\n' >"$L/snap.hsh"
 DUMPF=$L/dump.hprof
 DUMPB=n/a
@@ -371,10 +405,13 @@ for ((i = 1; i <= RS; i++)); do
 		if [ "$w" = hs ]; then
 			timed hs_snap "$HS" -f "$L/snap.hsh" "$BP"
 			if [ "$RUN_OK" = 1 ]; then
+				# HotSpot's dumper (the default): "(jcmd GC.heap_dump: D s; loaded in L s)";
+				# the agent's walk (--via agent): "(the JVM paused about P ms)"
 				p=$(sed -n 's/.*the JVM paused about \([0-9]*\) ms.*/\1/p' "$RUN_BASE.err" | tail -n 1)
-				[ -n "$p" ] && PAUSE[hs_snap]+="$p " || fail "hs_snap run $i: no 'the JVM paused about' line ($RUN_BASE.err)"
+				[ -z "$p" ] || PAUSE[hs_snap]+="$p "
 				SNAP_OBJS=$(sed -n 's/^snapshot of JVM [0-9]*: \([0-9]*\) objects.*/\1/p' "$RUN_BASE.err" | tail -n 1)
-				echo "      heapsh says: the JVM paused about $p ms; $SNAP_OBJS objects"
+				[ -n "$SNAP_OBJS" ] || fail "hs_snap run $i: no 'snapshot of JVM' line ($RUN_BASE.err)"
+				echo "      heapsh says: $(grep -h '^snapshot of JVM' "$RUN_BASE.err" | tail -n 1)"
 			fi
 		else
 			rm -f "$DUMPF"
@@ -401,12 +438,6 @@ echo "== checks: the snapshot and the last dump give the same Order rows and sta
 CHECKQ=(':histogram Order --retained' "$COUNT")
 printf ':refresh\n%s\n%s\n:histogram Order\n' "${CHECKQ[@]}" >"$L/check_snap.hsh"
 printf '%s\n%s\n' "${CHECKQ[@]}" >"$L/check_dump.hsh"
-answer() { awk -v n="$2" '/^heapsh[^>]*> / { k++; next } k == n && NF' "$1"; }
-CHK=()
-check() {	# check WHAT EXPECTED GOT
-	if [ "$2" = "$3" ]; then CHK+=("$1: $3: ok"); echo "   $1: $3: ok"
-	else CHK+=("$1: expected '$2', got '$3' (FAILED)"); fail "check $1: expected '$2', got '$3'"; fi
-}
 timed check_snap "$HS" --echo --format csv -f "$L/check_snap.hsh" "$BP"
 SNAP_ORDER=$(answer "$RUN_BASE.out" 2 | grep '^Order,' || true)
 SNAP_K7=$(answer "$RUN_BASE.out" 3)
@@ -426,14 +457,69 @@ check "status-7 Orders counted on the jcmd dump = planted" "$K7" "$DUMP_K7"
 check "live :histogram Order (agent, after the snapshot) = the snapshot's instances and bytes" \
 	"$(cut -d, -f1-3 <<<"$SNAP_ORDER")" "$LIVE_ORDER"
 
+fi
+
+# ---------------------------------------------------------------- 5. analyses inside the JVM
+declare -A LANS LSNAP LDUMP LTOT	# per listing: the answers inside the JVM, on a snapshot, on a dump; dump + open ms
+if section 5; then
+echo "== 5. the listings of queries/ inside the JVM vs on a snapshot vs jcmd GC.heap_dump + open, $RL runs each, interleaved"
+for q in $LISTINGS; do
+	{ echo ':timer on'; cat "queries/$q.hq"; } >"$L/$q.live.hsh"
+	{ echo ':timer on'; echo ':live off'; cat "queries/$q.hq"; } >"$L/$q.snap.hsh"
+	for ((i = 1; i <= RL; i++)); do
+		for w in $(case $((i % 3)) in 1) echo "live snap dump" ;; 2) echo "snap dump live" ;; *) echo "dump live snap" ;; esac); do
+			case $w in
+			live)
+				timed "an_live_$q" "$HS" --format csv -f "$L/$q.live.hsh" "$BP"
+				[ "$RUN_OK" = 1 ] || continue
+				# "inside JVM P, no snapshot taken: N heap walk(s), the JVM paused X ms (Y ms of it a full GC), Z ms in all"
+				p=$(sed -n 's/.*no snapshot taken: .* the JVM paused \([0-9]*\) ms (\([0-9]*\) ms of it.*/\1 \2/p' "$RUN_BASE.err" | tail -n 1)
+				if [ -z "$p" ]; then
+					fail "an_live_$q run $i: not evaluated inside the JVM ($RUN_BASE.err)"
+				else
+					PAUSE[an_live_$q]+="${p%% *} "; PAUSE[an_gc_$q]+="${p#* } "
+					echo "      heapsh says: $(grep -h 'no snapshot taken' "$RUN_BASE.err" | tail -n 1)"
+				fi
+				a=$(tr '\n' ' ' <"$RUN_BASE.out")
+				[ -n "${LANS[$q]:-}" ] || LANS[$q]=$a
+				[ "$a" = "${LANS[$q]}" ] || fail "an_live_$q run $i: answered '$a', earlier '${LANS[$q]}'"
+				;;
+			snap)
+				timed "an_snap_$q" "$HS" --format csv -f "$L/$q.snap.hsh" "$BP"
+				[ "$RUN_OK" = 1 ] || continue
+				LSNAP[$q]=$(tr '\n' ' ' <"$RUN_BASE.out")
+				;;
+			dump)
+				rm -f "$DUMPF"
+				timed "an_jcmd_$q" jcmd "$BP" GC.heap_dump "$PWD/$DUMPF"
+				[ "$RUN_OK" = 1 ] && [ -s "$DUMPF" ] || { fail "an_jcmd_$q run $i: no dump"; continue; }
+				timed "an_open_$q" "$HS" --no-index --format csv -f "queries/$q.hq" "$DUMPF"
+				rm -f "$DUMPF"
+				[ "$RUN_OK" = 1 ] || continue
+				LDUMP[$q]=$(tr '\n' ' ' <"$RUN_BASE.out")
+				;;
+			esac
+		done
+	done
+	# dump + open, pair by pair
+	LTOT[$q]=$(paste -d' ' <(printf '%s\n' ${WALL[an_jcmd_$q]:-}) <(printf '%s\n' ${WALL[an_open_$q]:-}) |
+		awk 'NF == 2 { printf "%d ", $1 + $2 }')
+	check "$q inside the JVM = on a snapshot" "${LSNAP[$q]:-}" "${LANS[$q]:-}"
+	check "$q inside the JVM = on a jcmd dump" "${LDUMP[$q]:-}" "${LANS[$q]:-}"
+done
+fi
+
 # ---------------------------------------------------------------- after the snapshots
+if section 2; then
 echo "== the same JVM after the snapshots: histogram ($R runs each, interleaved) and push-down ($R runs)"
-for ((i = 1; i <= R; i++)); do hist_round _after "$i"; done
-for ((i = 1; i <= R; i++)); do push_round _after; done
+section 1 && for ((i = 1; i <= R; i++)); do hist_round _after "$i"; done
+section 3 && for ((i = 1; i <= R; i++)); do push_round _after; done
+fi
 LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
 stop big "$BP" "$BFD"
 
 # ================================================================ 4. idle agent
+if ! section 4; then GN=0; fi
 echo "== 4. throughput of LiveBench workload: none / dyn (attached later) / start (-agentpath), $GN generations of three new JVMs"
 WFLAGS=(-Xms256m -Xmx256m -cp "$L/java")
 OPS=$LOG/ops.tsv	# generation phase round config interval ops/s
@@ -561,7 +647,7 @@ HDR="| measurement | median wall s | median command s (:timer) | median JVM safe
 
 h_hs=$(med hs_hist); h_j=$(med jcmd_hist); h_hsc=$(medc hs_hist)
 ok1=$(le "$h_hs" "$h_j")
-AFTERP=$(median "$(paste -d' ' <(printf '%s\n' ${CMD[hs_snap]:-}) <(printf '%s\n' ${PAUSE[hs_snap]:-}) | awk 'NF == 2 { printf "%.1f ", $1 - $2 }')")
+AFTERP=$(median "$(paste -d' ' <(printf '%s\n' ${CMD[hs_snap]:-}) <(printf '%s\n' ${SP[hs_snap]:-}) | awk 'NF == 2 { printf "%.1f ", $1 - $2 }')")
 snap=$(med hs_snap); dump=$(med jcmd_dump); opn=$(med hs_open); tdump=$(median "$TOTAL_DUMP")
 sp_snap=$(meds hs_snap); sp_dump=$(meds jcmd_dump)
 qe=$(medc q_exists); qc=$(medc q_count); qew=$(med q_exists); qcw=$(med q_count)
@@ -594,7 +680,7 @@ echo "$HDR"
 row "1. heapsh -f (:timer on, :histogram --top 20) PID" hs_hist
 row "1. jcmd PID GC.class_histogram" jcmd_hist
 row "1. heapsh -f (:timer on, :histogram --top 20 --via agent) PID: the agent's IterateThroughHeap" hs_hist_agent
-row "2. heapsh -f (:timer on, :refresh) PID: snapshot, HPROF written and loaded" hs_snap
+row "2. heapsh -f (:timer on, :refresh) PID: snapshot (HotSpot's dumper into a private file), loaded, removed" hs_snap
 row "2. jcmd PID GC.heap_dump FILE" jcmd_dump
 row "2. heapsh --no-index -c ':info' FILE (opening that dump)" hs_open
 row "3. heapsh -f (:timer on, objects.exists(...)) PID" q_exists
@@ -610,8 +696,8 @@ echo "| | heapsh snapshot (:refresh) | jcmd GC.heap_dump + heapsh open | ratio h
 echo "|---|---:|---:|---:|"
 echo "| total wall s (median) | $(s2 "$snap") | $(s2 "$tdump") (dump $(s2 "$dump") + open $(s2 "$opn")) | $(calc '%.1fx' 'a / b' "$snap" "$tdump") |"
 echo "| JVM paused s: safepoint log (median) | $(s2 "$sp_snap") | $(s2 "$sp_dump") | $(calc '%.1fx' 'a / b' "$sp_snap" "$sp_dump") |"
-echo "| JVM paused s: as the tools say (median) | $(s2 "$(medp hs_snap)") (heapsh: request to first reply byte) | $(s2 "$(medp jcmd_dump)") (jcmd: 'Heap dump file created ... in N secs') | |"
-echo "| heapsh after the pause s (median): receiving the records, writing the HPROF, loading it = :refresh command - pause | $(s2 "$AFTERP") | open $(s2 "$opn") | |"
+echo "| JVM paused s: as the tools say (median) | $(s2 "$(medp hs_snap)") (heapsh: only with --via agent) | $(s2 "$(medp jcmd_dump)") (jcmd: 'Heap dump file created ... in N secs') | |"
+echo "| heapsh after the pause s (median): writing the dump out, loading it = :refresh command - safepoints | $(s2 "$AFTERP") | open $(s2 "$opn") | |"
 echo "| runs (wall ms) | $(list 'WALL[hs_snap]') | ${TOTAL_DUMP% } | |"
 echo "| heapsh peak RSS MB (median) | $(mb "$(medr hs_snap)") | $(mb "$(medr hs_open)") (open) | |"
 echo
@@ -661,6 +747,22 @@ echo "- Two JVMs without any agent (phase A, dyn / none) differ by themselves: p
 echo "- The agent thread itself during the phases B: dyn $(agent_line dyn); start $(agent_line start)."
 echo "- Verdicts use the generations (new JVMs each): met when the whole 95 % interval of the mean ratio is above 0.99, not met when it is all below, not resolved otherwise."
 echo
+echo "## 5. Analyses inside the JVM (the listings of queries/)"
+echo
+echo "Each listing: inside the JVM (\`heapsh -f (:timer on, LISTING) PID\`, which attaches, evaluates with no snapshot and detaches); on a snapshot (\`:live off\` first: HotSpot's dumper into a private file, loaded, evaluated); \`jcmd PID GC.heap_dump FILE\` then \`heapsh --no-index -f LISTING FILE\`. $RL runs of each, interleaved (order rotated). Wall: the whole process (medians); paused: the JVM's safepoints during it (medians); reference: the untagged FollowReferences walk of 3, JVM paused $(s2 "$(meds q_refs)") s (median)."
+echo
+echo "| listing | inside the JVM: wall s | paused s (log) | heapsh says paused s (of it full GC) | on a snapshot: wall s | paused s | jcmd dump + open: wall s (dump + open) | paused s | answer inside the JVM | = snapshot, = dump |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---|---|"
+for q in $LISTINGS; do
+	echo "| $q | $(s2 "$(med an_live_$q)") | $(s2 "$(meds an_live_$q)") | $(s2 "$(medp an_live_$q)") ($(s2 "$(medp an_gc_$q)")) | $(s2 "$(med an_snap_$q)") | $(s2 "$(meds an_snap_$q)") | $(s2 "$(median "${LTOT[$q]:-}")") ($(s2 "$(med an_jcmd_$q)") + $(s2 "$(med an_open_$q)")) | $(s2 "$(meds an_jcmd_$q)") | ${LANS[$q]:-n/a} | $( [ "${LANS[$q]:-x}" = "${LSNAP[$q]:-y}" ] && echo yes || echo NO), $( [ "${LANS[$q]:-x}" = "${LDUMP[$q]:-y}" ] && echo yes || echo NO) |"
+done
+echo
+echo "Runs (wall ms; paused ms from the log):"
+echo
+for q in $LISTINGS; do
+	echo "- $q: inside $(list "WALL[an_live_$q]") (paused $(list "SP[an_live_$q]")); snapshot $(list "WALL[an_snap_$q]") (paused $(list "SP[an_snap_$q]")); dump + open ${LTOT[$q]:-} (paused $(list "SP[an_jcmd_$q]"))"
+done
+echo
 echo "## Targets"
 echo
 echo "| target | measured | verdict |"
@@ -673,6 +775,14 @@ echo "| 3. push-down faster than any full dump | slower of the two $(s2 "$qmax")
 echo "| 3. right answers: count = planted ($K7), exists true, the no-match exists false | $WRONG wrong answers in $(( $(runs q_exists) + $(runs q_count) + $(runs q_exists_no) + $(runs q_exists_after) + $(runs q_count_after) + $(runs q_exists_no_after) )) runs | $( [ "$WRONG" = 0 ] && echo '**met**' || echo '**not met**') |"
 echo "| 4. idle agent costs under 1 % (dyn: attached, then idle; net of its own phase A) | mean over $DN generations $DM (cost $(cost "$DM") %), 95 % interval $DLO-$DHI; per generation ${GDID% }; median over all $(wc -w <<<"$NDID") rounds $DID; agent thread $(agent_line dyn) | $(yes_no "$ok4d") |"
 echo "| 4. idle agent costs under 1 % (start: -agentpath, phase B, against none) | mean over $SN generations $SM (cost $(cost "$SM") %), 95 % interval $SLO-$SHI; per generation ${GBS% }; median over all rounds ${RATMED[Bstart]}; two JVMs without an agent differ by $CMIN-$CMAX; agent thread $(agent_line start) | $(yes_no "$ok4s") |"
+if section 5; then
+	refp=$(meds q_refs)
+	for q in $LISTINGS; do
+		lp=$(meds an_live_$q); lw=$(med an_live_$q)
+		echo "| 5. $q inside the JVM: paused no longer than the untagged FollowReferences walk + 20 % ($(s2 "$(calc '%.0f' 'a * 1.2' "$refp")") s) | paused $(s2 "$lp") s ($(calc '%.2fx' 'a / b' "$lp" "$refp") the walk); snapshot then evaluate $(s2 "$(meds an_snap_$q)") s; jcmd dump $(s2 "$(meds an_jcmd_$q)") s | $(yes_no "$(le "$lp" "$(calc '%.0f' 'a * 1.2' "$refp")")") |"
+		echo "| 5. $q inside the JVM: done in under 5 s | $(s2 "$lw") s whole process (snapshot then evaluate $(s2 "$(med an_snap_$q)") s; dump, open, evaluate $(s2 "$(median "${LTOT[$q]:-}")") s) | $(yes_no "$(lt "$lw" 5000)") |"
+	done
+fi
 failures_md
 } >"$REPORT"
 

@@ -526,6 +526,10 @@ live_analyze() {
 		hsl --format csv -f "queries/$q.hq" "$L/$name.$q.hprof" >"$L/$name.$q.dump"
 		check "$name: listing $q inside the JVM = on a dump of it" \
 			"$(cat "$L/$name.$q.dump")" "$(cat "$L/$name.$q.live")"
+		# and on heapsh's own snapshot (:live off: the query takes one)
+		{ echo ':live off'; cat "queries/$q.hq"; } >"$L/$name.$q.snap.hq"
+		check "$name: listing $q inside the JVM = on a snapshot of it" \
+			"$(cat "$L/$name.$q.live")" "$(hsl --format csv -f "$L/$name.$q.snap.hq" "$P")"
 	done
 	check "$name: pi_check: two Measures between 3.141 and 3.142" "all-jvm,true,2" \
 		"$(tail -1 "$L/$name.pi_check.live")"

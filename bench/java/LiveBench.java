@@ -38,6 +38,9 @@
  *     (100,000), name "customer-" + c (one String each), each list holding
  *     its 40 Orders.
  *   HashMap<Long, Order> LiveBench.byId: the first N / 4 Orders by id.
+ *   Measure[] LiveBench.measures: 1000 Measure { double value; }, value
+ *     i * 0.01, but 3.1415 and 3.1416 at 314 and 315 (queries/pi_check.hq
+ *     finds those two).
  *   String[] LiveBench.notes: N / 2 strings "note <i> for order <j> ..."
  *     (about 40 characters, Latin-1).
  *   Object[] LiveBench.blobs: byte[], int[] and long[] arrays of 1-8 KiB
@@ -71,6 +74,10 @@ class Order {
     String customer;
 }
 
+class Measure {
+    double value;
+}
+
 class Customer {
     String name;
     long since;
@@ -83,6 +90,7 @@ public class LiveBench {
     static HashMap<Long, Order> byId;
     static String[] notes;
     static Object[] blobs;
+    static Measure[] measures;
 
     static long status7;
 
@@ -118,6 +126,14 @@ public class LiveBench {
             cu.orders.add(o);
             orders[i] = o;
         }
+        // queries/pi_check.hq's Measures: 1000, two of them between 3.141 and 3.142
+        measures = new Measure[1000];
+        for (int i = 0; i < measures.length; i++) {
+            measures[i] = new Measure();
+            measures[i].value = i * 0.01;
+        }
+        measures[314].value = 3.1415;
+        measures[315].value = 3.1416;
         byId = new HashMap<>(n / 2);
         for (int i = 0; i < n / 4; i++)
             byId.put((long) i, orders[i]);

@@ -857,7 +857,7 @@ const struct sh_command sh_commands[] = {
 	 "Queries inside the attached JVM: on (the default: a query that can run there\n"
 	 "takes no snapshot) or off; the time limit of one (default 60 s, then the agent\n"
 	 "stops and heapsh takes a snapshot instead; Ctrl-C stops one at once) and the\n"
-	 "memory the agent may use for it (default 256 MiB)."},
+	 "memory the agent may use for it (default 256 MiB). :live alone shows them."},
 	{"dump", sh_cmd_dump, ":dump FILE.hprof",
 	 "Have the attached JVM write a heap dump (jcmd GC.heap_dump) and open it."},
 	{"alloc", sh_cmd_alloc,

@@ -624,8 +624,9 @@ int sh_cmd_live(struct sh *sh, int argc, char **argv)
 			return sh_error(sh, NULL, "usage: :live [on|off] [--time SECONDS] [--memory MiB]");
 		}
 	}
-	out_printf("queries inside the JVM: %s; time limit %u s, agent memory limit %u MiB\n",
-		   live_off ? "off (every query that needs the heap takes a snapshot)" : "on",
-		   live_time_s, live_mem_mb);
+	if (argc == 1)	/* settings are changed silently, as :format does; alone, :live shows them */
+		out_printf("queries inside the JVM: %s; time limit %u s, agent memory limit %u MiB\n",
+			   live_off ? "off (every query that needs the heap takes a snapshot)" : "on",
+			   live_time_s, live_mem_mb);
 	return HS_OK;
 }
