@@ -54,6 +54,25 @@ void lq_raise(struct lq *q, enum lq_status st, const struct node *at, const char
 	longjmp(*q->fail, 1);
 }
 
+void lq_failure_keep(const struct lq *q, struct lq_failure *f)
+{
+	f->status = q->status;
+	snprintf(f->msg, sizeof f->msg, "%s", q->msg);
+	f->line = q->line;
+	f->col = q->col;
+	f->earlier = q->earlier;
+}
+
+void lq_failure_raise(struct lq *q, const struct lq_failure *f)
+{
+	q->status = f->status;
+	snprintf(q->msg, sizeof q->msg, "%s", f->msg);
+	q->line = f->line;
+	q->col = f->col;
+	q->earlier = f->earlier;
+	longjmp(*q->fail, 1);
+}
+
 void *lq_alloc(struct lq *q, size_t n)
 {
 	n = (n + 15) & ~(size_t)15;

@@ -278,6 +278,45 @@ struct lq_ctx {
 			  (q)->in_trav = (c).in_trav)
 
 /*
+ * Catching failures where lq_raise must not unwind further (a heap-walk
+ * callback: JVMTI is below it). LQ_TRY(q, g) saves the context and sets g
+ * as the handler; the block after it runs when an lq_raise came back to it,
+ * and must begin with LQ_CAUGHT(q, g), which puts the context and the outer
+ * handler back. LQ_END(q, g) puts the outer handler back when nothing failed.
+ *
+ *	struct lq_guard g;
+ *	LQ_TRY(q, g) {
+ *		LQ_CAUGHT(q, g);
+ *		walk_fail(w);
+ *		return JVMTI_VISIT_ABORT;
+ *	}
+ *	... what may raise ...
+ *	LQ_END(q, g);
+ */
+struct lq_guard {
+	struct lq_ctx lc;
+	jmp_buf jb, *outer;
+};
+#define LQ_TRY(q, g) LQ_SAVE((q), (g).lc); (g).outer = (q)->fail; (q)->fail = &(g).jb; \
+	if (setjmp((g).jb))
+#define LQ_CAUGHT(q, g) ((q)->fail = (g).outer, LQ_RESTORE((q), (g).lc))
+#define LQ_END(q, g) ((q)->fail = (g).outer)
+
+/*
+ * A failure caught inside a heap walk, kept until the walk has returned:
+ * lq_failure_keep copies q's status, message and place into f;
+ * lq_failure_raise raises it again in q (it does not return).
+ */
+struct lq_failure {
+	enum lq_status status;
+	char msg[512];
+	int line, col;
+	bool earlier;
+};
+void lq_failure_keep(const struct lq *q, struct lq_failure *f);
+void lq_failure_raise(struct lq *q, const struct lq_failure *f) __attribute__((noreturn));
+
+/*
  * Arena marks: what an evaluation allocates after lq_mark is given back by
  * lq_release, so that a walk over millions of objects, or a list member
  * over a long list, runs in memory bounded by what one step needs. A value

@@ -830,10 +830,7 @@ struct iter {
 	void (*each)(void *ctx, struct lval x);
 	void *each_ctx;
 	bool failed;
-	enum lq_status fst;
-	char fmsg[512];
-	int fline, fcol;
-	bool fearlier;
+	struct lq_failure fail;	/* when failed: raised again after the walk */
 };
 
 static void collect_reads(struct iter *it, const struct node *n, const char *param, int depth)
@@ -859,13 +856,8 @@ static void collect_reads(struct iter *it, const struct node *n, const char *par
 
 static void it_fail(struct iter *it)
 {
-	struct lq *q = it->q;
 	it->failed = true;
-	it->fst = q->status;
-	snprintf(it->fmsg, sizeof it->fmsg, "%s", q->msg);
-	it->fline = q->line;
-	it->fcol = q->col;
-	it->fearlier = q->earlier;
+	lq_failure_keep(it->q, &it->fail);
 }
 
 static void add_hit(struct iter *it, uint32_t h)
@@ -889,13 +881,9 @@ static jint decide(struct iter *it, jlong *tag_ptr)
 	if (it->decided || it->failed)
 		return it->failed ? JVMTI_VISIT_ABORT : 0;
 	it->decided = true;
-	struct lq_ctx lc;
-	LQ_SAVE(q, lc);
-	jmp_buf jb, *save = q->fail;
-	q->fail = &jb;
-	if (setjmp(jb)) {
-		q->fail = save;
-		LQ_RESTORE(q, lc);
+	struct lq_guard g;
+	LQ_TRY(q, g) {
+		LQ_CAUGHT(q, g);
 		it_fail(it);
 		return JVMTI_VISIT_ABORT;
 	}
@@ -986,7 +974,7 @@ static jint decide(struct iter *it, jlong *tag_ptr)
 		}
 		it->count++;
 	}
-	q->fail = save;
+	LQ_END(q, g);
 	return ret;
 }
 
@@ -1055,9 +1043,10 @@ static jint JNICALL it_object(jlong class_tag, jlong size, jlong *tag_ptr, jint 
 	if (!it->o.mirror && !q->cls[c].elem) {
 		if (!q->cls[c].fields_read) {
 			it->failed = true;
-			it->fst = LQ_UNSUPPORTED;
-			snprintf(it->fmsg, sizeof it->fmsg, "objects of %s, a class the analysis did "
-				 "not expect", q->cls[c].name);
+			memset(&it->fail, 0, sizeof it->fail);
+			it->fail.status = LQ_UNSUPPORTED;
+			snprintf(it->fail.msg, sizeof it->fail.msg, "objects of %s, a class the "
+				 "analysis did not expect", q->cls[c].name);
 			return JVMTI_VISIT_ABORT;
 		}
 		if (it->w.nslots < q->cls[c].nindex + 1) {
@@ -1110,18 +1099,14 @@ static jint JNICALL it_string(jlong class_tag, jlong size, jlong *tag_ptr, const
 	if (!it->active || it->decided)
 		return 0;
 	struct lq *q = it->q;
-	struct lq_ctx lc;
-	LQ_SAVE(q, lc);
-	jmp_buf jb, *save = q->fail;
-	q->fail = &jb;
-	if (setjmp(jb)) {
-		q->fail = save;
-		LQ_RESTORE(q, lc);
+	struct lq_guard g;
+	LQ_TRY(q, g) {
+		LQ_CAUGHT(q, g);
 		it_fail(it);
 		return JVMTI_VISIT_ABORT;
 	}
 	lq_wtext(q, &it->w, value, value_length > 0 ? (size_t)value_length : 0);
-	q->fail = save;
+	LQ_END(q, g);
 	it->w.complete = true;
 	return decide(it, tag_ptr);
 }
@@ -1262,14 +1247,8 @@ static void run_iteration(struct lq *q, struct iter *it, jclass klass, bool prim
 	it->w.textcap = 0;
 	q->walks++;
 	q->pause_ms += (uint64_t)(ag_now_ms() - t0);
-	if (it->failed) {
-		q->status = it->fst;
-		snprintf(q->msg, sizeof q->msg, "%s", it->fmsg);
-		q->line = it->fline;
-		q->col = it->fcol;
-		q->earlier = it->fearlier;
-		longjmp(*q->fail, 1);
-	}
+	if (it->failed)
+		lq_failure_raise(q, &it->fail);
 	if (err != JVMTI_ERROR_NONE)
 		lq_raise(q, LQ_ERROR, it->at, "IterateThroughHeap failed (JVMTI error %d)", err);
 }

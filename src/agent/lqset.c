@@ -209,10 +209,7 @@ struct walk {
 	struct an *a;
 	struct lq *q;
 	bool failed;
-	enum lq_status fst;
-	char fmsg[512];
-	int fline, fcol;
-	bool fearlier;
+	struct lq_failure fail;	/* when failed: raised again after the walk */
 	/* the object being expanded */
 	bool active;
 	jlong cur_tag;		/* its tag when the expansion began (class objects: their tag) */
@@ -235,25 +232,14 @@ struct walk {
 
 static void walk_fail(struct walk *w)
 {
-	struct lq *q = w->q;
 	w->failed = true;
-	w->fst = q->status;
-	snprintf(w->fmsg, sizeof w->fmsg, "%s", q->msg);
-	w->fline = q->line;
-	w->fcol = q->col;
-	w->fearlier = q->earlier;
+	lq_failure_keep(w->q, &w->fail);
 }
 
 static void walk_rethrow(struct lq *q, struct walk *w)
 {
-	if (!w->failed)
-		return;
-	q->status = w->fst;
-	snprintf(q->msg, sizeof q->msg, "%s", w->fmsg);
-	q->line = w->fline;
-	q->col = w->fcol;
-	q->earlier = w->fearlier;
-	longjmp(*q->fail, 1);
+	if (w->failed)
+		lq_failure_raise(q, &w->fail);
 }
 
 static int refkind(jvmtiHeapReferenceKind kind)
@@ -341,13 +327,9 @@ static void explore_eval(struct walk *w, jlong *tag_ptr)
 	struct lq *q = w->q;
 	if (!w->cand)
 		return;
-	struct lq_ctx lc;
-	LQ_SAVE(q, lc);
-	jmp_buf jb, *save = q->fail;
-	q->fail = &jb;
-	if (setjmp(jb)) {
-		q->fail = save;
-		LQ_RESTORE(q, lc);
+	struct lq_guard g;
+	LQ_TRY(q, g) {
+		LQ_CAUGHT(q, g);
 		walk_fail(w);
 		return;
 	}
@@ -367,7 +349,7 @@ static void explore_eval(struct walk *w, jlong *tag_ptr)
 		q->cur = NULL;
 	}
 	lq_release(q, &mk);
-	q->fail = save;
+	LQ_END(q, g);
 	w->decision = got;
 	if (w->o.mirror) {
 		q->cls[w->o.mirror - 1].pend = got;
@@ -466,18 +448,14 @@ static jint JNICALL x_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceI
 			} else {
 				struct lentry *e = lq_entry(q, t);
 				if (!e) {
-					struct lq_ctx lc;
-					LQ_SAVE(q, lc);
-					jmp_buf jb, *save = q->fail;
-					q->fail = &jb;
-					if (setjmp(jb)) {
-						q->fail = save;
-						LQ_RESTORE(q, lc);
+					struct lq_guard g;
+					LQ_TRY(q, g) {
+						LQ_CAUGHT(q, g);
 						walk_fail(w);
 						return JVMTI_VISIT_ABORT;
 					}
 					*tag_ptr = lq_new_entry(q, 0, length, LE_ROOT);
-					q->fail = save;
+					LQ_END(q, g);
 				} else {
 					e->flags |= LE_ROOT;
 				}
@@ -536,18 +514,14 @@ static jint JNICALL x_string(jlong class_tag, jlong size, jlong *tag_ptr, const 
 		return JVMTI_VISIT_ABORT;
 	if (!w->active || !w->cand)
 		return 0;
-	struct lq_ctx lc;
-	LQ_SAVE(q, lc);
-	jmp_buf jb, *save = q->fail;
-	q->fail = &jb;
-	if (setjmp(jb)) {
-		q->fail = save;
-		LQ_RESTORE(q, lc);
+	struct lq_guard g;
+	LQ_TRY(q, g) {
+		LQ_CAUGHT(q, g);
 		walk_fail(w);
 		return JVMTI_VISIT_ABORT;
 	}
 	lq_wtext(q, &w->w, value, value_length > 0 ? (size_t)value_length : 0);
-	q->fail = save;
+	LQ_END(q, g);
 	explore_eval(w, tag_ptr);
 	return w->failed ? JVMTI_VISIT_ABORT : 0;
 }
@@ -779,18 +753,14 @@ static jint guarded_finish(struct walk *w)
 		grow_finish(w);	/* no evaluation: nothing can fail */
 		return 0;
 	}
-	struct lq_ctx lc;
-	LQ_SAVE(q, lc);
-	jmp_buf jb, *save = q->fail;
-	q->fail = &jb;
-	if (setjmp(jb)) {
-		q->fail = save;
-		LQ_RESTORE(q, lc);
+	struct lq_guard g;
+	LQ_TRY(q, g) {
+		LQ_CAUGHT(q, g);
 		walk_fail(w);
 		return JVMTI_VISIT_ABORT;
 	}
 	grow_finish(w);
-	q->fail = save;
+	LQ_END(q, g);
 	return 0;
 }
 
@@ -883,13 +853,9 @@ static jint JNICALL g_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceI
 	} else if ((e = lq_entry(q, t)) && (e->inst || (e->flags & (LE_SELF | LE_SENTINEL)))) {
 		return 0;
 	}
-	struct lq_ctx lc;
-	LQ_SAVE(q, lc);
-	jmp_buf jb, *save = q->fail;
-	q->fail = &jb;
-	if (setjmp(jb)) {
-		q->fail = save;
-		LQ_RESTORE(q, lc);
+	struct lq_guard g;
+	LQ_TRY(q, g) {
+		LQ_CAUGHT(q, g);
 		walk_fail(w);
 		return JVMTI_VISIT_ABORT;
 	}
@@ -909,7 +875,7 @@ static jint JNICALL g_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceI
 						     q->cls[cls].elem == '[')) {
 		*tag_ptr = lq_new_entry(q, 0, length, LE_ARRAY);
 	}
-	q->fail = save;
+	LQ_END(q, g);
 	return yes ? JVMTI_VISIT_OBJECTS : 0;
 }
 
@@ -940,18 +906,14 @@ static jint JNICALL g_string(jlong class_tag, jlong size, jlong *tag_ptr, const 
 		return JVMTI_VISIT_ABORT;
 	if (!w->active || w->cur_role != 1)
 		return 0;
-	struct lq_ctx lc;
-	LQ_SAVE(q, lc);
-	jmp_buf jb, *save = q->fail;
-	q->fail = &jb;
-	if (setjmp(jb)) {
-		q->fail = save;
-		LQ_RESTORE(q, lc);
+	struct lq_guard g;
+	LQ_TRY(q, g) {
+		LQ_CAUGHT(q, g);
 		walk_fail(w);
 		return JVMTI_VISIT_ABORT;
 	}
 	lq_wtext(q, &w->w, value, value_length > 0 ? (size_t)value_length : 0);
-	q->fail = save;
+	LQ_END(q, g);
 	return 0;
 }
 
