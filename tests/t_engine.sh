@@ -92,6 +92,45 @@ check_contains "corrupt index: recomputed" "dominator tree,\"computed" "$OUT"
 check_contains "corrupt index: same answer" "18040" "$($HEAPSH --format csv -c ":retained $LEAVES" "$K")"
 head -c 100 "$E/good.hsidx" > "$K.hsidx"
 check_contains "truncated index: detected" "truncated" "$(hs ':dominators --top 1' 2>&1 >/dev/null)"
+# A valid checksum proves an index undamaged, not sane: a dominator "tree"
+# with a cycle, a chain to an unreachable object, or retained sizes that do
+# not add up, rewritten with a good CRC, is refused and computed again.
+for bad in cycle unreachable sum; do
+	python3 - "$E/good.hsidx" "$K.hsidx" "$bad" <<'PY'
+import struct, sys, zlib
+src, dst, how = sys.argv[1:]
+d = bytearray(open(src, 'rb').read())
+hdr = 8 + 4 + 4 + 32 + 4
+nsec, = struct.unpack_from('<I', d, hdr - 4)
+p = hdr
+for _ in range(nsec):
+    tag, ln = struct.unpack_from('<IQ', d, p)
+    p += 12
+    if tag == 0x444f4d41:  # DOMA: u32 n, (n+1) idom, (n+1) retained
+        n, = struct.unpack_from('<I', d, p)
+        idom = list(struct.unpack_from('<%dI' % (n + 1), d, p + 4))
+        ret_at = p + 4 + 4 * (n + 1)
+        reach = [v for v in range(n) if idom[v] != 0xffffffff and idom[v] != n]
+        a, b = reach[0], reach[1]
+        if how == 'cycle':
+            idom[a], idom[b] = b, a
+        elif how == 'unreachable':
+            idom[a] = next(v for v in range(n) if idom[v] == 0xffffffff)
+        else:
+            r, = struct.unpack_from('<Q', d, ret_at + 8 * a)
+            struct.pack_into('<Q', d, ret_at + 8 * a, r + 1)
+        struct.pack_into('<%dI' % (n + 1), d, p + 4, *idom)
+    p += ln
+struct.pack_into('<I', d, len(d) - 4, zlib.crc32(bytes(d[:-4])))
+open(dst, 'wb').write(d)
+PY
+	OUT=$(printf ':graphstats\n:idom %s\n:info\n' "$O0" | timeout 60 $HEAPSH --format csv "$K" 2>&1)
+	check_contains "index with a crafted dominator tree ($bad): refused" \
+		"the index's dominator tree is not a tree of this heap; computing it again" "$OUT"
+	check_contains "... and computed" "dominator tree,\"computed" "$OUT"
+	check "... the same retained sizes" "$($HEAPSH --format csv -c ":retained $LEAVES" "$K")" \
+		"$(cp "$E/good.hsidx" "$K.hsidx"; $HEAPSH --format csv -c ":retained $LEAVES" "$K")"
+done
 cp "$E/good.hsidx" "$K.hsidx"
 touch -d '2001-01-01' "$K"
 OUT=$(printf ':dominators --top 1\n:info\n' | $HEAPSH --format csv "$K" 2>&1)

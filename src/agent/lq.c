@@ -786,7 +786,8 @@ static uint64_t key_hash(struct lq *q, struct lval v)
 	switch (v.k) {
 	case LK_INT: return (uint64_t)v.u.i * 0x9E3779B97F4A7C15ULL;
 	case LK_FLOAT:
-		if (v.u.f == (double)(int64_t)v.u.f)
+		if (v.u.f >= -9223372036854775808.0 && v.u.f < 9223372036854775808.0 &&
+		    v.u.f == (double)(int64_t)v.u.f)
 			return (uint64_t)(int64_t)v.u.f * 0x9E3779B97F4A7C15ULL;
 		return 7;
 	case LK_STR: return str_hash(v.u.s);

@@ -959,8 +959,10 @@ static uint64_t key_hash(struct ev *e, struct value v)
 	switch (v.k) {
 	case V_INT: return (uint64_t)v.u.i * 0x9E3779B97F4A7C15ULL;
 	case V_FLOAT:
-		/* equal() compares floats and ints by value: hash whole floats as ints */
-		if (v.u.f == (double)(int64_t)v.u.f)
+		/* equal() compares floats and ints by value: hash whole floats as ints
+		 * (those in int64's range: a cast of any other is undefined) */
+		if (v.u.f >= -9223372036854775808.0 && v.u.f < 9223372036854775808.0 &&
+		    v.u.f == (double)(int64_t)v.u.f)
 			return (uint64_t)(int64_t)v.u.f * 0x9E3779B97F4A7C15ULL;
 		return 7;
 	case V_STR: return str_hash(v.u.s);
@@ -1104,7 +1106,8 @@ static struct value list_member(struct ev *e, struct node *n, struct value recv,
 		struct value *keys = NULL;
 		struct builder *groups = NULL;
 		uint32_t ng = 0, cap = 0, hcap = 64;
-		uint32_t *slots = xcalloc(hcap, sizeof *slots);	/* group + 1, 0 empty */
+		/* group + 1, 0 empty; in the arena, so that a failing lambda leaks nothing */
+		uint32_t *slots = arena_alloc(e->a, hcap * sizeof *slots);
 		cursor_init(e, &c, l, VNULL);
 		while (cursor_next(&c, &x)) {
 			poll(e, n);
@@ -1135,9 +1138,8 @@ static struct value list_member(struct ev *e, struct node *n, struct value recv,
 				groups[g] = (struct builder){NULL, NULL, 0, 0, true};
 				slots[s] = g + 1;
 				if (ng * 2 > hcap) {	/* grow and rehash */
-					free(slots);
 					hcap *= 2;
-					slots = xcalloc(hcap, sizeof *slots);
+					slots = arena_alloc(e->a, hcap * sizeof *slots);
 					for (uint32_t k = 0; k < ng; k++) {
 						uint32_t t = (uint32_t)key_hash(e, keys[k]) & (hcap - 1);
 						while (slots[t])
@@ -1148,7 +1150,6 @@ static struct value list_member(struct ev *e, struct node *n, struct value recv,
 			}
 			build_add(e, &groups[g], x);
 		}
-		free(slots);
 		struct value out = vlist(e, L_VALUES, ng);
 		static const char *const names[] = {"key", "count", "items"};
 		for (uint32_t g = 0; g < ng; g++) {
@@ -1766,6 +1767,8 @@ struct analysis {
 	uint64_t sp, scap;
 	uint32_t *pending, *pending_inst;	/* step 3: included at its end */
 	uint64_t npending, pcap;
+	uint8_t *isroot;	/* step 3: a bit per object that is a GC root */
+	uint64_t *order;	/* step 3: the offers that joined, by id */
 	uint8_t *tclass;	/* per class: TC_* (what step 4 follows from its objects) */
 	uint32_t object_mirror;	/* java.lang.Object's class object, or HEAP_NONE */
 };
@@ -1967,6 +1970,8 @@ static void analysis_free(struct analysis *an)
 	free(an->pending);
 	free(an->pending_inst);
 	free(an->tclass);
+	free(an->isroot);
+	free(an->order);
 	free(an);
 }
 
@@ -2071,7 +2076,7 @@ static struct value run_instances(struct ev *e, struct stmt *s)
 		struct pe_ctx pr = {PE_REF_NULL, RK_ROOT}, pn = {PE_REF_NULL, RK_NONE};
 		bool roots_may = pe_membership(anp->membership, &pr) != TRI_FALSE;
 		bool others_may = pe_membership(anp->membership, &pn) != TRI_FALSE;
-		uint8_t *isroot = xcalloc((size_t)h->n / 8 + 1, 1);
+		uint8_t *isroot = anp->isroot = xcalloc((size_t)h->n / 8 + 1, 1);
 		for (uint32_t r = 0; r < h->nroots; r++) {
 			uint32_t o = h->roots[r].obj;
 			if (isroot[o / 8] & (1u << (o % 8)))
@@ -2088,8 +2093,9 @@ static struct value run_instances(struct ev *e, struct stmt *s)
 				offer_alone(anp, o, RK_NONE);
 		}
 		free(isroot);
+		anp->isroot = NULL;
 		/* they join in the order of their ids (index order) */
-		uint64_t *order = xcalloc((size_t)anp->npending + 1, sizeof *order);
+		uint64_t *order = anp->order = xcalloc((size_t)anp->npending + 1, sizeof *order);
 		for (uint64_t j = 0; j < anp->npending; j++)
 			order[j] = (uint64_t)anp->pending[j] << 32 | j;
 		qsort(order, (size_t)anp->npending, sizeof *order, cmp_pending);
@@ -2101,6 +2107,7 @@ static struct value run_instances(struct ev *e, struct stmt *s)
 			include(anp, (int)(ki & 0x7fffffffu), anp->pending[p]);
 		}
 		free(order);
+		anp->order = NULL;
 	}
 	/*
 	 * 4. Growth, instance by instance: from each member, depth first, the

@@ -70,9 +70,61 @@ int dom_tree_build(struct heap *h, bool no_weak, bool spill, struct dom_tree **o
 	return HS_OK;
 }
 
+/*
+ * is_tree: idom and retained as dom_tree_build makes them: every reachable
+ * object's chain of dominators ends at the super-root without a cycle or
+ * an unreachable object; unreachable objects retain nothing; each retained
+ * size is the object's shallow size plus its children's, without overflow.
+ * O(n) time, 9 bytes per object.
+ */
+static bool is_tree(const struct heap *h, const uint32_t *idom, const uint64_t *ret)
+{
+	uint32_t n = h->n;
+	if (idom[n] != n && idom[n] != HEAP_NONE)	/* the super-root: itself (as built) */
+		return false;
+	uint8_t *state = xcalloc((size_t)n + 1, 1);	/* 1 on the path, 2 known good */
+	uint32_t *path = xmallocarray((size_t)n + 1, sizeof *path);
+	uint64_t *sum = xcalloc((size_t)n + 1, sizeof *sum);
+	bool ok = true;
+	state[n] = 2;
+	for (uint32_t v = 0; ok && v < n; v++) {
+		if (idom[v] == HEAP_NONE) {
+			ok = ret[v] == 0;
+			continue;
+		}
+		uint32_t len = 0, x = v;
+		while (ok && state[x] != 2) {
+			if (state[x] == 1 || idom[x] == HEAP_NONE || idom[x] > n) {
+				ok = false;	/* a cycle, or a chain to an unreachable object */
+				break;
+			}
+			state[x] = 1;
+			path[len++] = x;
+			x = idom[x];
+		}
+		while (len)
+			state[path[--len]] = 2;
+		if (ok)
+			ok = !__builtin_add_overflow(sum[idom[v]], ret[v], &sum[idom[v]]);
+	}
+	for (uint32_t v = 0; ok && v < n; v++) {
+		uint64_t want;
+		if (idom[v] != HEAP_NONE)
+			ok = !__builtin_add_overflow(sum[v], heap_shallow(h, v), &want) &&
+			     want == ret[v];
+	}
+	ok = ok && sum[n] == ret[n];
+	free(state);
+	free(path);
+	free(sum);
+	return ok;
+}
+
 struct dom_tree *dom_tree_adopt(const struct heap *h, bool no_weak, uint32_t *idom,
 				uint64_t *retained)
 {
+	if (!is_tree(h, idom, retained))
+		return NULL;
 	struct dom_tree *t = new_tree(h, no_weak);
 	t->idom = idom;
 	t->retained = retained;

@@ -41,7 +41,12 @@ struct dom_tree {
  */
 int dom_tree_build(struct heap *h, bool no_weak, bool spill, struct dom_tree **out);
 
-/* dom_tree_adopt: a tree from precomputed arrays (the index file); takes them. */
+/*
+ * dom_tree_adopt: a tree from precomputed arrays (the index file), which it
+ * takes; NULL, taking nothing, when they are not a dominator tree of h
+ * with consistent retained sizes (a checksum proves an index undamaged,
+ * not sane). Checking costs O(n).
+ */
 struct dom_tree *dom_tree_adopt(const struct heap *h, bool no_weak, uint32_t *idom,
 				uint64_t *retained);
 void dom_tree_free(struct dom_tree *t);

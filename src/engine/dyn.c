@@ -756,6 +756,12 @@ struct dyn *dyn_load(const void *buf, uint64_t len, uint32_t n)
 	}
 	for (uint32_t v = 0; ok && v < n; v++)
 		ok = s->comp[v] < nc;
+	/* no component keeps alive more than the whole heap */
+	uint64_t total = 0;
+	for (uint32_t c = 0; ok && c < nc; c++)
+		ok = !__builtin_add_overflow(total, s->weight[c], &total);
+	for (uint32_t c = 0; ok && c < nc; c++)
+		ok = !(d->flags[c] & DYN_EXACT) || d->exact[c] <= total;
 	if (!ok || members != n) {
 		dyn_free(d);
 		return NULL;

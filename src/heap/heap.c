@@ -445,15 +445,23 @@ static uint32_t obj_field(const struct heap *h, uint32_t i, const char *name)
 	return heap_index(h, v.v.id);
 }
 
-/* A hash table's entries (Hashtable, HashMap, ConcurrentHashMap). */
+/*
+ * A hash table's entries (Hashtable, HashMap, ConcurrentHashMap). A real
+ * table holds each entry in one chain once, so the whole search steps at
+ * most once per object of the heap; a chain that comes back to itself
+ * (Brent's cycle detection) or tables that share chains end it early
+ * instead of looping (a crafted dump).
+ */
 static char *table_lookup(const struct heap *h, uint32_t table, const char *key,
 			  const char *val_field)
 {
 	uint32_t n = heap_array_length(h, table);
-	for (uint32_t k = 0; k < n; k++) {
+	uint64_t budget = (uint64_t)h->n + 1;
+	for (uint32_t k = 0; k < n && budget; k++) {
 		struct heap_value e = heap_array_elem(h, table, k);
 		uint32_t node = e.v.id ? heap_index(h, e.v.id) : HEAP_NONE;
-		for (int guard = 0; node != HEAP_NONE && guard < 100000; guard++) {
+		uint32_t mark = node, power = 1, lam = 0;
+		for (; node != HEAP_NONE && budget; budget--) {
 			uint32_t ko = obj_field(h, node, "key");
 			char *ks = ko != HEAP_NONE ? heap_string(h, ko, 0) : NULL;
 			bool hit = ks && !strcmp(ks, key);
@@ -463,6 +471,13 @@ static char *table_lookup(const struct heap *h, uint32_t table, const char *key,
 				return vo != HEAP_NONE ? heap_string(h, vo, 0) : NULL;
 			}
 			node = obj_field(h, node, "next");
+			if (node == mark)
+				break;	/* a cycle */
+			if (++lam == power) {
+				mark = node;
+				power *= 2;
+				lam = 0;
+			}
 		}
 	}
 	return NULL;

@@ -725,12 +725,18 @@ static int oops_from_statics(struct heap *h, const char *cls, const char *f1, co
  * align8(header + fields), header = id size + oop size, references of oop
  * size; an array align8(header + 4 + length * element size).
  */
+/* A Java object has at most 65 535 fields of at most 8 bytes (JVMS 4.1). */
+#define MAX_INSTANCE_SIZE (1u << 20)
+
 static void size_classes(struct loader *L)
 {
 	struct heap *h = L->h;
 	int ids = h->hp->id_size;
 	uint32_t obj = heap_class_by_name(h, "java.lang.Object");
-	bool new_size = obj != HEAP_NONE && h->classes[obj].hprof_size > 0;
+	/* Real instance sizes: java.lang.Object's is then its header, 8 to 32
+	 * bytes in every JVM; anything else is not a size to build on. */
+	bool new_size = obj != HEAP_NONE && h->classes[obj].hprof_size >= 8 &&
+			h->classes[obj].hprof_size <= 32;
 	int min_inst = 0;
 	if (L->opts && (L->opts->oop_size == 4 || L->opts->oop_size == 8)) {
 		h->oop_size = L->opts->oop_size;
@@ -769,7 +775,8 @@ static void size_classes(struct loader *L)
 		struct heap_class *c = &h->classes[k];
 		if (c->elem_type || c->obj == HEAP_NONE)
 			continue;	/* arrays, and classes known only by name */
-		if (new_size && !h->oop_size_forced) {
+		if (new_size && !h->oop_size_forced && c->hprof_size >= (uint32_t)min_inst &&
+		    c->hprof_size <= MAX_INSTANCE_SIZE) {
 			c->inst_size = c->hprof_size;
 			continue;
 		}

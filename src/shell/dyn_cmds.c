@@ -13,6 +13,17 @@
 
 /* ---- the engine and its cache ---- */
 
+/* u64_of: a non-negative estimate rounded to bytes, saturating (a cast of
+ * a double out of range, or NaN, is undefined). */
+static uint64_t u64_of(double x)
+{
+	if (!(x > 0))
+		return 0;
+	if (x >= 18446744073709549568.0)
+		return UINT64_MAX;
+	return (uint64_t)(x + 0.5);
+}
+
 static void dyn_to_index(struct sh *sh)
 {
 	uint64_t len;
@@ -82,7 +93,7 @@ static uint64_t value(const struct dyn *d, uint32_t v, bool *exact)
 	*exact = d->flags[c] & DYN_EXACT;
 	if (*exact)
 		return d->exact[c];
-	return d->est ? (uint64_t)((double)d->est[c] + 0.5) : 0;
+	return d->est ? u64_of((double)d->est[c]) : 0;
 }
 
 static void size_cell(struct out_table *t, uint64_t v, bool exact)
@@ -341,7 +352,7 @@ static int top_dynamic(struct dyn *d, const uint32_t *objs, uint32_t n, uint32_t
 	for (uint32_t c = 0; c < nc; c++) {
 		if (!members[c])
 			continue;
-		key[c] = d->flags[c] & DYN_EXACT ? d->exact[c] : (uint64_t)((double)d->est[c] + 0.5);
+		key[c] = d->flags[c] & DYN_EXACT ? d->exact[c] : u64_of((double)d->est[c]);
 		order[m++] = c;
 	}
 	qsort_r(order, m, sizeof *order, by_comp_key, key);
@@ -544,7 +555,7 @@ int sh_cmd_sizediff(struct sh *sh, int argc, char **argv)
 		uint64_t dyn = value(d, v, &ex), ret = t->retained[v];
 		uint64_t diff = dyn > ret ? dyn - ret : 0;
 		size_t b = 0;
-		while (diff >= buckets[b].below)
+		while (b + 1 < NBUCKETS && diff >= buckets[b].below)
 			b++;
 		count[b]++;
 		exact[b] += ex;

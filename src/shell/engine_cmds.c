@@ -57,7 +57,14 @@ static struct dom_tree *dom_from_index(struct sh *sh, bool no_weak)
 			free(ret);
 			return NULL;	/* not ours, whatever the checksum says */
 		}
-	return dom_tree_adopt(sh->heap, no_weak, idom, ret);
+	struct dom_tree *t = dom_tree_adopt(sh->heap, no_weak, idom, ret);
+	if (!t) {
+		free(idom);
+		free(ret);
+		fprintf(stderr, "heapsh: warning: the index's dominator tree is not a tree of this "
+			"heap; computing it again\n");
+	}
+	return t;
 }
 
 static void dom_to_index(struct sh *sh, const struct dom_tree *t, bool no_weak)

@@ -384,6 +384,15 @@ static void index_round_trip(void **state)
 		assert_null(dyn_load(buf, len, n));
 	}
 	free(buf);
+	/* An exact dynamic size larger than the whole heap is refused (a crafted
+	 * index once ran :sizediff past its table). */
+	buf = dyn_save(d, &len);
+	size_t nc = d->s.ncomp, flags_at = len - nc * (1 + 8 + 4), exact_at = flags_at + nc;
+	uint64_t huge = UINT64_MAX;
+	buf[flags_at] |= DYN_EXACT;
+	memcpy(buf + exact_at, &huge, 8);
+	assert_null(dyn_load(buf, len, n));
+	free(buf);
 	dyn_free(d);
 	dyn_free(e);
 	unmake(&g);
