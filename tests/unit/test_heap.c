@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "hprof_writer.h"
@@ -1333,6 +1334,10 @@ static uint64_t snew(struct sdump *d)
 	return d->next_id += 0x10;
 }
 
+/* Crafted variants of the string dump (fuzz findings, issue 15). */
+static uint32_t object_size_override;	/* java.lang.Object's CLASS DUMP instance size */
+static bool props_self_linked;		/* 1000 buckets, all one entry whose next is itself */
+
 static uint64_t sclass(struct sdump *d, const char *jvm, uint64_t super,
 		       const struct mfield *f, uint16_t nf, const struct hw_static *st,
 		       uint16_t nst)
@@ -1344,6 +1349,8 @@ static uint64_t sclass(struct sdump *d, const char *jvm, uint64_t super,
 		fields[k] = (struct hw_field){sid(&d->nm, f[k].name), f[k].type};
 		size += type_size(f[k].type, d->ids);
 	}
+	if (!strcmp(jvm, "java/lang/Object") && object_size_override)
+		size = object_size_override;
 	hw_load_class(&d->recs, (uint32_t)(id >> 4), id, 0, sid(&d->nm, jvm));
 	hw_class_dump(&d->body, &(struct hw_class){.id = id, .super = super, .instance_size = size,
 						   .nstatics = nst, .statics = st,
@@ -1443,11 +1450,18 @@ static void build_strings(struct sdump *d, int ids, bool jdk8, bool utf16_le,
 			entries[k] = snew(d);
 		for (size_t k = 0; k < n; k++) {
 			uint64_t key = sascii(d, props[2 * k]), val = sascii(d, props[2 * k + 1]);
+			uint64_t next = props_self_linked ? entries[k] : k + 1 < n ? entries[k + 1] : 0;
 			hw_instance(&d->body, entries[k], ecls, 4, (struct hw_value[]){
-				HW_INT((int32_t)k), HW_OBJ(key), HW_OBJ(val),
-				HW_OBJ(k + 1 < n ? entries[k + 1] : 0)});
+				HW_INT((int32_t)k), HW_OBJ(key), HW_OBJ(val), HW_OBJ(next)});
 		}
-		hw_obj_array(&d->body, table, acls, 3, (uint64_t[]){0, entries[0], 0});
+		if (props_self_linked) {
+			static uint64_t buckets[1000];
+			for (int k = 0; k < 1000; k++)
+				buckets[k] = entries[0];
+			hw_obj_array(&d->body, table, acls, 1000, buckets);
+		} else {
+			hw_obj_array(&d->body, table, acls, 3, (uint64_t[]){0, entries[0], 0});
+		}
 		hw_instance(&d->body, p, pcls, 2, (struct hw_value[]){HW_OBJ(0), HW_OBJ(table)});
 		struct hw_static st = {sid(&d->nm, "props"), HW_OBJ(p)};
 		sclass(d, "java/lang/System", obj, NULL, 0, &st, 1);
@@ -1496,6 +1510,43 @@ static const char *const props_big[] = {
 	"java.version", "17.0.15", "sun.cpu.endian", "big", "file.encoding", "UTF-8", NULL};
 static const char *const props_little[] = {
 	"java.version", "17.0.15", "sun.cpu.endian", "little", NULL};
+
+/*
+ * Fuzz findings (issue 15): java.lang.Object with an absurd instance size
+ * (0xF9000000) is not taken for a header; a property table of 1000 buckets
+ * that all hold one entry linked to itself is searched in bounded time.
+ */
+static void test_crafted_sizes_and_props(void **state)
+{
+	(void)state;
+	struct sdump d;
+	object_size_override = 0xF9000000u;
+	build_strings(&d, 8, false, false, props_big);
+	object_size_override = 0;
+	struct heap *h = load_ok(d.w.path, NULL);
+	assert_true(h->header_size == 12 || h->header_size == 16);
+	for (uint32_t i = 0; i < h->n; i++)
+		assert_true(heap_shallow(h, i) < 4096);
+	heap_free(h);
+	free_strings(&d);
+
+	props_self_linked = true;
+	build_strings(&d, 8, false, false, props_big);
+	props_self_linked = false;
+	h = load_ok(d.w.path, NULL);
+	char *v = heap_system_property(h, "java.version");
+	assert_non_null(v);
+	assert_string_equal(v, "17.0.15");
+	free(v);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_null(heap_system_property(h, "no.such.property"));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	/* a few thousand steps, not 1000 x 100 000 (37 s before the fix) */
+	assert_true(t1.tv_sec - t0.tv_sec < 2);
+	heap_free(h);
+	free_strings(&d);
+}
 
 /* Compact strings (JDK 9+): Latin-1 and UTF-16 from a big-endian VM. */
 static void test_strings_compact_big_endian(void **state)
@@ -1600,6 +1651,7 @@ int main(void)
 		cmocka_unit_test(test_android_records),
 		cmocka_unit_test(test_strings_jdk8_char_array),
 		cmocka_unit_test(test_strings_compact_big_endian),
+		cmocka_unit_test(test_crafted_sizes_and_props),
 		cmocka_unit_test(test_strings_compact_little_endian),
 		cmocka_unit_test(test_oops_from_system_property),
 		cmocka_unit_test(test_class_object_size_without_java_lang_class),
