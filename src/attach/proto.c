@@ -450,10 +450,16 @@ int proto_histogram(struct proto_conn *c, bool gc, struct att_hist_row **rows, u
 int proto_snapshot(struct proto_conn *c, const char *path, double *pause_ms,
 		   void (*progress)(void *ctx, uint64_t bytes), void *ctx, struct hs_error *err)
 {
+	/* the heap's size bounds what the records may claim (snap_heap_bound) */
+	struct proto_info info;
+	if (proto_info(c, &info, err))
+		return HS_ERR;
 	int64_t t0 = now_ms();
 	if (send_req(c, T_SNAPSHOT, NULL, err))
 		return HS_ERR;
 	struct snap_builder *sb = snap_new();
+	snap_heap_bound(sb, info.heap_max > info.heap_committed ? info.heap_max
+								: info.heap_committed);
 	uint64_t got = 0;
 	bool first = true;
 	for (;;) {

@@ -93,7 +93,25 @@ struct snap_builder {
 	size_t nprim, prim_cap;
 	FILE *arrays;		/* PRIMITIVE ARRAY DUMP sub-records, written as they come */
 	uint64_t arrays_bytes;
+	uint64_t heap_bytes;	/* snap_heap_bound; 0: unbounded */
 };
+
+void snap_heap_bound(struct snap_builder *b, uint64_t heap_bytes)
+{
+	b->heap_bytes = heap_bytes;
+}
+
+/* The most objects a heap of b->heap_bytes holds (8 bytes each at least), plus the classes. */
+static uint64_t max_objects(const struct snap_builder *b)
+{
+	return b->heap_bytes ? b->heap_bytes / 8 + b->ncls + 1024 : UINT32_MAX;
+}
+
+/* Whether an array of len elements of es bytes fits in the heap. */
+static bool array_fits(const struct snap_builder *b, uint64_t len, uint64_t es)
+{
+	return len * es <= (1ULL << 31) && (!b->heap_bytes || len * es <= b->heap_bytes);
+}
 
 struct snap_builder *snap_new(void)
 {
@@ -267,7 +285,7 @@ static size_t hprof_size_of(uint8_t t)
 
 static bool grow_objs(struct snap_builder *b, uint64_t id)
 {
-	if (id >= UINT32_MAX - 1)
+	if (id >= UINT32_MAX - 1 || id > max_objects(b))
 		return false;
 	if (id < b->nobj_cap)
 		return true;
@@ -350,9 +368,12 @@ static int one_record(struct snap_builder *b, struct rd *r, struct hs_error *err
 		int32_t len = (int32_t)rd_u32(r);
 		if (r->short_)
 			return 0;
-		if (!id || !cls || cls > b->ncls || !grow_objs(b, id)) {
-			snprintf(err->msg, sizeof err->msg, "snapshot: an OBJECT record with id %llu "
-				 "and class %llu", (unsigned long long)id, (unsigned long long)cls);
+		if (!id || !cls || cls > b->ncls || !grow_objs(b, id) ||
+		    (len > 0 && !array_fits(b, (uint64_t)len, 4))) {
+			snprintf(err->msg, sizeof err->msg, "snapshot: an OBJECT record with id %llu, "
+				 "class %llu and length %d (the JVM's heap holds %llu bytes)",
+				 (unsigned long long)id, (unsigned long long)cls, len,
+				 (unsigned long long)b->heap_bytes);
 			return -1;
 		}
 		b->obj_cls[id] = (uint32_t)cls;
@@ -415,7 +436,7 @@ static int one_record(struct snap_builder *b, struct rd *r, struct hs_error *err
 		size_t es = jvmti_prim_size(type);
 		if (r->short_)
 			return 0;
-		if (!es || (uint64_t)count * es > (1ULL << 31) || !grow_objs(b, id)) {
+		if (!es || !array_fits(b, count, es) || !grow_objs(b, id)) {
 			snprintf(err->msg, sizeof err->msg, "snapshot: a PRIMITIVE ARRAY record of "
 				 "%u elements of type %u", count, type);
 			return -1;
@@ -459,7 +480,9 @@ static int one_record(struct snap_builder *b, struct rd *r, struct hs_error *err
 		t.nframes = rd_u32(r);
 		if (t.nframes > 65536)
 			bad = true;
-		t.fr = xcalloc(bad || r->short_ ? 1 : (size_t)t.nframes + 1, sizeof *t.fr);
+		if (bad || r->short_)
+			t.nframes = 0;	/* nothing read, nothing to free */
+		t.fr = xcalloc((size_t)t.nframes + 1, sizeof *t.fr);
 		for (uint32_t k = 0; k < t.nframes && !r->short_ && !bad; k++) {
 			t.fr[k].cls = rd_str(r, &bad);
 			t.fr[k].method = rd_str(r, &bad);
@@ -852,7 +875,8 @@ static void write_objects(struct snap_builder *b, struct hw *o, const uint32_t *
 				vcap = bytes * 2;
 				vals = xrealloc(vals, vcap);
 			}
-			memset(vals, 0, bytes);
+			if (bytes)
+				memset(vals, 0, bytes);
 			for (uint32_t k = rstart[id]; k < rstart[id + 1]; k++) {
 				const struct sref *r = &b->ref[rorder[k]];
 				if (r->kind == K_ELEMENT && r->index >= 0 && (uint32_t)r->index < len)
@@ -872,7 +896,8 @@ static void write_objects(struct snap_builder *b, struct hw *o, const uint32_t *
 			vcap = (size_t)c->bytes * 2 + 64;
 			vals = xrealloc(vals, vcap);
 		}
-		memset(vals, 0, c->bytes);
+		if (c->bytes)
+			memset(vals, 0, c->bytes);
 		for (uint32_t k = rstart[id]; k < rstart[id + 1]; k++) {
 			const struct sref *r = &b->ref[rorder[k]];
 			int64_t s = (int64_t)r->index - c->nif;

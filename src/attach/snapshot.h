@@ -24,6 +24,14 @@ struct snap_builder;
 
 struct snap_builder *snap_new(void);
 void snap_free(struct snap_builder *b);
+/*
+ * snap_heap_bound: the JVM's heap holds at most heap_bytes (INFO's heap
+ * max, or committed): object ids, array lengths and element bytes beyond
+ * what that heap can hold are malformed, so a broken or hostile agent
+ * cannot make heapsh allocate or write more than the heap's size. 0: no
+ * bound but the format's (4 billion objects, 2 GiB per array).
+ */
+void snap_heap_bound(struct snap_builder *b, uint64_t heap_bytes);
 
 /* snap_feed: n more bytes of records. HS_ERR with err set when they are malformed. */
 int snap_feed(struct snap_builder *b, const uint8_t *p, size_t n, struct hs_error *err);
