@@ -101,4 +101,13 @@ bool ag_dump_request(int fd, JNIEnv *env, struct req *r);
 bool ag_analyze_request(int fd, JNIEnv *env, JavaVM *vm, struct req *r);
 extern __thread int ag_in_agent_thread;
 
+/*
+ * ag_iface_fields: how many fields the interfaces klass implements declare,
+ * each interface once (seen[0..*nseen), at most cap; the caller deletes
+ * the local references it holds): the first JVMTI field indexes of an
+ * instance (jvmtiHeapReferenceInfoField). jv: the JVMTI environment asking.
+ */
+uint32_t ag_iface_fields(jvmtiEnv *jv, JNIEnv *env, jclass klass, jclass *seen, jint *nseen,
+			 jint cap);
+
 #endif

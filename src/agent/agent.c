@@ -605,14 +605,14 @@ static jlong tag_pending(struct snap *s, jobject o)
 	return t & ~PENDING;
 }
 
-/* iface_fields: the fields of every interface klass implements, each interface once. */
-static uint32_t iface_fields(JNIEnv *env, jclass klass, jclass *seen, jint *nseen, jint cap)
+uint32_t ag_iface_fields(jvmtiEnv *jv, JNIEnv *env, jclass klass, jclass *seen, jint *nseen,
+			 jint cap)
 {
 	uint32_t total = 0;
 	for (jclass k = (*env)->NewLocalRef(env, klass); k;) {
 		jint ni = 0;
 		jclass *ifs = NULL;
-		if ((*jvmti)->GetImplementedInterfaces(jvmti, k, &ni, &ifs) == JVMTI_ERROR_NONE) {
+		if ((*jv)->GetImplementedInterfaces(jv, k, &ni, &ifs) == JVMTI_ERROR_NONE) {
 			for (jint i = 0; i < ni; i++) {
 				bool dup = false;
 				for (jint j = 0; j < *nseen && !dup; j++)
@@ -624,12 +624,14 @@ static uint32_t iface_fields(JNIEnv *env, jclass klass, jclass *seen, jint *nsee
 				seen[(*nseen)++] = ifs[i];
 				jint nf = 0;
 				jfieldID *f = NULL;
-				if ((*jvmti)->GetClassFields(jvmti, ifs[i], &nf, &f) == JVMTI_ERROR_NONE)
+				if ((*jv)->GetClassFields(jv, ifs[i], &nf, &f) == JVMTI_ERROR_NONE)
 					total += (uint32_t)nf;
-				dealloc(f);
-				total += iface_fields(env, ifs[i], seen, nseen, cap);
+				if (f)
+					(*jv)->Deallocate(jv, (unsigned char *)f);
+				total += ag_iface_fields(jv, env, ifs[i], seen, nseen, cap);
 			}
-			dealloc(ifs);
+			if (ifs)
+				(*jv)->Deallocate(jv, (unsigned char *)ifs);
 		}
 		jclass sup = (*env)->GetSuperclass(env, k);
 		(*env)->DeleteLocalRef(env, k);
@@ -675,7 +677,7 @@ static void write_class(struct snap *s, JNIEnv *env, jclass k, jlong id)
 		(*env)->DeleteLocalRef(env, loader);
 	jclass seen[512];
 	jint nseen = 0;
-	uint32_t nif = iface_fields(env, k, seen, &nseen, 512);
+	uint32_t nif = ag_iface_fields(jvmti, env, k, seen, &nseen, 512);
 	for (jint i = 0; i < nseen; i++)
 		(*env)->DeleteLocalRef(env, seen[i]);
 	jint nf = 0;
@@ -1183,7 +1185,7 @@ static bool field_table(JNIEnv *env, jclass k, struct ftab *t)
 	}
 	jclass seen[512];
 	jint nseen = 0;
-	jint index = (jint)iface_fields(env, k, seen, &nseen, 512);
+	jint index = (jint)ag_iface_fields(jvmti, env, k, seen, &nseen, 512);
 	for (jint i = 0; i < nseen; i++)
 		(*env)->DeleteLocalRef(env, seen[i]);
 	for (int d = depth; d-- > 0;) {	/* java.lang.Object first */

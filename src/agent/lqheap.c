@@ -315,41 +315,6 @@ static uint32_t type_size(struct lq *q, char t)
 	}
 }
 
-/* iface_fields: the fields of every interface c implements (each once), for JVMTI's indexes. */
-static uint32_t iface_fields(struct lq *q, jclass klass, jclass *seen, jint *nseen, jint cap)
-{
-	JNIEnv *env = q->jni;
-	jvmtiEnv *jv = q->jv;
-	uint32_t total = 0;
-	for (jclass k = (*env)->NewLocalRef(env, klass); k;) {
-		jint ni = 0;
-		jclass *ifs = NULL;
-		if ((*jv)->GetImplementedInterfaces(jv, k, &ni, &ifs) == JVMTI_ERROR_NONE) {
-			for (jint i = 0; i < ni; i++) {
-				bool dup = false;
-				for (jint j = 0; j < *nseen && !dup; j++)
-					dup = (*env)->IsSameObject(env, seen[j], ifs[i]);
-				if (dup || *nseen >= cap) {
-					(*env)->DeleteLocalRef(env, ifs[i]);
-					continue;
-				}
-				seen[(*nseen)++] = ifs[i];
-				jint nf = 0;
-				jfieldID *f = NULL;
-				if ((*jv)->GetClassFields(jv, ifs[i], &nf, &f) == JVMTI_ERROR_NONE)
-					total += (uint32_t)nf;
-				dealloc(q, f);
-				total += iface_fields(q, ifs[i], seen, nseen, cap);
-			}
-			dealloc(q, ifs);
-		}
-		jclass sup = (*env)->GetSuperclass(env, k);
-		(*env)->DeleteLocalRef(env, k);
-		k = sup;
-	}
-	return total;
-}
-
 /* declared: class c's own fields (GetClassFields order); *total counts statics too. */
 static struct lfield *declared(struct lq *q, uint32_t c, uint32_t *n)
 {
@@ -397,7 +362,7 @@ void lq_class_fields(struct lq *q, uint32_t c)
 		chain[nchain++] = s;
 	jclass seen[512];
 	jint nseen = 0;
-	uint32_t base = k->interface ? 0 : iface_fields(q, k->ref, seen, &nseen, 512);
+	uint32_t base = k->interface ? 0 : ag_iface_fields(q->jv, q->jni, k->ref, seen, &nseen, 512);
 	for (jint i = 0; i < nseen; i++)
 		(*q->jni)->DeleteLocalRef(q->jni, seen[i]);
 	struct lfield *decl[256];
