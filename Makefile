@@ -3,6 +3,8 @@
 #   make deps       install missing Debian packages (apt-get)
 #   make demo       build, dump the bundled demo program's heap, open the shell
 #   make test       every test (C unit tests with cmocka, shell tests on real dumps)
+#   make fuzz       libFuzzer harnesses and their seed corpora (tests/fuzz/README.md);
+#                   make fuzz-check runs them briefly (part of make test)
 #   make bench      benchmarks against VisualVM's heap library (docs/performance.md)
 #   make install    install under PREFIX (/usr/local); DESTDIR for staging; make uninstall
 #   make READLINE=no   build with the plain line reader instead of GNU readline
@@ -41,16 +43,17 @@ SH_OBJ   = $(SH_SRC:%.c=$(BUILD)/$(READLINE)/%.o)
 # Debian packages the build, the tests and the benchmarks need.
 DEB_PKGS = gcc make pkg-config zlib1g-dev liblua5.4-dev libffi-dev libreadline-dev \
            libcmocka-dev openjdk-17-jdk-headless visualvm python3 python3-networkx tmux gzip \
-           zsh groff-base chromium fonts-dejavu-core libh2-java libasm-java
+           zsh groff-base chromium fonts-dejavu-core libh2-java libasm-java \
+           clang libclang-rt-14-dev
 
-.PHONY: all deps demo test unit bench clean FORCE
+.PHONY: all deps demo test unit bench fuzz fuzz-check clean FORCE
 BIN ?= heapsh
 AGENT = libheapsh_agent.so
 all: $(BIN) $(AGENT)
 
 # The JVMTI agent, built against the installed JDK's headers.
 JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(command -v javac))) 2>/dev/null)
-AGENT_SRC = src/agent/agent.c src/agent/alloc.c src/agent/alloc_jvmti.c src/agent/instrument.c \
+AGENT_SRC = src/agent/agent.c src/agent/req.c src/agent/alloc.c src/agent/alloc_jvmti.c src/agent/instrument.c \
             src/agent/sites.c src/agent/dump.c src/agent/analyze.c src/agent/lq.c \
             src/agent/lqheap.c src/agent/lqset.c src/dsl/prog.c src/dsl/plan.c \
             src/base/classname.c src/base/fmt.c
@@ -121,6 +124,7 @@ test: deps
 	$(MAKE) unit
 	$(MAKE) READLINE=no BIN=$(BUILD)/heapsh-plain
 	bash tests/run.sh
+	$(MAKE) fuzz-check
 
 UNIT_TESTS = $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(wildcard tests/unit/test_*.c))
 $(BUILD)/unit/%: tests/unit/%.c $(LIB_OBJ)
@@ -149,6 +153,44 @@ bench: deps heapsh
 	bash bench/live.sh
 	bash bench/lua.sh
 	bash bench/alloc.sh
+
+# Fuzzing: libFuzzer harnesses (tests/fuzz/fuzz_*.c) built with clang,
+# AddressSanitizer and UndefinedBehaviorSanitizer, over the library's own
+# objects compiled again with coverage; the agent's readers are built from
+# the agent's sources. tests/fuzz/run.sh makes the corpora and runs them.
+FUZZ_CC      ?= clang
+FUZZ_DIR      = $(BUILD)/fuzz
+FUZZ_FLAGS    = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+                -fno-sanitize-recover=undefined
+FUZZ_TARGETS  = hprof index query reply agent lua
+FUZZ_BINS     = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
+FUZZ_LIB_OBJ  = $(LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o)
+FUZZ_SH_OBJ   = $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(filter-out $(LE_SRC),$(SH_SRC)) \
+                src/shell/le_plain.c)
+FUZZ_AGENT_SRC = src/agent/req.c src/dsl/prog.c src/dsl/plan.c src/base/classname.c \
+                 src/base/fmt.c
+FUZZ_HDRS     = tests/fuzz/fuzz.h tests/fuzz/tiny_heap.h tests/unit/hprof_writer.h
+
+$(FUZZ_DIR)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -D_GNU_SOURCE $(PKG_CFLAGS) \
+	  -Dmain=heapsh_main -MMD -MP -c -o $@ $<
+$(FUZZ_DIR)/fuzz_lua: tests/fuzz/fuzz_lua.c $(FUZZ_LIB_OBJ) $(FUZZ_SH_OBJ) $(FUZZ_HDRS)
+	$(FUZZ_CC) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer -D_GNU_SOURCE $(PKG_CFLAGS) -o $@ $< \
+	  $(FUZZ_LIB_OBJ) $(FUZZ_SH_OBJ) $(PKG_LIBS) -lm -pthread
+$(FUZZ_DIR)/fuzz_agent: tests/fuzz/fuzz_agent.c $(FUZZ_AGENT_SRC) src/agent/ag.h tests/fuzz/fuzz.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer -D_GNU_SOURCE -isystem $(JAVA_HOME)/include \
+	  -isystem $(JAVA_HOME)/include/linux -o $@ $< $(FUZZ_AGENT_SRC) -lm
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJ) $(FUZZ_HDRS)
+	$(FUZZ_CC) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer -D_GNU_SOURCE $(PKG_CFLAGS) -o $@ $< \
+	  $(FUZZ_LIB_OBJ) $(PKG_LIBS) -lm -pthread
+
+fuzz: deps
+	$(MAKE) $(FUZZ_BINS)
+	bash tests/fuzz/run.sh corpus
+fuzz-check: fuzz
+	bash tests/fuzz/run.sh check
 
 clean:
 	rm -rf $(BUILD) heapsh $(AGENT)

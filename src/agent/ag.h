@@ -69,6 +69,27 @@ uint64_t ag_ru64(struct req *r);
 char *ag_rstr(struct req *r);
 
 /*
+ * The INSTANCES filter (req.c): a predicate tree over an instance's fields.
+ * ag_pred_read reads one node and its children (depth at most 32, budget
+ * nodes in all); NULL with r->bad set when malformed. ag_pred_free frees a
+ * tree (NULL is fine).
+ */
+enum { P_TRUE, P_AND, P_OR, P_NOT, P_CMP };
+enum { K_NULL, K_LONG, K_DOUBLE, K_STRING, K_BOOL };
+
+/* P_CMP: field cmp (0..5) a literal of kind; P_AND, P_OR: n kids; P_NOT: one. */
+struct pnode {
+	uint8_t op, n, cmp, kind;
+	struct pnode **kid;
+	char *field;
+	int slot;		/* index into the field slots */
+	uint64_t bits;		/* long / double bits / boolean */
+	char *text;		/* string literal */
+};
+struct pnode *ag_pred_read(struct req *r, int depth, int *budget);
+void ag_pred_free(struct pnode *p);
+
+/*
  * The allocation recorder (alloc.c; seeds 001, 002 and 004, docs/agent.md).
  * ag_alloc_init: remember the VM (every load and attach calls it).
  * ag_alloc_options: start a recording from the agent's start-up options

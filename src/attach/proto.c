@@ -149,6 +149,8 @@ struct obuf {
 
 static void put(struct obuf *b, const void *src, size_t n)
 {
+	if (!n)
+		return;	/* an empty DATA frame: nothing to add (b->p may still be NULL) */
 	if (b->len + n > b->cap) {
 		b->cap = (b->len + n) * 2 + 64;
 		b->p = xrealloc(b->p, b->cap);
@@ -1174,6 +1176,7 @@ int proto_analyze(struct proto_conn *c, const uint8_t *prog, size_t len, uint32_
 		if (bad || check_reply(c, &r, T_END, err)) {
 			free(all.p);
 			if (bad) {
+				free(r.p);	/* check_reply, which frees it, did not run */
 				proto_close(c);
 				seterr(err, "the agent's END does not follow the protocol; the "
 				       "connection is closed");

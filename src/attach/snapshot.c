@@ -84,6 +84,7 @@ struct snap_builder {
 	int32_t *obj_len;	/* [id] array length, -1 */
 	uint8_t *obj_parr;	/* [id] 1 when its PRIMITIVE ARRAY record came */
 	uint32_t nobj_cap, max_id;
+	uint64_t nrec;		/* records read so far */
 	uint64_t nobjects;
 	struct sref *ref;
 	size_t nref, ref_cap;
@@ -102,9 +103,20 @@ void snap_heap_bound(struct snap_builder *b, uint64_t heap_bytes)
 }
 
 /* The most objects a heap of b->heap_bytes holds (8 bytes each at least), plus the classes. */
+/*
+ * max_objects: the largest id a record may name now. The agent numbers
+ * objects as its walk meets them, writing a record each time (docs/
+ * protocol.md), and tags at most the loaders and threads ahead of their
+ * records: so an id beyond twice the records read, plus room for those, is
+ * malformed whatever heap size INFO claimed, and what heapsh allocates for
+ * ids grows with the bytes received, not with what a record says.
+ */
+#define ID_SLACK (1u << 20)
 static uint64_t max_objects(const struct snap_builder *b)
 {
-	return b->heap_bytes ? b->heap_bytes / 8 + b->ncls + 1024 : UINT32_MAX;
+	uint64_t by_heap = b->heap_bytes ? b->heap_bytes / 8 + b->ncls + 1024 : UINT32_MAX;
+	uint64_t by_stream = b->ncls + 2 * b->nrec + ID_SLACK;
+	return by_heap < by_stream ? by_heap : by_stream;
 }
 
 /* Whether an array of len elements of es bytes fits in the heap. */
@@ -534,6 +546,7 @@ int snap_feed(struct snap_builder *b, const uint8_t *p, size_t n, struct hs_erro
 		int k = one_record(b, &r, err);
 		if (k < 0)
 			return HS_ERR;
+		b->nrec += k == 1;
 		if (k == 0) {
 			r.p = at;
 			break;

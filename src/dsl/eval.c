@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 struct binding {
 	const char *name;
@@ -76,6 +77,8 @@ struct ev {
 	struct analysis *an;	/* the running analysis, freed if it fails */
 	const char *snippet;	/* the text being run */
 	int calls;		/* lambda calls under way: bounded, recursion is an error */
+	const char *stack_base;	/* the C stack where the snippet began (dsl_run) */
+	size_t stack_budget;	/* bytes of C stack below stack_base lambdas may use */
 	struct instance *cur;	/* whose properties names refer to */
 	uint64_t steps;
 	struct value allocs;	/* `allocations` once read in this snippet, else null */
@@ -773,6 +776,21 @@ static struct value ident(struct ev *e, struct frame *f, struct node *n)
 
 /* ---- lambdas ---- */
 
+/*
+ * stack_budget: the C stack a snippet's lambda calls may take: the soft
+ * limit less 1 MiB for the shell, Lua and libraries above and below (8 MiB
+ * when unlimited or unknown), at least 256 KiB.
+ */
+static size_t stack_budget(void)
+{
+	struct rlimit rl;
+	size_t lim = 8u << 20;
+	if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur < lim)
+		lim = (size_t)rl.rlim_cur;
+	return lim > (1280u << 10) ? lim - (1u << 20) : 256u << 10;
+}
+
 static struct value apply(struct ev *e, const struct node *at, struct value fn, int nargs,
 			  const struct value *args)
 {
@@ -782,6 +800,11 @@ static struct value apply(struct ev *e, const struct node *at, struct value fn, 
 	if (e->calls >= 1000)
 		rt_error(e, at, "lambdas call each other more than 1000 deep (a lambda that "
 			 "calls itself?)");
+	/* Each call takes a few KiB of C stack (more under sanitizers): stop before it ends. */
+	char here;
+	if (e->stack_base > &here && (size_t)(e->stack_base - &here) > e->stack_budget)
+		rt_error(e, at, "lambdas call each other %d deep, too deep for the C stack (a "
+			 "lambda that calls itself?)", e->calls);
 	if (lam->nparams != nargs && !(lam->nparams == 0 && nargs == 1))
 		rt_error(e, lam, "this lambda takes %d parameter%s, but is called with %d",
 			 lam->nparams, lam->nparams == 1 ? "" : "s", nargs);
@@ -2397,6 +2420,9 @@ enum parse_status dsl_run(struct dsl *d, const char *text, struct dsl_output *ou
 	e->a = a;
 	e->err = err;
 	e->snippet = n ? stmts[0]->snippet : NULL;
+	char base;
+	e->stack_base = &base;
+	e->stack_budget = stack_budget();
 	int k = 0;
 	if (setjmp(e->fail)) {
 		e->calls = 0;
@@ -2456,8 +2482,6 @@ enum parse_status dsl_run(struct dsl *d, const char *text, struct dsl_output *ou
 	}
 done:
 	free(e);
-	if (!out->priv)
-		out->priv = NULL;
 	return st;
 }
 

@@ -114,7 +114,7 @@ void dsl_bind(struct dsl *d, const char *name, struct value v);
 /* dsl_lambda_plain: v is a lambda that captured no values (its tree is all of it). */
 bool dsl_lambda_plain(struct value v);
 
-/* dsl_value_text: a value as text (lists summarised), in the output's arena. */
+/* dsl_value_text: a value as text (lists summarised), in arena (a struct arena *). */
 const char *dsl_value_text(struct dsl *d, struct value v, void *arena);
 
 /* dsl_names: the session's named values, for completion (NULL-terminated, borrowed). */

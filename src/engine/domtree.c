@@ -458,3 +458,36 @@ void dom_tree_shape(struct dom_tree *t, uint32_t *height, uint32_t *width)
 	*height = hmax;
 	*width = wmax;
 }
+
+uint8_t *dom_tree_save(const struct dom_tree *t, uint32_t n, size_t *len)
+{
+	*len = 4 + ((size_t)n + 1) * 12;
+	uint8_t *buf = xmalloc(*len);
+	memcpy(buf, &n, 4);
+	memcpy(buf + 4, t->idom, ((size_t)n + 1) * 4);
+	memcpy(buf + 4 + ((size_t)n + 1) * 4, t->retained, ((size_t)n + 1) * 8);
+	return buf;
+}
+
+struct dom_tree *dom_tree_load(const struct heap *h, bool no_weak, const uint8_t *p,
+			       uint64_t len, bool *insane)
+{
+	uint32_t n = h->n, stored;
+	*insane = false;
+	if (len != 4 + ((uint64_t)n + 1) * 12)
+		return NULL;
+	memcpy(&stored, p, 4);
+	if (stored != n)
+		return NULL;
+	uint32_t *idom = xmallocarray((size_t)n + 1, sizeof *idom);
+	uint64_t *ret = xmallocarray((size_t)n + 1, sizeof *ret);
+	memcpy(idom, p + 4, ((size_t)n + 1) * 4);
+	memcpy(ret, p + 4 + ((size_t)n + 1) * 4, ((size_t)n + 1) * 8);
+	struct dom_tree *t = dom_tree_adopt(h, no_weak, idom, ret);
+	if (!t) {
+		free(idom);
+		free(ret);
+		*insane = true;
+	}
+	return t;
+}

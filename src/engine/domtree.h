@@ -52,6 +52,18 @@ struct dom_tree *dom_tree_adopt(const struct heap *h, bool no_weak, uint32_t *id
 void dom_tree_free(struct dom_tree *t);
 
 /*
+ * dom_tree_save / dom_tree_load: a tree of an n-object heap as one index
+ * section (u32 n, idom[n+1] u32, retained[n+1] u64, this machine's byte
+ * order). dom_tree_save returns len bytes the caller frees. dom_tree_load
+ * returns NULL when the section is not of h (wrong size or count: a stale
+ * index) or, setting *insane, when it is of h's size but not a dominator
+ * tree of h (dom_tree_adopt); it only reads p.
+ */
+uint8_t *dom_tree_save(const struct dom_tree *t, uint32_t n, size_t *len);
+struct dom_tree *dom_tree_load(const struct heap *h, bool no_weak, const uint8_t *p,
+			       uint64_t len, bool *insane);
+
+/*
  * dom_children: v's children in the dominator tree (v may be the
  * super-root), largest retained first, in a new array the caller frees.
  * Cost: one scan of the tree, O(n), plus sorting the children.

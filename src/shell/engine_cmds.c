@@ -35,46 +35,24 @@ void sh_close_heap(struct sh *sh)
 	sh->heap = NULL;
 }
 
-/* Index section layout: u32 n, idom[n+1] u32, retained[n+1] u64. */
 static struct dom_tree *dom_from_index(struct sh *sh, bool no_weak)
 {
 	uint64_t len;
 	const uint8_t *p = idx_section(sh->idx, no_weak ? IDX_DOM_STRONG : IDX_DOM_ALL, &len);
-	uint32_t n = sh->heap->n, stored;
-	uint64_t want = 4 + ((uint64_t)n + 1) * 12;
-	if (!p || len != want)
+	if (!p)
 		return NULL;
-	memcpy(&stored, p, 4);
-	if (stored != n)
-		return NULL;
-	uint32_t *idom = xmallocarray((size_t)n + 1, sizeof *idom);
-	uint64_t *ret = xmallocarray((size_t)n + 1, sizeof *ret);
-	memcpy(idom, p + 4, ((size_t)n + 1) * 4);
-	memcpy(ret, p + 4 + ((size_t)n + 1) * 4, ((size_t)n + 1) * 8);
-	for (uint32_t v = 0; v < n; v++)
-		if (idom[v] != HEAP_NONE && idom[v] > n) {
-			free(idom);
-			free(ret);
-			return NULL;	/* not ours, whatever the checksum says */
-		}
-	struct dom_tree *t = dom_tree_adopt(sh->heap, no_weak, idom, ret);
-	if (!t) {
-		free(idom);
-		free(ret);
+	bool insane = false;
+	struct dom_tree *t = dom_tree_load(sh->heap, no_weak, p, len, &insane);
+	if (insane)
 		fprintf(stderr, "heapsh: warning: the index's dominator tree is not a tree of this "
 			"heap; computing it again\n");
-	}
 	return t;
 }
 
 static void dom_to_index(struct sh *sh, const struct dom_tree *t, bool no_weak)
 {
-	uint32_t n = sh->heap->n;
-	size_t len = 4 + ((size_t)n + 1) * 12;
-	uint8_t *buf = xmalloc(len);
-	memcpy(buf, &n, 4);
-	memcpy(buf + 4, t->idom, ((size_t)n + 1) * 4);
-	memcpy(buf + 4 + ((size_t)n + 1) * 4, t->retained, ((size_t)n + 1) * 8);
+	size_t len;
+	uint8_t *buf = dom_tree_save(t, sh->heap->n, &len);
 	struct hs_error err;
 	if (idx_put(sh->idx, no_weak ? IDX_DOM_STRONG : IDX_DOM_ALL, buf, len, &err) != HS_OK)
 		fprintf(stderr, "heapsh: warning: %s\n", err.msg);

@@ -589,6 +589,7 @@ static void finish(struct sh *sh)
 	sh->dump_path = NULL;
 }
 
+int main(int argc, char **argv);	/* declared: the fuzz build renames it (Makefile) */
 int main(int argc, char **argv)
 {
 	struct sh sh;

@@ -1,0 +1,66 @@
+/*
+ * fuzz.h - what the libFuzzer harnesses share (tests/fuzz/README.md).
+ *
+ * fz_file: the input as a file at a path the readers open (a memfd, named
+ * through /proc/self/fd, so no disk is touched per input); the same file
+ * is rewritten for each input. fz_quiet: send the stdout of the
+ * code under test to /dev/null (libFuzzer reports on stderr), so a log
+ * stays readable (set HEAPSH_FUZZ_VERBOSE=1 to keep it).
+ *
+ * Header-only (static) because each harness is built alone against the
+ * library objects, as the unit tests are.
+ */
+#ifndef HS_FUZZ_H
+#define HS_FUZZ_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static inline const char *fz_file(const uint8_t *data, size_t size)
+{
+	static int fd = -1;
+	static char path[64];
+	if (fd < 0) {
+		fd = memfd_create("heapsh-fuzz", 0);
+		if (fd < 0)
+			abort();
+		snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	}
+	if (ftruncate(fd, 0) != 0 || (size && pwrite(fd, data, size, 0) != (ssize_t)size))
+		abort();
+	return path;
+}
+
+static inline void fz_quiet(void)
+{
+	const char *v = getenv("HEAPSH_FUZZ_VERBOSE");
+	if (v && *v == '1')
+		return;
+	int null = open("/dev/null", O_WRONLY);
+	if (null < 0)
+		return;
+	fflush(stdout);
+	dup2(null, STDOUT_FILENO);
+	close(null);
+}
+
+/* fz_text: the input as a NUL-terminated string (caller frees). */
+static inline char *fz_text(const uint8_t *data, size_t size)
+{
+	char *s = malloc(size + 1);
+	if (!s)
+		abort();
+	memcpy(s, data, size);
+	s[size] = 0;
+	return s;
+}
+
+#endif

@@ -1,0 +1,141 @@
+/*
+ * fuzz_hprof.c - libFuzzer harness for the HPROF reader and the heap model
+ * (src/hprof, src/heap) and the engine on what they build (dominator tree,
+ * dynamic sizes, paths from GC roots). The input is a dump file, plain or
+ * gzip'd (hprof_open tells them apart by their magic). A malformed input
+ * must end in an error from heap_load; a loaded heap must survive every
+ * read the shell makes of it.
+ */
+#include "fuzz.h"
+#include "tiny_heap.h"
+
+#include "../../src/engine/domtree.h"
+#include "../../src/engine/dyn.h"
+#include "../../src/engine/hgraph.h"
+#include "../../src/engine/path.h"
+#include "../../src/heap/heap.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* seed: copy the file at from to DIR/name. */
+static void seed(const char *dir, const char *name, const char *from)
+{
+	char cmd[8192];
+	snprintf(cmd, sizeof cmd, "cp '%s' '%s/%s'", from, dir, name);
+	if (system(cmd) != 0)
+		abort();
+}
+
+/*
+ * With HEAPSH_FUZZ_SEEDS=DIR: write the seeds there and exit: the tiny heap
+ * with ids of 4 and 8 bytes, plain and gzip'd.
+ */
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	fz_quiet();
+	const char *dir = getenv("HEAPSH_FUZZ_SEEDS");
+	if (!dir)
+		return 0;
+	for (int ids = 4; ids <= 8; ids += 4) {
+		struct hw w;
+		char name[64];
+		tiny_heap(&w, ids);
+		snprintf(name, sizeof name, "tiny-%d.hprof", ids);
+		seed(dir, name, hw_save(&w));
+		snprintf(name, sizeof name, "tiny-%d.hprof.gz", ids);
+		seed(dir, name, hw_save_gz(&w, 100));
+		hw_free(&w);
+	}
+	exit(0);
+}
+
+static bool on_ref(void *ctx, const struct heap_ref *r)
+{
+	*(uint64_t *)ctx += r->target + r->index;
+	return true;
+}
+
+static void on_field(void *ctx, uint32_t decl, const struct heap_field *f, struct heap_value v)
+{
+	*(uint64_t *)ctx += decl + f->type + v.v.id;
+}
+
+/* Everything the shell reads of one object. */
+static uint64_t touch(const struct heap *h, uint32_t i)
+{
+	uint64_t sum = heap_shallow(h, i) + heap_class_of_object(h, i);
+	sum += strlen(heap_class_name(h, i));
+	heap_refs(h, i, on_ref, &sum);
+	heap_fields_each(h, i, on_field, &sum);
+	uint32_t len = heap_array_length(h, i);
+	for (uint32_t k = 0; k < len && k < 16; k++)
+		sum += heap_array_elem(h, i, k).v.id;
+	char *s = heap_string(h, i, 80);
+	if (s)
+		sum += strlen(s);
+	free(s);
+	uint32_t c;
+	const uint32_t *in = heap_in(h, i, &c);
+	for (uint32_t k = 0; k < c; k++)
+		sum += in[k];
+	return sum;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct heap *h = NULL;
+	struct hs_error err;
+	if (heap_load(fz_file(data, size), NULL, &h, &err) != HS_OK)
+		return 0;
+	volatile uint64_t sum = 0;
+	for (uint32_t i = 0; i < h->n && i < 512; i++)
+		sum += touch(h, i);
+	for (uint32_t t = 0; t < h->nthreads; t++) {
+		char *name = heap_thread_name(h, t);
+		free(name);
+	}
+	char *v = heap_system_property(h, "java.version");
+	free(v);
+	for (uint32_t c = 0; c < h->nclasses && c < 64; c++) {
+		uint32_t k;
+		heap_instances(h, c, &k);
+		struct heap_value sv;
+		if (h->classes[c].nstatics)
+			heap_static(h, c, h->classes[c].statics[0].name, &sv);
+	}
+	struct dom_tree *t = NULL;
+	if (dom_tree_build(h, false, false, &t) == HS_OK && t) {
+		uint32_t nk, height, width;
+		free(dom_children(t, h->n, &nk));
+		dom_tree_shape(t, &height, &width);
+		size_t len;
+		uint8_t *sec = dom_tree_save(t, h->n, &len);
+		bool insane;
+		struct dom_tree *back = dom_tree_load(h, false, sec, len, &insane);
+		if (!back || insane)
+			abort();	/* a tree we built must pass our own check */
+		dom_tree_free(back);
+		free(sec);
+		dom_tree_free(t);
+	}
+	struct dyn *d = NULL;
+	if (dyn_build_heap(h, &d) == HS_OK && d) {
+		uint64_t bytes;
+		if (h->n)
+			dyn_exact(d, dyn_comp(d, 0), &bytes);
+		dyn_free(d);
+	}
+	struct hgraph g;
+	hg_init(&g, h, false, true);
+	struct path *paths = NULL;
+	uint32_t np = 0;
+	if (h->n && path_to_roots(&g, h->n - 1, 3, &paths, &np) == HS_OK)
+		path_free(paths, np);
+	hg_free(&g);
+	heap_free(h);
+	(void)sum;
+	return 0;
+}

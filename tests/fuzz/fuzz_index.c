@@ -1,0 +1,154 @@
+/*
+ * fuzz_index.c - libFuzzer harness for the index file reader (src/engine/
+ * idx.c) and what is loaded from it: the dominator trees (dom_tree_load,
+ * which checks the tree, docs/engine.md) and the dynamic-size engine
+ * (dyn_load), on the tiny heap (tiny_heap.h).
+ *
+ * The input is an index file without its last four bytes: the harness
+ * writes the dump's key into bytes 16..47 and appends the CRC-32, so that
+ * mutations reach the sections instead of stopping at the checksum (a
+ * valid checksum proves a file undamaged, not sane: issue 15, finding 3).
+ * With HEAPSH_FUZZ_SEEDS=DIR, LLVMFuzzerInitialize writes the index heapsh
+ * itself makes for the tiny heap there, as the corpus's seed, and exits.
+ */
+#include "fuzz.h"
+#include "tiny_heap.h"
+
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include "../../src/engine/domtree.h"
+#include "../../src/engine/dyn.h"
+#include "../../src/engine/idx.h"
+#include "../../src/heap/heap.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char dir[64], dump[96], idx_path[4096];
+static struct heap *heap;
+static uint8_t key[32];		/* the dump's key as idx.c writes it */
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	uint8_t *b = malloc(1 << 22);
+	*len = fread(b, 1, 1 << 22, f);
+	fclose(f);
+	return b;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	fz_quiet();
+	snprintf(dir, sizeof dir, "/tmp/heapsh-fuzz-index-XXXXXX");
+	if (!mkdtemp(dir))
+		abort();
+	snprintf(dump, sizeof dump, "%s/tiny.hprof", dir);
+	struct hw w;
+	tiny_heap(&w, 8);
+	FILE *f = fopen(dump, "wb");
+	if (!f || fwrite(w.b, 1, w.len, f) != w.len || fclose(f))
+		abort();
+	hw_free(&w);
+	/* A fixed mtime, so the seed's key stays the dump's key in every run. */
+	struct timespec t[2] = {{1700000000, 0}, {1700000000, 0}};
+	utimensat(AT_FDCWD, dump, t, 0);
+	struct hs_error err;
+	if (heap_load(dump, NULL, &heap, &err) != HS_OK)
+		abort();
+	/* The index heapsh writes: both trees and the dynamic-size engine. */
+	struct idx *x = idx_open(dump);
+	for (int no_weak = 0; no_weak < 2; no_weak++) {
+		struct dom_tree *dt;
+		if (dom_tree_build(heap, no_weak, false, &dt) != HS_OK)
+			abort();
+		size_t len;
+		uint8_t *sec = dom_tree_save(dt, heap->n, &len);
+		idx_put(x, no_weak ? IDX_DOM_STRONG : IDX_DOM_ALL, sec, len, &err);
+		free(sec);
+		dom_tree_free(dt);
+	}
+	struct dyn *d;
+	if (dyn_build_heap(heap, &d) != HS_OK)
+		abort();
+	dyn_estimate(d);
+	uint64_t dlen;
+	void *dsec = dyn_save(d, &dlen);
+	idx_put(x, IDX_DYN, dsec, dlen, &err);
+	free(dsec);
+	dyn_free(d);
+	size_t len = 0;
+	uint8_t *file = slurp(idx_file(x), &len);
+	if (!file || len < 52)
+		abort();
+	memcpy(key, file + 16, sizeof key);
+	snprintf(idx_path, sizeof idx_path, "%s", idx_file(x));
+	const char *seeds = getenv("HEAPSH_FUZZ_SEEDS");
+	if (seeds) {
+		char out[4096];
+		snprintf(out, sizeof out, "%s/tiny.hsidx", seeds);
+		FILE *o = fopen(out, "wb");
+		if (!o || fwrite(file, 1, len - 4, o) != len - 4 || fclose(o))
+			abort();
+		exit(0);
+	}
+	free(file);
+	idx_close(x);
+	return 0;
+}
+
+static void use_tree(bool no_weak, const uint8_t *p, uint64_t len)
+{
+	bool insane;
+	struct dom_tree *t = dom_tree_load(heap, no_weak, p, len, &insane);
+	if (!t)
+		return;
+	uint32_t n, height, width;
+	free(dom_children(t, heap->n, &n));
+	free(dom_children(t, 0, &n));
+	dom_tree_shape(t, &height, &width);
+	uint32_t objs[] = {0, 3, heap->n - 1};
+	uint64_t bytes;
+	dom_retained_set(t, objs, 3, &bytes);
+	dom_tree_free(t);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint8_t *file = malloc(size + 4);
+	memcpy(file, data, size);
+	if (size >= 48)
+		memcpy(file + 16, key, sizeof key);
+	uint32_t crc = (uint32_t)crc32_z(0, file, size);
+	memcpy(file + size, &crc, 4);
+	FILE *f = fopen(idx_path, "wb");
+	if (!f || fwrite(file, 1, size + 4, f) != size + 4 || fclose(f))
+		abort();
+	free(file);
+	struct idx *x = idx_open(dump);
+	uint64_t len;
+	const uint8_t *p;
+	if ((p = idx_section(x, IDX_DOM_ALL, &len)))
+		use_tree(false, p, len);
+	if ((p = idx_section(x, IDX_DOM_STRONG, &len)))
+		use_tree(true, p, len);
+	if ((p = idx_section(x, IDX_DYN, &len))) {
+		struct dyn *d = dyn_load(p, len, heap->n);
+		if (d) {
+			uint64_t bytes;
+			for (uint32_t v = 0; v < heap->n; v++)
+				dyn_exact(d, dyn_comp(d, v), &bytes);
+			uint32_t comps[] = {dyn_comp(d, 0), dyn_comp(d, heap->n - 1)};
+			dyn_exact_set(d, comps, 2, &bytes);
+			dyn_estimate(d);
+			dyn_free(d);
+		}
+	}
+	idx_close(x);
+	return 0;
+}

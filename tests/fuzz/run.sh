@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# tests/fuzz/run.sh - seed corpora and runs of the libFuzzer harnesses
+# (tests/fuzz/README.md). Built by `make fuzz` into build/fuzz.
+#   run.sh corpus          make build/fuzz/corpus/TARGET from the test dumps,
+#                          queries and the harnesses' own seed writers
+#   run.sh check           every harness on its corpus and its regression
+#                          files (tests/fuzz/regress/TARGET), then a short
+#                          time-boxed run each (FUZZ_SECONDS, default 8);
+#                          any crash, leak, timeout or sanitizer report fails
+#   run.sh campaign T S    fuzz target T for S seconds into its corpus, the
+#                          log in build/fuzz/logs/T.log (a longer campaign)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+F=build/fuzz
+TARGETS="hprof index query reply agent lua"
+DICT_hprof=tests/fuzz/hprof.dict
+DICT_query=tests/fuzz/query.dict
+DICT_lua=tests/fuzz/query.dict
+DICT_agent=tests/fuzz/agent.dict
+# Bounds: 2 GiB of memory (beyond that is a finding), 10 s per input.
+OPTS="-rss_limit_mb=2048 -malloc_limit_mb=2048 -timeout=10"
+
+dict() { local v="DICT_$1"; [ -n "${!v:-}" ] && echo "-dict=$PWD/${!v}" || true; }
+
+corpus() {
+	for t in $TARGETS; do mkdir -p "$F/corpus/$t"; done
+	# HPROF: the tiny heap (ids of 4 and 8 bytes, plain and gzip), and
+	# every dump the unit tests write (HEAPSH_KEEP_DUMPS keeps them).
+	HEAPSH_FUZZ_SEEDS="$F/corpus/hprof" "$F/fuzz_hprof" >/dev/null 2>&1
+	HEAPSH_FUZZ_SEEDS="$F/corpus/index" "$F/fuzz_index" >/dev/null 2>&1
+	HEAPSH_FUZZ_SEEDS="$F/corpus/reply" "$F/fuzz_reply" >/dev/null 2>&1
+	# Queries: every query file of queries/ and tests/queries; their
+	# programs (prog_encode) go to the agent's corpus as ANALYZE payloads.
+	for q in queries/*.hq tests/queries/*.hq; do
+		cp "$q" "$F/corpus/query/$(basename "$q")"
+	done
+	HEAPSH_FUZZ_SEEDS="$F/corpus/agent" "$F/fuzz_query" "$F/corpus/query" \
+		>/dev/null 2>&1
+	for w in Order String java.lang.Thread 'shop.*' 'objects.size()' \
+		'classes.filter(c -> c.name == "shop.Order")' '0x205' 'alpha'; do
+		printf '%s' "$w" >"$F/corpus/lua/$(printf '%s' "$w" | md5sum | cut -c1-12)"
+	done
+	for t in $TARGETS; do
+		echo "fuzz corpus $t: $(ls "$F/corpus/$t" | wc -l) inputs"
+	done
+}
+
+check() {
+	local fail=0 t dirs log d
+	mkdir -p "$F/logs"
+	for t in $TARGETS; do
+		dirs="$F/corpus/$t"
+		[ -d "tests/fuzz/regress/$t" ] && dirs="$dirs tests/fuzz/regress/$t"
+		log="$F/logs/check-$t.log"
+		# shellcheck disable=SC2086
+		if ! "$F/fuzz_$t" $OPTS -runs=0 $dirs >"$log" 2>&1; then
+			echo "FAIL fuzz $t: an input of its corpus or regression files fails:"
+			tail -40 "$log"
+			fail=1
+			continue
+		fi
+		echo "ok   fuzz $t: corpus and regression files ($(grep -o 'INITED.*' "$log" | head -1))"
+		# A short run from the corpus, into a scratch copy (the corpus stays as made).
+		rm -rf "$F/scratch/$t" && mkdir -p "$F/scratch/$t" && cp "$F/corpus/$t"/* "$F/scratch/$t/"
+		# shellcheck disable=SC2086
+		d=$(dict "$t")
+		if ! (cd "$F/scratch" && "../fuzz_$t" $OPTS $d \
+			-seed=1 -max_total_time="${FUZZ_SECONDS:-8}" -artifact_prefix="$t-" "$t") \
+			>"$log" 2>&1; then
+			echo "FAIL fuzz $t: a short run found a failing input (in $F/scratch/):"
+			tail -40 "$log"
+			fail=1
+			continue
+		fi
+		echo "ok   fuzz $t: $(grep -Eo 'Done [0-9]+ runs in [0-9]+ second' "$log")"
+	done
+	return $fail
+}
+
+campaign() {
+	local t=$1 secs=$2
+	mkdir -p "$F/logs" "$F/artifacts/$t"
+	# shellcheck disable=SC2046
+	"$F/fuzz_$t" $OPTS $(dict "$t") -max_total_time="$secs" -print_final_stats=1 \
+		-artifact_prefix="$F/artifacts/$t/" "$F/corpus/$t" >"$F/logs/$t.log" 2>&1 || true
+	tail -20 "$F/logs/$t.log"
+}
+
+case "${1:-}" in
+corpus) corpus ;;
+check) check ;;
+campaign) campaign "$2" "$3" ;;
+*) echo "usage: $0 corpus | check | campaign TARGET SECONDS" >&2; exit 2 ;;
+esac
