@@ -41,6 +41,9 @@ per suspect, largest first:
                     linked list) as "Class xN"; a path of more than 12 such
                     steps keeps its first 3 and last 8, "(N more)" between
 
+Android dumps: objects of the zygote and image heaps (HEAP DUMP INFO) are
+never suspects, nor counted in a group; they stay in the reachable heap.
+
 How it decides: the reachable heap is what the objects the GC roots dominate
 directly retain together (`:dominators` says the same figure). Suspects are
 those objects retaining at least the threshold (with --all: every object of
@@ -84,6 +87,14 @@ end
 
 local pct = script.pct
 
+-- Android dumps: objects of the zygote and image heaps were there before
+-- the app started (preloaded classes and the boot image); they are no
+-- suspects, as Android Studio and Shark leave them out.
+local function system_heap(o)
+	local hp = o.android_heap
+	return hp == "zygote" or hp == "image"
+end
+
 -- The reachable heap, and the directly dominated objects by class (the
 -- grouping of `:dominators --by-class`: class objects are java.lang.Class).
 local top = assert(h:dominators())
@@ -92,7 +103,7 @@ local groups = {}
 for o in top:iter() do
 	local r = o.retained_size
 	reachable = reachable + r
-	local c = o.class
+	local c = system_heap(o) and "(system heap)" or o.class
 	local g = groups[c]
 	if not g then
 		g = {count = 0, bytes = 0}
@@ -115,15 +126,22 @@ local function visit(list, depth)
 		if r < limit then
 			break
 		end
-		suspects[#suspects + 1] = {o = o, kind = "object", depth = depth, retained = r,
-			what = label(o)}
+		if not system_heap(o) then
+			suspects[#suspects + 1] = {o = o, kind = "object", depth = depth, retained = r,
+				what = label(o)}
+		end
 		visit(h:dominators(o), depth + 1)
 	end
 end
 local wanted, nwanted = nil, 0
 for o in top:iter() do
 	local r = o.retained_size
-	if r >= limit then
+	if system_heap(o) then
+		-- neither a suspect nor in a group; --all still looks below it
+		if all and r >= limit then
+			visit(h:dominators(o), 2)
+		end
+	elseif r >= limit then
 		local g = groups[o.class]
 		g.count, g.bytes = g.count - 1, g.bytes - r
 		suspects[#suspects + 1] = {o = o, kind = "object", depth = 1, retained = r, what = label(o)}
@@ -134,7 +152,7 @@ for o in top:iter() do
 		if not wanted then
 			wanted = {}
 			for c, g in pairs(groups) do
-				if g.count > 1 and g.bytes >= limit then
+				if c ~= "(system heap)" and g.count > 1 and g.bytes >= limit then
 					wanted[c] = g
 					nwanted = nwanted + 1
 				end

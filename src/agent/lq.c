@@ -1056,6 +1056,8 @@ static struct lval object_member(struct lq *q, struct node *n, struct lobj *o)
 		return lstr(o->mirror ? "class" : !array ? "instance"
 			    : q->cls[o->cls].elem == 'L' || q->cls[o->cls].elem == '[' ? "object array"
 			    : "primitive array");
+	if (!strcmp(m, "heap"))
+		return LNULL;	/* Android's heaps; a HotSpot JVM has one heap, as on its dumps */
 	if (!strcmp(m, "retained") || !strcmp(m, "retained_size") || !strcmp(m, "dynamic_size") ||
 	    !strcmp(m, "dynamic_size_est") || !strcmp(m, "refs") || !strcmp(m, "referrers") ||
 	    (!strcmp(m, "elements") && array))

@@ -1310,11 +1310,15 @@ static struct value object_member(struct ev *e, struct node *n, uint32_t i)
 	if (!strcmp(m, "kind"))
 		return vstr(k == HEAP_INSTANCE ? "instance" : k == HEAP_OBJ_ARRAY ? "object array"
 			    : k == HEAP_PRIM_ARRAY ? "primitive array" : "class");
+	if (!strcmp(m, "heap")) {	/* Android: app, zygote, image; null elsewhere */
+		const char *hn = heap_android_heap(h, i);
+		return hn ? vstr(hn) : VNULL;
+	}
 	struct field_names fn = {{0}, 0};
 	heap_fields_each(h, i, collect_field, &fn);
 	static const char *const builtins[] = {"class", "size", "id", "retained", "dynamic_size",
 					       "dynamic_size_est", "refs", "referrers", "length",
-					       "elements", "text", "kind"};
+					       "elements", "text", "kind", "heap"};
 	for (size_t b = 0; b < sizeof builtins / sizeof *builtins && fn.n < 256; b++)
 		fn.v[fn.n++] = builtins[b];
 	char sug[200];

@@ -36,6 +36,14 @@ const char *heap_name(struct heap *h, uint64_t sid)
 	return s;
 }
 
+int heap_android_heap_index(const struct heap *h, const char *name)
+{
+	for (uint32_t k = 0; k < h->nheaps; k++)
+		if (!strcmp(h->heap_names[k], name))
+			return (int)k;
+	return -1;
+}
+
 bool heap_spill(struct heap *h)
 {
 	if (h->spill_fd >= 0 || !h->n)
@@ -96,6 +104,7 @@ void heap_free(struct heap *h)
 	free(h->threads);
 	free(h->frames);
 	free(h->roots);
+	free(h->heap_of);
 	free(h->ids);
 	free(h->pos);
 	free(h->cls);
@@ -303,8 +312,8 @@ struct heap_value heap_array_elem(const struct heap *h, uint32_t i, uint32_t k)
 		return v;
 	struct hprof_object_rec o;
 	hprof_object_read(h->hp, h->pos[i], &o);
-	if (k >= o.length)
-		return v;
+	if (k >= o.length || !o.values)
+		return v;	/* past the end, or an Android NODATA array: no values */
 	int es = hprof_type_size(h->hp, o.elem_type);
 	return heap_read_value(h, o.elem_type, o.values + (size_t)k * (size_t)es);
 }
@@ -534,6 +543,7 @@ static const struct {
 	{HPROF_GC_ROOT_REFERENCE_CLEANUP, "reference cleanup", "reference-cleanup"},
 	{HPROF_GC_ROOT_VM_INTERNAL, "VM internal", "vm-internal"},
 	{HPROF_GC_ROOT_JNI_MONITOR, "JNI monitor", "jni-monitor"},
+	{HPROF_GC_UNREACHABLE, "unreachable", "unreachable"},
 };
 
 const char *heap_root_kind_name(uint8_t kind)

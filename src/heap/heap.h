@@ -21,6 +21,7 @@
 #include "../hprof/hprof.h"
 
 #define HEAP_NONE UINT32_MAX
+#define HEAP_MAX_HEAPS 16	/* Android heaps told apart; more share the last name */
 
 enum heap_kind {
 	HEAP_INSTANCE,
@@ -118,6 +119,9 @@ struct heap_load_opts {
 	/* progress: called now and then with the fraction read; may be NULL */
 	void (*progress)(void *ctx, double fraction);
 	void *progress_ctx;
+	/* which heap dump of a file that holds several (the old HPROF agent
+	 * writes one per request), from 1; 0 is the first, as VisualVM opens */
+	uint32_t dump;
 };
 
 struct heap {
@@ -164,8 +168,24 @@ struct heap {
 	uint64_t dangling_roots;
 	uint64_t duplicate_ids;
 	uint64_t unknown_class_objs;	/* objects whose class has no CLASS DUMP */
-	uint64_t skipped_records;	/* Android/unknown records skipped */
 	uint64_t total_shallow;
+
+	/*
+	 * Android (docs/heap-model.md, "Android dumps"): art_layout when the
+	 * dump is ART's (a 1.0.3 header, HEAP DUMP INFO records, or ART's
+	 * classes in an hprof-conv'd file): shallow sizes follow ART's object
+	 * layout. The heaps HEAP DUMP INFO names (app, image, zygote) and the
+	 * heap of each object: heap_of is NULL when the dump names none.
+	 */
+	bool art_layout;
+	uint32_t nheaps;
+	const char *heap_names[HEAP_MAX_HEAPS];
+	uint8_t *heap_of;	/* [n] index into heap_names */
+	uint64_t unreachable_marks;	/* Android's UNREACHABLE (0x90): listed, not GC roots */
+
+	/* Heap dumps in the file (the old HPROF agent writes one per request),
+	 * and which one this heap is, from 1. */
+	uint32_t ndumps, dump;
 
 	/* Damage: the dump was cut short or malformed; lost_bytes were unread. */
 	bool damaged;
@@ -190,6 +210,18 @@ int heap_load(const char *path, const struct heap_load_opts *opts,
 	      struct heap **out, struct hs_error *err);
 void heap_free(struct heap *h);
 
+/*
+ * heap_android_heap: the name of the heap object i is in, as the dump's
+ * HEAP DUMP INFO records say ("app", "zygote", "image"; Android), or NULL
+ * for dumps that name no heaps. heap_android_heap_index: the name's index
+ * in h->heap_names, or -1 when the dump has no heap of that name.
+ */
+static inline const char *heap_android_heap(const struct heap *h, uint32_t i)
+{
+	return h->heap_of ? h->heap_names[h->heap_of[i]] : NULL;
+}
+int heap_android_heap_index(const struct heap *h, const char *name);
+
 /* heap_index: object index of id, or HEAP_NONE. O(1) expected. */
 uint32_t heap_index(const struct heap *h, uint64_t id);
 
@@ -207,7 +239,7 @@ static inline enum heap_kind heap_kind(const struct heap *h, uint32_t i)
 	switch (h->hp->data[h->pos[i]]) {
 	case HPROF_GC_INSTANCE_DUMP: return HEAP_INSTANCE;
 	case HPROF_GC_OBJ_ARRAY_DUMP: return HEAP_OBJ_ARRAY;
-	case HPROF_GC_PRIM_ARRAY_DUMP: return HEAP_PRIM_ARRAY;
+	case HPROF_GC_PRIM_ARRAY_DUMP: case HPROF_GC_PRIM_ARRAY_NODATA: return HEAP_PRIM_ARRAY;
 	default: return HEAP_CLASS;
 	}
 }

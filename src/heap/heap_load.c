@@ -39,8 +39,18 @@ struct rawthread {
 	uint32_t serial, trace;
 };
 
+/* A HEAP DUMP INFO record (Android): objects after it are in that heap. */
+struct heapmark {
+	size_t off;
+	uint32_t type;
+	uint64_t name;		/* string id */
+};
+
 struct loader {
 	struct heap *h;
+	struct heapmark *marks;
+	size_t nmarks, capmarks;
+	uint32_t want_dump;	/* the heap dump to read, from 1 */
 	struct hprof *hp;
 	const struct heap_load_opts *opts;
 	struct objpos *objs;
@@ -101,7 +111,7 @@ static int walk_dump(struct loader *L, size_t p, size_t end, bool cut)
 	while ((r = hprof_sub_next(L->hp, &p, end, &s, &e)) == 1) {
 		switch (s.tag) {
 		case HPROF_GC_INSTANCE_DUMP: case HPROF_GC_OBJ_ARRAY_DUMP:
-		case HPROF_GC_PRIM_ARRAY_DUMP:
+		case HPROF_GC_PRIM_ARRAY_DUMP: case HPROF_GC_PRIM_ARRAY_NODATA:
 			PUSH(L->objs, L->nobjs, L->capobjs);
 			L->objs[L->nobjs++] = (struct objpos){s.id, s.off};
 			break;
@@ -111,9 +121,16 @@ static int walk_dump(struct loader *L, size_t p, size_t end, bool cut)
 			PUSH(L->classpos, L->nclasspos, L->capclasspos);
 			L->classpos[L->nclasspos++] = s.off;
 			break;
-		case HPROF_GC_HEAP_DUMP_INFO: case HPROF_GC_PRIM_ARRAY_NODATA:
+		case HPROF_GC_HEAP_DUMP_INFO: {
+			const uint8_t *b = L->hp->data + s.off + 1;
+			PUSH(L->marks, L->nmarks, L->capmarks);
+			L->marks[L->nmarks++] = (struct heapmark){
+				s.off, hprof_u4(b), hprof_id(L->hp, b + 4)};
+			break;
+		}
 		case HPROF_GC_UNREACHABLE:
-			h->skipped_records++;
+			/* Android marks objects no root reaches; they are no GC roots. */
+			h->unreachable_marks++;
 			break;
 		default:	/* a GC root */
 			if (s.tag == HPROF_GC_ROOT_THREAD_OBJ) {
@@ -165,6 +182,8 @@ static int pass1(struct loader *L, struct hs_error *err)
 	 */
 	L->capobjs = hp->size / (1 + ids + 8) + 16;
 	L->objs = xmallocarray(L->capobjs, sizeof *L->objs);
+	bool in_segments = false;
+	L->want_dump = L->opts && L->opts->dump ? L->opts->dump : 1;
 	while ((got = hprof_record_next(hp, &pos, &r, &e)) != 0) {
 		bool cut = false;
 		if (got == HS_ERR) {
@@ -220,11 +239,20 @@ static int pass1(struct loader *L, struct hs_error *err)
 				u64map_put(&L->traces, hprof_u4(b) + 1ULL, r.off);
 			break;
 		case HPROF_HEAP_DUMP: case HPROF_HEAP_DUMP_SEGMENT: {
+			/* A heap dump is one HEAP DUMP record, or SEGMENTs up to a HEAP DUMP END. */
+			if (r.tag == HPROF_HEAP_DUMP || !in_segments)
+				h->ndumps++;
+			in_segments = r.tag == HPROF_HEAP_DUMP_SEGMENT;
+			if (h->ndumps != L->want_dump)
+				break;
 			int st = walk_dump(L, r.body, r.body + r.len, cut);
 			if (st != HS_OK)
 				return st;
 			break;
 		}
+		case HPROF_HEAP_DUMP_END:
+			in_segments = false;
+			break;
 		default:
 			break;
 		}
@@ -236,6 +264,13 @@ static int pass1(struct loader *L, struct hs_error *err)
 		damage(h, 0, "the gzip stream is truncated: %s (at byte offset %lld of "
 		       "the inflated data)", "the compressed file ends early",
 		       (long long)hp->size);
+	h->dump = L->want_dump;
+	if (L->want_dump > h->ndumps && h->ndumps) {
+		hs_error_set(err, -1, "%s holds %u heap dump%s; there is no dump %u (choose one "
+			     "with --dump 1..%u)", hp->path, h->ndumps, h->ndumps == 1 ? "" : "s",
+			     L->want_dump, h->ndumps);
+		return HS_ERR;
+	}
 	if (L->nobjs == 0 && L->nroots == 0 && L->nclasspos == 0) {
 		if (h->damaged)
 			hs_error_set(err, (int64_t)hp->body, "%s: no objects could be read: %s",
@@ -728,10 +763,43 @@ static int oops_from_statics(struct heap *h, const char *cls, const char *f1, co
 /* A Java object has at most 65 535 fields of at most 8 bytes (JVMS 4.1). */
 #define MAX_INSTANCE_SIZE (1u << 20)
 
+/*
+ * ART's object layout (art/runtime/mirror; the dump's writer, runtime/hprof/
+ * hprof.cc): a CLASS DUMP's instance size is the object's size, its 8-byte
+ * header (class and monitor words) included; references are 4 bytes; an
+ * array is the header, a 4-byte length (8 bytes of header and length
+ * before 8-byte elements) and the elements (mirror::Array::SizeOf). Class
+ * objects have java.lang.Class's size; ART's dumps give their static
+ * fields a byte[] of their own ("$classOverhead"), counted there.
+ */
+static bool is_art(struct loader *L)
+{
+	return L->hp->minor == 3 || L->nmarks ||
+	       heap_class_by_name(L->h, "java.lang.DexCache") != HEAP_NONE;
+}
+
+static void size_classes_art(struct heap *h)
+{
+	h->oop_size = 4;
+	h->header_size = 8;
+	h->oop_source = "Android (ART): compressed references";
+	for (uint32_t k = 0; k < h->nclasses; k++) {
+		struct heap_class *c = &h->classes[k];
+		if (c->elem_type || c->obj == HEAP_NONE)
+			continue;
+		c->inst_size = c->hprof_size >= 8 && c->hprof_size <= MAX_INSTANCE_SIZE
+				       ? c->hprof_size : 8;
+	}
+}
+
 static void size_classes(struct loader *L)
 {
 	struct heap *h = L->h;
 	int ids = h->hp->id_size;
+	if (!(L->opts && L->opts->oop_size) && (h->art_layout = is_art(L))) {
+		size_classes_art(h);
+		return;
+	}
 	uint32_t obj = heap_class_by_name(h, "java.lang.Object");
 	/* Real instance sizes: java.lang.Object's is then its header, 8 to 32
 	 * bytes in every JVM; anything else is not a size to build on. */
@@ -793,6 +861,10 @@ static void size_classes(struct loader *L)
 
 static uint64_t array_size(const struct heap *h, uint8_t elem, uint64_t len)
 {
+	if (h->art_layout) {
+		uint64_t es = elem == HPROF_OBJECT ? 4 : (uint64_t)hprof_type_size(h->hp, elem);
+		return (es == 8 ? 16 : 12) + es * len;
+	}
 	uint64_t es = elem == HPROF_OBJECT ? (uint64_t)h->oop_size
 					   : (uint64_t)hprof_type_size(h->hp, elem);
 	return ((uint64_t)h->header_size + 4 + es * len + 7) & ~7ULL;
@@ -809,6 +881,8 @@ static uint64_t class_object_size(const struct heap *h, const struct heap_class 
 	/* Without a CLASS DUMP for java.lang.Class, a mirror is at least a header. */
 	uint64_t sz = h->class_class != HEAP_NONE && h->classes[h->class_class].obj != HEAP_NONE
 			      ? h->classes[h->class_class].inst_size : (uint64_t)h->header_size;
+	if (h->art_layout)
+		return sz;	/* the statics are in the class's "$classOverhead" byte[] */
 	for (unsigned k = 0; k < c->nstatics; k++) {
 		if (c->statics[k].name && c->statics[k].name[0] == '<')
 			continue;
@@ -887,7 +961,7 @@ static void *assign_work(void *arg)
 				    ? (uint32_t)ci : HEAP_NONE;
 			k = HEAP_OBJ_ARRAY;
 			break;
-		case HPROF_GC_PRIM_ARRAY_DUMP:
+		case HPROF_GC_PRIM_ARRAY_DUMP: case HPROF_GC_PRIM_ARRAY_NODATA:
 			c = w->prim[d[p + 1 + ids + 8] & 15];
 			k = HEAP_PRIM_ARRAY;
 			break;
@@ -956,7 +1030,7 @@ static void assign_classes(struct loader *L)
 			size_t p = h->pos[i];
 			uint32_t c;
 			uint8_t k;
-			if (d[p] == HPROF_GC_PRIM_ARRAY_DUMP) {
+			if (d[p] == HPROF_GC_PRIM_ARRAY_DUMP || d[p] == HPROF_GC_PRIM_ARRAY_NODATA) {
 				c = prim_array_class(L, d[p + 1 + ids + 8], prim_cache);
 				k = HEAP_PRIM_ARRAY;
 			} else {
@@ -1049,7 +1123,7 @@ static void *pass2_range(void *arg)
 			sz = array_size(h, HPROF_OBJECT, len);
 			break;
 		}
-		case HPROF_GC_PRIM_ARRAY_DUMP: {
+		case HPROF_GC_PRIM_ARRAY_DUMP: case HPROF_GC_PRIM_ARRAY_NODATA: {
 			uint32_t len = hprof_u4(d + p + 1 + ids + 4);
 			sz = array_size(h, d[p + 1 + ids + 8], len);
 			break;
@@ -1281,8 +1355,49 @@ static void build_threads_and_roots(struct loader *L)
 	u64map_free(&thread_index);
 }
 
+/*
+ * assign_heaps: each object's Android heap, from the last HEAP DUMP INFO
+ * before its record (marks are in file order; so are the segments).
+ */
+static void assign_heaps(struct loader *L)
+{
+	struct heap *h = L->h;
+	if (!L->nmarks)
+		return;
+	uint8_t *of_mark = xmallocarray(L->nmarks + 1, 1);
+	for (size_t m = 0; m < L->nmarks; m++) {
+		const char *name = heap_name(h, L->marks[m].name);
+		char fallback[24];
+		if (!name || !*name || !strcmp(name, "?")) {
+			snprintf(fallback, sizeof fallback, "heap %u", L->marks[m].type);
+			name = heap_keep(h, xstrdup(fallback));
+		}
+		uint32_t k = 0;
+		while (k < h->nheaps && strcmp(h->heap_names[k], name))
+			k++;
+		if (k == h->nheaps && h->nheaps < HEAP_MAX_HEAPS)
+			h->heap_names[h->nheaps++] = name;
+		of_mark[m] = (uint8_t)(k < h->nheaps ? k : h->nheaps - 1);
+	}
+	/* Objects before the first mark are in the first named heap, as Android tools take them. */
+	h->heap_of = xmallocarray((size_t)h->n + 1, 1);
+	for (uint32_t i = 0; i < h->n; i++) {
+		size_t lo = 0, hi = L->nmarks;	/* the last mark at or before pos[i] */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (L->marks[mid].off <= h->pos[i])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		h->heap_of[i] = of_mark[lo ? lo - 1 : 0];
+	}
+	free(of_mark);
+}
+
 static void loader_free(struct loader *L)
 {
+	free(L->marks);
 	free(L->objs);
 	free(L->classpos);
 	free(L->roots);
@@ -1323,6 +1438,7 @@ int heap_load(const char *path, const struct heap_load_opts *opts,
 	build_incoming(h);
 	build_instances(h);
 	build_threads_and_roots(&L);
+	assign_heaps(&L);
 	/* Compact UTF-16 strings are in the dumped machine's byte order. */
 	char *endian = heap_system_property(h, "sun.cpu.endian");
 	h->utf16_be = endian && !strcmp(endian, "big");

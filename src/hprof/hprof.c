@@ -102,16 +102,16 @@ int hprof_open(const char *path, struct hprof **out, struct hs_error *err)
 	close(fd);
 	fd = -1;
 
-	static const char magic1[] = "JAVA PROFILE 1.0.1";
-	static const char magic2[] = "JAVA PROFILE 1.0.2";
-	size_t ml = sizeof magic1;	/* includes the NUL the format has */
-	if (h->size < ml + 12 ||
-	    (memcmp(h->data, magic1, ml) && memcmp(h->data, magic2, ml))) {
+	/* 1.0.1 and 1.0.2 (HotSpot, the old HPROF agent), 1.0.3 (Android's ART and Dalvik). */
+	static const char profile[] = "JAVA PROFILE 1.0.";
+	size_t ml = sizeof profile + 1;	/* the minor digit, then the NUL the format has */
+	if (h->size < ml + 12 || memcmp(h->data, profile, sizeof profile - 1) ||
+	    h->data[ml - 2] < '1' || h->data[ml - 2] > '3' || h->data[ml - 1]) {
 		hs_error_set(err, 0, "%s: not an HPROF heap dump (no \"JAVA PROFILE 1.0.x\" "
 			     "header); make one with 'jcmd PID GC.heap_dump FILE'", path);
 		goto fail;
 	}
-	h->minor = h->data[ml - 2] == '1' ? 1 : 2;
+	h->minor = h->data[ml - 2] - '0';
 	h->id_size = (int)hprof_u4(h->data + ml);
 	if (h->id_size != 4 && h->id_size != 8) {
 		hs_error_set(err, (int64_t)ml, "%s: identifier size %d is not supported "
@@ -314,22 +314,22 @@ int hprof_sub_next(const struct hprof *h, size_t *pos, size_t end,
 			goto cut;
 		need = 2 * ids + 8 + (size_t)hprof_u4(d + p + ids + 4) * ids;
 		break;
-	case HPROF_GC_PRIM_ARRAY_DUMP: {
+	case HPROF_GC_PRIM_ARRAY_DUMP: case HPROF_GC_PRIM_ARRAY_NODATA: {
 		if (!NEED(p, end, ids + 9))
 			goto cut;
 		int sz = hprof_type_size(h, d[p + ids + 8]);
 		if (!sz || d[p + ids + 8] == HPROF_OBJECT) {
 			hs_error_set(err, (int64_t)(p + ids + 8),
-				     "PRIMITIVE ARRAY DUMP has invalid element type %u",
+				     "PRIMITIVE ARRAY %s has invalid element type %u",
+				     s->tag == HPROF_GC_PRIM_ARRAY_DUMP ? "DUMP" : "NODATA",
 				     d[p + ids + 8]);
 			return HS_ERR;
 		}
-		need = ids + 9 + (size_t)hprof_u4(d + p + ids + 4) * (size_t)sz;
+		/* NODATA (Android): the length and type only, no elements follow. */
+		need = ids + 9 + (s->tag == HPROF_GC_PRIM_ARRAY_NODATA
+					  ? 0 : (size_t)hprof_u4(d + p + ids + 4) * (size_t)sz);
 		break;
 	}
-	case HPROF_GC_PRIM_ARRAY_NODATA:
-		need = ids + 9;
-		break;
 	default:
 		hs_error_set(err, (int64_t)s->off, "unknown heap dump sub-record tag 0x%02x",
 			     s->tag);
@@ -391,6 +391,10 @@ void hprof_object_read(const struct hprof *h, size_t off, struct hprof_object_re
 		o->length = hprof_u4(d + 1 + ids + 4);
 		o->elem_type = d[1 + ids + 8];
 		o->values = off + 1 + ids + 9;
+		break;
+	case HPROF_GC_PRIM_ARRAY_NODATA:	/* Android: the length and type, no elements */
+		o->length = hprof_u4(d + 1 + ids + 4);
+		o->elem_type = d[1 + ids + 8];
 		break;
 	default:
 		break;

@@ -78,7 +78,7 @@ struct hprof {
 	size_t file_size;	/* bytes on disk (compressed size for .gz) */
 	size_t body;		/* offset of the first record */
 	int id_size;		/* 4 or 8 */
-	int minor;		/* 1 for "JAVA PROFILE 1.0.1", 2 for 1.0.2 */
+	int minor;		/* 1, 2 or 3 for "JAVA PROFILE 1.0.1", 1.0.2, Android's 1.0.3 */
 	uint64_t timestamp_ms;	/* header time, ms since the epoch */
 	bool gzip;		/* data was inflated from a gzip file */
 	bool truncated;		/* gzip stream ended early */
@@ -180,14 +180,15 @@ struct hprof_object_rec {
 	uint64_t class_id;	/* instance and object array; 0 for prim arrays */
 	uint32_t length;	/* array elements, or instance field bytes */
 	uint8_t elem_type;	/* prim arrays; HPROF_OBJECT for object arrays */
-	size_t values;		/* offset of the field bytes or elements */
+	size_t values;		/* offset of the field bytes or elements; 0 for NODATA */
 };
 
 /*
  * hprof_object_read: decode the fixed part of the object record at off.
  * The record was bounds-checked when it was first walked with
  * hprof_sub_next; this only decodes. Works for INSTANCE, OBJ ARRAY and
- * PRIM ARRAY dumps; CLASS DUMP gives tag and id only.
+ * PRIM ARRAY dumps and Android's PRIM ARRAY NODATA (length and type, no
+ * values); CLASS DUMP gives tag and id only.
  */
 void hprof_object_read(const struct hprof *h, size_t off,
 		       struct hprof_object_rec *o);

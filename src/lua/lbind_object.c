@@ -172,7 +172,7 @@ static int obj_field(lua_State *L)
 
 enum builtin_id {
 	B_NONE, B_ID, B_CLASS, B_SIZE, B_RETAINED, B_DYNAMIC, B_KIND, B_LENGTH, B_TEXT, B_REFS,
-	B_REFERRERS, B_FIELD
+	B_REFERRERS, B_FIELD, B_HEAP
 };
 
 static const struct {
@@ -185,6 +185,7 @@ static const struct {
 	{"retained_size", B_RETAINED, true}, {"dynamic_size", B_DYNAMIC, true},
 	{"kind", B_KIND, false}, {"length", B_LENGTH, false}, {"text", B_TEXT, false},
 	{"refs", B_REFS, true}, {"referrers", B_REFERRERS, true}, {"field", B_FIELD, true},
+	{"heap", B_HEAP, false}, {"android_heap", B_HEAP, true},
 };
 
 static enum builtin_id builtin_of(const char *k, bool *always)
@@ -249,6 +250,13 @@ static int builtin(lua_State *L, struct lb_object *o, enum builtin_id b)
 			return 0;
 		lua_pushstring(L, str);
 		free(str);
+		break;
+	}
+	case B_HEAP: {	/* Android's heap of the object: app, zygote, image; nil elsewhere */
+		const char *hn = heap_android_heap(h, o->i);
+		if (!hn)
+			return 0;
+		lua_pushstring(L, hn);
 		break;
 	}
 	case B_REFS: lua_pushcfunction(L, obj_refs); break;

@@ -149,6 +149,9 @@ static int cmd_info(struct sh *sh, int argc, char **argv)
 	struct out_table *t = out_table_new(2, cols);
 	kv(t, "file", "%s", h->hp->path);
 	kv(t, "format", "JAVA PROFILE 1.0.%d%s", h->hp->minor, h->hp->gzip ? ", gzip" : "");
+	if (h->ndumps > 1)
+		kv(t, "heap dumps in the file", "%u; this is dump %u (--dump N for another)",
+		   h->ndumps, h->dump);
 	kv(t, "file bytes", "%zu", h->hp->file_size);
 	if (h->hp->gzip)
 		kv(t, "inflated bytes", "%zu", h->hp->size);
@@ -179,14 +182,30 @@ static int cmd_info(struct sh *sh, int argc, char **argv)
 	kv(t, "shallow bytes", "%" PRIu64, h->total_shallow);
 	kv(t, "object header", "%d bytes (oops %d bytes: %s)", h->header_size, h->oop_size,
 	   h->oop_source);
+	if (h->art_layout)
+		kv(t, "object layout", "Android's ART (instance sizes from the dump; arrays 12 "
+		   "or 16 bytes of header)");
+	if (h->nheaps) {
+		uint64_t cnt[HEAP_MAX_HEAPS] = {0}, bytes[HEAP_MAX_HEAPS] = {0};
+		for (uint32_t i = 0; i < h->n; i++) {
+			cnt[h->heap_of[i]]++;
+			bytes[h->heap_of[i]] += heap_shallow(h, i);
+		}
+		for (uint32_t k = 0; k < h->nheaps; k++) {
+			char key[64];
+			snprintf(key, sizeof key, "heap %s", h->heap_names[k]);
+			kv(t, key, "%" PRIu64 " objects, %" PRIu64 " shallow bytes", cnt[k], bytes[k]);
+		}
+	}
+	if (h->unreachable_marks)
+		kv(t, "unreachable marks", "%" PRIu64 " (Android's UNREACHABLE records; not GC "
+		   "roots)", h->unreachable_marks);
 	kv(t, "dangling references", "%" PRIu64, h->dangling_refs);
 	kv(t, "dangling roots", "%" PRIu64, h->dangling_roots);
 	if (h->duplicate_ids)
 		kv(t, "duplicate ids", "%" PRIu64, h->duplicate_ids);
 	if (h->unknown_class_objs)
 		kv(t, "objects of unknown class", "%" PRIu64, h->unknown_class_objs);
-	if (h->skipped_records)
-		kv(t, "skipped records", "%" PRIu64, h->skipped_records);
 	if (h->damaged)
 		kv(t, "damage", "%s (%" PRIu64 " bytes lost)", h->damage, h->lost_bytes);
 	for (int w = 0; w < 2; w++) {
@@ -226,6 +245,7 @@ struct opt_parse {
 	long top;
 	bool retained, no_weak;
 	const char *via;	/* live histogram: "vm", "agent", or NULL (either) */
+	const char *heap;	/* an Android heap (app, zygote, image), or NULL for all */
 };
 
 static int parse_list_opts(struct sh *sh, int argc, char **argv, struct opt_parse *o,
@@ -248,6 +268,8 @@ static int parse_list_opts(struct sh *sh, int argc, char **argv, struct opt_pars
 			o->via = argv[++a];
 			if (strcmp(o->via, "vm") && strcmp(o->via, "agent"))
 				return sh_error(sh, NULL, "--via takes vm or agent, not '%s'", o->via);
+		} else if (!strcmp(argv[a], "--heap") && a + 1 < argc && strstr(usage, "--heap")) {
+			o->heap = argv[++a];
 		} else if (argv[a][0] == '-' && argv[a][1] == '-') {
 			return sh_error(sh, NULL, "unknown option '%s'; usage: %s", argv[a], usage);
 		} else if (!o->pattern) {
@@ -261,13 +283,17 @@ static int parse_list_opts(struct sh *sh, int argc, char **argv, struct opt_pars
 
 static const struct heap *sort_heap;
 static int sort_by_count;
+static const uint64_t *sort_count, *sort_shallow;	/* per class: one heap's, or NULL */
 
 static int cmp_classes(const void *a, const void *b)
 {
-	const struct heap_class *x = &sort_heap->classes[*(const uint32_t *)a];
-	const struct heap_class *y = &sort_heap->classes[*(const uint32_t *)b];
-	uint64_t kx = sort_by_count ? x->count : x->shallow;
-	uint64_t ky = sort_by_count ? y->count : y->shallow;
+	uint32_t ca = *(const uint32_t *)a, cb = *(const uint32_t *)b;
+	const struct heap_class *x = &sort_heap->classes[ca];
+	const struct heap_class *y = &sort_heap->classes[cb];
+	uint64_t kx = sort_count ? (sort_by_count ? sort_count[ca] : sort_shallow[ca])
+				 : sort_by_count ? x->count : x->shallow;
+	uint64_t ky = sort_count ? (sort_by_count ? sort_count[cb] : sort_shallow[cb])
+				 : sort_by_count ? y->count : y->shallow;
 	if (kx != ky)
 		return kx < ky ? 1 : -1;
 	int c = strcmp(x->name, y->name);
@@ -292,7 +318,7 @@ static uint32_t select_classes(struct sh *sh, const char *pattern, bool by_count
 	}
 	uint32_t m = 0;
 	for (uint32_t k = 0; k < n; k++)
-		if (!with_instances || h->classes[v[k]].count)
+		if (!with_instances || (sort_count ? sort_count[v[k]] : h->classes[v[k]].count))
 			v[m++] = v[k];
 	sort_heap = h;
 	sort_by_count = by_count;
@@ -303,13 +329,16 @@ static uint32_t select_classes(struct sh *sh, const char *pattern, bool by_count
 
 static int cmd_histogram(struct sh *sh, int argc, char **argv)
 {
-	struct opt_parse o = {NULL, "bytes", 0, false, sh->no_weak, NULL};
+	struct opt_parse o = {NULL, "bytes", 0, false, sh->no_weak, NULL, NULL};
 	if (parse_list_opts(sh, argc, argv, &o, usage("histogram")))
 		return HS_ERR;
 	if (strcmp(o.by, "bytes") && strcmp(o.by, "count") && strcmp(o.by, "retained"))
 		return sh_error(sh, NULL, "--by takes count, bytes or retained, not '%s'", o.by);
 	if (!strcmp(o.by, "retained"))
 		o.retained = true;
+	if (o.heap && sh_is_live(sh))
+		return sh_error(sh, NULL, "--heap applies to Android dumps (app, zygote, image); "
+				"a HotSpot JVM has one heap");
 	/* On a live JVM the agent counts the heap as it is now, unless the graph is needed. */
 	if (sh_is_live(sh) && !o.retained)
 		return sh_live_histogram(sh, o.pattern, !strcmp(o.by, "count"), o.top, o.via);
@@ -318,16 +347,52 @@ static int cmd_histogram(struct sh *sh, int argc, char **argv)
 				"without --retained");
 	if (need_heap(sh))
 		return HS_ERR;
+	struct heap *h = sh->heap;
+	/* --heap: one Android heap's objects (HEAP DUMP INFO), counted per class. */
+	int hid = -1;
+	uint64_t *hcount = NULL, *hshallow = NULL;
+	if (o.heap) {
+		if (!h->nheaps)
+			return sh_error(sh, NULL, "this dump names no heaps; --heap applies to "
+					"Android dumps (app, zygote, image)");
+		if ((hid = heap_android_heap_index(h, o.heap)) < 0) {
+			char names[256] = "";
+			for (uint32_t k = 0; k < h->nheaps; k++)
+				snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+					 k ? ", " : "", h->heap_names[k]);
+			return sh_error(sh, NULL, "no heap '%s' in this dump; its heaps are %s",
+					o.heap, names);
+		}
+		hcount = xcalloc((size_t)h->nclasses + 1, sizeof *hcount);
+		hshallow = xcalloc((size_t)h->nclasses + 1, sizeof *hshallow);
+		for (uint32_t i = 0; i < h->n; i++)
+			if (h->heap_of[i] == hid) {
+				hcount[h->cls[i]]++;
+				hshallow[h->cls[i]] += heap_shallow(h, i);
+			}
+	}
 	struct dom_tree *t = NULL;
-	if (o.retained && !(t = sh_dom(sh, o.no_weak)))
+	if (o.retained && !(t = sh_dom(sh, o.no_weak))) {
+		free(hcount);
+		free(hshallow);
 		return HS_ERR;
+	}
 	uint32_t *v;
+	sort_count = hcount;
+	sort_shallow = hshallow;
 	uint32_t n = select_classes(sh, o.pattern, !strcmp(o.by, "count"), true, &v);
-	if (o.pattern && !n) {
+	sort_count = sort_shallow = NULL;
+	if (!n && (o.pattern || o.heap)) {
 		free(v);
+		free(hcount);
+		free(hshallow);
+		if (o.heap && o.pattern)
+			return sh_error(sh, NULL, "no class with instances in heap %s matches '%s'",
+					o.heap, o.pattern);
+		if (o.heap)
+			return sh_error(sh, NULL, "heap %s holds no objects", o.heap);
 		return sh_error(sh, NULL, "no class with instances matches '%s'", o.pattern);
 	}
-	struct heap *h = sh->heap;
 	uint64_t *ret = NULL;
 	uint32_t shown = o.top && (uint32_t)o.top < n ? (uint32_t)o.top : n;
 	if (o.retained) {
@@ -336,14 +401,30 @@ static int cmd_histogram(struct sh *sh, int argc, char **argv)
 		ret = xcalloc(n + 1, sizeof *ret);
 		const uint32_t **inst = xmallocarray((size_t)todo + 1, sizeof *inst);
 		uint32_t *cnt = xmallocarray((size_t)todo + 1, sizeof *cnt);
-		for (uint32_t k = 0; k < todo; k++)
+		uint32_t *own = NULL;	/* --heap: the instances in that heap, class by class */
+		if (hid >= 0)
+			own = xmallocarray((size_t)h->n + 1, sizeof *own);
+		for (uint32_t k = 0, used = 0; k < todo; k++) {
 			inst[k] = heap_instances(h, v[k], &cnt[k]);
+			if (!own)
+				continue;
+			uint32_t m = 0;
+			for (uint32_t j = 0; j < cnt[k]; j++)
+				if (h->heap_of[inst[k][j]] == hid)
+					own[used + m++] = inst[k][j];
+			inst[k] = own + used;
+			cnt[k] = m;
+			used += m;
+		}
 		int st = dom_retained_sets(t, todo, inst, cnt, ret);
+		free(own);
 		free(inst);
 		free(cnt);
 		if (st != HS_OK) {
 			free(ret);
 			free(v);
+			free(hcount);
+			free(hshallow);
 			return sh_error(sh, NULL, "interrupted");
 		}
 		if (!strcmp(o.by, "retained")) {
@@ -366,13 +447,15 @@ static int cmd_histogram(struct sh *sh, int argc, char **argv)
 	uint64_t tc = 0, tbytes = 0;
 	for (uint32_t k = 0; k < n; k++) {
 		const struct heap_class *c = &h->classes[v[k]];
-		tc += c->count;
-		tbytes += c->shallow;
+		uint64_t count = hcount ? hcount[v[k]] : c->count;
+		uint64_t shallow = hcount ? hshallow[v[k]] : c->shallow;
+		tc += count;
+		tbytes += shallow;
 		if (k >= shown)
 			continue;
 		out_cell_str(tb, c->name);
-		out_cell_u64(tb, c->count);
-		out_cell_u64(tb, c->shallow);
+		out_cell_u64(tb, count);
+		out_cell_u64(tb, shallow);
 		if (o.retained)
 			out_cell_u64(tb, ret[k]);
 	}
@@ -386,6 +469,8 @@ static int cmd_histogram(struct sh *sh, int argc, char **argv)
 	out_table_end(tb);
 	free(ret);
 	free(v);
+	free(hcount);
+	free(hshallow);
 	return HS_OK;
 }
 
@@ -393,7 +478,7 @@ static int cmd_classes(struct sh *sh, int argc, char **argv)
 {
 	if (need_heap(sh))
 		return HS_ERR;
-	struct opt_parse o = {NULL, "bytes", 0, false, false, NULL};
+	struct opt_parse o = {NULL, "bytes", 0, false, false, NULL, NULL};
 	if (parse_list_opts(sh, argc, argv, &o, usage("classes")))
 		return HS_ERR;
 	struct heap *h = sh->heap;
@@ -476,8 +561,13 @@ static int cmd_show(struct sh *sh, int argc, char **argv)
 	free(label);
 	kv(t, "kind", "%s", kind_name(k));
 	kv(t, "shallow size", "%" PRIu64, heap_shallow(h, i));
+	if (heap_android_heap(h, i))
+		kv(t, "heap", "%s", heap_android_heap(h, i));
+	/* Android's PRIMITIVE ARRAY NODATA: a length, no values to show. */
+	bool nodata = k == HEAP_PRIM_ARRAY && h->hp->data[h->pos[i]] == HPROF_GC_PRIM_ARRAY_NODATA;
 	if (k == HEAP_OBJ_ARRAY || k == HEAP_PRIM_ARRAY)
-		kv(t, "length", "%u", heap_array_length(h, i));
+		kv(t, "length", "%u%s", heap_array_length(h, i),
+		   nodata ? " (the dump holds no values: PRIMITIVE ARRAY NODATA)" : "");
 	char *str = heap_string(h, i, 0);
 	if (str)
 		kv(t, "text", "\"%s\"", str);
@@ -517,7 +607,7 @@ static int cmd_show(struct sh *sh, int argc, char **argv)
 			out_cell_str(ft, hprof_type_name(kc->fields[f].type));
 		}
 		out_table_end(ft);
-	} else {
+	} else if (!nodata) {
 		static const char *const cols[] = {"index", "value"};
 		struct out_table *et = out_table_new(2, cols);
 		uint32_t len = heap_array_length(h, i);
@@ -726,10 +816,27 @@ static int cmd_format(struct sh *sh, int argc, char **argv)
 
 static int cmd_open(struct sh *sh, int argc, char **argv)
 {
-	if (argc != 2)
-		return sh_error(sh, NULL, "usage: :open DUMP");
+	const char *path = NULL;
+	long dump = 0;
+	for (int a = 1; a < argc; a++) {
+		if (!strcmp(argv[a], "--dump") && a + 1 < argc) {
+			char *end;
+			dump = strtol(argv[++a], &end, 10);
+			if (*end || dump < 1 || dump > 1000000)
+				return sh_error(sh, NULL, "--dump takes the number of a heap dump in "
+						"the file, from 1, not '%s'", argv[a]);
+		} else if (!path && argv[a][0] != '-') {
+			path = argv[a];
+		} else {
+			return sh_error(sh, NULL, "usage: :open DUMP [--dump N]");
+		}
+	}
+	if (!path)
+		return sh_error(sh, NULL, "usage: :open DUMP [--dump N]");
 	bool live = sh_is_live(sh);
-	int st = sh_open(sh, argv[1]);
+	sh->load_opts.dump = (uint32_t)dump;
+	int st = sh_open(sh, path);
+	sh->load_opts.dump = 0;
 	if (st == HS_OK && live)
 		sh_live_leave(sh);	/* a dump replaces the JVM */
 	return st;
@@ -792,13 +899,14 @@ const struct sh_command sh_commands[] = {
 	 "Facts about the open dump: format, JDK, counts, totals, what was dropped."},
 	{"histogram", cmd_histogram,
 	 ":histogram [PATTERN] [--by count|bytes|retained] [--top N] [--retained] [--no-weak] "
-	 "[--via vm|agent]",
+	 "[--heap NAME] [--via vm|agent]",
 	 "Instances and shallow bytes per class, largest first.\n"
 	 "--retained adds the bytes freed if all instances of the class went away\n"
 	 "together (exact; the rows shown, 64 classes per traversal of the heap).\n"
 	 "PATTERN is a class name (java.util.HashMap$Node, HashMap.Node, Order) or a\n"
 	 "glob with * and ?. One line per class object: two classes of one name from\n"
 	 "different class loaders are two lines. CSV header: class,instances,shallow_bytes.\n"
+	 "--heap NAME (Android dumps): only the objects of that heap: app, zygote, image.\n"
 	 "On an attached JVM: the live heap after a full GC, from HotSpot's own heap\n"
 	 "inspection (--via vm, as jcmd GC.class_histogram) or, when the attach\n"
 	 "mechanism is off, from the agent's heap iteration (--via agent)."},
@@ -911,7 +1019,10 @@ const struct sh_command sh_commands[] = {
 	 "--no-weak ignores Reference.referent (weak, soft, phantom, final) links."},
 	{"format", cmd_format, ":format [table|csv|json]",
 	 "Show or set the output mode for results."},
-	{"open", cmd_open, ":open DUMP", "Open another dump (HPROF, or gzip'd HPROF)."},
+	{"open", cmd_open, ":open DUMP [--dump N]",
+	 "Open another dump (HPROF, gzip'd HPROF, Android's). A file holding several\n"
+	 "heap dumps (the old HPROF agent writes one per request) opens at its first;\n"
+	 "--dump N opens the N-th."},
 	{"load", cmd_load, ":load FILE", "Run the commands in FILE, one per line."},
 	{"timer", cmd_timer, ":timer on|off",
 	 "Report how long each command or query takes (wall time, on stderr)."},

@@ -63,7 +63,8 @@ struct idx *sh_index(struct sh *sh)
 {
 	if (sh_is_live(sh))
 		return NULL;	/* a snapshot is a temporary file */
-	if (!sh->no_index && !sh->idx && !sh->heap->damaged) {
+	/* One index per file: it is the first heap dump's (a file may hold several). */
+	if (!sh->no_index && !sh->idx && !sh->heap->damaged && sh->heap->dump <= 1) {
 		sh->idx = idx_open(sh->dump_path);
 		if (idx_note(sh->idx))
 			fprintf(stderr, "heapsh: %s\n", idx_note(sh->idx));

@@ -92,6 +92,9 @@ int sh_open(struct sh *sh, const char *path)
 	free(sh->dump_path);
 	sh->heap = h;
 	sh->dump_path = xstrdup(path);
+	if (h->ndumps > 1 && !sh->quiet)
+		fprintf(stderr, "heapsh: %s holds %u heap dumps; this is dump %u (open another "
+			"with --dump N, or :open %s --dump N)\n", path, h->ndumps, h->dump, path);
 	return HS_OK;
 }
 
@@ -554,6 +557,7 @@ static void usage(FILE *f)
 		"                    first ARG that is a dump or pid is opened) and exit\n"
 		"  --format MODE     output mode: table (default), csv or json\n"
 		"  --oops 4|8        reference size; detected from the dump when omitted\n"
+		"  --dump N          a file holding several heap dumps: open the N-th (default 1)\n"
 		"  --echo            print each command of -f FILE before its output\n"
 		"  --no-weak         engine commands ignore Reference.referent links\n"
 		"  --no-index        neither read nor write the index file (DUMP.hsidx)\n"
@@ -634,6 +638,15 @@ int main(int argc, char **argv)
 				fprintf(stderr, "heapsh: --oops takes 4 or 8, not '%s'\n", argv[a]);
 				return 2;
 			}
+		} else if (!strcmp(o, "--dump") && a + 1 < argc) {
+			char *end;
+			long n = strtol(argv[++a], &end, 10);
+			if (*end || n < 1 || n > 1000000) {
+				fprintf(stderr, "heapsh: --dump takes the number of a heap dump in the "
+					"file, from 1, not '%s'\n", argv[a]);
+				return 2;
+			}
+			sh.load_opts.dump = (uint32_t)n;
 		} else if (!strcmp(o, "--no-weak")) {
 			sh.no_weak = true;
 		} else if (!strcmp(o, "--no-index")) {
@@ -677,6 +690,7 @@ int main(int argc, char **argv)
 	} else if (dump && sh_open(&sh, dump) != HS_OK && !sh.heap) {
 		return 2;
 	}
+	sh.load_opts.dump = 0;	/* --dump was for DUMP; later :open and snapshots start at 1 */
 	int damaged = sh.status;
 	if (export_to) {
 		int st = sh_export_graph(&sh, export_to);

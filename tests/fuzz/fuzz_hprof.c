@@ -29,7 +29,8 @@ static void seed(const char *dir, const char *name, const char *from)
 
 /*
  * With HEAPSH_FUZZ_SEEDS=DIR: write the seeds there and exit: the tiny heap
- * with ids of 4 and 8 bytes, plain and gzip'd.
+ * with ids of 4 and 8 bytes, plain and gzip'd, as Android writes it, and
+ * twice in one file.
  */
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -47,6 +48,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		seed(dir, name, hw_save(&w));
 		snprintf(name, sizeof name, "tiny-%d.hprof.gz", ids);
 		seed(dir, name, hw_save_gz(&w, 100));
+		hw_free(&w);
+	}
+	static const char *const variants[] = {NULL, "tiny-android.hprof", "tiny-several.hprof"};
+	for (int v = 1; v <= 2; v++) {
+		struct hw w;
+		tiny_heap_ex(&w, v == 1 ? 4 : 8, v);
+		seed(dir, variants[v], hw_save(&w));
 		hw_free(&w);
 	}
 	exit(0);
@@ -88,8 +96,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct heap *h = NULL;
 	struct hs_error err;
-	if (heap_load(fz_file(data, size), NULL, &h, &err) != HS_OK)
+	const char *path = fz_file(data, size);
+	if (heap_load(path, NULL, &h, &err) != HS_OK)
 		return 0;
+	if (h->ndumps > 1) {	/* a file of several heap dumps: the last one too */
+		struct heap_load_opts opts = {0, NULL, NULL, h->ndumps};
+		struct heap *last = NULL;
+		if (heap_load(path, &opts, &last, &err) == HS_OK) {
+			if (last->dump != h->ndumps)
+				abort();
+			heap_free(last);
+		}
+	}
 	volatile uint64_t sum = 0;
 	for (uint32_t i = 0; i < h->n && i < 512; i++)
 		sum += touch(h, i);

@@ -78,12 +78,20 @@ check() {
 }
 
 campaign() {
-	local t=$1 secs=$2
-	mkdir -p "$F/logs" "$F/artifacts/$t"
+	# A copy of the harness, so that rebuilding during a campaign changes nothing;
+	# fork mode goes on after a crash, leak, out-of-memory or timeout and keeps
+	# each failing input in build/fuzz/campaign/T/artifacts.
+	local t=$1 secs=$2 c="$F/campaign/$1"
+	mkdir -p "$c/corpus" "$c/artifacts" "$F/logs"
+	cp "$F/fuzz_$t" "$c/fuzz_$t"
+	cp -n "$F/corpus/$t"/* "$c/corpus/" 2>/dev/null || true
+	[ -d "tests/fuzz/regress/$t" ] && cp -n "tests/fuzz/regress/$t"/* "$c/corpus/" 2>/dev/null
 	# shellcheck disable=SC2046
-	"$F/fuzz_$t" $OPTS $(dict "$t") -max_total_time="$secs" -print_final_stats=1 \
-		-artifact_prefix="$F/artifacts/$t/" "$F/corpus/$t" >"$F/logs/$t.log" 2>&1 || true
-	tail -20 "$F/logs/$t.log"
+	nice -n 5 "$c/fuzz_$t" $OPTS $(dict "$t") -fork=1 -ignore_crashes=1 -ignore_ooms=1 \
+		-ignore_timeouts=1 -max_total_time="$secs" -print_final_stats=1 \
+		-artifact_prefix="$c/artifacts/" "$c/corpus" >"$F/logs/campaign-$t.log" 2>&1 || true
+	grep -E '^#[0-9]+: cov' "$F/logs/campaign-$t.log" | tail -1
+	echo "artifacts: $(ls "$c/artifacts" | wc -l)"
 }
 
 case "${1:-}" in

@@ -6,6 +6,9 @@
  * fields), written with tests/unit/hprof_writer.h.
  *
  * tiny_heap: the dump's bytes in w (hw_free releases them); ids is 4 or 8.
+ * tiny_heap_android: the same as Android writes it (1.0.3, ids of 4 bytes,
+ * HEAP DUMP INFO, Android's roots, UNREACHABLE, PRIMITIVE ARRAY NODATA).
+ * tiny_heap_several: the heap twice in one file, as two HEAP DUMP records.
  */
 #ifndef HS_TINY_HEAP_H
 #define HS_TINY_HEAP_H
@@ -19,14 +22,15 @@ enum {
 	TH_SN, TH_BN
 };
 
-static inline void tiny_heap(struct hw *w, int ids)
+static inline void tiny_heap_ex(struct hw *w, int ids, int variant)
 {
+	bool android = variant == 1, several = variant == 2;
 	static const char *const names[] = {
 		"java/lang/Object", "java/lang/String", "[B", "shop/Order", "java/lang/Thread",
 		"[Ljava/lang/Object;", "java/lang/ClassLoader", "java/lang/Class",
 		"value", "coder", "hash", "next", "other", "status", "name", "COUNT", "FIRST",
-		"parent", "main", "run", "()V", "Order.java"};
-	hw_init(w, ids, 2, 1700000000000ULL);
+		"parent", "main", "run", "()V", "Order.java", "app", "image"};
+	hw_init(w, ids, android ? 3 : 2, 1700000000000ULL);
 	for (unsigned k = 0; k < sizeof names / sizeof *names; k++)
 		hw_utf8(w, 1 + k, names[k]);
 	for (unsigned k = 0; k < 8; k++)
@@ -52,8 +56,18 @@ static inline void tiny_heap(struct hw *w, int ids)
 		{TH_LOADER, TH_OBJECT, 0, 0, 0, (uint32_t)ref, 0, 0, 1, NULL, NULL, lf},
 		{TH_CLASS, TH_OBJECT, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL},
 	};
+	if (android)
+		hw_heap_dump_info(&body, 'I', 24);
 	for (unsigned k = 0; k < sizeof cls / sizeof *cls; k++)
 		hw_class_dump(&body, &cls[k]);
+	if (android) {
+		hw_heap_dump_info(&body, 'A', 23);
+		hw_root(&body, HPROF_GC_ROOT_INTERNED_STRING, TH_S1);
+		hw_root(&body, HPROF_GC_ROOT_VM_INTERNAL, TH_L1);
+		hw_root_frame(&body, HPROF_GC_ROOT_JNI_MONITOR, TH_O4, 1, 0);
+		hw_root(&body, HPROF_GC_UNREACHABLE, TH_O3);
+		hw_prim_array_nodata(&body, 0x2ff, HPROF_INT, 100);
+	}
 	hw_root(&body, HPROF_GC_ROOT_STICKY_CLASS, TH_ORDER);
 	hw_root_thread_obj(&body, TH_T1, 1, 1);
 	hw_root_frame(&body, HPROF_GC_ROOT_JAVA_FRAME, TH_O2, 1, 0);
@@ -79,9 +93,19 @@ static inline void tiny_heap(struct hw *w, int ids)
 	hw_obj_array(&body, TH_ARR, TH_OBJARR, 3, (uint64_t[]){TH_S1, 0, TH_O3});
 	hw_instance(&body, TH_T1, TH_THREAD, 1, (struct hw_value[]){HW_OBJ(TH_SN)});
 	hw_instance(&body, TH_L1, TH_LOADER, 1, (struct hw_value[]){HW_OBJ(0)});
-	hw_record_from(w, HPROF_HEAP_DUMP_SEGMENT, &body);
-	hw_dump_end_record(w);
+	if (several) {
+		hw_record_from(w, HPROF_HEAP_DUMP, &body);
+		hw_record_from(w, HPROF_HEAP_DUMP, &body);
+	} else {
+		hw_record_from(w, HPROF_HEAP_DUMP_SEGMENT, &body);
+		hw_dump_end_record(w);
+	}
 	hw_free(&body);
+}
+
+static inline void tiny_heap(struct hw *w, int ids)
+{
+	tiny_heap_ex(w, ids, 0);
 }
 
 #endif

@@ -150,7 +150,7 @@ static inline void hw_value(struct hw *w, struct hw_value v)
 }
 
 /*
- * hw_init: start a dump: "JAVA PROFILE 1.0.<minor>", NUL, u4 id size,
+ * hw_init: start a dump: "JAVA PROFILE 1.0.<minor>" (1, 3 = Android, else 2), NUL, u4 id size,
  * u8 timestamp in ms. ids is written as given (so 5 makes a bad header)
  * but values are then written 8 bytes wide unless ids is 4.
  */
@@ -158,7 +158,8 @@ static inline void hw_init(struct hw *w, int ids, int minor, uint64_t timestamp_
 {
 	memset(w, 0, sizeof *w);
 	w->ids = ids == 4 ? 4 : 8;
-	const char *magic = minor == 1 ? "JAVA PROFILE 1.0.1" : "JAVA PROFILE 1.0.2";
+	const char *magic = minor == 1 ? "JAVA PROFILE 1.0.1"
+			    : minor == 3 ? "JAVA PROFILE 1.0.3" : "JAVA PROFILE 1.0.2";
 	hw_bytes(w, magic, strlen(magic) + 1);
 	hw_u4(w, (uint32_t)ids);
 	hw_u8(w, timestamp_ms);

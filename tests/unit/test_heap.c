@@ -977,7 +977,6 @@ static void check_model(const struct heap *h, const struct model *m, int oop)
 	assert_int_equal(h->duplicate_ids, 1);
 	/* D2.next, A1[3] and Derived.LOST point at ids with no record. */
 	assert_int_equal(h->dangling_refs, 3);
-	assert_int_equal(h->skipped_records, 0);
 	assert_int_equal(h->unknown_class_objs, 0);
 	check_index(h, m);
 	check_objects(h, m, header, oop);
@@ -1011,7 +1010,7 @@ static void test_model_id8(void **state)
 	assert_false(h->oop_size_forced);
 	check_model(h, &m, 8);
 	heap_free(h);
-	struct heap_load_opts opts = {0, NULL, NULL};
+	struct heap_load_opts opts = {0, NULL, NULL, 0};
 	h = load_ok(m.w.path, &opts);
 	check_model(h, &m, 8);
 	heap_free(h);
@@ -1023,7 +1022,7 @@ static void test_model_id8_oops4(void **state)
 	(void)state;
 	struct model m;
 	build_model(&m, 8);
-	struct heap_load_opts opts = {4, NULL, NULL};
+	struct heap_load_opts opts = {4, NULL, NULL, 0};
 	struct heap *h = load_ok(m.w.path, &opts);
 	assert_true(h->oop_size_forced);
 	check_model(h, &m, 4);
@@ -1046,7 +1045,7 @@ static void test_model_gzip(void **state)
 	build_model(&m, 8);
 	hw_save_gz(&m.w, 100);
 	double last = 0;
-	struct heap_load_opts opts = {0, progress_cb, &last};
+	struct heap_load_opts opts = {0, progress_cb, &last, 0};
 	struct heap *h = load_ok(m.w.path, &opts);
 	assert_true(h->hp->gzip);
 	assert_true(last == 1.0);
@@ -1268,15 +1267,27 @@ static void test_nothing_to_load(void **state)
 
 /* ---- Android ---- */
 
+/*
+ * An ART dump (JAVA PROFILE 1.0.3, ids of 4 bytes): every Android root
+ * sub-record, UNREACHABLE (no GC root), PRIMITIVE ARRAY NODATA (an array
+ * with a length and no elements), and HEAP DUMP INFO switching heaps:
+ * app, then zygote, then app again. Sizes follow ART's layout: a class's
+ * instance size is the object's size; arrays are 12 bytes (16 before
+ * 8-byte elements) plus their elements, references 4 bytes.
+ */
 static void test_android_records(void **state)
 {
 	(void)state;
 	struct hw w, body;
 	struct names nm = {.base = 0x5000};
-	hw_init(&w, 4, 2, 0);
+	hw_init(&w, 4, 3, 0);
 	hw_init_body(&body, 4);
-	hw_heap_dump_info(&body, 0x41, sid(&nm, "app"));
-	hw_class_dump(&body, &(struct hw_class){.id = 0x100});
+	hw_heap_dump_info(&body, 'A', sid(&nm, "app"));
+	hw_class_dump(&body, &(struct hw_class){.id = 0x100, .instance_size = 8});
+	hw_class_dump(&body, &(struct hw_class){.id = 0x110, .super = 0x100,
+				.instance_size = 20, .nfields = 2,
+				.fields = (struct hw_field[]){{sid(&nm, "next"), HPROF_OBJECT},
+							      {sid(&nm, "n"), HPROF_LONG}}});
 	hw_instance(&body, 0x200, 0x100, 0, NULL);
 	static const uint8_t id_roots[] = {
 		HPROF_GC_ROOT_INTERNED_STRING, HPROF_GC_ROOT_FINALIZING, HPROF_GC_ROOT_DEBUGGER,
@@ -1284,21 +1295,35 @@ static void test_android_records(void **state)
 	for (size_t k = 0; k < sizeof id_roots; k++)
 		hw_root(&body, id_roots[k], 0x200);
 	hw_root_frame(&body, HPROF_GC_ROOT_JNI_MONITOR, 0x100, 3, 2);
-	hw_root(&body, HPROF_GC_UNREACHABLE, 0x200);
+	hw_root(&body, HPROF_GC_UNREACHABLE, 0x500);
 	hw_prim_array_nodata(&body, 0x300, HPROF_INT, 1000);
-	hw_heap_dump_info(&body, 0x5A, sid(&nm, "zygote"));
+	hw_heap_dump_info(&body, 'Z', sid(&nm, "zygote"));
 	hw_prim_array_vals(&body, 0x400, HPROF_CHAR, 2, (uint64_t[]){'o', 'k'});
+	hw_prim_array_vals(&body, 0x410, HPROF_LONG, 3, (uint64_t[]){1, 2, 3});
+	hw_heap_dump_info(&body, 'A', sid(&nm, "app"));
+	hw_instance(&body, 0x500, 0x110, 2, (struct hw_value[]){HW_OBJ(0x200), HW_LONG(7)});
+	hw_obj_array(&body, 0x600, 0x120, 3, (uint64_t[]){0x200, 0, 0x500});
 	hw_utf8(&w, 0x6000, "java/lang/Object");
+	hw_utf8(&w, 0x6001, "shop/Order");
+	hw_utf8(&w, 0x6002, "[Ljava/lang/Object;");
 	hw_load_class(&w, 1, 0x100, 0, 0x6000);
+	hw_load_class(&w, 2, 0x110, 0, 0x6001);
+	hw_load_class(&w, 3, 0x120, 0, 0x6002);
 	write_names(&w, &nm);
 	hw_record_from(&w, HPROF_HEAP_DUMP_SEGMENT, &body);
+	hw_dump_end_record(&w);
 	struct heap *h = load_ok(hw_save(&w), NULL);
 	assert_false(h->damaged);
-	/* Two HEAP DUMP INFO, one UNREACHABLE, one PRIMITIVE ARRAY NODATA. */
-	assert_int_equal(h->skipped_records, 4);
-	assert_int_equal(h->n, 3);
-	assert_int_not_equal(heap_index(h, 0x400), HEAP_NONE);
-	assert_int_equal(heap_index(h, 0x300), HEAP_NONE);
+	assert_int_equal(h->hp->minor, 3);
+	assert_true(h->art_layout);
+	assert_int_equal(h->n, 8);	/* 2 classes, 6 objects: NODATA is an object */
+	uint32_t nd = heap_index(h, 0x300);
+	assert_int_not_equal(nd, HEAP_NONE);
+	assert_int_equal(heap_kind(h, nd), HEAP_PRIM_ARRAY);
+	assert_string_equal(heap_class_name(h, nd), "int[]");
+	assert_int_equal(heap_array_length(h, nd), 1000);
+	assert_int_equal(heap_array_elem(h, nd, 0).type, 0);	/* no values to read */
+	/* Roots: the six Android ones; UNREACHABLE is counted, not a root. */
 	assert_int_equal(h->nroots, 6);
 	for (size_t k = 0; k < 5; k++) {
 		assert_int_equal(h->roots[k].kind, id_roots[k]);
@@ -1308,11 +1333,173 @@ static void test_android_records(void **state)
 	assert_int_equal(h->roots[5].obj, heap_index(h, 0x100));
 	assert_int_equal(h->roots[5].frame, 2);
 	assert_int_equal(h->roots[5].thread, HEAP_NONE);
-	assert_string_equal(heap_class_name(h, heap_index(h, 0x200)), "java.lang.Object");
+	assert_int_equal(h->unreachable_marks, 1);
 	assert_string_equal(heap_root_kind_name(HPROF_GC_ROOT_INTERNED_STRING), "interned string");
+	assert_string_equal(heap_root_kind_name(HPROF_GC_ROOT_JNI_MONITOR), "JNI monitor");
+	assert_string_equal(heap_root_kind_name(HPROF_GC_UNREACHABLE), "unreachable");
+	/* Heaps, in the order the dump names them. */
+	assert_int_equal(h->nheaps, 2);
+	assert_string_equal(h->heap_names[0], "app");
+	assert_string_equal(h->heap_names[1], "zygote");
+	assert_int_equal(heap_android_heap_index(h, "zygote"), 1);
+	assert_int_equal(heap_android_heap_index(h, "image"), -1);
+	assert_string_equal(heap_android_heap(h, heap_index(h, 0x100)), "app");
+	assert_string_equal(heap_android_heap(h, heap_index(h, 0x200)), "app");
+	assert_string_equal(heap_android_heap(h, nd), "app");
+	assert_string_equal(heap_android_heap(h, heap_index(h, 0x400)), "zygote");
+	assert_string_equal(heap_android_heap(h, heap_index(h, 0x410)), "zygote");
+	assert_string_equal(heap_android_heap(h, heap_index(h, 0x500)), "app");
+	/* ART's layout. */
+	assert_int_equal(heap_shallow(h, heap_index(h, 0x200)), 8);
+	assert_int_equal(heap_shallow(h, heap_index(h, 0x500)), 20);
+	assert_int_equal(heap_shallow(h, nd), 12 + 4000);
+	assert_int_equal(heap_shallow(h, heap_index(h, 0x400)), 12 + 4);
+	assert_int_equal(heap_shallow(h, heap_index(h, 0x410)), 16 + 24);
+	assert_int_equal(heap_shallow(h, heap_index(h, 0x600)), 12 + 12);
 	heap_free(h);
 	hw_free(&w);
 	hw_free(&body);
+}
+
+/*
+ * The same kind of dump after hprof-conv: a 1.0.2 header, Android's roots
+ * made ROOT UNKNOWN, no HEAP DUMP INFO. ART's classes (java.lang.DexCache)
+ * still say whose layout it is; no heaps are named.
+ */
+static void test_android_converted(void **state)
+{
+	(void)state;
+	struct hw w, body;
+	hw_init(&w, 4, 2, 0);
+	hw_init_body(&body, 4);
+	hw_class_dump(&body, &(struct hw_class){.id = 0x100, .instance_size = 8});
+	hw_class_dump(&body, &(struct hw_class){.id = 0x110, .super = 0x100, .instance_size = 28});
+	hw_instance(&body, 0x200, 0x110, 0, NULL);
+	hw_root(&body, HPROF_GC_ROOT_UNKNOWN, 0x200);
+	hw_prim_array_vals(&body, 0x300, HPROF_BYTE, 3, (uint64_t[]){1, 2, 3});
+	hw_utf8(&w, 0x6000, "java/lang/Object");
+	hw_utf8(&w, 0x6001, "java/lang/DexCache");
+	hw_load_class(&w, 1, 0x100, 0, 0x6000);
+	hw_load_class(&w, 2, 0x110, 0, 0x6001);
+	hw_record_from(&w, HPROF_HEAP_DUMP_SEGMENT, &body);
+	hw_dump_end_record(&w);
+	struct heap *h = load_ok(hw_save(&w), NULL);
+	assert_true(h->art_layout);
+	assert_int_equal(h->nheaps, 0);
+	assert_null(h->heap_of);
+	assert_null(heap_android_heap(h, 0));
+	assert_int_equal(heap_shallow(h, heap_index(h, 0x200)), 28);
+	assert_int_equal(heap_shallow(h, heap_index(h, 0x300)), 15);
+	heap_free(h);
+	/* Without ART's classes the same file is HotSpot's: a header, aligned sizes. */
+	hw_free(&w);
+	hw_init(&w, 4, 2, 0);
+	hw_utf8(&w, 0x6000, "java/lang/Object");
+	hw_load_class(&w, 1, 0x100, 0, 0x6000);
+	hw_record_from(&w, HPROF_HEAP_DUMP_SEGMENT, &body);
+	hw_dump_end_record(&w);
+	h = load_ok(hw_save(&w), NULL);
+	assert_false(h->art_layout);
+	assert_int_equal(heap_shallow(h, heap_index(h, 0x300)), align8(8 + 4 + 3));
+	heap_free(h);
+	hw_free(&w);
+	hw_free(&body);
+}
+
+/* Headers: 1.0.1, 1.0.2 and Android's 1.0.3 are read; others are not HPROF we know. */
+static void test_headers(void **state)
+{
+	(void)state;
+	for (int minor = 1; minor <= 3; minor++) {
+		struct hw w;
+		hw_init(&w, 8, minor, 0);
+		hw_dump_begin(&w, HPROF_HEAP_DUMP);
+		hw_root(&w, HPROF_GC_ROOT_UNKNOWN, 0x10);
+		hw_prim_array_vals(&w, 0x10, HPROF_INT, 1, (uint64_t[]){5});
+		hw_dump_end(&w);
+		struct heap *h = load_ok(hw_save(&w), NULL);
+		assert_int_equal(h->hp->minor, minor);
+		assert_int_equal(h->n, 1);
+		heap_free(h);
+		hw_free(&w);
+	}
+	static const char *const bad[] = {"JAVA PROFILE 1.0.4", "JAVA PROFILE 1.0.0",
+					  "JAVA PROFILE 1.1.2", "JAVA PROFILE 1.0.22"};
+	for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+		struct hw w;
+		memset(&w, 0, sizeof w);
+		w.ids = 8;
+		hw_bytes(&w, bad[k], strlen(bad[k]) + 1);
+		hw_u4(&w, 8);
+		hw_u8(&w, 0);
+		hw_dump_begin(&w, HPROF_HEAP_DUMP);
+		hw_prim_array_vals(&w, 0x10, HPROF_INT, 1, (uint64_t[]){5});
+		hw_dump_end(&w);
+		load_err(hw_save(&w), 0);
+		hw_free(&w);
+	}
+}
+
+/*
+ * A file with several heap dumps, as the old HPROF agent writes one per
+ * request: a HEAP DUMP record, then SEGMENTs closed by HEAP DUMP END, then
+ * another HEAP DUMP. The first is read by default; opts.dump picks another;
+ * one past the last is an error naming how many there are.
+ */
+static void test_several_dumps(void **state)
+{
+	(void)state;
+	struct hw w;
+	hw_init(&w, 8, 2, 0);
+	hw_utf8(&w, 0x6000, "java/lang/Object");
+	hw_load_class(&w, 1, 0x100, 0, 0x6000);
+	/* dump 1: the class, two objects, a root */
+	hw_dump_begin(&w, HPROF_HEAP_DUMP);
+	hw_class_dump(&w, &(struct hw_class){.id = 0x100});
+	hw_instance(&w, 0x200, 0x100, 0, NULL);
+	hw_instance(&w, 0x210, 0x100, 0, NULL);
+	hw_root(&w, HPROF_GC_ROOT_STICKY_CLASS, 0x100);
+	hw_dump_end(&w);
+	/* dump 2, in two segments: the class, one object kept, one new, two roots */
+	hw_dump_begin(&w, HPROF_HEAP_DUMP_SEGMENT);
+	hw_class_dump(&w, &(struct hw_class){.id = 0x100});
+	hw_instance(&w, 0x200, 0x100, 0, NULL);
+	hw_dump_end(&w);
+	hw_dump_begin(&w, HPROF_HEAP_DUMP_SEGMENT);
+	hw_instance(&w, 0x300, 0x100, 0, NULL);
+	hw_root(&w, HPROF_GC_ROOT_STICKY_CLASS, 0x100);
+	hw_root(&w, HPROF_GC_ROOT_UNKNOWN, 0x300);
+	hw_dump_end(&w);
+	hw_dump_end_record(&w);
+	/* dump 3 */
+	hw_dump_begin(&w, HPROF_HEAP_DUMP);
+	hw_class_dump(&w, &(struct hw_class){.id = 0x100});
+	hw_dump_end(&w);
+	const char *path = hw_save(&w);
+	struct heap *h = load_ok(path, NULL);
+	assert_int_equal(h->ndumps, 3);
+	assert_int_equal(h->dump, 1);
+	assert_int_equal(h->n, 3);
+	assert_int_equal(h->nroots, 1);
+	assert_int_equal(h->duplicate_ids, 0);
+	assert_int_equal(heap_index(h, 0x300), HEAP_NONE);
+	heap_free(h);
+	struct heap_load_opts opts = {0, NULL, NULL, 2};
+	h = load_ok(path, &opts);
+	assert_int_equal(h->ndumps, 3);
+	assert_int_equal(h->dump, 2);
+	assert_int_equal(h->n, 3);
+	assert_int_equal(h->nroots, 2);
+	assert_int_equal(heap_index(h, 0x210), HEAP_NONE);
+	assert_int_not_equal(heap_index(h, 0x300), HEAP_NONE);
+	heap_free(h);
+	opts.dump = 4;
+	struct hs_error err;
+	h = NULL;
+	assert_int_equal(heap_load(path, &opts, &h, &err), HS_ERR);
+	assert_null(h);
+	assert_non_null(strstr(err.msg, "holds 3 heap dumps; there is no dump 4"));
+	hw_free(&w);
 }
 
 /* ---- strings ---- */
@@ -1649,6 +1836,9 @@ int main(void)
 		cmocka_unit_test(test_truncated_gzip),
 		cmocka_unit_test(test_nothing_to_load),
 		cmocka_unit_test(test_android_records),
+		cmocka_unit_test(test_android_converted),
+		cmocka_unit_test(test_headers),
+		cmocka_unit_test(test_several_dumps),
 		cmocka_unit_test(test_strings_jdk8_char_array),
 		cmocka_unit_test(test_strings_compact_big_endian),
 		cmocka_unit_test(test_crafted_sizes_and_props),
