@@ -3,7 +3,7 @@
 #   make deps       install missing Debian packages (apt-get)
 #   make demo       build, dump the bundled demo program's heap, open the shell
 #   make test       every test (C unit tests with cmocka, shell tests on real dumps)
-#   make fuzz       libFuzzer harnesses and their seed corpora (tests/fuzz/README.md);
+#   make fuzz       libFuzzer harnesses and their seed corpora (docs/fuzzing.md);
 #                   make fuzz-check runs them briefly (part of make test)
 #   make bench      benchmarks against VisualVM's heap library (docs/performance.md)
 #   make install    install under PREFIX (/usr/local); DESTDIR for staging; make uninstall

@@ -1,5 +1,5 @@
 /*
- * fuzz.h - what the libFuzzer harnesses share (tests/fuzz/README.md).
+ * fuzz.h - what the libFuzzer harnesses share (docs/fuzzing.md).
  *
  * fz_file: the input as a file at a path the readers open (a memfd, named
  * through /proc/self/fd, so no disk is touched per input); the same file

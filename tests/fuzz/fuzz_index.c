@@ -131,6 +131,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	free(file);
 	struct idx *x = idx_open(dump);
+	if (getenv("HEAPSH_FUZZ_VERBOSE") && idx_note(x))
+		fprintf(stderr, "fuzz_index: %s\n", idx_note(x));
 	uint64_t len;
 	const uint8_t *p;
 	if ((p = idx_section(x, IDX_DOM_ALL, &len)))

@@ -238,6 +238,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 static void request(int op, struct proto_conn *c)
 {
 	struct hs_error err;
+	hs_error_clear(&err);
 	switch (op) {
 	case OP_INFO: {
 		struct proto_info in;
@@ -294,10 +295,13 @@ static void request(int op, struct proto_conn *c)
 	}
 	case OP_LEAVE: {
 		int outcome, other;
+		err.msg[0] = 0;
 		proto_leave(c, false, &outcome, &other, &err);
 		break;
 	}
 	}
+	if (getenv("HEAPSH_FUZZ_VERBOSE"))
+		fprintf(stderr, "fuzz_reply: request %d: %s\n", op, err.msg[0] ? err.msg : "ok");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/fuzz/run.sh - seed corpora and runs of the libFuzzer harnesses
-# (tests/fuzz/README.md). Built by `make fuzz` into build/fuzz.
+# (docs/fuzzing.md). Built by `make fuzz` into build/fuzz.
 #   run.sh corpus          make build/fuzz/corpus/TARGET from the test dumps,
 #                          queries and the harnesses' own seed writers
 #   run.sh check           every harness on its corpus and its regression
