@@ -52,6 +52,28 @@ static inline void fz_quiet(void)
 	close(null);
 }
 
+/*
+ * fz_tmpdir: a new temporary folder (path in dir, cap >= 64), removed with
+ * what is in it when the process exits, so a campaign's many processes
+ * leave nothing behind.
+ */
+static char fz_dir[64];
+static inline void fz_rmdir(void)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", fz_dir);
+	if (fz_dir[0] && system(cmd) != 0)
+		fz_dir[0] = 0;
+}
+static inline const char *fz_tmpdir(const char *name)
+{
+	snprintf(fz_dir, sizeof fz_dir, "/tmp/heapsh-fuzz-%s-XXXXXX", name);
+	if (!mkdtemp(fz_dir))
+		abort();
+	atexit(fz_rmdir);
+	return fz_dir;
+}
+
 /* fz_text: the input as a NUL-terminated string (caller frees). */
 static inline char *fz_text(const uint8_t *data, size_t size)
 {

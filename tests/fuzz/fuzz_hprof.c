@@ -75,6 +75,9 @@ static void on_field(void *ctx, uint32_t decl, const struct heap_field *f, struc
 static uint64_t touch(const struct heap *h, uint32_t i)
 {
 	uint64_t sum = heap_shallow(h, i) + heap_class_of_object(h, i);
+	const char *space = heap_android_heap(h, i);
+	if (space)
+		sum += strlen(space);
 	sum += strlen(heap_class_name(h, i));
 	heap_refs(h, i, on_ref, &sum);
 	heap_fields_each(h, i, on_field, &sum);

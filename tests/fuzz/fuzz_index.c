@@ -45,9 +45,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	fz_quiet();
-	snprintf(dir, sizeof dir, "/tmp/heapsh-fuzz-index-XXXXXX");
-	if (!mkdtemp(dir))
-		abort();
+	snprintf(dir, sizeof dir, "%s", fz_tmpdir("index"));
 	snprintf(dump, sizeof dump, "%s/tiny.hprof", dir);
 	struct hw w;
 	tiny_heap(&w, 8);

@@ -216,9 +216,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	fz_quiet();
 	signal(SIGPIPE, SIG_IGN);
-	snprintf(dir, sizeof dir, "/tmp/heapsh-fuzz-reply-XXXXXX");
-	if (!mkdtemp(dir))
-		abort();
+	snprintf(dir, sizeof dir, "%s", fz_tmpdir("reply"));
 	const char *seeds = getenv("HEAPSH_FUZZ_SEEDS");
 	if (seeds) {
 		for (int op = 0; op < NOPS; op++) {
