@@ -27,6 +27,21 @@ class,instances,shallow_bytes
 CycleNode,3,72" "$OUT"
 check_contains "error location is file:line" "$T/inner.hsh:2" "$(cat "$T/err")"
 
+# Several -c and -f run in the order given, each whatever failed before;
+# the exit status says that one failed (issue 16: only the last one ran).
+OUT=$($HEAPSH --format csv -c ':histogram Leaf' -c ':nosuch' -f "$T/inner.hsh" -c ':histogram CycleNode' \
+	"$KNOWN" 2>"$T/err"); st=$?
+check_status "several -c and -f: exit 2 after a failure" 2 "$st"
+check "several -c and -f: each runs, in order" "class,instances,shallow_bytes
+Leaf,500,16000
+class,instances,shallow_bytes
+Leaf,500,16000
+class,instances,shallow_bytes
+CycleNode,3,72" "$OUT"
+check "several -c and -f: both failures said" "2" "$(grep -c 'nosuch\|inner.hsh:2' "$T/err")"
+check_status "several -c: exit 0 when all succeed" 0 \
+	"$($HEAPSH -c ':histogram Leaf' -c ':roots' "$KNOWN" >/dev/null 2>&1; echo $?)"
+
 # --format json on the command line is the same as :format json.
 check "--format = :format" "$($HEAPSH --format json -c ':histogram Order' "$KNOWN")" \
 	"$(printf ':format json\n:histogram Order\n' | $HEAPSH "$KNOWN")"

@@ -551,7 +551,8 @@ static void usage(FILE *f)
 		"or not) in an interactive shell. Type :help inside for the commands.\n"
 		"\n"
 		"options:\n"
-		"  -c COMMAND        run one command and exit\n"
+		"  -c COMMAND        run a command and exit; several -c and -f run in turn,\n"
+		"                    and the exit status is 2 if any of them failed\n"
 		"  -f FILE           run the commands in FILE and exit\n"
 		"  -l SCRIPT [ARGS]  run a Lua script (arg[0] = SCRIPT, arg[1..] = ARGS; a\n"
 		"                    first ARG that is a dump or pid is opened) and exit\n"
@@ -605,7 +606,13 @@ int main(int argc, char **argv)
 	 * and keeping freed engine buffers in the heap.
 	 */
 	mallopt(M_MMAP_THRESHOLD, 1 << 20);
-	const char *command = NULL, *file = NULL, *dump = NULL, *export_to = NULL, *script = NULL;
+	const char *dump = NULL, *export_to = NULL, *script = NULL;
+	/* -c COMMAND and -f FILE, in the order given, each run in turn (as psql does) */
+	struct action {
+		char kind;	/* 'c' or 'f' */
+		const char *arg;
+	} *actions = xcalloc((size_t)argc + 1, sizeof *actions);
+	int nactions = 0;
 	int script_argc = 0, script_own = 1;
 	char **script_argv = NULL;
 	for (int a = 1; a < argc; a++) {
@@ -620,10 +627,8 @@ int main(int argc, char **argv)
 				script_own = 2;
 			}
 			break;
-		} else if (!strcmp(o, "-c") && a + 1 < argc) {
-			command = argv[++a];
-		} else if (!strcmp(o, "-f") && a + 1 < argc) {
-			file = argv[++a];
+		} else if ((!strcmp(o, "-c") || !strcmp(o, "-f")) && a + 1 < argc) {
+			actions[nactions++] = (struct action){o[1], argv[++a]};
 		} else if (!strcmp(o, "--format") && a + 1 < argc) {
 			int m = out_mode_parse(argv[++a]);
 			if (m < 0) {
@@ -703,24 +708,31 @@ int main(int argc, char **argv)
 		finish(&sh);
 		return st != HS_OK || sh.status ? 2 : damaged;
 	}
-	if (command) {
-		sh_execute(&sh, command, NULL);
-		out_flush();
-		finish(&sh);
-		return sh.status ? sh.status : damaged;
-	}
-	if (file) {
-		FILE *f = fopen(file, "r");
-		if (!f) {
-			fprintf(stderr, "heapsh: cannot open '%s': %s\n", file, strerror(errno));
-			return 2;
+	if (nactions) {
+		/* Each in turn, whatever failed before; the status says whether any failed. */
+		bool failed = false;
+		for (int k = 0; k < nactions; k++) {
+			if (actions[k].kind == 'c') {
+				sh_execute(&sh, actions[k].arg, NULL);
+				out_flush();
+				continue;
+			}
+			FILE *f = fopen(actions[k].arg, "r");
+			if (!f) {
+				fprintf(stderr, "heapsh: cannot open '%s': %s\n", actions[k].arg,
+					strerror(errno));
+				failed = true;
+				continue;
+			}
+			failed |= sh_process_input(&sh, f, actions[k].arg) != HS_OK;
+			fclose(f);
+			out_flush();
 		}
-		int st = sh_process_input(&sh, f, file);
-		fclose(f);
-		out_flush();
+		free(actions);
 		finish(&sh);
-		return st != HS_OK || sh.status ? 2 : damaged;
+		return failed || sh.status ? 2 : damaged;
 	}
+	free(actions);
 	char *hist = NULL;
 	const char *home = getenv("HOME");
 	if (home && isatty(STDIN_FILENO))
