@@ -150,8 +150,8 @@ if command -v bash >/dev/null; then
 fi
 
 # zsh completion: the same option list; parsed by zsh when it is installed.
-ZOPTS=$(grep -oE "^ +'(\([^)]*\))?-{1,2}[a-zA-Z][-a-zA-Z]*" completions/_heapsh |
-	sed -E "s/^ +'(\([^)]*\))?//" | sort)
+ZOPTS=$(grep -oE "^ +'(\([^)]*\))?\*?-{1,2}[a-zA-Z][-a-zA-Z]*" completions/_heapsh |
+	sed -E "s/^ +'(\([^)]*\))?\*?//" | sort)
 check "zsh: the options are --help's" "$HELP_OPTS" "$ZOPTS"
 if command -v zsh >/dev/null; then
 	check "zsh: _heapsh parses (zsh -n)" "" "$(zsh -n "$INST/usr/share/zsh/site-functions/_heapsh" 2>&1)"
