@@ -9,6 +9,16 @@ $HEAPSH -c ':frobnicate' "$KNOWN" 2>"$T/err"; st=$?
 check_status "unknown command: exit 2" 2 "$st"
 check_contains "unknown command: says so" "unknown command ':frobnicate'" "$(cat "$T/err")"
 
+# "did you mean" for commands and classes (issue 16), not for what is far from everything.
+check "did you mean a command" "heapsh: unknown command ':histgram'; did you mean :histogram? (:help lists the commands)" \
+	"$($HEAPSH -c ':histgram' "$KNOWN" 2>&1)"
+check "did you mean a class" "heapsh: no class with instances matches 'Lef'; did you mean Leaf?" \
+	"$($HEAPSH -c ':histogram Lef' "$KNOWN" 2>&1)"
+check "did you mean a full class name" "heapsh: no class matches 'java.lang.Strin'; did you mean java.lang.String?" \
+	"$($HEAPSH -c ':classes java.lang.Strin' "$KNOWN" 2>&1)"
+check "no suggestion when nothing is close" "heapsh: no class matches 'Qwertyuiop' (and it is not an object id)" \
+	"$($HEAPSH --no-index -c ':retained Qwertyuiop' "$KNOWN" 2>&1)"
+
 # -f FILE with :format and :load; errors carry file:line.
 cat > "$T/inner.hsh" <<'HSH'
 :histogram Leaf

@@ -6,6 +6,7 @@
 #include "eval.h"
 
 #include "../base/fmt.h"
+#include "../base/suggest.h"
 #include "extern.h"
 #include "plan.h"
 
@@ -181,49 +182,6 @@ static void poll(struct ev *e, const struct node *at)
 }
 
 /* ---- names ---- */
-
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	if (la > 64 || lb > 64)
-		return 99;
-	size_t d[65][65];
-	for (size_t i = 0; i <= la; i++)
-		d[i][0] = i;
-	for (size_t j = 0; j <= lb; j++)
-		d[0][j] = j;
-	for (size_t i = 1; i <= la; i++)
-		for (size_t j = 1; j <= lb; j++) {
-			size_t c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-			if (d[i - 1][j] + 1 < c)
-				c = d[i - 1][j] + 1;
-			if (d[i][j - 1] + 1 < c)
-				c = d[i][j - 1] + 1;
-			d[i][j] = c;
-		}
-	return d[la][lb];
-}
-
-/* suggest: "; did you mean a, b?" from candidates close to name. */
-static void suggest(char *buf, size_t cap, const char *name, const char *const *cands, int n)
-{
-	buf[0] = 0;
-	size_t best = 3;
-	for (int k = 0; k < n; k++) {
-		size_t dist = edit_distance(name, cands[k]);
-		if (dist < best)
-			best = dist;
-	}
-	if (best >= 3)
-		return;
-	size_t len = 0;
-	for (int k = 0; k < n && len + 40 < cap; k++)
-		if (edit_distance(name, cands[k]) == best && !strstr(buf, cands[k]))
-			len += (size_t)snprintf(buf + len, cap - len, "%s%s", len ? ", " : "; did you mean ",
-						cands[k]);
-	if (len)
-		snprintf(buf + len, cap - len, "?");
-}
 
 /*
  * need_heap: a runtime error at `at` unless the session has a heap (one
@@ -770,7 +728,7 @@ static struct value ident(struct ev *e, struct frame *f, struct node *n)
 	for (struct binding *gb = e->d->globals; gb && nc < 64; gb = gb->next)
 		cands[nc++] = gb->name;
 	char sug[200];
-	suggest(sug, sizeof sug, name, cands, nc);
+	hs_suggest(sug, sizeof sug, name, cands, nc, NULL);
 	rt_error(e, n, "unknown name '%s'%s", name, sug);
 }
 
@@ -1200,7 +1158,7 @@ static struct value list_member(struct ev *e, struct node *n, struct value recv,
 					      "sum", "min", "max", "sort_by", "top", "first",
 					      "group_by", "contains", "length"};
 	char sug[200];
-	suggest(sug, sizeof sug, m, members, (int)(sizeof members / sizeof *members));
+	hs_suggest(sug, sizeof sug, m, members, (int)(sizeof members / sizeof *members), NULL);
 	rt_error(e, n, "a list has no member '%s'%s (members: filter, map, exists, foreach, "
 		 "count, sum, min, max, sort_by, top, first, group_by, contains, length)", m, sug);
 }
@@ -1322,7 +1280,7 @@ static struct value object_member(struct ev *e, struct node *n, uint32_t i)
 	for (size_t b = 0; b < sizeof builtins / sizeof *builtins && fn.n < 256; b++)
 		fn.v[fn.n++] = builtins[b];
 	char sug[200];
-	suggest(sug, sizeof sug, m, fn.v, fn.n);
+	hs_suggest(sug, sizeof sug, m, fn.v, fn.n, NULL);
 	rt_error(e, n, "class %s has no field '%s'%s", heap_class_name(h, i), m, sug);
 }
 
@@ -1364,7 +1322,7 @@ static struct value class_member(struct ev *e, struct node *n, uint32_t c)
 	for (unsigned s = 0; s < k->nstatics && nc < 300; s++)
 		cands[nc++] = k->statics[s].name;
 	char sug[200];
-	suggest(sug, sizeof sug, m, cands, nc);
+	hs_suggest(sug, sizeof sug, m, cands, nc, NULL);
 	rt_error(e, n, "class %s has no static or member '%s'%s", k->name, m, sug);
 }
 
@@ -1449,7 +1407,7 @@ static struct value member(struct ev *e, struct node *n, struct value recv, int 
 			if (!strcmp(recv.u.st->names[k], m))
 				return recv.u.st->vals[k];
 		char sug[200];
-		suggest(sug, sizeof sug, m, recv.u.st->names, recv.u.st->n);
+		hs_suggest(sug, sizeof sug, m, recv.u.st->names, recv.u.st->n, NULL);
 		rt_error(e, n, "struct %s has no field '%s'%s",
 			 recv.u.st->type ? recv.u.st->type : "", m, sug);
 	}
@@ -1600,7 +1558,7 @@ static struct value extern_call(struct ev *e, struct frame *f, struct node *n)
 		for (struct externdecl *c = e->d->externs; c && nc < 64; c = c->next)
 			cands[nc++] = c->name;
 		char sug[200];
-		suggest(sug, sizeof sug, n->name, cands, nc);
+		hs_suggest(sug, sizeof sug, n->name, cands, nc, NULL);
 		if (sug[0])
 			rt_error(e, n, "no native function named '%s'%s", n->name, sug);
 		rt_error(e, n, "no native function named '%s' (declare one with extern \"LIB\" "

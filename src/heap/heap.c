@@ -7,6 +7,7 @@
 
 #include "../base/classname.h"
 #include "../base/io.h"
+#include "../base/suggest.h"
 #include "heap_internal.h"
 
 const char *heap_keep(struct heap *h, char *s)
@@ -659,4 +660,34 @@ void heap_refs(const struct heap *h, uint32_t i,
 	}
 	}
 #undef EMIT
+}
+
+void heap_suggest_class(const struct heap *h, const char *pattern, char *buf, size_t cap)
+{
+	buf[0] = 0;
+	if (cap < 64)
+		return;
+	bool full = strchr(pattern, '.') != NULL;
+	size_t best = 3;
+	for (uint32_t c = 0; c < h->nclasses; c++) {
+		const char *dot = full ? NULL : strrchr(h->classes[c].name, '.');
+		size_t d = hs_edit_distance(pattern, dot ? dot + 1 : h->classes[c].name);
+		if (d < best)
+			best = d;
+	}
+	if (best >= 3)
+		return;
+	size_t len = 0, shown = 0;
+	for (uint32_t c = 0; c < h->nclasses && shown < 4; c++) {
+		const char *name = h->classes[c].name;
+		const char *dot = full ? NULL : strrchr(name, '.');
+		if (hs_edit_distance(pattern, dot ? dot + 1 : name) != best ||
+		    len + strlen(name) + 24 >= cap || (len && strstr(buf, name)))
+			continue;
+		len += (size_t)snprintf(buf + len, cap - len, "%s%s", len ? ", " : "; did you mean ",
+					name);
+		shown++;
+	}
+	if (len)
+		snprintf(buf + len, cap - len, "?");
 }

@@ -337,6 +337,15 @@ char *heap_string(const struct heap *h, uint32_t i, size_t max_chars);
  */
 uint32_t heap_find_classes(const struct heap *h, const char *pattern, uint32_t **out);
 
+/*
+ * heap_suggest_class: "; did you mean a.B, c.B?" (into buf, cap bytes) with
+ * the classes whose names are closest to pattern, at most two edits away:
+ * their simple names (after the last '.') when pattern has no '.', else
+ * their full names; "" when none is close. For the errors of commands that
+ * take a class name. O(classes).
+ */
+void heap_suggest_class(const struct heap *h, const char *pattern, char *buf, size_t cap);
+
 /* heap_class_by_name: the first class with exactly this Java name, or HEAP_NONE. */
 uint32_t heap_class_by_name(const struct heap *h, const char *name);
 

@@ -391,7 +391,9 @@ static int cmd_histogram(struct sh *sh, int argc, char **argv)
 					o.heap, o.pattern);
 		if (o.heap)
 			return sh_error(sh, NULL, "heap %s holds no objects", o.heap);
-		return sh_error(sh, NULL, "no class with instances matches '%s'", o.pattern);
+		char sug[512];
+		heap_suggest_class(h, o.pattern, sug, sizeof sug);
+		return sh_error(sh, NULL, "no class with instances matches '%s'%s", o.pattern, sug);
 	}
 	uint64_t *ret = NULL;
 	uint32_t shown = o.top && (uint32_t)o.top < n ? (uint32_t)o.top : n;
@@ -486,7 +488,9 @@ static int cmd_classes(struct sh *sh, int argc, char **argv)
 	uint32_t n = select_classes(sh, o.pattern, false, false, &v);
 	if (o.pattern && !n) {
 		free(v);
-		return sh_error(sh, NULL, "no class matches '%s'", o.pattern);
+		char sug[512];
+		heap_suggest_class(h, o.pattern, sug, sizeof sug);
+		return sh_error(sh, NULL, "no class matches '%s'%s", o.pattern, sug);
 	}
 	static const char *const cols[] = {"id", "class", "instances", "instance_size",
 					   "super", "loader"};

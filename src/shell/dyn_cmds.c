@@ -417,8 +417,11 @@ int sh_cmd_top(struct sh *sh, int argc, char **argv)
 	if (o.cls) {
 		uint32_t *cls, nc = heap_find_classes(h, o.cls, &cls);
 		free(cls);
-		if (!nc || sh_target_set(sh, o.cls, &objs, &n, &label))
-			return sh_error(sh, NULL, "no class matches '%s'", o.cls);
+		if (!nc || sh_target_set(sh, o.cls, &objs, &n, &label)) {
+			char sug[512];
+			heap_suggest_class(h, o.cls, sug, sizeof sug);
+			return sh_error(sh, NULL, "no class matches '%s'%s", o.cls, sug);
+		}
 	}
 	int st = HS_ERR;
 	struct dom_tree *t = sh_dom(sh, sh->no_weak);

@@ -161,8 +161,10 @@ int sh_target_set(struct sh *sh, const char *target, uint32_t **objs, uint32_t *
 	uint32_t *cls, nc = heap_find_classes(h, target, &cls);
 	if (!nc) {
 		free(cls);
-		return sh_error(sh, NULL, "no class matches '%s' (and it is not an object id)",
-				target);
+		char sug[512];
+		heap_suggest_class(h, target, sug, sizeof sug);
+		return sh_error(sh, NULL, "no class matches '%s' (and it is not an object id)%s",
+				target, sug);
 	}
 	uint32_t total = 0;
 	for (uint32_t k = 0; k < nc; k++)

@@ -17,6 +17,7 @@
 #include "le.h"
 #include "out.h"
 #include "sh.h"
+#include "../base/suggest.h"
 
 #define HEAPSH_VERSION "0.1.0"
 
@@ -186,7 +187,14 @@ int sh_execute(struct sh *sh, const char *line, const char *where)
 		if (!strcmp(c->name, argv[0]) || (!strcmp(argv[0], "exit") && !strcmp(c->name, "quit")))
 			break;
 	if (!c->name) {
-		sh_error(sh, where, "unknown command ':%s'; :help lists the commands", argv[0]);
+		const char *names[128];
+		int n = 0;
+		for (const struct sh_command *k = sh_commands; k->name && n < 128; k++)
+			names[n++] = k->name;
+		char sug[256];
+		hs_suggest(sug, sizeof sug, argv[0], names, n, ":");
+		sh_error(sh, where, "unknown command ':%s'%s%s:help lists the commands%s", argv[0], sug,
+			 sug[0] ? " (" : "; ", sug[0] ? ")" : "");
 		goto done;
 	}
 	hs_interrupted = 0;
