@@ -107,7 +107,7 @@ live_main() {
 	check "live histogram has KnownHeap's 12 classes" 12 "$(printf '%s\n' "$MINE" | grep -c .)"
 	check_contains "live histogram: Order 1000 instances, 40000 bytes" "Order,1000,40000" "$MINE"
 	check "live histogram = jcmd GC.class_histogram (instances and bytes)" "$JH" "$MINE"
-	check "live histogram csv header" "class,instances,bytes" \
+	check "live histogram csv header" "class,instances,shallow_bytes" \
 		"$(hsl --format csv -c ':histogram --top 1' "$KP" | head -1)"
 	check "live histogram from HotSpot's heap inspection" \
 		"live histogram of JVM $KP after a full GC, from HotSpot's heap inspection (as jcmd GC.class_histogram)" \
@@ -312,6 +312,8 @@ Order,1000,40000" "$(answer "$L/kill.hsh.out" 3 | head -2)"
 		"class,instances,shallow_bytes,retained_bytes
 Order,1000,40000,42800" "$(answer "$D" 6)"
 	check_contains ":dump: the session has the dump open" "file,$PWD/$L/dumped.hprof" "$(answer "$D" 7)"
+	check_contains ":dump: says what it wrote" "wrote $PWD/$L/dumped.hprof: $(stat -c %s "$L/dumped.hprof") bytes, " \
+		"$(cat "$D.err" 2>/dev/null; cat "$L/detach.hsh.err" 2>/dev/null)"
 	check "the file :dump wrote opens on its own" "Order,1000,40000" \
 		"$(hsl --no-index --format csv -c ':histogram Order' "$L/dumped.hprof" | grep '^Order,')"
 

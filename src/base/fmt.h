@@ -1,6 +1,6 @@
 /*
  * fmt.h - numbers as text the way Java writes them, so heapsh shows field
- * values as the program would print them.
+ * values as the program would print them; counts in English.
  */
 #ifndef HS_FMT_H
 #define HS_FMT_H
@@ -15,5 +15,19 @@
  * at least 32 bytes.
  */
 void fmt_double(char *buf, size_t cap, double x, bool is_float);
+
+/* fmt_s: "s" after a count of n other than 1 ("1 instance", "2 instances"). */
+static inline const char *fmt_s(unsigned long long n)
+{
+	return n == 1 ? "" : "s";
+}
+
+/* fmt_ordinal: the English ordinal suffix of n: 1st, 2nd, 3rd, 4th, 11th, 22nd. */
+static inline const char *fmt_ordinal(unsigned long long n)
+{
+	if (n % 100 >= 11 && n % 100 <= 13)
+		return "th";
+	return n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
+}
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/fmt.h"
 #include "lbind.h"
 
 void lb_check_gen(lua_State *L, const struct lb_heap *hp, unsigned gen)
@@ -388,7 +389,7 @@ static int list_gc(lua_State *L)
 static int list_tostring(lua_State *L)
 {
 	struct lb_list *l = luaL_checkudata(L, 1, LB_LIST);
-	lua_pushfstring(L, "<list of %d objects>", (int)l->n);
+	lua_pushfstring(L, "<list of %d object%s>", (int)l->n, fmt_s(l->n));
 	return 1;
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../base/fmt.h"
 #include "../alloc/alloc.h"
 #include "../attach/proto.h"
 #include "out.h"
@@ -91,7 +92,7 @@ static void show_status(struct sh *sh, const struct alc_status *st)
 		out_cell_str(t, "accounts");
 		out_cell_str(t, st->accounts ? st->accounts : "(none given)");
 		out_cell_str(t, "depth");
-		out_cell_fmt(t, "%u frames", st->depth);
+		out_cell_fmt(t, "%u frame%s", st->depth, fmt_s(st->depth));
 		when(st->started_ms, buf, sizeof buf);
 		out_cell_str(t, "since");
 		out_cell_str(t, buf);

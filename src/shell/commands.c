@@ -129,7 +129,7 @@ static void kv(struct out_table *t, const char *k, const char *fmt, ...)
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
 	out_cell_str(t, k);
-	out_cell_str(t, buf);
+	out_cell_value(t, buf);	/* counts are numbers in JSON */
 }
 
 static int cmd_info(struct sh *sh, int argc, char **argv)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../base/fmt.h"
 #include "out.h"
 #include "sh.h"
 
@@ -457,7 +458,8 @@ int sh_cmd_top(struct sh *sh, int argc, char **argv)
 	out_table_end(tb);
 	if (out_mode == OUT_TABLE && dynamic)
 		out_printf("dynamic sizes exact; candidates: the %u strongly connected components whose "
-			   "estimate is at least a third of the %u-th largest\n", ncand, o.top);
+			   "estimate is at least a third of the %u%s largest\n", ncand, o.top,
+			   fmt_ordinal((unsigned long long)o.top));
 	free(top);
 	st = HS_OK;
 done:

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../base/fmt.h"
 #include "../dsl/eval.h"
 #include "../engine/path.h"
 #include "out.h"
@@ -177,8 +178,10 @@ int sh_target_set(struct sh *sh, const char *target, uint32_t **objs, uint32_t *
 		memcpy(*objs + *n, inst, cnt * sizeof **objs);
 		*n += cnt;
 	}
-	*label = nc == 1 ? xasprintf("all %u instances of %s", *n, h->classes[cls[0]].name)
-			 : xasprintf("all %u instances of %u classes matching %s", *n, nc, target);
+	*label = nc == 1 ? xasprintf("%s %u instance%s of %s", *n == 1 ? "the" : "all", *n,
+				     fmt_s(*n), h->classes[cls[0]].name)
+			 : xasprintf("all %u instance%s of %u classes matching %s", *n, fmt_s(*n), nc,
+				     target);
 	free(cls);
 	return HS_OK;
 }

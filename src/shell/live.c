@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../base/fmt.h"
 #include "../alloc/alloc.h"
 #include "../heap/heap.h"
 #include "../attach/attach.h"
@@ -474,8 +475,13 @@ int sh_cmd_dump(struct sh *sh, int argc, char **argv)
 	sh->live = NULL;
 	st = sh_open(sh, file);
 	sh->live = l;
-	if (st == HS_OK)
+	if (st == HS_OK) {
 		l->snap_time = time(NULL);
+		/* Say what was written: it stays after heapsh exits. */
+		fprintf(stderr, "wrote %s: %lld bytes, %u objects (the JVM's live heap, as jcmd "
+			"GC.heap_dump writes it); the shell answers from it until :refresh\n", file,
+			(long long)sb.st_size, sh->heap->n);
+	}
 	return st;
 }
 
@@ -556,7 +562,7 @@ int sh_live_histogram(struct sh *sh, const char *pattern, bool count, long top, 
 		return sh_error(sh, NULL, "no class with instances matches '%s'", pattern);
 	}
 	qsort(rows, m, sizeof *rows, count ? by_count : by_bytes);
-	static const char *const cols[] = {"class", "instances", "bytes"};
+	static const char *const cols[] = {"class", "instances", "shallow_bytes"};
 	struct out_table *tb = out_table_new(3, cols);
 	uint64_t tc = 0, tbytes = 0;
 	uint32_t shown = top > 0 && (uint32_t)top < m ? (uint32_t)top : m;
@@ -711,9 +717,9 @@ int sh_live_pushdown(struct sh *sh, const char *text, bool *handled)
 		out_printf("... %" PRIu64 " more (the first %u shown)\n", r.matched - r.nrows,
 			   r.nrows);
 	if (out_mode == OUT_TABLE && (sh->timer || isatty(STDERR_FILENO)))
-		fprintf(stderr, "evaluated inside JVM %d: %" PRIu64 " instances of %s examined, "
+		fprintf(stderr, "evaluated inside JVM %d: %" PRIu64 " instance%s of %s examined, "
 			"%" PRIu64 " matched%s; no snapshot taken\n", sh->live->pid, r.examined,
-			pd.cls, r.matched, pd.op == PD_EXISTS && r.matched ? " (stopped at the first)" : "");
+			fmt_s(r.examined), pd.cls, r.matched, pd.op == PD_EXISTS && r.matched ? " (stopped at the first)" : "");
 	proto_instances_free(&r);
 	dsl_pushdown_free(&pd);
 	return HS_OK;

@@ -41,7 +41,8 @@ void out_flush(void)
 
 struct cell {
 	char *text;	/* NULL for a null cell */
-	bool num;
+	bool num;	/* a number: right-aligned, unquoted in JSON */
+	bool json_num;	/* a number in JSON only: a value in a column of text */
 };
 
 struct out_table {
@@ -67,7 +68,7 @@ static void add(struct out_table *t, char *text, bool num)
 		t->cap = t->cap ? t->cap * 2 : 64;
 		t->cells = xreallocarray(t->cells, t->cap, sizeof *t->cells);
 	}
-	t->cells[t->ncells++] = (struct cell){text, num};
+	t->cells[t->ncells++] = (struct cell){text, num, num};
 }
 
 void out_cell_str(struct out_table *t, const char *s)
@@ -88,6 +89,16 @@ void out_cell_i64(struct out_table *t, int64_t v)
 void out_cell_num(struct out_table *t, const char *text)
 {
 	add(t, xstrdup(text), true);
+}
+
+void out_cell_value(struct out_table *t, const char *text)
+{
+	bool number = text[0] != 0;
+	for (const char *p = text + (text[0] == '-'); *p && number; p++)
+		number = *p >= '0' && *p <= '9';
+	add(t, xstrdup(text), false);
+	t->cells[t->ncells - 1].json_num = number && text[text[0] == '-'] != 0 &&
+					   strlen(text) < 19;
 }
 
 void out_cell_null(struct out_table *t)
@@ -185,7 +196,7 @@ void out_table_end(struct out_table *t)
 				fputs(": ", f);
 				if (!cl->text)
 					fputs("null", f);
-				else if (cl->num)
+				else if (cl->json_num)
 					fputs(cl->text, f);
 				else
 					out_json_string(f, cl->text);

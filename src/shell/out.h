@@ -35,6 +35,8 @@ void out_cell_str(struct out_table *t, const char *s);
 void out_cell_u64(struct out_table *t, uint64_t v);
 void out_cell_i64(struct out_table *t, int64_t v);
 void out_cell_num(struct out_table *t, const char *text);	/* already formatted */
+/* out_cell_value: text as it is, but a JSON number when it is a whole number (as in :info). */
+void out_cell_value(struct out_table *t, const char *text);
 void out_cell_null(struct out_table *t);
 void out_cell_fmt(struct out_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* out_table_end: print the table in the current mode and free it. */
