@@ -534,13 +534,27 @@ int sh_complete(const char *line, int start, const char *word, char **out, int c
 	}
 	for (uint32_t k = 0; k < h->nclasses && n < cap; k++) {
 		const char *name = h->classes[k].name;
-		if (!strncmp(name, word, wl))
+		if (!strncmp(name, word, wl)) {
 			add_cand(out, &n, cap, xstrdup(name));
-		else if (query && !strchr(word, '.')) {
-			/* simple names: Order for com.shop.Order */
-			const char *simple = strrchr(name, '.');
-			if (simple && !strncmp(simple + 1, word, wl) && wl)
-				add_cand(out, &n, cap, xstrdup(simple + 1));
+			continue;
+		}
+		/* Simple names, as commands and queries take them: Order for com.shop.Order,
+		 * Server$Session; commands also take nested names with a dot: Server.Session. */
+		const char *simple = strrchr(name, '.');
+		if (!simple || !wl)
+			continue;
+		simple++;
+		if (!strncmp(simple, word, wl) && (!query || !strchr(word, '.'))) {
+			add_cand(out, &n, cap, xstrdup(simple));
+		} else if (!query && strchr(simple, '$')) {
+			char *dotted = xstrdup(simple);
+			for (char *c = dotted; *c; c++)
+				if (*c == '$')
+					*c = '.';
+			if (!strncmp(dotted, word, wl))
+				add_cand(out, &n, cap, dotted);
+			else
+				free(dotted);
 		}
 	}
 	return n;
