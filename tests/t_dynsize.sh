@@ -61,9 +61,9 @@ check "dynsize Data: 100 rows, each reaching only itself" "100 100" \
 check_contains "dynsize Data: union line" "all 100 instances of Data together reach $DATA bytes (exact)" \
 	"$($HEAPSH --no-index -c ':dynsize Data' "$DZD")"
 check_contains "dynsize Buffer: union line is its dynamic size" \
-	"all 1 instances of Buffer together reach $EXP_BUF bytes (exact)" "$($HEAPSH --no-index -c ':dynsize Buffer' "$DZD")"
+	"the one instance of Buffer reaches $EXP_BUF bytes (exact)" "$($HEAPSH --no-index -c ':dynsize Buffer' "$DZD")"
 check_contains "dynsize AnalysisList: union line is its dynamic size" \
-	"all 1 instances of AnalysisList together reach $EXP_AL bytes (exact)" "$($HEAPSH --no-index -c ':dynsize AnalysisList' "$DZD")"
+	"the one instance of AnalysisList reaches $EXP_AL bytes (exact)" "$($HEAPSH --no-index -c ':dynsize AnalysisList' "$DZD")"
 check_contains "dynsize 'Data*' (Data and Data[]): union counts each Data once" \
 	"all 101 instances of 2 classes matching Data* together reach $(( DATA + $(dz_size "$SLOTS") )) bytes (exact)" \
 	"$($HEAPSH --no-index -c ':dynsize Data*' "$DZD")"

@@ -691,3 +691,44 @@ void heap_suggest_class(const struct heap *h, const char *pattern, char *buf, si
 	if (len)
 		snprintf(buf + len, cap - len, "?");
 }
+
+char *heap_object_label(const struct heap *h, uint32_t i)
+{
+	enum heap_kind k = heap_kind(h, i);
+	if (k == HEAP_CLASS) {
+		uint32_t c = heap_class_of_object(h, i);
+		return xasprintf("class %s", c != HEAP_NONE ? h->classes[c].name : "?");
+	}
+	const char *cls = heap_class_name(h, i);
+	if (k != HEAP_INSTANCE)
+		return xstrdup(cls);
+	uint32_t c = h->cls[i];
+	char *text = NULL;
+	if (c == h->string_class && c != HEAP_NONE)
+		text = heap_string(h, i, 40);
+	else if ((h->thread_class != HEAP_NONE && heap_is_subclass(h, c, h->thread_class)) ||
+		 (h->loader_class != HEAP_NONE && heap_is_subclass(h, c, h->loader_class))) {
+		uint32_t name = obj_field(h, i, "name");
+		text = name != HEAP_NONE ? heap_string(h, name, 40) : NULL;
+	}
+	if (!text)
+		return xstrdup(cls);
+	/* Quotes and control characters inside are escaped so the label stays one line. */
+	size_t n = strlen(text);
+	char *q = xmalloc(strlen(cls) + 4 * n + 4);
+	char *p = q + sprintf(q, "%s \"", cls);
+	for (const unsigned char *t = (const unsigned char *)text; *t; t++) {
+		if (*t == '"' || *t == '\\') {
+			*p++ = '\\';
+			*p++ = (char)*t;
+		} else if (*t < 0x20) {
+			p += sprintf(p, "\\x%02x", *t);
+		} else {
+			*p++ = (char)*t;
+		}
+	}
+	*p++ = '"';
+	*p = 0;
+	free(text);
+	return q;
+}

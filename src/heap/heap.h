@@ -149,6 +149,8 @@ struct heap {
 	uint32_t *inst_start;	/* [nclasses+1] CSR offsets into inst */
 	uint32_t *inst;		/* [n] objects grouped by class, ascending */
 	uint32_t class_class;	/* class index of java.lang.Class, or HEAP_NONE */
+	/* java.lang.String, Thread and ClassLoader, for names (heap_object_label); HEAP_NONE if absent */
+	uint32_t string_class, thread_class, loader_class;
 
 	uint32_t nroots;
 	struct heap_root *roots;
@@ -345,6 +347,15 @@ uint32_t heap_find_classes(const struct heap *h, const char *pattern, uint32_t *
  * take a class name. O(classes).
  */
 void heap_suggest_class(const struct heap *h, const char *pattern, char *buf, size_t cap);
+
+/*
+ * heap_object_label: what tables call object i, in a new string (caller
+ * frees): its class name; "class X" for the class object of X; a String
+ * with its text (java.lang.String "GET /cart", at most 40 characters, then
+ * "..."), a thread with its name (java.lang.Thread "http-worker-12"), a
+ * class loader with its name when it has one (JDK 9+); no id.
+ */
+char *heap_object_label(const struct heap *h, uint32_t i);
 
 /* heap_class_by_name: the first class with exactly this Java name, or HEAP_NONE. */
 uint32_t heap_class_by_name(const struct heap *h, const char *name);

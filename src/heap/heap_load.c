@@ -1439,6 +1439,9 @@ int heap_load(const char *path, const struct heap_load_opts *opts,
 	build_instances(h);
 	build_threads_and_roots(&L);
 	assign_heaps(&L);
+	h->string_class = heap_class_by_name(h, "java.lang.String");
+	h->thread_class = heap_class_by_name(h, "java.lang.Thread");
+	h->loader_class = heap_class_by_name(h, "java.lang.ClassLoader");
 	/* Compact UTF-16 strings are in the dumped machine's byte order. */
 	char *endian = heap_system_property(h, "sun.cpu.endian");
 	h->utf16_be = endian && !strcmp(endian, "big");

@@ -107,14 +107,11 @@ static const char *kind_name(enum heap_kind k)
 	}
 }
 
-/* The name shown for object i: its class, or "class X" for class objects. */
+/* The name shown for object i (heap_object_label): its class, with a String's
+ * text, a thread's or class loader's name; "class X" for class objects. */
 static char *object_label(const struct heap *h, uint32_t i)
 {
-	if (heap_kind(h, i) == HEAP_CLASS) {
-		uint32_t c = heap_class_of_object(h, i);
-		return xasprintf("class %s", c != HEAP_NONE ? h->classes[c].name : "?");
-	}
-	return xstrdup(heap_class_name(h, i));
+	return heap_object_label(h, i);
 }
 
 /* ---- :info ---- */

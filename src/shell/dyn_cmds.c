@@ -309,7 +309,8 @@ int sh_cmd_dynsize(struct sh *sh, int argc, char **argv)
 	out_table_end(tb);
 	free(top);
 	if (out_mode == OUT_TABLE) {
-		out_printf("%s together reach %" PRIu64 " bytes (exact)\n", label, together);
+		out_printf("%s %s %" PRIu64 " bytes (exact)\n", label,
+			   n == 1 ? "reaches" : "together reach", together);
 		if (shown < n)
 			out_printf("the %u largest shown (--top N for more)\n", shown);
 		if (estimated)

@@ -178,8 +178,8 @@ int sh_target_set(struct sh *sh, const char *target, uint32_t **objs, uint32_t *
 		memcpy(*objs + *n, inst, cnt * sizeof **objs);
 		*n += cnt;
 	}
-	*label = nc == 1 ? xasprintf("%s %u instance%s of %s", *n == 1 ? "the" : "all", *n,
-				     fmt_s(*n), h->classes[cls[0]].name)
+	*label = nc == 1 && *n == 1 ? xasprintf("the one instance of %s", h->classes[cls[0]].name)
+		 : nc == 1 ? xasprintf("all %u instances of %s", *n, h->classes[cls[0]].name)
 			 : xasprintf("all %u instance%s of %u classes matching %s", *n, fmt_s(*n), nc,
 				     target);
 	free(cls);
