@@ -58,6 +58,18 @@ check "--no-weak: Cached is unreachable" 0 "$($HEAPSH --no-weak --format csv -c 
 CACHED_PATH=$(hs ':path Cached')
 check_contains "path to Cached goes through referent" ",referent," "$CACHED_PATH"
 check_contains "--no-weak merged path: Cached unreachable" "1 unreachable" "$($HEAPSH -c ':path Cached --no-weak' "$K")"
+# Merged paths (issue 16): one row per node of the merged tree, the objects of
+# one class at one step merged, with the number of set members each leads to.
+# KnownHeap's 1,000 Orders: 999 in the static Order[] (the 1,000th hangs off
+# another Order's next... is reached from the static mixed Object[]).
+check ":path Order --merged: rows and counts" "0,,class sun.launcher.LauncherHelper,1,1000
+1,static appClass,class KnownHeap,1,1000
+2,static orders,Order[],1,999
+3,[*],999 x Order,999,999
+2,static mixed,java.lang.Object[],1,1
+3,[3],Order,1,1" "$($HEAPSH --no-index --format csv -c ':path Order --merged' "$K" | tail -n +2 | cut -d, -f1,2,4,5,6)"
+check ":path Leaf --merged: 500 Leafs are one row" "5" \
+	"$($HEAPSH --no-index --format csv -c ':path Leaf --merged' "$K" | tail -n +2 | wc -l | tr -d ' ')"
 CID=$(printf '%s\n' "$CACHED_PATH" | tail -1 | cut -d, -f3)
 $HEAPSH --format csv --no-weak -c ":path $CID" "$K" >/dev/null 2>"$E/err"; st=$?
 check_status "--no-weak path to Cached: exit 2" 2 "$st"
@@ -65,7 +77,7 @@ check_contains "--no-weak path to Cached: unreachable" "unreachable from the GC 
 
 # Paths: the Holder is held by a stack frame of heapsh-holder.
 HP=$(hs ':path Holder')
-check "Holder's path is one frame root" "0,,Holder,1,Java frame" "$(printf '%s\n' "$HP" | awk -F, 'NR == 2 { print $1 "," $2 "," $4 "," $5 "," $6 }')"
+check "Holder's path is one frame root" "0,,Holder,1,Java frame" "$(printf '%s\n' "$HP" | awk -F, 'NR == 2 { print $1 "," $2 "," $4 "," $6 "," $7 }')"
 O7=$(hs ":show $(static_id orders) --all" | awk -F, '$1 == "7" { split($2, a, " "); print a[1] }')
 P7=$(hs ":path $O7 --all 3")
 check "path to orders[7] ends at it" "$O7" "$(printf '%s\n' "$P7" | awk -F, '$1 == 1' | tail -1 | cut -d, -f4)"

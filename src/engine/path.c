@@ -76,6 +76,69 @@ static int by_parent_count(const void *a, const void *b)
 	return x->obj < y->obj ? -1 : x->obj > y->obj;
 }
 
+/*
+ * The merge key of an object on the paths: its class, apart for members of
+ * the set; a class object is its own key (two classes are never one row).
+ */
+struct gkey {
+	uint64_t key;
+	uint32_t count;		/* the group's total, for ordering (set after sorting) */
+	uint32_t k;		/* index into m */
+};
+
+static const struct heap *gsort_heap;
+
+static int by_key(const void *a, const void *b)
+{
+	const struct gkey *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->k < y->k ? -1 : x->k > y->k;
+}
+
+static int by_group(const void *a, const void *b)
+{
+	const struct gkey *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;	/* larger groups first */
+	if (x->key != y->key) {
+		/* then by class name, as the rows read */
+		uint32_t cx = (uint32_t)(x->key >> 2), cy = (uint32_t)(y->key >> 2);
+		int c = (x->key & 2) || (y->key & 2) ? 0 :
+			strcmp(gsort_heap->classes[cx].name, gsort_heap->classes[cy].name);
+		if (c)
+			return c;
+		return x->key < y->key ? -1 : 1;
+	}
+	return x->k < y->k ? -1 : x->k > y->k;
+}
+
+/* group_list: keys of items[0..n), equal keys adjacent, groups largest first. */
+static struct gkey *group_list(const struct heap *h, const struct mnode *m, const uint8_t *member,
+			       const uint32_t *items, uint32_t n)
+{
+	struct gkey *keys = xmallocarray((size_t)n + 1, sizeof *keys);
+	for (uint32_t j = 0; j < n; j++) {
+		uint32_t obj = m[items[j]].obj;
+		bool cls_obj = heap_kind(h, obj) == HEAP_CLASS;
+		uint64_t base = cls_obj ? (uint64_t)obj : (uint64_t)h->cls[obj];
+		keys[j] = (struct gkey){base << 2 | (cls_obj ? 2u : 0u) | (member[obj] ? 1u : 0u),
+					0, items[j]};
+	}
+	qsort(keys, n, sizeof *keys, by_key);
+	for (uint32_t a = 0; a < n;) {
+		uint32_t b = a, total = 0;
+		while (b < n && keys[b].key == keys[a].key)
+			total += m[keys[b++].k].count;
+		for (uint32_t j = a; j < b; j++)
+			keys[j].count = total;
+		a = b;
+	}
+	gsort_heap = h;
+	qsort(keys, n, sizeof *keys, by_group);
+	return keys;
+}
+
 int path_merged(struct hgraph *g, const uint32_t *objs, uint32_t n,
 		struct path_row **rows, uint32_t *nrows, uint32_t *unreachable)
 {
@@ -133,38 +196,94 @@ int path_merged(struct hgraph *g, const uint32_t *objs, uint32_t n,
 		if (count[v])
 			m[nm++] = (struct mnode){v, parent[v], count[v]};
 	qsort(m, nm, sizeof *m, by_parent_count);
-	/* Depth-first output: children of a node are a run in m (sorted by parent). */
+	/* Node k's children: the run m[lo[k] .. hi[k]) of the entries whose parent is m[k].obj. */
+	uint32_t *lo = xmallocarray((size_t)nm + 1, sizeof *lo);
+	uint32_t *hi = xmallocarray((size_t)nm + 1, sizeof *hi);
+	for (uint32_t k = 0; k < nm; k++) {
+		uint32_t a = 0, b = nm, o = m[k].obj;
+		while (a < b) {
+			uint32_t c = a + (b - a) / 2;
+			if (m[c].parent < o)
+				a = c + 1;
+			else
+				b = c;
+		}
+		lo[k] = a;
+		while (a < nm && m[a].parent == o)
+			a++;
+		hi[k] = a;
+	}
+	/* the root's children: the objects whose parent is the super-root */
+	uint32_t rlo = 0;
+	while (rlo < nm && m[rlo].parent != g->root)
+		rlo++;
+	uint32_t rhi = rlo;
+	while (rhi < nm && m[rhi].parent == g->root)
+		rhi++;
 	struct path_row *out = xmallocarray((size_t)nm + 1, sizeof *out);
 	uint32_t no = 0;
-	uint32_t *stack = xmallocarray((size_t)nm + 1, sizeof *stack);
-	uint32_t *depth = xmallocarray((size_t)nm + 1, sizeof *depth);
-	uint32_t sp = 0;
-	/* first child run of parent p: binary search */
-	#define RUN_START(p, lo_) do { uint32_t a_ = 0, b_ = nm; \
-		while (a_ < b_) { uint32_t c_ = a_ + (b_ - a_) / 2; \
-			if (m[c_].parent < (p)) a_ = c_ + 1; else b_ = c_; } (lo_) = a_; } while (0)
-	uint32_t lo;
-	RUN_START(g->root, lo);
-	for (uint32_t k = nm; k-- > lo;)
-		if (m[k].parent == g->root) {
-			stack[sp] = k;
-			depth[sp++] = 0;
-		}
+	/*
+	 * Depth-first over groups. A frame is a list of m indexes (siblings in
+	 * the object tree, or the children of a merged group) at one depth; it
+	 * is cut into groups of one class, largest count first, each emitted
+	 * and expanded into the list of its objects' children.
+	 */
+	struct gframe {
+		uint32_t *items, n, next, depth;
+		struct gkey *keys;	/* sorted (key, index) of the list */
+	};
+	size_t cap = 64, sp = 0;
+	struct gframe *st = xmallocarray(cap, sizeof *st);
+	uint32_t *items = xmallocarray((size_t)(rhi - rlo) + 1, sizeof *items);
+	for (uint32_t k = rlo; k < rhi; k++)
+		items[k - rlo] = k;
+	st[sp++] = (struct gframe){items, rhi - rlo, 0, 0, group_list(h, m, member, items,
+								       rhi - rlo)};
 	while (sp) {
-		uint32_t k = stack[--sp], d = depth[sp];
-		out[no++] = (struct path_row){m[k].obj, d, m[k].count, member[m[k].obj] != 0};
-		RUN_START(m[k].obj, lo);
-		uint32_t hi = lo;
-		while (hi < nm && m[hi].parent == m[k].obj)
-			hi++;
-		for (uint32_t c = hi; c-- > lo;) {
-			stack[sp] = c;
-			depth[sp++] = d + 1;
+		struct gframe *f = &st[sp - 1];
+		if (f->next >= f->n) {
+			free(f->items);
+			free(f->keys);
+			sp--;
+			continue;
 		}
+		/* the group starting at f->next: equal keys are adjacent */
+		uint32_t a = f->next, b = a + 1;
+		while (b < f->n && f->keys[b].key == f->keys[a].key)
+			b++;
+		f->next = b;
+		uint32_t k0 = f->keys[a].k;
+		struct path_row row = {m[k0].obj, m[k0].parent, b - a, f->depth, 0, false};
+		uint32_t nkids = 0;
+		for (uint32_t j = a; j < b; j++) {
+			uint32_t k = f->keys[j].k;
+			row.count += m[k].count;
+			row.member |= member[m[k].obj] != 0;
+			if (m[k].obj < row.obj) {
+				row.obj = m[k].obj;
+				row.from = m[k].parent;
+			}
+			nkids += hi[k] - lo[k];
+		}
+		out[no++] = row;
+		if (!nkids)
+			continue;
+		uint32_t *kids = xmallocarray((size_t)nkids + 1, sizeof *kids), nk = 0;
+		for (uint32_t j = a; j < b; j++) {
+			uint32_t k = f->keys[j].k;
+			for (uint32_t c = lo[k]; c < hi[k]; c++)
+				kids[nk++] = c;
+		}
+		uint32_t d = f->depth + 1;
+		if (sp == cap) {
+			cap *= 2;
+			st = xreallocarray(st, cap, sizeof *st);
+		}
+		st[sp++] = (struct gframe){kids, nk, 0, d, group_list(h, m, member, kids, nk)};
 	}
-	#undef RUN_START
-	free(stack);
-	free(depth);
+	free(st);
+	free(lo);
+	free(hi);
 	free(m);
 	free(member);
 	free(parent);

@@ -26,20 +26,31 @@ int path_to_roots(struct hgraph *g, uint32_t target, uint32_t max,
 		  struct path **paths, uint32_t *npaths);
 void path_free(struct path *paths, uint32_t npaths);
 
-/* One row of a merged-paths tree, in display order (depth-first). */
+/*
+ * One row of a merged-paths tree, in display order (depth-first): the
+ * objects at one step of the paths that are siblings in the tree and of one
+ * class, merged (Eclipse MAT's grouping "from GC roots by class"), so a
+ * set of 2,600 listeners held by one array is one row below the array, not
+ * 2,600. Class objects, and members of the set apart from the others, are
+ * never merged with anything else.
+ */
 struct path_row {
-	uint32_t obj;
+	uint32_t obj;		/* the row's first object (the only one when nobjs is 1) */
+	uint32_t from;		/* the object obj is reached from on its path (the heap's n for roots) */
+	uint32_t nobjs;		/* objects merged into the row */
 	uint32_t depth;		/* 0 for GC roots */
 	uint32_t count;		/* set members whose shortest path passes here */
-	bool member;		/* the object is itself in the set */
+	bool member;		/* the objects are themselves in the set */
 };
 
 /*
  * path_merged: the shortest root paths of every object in objs, merged
- * into one tree from the GC roots (Eclipse MAT's "merge shortest paths
- * to GC roots"); children ordered by count, then id. Members unreachable
- * from the roots are counted in *unreachable. Returns HS_OK or
- * HS_INTERRUPTED. Cost: one breadth-first search of the heap.
+ * into one tree from the GC roots (Eclipse MAT's "merge shortest paths to
+ * GC roots", grouped by class: struct path_row); children ordered by
+ * count, then class name. Members unreachable from the roots are counted
+ * in *unreachable. Returns HS_OK or HS_INTERRUPTED. Cost: one
+ * breadth-first search of the heap, then O(m log m) for the m objects on
+ * the paths.
  */
 int path_merged(struct hgraph *g, const uint32_t *objs, uint32_t n,
 		struct path_row **rows, uint32_t *nrows, uint32_t *unreachable);

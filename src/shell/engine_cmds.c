@@ -428,23 +428,29 @@ int sh_cmd_path(struct sh *sh, int argc, char **argv)
 			free(label);
 			return sh_error(sh, NULL, "interrupted");
 		}
-		static const char *const cols[] = {"depth", "via", "id", "class", "objects",
-						   "gc_root"};
-		struct out_table *tb = out_table_new(6, cols);
+		/* One row per node of the merged tree; objects of one class at one step are one row. */
+		static const char *const cols[] = {"depth", "via", "id", "class", "merged",
+						   "objects", "gc_root"};
+		struct out_table *tb = out_table_new(7, cols);
 		uint32_t limit = o.all ? (uint32_t)o.all : 200;
-		uint32_t stack_obj[4096];
 		for (uint32_t k = 0; k < nrows && k < limit; k++) {
 			const struct path_row *r = &rows[k];
-			if (r->depth < 4096)
-				stack_obj[r->depth] = r->obj;
 			out_cell_u64(tb, r->depth);
-			if (r->depth && r->depth < 4096) {
-				via(h, stack_obj[r->depth - 1], r->obj, how, sizeof how);
+			if (r->depth) {
+				via(h, r->from, r->obj, how, sizeof how);
+				if (r->nobjs > 1 && how[0] == '[')
+					snprintf(how, sizeof how, "[*]");	/* elements, not one index */
 				out_cell_str(tb, how);
 			} else {
 				out_cell_null(tb);
 			}
-			sh_object_cells(tb, h, r->obj);
+			if (r->nobjs == 1) {
+				sh_object_cells(tb, h, r->obj);
+			} else {
+				out_cell_fmt(tb, "0x%" PRIx64 "...", heap_id(h, r->obj));
+				out_cell_fmt(tb, "%u x %s", r->nobjs, heap_class_name(h, r->obj));
+			}
+			out_cell_u64(tb, r->nobjs);
 			out_cell_u64(tb, r->count);
 			if (r->depth == 0)
 				out_cell_str(tb, root_kinds_of(h, r->obj, kinds, sizeof kinds));
