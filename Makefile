@@ -46,7 +46,7 @@ DEB_PKGS = gcc make pkg-config zlib1g-dev liblua5.4-dev libffi-dev libreadline-d
            zsh groff-base chromium fonts-dejavu-core libh2-java libasm-java \
            clang libclang-rt-14-dev
 
-.PHONY: all deps demo test unit bench fuzz fuzz-check clean FORCE
+.PHONY: all deps demo test unit bench fuzz fuzz-check fuzz-cov clean FORCE
 BIN ?= heapsh
 AGENT = libheapsh_agent.so
 all: $(BIN) $(AGENT)
@@ -191,6 +191,10 @@ fuzz: deps
 	bash tests/fuzz/run.sh corpus
 fuzz-check: fuzz
 	bash tests/fuzz/run.sh check
+# The harnesses built for line coverage (tests/fuzz/run.sh coverage T).
+fuzz-cov:
+	$(MAKE) FUZZ_DIR=$(BUILD)/fuzz-cov FUZZ_FLAGS="-O0 -g -fprofile-instr-generate \
+	  -fcoverage-mapping" $(FUZZ_TARGETS:%=$(BUILD)/fuzz-cov/fuzz_%)
 
 clean:
 	rm -rf $(BUILD) heapsh $(AGENT)

@@ -13,7 +13,88 @@
 #include "../../src/agent/ag.h"
 #include "../../src/dsl/prog.h"
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* ---- seeds: INSTANCES requests as heapsh sends them (src/attach/proto.c) ---- */
+
+struct seed {
+	uint8_t b[512];
+	size_t n;
+};
+static void u8(struct seed *s, uint64_t v) { s->b[s->n++] = (uint8_t)v; }
+static void be(struct seed *s, uint64_t v, int bytes)
+{
+	for (int k = bytes - 1; k >= 0; k--)
+		u8(s, v >> (8 * k));
+}
+static void str(struct seed *s, const char *t)
+{
+	be(s, strlen(t), 4);
+	memcpy(s->b + s->n, t, strlen(t));
+	s->n += strlen(t);
+}
+static void cmp(struct seed *s, const char *field, int op, int kind, uint64_t bits,
+		const char *text)
+{
+	u8(s, P_CMP);
+	str(s, field);
+	u8(s, (uint64_t)op);
+	u8(s, (uint64_t)kind);
+	if (kind == K_LONG || kind == K_DOUBLE)
+		be(s, bits, 8);
+	else if (kind == K_BOOL)
+		u8(s, bits);
+	else if (kind == K_STRING)
+		str(s, text);
+}
+
+/*
+ * With HEAPSH_FUZZ_SEEDS=DIR: write INSTANCES requests there (TRUE; status
+ * = 7; status = 7 and not (name = "x" or amount < 2.5 or flag); next = null)
+ * and exit. The ANALYZE seeds come from fuzz_query.
+ */
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	const char *dir = getenv("HEAPSH_FUZZ_SEEDS");
+	if (!dir)
+		return 0;
+	for (int k = 0; k < 4; k++) {
+		struct seed s = {.n = 0};
+		u8(&s, 0);	/* INSTANCES (an even first byte) */
+		str(&s, k == 3 ? "com.shop.Order" : "Order");
+		u8(&s, (uint64_t)(k & 3));
+		be(&s, 100, 4);
+		if (k == 0) {
+			u8(&s, P_TRUE);
+		} else if (k == 1) {
+			cmp(&s, "status", 0, K_LONG, 7, NULL);
+		} else if (k == 2) {
+			u8(&s, P_AND);
+			u8(&s, 2);
+			cmp(&s, "status", 0, K_LONG, 7, NULL);
+			u8(&s, P_NOT);
+			u8(&s, P_OR);
+			u8(&s, 3);
+			cmp(&s, "name", 0, K_STRING, 0, "x");
+			double d = 2.5;
+			uint64_t bits;
+			memcpy(&bits, &d, 8);
+			cmp(&s, "amount", 2, K_DOUBLE, bits, NULL);
+			cmp(&s, "flag", 0, K_BOOL, 1, NULL);
+		} else {
+			cmp(&s, "next", 0, K_NULL, 0, NULL);
+		}
+		char path[4096];
+		snprintf(path, sizeof path, "%s/instances-%d", dir, k);
+		FILE *f = fopen(path, "wb");
+		if (!f || fwrite(s.b, 1, s.n, f) != s.n || fclose(f))
+			abort();
+	}
+	exit(0);
+}
 
 struct pool {
 	void **blocks;

@@ -155,6 +155,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint32_t np = 0;
 	if (h->n && path_to_roots(&g, h->n - 1, 3, &paths, &np) == HS_OK)
 		path_free(paths, np);
+	for (uint32_t c = 0; c < h->nclasses; c++) {	/* merged paths of the first class with objects */
+		uint32_t k;
+		const uint32_t *inst = heap_instances(h, c, &k);
+		if (!k)
+			continue;
+		struct path_row *rows;
+		uint32_t nrows, unreach;
+		if (path_merged(&g, inst, k, &rows, &nrows, &unreach) == HS_OK)
+			free(rows);
+		break;
+	}
 	hg_free(&g);
 	heap_free(h);
 	(void)sum;

@@ -8,7 +8,9 @@
 #                          time-boxed run each (FUZZ_SECONDS, default 8);
 #                          any crash, leak, timeout or sanitizer report fails
 #   run.sh campaign T S    fuzz target T for S seconds into its corpus, the
-#                          log in build/fuzz/logs/T.log (a longer campaign)
+#                          log in build/fuzz/logs/campaign-T.log (a longer campaign)
+#   run.sh coverage T      line coverage of T's sources by its campaign's corpus
+#                          (make fuzz-cov first; needs llvm-cov)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 F=build/fuzz
@@ -36,6 +38,7 @@ corpus() {
 	done
 	HEAPSH_FUZZ_SEEDS="$F/corpus/agent" "$F/fuzz_query" "$F/corpus/query" \
 		>/dev/null 2>&1
+	HEAPSH_FUZZ_SEEDS="$F/corpus/agent" "$F/fuzz_agent" >/dev/null 2>&1
 	for w in Order String java.lang.Thread 'shop.*' 'objects.size()' \
 		'classes.filter(c -> c.name == "shop.Order")' '0x205' 'alpha'; do
 		printf '%s' "$w" >"$F/corpus/lua/$(printf '%s' "$w" | md5sum | cut -c1-12)"
@@ -94,9 +97,33 @@ campaign() {
 	echo "artifacts: $(ls "$c/artifacts" | wc -l)"
 }
 
+# coverage T: line coverage of target T's sources by its campaign's corpus (or
+# its seed corpus), with harnesses built for it (make fuzz-cov) and llvm-cov.
+coverage() {
+	local t=$1 c="$F/campaign/$1/corpus" dir="build/fuzz-cov" prof
+	[ -d "$c" ] || c="$F/corpus/$1"
+	prof="$dir/$t.profraw"
+	rm -f "$dir/$t".prof*
+	LLVM_PROFILE_FILE="$prof" "$dir/fuzz_$t" -runs=0 -rss_limit_mb=4096 "$c" >/dev/null 2>&1 || true
+	llvm-profdata merge -sparse "$prof" -o "$dir/$t.profdata"
+	local srcs
+	case $t in
+	hprof) srcs="src/hprof src/heap src/engine/domtree.c src/engine/dyn.c src/engine/path.c src/engine/scc.c src/engine/dom.c" ;;
+	index) srcs="src/engine/idx.c src/engine/domtree.c src/engine/dyn.c" ;;
+	query) srcs="src/dsl/parse.c src/dsl/eval.c src/dsl/prog.c" ;;
+	reply) srcs="src/attach/proto.c src/attach/snapshot.c" ;;
+	agent) srcs="src/agent/req.c src/dsl/prog.c" ;;
+	lua) srcs="src/lua" ;;
+	esac
+	# shellcheck disable=SC2086
+	llvm-cov report "$dir/fuzz_$t" -instr-profile="$dir/$t.profdata" $srcs | tail -n +3 |
+		awk -v t="$t" '{ print t ": " $0 }'
+}
+
 case "${1:-}" in
 corpus) corpus ;;
 check) check ;;
 campaign) campaign "$2" "$3" ;;
-*) echo "usage: $0 corpus | check | campaign TARGET SECONDS" >&2; exit 2 ;;
+coverage) coverage "$2" ;;
+*) echo "usage: $0 corpus | check | campaign TARGET SECONDS | coverage TARGET" >&2; exit 2 ;;
 esac
