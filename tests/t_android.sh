@@ -10,33 +10,34 @@ $WD android "$AD/art.hprof" && $WD converted "$AD/conv.hprof" && $WD several "$A
 ART=$AD/art.hprof CONV=$AD/conv.hprof SEV=$AD/several.hprof
 ahs() { $HEAPSH --format csv -c "$1" "${2:-$ART}" 2>&1; }
 
-# :info: the 1.0.3 header, ART's layout, the three heaps with their objects
-# and bytes (image: 7 classes of 120 bytes, a 28-byte $classOverhead, the
-# 300,012-byte boot image array; zygote: the loader and its class, four
-# Strings with their char[], a 256-int NODATA array; app: the rest).
+# :info: the 1.0.3 header, Android's sizes (arrays count their elements), the
+# three heaps with their objects and bytes (image: 7 classes of 120 bytes, a
+# 16-byte $classOverhead, the 300,000-byte boot image array; zygote: the
+# loader and its class, four Strings with their char[], a 256-int NODATA
+# array; app: the rest).
 info=$(ahs ':info')
 check_contains "android: 1.0.3 header" "format,JAVA PROFILE 1.0.3" "$info"
-check_contains "android: ART layout" "object layout,Android's ART" "$info"
-check_contains "android: image heap" "heap image,\"9 objects, 300880 shallow bytes\"" "$info"
-check_contains "android: zygote heap" "heap zygote,\"11 objects, 1360 shallow bytes\"" "$info"
-check_contains "android: app heap" "heap app,\"89 objects, 401664 shallow bytes\"" "$info"
+check_contains "android: ART layout" "object layout,\"Android (instance sizes from the dump" "$info"
+check_contains "android: image heap" "heap image,\"9 objects, 300856 shallow bytes\"" "$info"
+check_contains "android: zygote heap" "heap zygote,\"11 objects, 1300 shallow bytes\"" "$info"
+check_contains "android: app heap" "heap app,\"89 objects, 401148 shallow bytes\"" "$info"
 check_contains "android: UNREACHABLE counted, not a root" "unreachable marks,1" "$info"
 check_contains "android: 7 GC roots" "gc roots,7" "$info"
-check_contains "android: total" "shallow bytes,703904" "$info"
+check_contains "android: total" "shallow bytes,703304" "$info"
 
 # :histogram --heap NAME: that heap's objects only, per class.
 check "android: histogram --heap zygote" "class,instances,shallow_bytes
-int[],1,1036
+int[],1,1024
 java.lang.Class,1,120
-char[],4,116
+char[],4,68
 java.lang.String,4,64
 dalvik.system.PathClassLoader,1,24" "$(ahs ':histogram --heap zygote')"
 check "android: histogram --heap app --retained" "class,instances,shallow_bytes,retained_bytes
-byte[],41,400500,400500
-com.example.LeakActivity,40,640,401240" \
+byte[],41,400008,400008
+com.example.LeakActivity,40,640,400760" \
 	"$(ahs ':histogram --heap app --retained --top 2')"
 check "android: histogram --heap image PATTERN" "class,instances,shallow_bytes
-byte[],2,300040" "$(ahs ':histogram byte[] --heap image')"
+byte[],2,300016" "$(ahs ':histogram byte[] --heap image')"
 out=$(ahs ':histogram --heap nope'); st=$?
 check_status "android: unknown heap is an error" 2 $st
 check_contains "android: unknown heap names the heaps" "no heap 'nope' in this dump; its heaps are image, zygote, app" "$out"
@@ -47,13 +48,13 @@ check_contains "android: --heap on a HotSpot dump says why" "this dump names no 
 # Objects: the heap, ART's sizes, NODATA, String text from a char[] value.
 show=$(ahs ':show 0x38000')
 check_contains "android: NODATA is an int[]" "class,int[]" "$show"
-check_contains "android: NODATA size 12 + 256 x 4" "shallow size,1036" "$show"
+check_contains "android: NODATA size 256 x 4" "shallow size,1024" "$show"
 check_contains "android: NODATA in zygote" "heap,zygote" "$show"
 check_contains "android: NODATA has no values" "length,256 (the dump holds no values" "$show"
 check "android: no elements listed for NODATA" "" "$(ahs ':show 0x38000' | grep '^index')"
 check_contains "android: String text from ART's char[]" 'text,"""android"""' "$(ahs ':show 0x20100')"
 check_contains "android: instance size from the dump" "shallow size,16" "$(ahs ':show 0x50000')"
-check_contains "android: object array of 4-byte refs" "shallow size,172" "$(ahs ':show 0x40100')"
+check_contains "android: object array of 40 4-byte refs" "shallow size,160" "$(ahs ':show 0x40100')"
 check_contains "android: class object is java.lang.Class's size" "shallow size,120" "$(ahs ':show 0x10600')"
 
 # The query language and Lua select by heap.
@@ -83,7 +84,7 @@ unknown,4" "$(ahs ':roots' "$CONV")"
 # layout, told by ART's classes), NODATA turned into zeros.
 cinfo=$(ahs ':info' "$CONV")
 check_contains "converted: 1.0.2" "format,JAVA PROFILE 1.0.2" "$cinfo"
-check_contains "converted: still ART's layout" "object layout,Android's ART" "$cinfo"
+check_contains "converted: still ART's layout" "object layout,\"Android (instance sizes from the dump" "$cinfo"
 check "converted: no heaps" "" "$(printf '%s\n' "$cinfo" | grep '^heap ')"
 check "converted: same histogram as the raw dump" "$(ahs ':histogram')" "$(ahs ':histogram' "$CONV")"
 check "converted: same retained sizes" "$(ahs ':dominators --top 5' | tr -d '\r')" "$(ahs ':dominators --top 5' "$CONV" | tr -d '\r')"

@@ -175,8 +175,8 @@ struct heap {
 	/*
 	 * Android (docs/heap-model.md, "Android dumps"): art_layout when the
 	 * dump is ART's (a 1.0.3 header, HEAP DUMP INFO records, or ART's
-	 * classes in an hprof-conv'd file): shallow sizes follow ART's object
-	 * layout. The heaps HEAP DUMP INFO names (app, image, zygote) and the
+	 * classes in an hprof-conv'd file): shallow sizes are Android Studio's
+	 * (docs/heap-model.md). The heaps HEAP DUMP INFO names (app, image, zygote) and the
 	 * heap of each object: heap_of is NULL when the dump names none.
 	 */
 	bool art_layout;

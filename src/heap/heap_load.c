@@ -764,12 +764,12 @@ static int oops_from_statics(struct heap *h, const char *cls, const char *f1, co
 #define MAX_INSTANCE_SIZE (1u << 20)
 
 /*
- * ART's object layout (art/runtime/mirror; the dump's writer, runtime/hprof/
- * hprof.cc): a CLASS DUMP's instance size is the object's size, its 8-byte
- * header (class and monitor words) included; references are 4 bytes; an
- * array is the header, a 4-byte length (8 bytes of header and length
- * before 8-byte elements) and the elements (mirror::Array::SizeOf). Class
- * objects have java.lang.Class's size; ART's dumps give their static
+ * Android's sizes, as Android Studio's memory profiler (perflib) and Shark
+ * report them: an instance is its CLASS DUMP's instance size, which ART's
+ * writer (art/runtime/hprof/hprof.cc) sets to the object's size in memory,
+ * its 8-byte header included; an array is its elements (4 bytes per
+ * reference), without ART's 12 or 16 bytes of header and length. Class
+ * objects have java.lang.Class's size; ART's dumps give a class's static
  * fields a byte[] of their own ("$classOverhead"), counted there.
  */
 static bool is_art(struct loader *L)
@@ -861,10 +861,8 @@ static void size_classes(struct loader *L)
 
 static uint64_t array_size(const struct heap *h, uint8_t elem, uint64_t len)
 {
-	if (h->art_layout) {
-		uint64_t es = elem == HPROF_OBJECT ? 4 : (uint64_t)hprof_type_size(h->hp, elem);
-		return (es == 8 ? 16 : 12) + es * len;
-	}
+	if (h->art_layout)	/* the elements, as Android Studio and Shark count an array */
+		return (elem == HPROF_OBJECT ? 4 : (uint64_t)hprof_type_size(h->hp, elem)) * len;
 	uint64_t es = elem == HPROF_OBJECT ? (uint64_t)h->oop_size
 					   : (uint64_t)hprof_type_size(h->hp, elem);
 	return ((uint64_t)h->header_size + 4 + es * len + 7) & ~7ULL;

@@ -180,8 +180,8 @@ static int cmd_info(struct sh *sh, int argc, char **argv)
 	kv(t, "object header", "%d bytes (oops %d bytes: %s)", h->header_size, h->oop_size,
 	   h->oop_source);
 	if (h->art_layout)
-		kv(t, "object layout", "Android's ART (instance sizes from the dump; arrays 12 "
-		   "or 16 bytes of header)");
+		kv(t, "object layout", "Android (instance sizes from the dump; arrays count "
+		   "their elements, as Android Studio does)");
 	if (h->nheaps) {
 		uint64_t cnt[HEAP_MAX_HEAPS] = {0}, bytes[HEAP_MAX_HEAPS] = {0};
 		for (uint32_t i = 0; i < h->n; i++) {

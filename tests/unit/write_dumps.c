@@ -18,7 +18,7 @@
  * ArrayList of 40 LeakActivity objects, each with a 10,000-byte buffer
  * (the leak), a 300,000-byte byte[] in the image heap held by an interned
  * String's class (not a leak: the boot image), and a zygote heap of
- * preloaded Strings. Sizes follow ART's layout; t_android.sh checks them.
+ * preloaded Strings. Sizes are Android Studio's; t_android.sh checks them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
