@@ -178,10 +178,10 @@ $(FUZZ_DIR)/obj/%.o: %.c
 $(FUZZ_DIR)/fuzz_lua: tests/fuzz/fuzz_lua.c $(FUZZ_LIB_OBJ) $(FUZZ_SH_OBJ) $(FUZZ_HDRS)
 	$(FUZZ_CC) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer -D_GNU_SOURCE $(PKG_CFLAGS) -o $@ $< \
 	  $(FUZZ_LIB_OBJ) $(FUZZ_SH_OBJ) $(PKG_LIBS) -lm -pthread
-$(FUZZ_DIR)/fuzz_agent: tests/fuzz/fuzz_agent.c $(FUZZ_AGENT_SRC) src/agent/ag.h tests/fuzz/fuzz.h
+$(FUZZ_DIR)/fuzz_agent: tests/fuzz/fuzz_agent.c $(FUZZ_AGENT_SRC) src/agent/ag.h src/agent/recorder.h tests/fuzz/fuzz.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer -D_GNU_SOURCE -isystem $(JAVA_HOME)/include \
-	  -isystem $(JAVA_HOME)/include/linux -o $@ $< $(FUZZ_AGENT_SRC) -lm
+	  -isystem $(JAVA_HOME)/include/linux -o $@ $< $(FUZZ_AGENT_SRC) -lm -pthread
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJ) $(FUZZ_HDRS)
 	$(FUZZ_CC) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer -D_GNU_SOURCE $(PKG_CFLAGS) -o $@ $< \
 	  $(FUZZ_LIB_OBJ) $(PKG_LIBS) -lm -pthread

@@ -68,6 +68,31 @@ uint32_t ag_ru32(struct req *r);
 uint64_t ag_ru64(struct req *r);
 char *ag_rstr(struct req *r);
 
+/* An account pattern of an allocation recording (seed 001, section 4). */
+#define MAX_PATTERNS 64
+struct pattern {
+	char *text;		/* as given: a.b or a.b.* */
+	char *pkg;		/* in JNI form: a/b */
+	size_t len;
+	bool wild;
+};
+
+/*
+ * Settings readers (req.c, JVM-free so the fuzz harness runs them):
+ * ag_parse_patterns: "a.b,c.d.*" (sep separates) into pat[0..*n), at most
+ * MAX_PATTERNS; false with why (cap bytes) and nothing kept when one is not
+ * a package name (a.b) or a package and its subpackages (a.b.*).
+ * ag_drop_patterns frees them. ag_option: the value of key=VALUE in a
+ * comma-separated option string (new memory), NULL when absent.
+ * ag_parse_u64: a whole decimal number with an optional k, m or g suffix.
+ */
+bool ag_parse_patterns(const char *text, char sep, struct pattern *pat, int *n, char *why,
+		       size_t cap);
+void ag_drop_patterns(struct pattern *pat, int n);
+char *ag_option(const char *opts, const char *key);
+bool ag_parse_u64(const char *s, uint64_t *out);
+
+
 /*
  * The INSTANCES filter (req.c): a predicate tree over an instance's fields.
  * ag_pred_read reads one node and its children (depth at most 32, budget

@@ -386,91 +386,14 @@ static void free_tables(void)
 
 /* ---- account patterns (seed 001, section 4) ---- */
 
-static void drop_patterns(struct pattern *pat, int n)
-{
-	for (int i = 0; i < n; i++) {
-		free(pat[i].text);
-		free(pat[i].pkg);
-	}
-}
-
 static void free_patterns(void)
 {
-	drop_patterns(R.pat, R.npat);
+	ag_drop_patterns(R.pat, R.npat);
 	R.npat = 0;
 	free(R.accounts);
 	R.accounts = NULL;
 }
 
-/*
- * parse_patterns: "a.b,c.d.*" (sep is the separator) into pat[0..*n); a
- * pattern is a package name, dot-separated Java identifiers, optionally
- * ending in ".*" for its subpackages too. On error, why says which, nothing
- * is kept, and false.
- */
-static bool parse_patterns(const char *text, char sep, struct pattern *pat, int *n, char *why,
-			   size_t cap)
-{
-	*n = 0;
-	for (const char *p = text; p && *p;) {
-		const char *end = strchr(p, sep);
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-		if (*n == MAX_PATTERNS) {
-			snprintf(why, cap, "at most %d account patterns", MAX_PATTERNS);
-			goto fail;
-		}
-		char *t = strndup(p, len);
-		if (!t) {
-			snprintf(why, cap, "out of memory in the agent");
-			goto fail;
-		}
-		bool wild = len >= 2 && !strcmp(t + len - 2, ".*");
-		size_t plen = wild ? len - 2 : len;
-		bool ok = plen > 0;
-		bool start = true;	/* at the start of an identifier */
-		for (size_t k = 0; k < plen && ok; k++) {
-			char c = t[k];
-			if (c == '.') {
-				ok = !start;
-				start = true;
-			} else if (c == '_' || c == '$' || (c >= 'a' && c <= 'z') ||
-				   (c >= 'A' && c <= 'Z') || (unsigned char)c >= 0x80 ||
-				   (!start && c >= '0' && c <= '9')) {
-				start = false;
-			} else {
-				ok = false;
-			}
-		}
-		if (!ok || start) {
-			snprintf(why, cap, "bad account pattern '%s': a package name (a.b) or a "
-				 "package and its subpackages (a.b.*)", t);
-			free(t);
-			goto fail;
-		}
-		struct pattern *pt = &pat[(*n)++];
-		pt->text = t;
-		pt->pkg = strndup(t, plen);
-		if (!pt->pkg) {
-			snprintf(why, cap, "out of memory in the agent");
-			goto fail;
-		}
-		for (char *q = pt->pkg; *q; q++)
-			if (*q == '.')
-				*q = '/';
-		pt->len = plen;
-		pt->wild = wild;
-		p = end ? end + 1 : p + len;
-		if (end && !*p) {
-			snprintf(why, cap, "empty account pattern at the end of '%s'", text);
-			goto fail;
-		}
-	}
-	return true;
-fail:
-	drop_patterns(pat, *n);
-	*n = 0;
-	return false;
-}
 
 /*
  * account_of: the account of a class with JNI signature sig: the pattern
@@ -852,40 +775,6 @@ void ag_alloc_vm_death(void)
 	}
 }
 
-/* option: the value of key=VALUE in a comma-separated option string, new memory; NULL absent. */
-static char *option(const char *opts, const char *key)
-{
-	size_t kl = strlen(key);
-	for (const char *p = opts; p && *p;) {
-		const char *end = strchr(p, ',');
-		size_t n = end ? (size_t)(end - p) : strlen(p);
-		if (n > kl && !strncmp(p, key, kl) && p[kl] == '=')
-			return strndup(p + kl + 1, n - kl - 1);
-		p = end ? end + 1 : NULL;
-	}
-	return NULL;
-}
-
-/* parse_u64: a whole decimal number with an optional k, m or g (binary) suffix. */
-static bool parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (end == s || errno || *s == '-')
-		return false;
-	uint64_t mul = 1;
-	if (*end == 'k' || *end == 'K')
-		mul = 1024, end++;
-	else if (*end == 'm' || *end == 'M')
-		mul = 1024 * 1024, end++;
-	else if (*end == 'g' || *end == 'G')
-		mul = 1024 * 1024 * 1024, end++;
-	if (*end || (v && mul > UINT64_MAX / v))
-		return false;
-	*out = v * mul;
-	return true;
-}
 
 /*
  * configure: check the recording's settings and, when apply, make them the
@@ -906,11 +795,11 @@ static bool configure(enum mech mech, uint64_t interval, uint64_t depth, const c
 	}
 	struct pattern pat[MAX_PATTERNS];
 	int n = 0;
-	if (!parse_patterns(accounts, sep, pat, &n, why, cap))
+	if (!ag_parse_patterns(accounts, sep, pat, &n, why, cap))
 		return false;
 	char *text = accounts && *accounts ? strdup(accounts) : NULL;
 	if (!apply || (accounts && *accounts && !text)) {
-		drop_patterns(pat, n);
+		ag_drop_patterns(pat, n);
 		free(text);
 		if (apply)
 			snprintf(why, cap, "out of memory in the agent");
@@ -931,17 +820,17 @@ static bool configure(enum mech mech, uint64_t interval, uint64_t depth, const c
 
 bool ag_alloc_options(const char *opts)
 {
-	char *mode = option(opts, "alloc");
+	char *mode = ag_option(opts, "alloc");
 	if (!mode)
 		return true;
-	char *acc = option(opts, "accounts"), *dep = option(opts, "depth"), *via = option(opts, "via");
+	char *acc = ag_option(opts, "accounts"), *dep = ag_option(opts, "depth"), *via = ag_option(opts, "via");
 	uint64_t interval = 512 * 1024, depth = 64;
 	char why[512] = "";
 	enum mech mech = M_SAMPLED;
 	bool ok = true;
 	if (!strcmp(mode, "exact")) {
 		mech = M_BYTECODE;
-	} else if (!parse_u64(mode, &interval)) {
+	} else if (!ag_parse_u64(mode, &interval)) {
 		snprintf(why, sizeof why, "alloc=%s: say alloc=exact or alloc=BYTES (mean bytes "
 			 "between samples, e.g. 512k)", mode);
 		ok = false;
@@ -952,7 +841,7 @@ bool ag_alloc_options(const char *opts)
 		snprintf(why, sizeof why, "via=%s: say via=bytecode or via=jvmti, with alloc=exact", via);
 		ok = false;
 	}
-	if (ok && dep && !parse_u64(dep, &depth)) {
+	if (ok && dep && !ag_parse_u64(dep, &depth)) {
 		snprintf(why, sizeof why, "depth=%s is not a number of frames", dep);
 		ok = false;
 	}

@@ -36,7 +36,6 @@
 #define MAX_DEPTH 1024		/* frames kept per stack */
 #define MAX_SEARCH 4096		/* frames searched for an accounted one */
 #define CHUNK 64		/* frames fetched at a time past the kept ones */
-#define MAX_PATTERNS 64
 #define MAX_BYTES ((size_t)256 << 20)	/* the recorder's tables */
 #define KEY_CHUNK 4096
 #define MAX_KEY_CHUNKS 2048	/* 8 M keys, far past MAX_BYTES */
@@ -66,13 +65,6 @@ struct key {
 	_Atomic uint64_t n_objs, n_bytes, n_elems;	/* bytecode sites (no lock) */
 	double live_objs, live_bytes;	/* at the last read */
 	double mark_objs, mark_bytes;
-};
-
-struct pattern {
-	char *text;		/* as given: a.b or a.b.* */
-	char *pkg;		/* in JNI form: a/b */
-	size_t len;
-	bool wild;
 };
 
 /* An open-addressing table of indexes (slot = index + 1, 0 empty). */

@@ -3,7 +3,9 @@
  * client sends (docs/protocol.md), without a JVM: the request readers and
  * the INSTANCES predicate (src/agent/req.c) and the ANALYZE program reader
  * (prog_decode, src/dsl/prog.c), built exactly as in libheapsh_agent.so.
- * The first input byte picks the request; the rest is its payload. A
+ * The first input byte picks what is read (modulo 4: INSTANCES, ANALYZE,
+ * ALLOC_START with its account patterns, the agent's start-up options as
+ * -agentpath gives them); the rest is the payload or the option text. A
  * malformed payload must set req.bad or fail prog_decode, never read past
  * the frame or allocate beyond the agent's bound (the allocator here
  * refuses past 64 MiB, as the agent's memory limit would).
@@ -51,8 +53,9 @@ static void cmp(struct seed *s, const char *field, int op, int kind, uint64_t bi
 
 /*
  * With HEAPSH_FUZZ_SEEDS=DIR: write INSTANCES requests there (TRUE; status
- * = 7; status = 7 and not (name = "x" or amount < 2.5 or flag); next = null)
- * and exit. The ANALYZE seeds come from fuzz_query.
+ * = 7; status = 7 and not (name = "x" or amount < 2.5 or flag); next =
+ * null), ALLOC_START requests with account patterns, start-up options, and
+ * exit. The ANALYZE seeds come from fuzz_query.
  */
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -91,6 +94,30 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		snprintf(path, sizeof path, "%s/instances-%d", dir, k);
 		FILE *f = fopen(path, "wb");
 		if (!f || fwrite(s.b, 1, s.n, f) != s.n || fclose(f))
+			abort();
+	}
+	static const char *const accounts[] = {"", "com.shop", "com.shop.*,org.example.xml",
+					       "a.b.c.*,x,y.z"};
+	for (int k = 0; k < 4; k++) {
+		struct seed s = {.n = 0};
+		u8(&s, 2);	/* ALLOC_START */
+		u8(&s, (uint64_t)(k & 3));
+		be(&s, 512 * 1024, 8);
+		be(&s, 64, 4);
+		str(&s, accounts[k]);
+		char path[4096];
+		snprintf(path, sizeof path, "%s/alloc-start-%d", dir, k);
+		FILE *f = fopen(path, "wb");
+		if (!f || fwrite(s.b, 1, s.n, f) != s.n || fclose(f))
+			abort();
+	}
+	static const char *const options[] = {"alloc=exact,accounts=com.shop;org.*,depth=32",
+					      "alloc=512k,via=jvmti", "port=1,alloc=1g,depth=1024"};
+	for (int k = 0; k < 3; k++) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s/options-%d", dir, k);
+		FILE *f = fopen(path, "wb");
+		if (!f || fputc(3, f) == EOF || fputs(options[k], f) == EOF || fclose(f))
 			abort();
 	}
 	exit(0);
@@ -141,7 +168,39 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1 || size > MAX_REQUEST)
 		return 0;	/* the agent refuses longer frames before reading them */
 	struct req r = {data + 1, data + size, false};
-	if (data[0] & 1) {
+	char why[512];
+	if (data[0] % 4 == 2) {
+		/* ALLOC_START: u8 flags, u64 interval, u32 depth, str accounts (as ag_alloc_request). */
+		(void)ag_ru8(&r);
+		(void)ag_ru64(&r);
+		(void)ag_ru32(&r);
+		char *acc = ag_rstr(&r);
+		struct pattern pat[MAX_PATTERNS];
+		int n = 0;
+		if (!r.bad && r.p == r.end && ag_parse_patterns(acc, ',', pat, &n, why, sizeof why))
+			ag_drop_patterns(pat, n);
+		free(acc);
+		return 0;
+	}
+	if (data[0] % 4 == 3) {
+		/* Start-up options: "alloc=512k,depth=64,accounts=a.b;c.*,via=jvmti" (ag_alloc_options). */
+		char *opts = fz_text(data + 1, size - 1);
+		static const char *const keys[] = {"alloc", "depth", "accounts", "via"};
+		for (size_t k = 0; k < 4; k++) {
+			char *v = ag_option(opts, keys[k]);
+			uint64_t u;
+			struct pattern pat[MAX_PATTERNS];
+			int n = 0;
+			if (v && k < 2)
+				(void)ag_parse_u64(v, &u);
+			else if (v && k == 2 && ag_parse_patterns(v, ';', pat, &n, why, sizeof why))
+				ag_drop_patterns(pat, n);
+			free(v);
+		}
+		free(opts);
+		return 0;
+	}
+	if (data[0] % 4 == 1) {
 		/* ANALYZE: u32 flags, u32 time limit (ms), u32 memory limit (MiB), program. */
 		(void)ag_ru32(&r);
 		(void)ag_ru32(&r);
@@ -150,7 +209,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			return 0;
 		struct pool pool = {0};
 		struct prog prog;
-		char why[300];
 		prog_decode(r.p, (size_t)(r.end - r.p), pool_alloc, &pool, &prog, why, sizeof why);
 		pool_free(&pool);
 		return 0;
