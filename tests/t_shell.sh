@@ -145,6 +145,10 @@ if command -v tmux >/dev/null; then
 	sleep 1
 	tmux send-keys -t $S 'objects.count([it | it is CycleNode])' Enter
 	sleep 1
+	tmux send-keys -t $S ':lua while true do end' Enter
+	sleep 1
+	tmux send-keys -t $S C-c
+	sleep 1
 	SCREEN=$(tmux capture-pane -t $S -p -S -100)
 	tmux send-keys -t $S ':quit' Enter
 	sleep 0.3
@@ -155,6 +159,9 @@ if command -v tmux >/dev/null; then
 	check_contains "continuation prompt" "   ...> it is Leaf and it.b = 998])" "$SCREEN"
 	check_contains "multi-line snippet ran" "true" "$SCREEN"
 	check_contains "Ctrl-C stops a query" "interrupted" "$SCREEN"
+	check_contains "Ctrl-C stops a command" "lua: interrupted" "$SCREEN"
+	check "one \"interrupted\" per Ctrl-C (a query, then a command)" 2 \
+		"$(printf '%s\n' "$SCREEN" | grep -c 'interrupted')"
 	check "shell usable after Ctrl-C" "3" "$(printf '%s\n' "$SCREEN" | grep -A1 'it is CycleNode' | tail -1 | tr -d ' ')"
 else
 	fail "query completion test" "tmux is not installed (make deps installs it)"

@@ -31,6 +31,7 @@ int sh_error(struct sh *sh, const char *where, const char *fmt, ...)
 	vsnprintf(sh->last_error, sizeof sh->last_error, fmt, ap);
 	va_end(ap);
 	sh->status = 2;
+	sh->nerrors++;
 	if (sh->quiet)
 		return HS_ERR;
 	out_flush();
@@ -201,14 +202,15 @@ int sh_execute(struct sh *sh, const char *line, const char *where)
 	const char *outer = sh->where;
 	sh->where = where;
 	double t0 = now_ms();
+	unsigned long errors = sh->nerrors;
 	st = c->run(sh, argc, argv);
 	if (sh->timer && strcmp(c->name, "timer"))
 		fprintf(stderr, "time: %.1f ms\n", now_ms() - t0);
 	sh->where = outer;
-	if (hs_interrupted) {
+	/* One line per Ctrl-C: the command's own "interrupted", or this one. */
+	if (hs_interrupted && sh->nerrors == errors)
 		fprintf(stderr, "heapsh: interrupted; back at the prompt\n");
-		hs_interrupted = 0;
-	}
+	hs_interrupted = 0;
 	out_flush();
 done:
 	free(copy);

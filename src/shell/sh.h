@@ -35,6 +35,7 @@ struct sh {
 	int depth;		/* :load nesting */
 	bool quiet;		/* sh_error only records (sessions opened from Lua) */
 	char last_error[512];	/* the last sh_error message */
+	unsigned long nerrors;	/* sh_error calls so far (did a command say what went wrong?) */
 	unsigned gen;		/* counts heaps closed: objects of an older heap are stale */
 	void *lua;		/* the Lua state (src/lua), made on first use */
 	const char *where;	/* "file:line" of the input being run, or NULL */
