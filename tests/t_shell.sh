@@ -145,7 +145,8 @@ if command -v tmux >/dev/null; then
 	sleep 1
 	tmux send-keys -t $S 'objects.count([it | it is CycleNode])' Enter
 	sleep 1
-	tmux send-keys -t $S ':lua while true do end' Enter
+	printf '%s\n' 'while true do end' >"$T/spin.lua"
+	tmux send-keys -t $S ":luafile $T/spin.lua" Enter
 	sleep 1
 	tmux send-keys -t $S C-c
 	sleep 1
@@ -159,8 +160,8 @@ if command -v tmux >/dev/null; then
 	check_contains "continuation prompt" "   ...> it is Leaf and it.b = 998])" "$SCREEN"
 	check_contains "multi-line snippet ran" "true" "$SCREEN"
 	check_contains "Ctrl-C stops a query" "interrupted" "$SCREEN"
-	check_contains "Ctrl-C stops a command" "lua: interrupted" "$SCREEN"
-	check "one \"interrupted\" per Ctrl-C (a query, then a command)" 2 \
+	check_contains "Ctrl-C stops a command" "interrupted" "$(printf '%s\n' "$SCREEN" | grep -A3 ':luafile')"
+	check "one \"interrupted\" per Ctrl-C (a query, then :luafile)" 2 \
 		"$(printf '%s\n' "$SCREEN" | grep -c 'interrupted')"
 	check "shell usable after Ctrl-C" "3" "$(printf '%s\n' "$SCREEN" | grep -A1 'it is CycleNode' | tail -1 | tr -d ' ')"
 else
