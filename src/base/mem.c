@@ -6,6 +6,7 @@
 #include <string.h>
 
 volatile sig_atomic_t hs_interrupted;
+hs_progress_fn_t hs_progress_fn;
 
 static void oom(size_t n)
 {

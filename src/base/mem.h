@@ -50,6 +50,23 @@ void hs_error_clear(struct hs_error *err);
 #include <signal.h>
 extern volatile sig_atomic_t hs_interrupted;
 
+/*
+ * Progress: work that can take seconds (the dominator tree, dynamic sizes)
+ * calls hs_progress(what, done, total) now and then, on the thread that
+ * runs it, where it polls hs_interrupted. A front end that shows progress
+ * sets hs_progress_fn for the work it starts and clears it after (the
+ * shell: on a terminal only, src/shell/main.c); NULL shows nothing. Like
+ * hs_interrupted, one per process (SQLite's progress handler).
+ */
+#include <stdint.h>
+typedef void (*hs_progress_fn_t)(const char *what, uint64_t done, uint64_t total);
+extern hs_progress_fn_t hs_progress_fn;
+static inline void hs_progress(const char *what, uint64_t done, uint64_t total)
+{
+	if (hs_progress_fn)
+		hs_progress_fn(what, done, total);
+}
+
 enum hs_status {
 	HS_OK = 0,
 	HS_ERR = -1,		/* failure described in the hs_error */

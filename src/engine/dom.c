@@ -61,9 +61,12 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 		parent[count] = num[v];
 		anc[sp] = w;
 		semi[sp++] = 0;
-		if ((count & 0xfffff) == 0 && hs_interrupted) {
-			st = HS_INTERRUPTED;
-			goto done;
+		if ((count & 0xfffff) == 0) {
+			hs_progress("numbering the objects", count, n);
+			if (hs_interrupted) {
+				st = HS_INTERRUPTED;
+				goto done;
+			}
 		}
 	}
 
@@ -113,6 +116,8 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 			}
 		semi[k] = best;
 		anc[k] = parent[k];	/* link(parent, k) */
+		if ((k & 0xfffff) == 0)
+			hs_progress("finding the dominators", count - k, count);
 		if ((k & 0xfffff) == 0 && hs_interrupted) {
 			st = HS_INTERRUPTED;
 			goto done;

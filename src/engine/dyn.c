@@ -522,6 +522,7 @@ int dyn_exact_many(struct dyn *d, const uint32_t *comps, uint32_t n, uint64_t *b
 		uint64_t *mask = xcalloc((size_t)d->s.ncomp + 1, sizeof *mask), acc[64];
 		for (uint32_t k = 0; k < u && st == HS_OK; k += 64) {
 			uint32_t m = u - k < 64 ? u - k : 64;
+			hs_progress("exact dynamic sizes", k, u);
 			if (!batch(d, mask, todo + k, m, acc)) {
 				st = HS_INTERRUPTED;
 				break;

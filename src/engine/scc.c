@@ -32,7 +32,9 @@ static uint32_t tarjan(const struct scc_graph *g, uint32_t *low)
 		stack[sp++] = r;
 		call[fp++] = (struct frame){r, 0};
 		while (fp) {
-			if ((++steps & 0xffff) == 0 && hs_interrupted) {
+			if ((++steps & 0xfffff) == 0)
+				hs_progress("strongly connected components", next, g->n);
+			if ((steps & 0xffff) == 0 && hs_interrupted) {
 				ncomp = UINT32_MAX;
 				break;
 			}

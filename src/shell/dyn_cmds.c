@@ -46,19 +46,16 @@ struct dyn *sh_dyn(struct sh *sh, bool estimates)
 {
 	if (sh_need_heap(sh))
 		return NULL;
-	bool tty = isatty(STDERR_FILENO);
 	if (!sh->dyn) {
 		uint64_t len;
 		const void *p = sh_index(sh) ? idx_section(sh->idx, IDX_DYN, &len) : NULL;
 		if (p && (sh->dyn = dyn_load(p, len, sh->heap->n))) {
 			sh->dyn_from_index = true;
 		} else {
-			if (tty)
-				fprintf(stderr, "computing the strongly connected components and "
-					"dominating articulation points of %u objects...", sh->heap->n);
+			sh_progress_begin("computing the strongly connected components and "
+					  "dominating articulation points of %u objects", sh->heap->n);
 			int st = dyn_build_heap(sh->heap, &sh->dyn);
-			if (tty)
-				fprintf(stderr, "\r\033[K");
+			sh_progress_end();
 			if (st != HS_OK) {
 				sh_error(sh, NULL, "dynamic-size engine interrupted");
 				return NULL;
@@ -69,12 +66,9 @@ struct dyn *sh_dyn(struct sh *sh, bool estimates)
 		}
 	}
 	if (estimates && !sh->dyn->est) {
-		if (tty)
-			fprintf(stderr, "estimating the dynamic size of %u components...",
-				sh->dyn->s.ncomp);
+		sh_progress_begin("estimating the dynamic size of %u components", sh->dyn->s.ncomp);
 		int st = dyn_estimate(sh->dyn);
-		if (tty)
-			fprintf(stderr, "\r\033[K");
+		sh_progress_end();
 		if (st != HS_OK) {
 			sh_error(sh, NULL, "dynamic-size estimation interrupted");
 			return NULL;
@@ -214,7 +208,9 @@ static int rank_dynamic(struct sh *sh, struct dyn *d, const uint32_t *objs, uint
 		uint32_t *comps = xmallocarray((size_t)n + 1, sizeof *comps);
 		for (uint32_t i = 0; i < n; i++)
 			comps[i] = dyn_comp(d, objs[i]);
+		sh_progress_begin("the exact dynamic size of %u objects", n);
 		int st = dyn_exact_many(d, comps, n, keys);
+		sh_progress_end();
 		free(comps);
 		if (st != HS_OK) {
 			free(keys);
@@ -369,7 +365,9 @@ static int top_dynamic(struct dyn *d, const uint32_t *objs, uint32_t n, uint32_t
 	while (nsel < m && nsel < 65536 && key[order[nsel]] >= bar / 3)
 		nsel++;
 	uint64_t *exact = xmallocarray((size_t)nsel + 1, sizeof *exact);
+	sh_progress_begin("the exact dynamic size of %u components", nsel);
 	int st = dyn_exact_many(d, order, nsel, exact);
+	sh_progress_end();
 	if (st == HS_OK) {
 		/* Objects of the candidate components, ranked by exact size. */
 		uint8_t *cand = xcalloc((size_t)nc + 1, 1);
@@ -549,7 +547,9 @@ int sh_cmd_sizediff(struct sh *sh, int argc, char **argv)
 		uint64_t *bytes = xmallocarray((size_t)nc + 1, sizeof *bytes);
 		for (uint32_t c = 0; c < nc; c++)
 			all[c] = c;
+		sh_progress_begin("the exact dynamic size of %u components", nc);
 		int st = dyn_exact_many(d, all, nc, bytes);
+		sh_progress_end();
 		free(all);
 		free(bytes);
 		if (st != HS_OK)

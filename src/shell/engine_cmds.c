@@ -82,12 +82,9 @@ struct dom_tree *sh_dom(struct sh *sh, bool no_weak)
 		return *slot;
 	if (sh_index(sh) && (*slot = dom_from_index(sh, no_weak)))
 		return *slot;
-	bool tty = isatty(STDERR_FILENO);
-	if (tty)
-		fprintf(stderr, "computing the dominator tree of %u objects...", sh->heap->n);
+	sh_progress_begin("computing the dominator tree of %u objects", sh->heap->n);
 	int st = dom_tree_build(sh->heap, no_weak, !sh->no_spill, slot);
-	if (tty)
-		fprintf(stderr, "\r\033[K");
+	sh_progress_end();
 	if (st != HS_OK) {
 		sh_error(sh, NULL, "dominator tree computation interrupted");
 		return NULL;

@@ -49,6 +49,42 @@ static void on_sigint(int sig)
 		le_interrupt();
 }
 
+/* The engine's progress after a label (sh_progress_begin): stderr, a terminal only. */
+static char progress_label[160];
+static int progress_pct = -1;
+static void progress_step(const char *what, uint64_t done, uint64_t total)
+{
+	int pct = total ? (int)(done >= total ? 100 : done * 100 / total) : 0;
+	if (pct == progress_pct)
+		return;
+	progress_pct = pct;
+	fprintf(stderr, "\r\033[K%s: %s %d%%", progress_label, what, pct);
+	fflush(stderr);
+}
+
+void sh_progress_begin(const char *fmt, ...)
+{
+	if (!isatty(STDERR_FILENO))
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(progress_label, sizeof progress_label, fmt, ap);
+	va_end(ap);
+	progress_pct = -1;
+	fprintf(stderr, "%s...", progress_label);
+	fflush(stderr);
+	hs_progress_fn = progress_step;
+}
+
+void sh_progress_end(void)
+{
+	if (!isatty(STDERR_FILENO))
+		return;
+	hs_progress_fn = NULL;
+	fprintf(stderr, "\r\033[K");
+	fflush(stderr);
+}
+
 /* The progress bar: stderr only, and only when it is a terminal. */
 static void progress(void *ctx, double f)
 {

@@ -71,6 +71,15 @@ int sh_cmd_sizediff(struct sh *sh, int argc, char **argv);
  * sh_error: report an error at where ("file:line" or NULL for the command
  * line) to stderr and set the exit status to 2. Returns HS_ERR.
  */
+/*
+ * sh_progress_begin / sh_progress_end: around work that can take seconds:
+ * on a terminal, label on stderr, then the engine's progress (hs_progress)
+ * after it, rewritten in place, and the line erased at the end; elsewhere
+ * nothing.
+ */
+void sh_progress_begin(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void sh_progress_end(void);
+
 int sh_error(struct sh *sh, const char *where, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,13 +198,39 @@ static void random_graphs(void **state)
 	}
 }
 
-/* A linked list of a million nodes: no recursion, no quadratic climb. */
+/* What the build reported through hs_progress (issue 16: progress on long work). */
+static struct {
+	int calls, numbering, dominators;
+	uint64_t last_done, last_total;
+	bool backwards, over;
+} seen;
+
+static void record_progress(const char *what, uint64_t done, uint64_t total)
+{
+	bool numbering = !strcmp(what, "numbering the objects");
+	bool dominators = !strcmp(what, "finding the dominators");
+	if ((numbering && seen.dominators) ||
+	    ((numbering || dominators) && seen.calls && done < seen.last_done &&
+	     (numbering ? seen.numbering : seen.dominators)))
+		seen.backwards = true;	/* phases in order, each forwards */
+	seen.over |= done > total;
+	seen.numbering += numbering;
+	seen.dominators += dominators;
+	seen.calls++;
+	seen.last_done = done;
+	seen.last_total = total;
+}
+
+/*
+ * A linked list of 2.2 million nodes: no recursion, no quadratic climb;
+ * and the build says how far it is (every 2^20 nodes of each phase).
+ */
 static void long_chain(void **state)
 {
 	(void)state;
 	struct g g;
 	memset(&g, 0, sizeof g);
-	g.n = 1000000;
+	g.n = 2200000;
 	g.from = malloc(g.n * sizeof *g.from);
 	g.to = malloc(g.n * sizeof *g.to);
 	for (uint32_t v = 0; v + 1 < g.n; v++) {
@@ -216,9 +243,16 @@ static void long_chain(void **state)
 	csr(g.n, g.m, g.to, g.from, &g.p_start, &g.p);
 	uint32_t *idom = malloc(g.n * sizeof *idom);
 	struct dom_graph dg = {g.n, 0, &g, succs, preds};
+	hs_progress_fn = record_progress;
 	assert_int_equal(dom_build(&dg, idom, NULL, NULL), HS_OK);
+	hs_progress_fn = NULL;
 	for (uint32_t v = 1; v < g.n; v++)
 		assert_int_equal(idom[v], v - 1);
+	assert_int_equal(seen.numbering, 2);	/* at 2^20 and 2^21 nodes numbered */
+	assert_true(seen.dominators >= 2);
+	assert_false(seen.backwards);
+	assert_false(seen.over);
+	assert_int_equal(seen.last_total, g.n);
 	free(idom);
 	free(g.from);
 	free(g.to);
