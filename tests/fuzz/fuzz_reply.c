@@ -141,9 +141,10 @@ static void seed(int op, struct out *o)
 		str(&p, "[B"); be(&p, 0, 2);
 		u8(&p, 2); be(&p, 4, 8); be(&p, 2, 8); be(&p, 24, 8); be(&p, 0xffffffff, 4);
 		u8(&p, 2); be(&p, 5, 8); be(&p, 3, 8); be(&p, 24, 8); be(&p, 2, 4);
-		u8(&p, 6); be(&p, 5, 8); u8(&p, 2); be(&p, 2, 4); u8(&p, 'h'); u8(&p, 'i');
+		/* types are JVMTI's primitive types, the JNI letters ('B' for byte) */
+		u8(&p, 6); be(&p, 5, 8); u8(&p, 'B'); be(&p, 2, 4); u8(&p, 'h'); u8(&p, 'i');
 		u8(&p, 3); be(&p, 4, 8); u8(&p, 8); be(&p, 0, 4); be(&p, 5, 8);
-		u8(&p, 5); be(&p, 4, 8); u8(&p, 8); be(&p, 1, 4); u8(&p, 2); be(&p, 0, 8);
+		u8(&p, 5); be(&p, 4, 8); u8(&p, 8); be(&p, 1, 4); u8(&p, 'B'); be(&p, 0, 8);
 		u8(&p, 4); u8(&p, 21); be(&p, 4, 8); be(&p, 0, 8); be(&p, 0xffffffff, 4);
 		u8(&p, 7); be(&p, 0, 8); be(&p, 1, 4); str(&p, "main"); be(&p, 1, 4);
 		str(&p, "LMain;"); str(&p, "main"); str(&p, "([Ljava/lang/String;)V");
