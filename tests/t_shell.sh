@@ -19,6 +19,17 @@ check "did you mean a full class name" "heapsh: no class matches 'java.lang.Stri
 check "no suggestion when nothing is close" "heapsh: no class matches 'Qwertyuiop' (and it is not an object id)" \
 	"$($HEAPSH --no-index -c ':retained Qwertyuiop' "$KNOWN" 2>&1)"
 
+# Names where people look (issue 16): in tables, a thread with its name and a
+# String with its text; CSV and JSON keep the class alone, for grouping.
+TBL=$($HEAPSH --no-index -c 'threads.map([t | t.object])' "$KNOWN")
+check_contains "table: a thread with its name" 'java.lang.Thread "main"' "$TBL"
+check_contains "table: the thread :roots lists with its name" 'java.lang.Thread "main"' \
+	"$($HEAPSH --no-index -c ':roots thread' "$KNOWN")"
+check_contains "table: a String with its text" 'java.lang.String "' \
+	"$($HEAPSH --no-index -c 'objects.filter([o | o is java.lang.String]).top(3, [o | o.size])' "$KNOWN")"
+check "csv: the class alone" "java.lang.Thread" \
+	"$($HEAPSH --no-index --format csv -c 'threads.map([t | t.object])' "$KNOWN" | awk -F, '$1 ~ /^0x/ { print $2 }' | grep -x java.lang.Thread | sort -u)"
+
 # -f FILE with :format and :load; errors carry file:line.
 cat > "$T/inner.hsh" <<'HSH'
 :histogram Leaf

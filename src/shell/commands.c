@@ -107,11 +107,14 @@ static const char *kind_name(enum heap_kind k)
 	}
 }
 
-/* The name shown for object i (heap_object_label): its class, with a String's
- * text, a thread's or class loader's name; "class X" for class objects. */
+/* The name shown for object i: in tables, its class with a String's text, a
+ * thread's or class loader's name (heap_object_label); in CSV and JSON the
+ * class alone, so rows group by it; "class X" for class objects. */
 static char *object_label(const struct heap *h, uint32_t i)
 {
-	return heap_object_label(h, i);
+	if (out_mode == OUT_TABLE || heap_kind(h, i) == HEAP_CLASS)
+		return heap_object_label(h, i);
+	return xstrdup(heap_class_name(h, i));
 }
 
 /* ---- :info ---- */

@@ -186,7 +186,13 @@ int sh_target_set(struct sh *sh, const char *target, uint32_t **objs, uint32_t *
 void sh_object_cells(struct out_table *t, const struct heap *h, uint32_t i)
 {
 	out_cell_fmt(t, "0x%" PRIx64, heap_id(h, i));
-	if (heap_kind(h, i) == HEAP_CLASS) {
+	if (out_mode == OUT_TABLE) {
+		/* For people: a String's text, a thread's or class loader's name. */
+		char *label = heap_object_label(h, i);
+		out_cell_str(t, label);
+		free(label);
+	} else if (heap_kind(h, i) == HEAP_CLASS) {
+		/* For programs: the class alone, so rows group by it (heap_object_label for more). */
 		uint32_t c = heap_class_of_object(h, i);
 		out_cell_fmt(t, "class %s", c != HEAP_NONE ? h->classes[c].name : "?");
 	} else {

@@ -115,11 +115,7 @@ static void show_objects(struct sh *sh, const struct list *l)
 		shallow += heap_shallow(h, i);
 		if (k >= limit)
 			continue;
-		out_cell_fmt(t, "0x%" PRIx64, heap_id(h, i));
-		if (heap_kind(h, i) == HEAP_CLASS)
-			out_cell_fmt(t, "class %s", h->classes[heap_class_of_object(h, i)].name);
-		else
-			out_cell_str(t, heap_class_name(h, i));
+		sh_object_cells(t, h, i);
 		out_cell_u64(t, heap_shallow(h, i));
 		if (d)
 			out_cell_u64(t, d->retained[i]);
