@@ -55,8 +55,10 @@ check_contains "dominators --by-class" "Holder,1,16,4128" "$(hs ':dominators --b
 # Weak and soft references: Cached is held only by a SoftReference.
 check "Cached retained through its SoftReference" $((16 + 2064)) "$(retained_of Cached)"
 check "--no-weak: Cached is unreachable" 0 "$($HEAPSH --no-weak --format csv -c ':retained Cached' "$K" | awk -F, 'NR == 2 { print $NF }')"
-CACHED_PATH=$(hs ':path Cached')
+CACHED_PATH=$(hs ':path Cached --weak')
 check_contains "path to Cached goes through referent" ",referent," "$CACHED_PATH"
+check_contains "merged paths follow strong references by default, as MAT's" \
+	"1 unreachable; through strong references (--weak to follow" "$($HEAPSH -c ':path Cached' "$K")"
 check_contains "--no-weak merged path: Cached unreachable" "1 unreachable" "$($HEAPSH -c ':path Cached --no-weak' "$K")"
 # Merged paths (issue 16): one row per node of the merged tree, the objects of
 # one class at one step merged, with the number of set members each leads to.

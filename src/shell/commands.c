@@ -1016,11 +1016,13 @@ const struct sh_command sh_commands[] = {
 	 "How many objects have dynamic size minus retained size in each range (the\n"
 	 "thesis's table 5.3): where sharing hides memory from retained sizes. Uses\n"
 	 "estimates where exact sizes are not known yet, unless --exact."},
-	{"path", sh_cmd_path, ":path ID|CLASS [--all N] [--merged] [--no-weak]",
+	{"path", sh_cmd_path, ":path ID|CLASS [--all N] [--merged] [--weak] [--no-weak]",
 	 "Shortest path from a GC root to ID; --all N gives up to N paths from distinct\n"
 	 "roots. For a CLASS (or with --merged): the shortest paths of all its\n"
-	 "instances merged into one tree from the roots, with how many pass each node.\n"
-	 "--no-weak ignores Reference.referent (weak, soft, phantom, final) links."},
+	 "instances merged into one tree from the roots, with how many pass each node,\n"
+	 "the objects of one class at each step in one row; through strong references\n"
+	 "only, as Eclipse MAT merges them, unless --weak. --no-weak ignores\n"
+	 "Reference.referent (weak, soft, phantom, final) links."},
 	{"format", cmd_format, ":format [table|csv|json]",
 	 "Show or set the output mode for results."},
 	{"open", cmd_open, ":open DUMP [--dump N]",

@@ -100,7 +100,7 @@ struct eopts {
 	const char *target;
 	long top;
 	long all;
-	bool by_class, no_weak, merged;
+	bool by_class, no_weak, merged, weak;
 };
 
 static int parse_eopts(struct sh *sh, int argc, char **argv, struct eopts *o,
@@ -126,6 +126,8 @@ static int parse_eopts(struct sh *sh, int argc, char **argv, struct eopts *o,
 			o->no_weak = true;
 		} else if (ok && !strcmp(w, "--merged")) {
 			o->merged = true;
+		} else if (ok && !strcmp(w, "--weak")) {
+			o->weak = true;
 		} else if (w[0] == '-' && w[1] == '-') {
 			return sh_error(sh, NULL, "unknown option '%s'; usage: %s", w, usage);
 		} else if (!o->target) {
@@ -406,9 +408,9 @@ static const char *root_kinds_of(const struct heap *h, uint32_t obj, char *buf, 
 
 int sh_cmd_path(struct sh *sh, int argc, char **argv)
 {
-	static const char usage[] = ":path ID|CLASS [--all N] [--merged] [--no-weak]";
+	static const char usage[] = ":path ID|CLASS [--all N] [--merged] [--weak] [--no-weak]";
 	struct eopts o;
-	if (parse_eopts(sh, argc, argv, &o, usage, "--all --merged --no-weak"))
+	if (parse_eopts(sh, argc, argv, &o, usage, "--all --merged --weak --no-weak"))
 		return HS_ERR;
 	if (!o.target)
 		return sh_error(sh, NULL, "usage: %s", usage);
@@ -422,7 +424,9 @@ int sh_cmd_path(struct sh *sh, int argc, char **argv)
 		char *label;
 		if (sh_target_set(sh, o.target, &objs, &n, &label))
 			return HS_ERR;
-		hg_init(&g, h, o.no_weak, true);
+		/* As MAT merges them: through strong references unless --weak asks for all. */
+		bool strong = o.no_weak || !o.weak;
+		hg_init(&g, h, strong, true);
 		struct path_row *rows;
 		int st = path_merged(&g, objs, n, &rows, &nrows, &unreach);
 		hg_free(&g);
@@ -467,6 +471,9 @@ int sh_cmd_path(struct sh *sh, int argc, char **argv)
 				out_printf("; %u of %u rows shown (--all N for more)", limit, nrows);
 			if (unreach)
 				out_printf("; %u unreachable", unreach);
+			if (strong && !o.no_weak)
+				out_printf("; through strong references (--weak to follow weak and soft "
+					   "ones too)");
 			out_printf("\n");
 		}
 		free(rows);
