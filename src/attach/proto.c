@@ -825,6 +825,9 @@ int proto_alloc_decode(const uint8_t *p, size_t n, uint64_t records, struct alc_
 		snprintf(why, cap, "%zu bytes of records", n);
 		return HS_ERR;
 	}
+	static const uint8_t none[1];
+	if (!p)
+		p = none;	/* no DATA frame came: nothing to read, and no NULL + 0 */
 	struct reply d = {T_DATA, (uint8_t *)p, (uint32_t)n, p, p + n, false};
 	struct alc_rec *rec = xcalloc(1, sizeof *rec);
 	bool ok = decode(&d, rec, why, cap);
@@ -1027,6 +1030,8 @@ void proto_analysis_free(struct proto_analysis *a)
 /* decode_results: the records of the DATA frames. */
 static bool decode_results(const uint8_t *p, size_t n, struct proto_analysis *a)
 {
+	if (!n)
+		return true;	/* no DATA frame came (p may be NULL) */
 	struct rd r = {p, p + n, false, 50000000};
 	uint32_t cap = 0;
 	while (r.at < r.end && !r.bad) {
