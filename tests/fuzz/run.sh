@@ -31,9 +31,10 @@ corpus() {
 	HEAPSH_FUZZ_SEEDS="$F/corpus/hprof" "$F/fuzz_hprof" >/dev/null 2>&1
 	HEAPSH_FUZZ_SEEDS="$F/corpus/index" "$F/fuzz_index" >/dev/null 2>&1
 	HEAPSH_FUZZ_SEEDS="$F/corpus/reply" "$F/fuzz_reply" >/dev/null 2>&1
-	# Queries: every query file of queries/ and tests/queries; their
+	# Queries: every query file of queries/ and tests/queries, and seeds for
+	# the tiny heap's own classes (tests/fuzz/seeds/query); their
 	# programs (prog_encode) go to the agent's corpus as ANALYZE payloads.
-	for q in queries/*.hq tests/queries/*.hq; do
+	for q in queries/*.hq tests/queries/*.hq tests/fuzz/seeds/query/*.hq; do
 		cp "$q" "$F/corpus/query/$(basename "$q")"
 	done
 	HEAPSH_FUZZ_SEEDS="$F/corpus/agent" "$F/fuzz_query" "$F/corpus/query" \
