@@ -122,3 +122,20 @@ check "several: :open --dump" "Node,1,24
 Node,2,48" "$(printf ':open %s --dump 3\n:histogram Node\n:open %s\n:histogram Node\n' "$SEV" "$SEV" \
 	| $HEAPSH --format csv -f /dev/stdin 2>/dev/null | grep '^Node')"
 check "several: a one-dump file says nothing" "" "$($HEAPSH -c ':info' "$ART" 2>&1 >/dev/null)"
+
+# Tab completes the heap names after --heap.
+if command -v tmux >/dev/null; then
+	S=heapsh-heap-$$
+	tmux new-session -d -s $S -x 200 -y 30 "HOME=$T $HEAPSH --no-index $ART"
+	sleep 1
+	tmux send-keys -t $S ':histogram --heap zy' Tab Enter
+	sleep 1
+	SCREEN=$(tmux capture-pane -t $S -p)
+	tmux send-keys -t $S ':quit' Enter
+	sleep 0.3
+	tmux kill-session -t $S 2>/dev/null
+	check_contains "android: --heap completes heap names" ":histogram --heap zygote" "$SCREEN"
+	check_contains "android: the completed command ran" "dalvik.system.PathClassLoader" "$SCREEN"
+else
+	fail "android: --heap completion" "tmux is not installed (make deps installs it)"
+fi

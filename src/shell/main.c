@@ -476,6 +476,14 @@ static int complete_option(const char *line, int start, const char *word, char *
 		q--;
 	int n = 0;
 	const char *u = c->usage;
+	if (word[0] != '-' && p - q == 6 && !strncmp(line + q, "--heap", 6)) {
+		/* an Android dump's heaps (HEAP DUMP INFO) */
+		const struct heap *h = sh_current ? sh_current->heap : NULL;
+		for (uint32_t k = 0; h && k < h->nheaps && n < cap; k++)
+			if (!strncmp(h->heap_names[k], word, wl))
+				out[n++] = xstrdup(h->heap_names[k]);
+		return n;
+	}
 	if (word[0] != '-' && p > q && line[q] == '-') {
 		char opt[64];
 		snprintf(opt, sizeof opt, "%.*s ", p - q, line + q);
