@@ -49,6 +49,24 @@ golden() {
 	fi
 }
 
+# tmux_screen COMMAND STEP...: run COMMAND in a real terminal (tmux, 200 x 50),
+# send each STEP as tmux keys (a shell-quoted word list: "':help' Enter"), a
+# second apart, and print the screen; the caller checks tmux is installed.
+tmux_screen() {
+	local s=heapsh-t-$$-$RANDOM cmd=$1 step
+	shift
+	tmux new-session -d -s "$s" -x 200 -y 50 "$cmd"
+	sleep 1
+	for step in "$@"; do
+		eval "tmux send-keys -t \"\$s\" $step"
+		sleep 1
+	done
+	tmux capture-pane -t "$s" -p
+	tmux send-keys -t "$s" ':quit' Enter
+	sleep 0.3
+	tmux kill-session -t "$s" 2>/dev/null
+}
+
 # csv_row CSV_TEXT FIRST_FIELD: the row whose first field is FIRST_FIELD.
 csv_row() { printf '%s\n' "$1" | awk -F, -v k="$2" '$1 == k'; }
 

@@ -125,15 +125,7 @@ check "several: a one-dump file says nothing" "" "$($HEAPSH -c ':info' "$ART" 2>
 
 # Tab completes the heap names after --heap.
 if command -v tmux >/dev/null; then
-	S=heapsh-heap-$$
-	tmux new-session -d -s $S -x 200 -y 30 "HOME=$T $HEAPSH --no-index $ART"
-	sleep 1
-	tmux send-keys -t $S ':histogram --heap zy' Tab Enter
-	sleep 1
-	SCREEN=$(tmux capture-pane -t $S -p)
-	tmux send-keys -t $S ':quit' Enter
-	sleep 0.3
-	tmux kill-session -t $S 2>/dev/null
+	SCREEN=$(tmux_screen "HOME=$T $HEAPSH --no-index $ART" "':histogram --heap zy' Tab Enter")
 	check_contains "android: --heap completes heap names" ":histogram --heap zygote" "$SCREEN"
 	check_contains "android: the completed command ran" "dalvik.system.PathClassLoader" "$SCREEN"
 else

@@ -101,17 +101,8 @@ fi
 # commands accept (ConcurrentHashMap for java.util.concurrent.ConcurrentHashMap,
 # HashMap.Node for java.util.HashMap$Node).
 if command -v tmux >/dev/null; then
-	S=heapsh-simple-$$
-	tmux new-session -d -s $S -x 200 -y 50 "HOME=$T $HEAPSH --no-index $KNOWN"
-	sleep 1
-	tmux send-keys -t $S ':histogram HashMap.No' Tab Enter
-	sleep 1
-	tmux send-keys -t $S ':classes ConcurrentHashM' Tab Enter
-	sleep 1
-	SCREEN=$(tmux capture-pane -t $S -p)
-	tmux send-keys -t $S ':quit' Enter
-	sleep 0.3
-	tmux kill-session -t $S 2>/dev/null
+	SCREEN=$(tmux_screen "HOME=$T $HEAPSH --no-index $KNOWN" \
+		"':histogram HashMap.No' Tab Enter" "':classes ConcurrentHashM' Tab Enter")
 	check_contains "completion of a nested class name" ":histogram HashMap.Node" "$SCREEN"
 	check_contains "completed nested name ran" "java.util.HashMap\$Node" "$SCREEN"
 	check_contains "completion of a simple class name" ":classes ConcurrentHashMap" "$SCREEN"
