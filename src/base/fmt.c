@@ -48,3 +48,35 @@ void fmt_double(char *buf, size_t cap, double x, bool is_float)
 	else
 		snprintf(buf, cap, "%sE%d", tmp, exp);
 }
+
+char *fmt_count(char *buf, size_t cap, unsigned long long n)
+{
+	char digits[32];
+	int len = snprintf(digits, sizeof digits, "%llu", n);
+	size_t o = 0;
+	for (int k = 0; k < len && o + 1 < cap; k++) {
+		if (k && (len - k) % 3 == 0 && o + 2 < cap)
+			buf[o++] = ',';
+		buf[o++] = digits[k];
+	}
+	if (cap)
+		buf[o < cap ? o : cap - 1] = 0;
+	return buf;
+}
+
+char *fmt_bytes(char *buf, size_t cap, unsigned long long n)
+{
+	static const char *const units[] = {"KB", "MB", "GB", "TB", "PB", "EB"};
+	if (n < 1024) {
+		snprintf(buf, cap, "%llu byte%s", n, n == 1 ? "" : "s");
+		return buf;
+	}
+	double x = (double)n / 1024;
+	int u = 0;
+	while (x >= 1023.95 && u < 5) {
+		x /= 1024;
+		u++;
+	}
+	snprintf(buf, cap, "%.1f %s", x, units[u]);
+	return buf;
+}

@@ -16,6 +16,19 @@
  */
 void fmt_double(char *buf, size_t cap, double x, bool is_float);
 
+/*
+ * fmt_count: n with a comma every three digits ("2,600"), into buf (cap
+ * bytes, 32 are always enough); returns buf.
+ */
+char *fmt_count(char *buf, size_t cap, unsigned long long n);
+
+/*
+ * fmt_bytes: a byte count as people read it, binary units with one decimal
+ * from 1 KB ("512 bytes", "1.5 KB", "137.2 MB", "2.0 GB"), into buf (cap
+ * bytes, 32 are always enough); returns buf.
+ */
+char *fmt_bytes(char *buf, size_t cap, unsigned long long n);
+
 /* fmt_s: "s" after a count of n other than 1 ("1 instance", "2 instances"). */
 static inline const char *fmt_s(unsigned long long n)
 {
