@@ -2,7 +2,50 @@
 #include "path.h"
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+
+struct step_ctx {
+	uint32_t want;
+	bool found;
+	struct heap_ref r;
+};
+
+static bool find_step(void *ctx, const struct heap_ref *r)
+{
+	struct step_ctx *c = ctx;
+	if (r->target != c->want)
+		return true;
+	c->r = *r;
+	c->found = true;
+	return false;
+}
+
+bool path_step(const struct heap *h, uint32_t from, uint32_t to, struct heap_ref *r)
+{
+	struct step_ctx c = {.want = to};
+	heap_refs(h, from, find_step, &c);
+	if (!c.found && h->classes[h->cls[from]].obj == to) {
+		c.r = (struct heap_ref){.kind = HEAP_REF_SUPER, .name = "<class>", .target = to};
+		c.found = true;
+	}
+	if (c.found)
+		*r = c.r;
+	return c.found;
+}
+
+void path_via(const struct heap *h, uint32_t from, uint32_t to, char *buf, size_t cap)
+{
+	struct heap_ref r;
+	if (!path_step(h, from, to, &r))
+		snprintf(buf, cap, "?");
+	else if (r.kind == HEAP_REF_ELEMENT)
+		snprintf(buf, cap, "[%u]", r.index);
+	else if (r.kind == HEAP_REF_STATIC)
+		snprintf(buf, cap, "static %s", r.name);
+	else
+		snprintf(buf, cap, "%s", r.name ? r.name : "?");
+}
 
 int path_to_roots(struct hgraph *g, uint32_t target, uint32_t max,
 		  struct path **paths, uint32_t *npaths)

@@ -55,4 +55,18 @@ struct path_row {
 int path_merged(struct hgraph *g, const uint32_t *objs, uint32_t n,
 		struct path_row **rows, uint32_t *nrows, uint32_t *unreachable);
 
+/*
+ * path_step: the reference by which from refers to to, into *r (kind,
+ * field name, element index): the first such in heap_out order; the link
+ * to its class (the engine's class edge) is kind HEAP_REF_SUPER with name
+ * "<class>". False when from does not refer to to.
+ */
+bool path_step(const struct heap *h, uint32_t from, uint32_t to, struct heap_ref *r);
+/*
+ * path_via: the same as text, for tables: "name" for a field, "static
+ * NAME", "[i]" for an element, "<class>" for the class link, else "?";
+ * into buf (cap bytes, truncated to fit).
+ */
+void path_via(const struct heap *h, uint32_t from, uint32_t to, char *buf, size_t cap);
+
 #endif

@@ -364,34 +364,6 @@ int sh_cmd_idom(struct sh *sh, int argc, char **argv)
 
 /* ---- :path ---- */
 
-struct via_ctx {
-	uint32_t want;
-	char buf[256];
-};
-
-static bool find_via(void *ctx, const struct heap_ref *r)
-{
-	struct via_ctx *c = ctx;
-	if (r->target != c->want)
-		return true;
-	switch (r->kind) {
-	case HEAP_REF_ELEMENT: snprintf(c->buf, sizeof c->buf, "[%u]", r->index); break;
-	case HEAP_REF_STATIC: snprintf(c->buf, sizeof c->buf, "static %s", r->name); break;
-	default: snprintf(c->buf, sizeof c->buf, "%s", r->name ? r->name : "?"); break;
-	}
-	return false;
-}
-
-/* via: how from refers to to: a field, an element, or the class link. */
-static void via(const struct heap *h, uint32_t from, uint32_t to, char *buf, size_t cap)
-{
-	struct via_ctx c = {to, ""};
-	heap_refs(h, from, find_via, &c);
-	if (!c.buf[0] && h->classes[h->cls[from]].obj == to)
-		snprintf(c.buf, sizeof c.buf, "<class>");
-	snprintf(buf, cap, "%s", c.buf[0] ? c.buf : "?");
-}
-
 static const char *root_kinds_of(const struct heap *h, uint32_t obj, char *buf, size_t cap)
 {
 	buf[0] = 0;
@@ -444,7 +416,7 @@ int sh_cmd_path(struct sh *sh, int argc, char **argv)
 			const struct path_row *r = &rows[k];
 			out_cell_u64(tb, r->depth);
 			if (r->depth) {
-				via(h, r->from, r->obj, how, sizeof how);
+				path_via(h, r->from, r->obj, how, sizeof how);
 				if (r->nobjs > 1 && how[0] == '[')
 					snprintf(how, sizeof how, "[*]");	/* elements, not one index */
 				out_cell_str(tb, how);
@@ -504,7 +476,7 @@ int sh_cmd_path(struct sh *sh, int argc, char **argv)
 			out_cell_u64(tb, p + 1);
 			out_cell_u64(tb, k);
 			if (k) {
-				via(h, paths[p].nodes[k - 1], x, how, sizeof how);
+				path_via(h, paths[p].nodes[k - 1], x, how, sizeof how);
 				out_cell_str(tb, how);
 			} else {
 				out_cell_null(tb);
