@@ -56,6 +56,8 @@ int sh_cmd_dominators(struct sh *sh, int argc, char **argv);
 int sh_cmd_retained(struct sh *sh, int argc, char **argv);
 int sh_cmd_idom(struct sh *sh, int argc, char **argv);
 int sh_cmd_path(struct sh *sh, int argc, char **argv);
+/* :suspects (suspects_cmd.c). */
+int sh_cmd_suspects(struct sh *sh, int argc, char **argv);
 /* Live JVM commands (live.c). */
 int sh_cmd_attach(struct sh *sh, int argc, char **argv);
 int sh_cmd_detach(struct sh *sh, int argc, char **argv);

@@ -1,0 +1,224 @@
+/*
+ * suspects_cmd.c - :suspects, the leak suspects of the open heap
+ * (src/engine/suspects.h) as a table: in table mode one block per suspect
+ * wrapped to the terminal, in CSV and JSON one row each with the full text.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "../base/fmt.h"
+#include "../engine/idx.h"
+#include "../engine/suspects.h"
+#include "out.h"
+#include "sh.h"
+
+static const char usage[] =
+	":suspects [--threshold PCT] [--child PCT] [--baseline OLDER.hprof] [--no-weak]";
+
+/* width: the terminal's columns, kept within 60..100; 80 when not a terminal. */
+static int width(void)
+{
+	struct winsize ws;
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col)
+		return ws.ws_col < 60 ? 60 : ws.ws_col > 100 ? 100 : ws.ws_col;
+	return 80;
+}
+
+/*
+ * wrap: text after a first-line prefix, broken at spaces into lines of at
+ * most cols columns, the lines after the first indented by indent spaces.
+ */
+static void wrap(const char *prefix, const char *text, int indent, int cols)
+{
+	int col = (int)strlen(prefix);
+	out_printf("%s", prefix);
+	const char *p = text;
+	bool first = true;
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		const char *e = p;
+		while (*e && *e != ' ')
+			e++;
+		int w = (int)(e - p);
+		if (!w)
+			break;
+		if (!first && col + 1 + w > cols) {
+			out_printf("\n%*s", indent, "");
+			col = indent;
+		} else if (!first) {
+			out_printf(" ");
+			col++;
+		}
+		out_printf("%.*s", w, p);
+		col += w;
+		first = false;
+		p = e;
+	}
+	out_printf("\n");
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0;
+}
+
+/* baseline: the older dump's dominator tree (its index file when it has one). */
+static int baseline(struct sh *sh, const char *path, bool no_weak, struct heap **bh,
+		    struct dom_tree **bt)
+{
+	struct hs_error err;
+	*bh = NULL;
+	*bt = NULL;
+	sh_progress_begin("reading the baseline %s", path);
+	int st = heap_load(path, &sh->load_opts, bh, &err);
+	sh_progress_end();
+	if (st == HS_INTERRUPTED)
+		return sh_error(sh, NULL, "interrupted");
+	if (st != HS_OK)
+		return sh_error(sh, NULL, "--baseline %s: %s", path, err.msg);
+	struct idx *ix = sh->no_index || (*bh)->damaged ? NULL : idx_open(path);
+	uint64_t len;
+	const uint8_t *p = ix ? idx_section(ix, no_weak ? IDX_DOM_STRONG : IDX_DOM_ALL, &len) : NULL;
+	bool insane = false;
+	if (p)
+		*bt = dom_tree_load(*bh, no_weak, p, len, &insane);
+	if (!*bt) {
+		sh_progress_begin("computing the baseline's dominator tree of %u objects", (*bh)->n);
+		st = dom_tree_build(*bh, no_weak, !sh->no_spill, bt);
+		sh_progress_end();
+	}
+	if (ix)
+		idx_close(ix);
+	if (st != HS_OK) {
+		heap_free(*bh);
+		*bh = NULL;
+		return sh_error(sh, NULL, "interrupted");
+	}
+	return HS_OK;
+}
+
+int sh_cmd_suspects(struct sh *sh, int argc, char **argv)
+{
+	struct sus_opts o = {10, 80};
+	const char *base_path = NULL;
+	bool no_weak = sh->no_weak;
+	for (int a = 1; a < argc; a++) {
+		const char *w = argv[a];
+		if (!strcmp(w, "--threshold") || !strcmp(w, "--child")) {
+			char *end;
+			double v = a + 1 < argc ? strtod(argv[a + 1], &end) : 0;
+			if (a + 1 >= argc || *end || !(v > 0 && v <= 100))
+				return sh_error(sh, NULL, "%s wants a percentage above 0 and up to 100; "
+						"usage: %s", w, usage);
+			*(w[2] == 't' ? &o.threshold_pct : &o.child_pct) = v;
+			a++;
+		} else if (!strcmp(w, "--baseline")) {
+			if (a + 1 >= argc)
+				return sh_error(sh, NULL, "--baseline wants an older dump; usage: %s", usage);
+			base_path = argv[++a];
+		} else if (!strcmp(w, "--no-weak")) {
+			no_weak = true;
+		} else {
+			return sh_error(sh, NULL, "unexpected '%s'; usage: %s", w, usage);
+		}
+	}
+	struct dom_tree *t = sh_dom(sh, no_weak);
+	if (!t)
+		return HS_ERR;
+	const struct heap *h = sh->heap;
+	struct heap *bh = NULL;
+	struct dom_tree *bt = NULL;
+	if (base_path && baseline(sh, base_path, no_weak, &bh, &bt))
+		return HS_ERR;
+	struct hgraph g;
+	hg_init(&g, h, true, true);	/* paths through strong references, as MAT's */
+	struct suspect *s;
+	uint32_t n;
+	int st = sus_find(t, &g, &o, &s, &n);
+	hg_free(&g);
+	if (st != HS_OK) {
+		if (bt)
+			dom_tree_free(bt);
+		heap_free(bh);
+		return sh_error(sh, NULL, "interrupted");
+	}
+	if (bt) {
+		sus_baseline(s, n, bt);
+		dom_tree_free(bt);
+		heap_free(bh);
+	}
+	uint64_t reachable = t->retained[h->n];
+	if (out_mode != OUT_TABLE) {
+		static const char *const cols[] = {"rank", "description", "retained_bytes", "heap_pct",
+						   "objects", "accumulation_point", "holder", "where",
+						   "path", "base_retained_bytes", "growth_bytes"};
+		struct out_table *tb = out_table_new(base_path ? 11 : 9, cols);
+		for (uint32_t i = 0; i < n; i++) {
+			out_cell_u64(tb, i + 1);
+			out_cell_str(tb, s[i].description);
+			out_cell_u64(tb, s[i].retained);
+			out_cell_fmt(tb, "%.1f", pct(s[i].retained, reachable));
+			out_cell_u64(tb, s[i].npiled);
+			char *l = heap_object_label(h, s[i].acc);
+			out_cell_fmt(tb, "0x%" PRIx64 " %s", heap_id(h, s[i].acc), l);
+			free(l);
+			l = heap_object_label(h, s[i].holder);
+			out_cell_fmt(tb, "0x%" PRIx64 " %s", heap_id(h, s[i].holder), l);
+			free(l);
+			out_cell_str(tb, s[i].where);
+			char *p = sus_path_text(h, &s[i].path, false, 0);
+			out_cell_str(tb, p);
+			free(p);
+			if (base_path) {
+				if (s[i].has_base)
+					out_cell_u64(tb, s[i].base_retained);
+				else
+					out_cell_null(tb);
+				out_cell_i64(tb, s[i].growth);
+			}
+		}
+		out_table_end(tb);
+		sus_free(s, n);
+		return HS_OK;
+	}
+	int cols = width();
+	char b1[32], b2[32], head[128];
+	for (uint32_t i = 0; i < n; i++) {
+		snprintf(head, sizeof head, "%u. %s, %.1f%% of the heap", i + 1,
+			 fmt_bytes(b1, sizeof b1, s[i].retained), pct(s[i].retained, reachable));
+		if (base_path) {
+			size_t l = strlen(head);
+			if (s[i].has_base)
+				snprintf(head + l, sizeof head - l, "; %s%s since the baseline",
+					 s[i].growth < 0 ? "-" : "+",
+					 fmt_bytes(b2, sizeof b2,
+						   (uint64_t)(s[i].growth < 0 ? -s[i].growth : s[i].growth)));
+			else
+				snprintf(head + l, sizeof head - l, "; not in the baseline");
+		}
+		out_printf("%s%s\n", i ? "\n" : "", head);
+		wrap("   ", s[i].description, 3, cols);
+		char *l = heap_object_label(h, s[i].acc);
+		char *acc = xasprintf("0x%" PRIx64 " %s", heap_id(h, s[i].acc), l);
+		free(l);
+		wrap("   accumulation point: ", acc, 6, cols);
+		free(acc);
+		char *p = sus_path_text(h, &s[i].path, true, 9);
+		wrap("   path: ", p, 9, cols);
+		free(p);
+	}
+	if (!n)
+		out_printf("no leak suspects: nothing keeps %.0f%% or more of the %s reachable "
+			   "(--threshold with a lower figure to look closer)\n",
+			   o.threshold_pct, fmt_bytes(b1, sizeof b1, reachable));
+	else
+		out_printf("\n%u suspect%s; each keeps at least %.0f%% of the %s reachable "
+			   "(--format csv for the full paths)\n",
+			   n, fmt_s(n), o.threshold_pct, fmt_bytes(b1, sizeof b1, reachable));
+	sus_free(s, n);
+	return HS_OK;
+}
