@@ -1024,6 +1024,23 @@ const struct sh_command sh_commands[] = {
 	 "How many objects have dynamic size minus retained size in each range (the\n"
 	 "thesis's table 5.3): where sharing hides memory from retained sizes. Uses\n"
 	 "estimates where exact sizes are not known yet, unless --exact."},
+	{"duplicates", sh_cmd_duplicates, ":duplicates [--top N] [--min-count N] [--width N]",
+	 "Strings with the same text: what each text costs and what its copies waste\n"
+	 "(what String.intern() or a deduplicating cache would give back), most wasted\n"
+	 "first; the 20 first unless --top (0: all), texts held by 2 Strings or more\n"
+	 "unless --min-count, at most 40 characters of each shown unless --width.\n"
+	 "Texts are compared whole; a value array several copies share counts once.\n"
+	 "As lua/duplicate_strings.lua. CSV header:\n"
+	 "text,length,count,copy_bytes,total_bytes,wasted_bytes."},
+	{"collections", sh_cmd_collections, ":collections [--threshold PCT] [--all]",
+	 "Empty and sparse collections per class (ArrayList, Vector, HashMap,\n"
+	 "LinkedHashMap, HashSet, LinkedHashSet, ArrayDeque, ConcurrentHashMap and\n"
+	 "their subclasses, each under its own name) and the bytes their unused slots\n"
+	 "waste: sparse means filled under PCT% of the capacity (default 25); an empty\n"
+	 "one wastes its backing array when nothing else refers to it. --all lists the\n"
+	 "classes with no empty or sparse instance too. The last row is the total.\n"
+	 "As lua/collections.lua. CSV header:\n"
+	 "class,kind,instances,empty,sparse,unused_slots,wasted_bytes."},
 	{"path", sh_cmd_path, ":path ID|CLASS [--all N] [--merged] [--weak] [--no-weak]",
 	 "Shortest path from a GC root to ID; --all N gives up to N paths from distinct\n"
 	 "roots. For a CLASS (or with --merged): the shortest paths of all its\n"

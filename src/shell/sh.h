@@ -68,6 +68,9 @@ int sh_cmd_dynsize(struct sh *sh, int argc, char **argv);
 int sh_cmd_top(struct sh *sh, int argc, char **argv);
 int sh_cmd_graphstats(struct sh *sh, int argc, char **argv);
 int sh_cmd_sizediff(struct sh *sh, int argc, char **argv);
+/* Waste commands (waste_cmds.c): duplicate strings, empty and sparse collections. */
+int sh_cmd_duplicates(struct sh *sh, int argc, char **argv);
+int sh_cmd_collections(struct sh *sh, int argc, char **argv);
 
 /*
  * sh_error: report an error at where ("file:line" or NULL for the command
