@@ -39,6 +39,17 @@ struct pile {
 	uint32_t first;		/* its largest child */
 };
 
+/*
+ * system_heap: an object of an Android dump's zygote or image heap: there
+ * before the app started (preloaded classes, the boot image), so never a
+ * suspect, as in Android Studio and Shark; it stays in the reachable heap.
+ */
+static bool system_heap(const struct heap *h, uint32_t v)
+{
+	const char *hp = h->heap_of ? heap_android_heap(h, v) : NULL;
+	return hp && (!strcmp(hp, "zygote") || !strcmp(hp, "image"));
+}
+
 static bool is_class_obj(const struct finder *f, uint32_t v)
 {
 	return heap_kind(f->h, v) == HEAP_CLASS;
@@ -181,7 +192,7 @@ static struct suspect *add(struct finder *f)
 	}
 	struct suspect *s = &f->s[f->ns++];
 	memset(s, 0, sizeof *s);
-	s->holder = s->loader = HEAP_NONE;
+	s->holder = s->loader = s->largest = HEAP_NONE;
 	return s;
 }
 
@@ -304,6 +315,21 @@ static void object_suspect(struct finder *f, uint32_t v, uint32_t acc, uint32_t 
 	uint32_t np = 0;
 	if (run == HEAP_NONE)
 		p = piles(f, acc, f->limit, false, &np);
+	/* One object keeps most of what acc keeps (a class's static array):
+	 * the memory accumulates below it, not at acc. */
+	while (!branched && run == HEAP_NONE && np && p[0].count == 1 && p[0].bytes >= f->limit &&
+	       !is_class_obj(f, p[0].first) && 2 * p[0].bytes >= f->ret[acc]) {
+		acc = follow(f, p[0].first, &run, &runlen);
+		free(p);
+		p = NULL;
+		np = 0;
+		if (run == HEAP_NONE)
+			p = piles(f, acc, f->limit, false, &np);
+	}
+	if (system_heap(f->h, acc)) {
+		free(p);
+		return;
+	}
 	bool piled = run != HEAP_NONE || (np && p[0].count > 1);
 	if (own < f->limit || (branched && (!piled || (run == HEAP_NONE && p[0].bytes < f->limit)))) {
 		free(p);
@@ -317,8 +343,12 @@ static void object_suspect(struct finder *f, uint32_t v, uint32_t acc, uint32_t 
 	s->accs[0] = s->acc = acc;
 	s->retained = own;
 	s->acc_retained = f->ret[acc];
-	fill_pile(f, s, np ? &p[0] : NULL, run, runlen);
+	/* one object is no pile: the sentence names acc's largest child instead */
+	fill_pile(f, s, np && p[0].count > 1 ? &p[0] : NULL, run, runlen);
 	count_loaders(f, s);
+	s->largest = biggest(f, acc);
+	if (s->largest != HEAP_NONE)
+		s->largest_bytes = f->ret[s->largest];
 	free(p);
 }
 
@@ -373,7 +403,7 @@ static void root_groups(struct finder *f)
 		for (uint32_t k = f->kstart[f->root]; k < f->kstart[f->root + 1] && nm < p[i].count; k++) {
 			uint32_t c = f->kids[k];
 			if (f->ret[c] >= f->limit || is_class_obj(f, c) ||
-			    strcmp(heap_class_name(f->h, c), p[i].name))
+			    strcmp(heap_class_name(f->h, c), p[i].name) || system_heap(f->h, c))
 				continue;
 			struct member *x = &m[nm++];
 			memset(x, 0, sizeof *x);
@@ -725,9 +755,12 @@ static char *describe(const struct heap *h, const struct suspect *s, uint64_t re
 	} else {
 		snprintf(where, sizeof where, " in `%s`", s->where ? s->where : "?");
 	}
+	/* a pile's sentence says what the piled objects retain; others what the suspect does */
 	char size[96];
-	snprintf(size, sizeof size, "%s (%.1f%% of the heap)", fmt_bytes(b1, sizeof b1, s->retained),
-		 pct);
+	uint64_t said = s->piled && !s->group ? s->piled_bytes : s->retained;
+	if (s->piled && !s->group)
+		pct = reachable ? 100.0 * (double)said / (double)reachable : 0;
+	snprintf(size, sizeof size, "%s (%.1f%% of the heap)", fmt_bytes(b1, sizeof b1, said), pct);
 	if (s->group) {
 		char names[256] = "";
 		size_t nl = 0;
@@ -773,7 +806,26 @@ static char *describe(const struct heap *h, const struct suspect *s, uint64_t re
 				 fmt_s(s->npiled), simple(s->piled), holds, size,
 				 s->npiled == 1 ? "is" : "are", holder, where, loader);
 	} else {
-		snprintf(line, sizeof line, "`%s` keeps %s alive, held%s", holder, size, where);
+		/* no pile: acc's largest part, by the field that holds it */
+		char most[512] = "";
+		struct heap_ref r;
+		if (s->largest != HEAP_NONE && path_step(h, s->acc, s->largest, &r)) {
+			char *l = label(h, s->largest, true);
+			char field[300];
+			if (r.kind == HEAP_REF_ELEMENT)
+				snprintf(field, sizeof field, "[%u]", r.index);
+			else
+				snprintf(field, sizeof field, "%s", r.name ? r.name : "?");
+			snprintf(most, sizeof most, ", the most through `%s` (`%s`, %s)", field, l,
+				 fmt_bytes(b1, sizeof b1, s->largest_bytes));
+			free(l);
+		}
+		if (heap_kind(h, s->acc) == HEAP_CLASS)
+			snprintf(line, sizeof line, "The static fields of `%s` keep %s alive%s", holder,
+				 size, most);
+		else
+			snprintf(line, sizeof line, "`%s` keeps %s alive%s, held%s", holder, size, most,
+				 where);
 	}
 	free(holder);
 	return xstrdup(line);
@@ -922,7 +974,13 @@ int sus_find(struct dom_tree *t, struct hgraph *g, const struct sus_opts *o,
 	f.ns = m;
 	for (uint32_t i = 0; i < f.ns; i++) {
 		struct suspect *s = &f.s[i];
-		s->where = chain_text(&s->chains[0], s->chains + 1, s->nchains - 1);
+		if (heap_kind(h, s->holder) == HEAP_CLASS && !s->piled) {
+			char *l = heap_object_label(h, s->holder);
+			s->where = xasprintf("%s (static fields)", l);
+			free(l);
+		} else {
+			s->where = chain_text(&s->chains[0], s->chains + 1, s->nchains - 1);
+		}
 		s->description = describe(h, s, t->retained[h->n]);
 		s->growth = (int64_t)s->retained;
 	}

@@ -73,6 +73,8 @@ struct suspect {
 	uint64_t npiled;	/* objects of that class piled up (a group: over all members) */
 	uint64_t piled_bytes;	/* what they retain together */
 	const char *holds;	/* what each piled object mostly retains (a class name), or NULL */
+	uint32_t largest;	/* no pile: acc's largest dominator child, else HEAP_NONE */
+	uint64_t largest_bytes;
 	uint32_t nloaders;	/* class loaders other than the JDK's of the piled objects' classes */
 	uint32_t loader;	/* one of them (an object), HEAP_NONE when none */
 	struct path path;	/* shortest path from a GC root to acc over g; len 0 if none */

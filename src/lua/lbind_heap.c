@@ -15,6 +15,7 @@
 #include "../dsl/eval.h"
 #include "../dsl/extern.h"
 #include "../engine/path.h"
+#include "../engine/suspects.h"
 #include "../shell/out.h"
 #include "lbind.h"
 
@@ -481,6 +482,95 @@ static int heap_dominators(lua_State *L)
 	}
 	uint32_t n, *ch = dom_children(t, v, &n);
 	lb_push_list(L, 1, ch, n);
+	return 1;
+}
+
+/* opt_pct: the percentage opts[key] in (0, 100], or dflt when absent. */
+static double opt_pct(lua_State *L, int opts, const char *key, double dflt)
+{
+	if (lua_isnoneornil(L, opts))
+		return dflt;
+	lua_getfield(L, opts, key);
+	double v = lua_isnil(L, -1) ? dflt : luaL_checknumber(L, -1);
+	lua_pop(L, 1);
+	if (!(v > 0 && v <= 100))
+		luaL_error(L, "suspects: %s must be a percentage above 0 and up to 100", key);
+	return v;
+}
+
+/*
+ * heap:suspects([{threshold = PCT, child = PCT}]) -> list of suspects,
+ * largest first (the rows of :suspects; src/engine/suspects.h), each a
+ * table: rank, description, retained_bytes, heap_pct, objects (what piles
+ * up), piled (its class name or nil), accumulation_point and holder
+ * (objects), members (the objects that keep the memory), where (the field
+ * chain), path (the shortest path from a GC root to the accumulation
+ * point, a list of objects), path_text | nil, message.
+ */
+static int heap_suspects(lua_State *L)
+{
+	struct lb_heap *hp = lb_checkheap(L, 1);
+	if (!lua_isnoneornil(L, 2))
+		luaL_checktype(L, 2, LUA_TTABLE);
+	struct sus_opts o = {opt_pct(L, 2, "threshold", 10), opt_pct(L, 2, "child", 80)};
+	struct dom_tree *t = sh_dom(hp->sh, hp->sh->no_weak);
+	if (!t) {
+		lua_pushnil(L);
+		lua_pushstring(L, hp->sh->last_error);
+		return 2;
+	}
+	const struct heap *h = hp->sh->heap;
+	struct hgraph g;
+	hg_init(&g, h, true, true);
+	struct suspect *s;
+	uint32_t n;
+	int st = sus_find(t, &g, &o, &s, &n);
+	hg_free(&g);
+	if (st != HS_OK) {
+		lua_pushnil(L);
+		lua_pushstring(L, "interrupted");
+		return 2;
+	}
+	uint64_t reachable = t->retained[h->n];
+	lua_createtable(L, (int)n, 0);
+	for (uint32_t i = 0; i < n; i++) {
+		lua_createtable(L, 0, 14);
+		lua_pushinteger(L, i + 1);
+		lua_setfield(L, -2, "rank");
+		lua_pushstring(L, s[i].description);
+		lua_setfield(L, -2, "description");
+		lua_pushinteger(L, (lua_Integer)s[i].retained);
+		lua_setfield(L, -2, "retained_bytes");
+		lua_pushnumber(L, reachable ? 100.0 * (double)s[i].retained / (double)reachable : 0);
+		lua_setfield(L, -2, "heap_pct");
+		lua_pushinteger(L, (lua_Integer)s[i].npiled);
+		lua_setfield(L, -2, "objects");
+		if (s[i].piled)
+			lua_pushstring(L, s[i].piled);
+		else
+			lua_pushnil(L);
+		lua_setfield(L, -2, "piled");
+		lb_push_object(L, 1, s[i].acc);
+		lua_setfield(L, -2, "accumulation_point");
+		lb_push_object(L, 1, s[i].holder);
+		lua_setfield(L, -2, "holder");
+		uint32_t *m = xmallocarray(s[i].nmembers + 1, sizeof *m);
+		memcpy(m, s[i].members, s[i].nmembers * sizeof *m);
+		lb_push_list(L, 1, m, s[i].nmembers);
+		lua_setfield(L, -2, "members");
+		lua_pushstring(L, s[i].where);
+		lua_setfield(L, -2, "where");
+		uint32_t *p = xmallocarray(s[i].path.len + 1, sizeof *p);
+		memcpy(p, s[i].path.nodes, s[i].path.len * sizeof *p);
+		lb_push_list(L, 1, p, s[i].path.len);
+		lua_setfield(L, -2, "path");
+		char *text = sus_path_text(h, &s[i].path, false, 0);
+		lua_pushstring(L, text);
+		free(text);
+		lua_setfield(L, -2, "path_text");
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	sus_free(s, n);
 	return 1;
 }
 
@@ -1033,7 +1123,7 @@ static int luaopen_heapsh(lua_State *L)
 	static const luaL_Reg heapmethods[] = {
 		{"histogram", heap_histogram}, {"classes", heap_classes}, {"class", heap_class},
 		{"object", heap_object}, {"objects", heap_objects}, {"roots", heap_roots},
-		{"threads", heap_threads}, {"query", heap_query}, {"dominators", heap_dominators},
+		{"threads", heap_threads}, {"query", heap_query}, {"dominators", heap_dominators}, {"suspects", heap_suspects},
 		{"path", heap_path}, {"graphstats", heap_graphstats}, {"close", heap_close},
 		{"retained", heap_retained}, {"allocations", heap_allocations},
 		{NULL, NULL}};

@@ -173,7 +173,7 @@ static int obj_field(lua_State *L)
 
 enum builtin_id {
 	B_NONE, B_ID, B_CLASS, B_SIZE, B_RETAINED, B_DYNAMIC, B_KIND, B_LENGTH, B_TEXT, B_REFS,
-	B_REFERRERS, B_FIELD, B_HEAP
+	B_REFERRERS, B_FIELD, B_HEAP, B_LABEL
 };
 
 static const struct {
@@ -187,6 +187,7 @@ static const struct {
 	{"kind", B_KIND, false}, {"length", B_LENGTH, false}, {"text", B_TEXT, false},
 	{"refs", B_REFS, true}, {"referrers", B_REFERRERS, true}, {"field", B_FIELD, true},
 	{"heap", B_HEAP, false}, {"android_heap", B_HEAP, true},
+	{"label", B_LABEL, false},
 };
 
 static enum builtin_id builtin_of(const char *k, bool *always)
@@ -230,6 +231,12 @@ static int builtin(lua_State *L, struct lb_object *o, enum builtin_id b)
 			return luaL_error(L, "dynamic sizes are not available: %s",
 					  d ? "interrupted" : sh->last_error);
 		lua_pushinteger(L, (lua_Integer)bytes);
+		break;
+	}
+	case B_LABEL: {
+		char *l = heap_object_label(h, o->i);
+		lua_pushstring(L, l);
+		free(l);
 		break;
 	}
 	case B_KIND: {
