@@ -327,6 +327,76 @@ static uint32_t select_classes(struct sh *sh, const char *pattern, bool by_count
 	return m;
 }
 
+/*
+ * class_retained: ret[k] = the bytes freed if all instances of class v[k]
+ * (in Android heap hid only, when hid >= 0) went away together, for k <
+ * todo: exact, every class in one go (dom_retained_sets). HS_INTERRUPTED
+ * on Ctrl-C.
+ */
+static int class_retained(const struct heap *h, struct dom_tree *t, const uint32_t *v,
+			  uint32_t todo, int hid, uint64_t *ret)
+{
+	const uint32_t **inst = xmallocarray((size_t)todo + 1, sizeof *inst);
+	uint32_t *cnt = xmallocarray((size_t)todo + 1, sizeof *cnt);
+	uint32_t *own = NULL;	/* --heap: the instances in that heap, class by class */
+	if (hid >= 0)
+		own = xmallocarray((size_t)h->n + 1, sizeof *own);
+	for (uint32_t k = 0, used = 0; k < todo; k++) {
+		inst[k] = heap_instances(h, v[k], &cnt[k]);
+		if (!own)
+			continue;
+		uint32_t m = 0;
+		for (uint32_t j = 0; j < cnt[k]; j++)
+			if (h->heap_of[inst[k][j]] == hid)
+				own[used + m++] = inst[k][j];
+		inst[k] = own + used;
+		cnt[k] = m;
+		used += m;
+	}
+	int st = dom_retained_sets(t, todo, inst, cnt, ret);
+	free(own);
+	free(inst);
+	free(cnt);
+	return st;
+}
+
+/* sort_by_retained: v and ret (n each) by ret, largest first; ties keep their order. */
+static void sort_by_retained(uint32_t *v, uint64_t *ret, uint32_t n)
+{
+	for (uint32_t a = 1; a < n; a++) {
+		uint64_t rk = ret[a];
+		uint32_t vk = v[a], b = a;
+		while (b > 0 && ret[b - 1] < rk) {
+			ret[b] = ret[b - 1];
+			v[b] = v[b - 1];
+			b--;
+		}
+		ret[b] = rk;
+		v[b] = vk;
+	}
+}
+
+int sh_classes_by_retained(struct sh *sh, struct dom_tree *t, uint32_t **classes,
+			   uint64_t **retained, uint32_t *n)
+{
+	uint32_t *v;
+	uint32_t m = select_classes(sh, NULL, false, true, &v);
+	uint64_t *ret = xcalloc((size_t)m + 1, sizeof *ret);
+	if (class_retained(sh->heap, t, v, m, -1, ret) != HS_OK) {
+		free(v);
+		free(ret);
+		*classes = NULL;
+		*retained = NULL;
+		*n = 0;
+		return HS_INTERRUPTED;
+	}
+	sort_by_retained(v, ret, m);
+	*classes = v;
+	*retained = ret;
+	*n = m;
+	return HS_OK;
+}
+
 static int cmd_histogram(struct sh *sh, int argc, char **argv)
 {
 	struct opt_parse o = {NULL, "bytes", 0, false, sh->no_weak, NULL, NULL};
@@ -398,51 +468,17 @@ static int cmd_histogram(struct sh *sh, int argc, char **argv)
 	uint64_t *ret = NULL;
 	uint32_t shown = o.top && (uint32_t)o.top < n ? (uint32_t)o.top : n;
 	if (o.retained) {
-		/* Exact per class: the set of its instances, all classes in one go (dom_retained_sets). */
 		uint32_t todo = !strcmp(o.by, "retained") ? n : shown;
 		ret = xcalloc(n + 1, sizeof *ret);
-		const uint32_t **inst = xmallocarray((size_t)todo + 1, sizeof *inst);
-		uint32_t *cnt = xmallocarray((size_t)todo + 1, sizeof *cnt);
-		uint32_t *own = NULL;	/* --heap: the instances in that heap, class by class */
-		if (hid >= 0)
-			own = xmallocarray((size_t)h->n + 1, sizeof *own);
-		for (uint32_t k = 0, used = 0; k < todo; k++) {
-			inst[k] = heap_instances(h, v[k], &cnt[k]);
-			if (!own)
-				continue;
-			uint32_t m = 0;
-			for (uint32_t j = 0; j < cnt[k]; j++)
-				if (h->heap_of[inst[k][j]] == hid)
-					own[used + m++] = inst[k][j];
-			inst[k] = own + used;
-			cnt[k] = m;
-			used += m;
-		}
-		int st = dom_retained_sets(t, todo, inst, cnt, ret);
-		free(own);
-		free(inst);
-		free(cnt);
-		if (st != HS_OK) {
+		if (class_retained(h, t, v, todo, hid, ret) != HS_OK) {
 			free(ret);
 			free(v);
 			free(hcount);
 			free(hshallow);
 			return sh_error(sh, NULL, "interrupted");
 		}
-		if (!strcmp(o.by, "retained")) {
-			/* order by retained: sort an index permutation */
-			for (uint32_t a = 1; a < n; a++) {
-				uint64_t rk = ret[a];
-				uint32_t vk = v[a], b = a;
-				while (b > 0 && ret[b - 1] < rk) {
-					ret[b] = ret[b - 1];
-					v[b] = v[b - 1];
-					b--;
-				}
-				ret[b] = rk;
-				v[b] = vk;
-			}
-		}
+		if (!strcmp(o.by, "retained"))
+			sort_by_retained(v, ret, n);
 	}
 	static const char *const cols[] = {"class", "instances", "shallow_bytes", "retained_bytes"};
 	struct out_table *tb = out_table_new(o.retained ? 4 : 3, cols);
@@ -1041,6 +1077,13 @@ const struct sh_command sh_commands[] = {
 	 "classes with no empty or sparse instance too. The last row is the total.\n"
 	 "As lua/collections.lua. CSV header:\n"
 	 "class,kind,instances,empty,sparse,unused_slots,wasted_bytes."},
+	{"report", sh_cmd_report, ":report FILE.html",
+	 "Write an HTML report of the heap to FILE.html: one self-contained page (no\n"
+	 "network, no other files, no JavaScript) to attach to a ticket, with the\n"
+	 "summary of :info, the top dominators as a pie chart, the leak suspects with\n"
+	 "their paths (:suspects), the classes by retained size (:histogram --by\n"
+	 "retained), duplicate strings (:duplicates) and wasteful collections\n"
+	 "(:collections). Also: heapsh --report FILE.html DUMP."},
 	{"path", sh_cmd_path, ":path ID|CLASS [--all N] [--merged] [--weak] [--no-weak]",
 	 "Shortest path from a GC root to ID; --all N gives up to N paths from distinct\n"
 	 "roots. For a CLASS (or with --merged): the shortest paths of all its\n"

@@ -19,8 +19,6 @@
 #include "sh.h"
 #include "../base/suggest.h"
 
-#define HEAPSH_VERSION "0.1.0"
-
 struct sh *sh_current;
 static volatile sig_atomic_t at_prompt;
 
@@ -614,6 +612,7 @@ static void usage(FILE *f)
 		"       heapsh [options] -c COMMAND DUMP|PID\n"
 		"       heapsh [options] -f FILE DUMP|PID\n"
 		"       heapsh [options] -l SCRIPT.lua [DUMP|PID] [ARGS...]\n"
+		"       heapsh [options] --report FILE.html DUMP|PID\n"
 		"\n"
 		"Explore a Java heap dump (HPROF, as written by 'jcmd PID GC.heap_dump', gzip'd\n"
 		"or not) in an interactive shell. Type :help inside for the commands.\n"
@@ -624,6 +623,9 @@ static void usage(FILE *f)
 		"  -f FILE           run the commands in FILE and exit\n"
 		"  -l SCRIPT [ARGS]  run a Lua script (arg[0] = SCRIPT, arg[1..] = ARGS; a\n"
 		"                    first ARG that is a dump or pid is opened) and exit\n"
+		"  --report FILE.html  write an HTML report of the heap (summary, top\n"
+		"                    dominators, leak suspects, classes, duplicate strings,\n"
+		"                    wasteful collections) and exit\n"
 		"  --format MODE     output mode: table (default), csv or json\n"
 		"  --oops 4|8        reference size; detected from the dump when omitted\n"
 		"  --dump N          a file holding several heap dumps: open the N-th (default 1)\n"
@@ -674,7 +676,7 @@ int main(int argc, char **argv)
 	 * and keeping freed engine buffers in the heap.
 	 */
 	mallopt(M_MMAP_THRESHOLD, 1 << 20);
-	const char *dump = NULL, *export_to = NULL, *script = NULL;
+	const char *dump = NULL, *export_to = NULL, *script = NULL, *report = NULL;
 	/* -c COMMAND and -f FILE, in the order given, each run in turn (as psql does) */
 	struct action {
 		char kind;	/* 'c' or 'f' */
@@ -697,6 +699,8 @@ int main(int argc, char **argv)
 			break;
 		} else if ((!strcmp(o, "-c") || !strcmp(o, "-f")) && a + 1 < argc) {
 			actions[nactions++] = (struct action){o[1], argv[++a]};
+		} else if (!strcmp(o, "--report") && a + 1 < argc) {
+			report = argv[++a];
 		} else if (!strcmp(o, "--format") && a + 1 < argc) {
 			int m = out_mode_parse(argv[++a]);
 			if (m < 0) {
@@ -769,6 +773,15 @@ int main(int argc, char **argv)
 		int st = sh_export_graph(&sh, export_to);
 		finish(&sh);
 		return st == HS_OK ? damaged : 2;
+	}
+	if (report) {
+		/* The report and nothing else; 2 when it could not be written. */
+		int st = dump ? sh_report(&sh, report)
+			      : sh_error(&sh, NULL, "--report needs a dump or a pid");
+		out_flush();
+		free(actions);
+		finish(&sh);
+		return st != HS_OK ? 2 : damaged;
 	}
 	if (script) {
 		int st = sh_lua_file(&sh, script, script_argc, script_argv, script_own);

@@ -14,6 +14,8 @@
 #include "../engine/idx.h"
 #include "../heap/heap.h"
 
+#define HEAPSH_VERSION "0.1.0"
+
 struct sh {
 	struct heap *heap;
 	char *dump_path;
@@ -71,6 +73,21 @@ int sh_cmd_sizediff(struct sh *sh, int argc, char **argv);
 /* Waste commands (waste_cmds.c): duplicate strings, empty and sparse collections. */
 int sh_cmd_duplicates(struct sh *sh, int argc, char **argv);
 int sh_cmd_collections(struct sh *sh, int argc, char **argv);
+/*
+ * The HTML report (report.c): sh_cmd_report is :report FILE.html;
+ * sh_report writes the report of the open heap to path (heapsh --report).
+ * HS_ERR is reported (sh_error).
+ */
+int sh_cmd_report(struct sh *sh, int argc, char **argv);
+int sh_report(struct sh *sh, const char *path);
+/*
+ * sh_classes_by_retained (commands.c, the code of :histogram --by
+ * retained): the classes with instances, each with the bytes freed if all
+ * its instances went away together, largest first, in two new arrays of n
+ * the caller frees. HS_INTERRUPTED (not reported) on Ctrl-C.
+ */
+int sh_classes_by_retained(struct sh *sh, struct dom_tree *t, uint32_t **classes,
+			   uint64_t **retained, uint32_t *n);
 
 /*
  * sh_error: report an error at where ("file:line" or NULL for the command
