@@ -729,6 +729,11 @@ static uint64_t map_entries(const struct heap *h, const struct suspect *s)
 	return 0;
 }
 
+static int cmp_text(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 static char *describe(const struct heap *h, const struct suspect *s, uint64_t reachable)
 {
 	char b1[32], n1[32], n2[32], line[2048];
@@ -737,7 +742,11 @@ static char *describe(const struct heap *h, const struct suspect *s, uint64_t re
 	char loader[256] = "";
 	if (s->loader != HEAP_NONE) {
 		char *l = label(h, s->loader, true);
-		if (s->nloaders > 1)
+		if (s->loader_on_way)
+			snprintf(loader, sizeof loader, ", through classes of %s (`%s`%s)",
+				 s->nloaders > 1 ? "several class loaders" : "the class loader", l,
+				 s->nloaders > 1 ? ", ..." : "");
+		else if (s->nloaders > 1)
 			snprintf(loader, sizeof loader, ", loaded by %u class loaders (`%s`, ...)",
 				 s->nloaders, l);
 		else
@@ -762,15 +771,23 @@ static char *describe(const struct heap *h, const struct suspect *s, uint64_t re
 		pct = reachable ? 100.0 * (double)said / (double)reachable : 0;
 	snprintf(size, sizeof size, "%s (%.1f%% of the heap)", fmt_bytes(b1, sizeof b1, said), pct);
 	if (s->group) {
-		char names[256] = "";
-		size_t nl = 0;
-		for (uint32_t i = 0; i < s->nmembers && i < 3; i++) {
+		/* the members' names (threads, loaders), in order, the first three */
+		char names[256] = "", *lab[64];
+		uint32_t nlab = 0;
+		for (uint32_t i = 0; i < s->nmembers && nlab < 64; i++) {
 			char *l = heap_object_label(h, s->members[i]);
-			const char *q = strchr(l, '"');
-			if (q && nl < sizeof names)
-				nl += (size_t)snprintf(names + nl, sizeof names - nl, "%s%s",
-						       i ? ", " : " (", q);
+			char *q = strchr(l, '"');
+			if (q)
+				lab[nlab++] = xstrdup(q);
 			free(l);
+		}
+		qsort(lab, nlab, sizeof *lab, cmp_text);
+		size_t nl = 0;
+		for (uint32_t i = 0; i < nlab; i++) {
+			if (i < 3 && nl < sizeof names)
+				nl += (size_t)snprintf(names + nl, sizeof names - nl, "%s%s",
+						       i ? ", " : " (", lab[i]);
+			free(lab[i]);
 		}
 		if (nl && nl < sizeof names)
 			snprintf(names + nl, sizeof names - nl, "%s)", s->nmembers > 3 ? ", ..." : "");
@@ -831,6 +848,35 @@ static char *describe(const struct heap *h, const struct suspect *s, uint64_t re
 	return xstrdup(line);
 }
 
+/*
+ * loaders_on_the_way: a pile of JDK classes (byte[]) held through classes
+ * of other class loaders (a plugin's static field): those loaders, from
+ * the classes of the members and the class objects on the path.
+ */
+static void loaders_on_the_way(const struct heap *h, struct suspect *s)
+{
+	if (s->loader != HEAP_NONE)
+		return;
+	uint32_t seen[64], nseen = 0;
+	for (uint32_t m = 0; m < s->nmembers + s->path.len && nseen < 64; m++) {
+		uint32_t x = m < s->nmembers ? s->members[m] : s->path.nodes[m - s->nmembers];
+		uint32_t c = heap_kind(h, x) == HEAP_CLASS ? heap_class_of_object(h, x) : h->cls[x];
+		uint32_t l = c == HEAP_NONE ? HEAP_NONE : h->classes[c].loader;
+		if (l == HEAP_NONE || l >= h->n || is_jdk_loader(h, l))
+			continue;
+		bool dup = false;
+		for (uint32_t k = 0; k < nseen && !dup; k++)
+			dup = seen[k] == l;
+		if (!dup)
+			seen[nseen++] = l;
+	}
+	if (nseen) {
+		s->loader = seen[0];
+		s->nloaders = nseen;
+		s->loader_on_way = true;
+	}
+}
+
 static int cmp_suspect(const void *a, const void *b)
 {
 	const struct suspect *x = a, *y = b;
@@ -847,7 +893,7 @@ static bool similar(const struct heap *h, const struct suspect *a, const struct 
 	if (strcmp(heap_class_name(h, a->members[0]), heap_class_name(h, b->members[0])))
 		return false;
 	const struct sus_chain *x = &a->chains[0], *y = &b->chains[0];
-	if (x->start != y->start || x->start == SUS_STATIC || x->nsteps != y->nsteps ||
+	if (x->start != y->start || x->nsteps != y->nsteps ||
 	    strcmp(x->class_name, y->class_name))
 		return false;
 	for (uint32_t k = 0; k < x->nsteps; k++)
@@ -972,6 +1018,8 @@ int sus_find(struct dom_tree *t, struct hgraph *g, const struct sus_opts *o,
 			f.s[m++] = f.s[i];
 	}
 	f.ns = m;
+	for (uint32_t i = 0; i < f.ns; i++)
+		loaders_on_the_way(h, &f.s[i]);
 	for (uint32_t i = 0; i < f.ns; i++) {
 		struct suspect *s = &f.s[i];
 		if (heap_kind(h, s->holder) == HEAP_CLASS && !s->piled) {

@@ -77,6 +77,7 @@ struct suspect {
 	uint64_t largest_bytes;
 	uint32_t nloaders;	/* class loaders other than the JDK's of the piled objects' classes */
 	uint32_t loader;	/* one of them (an object), HEAP_NONE when none */
+	bool loader_on_way;	/* the loaders are of the classes on the way to the pile */
 	struct path path;	/* shortest path from a GC root to acc over g; len 0 if none */
 	uint32_t nchains;	/* chains[] of the first members (up to SUS_CHAINS) */
 	struct sus_chain *chains;

@@ -211,14 +211,19 @@ int sh_cmd_suspects(struct sh *sh, int argc, char **argv)
 		wrap("   path: ", p, 9, cols);
 		free(p);
 	}
+	char *last;
 	if (!n)
-		out_printf("no leak suspects: nothing keeps %.0f%% or more of the %s reachable "
-			   "(--threshold with a lower figure to look closer)\n",
-			   o.threshold_pct, fmt_bytes(b1, sizeof b1, reachable));
+		last = xasprintf("no leak suspects: nothing keeps %g%% or more of the %s reachable "
+				 "(--threshold with a lower figure to look closer)",
+				 o.threshold_pct, fmt_bytes(b1, sizeof b1, reachable));
 	else
-		out_printf("\n%u suspect%s; each keeps at least %.0f%% of the %s reachable "
-			   "(--format csv for the full paths)\n",
-			   n, fmt_s(n), o.threshold_pct, fmt_bytes(b1, sizeof b1, reachable));
+		last = xasprintf("%u suspect%s; each keeps at least %g%% of the %s reachable "
+				 "(--format csv for the full paths)",
+				 n, fmt_s(n), o.threshold_pct, fmt_bytes(b1, sizeof b1, reachable));
+	if (n)
+		out_printf("\n");
+	wrap("", last, 0, cols);
+	free(last);
 	sus_free(s, n);
 	return HS_OK;
 }
