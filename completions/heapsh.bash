@@ -5,7 +5,7 @@
 #
 # The option list is heapsh --help's; tests/t_install.sh checks that they agree.
 
-_heapsh_options='-c -f -l --format --oops --dump --echo --no-weak --no-index --no-spill --keep-agent
+_heapsh_options='-c -f -l --report --format --oops --dump --echo --no-weak --no-index --no-spill --keep-agent
 	--export-graph --version -h --help'
 
 # _heapsh_jvm_pids: the pids of the current user's JVMs: processes whose
@@ -51,7 +51,7 @@ _heapsh()
 		w=${COMP_WORDS[i]}
 		if [ $skip -gt 0 ]; then skip=$((skip - 1)); continue; fi
 		case $w in
-		-c | -f | --format | --oops | --dump) skip=1 ;;
+		-c | -f | --report | --format | --oops | --dump) skip=1 ;;
 		-l) lua=$((i + 2)); break ;;
 		--export-graph) skip=2; dump_seen=1 ;;
 		-*) ;;
@@ -89,6 +89,7 @@ _heapsh()
 		fi
 		return ;;
 	-c) return ;;
+	--report) COMPREPLY=($(compgen -f -X '!*.html' -- "$cur") $(compgen -d -- "$cur")); return ;;
 	--export-graph)
 		COMPREPLY=($(compgen -f -X '!*.@(hprof|hprof.gz)' -- "$cur") $(compgen -d -- "$cur"))
 		return ;;
