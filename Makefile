@@ -152,6 +152,7 @@ bench: deps heapsh
 	bash bench/dyn.sh
 	bash bench/live.sh
 	bash bench/lua.sh
+	bash bench/suspects.sh
 	bash bench/alloc.sh
 
 # Fuzzing: libFuzzer harnesses (tests/fuzz/fuzz_*.c) built with clang,
