@@ -41,7 +41,7 @@ check "JSON too: :duplicates = duplicate_strings.lua on ReportHeap" \
 	"$($HEAPSH --no-index --format json -l lua/duplicate_strings.lua "$W/report.hprof" --top 3)" \
 	"$($HEAPSH --no-index --format json -c ':duplicates --top 3' "$W/report.hprof")"
 
-# ReportHeap's facts.
+# ReportHeap's facts (its texts at the edges of UTF-8 are compared with the script above).
 RH=$W/report.hprof
 OOP=$($HEAPSH --no-index --format csv -c ':info' "$RH" | sed -n 's/^object header,.*(oops \([48]\) bytes.*/\1/p')
 check "ReportHeap: the reference size is known" yes "$(case $OOP in 4|8) echo yes;; esac)"
@@ -53,6 +53,11 @@ check "ReportHeap: the hostile text is the most wasted, 50 copies, each String a
 	"$(printf '%s\n' "$DUP" | sed -n 2p)"
 check "ReportHeap: sorted by wasted bytes, then count" ok \
 	"$(printf '%s\n' "$DUP" | awk -F, 'NR > 2 { if ($NF > p || ($NF == p && $(NF-3) > c)) bad = 1 } NR > 1 { p = $NF; c = $(NF-3) } END { print bad ? "bad" : "ok" }')"
+check "ReportHeap: a surrogate pair is one character; control characters escaped" \
+	"$(printf 'emoji \360\237\230\200 pair,12,3\nline\\nbreak\\ttab\\rret\\x01ctl\\x7Fdel,26,3')" \
+	"$(printf '%s\n' "$DUP" | grep -aE '^(emoji|line)' | cut -d, -f1-3 | sort)"
+check "ReportHeap: a text with a lone surrogate is not UTF-8: its length in bytes, as Lua's" \
+	"$(printf 'lone \355\240\200 surrogate \355\260\200,22,3')" "$(printf '%s\n' "$DUP" | grep -a '^lone' | cut -d, -f1-3)"
 check ":duplicates --min-count 51: no text has 51 copies in this small heap" \
 	"text,length,count,copy_bytes,total_bytes,wasted_bytes" \
 	"$($HEAPSH --no-index --format csv -c ':duplicates --min-count 51' "$RH")"

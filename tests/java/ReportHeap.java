@@ -14,6 +14,12 @@
  *    the class file): static String[] ReportHeap.COPIES holds exactly 50
  *    String objects with that text, each with its own byte[]; no other
  *    String has it.
+ *  - static String[] ReportHeap.EDGES holds two copies (each with its own
+ *    byte[]) of each of EDGE_TEXTS: control characters, U+0000, Latin-1
+ *    and CJK characters, a surrogate pair, lone surrogates, and texts over
+ *    40 characters of 2-byte characters and with a lone surrogate (texts
+ *    that are not strict UTF-8 once decoded). With EDGE_TEXTS's own, three
+ *    Strings hold each of these texts, wasting less than HOSTILE's copies.
  *  - Thread "<img src=x onerror=alert(1)> & worker" (a daemon thread of
  *    class ReportHeap$Hoarder, which extends Thread) keeps in its field
  *    `hoard` an ArrayList of HOARD = 3000 byte[1024] (about 3 MB, the
@@ -78,6 +84,16 @@ public final class ReportHeap {
     }
 
     static String[] COPIES;
+    static final String[] EDGE_TEXTS = {
+        "line\nbreak\ttab\rret\u0001ctl\u007fdel",
+        "nul\u0000inside",
+        "caf\u00e9 \u65e5\u672c\u8a9e",
+        "emoji \uD83D\uDE00 pair",
+        "lone \uD800 surrogate \uDC00",
+        "\u00e9".repeat(45),
+        "\uD800" + "x".repeat(50),
+    };
+    static String[] EDGES;
     static Hoarder HOARDER;
     static final Bag[] BAGS = new Bag[50];
     static final Index[] INDEXES = new Index[15];
@@ -98,6 +114,10 @@ public final class ReportHeap {
         COPIES = new String[COPIES_N];
         for (int k = 0; k < COPIES_N; k++) {
             COPIES[k] = new String(text);
+        }
+        EDGES = new String[2 * EDGE_TEXTS.length];
+        for (int k = 0; k < EDGES.length; k++) {
+            EDGES[k] = new String(EDGE_TEXTS[k / 2].toCharArray());
         }
         for (int k = 0; k < BAGS.length; k++) {
             if (k < 30) {
