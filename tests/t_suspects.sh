@@ -152,3 +152,17 @@ check_contains "errors: a baseline that is not a dump" "--baseline $SU/bad.hprof
 check "nothing reaches the threshold: said so" \
 	"no leak suspects: nothing keeps 100% or more of the 1.1 MB reachable (--threshold with a lower figure to look closer)" \
 	"$($HEAPSH -c ':suspects --threshold 100' "$KNOWN" 2>/dev/null | tr '\n' ' ' | sed 's/ *$//; s/of the [0-9.]* [KM]B/of the 1.1 MB/')"
+
+# Merged paths on a class with thousands of instances (MAT's "merge shortest
+# paths to GC roots"): one row per step, the 3,000 listeners one row.
+check ":path LeakShop\$SessionListener --merged: one row per node, the objects reached through each" \
+"0,,class sun.launcher.LauncherHelper,1,3000
+1,static appClass,class LeakShop,1,3000
+2,static BUS,LeakShop\$EventBus,1,3000
+3,listeners,java.util.concurrent.CopyOnWriteArrayList,1,3000
+4,array,java.lang.Object[],1,3000
+5,[*],3000 x LeakShop\$SessionListener,3000,3000" \
+	"$($HEAPSH --format csv -c ':path LeakShop$SessionListener --merged' "$SU/r2.hprof" | tail -n +2 | cut -d, -f1,2,4,5,6)"
+check ":path LeakShop\$Quote --merged: 4,000 quotes through the map's table and its chained entries, counted per row" \
+	"4000 4000" \
+	"$($HEAPSH --format csv -c ':path LeakShop$Quote --merged' "$SU/r2.hprof" | awk -F, 'NR > 1 && $4 ~ /LeakShop\$Quote$/ { m += $5; c += $6 } END { print m, c }')"
