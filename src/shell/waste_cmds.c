@@ -14,7 +14,7 @@
 #include "out.h"
 #include "sh.h"
 
-/* whole: argv[a] as a whole number >= 0 into *v; reports the error. */
+/* whole: s, the value of option opt, as a whole number >= 0 into *v; reports the error. */
 static int whole(struct sh *sh, const char *opt, const char *s, uint32_t *v)
 {
 	char *end;
@@ -30,7 +30,7 @@ int sh_cmd_duplicates(struct sh *sh, int argc, char **argv)
 {
 	static const char usage[] = ":duplicates [--top N] [--min-count N] [--width N]";
 	uint32_t top = 20, min_count = 2, width = 40;
-	for (int a = 1; a < argc; a++) {
+	for (int a = 1; a < argc; a += 2) {	/* every option takes a value */
 		uint32_t *v = !strcmp(argv[a], "--top") ? &top
 			      : !strcmp(argv[a], "--min-count") ? &min_count
 			      : !strcmp(argv[a], "--width") ? &width : NULL;
@@ -40,7 +40,6 @@ int sh_cmd_duplicates(struct sh *sh, int argc, char **argv)
 			return sh_error(sh, NULL, "%s takes a whole number; usage: %s", argv[a], usage);
 		if (whole(sh, argv[a], argv[a + 1], v))
 			return HS_ERR;
-		a++;
 	}
 	if (sh_need_heap(sh))
 		return HS_ERR;
