@@ -1032,7 +1032,8 @@ int sus_find(struct dom_tree *t, struct hgraph *g, const struct sus_opts *o,
 		s->description = describe(h, s, t->retained[h->n]);
 		s->growth = (int64_t)s->retained;
 	}
-	qsort(f.s, f.ns, sizeof *f.s, cmp_suspect);
+	if (f.ns)
+		qsort(f.s, f.ns, sizeof *f.s, cmp_suspect);
 	*out = f.s;
 	*n = f.ns;
 	return HS_OK;
@@ -1152,7 +1153,8 @@ void sus_baseline(struct suspect *s, uint32_t n, struct dom_tree *base)
 			now += s[i].chains[c].retained;
 		s[i].growth = (int64_t)now - (int64_t)s[i].base_retained;
 	}
-	qsort(s, n, sizeof *s, cmp_growth);
+	if (n)
+		qsort(s, n, sizeof *s, cmp_growth);
 }
 
 char *sus_path_text(const struct heap *h, const struct path *p, bool short_names,

@@ -1,7 +1,7 @@
 /*
  * fuzz_hprof.c - libFuzzer harness for the HPROF reader and the heap model
  * (src/hprof, src/heap) and the engine on what they build (dominator tree,
- * dynamic sizes, paths from GC roots). The input is a dump file, plain or
+ * dynamic sizes, paths from GC roots, leak suspects). The input is a dump file, plain or
  * gzip'd (hprof_open tells them apart by their magic). A malformed input
  * must end in an error from heap_load; a loaded heap must survive every
  * read the shell makes of it.
@@ -13,6 +13,7 @@
 #include "../../src/engine/dyn.h"
 #include "../../src/engine/hgraph.h"
 #include "../../src/engine/path.h"
+#include "../../src/engine/suspects.h"
 #include "../../src/heap/heap.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -140,6 +141,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();	/* a tree we built must pass our own check */
 		dom_tree_free(back);
 		free(sec);
+		/* leak suspects at a low threshold (so that small inputs have some),
+		 * their paths as text, and growth against the same heap */
+		struct hgraph gs;
+		hg_init(&gs, h, true, true);
+		struct sus_opts so = {1, 80};
+		struct suspect *sus;
+		uint32_t ns;
+		if (sus_find(t, &gs, &so, &sus, &ns) == HS_OK) {
+			for (uint32_t i = 0; i < ns; i++) {
+				free(sus_path_text(h, &sus[i].path, true, 9));
+				if (!sus[i].description || !sus[i].where)
+					abort();
+			}
+			sus_baseline(sus, ns, t);
+			sus_free(sus, ns);
+		}
+		hg_free(&gs);
 		dom_tree_free(t);
 	}
 	struct dyn *d = NULL;
