@@ -443,6 +443,34 @@ int dom_retained_sets(struct dom_tree *t, uint32_t k, const uint32_t *const *obj
 	return st;
 }
 
+int dom_class_retained_lower(struct dom_tree *t, uint64_t *own)
+{
+	ensure_preorder(t);
+	const struct heap *h = t->h;
+	memset(own, 0, ((size_t)h->nclasses + 1) * sizeof *own);
+	uint32_t *active = xcalloc((size_t)h->nclasses + 1, sizeof *active);
+	uint32_t *stack = xmallocarray((size_t)t->npre + 1, sizeof *stack), sp = 0;
+	int st = HS_OK;
+	for (uint32_t p = 1; p < t->npre; p++) {
+		if (!(p & 0xfffff) && hs_interrupted) {
+			st = HS_INTERRUPTED;
+			break;
+		}
+		uint32_t v = t->order[p];
+		/* leave the subtrees that end before v */
+		while (sp && p - t->pre[stack[sp - 1]] >= t->span[stack[sp - 1]])
+			active[h->cls[stack[--sp]]]--;
+		uint32_t c = h->cls[v];
+		if (!active[c])
+			own[c] += t->retained[v];
+		active[c]++;
+		stack[sp++] = v;
+	}
+	free(stack);
+	free(active);
+	return st;
+}
+
 void dom_tree_shape(struct dom_tree *t, uint32_t *height, uint32_t *width)
 {
 	uint32_t n = t->h->n, hmax = 0, wmax = 0;

@@ -376,18 +376,34 @@ static void sort_by_retained(uint32_t *v, uint64_t *ret, uint32_t n)
 	}
 }
 
-int sh_classes_by_retained(struct sh *sh, struct dom_tree *t, uint32_t **classes,
-			   uint64_t **retained, uint32_t *n)
+int sh_classes_by_retained(struct sh *sh, struct dom_tree *t, uint32_t candidates,
+			   uint32_t **classes, uint64_t **retained, uint32_t *n)
 {
 	uint32_t *v;
 	uint32_t m = select_classes(sh, NULL, false, true, &v);
+	*classes = NULL;
+	*retained = NULL;
+	*n = 0;
+	if (candidates && candidates < m) {
+		/* the classes whose instances keep the most each on their own */
+		uint64_t *own = xcalloc((size_t)sh->heap->nclasses + 1, sizeof *own);
+		if (dom_class_retained_lower(t, own) != HS_OK) {
+			free(own);
+			free(v);
+			return HS_INTERRUPTED;
+		}
+		uint64_t *lb = xmallocarray((size_t)m + 1, sizeof *lb);
+		for (uint32_t k = 0; k < m; k++)
+			lb[k] = own[v[k]];
+		free(own);
+		sort_by_retained(v, lb, m);
+		free(lb);
+		m = candidates;
+	}
 	uint64_t *ret = xcalloc((size_t)m + 1, sizeof *ret);
 	if (class_retained(sh->heap, t, v, m, -1, ret) != HS_OK) {
 		free(v);
 		free(ret);
-		*classes = NULL;
-		*retained = NULL;
-		*n = 0;
 		return HS_INTERRUPTED;
 	}
 	sort_by_retained(v, ret, m);

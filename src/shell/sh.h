@@ -84,10 +84,13 @@ int sh_report(struct sh *sh, const char *path);
  * sh_classes_by_retained (commands.c, the code of :histogram --by
  * retained): the classes with instances, each with the bytes freed if all
  * its instances went away together, largest first, in two new arrays of n
- * the caller frees. HS_INTERRUPTED (not reported) on Ctrl-C.
+ * the caller frees. With candidates > 0, only that many classes are
+ * measured: those whose instances keep the most each on their own
+ * (dom_class_retained_lower), one traversal of the heap for 64 of them
+ * instead of one per 64 classes. HS_INTERRUPTED (not reported) on Ctrl-C.
  */
-int sh_classes_by_retained(struct sh *sh, struct dom_tree *t, uint32_t **classes,
-			   uint64_t **retained, uint32_t *n);
+int sh_classes_by_retained(struct sh *sh, struct dom_tree *t, uint32_t candidates,
+			   uint32_t **classes, uint64_t **retained, uint32_t *n);
 
 /*
  * sh_error: report an error at where ("file:line" or NULL for the command

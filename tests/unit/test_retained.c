@@ -4,7 +4,9 @@
  * other: chains, cycles, shared objects, unreachable parts), the bytes
  * dom_retained_set and dom_retained_sets give for random sets equal the
  * definition by brute force: the shallow bytes of the reachable objects
- * that no longer are once the set's members are gone.
+ * that no longer are once the set's members are gone; and what a class's
+ * instances keep each on their own (dom_class_retained_lower) equals its
+ * definition and never exceeds the class's retained size.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,16 +33,25 @@
  * with shared children (DAG-like, joint retention everywhere). A few roots;
  * some objects unreachable.
  */
+/* array classes the objects are spread over (1: all Object[]) */
+static uint32_t narray_classes = 1;
+#define ARRAY_CLASS_N(c) (ARRAY_CLASS + 0x100 * (uint64_t)(c))
+
 static struct heap *random_heap(uint32_t nobj, int shape, struct hw *w)
 {
+	static const char *const names[] = {"[Ljava/lang/Object;", "[Ljava/lang/String;",
+					    "[Ljava/lang/Thread;"};
 	hw_init(w, 8, 2, 0);
 	hw_utf8(w, 1, "java/lang/Object");
-	hw_utf8(w, 2, "[Ljava/lang/Object;");
 	hw_load_class(w, 1, OBJECT_CLASS, 0, 1);
-	hw_load_class(w, 2, ARRAY_CLASS, 0, 2);
+	for (uint32_t c = 0; c < narray_classes; c++) {
+		hw_utf8(w, 2 + c, names[c]);
+		hw_load_class(w, 2 + c, ARRAY_CLASS_N(c), 0, 2 + c);
+	}
 	hw_dump_begin(w, HPROF_HEAP_DUMP);
 	hw_class_dump(w, &(struct hw_class){.id = OBJECT_CLASS});
-	hw_class_dump(w, &(struct hw_class){.id = ARRAY_CLASS, .super = OBJECT_CLASS});
+	for (uint32_t c = 0; c < narray_classes; c++)
+		hw_class_dump(w, &(struct hw_class){.id = ARRAY_CLASS_N(c), .super = OBJECT_CLASS});
 	uint32_t nroots = 1 + rnd(3);
 	for (uint32_t r = 0; r < nroots; r++)
 		hw_root_jni_global(w, ID(rnd(nobj)), 0x9000 + r);
@@ -59,7 +70,7 @@ static struct heap *random_heap(uint32_t nobj, int shape, struct hw *w)
 				continue;
 			elems[n++] = to < nobj ? ID(to) : 0;
 		}
-		hw_obj_array(w, ID(k), ARRAY_CLASS, n, elems);
+		hw_obj_array(w, ID(k), ARRAY_CLASS_N(rnd(narray_classes)), n, elems);
 	}
 	hw_dump_end(w);
 	struct heap *h = NULL;
@@ -187,9 +198,59 @@ static void batches(void **state)
 	check_heaps(600, 30, 150, true);
 }
 
+/*
+ * class_lower_bound: on heaps of three array classes, each class's figure
+ * from dom_class_retained_lower is, by its definition, the retained sizes
+ * of the instances no other instance of the class dominates, added up; and
+ * at most what all the instances retain together (brute force).
+ */
+static void class_lower_bound(void **state)
+{
+	(void)state;
+	narray_classes = 3;
+	for (int iter = 0; iter < 90; iter++) {
+		struct hw w;
+		struct heap *h = random_heap(iter < 60 ? 40 : 400, iter % 3, &w);
+		struct dom_tree *t;
+		assert_int_equal(dom_tree_build(h, false, false, &t), HS_OK);
+		uint64_t *own = calloc(h->nclasses + 1, sizeof *own);
+		assert_int_equal(dom_class_retained_lower(t, own), HS_OK);
+		for (uint32_t c = 0; c < h->nclasses; c++) {
+			uint32_t k;
+			const uint32_t *inst = heap_instances(h, c, &k);
+			uint64_t want = 0;
+			for (uint32_t j = 0; j < k; j++) {
+				uint32_t v = inst[j];
+				if (t->idom[v] == HEAP_NONE)
+					continue;
+				bool under_another = false;
+				for (uint32_t a = t->idom[v]; a != h->n && !under_another; a = t->idom[a])
+					under_another = h->cls[a] == c;
+				if (!under_another)
+					want += t->retained[v];
+			}
+			if (own[c] != want)
+				fail_msg("heap %d, class %s: %llu, by definition %llu", iter,
+					 h->classes[c].name, (unsigned long long)own[c],
+					 (unsigned long long)want);
+			uint64_t all = brute(t, inst, k);
+			if (own[c] > all)
+				fail_msg("heap %d, class %s: %llu on their own, more than %llu together",
+					 iter, h->classes[c].name, (unsigned long long)own[c],
+					 (unsigned long long)all);
+		}
+		free(own);
+		dom_tree_free(t);
+		heap_free(h);
+		hw_free(&w);
+	}
+	narray_classes = 1;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(class_lower_bound),
 		cmocka_unit_test(small_heaps),
 		cmocka_unit_test(local_and_wide),
 		cmocka_unit_test(batches),
