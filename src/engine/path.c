@@ -182,6 +182,38 @@ static struct gkey *group_list(const struct heap *h, const struct mnode *m, cons
 	return keys;
 }
 
+int path_parents(struct hgraph *g, const uint8_t *wanted, uint32_t nwanted, uint32_t *parent)
+{
+	uint32_t N = g->h->n;
+	memset(parent, 0xff, ((size_t)N + 1) * sizeof *parent);
+	uint32_t *queue = xmallocarray((size_t)N + 1, sizeof *queue);
+	uint32_t qh = 0, qt = 0;
+	queue[qt++] = g->root;
+	parent[g->root] = g->root;
+	struct dom_slices s;
+	int st = HS_OK;
+	while (qh < qt && (!wanted || nwanted)) {
+		if ((qh & 0xffff) == 0 && hs_interrupted) {
+			st = HS_INTERRUPTED;
+			break;
+		}
+		uint32_t v = queue[qh++];
+		if (wanted && v != g->root && wanted[v])
+			nwanted--;
+		hg_succs(g, v, &s);
+		for (int i = 0; i < s.count; i++)
+			for (uint32_t e = 0; e < s.n[i]; e++) {
+				uint32_t w = s.a[i][e];
+				if (parent[w] == UINT32_MAX) {
+					parent[w] = v;
+					queue[qt++] = w;
+				}
+			}
+	}
+	free(queue);
+	return st;
+}
+
 int path_merged(struct hgraph *g, const uint32_t *objs, uint32_t n,
 		struct path_row **rows, uint32_t *nrows, uint32_t *unreachable)
 {
@@ -192,29 +224,11 @@ int path_merged(struct hgraph *g, const uint32_t *objs, uint32_t n,
 	*unreachable = 0;
 	/* Breadth-first from the super-root: parent[] is a shortest-path tree. */
 	uint32_t *parent = xmallocarray((size_t)N + 1, sizeof *parent);
-	memset(parent, 0xff, ((size_t)N + 1) * sizeof *parent);
-	uint32_t *queue = xmallocarray((size_t)N + 1, sizeof *queue);
-	uint32_t qh = 0, qt = 0;
-	queue[qt++] = g->root;
-	parent[g->root] = g->root;
-	struct dom_slices s;
-	while (qh < qt) {
-		uint32_t v = queue[qh++];
-		hg_succs(g, v, &s);
-		for (int i = 0; i < s.count; i++)
-			for (uint32_t e = 0; e < s.n[i]; e++) {
-				uint32_t w = s.a[i][e];
-				if (parent[w] == UINT32_MAX) {
-					parent[w] = v;
-					queue[qt++] = w;
-				}
-			}
-		if ((qh & 0xfffff) == 0 && hs_interrupted) {
-			free(parent);
-			free(queue);
-			return HS_INTERRUPTED;
-		}
+	if (path_parents(g, NULL, 0, parent) != HS_OK) {
+		free(parent);
+		return HS_INTERRUPTED;
 	}
+	uint32_t *queue = xmallocarray((size_t)N + 1, sizeof *queue);
 	/* count[v]: members whose path passes v; reuse queue as the count array. */
 	uint32_t *count = queue;
 	memset(count, 0, ((size_t)N + 1) * sizeof *count);

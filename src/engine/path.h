@@ -56,6 +56,17 @@ int path_merged(struct hgraph *g, const uint32_t *objs, uint32_t n,
 		struct path_row **rows, uint32_t *nrows, uint32_t *unreachable);
 
 /*
+ * path_parents: a breadth-first search of g from the super-root: parent[v]
+ * (h->n + 1 entries, the caller's) is v's predecessor on a shortest path
+ * from the GC roots (the super-root's is itself, UINT32_MAX for objects not
+ * reached). With wanted (h->n + 1 flags, nwanted of them set) the search
+ * stops once every wanted object is reached. Returns HS_OK or
+ * HS_INTERRUPTED. Cost O(objects and references visited), 4 bytes per
+ * object while it runs.
+ */
+int path_parents(struct hgraph *g, const uint8_t *wanted, uint32_t nwanted, uint32_t *parent);
+
+/*
  * path_step: the reference by which from refers to to, into *r (kind,
  * field name, element index): the first such in heap_out order; the link
  * to its class (the engine's class edge) is kind HEAP_REF_SUPER with name

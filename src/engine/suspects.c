@@ -515,36 +515,14 @@ static int shortest_paths(struct hgraph *g, const uint32_t *want, uint32_t nwant
 {
 	uint32_t n = g->h->n;
 	uint32_t *parent = xmallocarray((size_t)n + 1, sizeof *parent);
-	memset(parent, 0xff, ((size_t)n + 1) * sizeof *parent);
 	uint8_t *wanted = xcalloc((size_t)n + 1, 1);
 	uint32_t left = 0;
 	for (uint32_t i = 0; i < nwant; i++)
-		if (!wanted[want[i]]++)
+		if (!wanted[want[i]]) {
+			wanted[want[i]] = 1;
 			left++;
-	uint32_t *queue = xmallocarray((size_t)n + 1, sizeof *queue);
-	uint32_t qh = 0, qt = 0;
-	queue[qt++] = g->root;
-	parent[g->root] = g->root;
-	struct dom_slices s;
-	int st = HS_OK;
-	while (qh < qt && left) {
-		if (!(qh & 0xffff) && hs_interrupted) {
-			st = HS_INTERRUPTED;
-			break;
 		}
-		uint32_t v = queue[qh++];
-		if (v != g->root && wanted[v])
-			left--;
-		hg_succs(g, v, &s);
-		for (int i = 0; i < s.count; i++)
-			for (uint32_t e = 0; e < s.n[i]; e++) {
-				uint32_t u = s.a[i][e];
-				if (parent[u] == UINT32_MAX) {
-					parent[u] = v;
-					queue[qt++] = u;
-				}
-			}
-	}
+	int st = path_parents(g, wanted, left, parent);
 	for (uint32_t i = 0; i < nwant && st == HS_OK; i++) {
 		uint32_t len = 0;
 		if (parent[want[i]] != UINT32_MAX)
@@ -559,7 +537,6 @@ static int shortest_paths(struct hgraph *g, const uint32_t *want, uint32_t nwant
 	}
 	free(parent);
 	free(wanted);
-	free(queue);
 	return st;
 }
 
