@@ -415,6 +415,7 @@ live_shop() {
 		:histogram ShopServer* --retained
 		:threads
 		:roots thread
+		:suspects
 	EOF
 	# :timer on first: the snapshot's line says where it came from (the answers move up one).
 	{ echo ':timer on'; cat "$L/shop.hsh"; } >"$L/shop-t.hsh"
@@ -449,6 +450,11 @@ live_shop() {
 		check "ShopServer: snapshot = dump: $(sed -n "${n}p" "$L/shop.hsh")" \
 			"$(answer "$L/shop.dump" $n | sed 's/0x[0-9a-f]*//g')" "$(answer "$L/shop.live" $n | sed 's/0x[0-9a-f]*//g')"
 	done
+	check_contains "ShopServer: live :suspects names the listeners' field" \
+		'are held by `CopyOnWriteArrayList` in `static ShopServer.BUS.listeners`' "$(answer "$L/shop.live" 7)"
+	check "ShopServer: snapshot = dump: the suspects of the program's own leaks" \
+		"$(answer "$L/shop.dump" 7 | grep -E 'ShopServer|shop-worker' | sed 's/0x[0-9a-f]*//g')" \
+		"$(answer "$L/shop.live" 7 | grep -E 'ShopServer|shop-worker' | sed 's/0x[0-9a-f]*//g')"
 	check "ShopServer: snapshot = dump: the threads by name" \
 		"$(answer "$L/shop.dump" 5 | cut -d, -f2 | sort)" "$(answer "$L/shop.live" 5 | cut -d, -f2 | sort)"
 	check_contains "ShopServer: 2600 leaked listeners" "2600,all 2600 instances" \
