@@ -33,7 +33,7 @@ LIB_SRC  = src/base/mem.c src/base/u64map.c src/base/classname.c src/base/fmt.c 
            src/engine/idx.c src/engine/scc.c src/engine/dyn.c src/dsl/arena.c src/dsl/parse.c src/dsl/eval.c src/dsl/plan.c src/dsl/prog.c src/dsl/extern.c \
            src/dsl/pushdown.c src/heap/heap_load.c src/heap/heap.c src/attach/attach.c \
            src/attach/proto.c src/attach/snapshot.c src/alloc/alloc.c src/alloc/flame.c
-SH_SRC   = src/shell/out.c src/shell/commands.c src/shell/alloc_cmds.c src/shell/engine_cmds.c src/shell/suspects_cmd.c src/shell/dyn_cmds.c src/shell/waste_cmds.c src/shell/report.c src/shell/live.c src/shell/live_query.c \
+SH_SRC   = src/out/out.c src/shell/commands.c src/shell/alloc_cmds.c src/shell/engine_cmds.c src/shell/suspects_cmd.c src/shell/dyn_cmds.c src/shell/waste_cmds.c src/shell/report.c src/shell/live.c src/shell/live_query.c \
            src/shell/query.c src/lua/lbind_heap.c src/lua/lbind_object.c \
            src/shell/main.c \
            $(LE_SRC)

@@ -16,7 +16,7 @@
 #include "../dsl/extern.h"
 #include "../engine/path.h"
 #include "../engine/suspects.h"
-#include "../shell/out.h"
+#include "../out/out.h"
 #include "lbind.h"
 
 #define CURRENT_KEY "heapsh.current"

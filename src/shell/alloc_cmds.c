@@ -16,7 +16,7 @@
 #include "../base/fmt.h"
 #include "../alloc/alloc.h"
 #include "../attach/proto.h"
-#include "out.h"
+#include "../out/out.h"
 #include "sh.h"
 
 #define DEFAULT_INTERVAL (512u * 1024)

@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "../base/fmt.h"
-#include "out.h"
+#include "../out/out.h"
 #include "sh.h"
 
 static const char *usage(const char *name)

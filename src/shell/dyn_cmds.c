@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "../base/fmt.h"
-#include "out.h"
+#include "../out/out.h"
 #include "sh.h"
 
 /* ---- the engine and its cache ---- */

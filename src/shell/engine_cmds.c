@@ -11,7 +11,7 @@
 #include "../base/fmt.h"
 #include "../dsl/eval.h"
 #include "../engine/path.h"
-#include "out.h"
+#include "../out/out.h"
 #include "sh.h"
 
 void sh_close_heap(struct sh *sh)

@@ -22,7 +22,7 @@
 #include "../attach/snapshot.h"
 #include "../base/classname.h"
 #include "../dsl/pushdown.h"
-#include "out.h"
+#include "../out/out.h"
 #include "sh.h"
 
 #define ATTACH_MS 10000

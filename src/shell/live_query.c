@@ -20,7 +20,7 @@
 #include "../dsl/parse.h"
 #include "../dsl/plan.h"
 #include "../dsl/prog.h"
-#include "out.h"
+#include "../out/out.h"
 #include "sh.h"
 
 /* The session's settings for queries inside the JVM (:live). */

@@ -15,7 +15,7 @@
 
 #include "../dsl/eval.h"
 #include "le.h"
-#include "out.h"
+#include "../out/out.h"
 #include "sh.h"
 #include "../base/suggest.h"
 

@@ -11,7 +11,7 @@
 
 #include "../dsl/eval.h"
 #include "../dsl/parse.h"
-#include "out.h"
+#include "../out/out.h"
 #include "sh.h"
 
 static struct dom_tree *dom_cb(void *ctx)

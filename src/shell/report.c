@@ -21,7 +21,7 @@
 #include "../engine/path.h"
 #include "../engine/suspects.h"
 #include "../engine/waste.h"
-#include "out.h"
+#include "../out/out.h"
 #include "sh.h"
 
 #define TOP_DOMINATORS 10	/* pie slices, then "other" */

@@ -12,7 +12,7 @@
 #include "../base/fmt.h"
 #include "../engine/idx.h"
 #include "../engine/suspects.h"
-#include "out.h"
+#include "../out/out.h"
 #include "sh.h"
 
 static const char usage[] =

@@ -11,7 +11,7 @@
 
 #include "../base/fmt.h"
 #include "../engine/waste.h"
-#include "out.h"
+#include "../out/out.h"
 #include "sh.h"
 
 /* whole: s, the value of option opt, as a whole number >= 0 into *v; reports the error. */

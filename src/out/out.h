@@ -1,7 +1,9 @@
 /*
- * out.h - every byte the shell shows goes through here, in one of three
- * output modes: an aligned table, CSV (RFC 4180 quoting) or JSON (an array
- * of objects, one per row). Tests capture stdout.
+ * out.h - the output modes the front ends share (docs/architecture.md):
+ * every byte the shell and the Lua module's print_table show goes through
+ * here, in one of three modes: an aligned table, CSV (RFC 4180 quoting) or
+ * JSON (an array of objects, one per row). Tests capture stdout. Nothing
+ * below the front ends (the session and the layers under it) prints.
  *
  * Ownership: out_table_new returns a table freed by out_table_end.
  */
