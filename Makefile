@@ -32,12 +32,18 @@ LIB_SRC  = src/base/mem.c src/base/u64map.c src/base/classname.c src/base/fmt.c 
            src/engine/dom.c src/engine/hgraph.c src/engine/domtree.c src/engine/path.c src/engine/suspects.c src/engine/waste.c \
            src/engine/idx.c src/engine/scc.c src/engine/dyn.c src/dsl/arena.c src/dsl/parse.c src/dsl/eval.c src/dsl/plan.c src/dsl/prog.c src/dsl/extern.c \
            src/dsl/pushdown.c src/heap/heap_load.c src/heap/heap.c src/attach/attach.c \
-           src/attach/proto.c src/attach/snapshot.c src/alloc/alloc.c src/alloc/flame.c
-SH_SRC   = src/out/out.c src/shell/commands.c src/shell/alloc_cmds.c src/shell/engine_cmds.c src/shell/suspects_cmd.c src/shell/dyn_cmds.c src/shell/waste_cmds.c src/shell/report.c src/shell/live.c src/shell/live_query.c \
-           src/shell/query.c src/lua/lbind_heap.c src/lua/lbind_object.c \
+           src/attach/proto.c src/attach/snapshot.c src/alloc/alloc.c src/alloc/flame.c \
+           src/session/session.c src/session/live.c
+# The front ends (docs/architecture.md): the Lua module with the output modes
+# both front ends use, and the shell, which embeds Lua for :lua.
+LUA_SRC  = src/out/out.c src/lua/lbind_heap.c src/lua/lbind_object.c
+SH_SRC   = src/shell/commands.c src/shell/alloc_cmds.c src/shell/engine_cmds.c src/shell/suspects_cmd.c src/shell/dyn_cmds.c src/shell/waste_cmds.c src/shell/report.c src/shell/live.c src/shell/live_query.c \
+           src/shell/query.c src/shell/lua_cmds.c \
            src/shell/main.c \
            $(LE_SRC)
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB_A    = $(BUILD)/libheapsh.a
+LUA_OBJ  = $(LUA_SRC:%.c=$(BUILD)/%.o)
 SH_OBJ   = $(SH_SRC:%.c=$(BUILD)/$(READLINE)/%.o)
 
 # Debian packages the build, the tests and the benchmarks need.
@@ -79,8 +85,14 @@ $(BUILD)/le-mode: FORCE
 	@mkdir -p $(BUILD)
 	@echo $(READLINE) | cmp -s - $@ || echo $(READLINE) > $@
 
-$(BIN): $(LIB_OBJ) $(SH_OBJ) $(BUILD)/le-mode
-	$(CC) $(CFLAGS) -o $@ $(LIB_OBJ) $(SH_OBJ) $(PKG_LIBS) -lm -pthread
+# libheapsh.a: the library under the front ends (src/heapsh.h), for the
+# shell, the unit tests and anyone embedding heapsh.
+$(LIB_A): $(LIB_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $(LIB_OBJ)
+
+$(BIN): $(LIB_A) $(LUA_OBJ) $(SH_OBJ) $(BUILD)/le-mode
+	$(CC) $(CFLAGS) -o $@ $(SH_OBJ) $(LUA_OBJ) $(LIB_A) $(PKG_LIBS) -lm -pthread
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -127,9 +139,9 @@ test: deps
 	$(MAKE) fuzz-check
 
 UNIT_TESTS = $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(wildcard tests/unit/test_*.c))
-$(BUILD)/unit/%: tests/unit/%.c $(LIB_OBJ)
+$(BUILD)/unit/%: tests/unit/%.c $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -o $@ $< $(LIB_OBJ) \
+	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -o $@ $< $(LIB_A) \
 	  $$(pkg-config --cflags --libs cmocka) $(PKG_LIBS) -lm -pthread -pthread
 
 # The dynamic-size benchmark driver (bench/dyn.sh).
@@ -166,8 +178,7 @@ FUZZ_FLAGS    = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 FUZZ_TARGETS  = hprof index query reply agent lua
 FUZZ_BINS     = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 FUZZ_LIB_OBJ  = $(LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o)
-FUZZ_SH_OBJ   = $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(filter-out $(LE_SRC),$(SH_SRC)) \
-                src/shell/le_plain.c)
+FUZZ_LUA_OBJ  = $(LUA_SRC:%.c=$(FUZZ_DIR)/obj/%.o)
 FUZZ_AGENT_SRC = src/agent/req.c src/dsl/prog.c src/dsl/plan.c src/base/classname.c \
                  src/base/fmt.c
 FUZZ_HDRS     = tests/fuzz/fuzz.h tests/fuzz/tiny_heap.h tests/unit/hprof_writer.h
@@ -175,10 +186,10 @@ FUZZ_HDRS     = tests/fuzz/fuzz.h tests/fuzz/tiny_heap.h tests/unit/hprof_writer
 $(FUZZ_DIR)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -D_GNU_SOURCE $(PKG_CFLAGS) \
-	  -Dmain=heapsh_main -MMD -MP -c -o $@ $<
-$(FUZZ_DIR)/fuzz_lua: tests/fuzz/fuzz_lua.c $(FUZZ_LIB_OBJ) $(FUZZ_SH_OBJ) $(FUZZ_HDRS)
+	  -MMD -MP -c -o $@ $<
+$(FUZZ_DIR)/fuzz_lua: tests/fuzz/fuzz_lua.c $(FUZZ_LIB_OBJ) $(FUZZ_LUA_OBJ) $(FUZZ_HDRS)
 	$(FUZZ_CC) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer -D_GNU_SOURCE $(PKG_CFLAGS) -o $@ $< \
-	  $(FUZZ_LIB_OBJ) $(FUZZ_SH_OBJ) $(PKG_LIBS) -lm -pthread
+	  $(FUZZ_LIB_OBJ) $(FUZZ_LUA_OBJ) $(PKG_LIBS) -lm -pthread
 $(FUZZ_DIR)/fuzz_agent: tests/fuzz/fuzz_agent.c $(FUZZ_AGENT_SRC) src/agent/ag.h src/agent/recorder.h tests/fuzz/fuzz.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer -D_GNU_SOURCE -isystem $(JAVA_HOME)/include \

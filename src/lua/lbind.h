@@ -6,9 +6,9 @@
  * type made once, expected failures returning nil and a message, misuse
  * raising errors.
  *
- * A heap is userdata around a shell session (struct sh): the shell's own
- * (heapsh.current(), borrowed) or one opened by the script (heapsh.open,
- * heapsh.attach; closed by __gc or __close). Objects and lists keep their
+ * A heap is userdata around a session (src/session/session.h): the
+ * host's own (heapsh.current(), borrowed) or one opened by the script
+ * (heapsh.open, heapsh.attach; closed by __gc or __close). Objects and lists keep their
  * heap alive through a user value, and remember the session's generation:
  * once that heap is closed or replaced (:open), using them is an error.
  */
@@ -18,7 +18,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "../shell/sh.h"
+#include "../session/session.h"
 
 #define LB_HEAP "heapsh.heap"
 #define LB_OBJECT "heapsh.object"
@@ -38,7 +38,7 @@ struct lb_member {
 #define LB_MEMBERS 1024
 
 struct lb_heap {
-	struct sh *sh;
+	struct hs_session *ss;
 	bool owned;		/* closed by __gc / __close */
 	struct lb_member members[LB_MEMBERS];
 };
@@ -46,13 +46,14 @@ struct lb_heap {
 struct lb_object {
 	struct lb_heap *hp;
 	uint32_t i;		/* object index */
-	unsigned gen;		/* hp->sh->gen when made */
+	unsigned gen;		/* hp->ss->gen when made */
 };
 
 struct lb_list {
 	struct lb_heap *hp;
 	uint32_t n;
-	uint32_t *idx;		/* object indexes (owned), or NULL for 0..n-1 */
+	const uint32_t *idx;	/* object indexes, or NULL for 0..n-1 */
+	uint32_t *own;		/* what __gc frees: idx, or NULL when idx is borrowed (lb_push_view) */
 	unsigned gen;
 };
 
@@ -80,6 +81,13 @@ void lb_new_object(lua_State *L, struct lb_heap *hp, int heap_idx, int meta_idx,
 void lb_push_object_meta(lua_State *L);
 /* lb_push_slice: a list of a copy of a[0..n) (the heap's arrays are borrowed, not kept). */
 void lb_push_slice(lua_State *L, int heap_idx, const uint32_t *a, uint32_t n);
+/*
+ * lb_push_view: a list of a[0..n) itself, not copied: a must live as long
+ * as the heap's generation (an array of the heap or of its engine results,
+ * freed only when the heap is closed or replaced, which makes the list
+ * refuse to be read: lb_check_gen).
+ */
+void lb_push_view(lua_State *L, int heap_idx, const uint32_t *a, uint32_t n);
 struct lb_object *lb_checkobject(lua_State *L, int arg);
 struct lb_object *lb_testobject(lua_State *L, int arg);
 

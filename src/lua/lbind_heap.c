@@ -17,38 +17,40 @@
 #include "../engine/path.h"
 #include "../engine/suspects.h"
 #include "../out/out.h"
+#include "heapsh_lua.h"
 #include "lbind.h"
 
 #define CURRENT_KEY "heapsh.current"
 #define ARGS_KEY "heapsh.args"
-#define SH_KEY "heapsh.sh"
+#define SESSION_KEY "heapsh.session"
 
 /* ---- heaps ---- */
 
 struct lb_heap *lb_checkheap(lua_State *L, int arg)
 {
 	struct lb_heap *hp = luaL_checkudata(L, arg, LB_HEAP);
-	if (!hp->sh || !hp->sh->heap) {
-		if (hp->sh && sh_is_live(hp->sh) && sh_need_heap(hp->sh) == HS_OK)
+	if (!hp->ss || !hp->ss->heap) {
+		if (hp->ss && hp->ss->live && hs_need_heap(hp->ss) == HS_OK)
 			return hp;
-		luaL_error(L, "no heap is open here%s%s", hp->sh && hp->sh->last_error[0] ? ": " : "",
-			   hp->sh ? hp->sh->last_error : "");
+		luaL_error(L, "no heap is open here%s%s", hp->ss && hp->ss->err.msg[0] ? ": " : "",
+			   hp->ss ? hp->ss->err.msg : "");
 	}
 	return hp;
 }
 
-static struct sh *shell_of(lua_State *L)
+/* host_of: the session of the host that made this Lua state (heapsh.current()'s). */
+static struct hs_session *host_of(lua_State *L)
 {
-	lua_getfield(L, LUA_REGISTRYINDEX, SH_KEY);
-	struct sh *sh = lua_touserdata(L, -1);
+	lua_getfield(L, LUA_REGISTRYINDEX, SESSION_KEY);
+	struct hs_session *ss = lua_touserdata(L, -1);
 	lua_pop(L, 1);
-	return sh;
+	return ss;
 }
 
-static struct lb_heap *new_heap(lua_State *L, struct sh *sh, bool owned)
+static struct lb_heap *new_heap(lua_State *L, struct hs_session *ss, bool owned)
 {
 	struct lb_heap *hp = lua_newuserdatauv(L, sizeof *hp, 0);
-	hp->sh = sh;
+	hp->ss = ss;
 	hp->owned = owned;
 	luaL_setmetatable(L, LB_HEAP);
 	return hp;
@@ -56,14 +58,9 @@ static struct lb_heap *new_heap(lua_State *L, struct sh *sh, bool owned)
 
 static void close_owned(struct lb_heap *hp)
 {
-	if (hp->owned && hp->sh) {
-		sh_live_close(hp->sh);
-		sh_close_heap(hp->sh);
-		dsl_free(hp->sh->dsl);	/* a query session begun before any heap */
-		free(hp->sh->dump_path);
-		free(hp->sh);
-	}
-	hp->sh = NULL;
+	if (hp->owned && hp->ss)
+		hs_session_free(hp->ss);	/* the connection is dropped without a word */
+	hp->ss = NULL;
 }
 
 static int heap_gc(lua_State *L)
@@ -86,23 +83,25 @@ static int heap_close(lua_State *L)
 static int heap_tostring(lua_State *L)
 {
 	struct lb_heap *hp = luaL_checkudata(L, 1, LB_HEAP);
-	if (!hp->sh || !hp->sh->heap)
+	if (!hp->ss || !hp->ss->heap)
 		lua_pushstring(L, "<heap (closed)>");
 	else
 		lua_pushfstring(L, "<heap %s: %d objects>",
-				hp->sh->dump_path ? hp->sh->dump_path : "(live snapshot)",
-				(int)hp->sh->heap->n);
+				hp->ss->dump_path ? hp->ss->dump_path : "(live snapshot)",
+				(int)hp->ss->heap->n);
 	return 1;
 }
 
-static struct sh *new_session(lua_State *L)
+/* new_session: a session of the script's own, with the host's settings; silent. */
+static struct hs_session *new_session(lua_State *L)
 {
-	struct sh *cur = shell_of(L), *s = xcalloc(1, sizeof *s);
-	s->no_weak = cur->no_weak;
-	s->no_index = cur->no_index;
-	s->no_spill = cur->no_spill;
-	s->load_opts.oop_size = cur->load_opts.oop_size;
-	s->quiet = true;
+	struct hs_session *cur = host_of(L), *s = hs_session_new();
+	if (cur) {
+		s->no_weak = cur->no_weak;
+		s->no_index = cur->no_index;
+		s->no_spill = cur->no_spill;
+		s->load_opts.oop_size = cur->load_opts.oop_size;
+	}
 	return s;
 }
 
@@ -110,12 +109,12 @@ static struct sh *new_session(lua_State *L)
 static int lb_open(lua_State *L)
 {
 	const char *path = luaL_checkstring(L, 1);
-	struct sh *s = new_session(L);
+	struct hs_session *s = new_session(L);
 	struct heap *h;
 	struct hs_error err;
 	hs_error_clear(&err);
 	if (heap_load(path, &s->load_opts, &h, &err) != HS_OK) {
-		free(s);
+		hs_session_free(s);
 		lua_pushnil(L);
 		lua_pushfstring(L, "%s: %s", path, err.msg);
 		return 2;
@@ -130,11 +129,11 @@ static int lb_open(lua_State *L)
 static int lb_attach(lua_State *L)
 {
 	lua_Integer pid = luaL_checkinteger(L, 1);
-	struct sh *s = new_session(L);
-	if (pid <= 0 || pid > INT32_MAX || sh_attach(s, (int)pid) != HS_OK) {
+	struct hs_session *s = new_session(L);
+	if (pid <= 0 || pid > INT32_MAX || hs_attach(s, (int)pid) != HS_OK) {
 		lua_pushnil(L);
-		lua_pushstring(L, s->last_error[0] ? s->last_error : "not a process id");
-		free(s);
+		lua_pushstring(L, pid > 0 && pid <= INT32_MAX ? s->err.msg : "not a process id");
+		hs_session_free(s);
 		return 2;
 	}
 	new_heap(L, s, true);
@@ -144,8 +143,8 @@ static int lb_attach(lua_State *L)
 /* heapsh.current() -> the shell's heap (nil, message when none is open) */
 static int lb_current(lua_State *L)
 {
-	struct sh *sh = shell_of(L);
-	if (!sh->heap && !sh_is_live(sh)) {
+	struct hs_session *ss = host_of(L);
+	if (!ss || (!ss->heap && !ss->live)) {
 		lua_pushnil(L);
 		lua_pushstring(L, "no heap is open in the shell");
 		return 2;
@@ -157,7 +156,7 @@ static int lb_current(lua_State *L)
 static int heap_histogram(lua_State *L)
 {
 	struct lb_heap *hp = lb_checkheap(L, 1);
-	const struct heap *h = hp->sh->heap;
+	const struct heap *h = hp->ss->heap;
 	lua_createtable(L, (int)h->nclasses, 0);
 	int k = 0;
 	for (uint32_t c = 0; c < h->nclasses; c++) {
@@ -184,7 +183,7 @@ void lb_push_class(lua_State *L, int heap_idx, uint32_t c)
 	struct lb_class *k = lua_newuserdatauv(L, sizeof *k, 1);
 	k->hp = hp;
 	k->c = c;
-	k->gen = hp->sh->gen;
+	k->gen = hp->ss->gen;
 	lua_pushvalue(L, heap_idx);
 	lua_setiuservalue(L, -2, 1);
 	luaL_setmetatable(L, LB_CLASS);
@@ -201,7 +200,7 @@ static int class_instances(lua_State *L)
 {
 	struct lb_class *k = checkclass(L, 1);
 	uint32_t n;
-	const uint32_t *inst = heap_instances(k->hp->sh->heap, k->c, &n);
+	const uint32_t *inst = heap_instances(k->hp->ss->heap, k->c, &n);
 	lua_getiuservalue(L, 1, 1);
 	lb_push_slice(L, -1, inst, n);
 	return 1;
@@ -211,7 +210,7 @@ static int class_index(lua_State *L)
 {
 	struct lb_class *k = checkclass(L, 1);
 	const char *key = luaL_checkstring(L, 2);
-	const struct heap *h = k->hp->sh->heap;
+	const struct heap *h = k->hp->ss->heap;
 	const struct heap_class *c = &h->classes[k->c];
 	if (!strcmp(key, "name")) {
 		lua_pushstring(L, c->name);
@@ -249,24 +248,24 @@ static int class_index(lua_State *L)
 static int class_tostring(lua_State *L)
 {
 	struct lb_class *k = luaL_checkudata(L, 1, LB_CLASS);
-	if (!k->hp->sh || !k->hp->sh->heap || k->hp->sh->gen != k->gen)
+	if (!k->hp->ss || !k->hp->ss->heap || k->hp->ss->gen != k->gen)
 		lua_pushstring(L, "<class of a closed heap>");
 	else
-		lua_pushfstring(L, "class %s", k->hp->sh->heap->classes[k->c].name);
+		lua_pushfstring(L, "class %s", k->hp->ss->heap->classes[k->c].name);
 	return 1;
 }
 
 static int class_eq(lua_State *L)
 {
 	struct lb_class *a = luaL_testudata(L, 1, LB_CLASS), *b = luaL_testudata(L, 2, LB_CLASS);
-	lua_pushboolean(L, a && b && a->hp->sh == b->hp->sh && a->gen == b->gen && a->c == b->c);
+	lua_pushboolean(L, a && b && a->hp->ss == b->hp->ss && a->gen == b->gen && a->c == b->c);
 	return 1;
 }
 
 static int heap_classes(lua_State *L)
 {
 	struct lb_heap *hp = lb_checkheap(L, 1);
-	const struct heap *h = hp->sh->heap;
+	const struct heap *h = hp->ss->heap;
 	lua_createtable(L, (int)h->nclasses, 0);
 	for (uint32_t c = 0; c < h->nclasses; c++) {
 		lb_push_class(L, 1, c);
@@ -280,9 +279,9 @@ static int heap_class(lua_State *L)
 {
 	struct lb_heap *hp = lb_checkheap(L, 1);
 	const char *name = luaL_checkstring(L, 2);
-	uint32_t c = heap_class_by_name(hp->sh->heap, name);
+	uint32_t c = heap_class_by_name(hp->ss->heap, name);
 	if (c == HEAP_NONE) {
-		uint32_t *v, n = heap_find_classes(hp->sh->heap, name, &v);
+		uint32_t *v, n = heap_find_classes(hp->ss->heap, name, &v);
 		c = n == 1 ? v[0] : HEAP_NONE;
 		free(v);
 		if (c == HEAP_NONE) {
@@ -311,7 +310,7 @@ static int heap_object(lua_State *L)
 	} else {
 		id = (uint64_t)luaL_checkinteger(L, 2);
 	}
-	uint32_t i = heap_index(hp->sh->heap, id);
+	uint32_t i = heap_index(hp->ss->heap, id);
 	if (i == HEAP_NONE) {
 		char msg[64];
 		snprintf(msg, sizeof msg, "no object with id 0x%" PRIx64 " in this heap", id);
@@ -357,7 +356,7 @@ static int objects_next(lua_State *L)
 static int heap_objects(lua_State *L)
 {
 	struct lb_heap *hp = lb_checkheap(L, 1);
-	const struct heap *h = hp->sh->heap;
+	const struct heap *h = hp->ss->heap;
 	bool all = lua_isnoneornil(L, 2);
 	lua_settop(L, 2);
 	lua_pushvalue(L, 1);
@@ -389,7 +388,7 @@ static int heap_objects(lua_State *L)
 		free(cls);
 	}
 	it->hp = hp;
-	it->gen = hp->sh->gen;
+	it->gen = hp->ss->gen;
 	it->all = all;
 	it->k = 0;
 	lb_push_object_meta(L);
@@ -405,7 +404,7 @@ static const char *root_kind(uint8_t k)
 static int heap_roots(lua_State *L)
 {
 	struct lb_heap *hp = lb_checkheap(L, 1);
-	const struct heap *h = hp->sh->heap;
+	const struct heap *h = hp->ss->heap;
 	lua_createtable(L, (int)h->nroots, 0);
 	for (uint32_t r = 0; r < h->nroots; r++) {
 		lua_createtable(L, 0, 3);
@@ -431,7 +430,7 @@ static int heap_roots(lua_State *L)
 static int heap_threads(lua_State *L)
 {
 	struct lb_heap *hp = lb_checkheap(L, 1);
-	const struct heap *h = hp->sh->heap;
+	const struct heap *h = hp->ss->heap;
 	lua_createtable(L, (int)h->nthreads, 0);
 	for (uint32_t t = 0; t < h->nthreads; t++) {
 		const struct heap_thread *th = &h->threads[t];
@@ -460,19 +459,19 @@ static int heap_threads(lua_State *L)
 static int heap_dominators(lua_State *L)
 {
 	struct lb_heap *hp = lb_checkheap(L, 1);
-	struct dom_tree *t = sh_dom(hp->sh, hp->sh->no_weak);
+	struct dom_tree *t = hs_dom(hp->ss, hp->ss->no_weak);
 	if (!t) {
 		lua_pushnil(L);
-		lua_pushstring(L, hp->sh->last_error);
+		lua_pushstring(L, hp->ss->err.msg);
 		return 2;
 	}
-	uint32_t v = hp->sh->heap->n;
+	uint32_t v = hp->ss->heap->n;
 	if (!lua_isnoneornil(L, 2)) {
 		struct lb_object *o = lb_testobject(L, 2);
 		if (o) {
 			v = o->i;
 		} else {
-			v = heap_index(hp->sh->heap, (uint64_t)luaL_checkinteger(L, 2));
+			v = heap_index(hp->ss->heap, (uint64_t)luaL_checkinteger(L, 2));
 			if (v == HEAP_NONE) {
 				lua_pushnil(L);
 				lua_pushstring(L, "no such object");
@@ -513,13 +512,13 @@ static int heap_suspects(lua_State *L)
 	if (!lua_isnoneornil(L, 2))
 		luaL_checktype(L, 2, LUA_TTABLE);
 	struct sus_opts o = {opt_pct(L, 2, "threshold", 10), opt_pct(L, 2, "child", 80)};
-	struct dom_tree *t = sh_dom(hp->sh, hp->sh->no_weak);
+	struct dom_tree *t = hs_dom(hp->ss, hp->ss->no_weak);
 	if (!t) {
 		lua_pushnil(L);
-		lua_pushstring(L, hp->sh->last_error);
+		lua_pushstring(L, hp->ss->err.msg);
 		return 2;
 	}
-	const struct heap *h = hp->sh->heap;
+	const struct heap *h = hp->ss->heap;
 	struct hgraph g;
 	hg_init(&g, h, true, true);
 	struct suspect *s;
@@ -579,14 +578,14 @@ static int heap_path(lua_State *L)
 {
 	struct lb_heap *hp = lb_checkheap(L, 1);
 	struct lb_object *o = lb_testobject(L, 2);
-	uint32_t v = o ? o->i : heap_index(hp->sh->heap, (uint64_t)luaL_checkinteger(L, 2));
+	uint32_t v = o ? o->i : heap_index(hp->ss->heap, (uint64_t)luaL_checkinteger(L, 2));
 	if (v == HEAP_NONE) {
 		lua_pushnil(L);
 		lua_pushstring(L, "no such object");
 		return 2;
 	}
 	struct hgraph g;
-	hg_init(&g, hp->sh->heap, hp->sh->no_weak, true);
+	hg_init(&g, hp->ss->heap, hp->ss->no_weak, true);
 	struct path *p;
 	uint32_t np;
 	int st = path_to_roots(&g, v, 1, &p, &np);
@@ -641,7 +640,7 @@ static bool add_members(lua_State *L, struct lb_heap *hp, int idx, struct member
 	} else if (k) {
 		lb_check_gen(L, k->hp, k->gen);
 		uint32_t n;
-		const uint32_t *inst = heap_instances(hp->sh->heap, k->c, &n);
+		const uint32_t *inst = heap_instances(hp->ss->heap, k->c, &n);
 		members_add(m, inst, n);
 	} else {
 		return false;
@@ -681,10 +680,10 @@ static int heap_retained(lua_State *L)
 	struct lb_heap *hp = lb_checkheap(L, 1);
 	int k = lua_gettop(L) - 1;
 	luaL_argcheck(L, k >= 1, 2, "an object, a list of objects, a class or an array of them expected");
-	struct dom_tree *t = sh_dom(hp->sh, hp->sh->no_weak);
+	struct dom_tree *t = hs_dom(hp->ss, hp->ss->no_weak);
 	if (!t) {
 		lua_pushnil(L);
-		lua_pushstring(L, hp->sh->last_error);
+		lua_pushstring(L, hp->ss->err.msg);
 		return 2;
 	}
 	luaL_checkstack(L, 2 * k + 4, "too many arguments");
@@ -713,10 +712,10 @@ static int heap_retained(lua_State *L)
 static int heap_graphstats(lua_State *L)
 {
 	struct lb_heap *hp = lb_checkheap(L, 1);
-	struct dyn *d = sh_dyn(hp->sh, false);
+	struct dyn *d = hs_dyn(hp->ss, false);
 	if (!d) {
 		lua_pushnil(L);
-		lua_pushstring(L, hp->sh->last_error);
+		lua_pushstring(L, hp->ss->err.msg);
 		return 2;
 	}
 	const struct dyn_stats *s = &d->stats;
@@ -724,7 +723,7 @@ static int heap_graphstats(lua_State *L)
 #define F(name, v) (lua_pushinteger(L, (lua_Integer)(v)), lua_setfield(L, -2, name))
 	F("nodes", s->nodes);
 	F("references", s->refs);
-	F("gc_roots", hp->sh->heap->nroots);
+	F("gc_roots", hp->ss->heap->nroots);
 	F("sccs", s->ncomp);
 	F("nontrivial_sccs", s->nontrivial);
 	F("largest_scc", s->largest);
@@ -787,7 +786,7 @@ static void push_value(lua_State *L, int heap_idx, const struct value *v)
 			lb_push_object(L, heap_idx, v->u.idx);
 		break;
 	case V_THREAD: {
-		char *name = heap_thread_name(hp->sh->heap, v->u.idx);
+		char *name = heap_thread_name(hp->ss->heap, v->u.idx);
 		lua_pushstring(L, name ? name : "?");
 		free(name);
 		break;
@@ -828,9 +827,9 @@ static int heap_query(lua_State *L)
 {
 	struct lb_heap *hp = luaL_checkudata(L, 1, LB_HEAP);
 	const char *text = luaL_checkstring(L, 2);
-	if (!hp->sh || hp->sh->heap || !sh_is_live(hp->sh) || !dsl_heapless(hp->sh->dsl, text))
+	if (!hp->ss || hp->ss->heap || !hp->ss->live || !dsl_heapless(hp->ss->dsl, text))
 		lb_checkheap(L, 1);
-	struct dsl *d = sh_dsl(hp->sh);
+	struct dsl *d = hs_dsl(hp->ss);
 	struct dsl_output out;
 	struct hs_error err;
 	hs_error_clear(&err);
@@ -925,27 +924,22 @@ static int push_allocations(lua_State *L)
 static int heap_allocations(lua_State *L)
 {
 	struct lb_heap *hp = luaL_checkudata(L, 1, LB_HEAP);
-	struct sh *sh = hp->sh;
-	if (!sh)
+	struct hs_session *ss = hp->ss;
+	if (!ss)
 		return luaL_error(L, "this heap was closed");
-	if (!sh_is_live(sh)) {
+	if (!ss->live) {
 		lua_pushnil(L);
 		lua_pushstring(L, "allocations need an attached JVM (heapsh.attach(pid)) with a "
 			       "recording (:alloc start)");
 		return 2;
 	}
-	/* an expected failure is the caller's to report: nothing on stderr, no exit status */
-	bool quiet = sh->quiet;
-	int status = sh->status;
-	sh->quiet = true;
-	sh->last_error[0] = 0;
+	/* an expected failure is the caller's to report: the session prints nothing */
 	struct alc_rec *r = NULL;
-	int st = sh_alloc_fetch(sh, &r);
-	sh->quiet = quiet;
-	sh->status = status;
+	hs_error_clear(&ss->err);
+	int st = hs_alloc_fetch(ss, &r);
 	if (st != HS_OK || !r) {
 		lua_pushnil(L);
-		lua_pushstring(L, sh->last_error[0] ? sh->last_error : "no allocation recording");
+		lua_pushstring(L, ss->err.msg[0] ? ss->err.msg : "no allocation recording");
 		return 2;
 	}
 	/* built in a protected call, so that the recording is freed whatever happens */
@@ -1031,7 +1025,7 @@ static int ext_lua_call(lua_State *L)
 		memset(&args[k], 0, sizeof args[k]);
 		if (o) {	/* an object passes as its id */
 			args[k].type = EXT_INT;
-			args[k].u.i = (int64_t)heap_id(o->hp->sh->heap, o->i);
+			args[k].u.i = (int64_t)heap_id(o->hp->ss->heap, o->i);
 		} else if (lua_isinteger(L, k + 1)) {
 			args[k].type = EXT_INT;
 			args[k].u.i = lua_tointeger(L, k + 1);
@@ -1160,19 +1154,17 @@ static int traceback(lua_State *L)
 	return 1;
 }
 
-static lua_State *state(struct sh *sh)
+lua_State *hsl_open(struct hs_session *host)
 {
-	if (sh->lua)
-		return sh->lua;
 	lua_State *L = luaL_newstate();
 	if (!L)
 		return NULL;
 	luaL_openlibs(L);
-	lua_pushlightuserdata(L, sh);
-	lua_setfield(L, LUA_REGISTRYINDEX, SH_KEY);
+	lua_pushlightuserdata(L, host);
+	lua_setfield(L, LUA_REGISTRYINDEX, SESSION_KEY);
 	luaL_requiref(L, "heapsh", luaopen_heapsh, 1);
 	lua_pop(L, 1);
-	new_heap(L, sh, false);
+	new_heap(L, host, false);
 	lua_setfield(L, LUA_REGISTRYINDEX, CURRENT_KEY);
 	/* require finds the ready scripts: lua/ here, next to the binary, and installed. */
 	char exe[4096] = "";
@@ -1189,12 +1181,17 @@ static lua_State *state(struct sh *sh)
 	lua_setfield(L, -3, "path");	/* package.path */
 	lua_pop(L, 2);
 	lua_sethook(L, hook, LUA_MASKCOUNT, 10000);
-	sh->lua = L;
 	return L;
 }
 
+void hsl_close(lua_State *L)
+{
+	if (L)
+		lua_close(L);
+}
+
 /* run: call the function on top of the stack with nargs arguments below it. */
-static int run(struct sh *sh, lua_State *L, int nargs)
+static int run(lua_State *L, int nargs, char *err, size_t cap)
 {
 	int base = lua_gettop(L) - nargs;
 	lua_pushcfunction(L, traceback);
@@ -1205,33 +1202,28 @@ static int run(struct sh *sh, lua_State *L, int nargs)
 	out_flush();
 	if (st != LUA_OK) {
 		const char *msg = lua_tostring(L, -1);
-		sh_error(sh, NULL, "lua: %s", msg ? msg : "(error object is not a string)");
+		snprintf(err, cap, "lua: %s", msg ? msg : "(error object is not a string)");
 		lua_pop(L, 1);
 		return HS_ERR;
 	}
 	return HS_OK;
 }
 
-int sh_lua_run(struct sh *sh, const char *code, const char *name)
+int hsl_run(lua_State *L, const char *code, const char *name, char *err, size_t cap)
 {
-	lua_State *L = state(sh);
-	if (!L)
-		return sh_error(sh, NULL, "cannot create a Lua state (out of memory)");
 	char chunk[256];
 	snprintf(chunk, sizeof chunk, "=%s", name ? name : ":lua");
 	if (luaL_loadbuffer(L, code, strlen(code), chunk) != LUA_OK) {
-		sh_error(sh, NULL, "lua: %s", lua_tostring(L, -1));
+		snprintf(err, cap, "lua: %s", lua_tostring(L, -1));
 		lua_pop(L, 1);
 		return HS_ERR;
 	}
-	return run(sh, L, 0);
+	return run(L, 0, err, cap);
 }
 
-int sh_lua_file(struct sh *sh, const char *path, int argc, char **argv, int own)
+int hsl_run_file(lua_State *L, const char *path, int argc, char **argv, int own, char *err,
+		 size_t cap)
 {
-	lua_State *L = state(sh);
-	if (!L)
-		return sh_error(sh, NULL, "cannot create a Lua state (out of memory)");
 	lua_createtable(L, argc, 1);
 	for (int k = 0; k < argc; k++) {
 		lua_pushstring(L, argv[k]);
@@ -1239,7 +1231,7 @@ int sh_lua_file(struct sh *sh, const char *path, int argc, char **argv, int own)
 	}
 	lua_setglobal(L, "arg");
 	if (luaL_loadfile(L, path) != LUA_OK) {
-		sh_error(sh, NULL, "lua: %s", lua_tostring(L, -1));
+		snprintf(err, cap, "lua: %s", lua_tostring(L, -1));
 		lua_pop(L, 1);
 		return HS_ERR;
 	}
@@ -1251,31 +1243,8 @@ int sh_lua_file(struct sh *sh, const char *path, int argc, char **argv, int own)
 	lua_setfield(L, LUA_REGISTRYINDEX, ARGS_KEY);
 	for (int k = 1; k < argc; k++)
 		lua_pushstring(L, argv[k]);
-	int st = run(sh, L, argc > 1 ? argc - 1 : 0);
+	int st = run(L, argc > 1 ? argc - 1 : 0, err, cap);
 	lua_pushnil(L);
 	lua_setfield(L, LUA_REGISTRYINDEX, ARGS_KEY);	/* the words were the script's only */
 	return st;
-}
-
-void sh_lua_close(struct sh *sh)
-{
-	if (sh->lua)
-		lua_close(sh->lua);
-	sh->lua = NULL;
-}
-
-int sh_cmd_lua(struct sh *sh, int argc, char **argv)
-{
-	(void)argv;
-	if (argc < 2)
-		return sh_error(sh, NULL, "usage: :lua CODE, or :lua alone on a line, then the code, "
-				"then :end");
-	return sh_error(sh, NULL, "internal: :lua is run from the raw line");
-}
-
-int sh_cmd_luafile(struct sh *sh, int argc, char **argv)
-{
-	if (argc < 2)
-		return sh_error(sh, NULL, "usage: :luafile FILE [ARGS...]");
-	return sh_lua_file(sh, argv[1], argc - 1, argv + 1, 1);
 }

@@ -15,7 +15,7 @@
 
 void lb_check_gen(lua_State *L, const struct lb_heap *hp, unsigned gen)
 {
-	if (!hp->sh || !hp->sh->heap || hp->sh->gen != gen)
+	if (!hp->ss || !hp->ss->heap || hp->ss->gen != gen)
 		luaL_error(L, "this value belongs to a heap that was closed or replaced");
 }
 
@@ -32,7 +32,7 @@ void lb_new_object(lua_State *L, struct lb_heap *hp, int heap_idx, int meta_idx,
 	struct lb_object *o = lua_newuserdatauv(L, sizeof *o, 1);
 	o->hp = hp;
 	o->i = i;
-	o->gen = hp->sh->gen;
+	o->gen = hp->ss->gen;
 	lua_pushvalue(L, heap_idx);
 	lua_setiuservalue(L, -2, 1);
 	lua_pushvalue(L, meta_idx);
@@ -59,8 +59,9 @@ void lb_push_list(lua_State *L, int heap_idx, uint32_t *idx, uint32_t n)
 	struct lb_list *l = lua_newuserdatauv(L, sizeof *l, 1);
 	l->hp = hp;
 	l->idx = idx;
+	l->own = idx;
 	l->n = n;
-	l->gen = hp->sh->gen;
+	l->gen = hp->ss->gen;
 	lua_pushvalue(L, heap_idx);
 	lua_setiuservalue(L, -2, 1);
 	luaL_setmetatable(L, LB_LIST);
@@ -83,7 +84,7 @@ void lb_push_heap_value(lua_State *L, int heap_idx, const struct heap_value *v)
 	struct lb_heap *hp = heap_at(L, heap_idx);
 	switch (v->type) {
 	case HPROF_OBJECT: {
-		uint32_t i = v->v.id ? heap_index(hp->sh->heap, v->v.id) : HEAP_NONE;
+		uint32_t i = v->v.id ? heap_index(hp->ss->heap, v->v.id) : HEAP_NONE;
 		if (i == HEAP_NONE)
 			lua_pushnil(L);
 		else
@@ -134,11 +135,18 @@ void lb_push_slice(lua_State *L, int heap_idx, const uint32_t *a, uint32_t n)
 	lb_push_list(L, heap_idx, copy, n);
 }
 
+void lb_push_view(lua_State *L, int heap_idx, const uint32_t *a, uint32_t n)
+{
+	lb_push_list(L, heap_idx, NULL, n);
+	struct lb_list *l = lua_touserdata(L, -1);
+	l->idx = a;
+}
+
 static int obj_refs(lua_State *L)
 {
 	struct lb_object *o = lb_checkobject(L, 1);
 	uint32_t n;
-	const uint32_t *out = heap_out(o->hp->sh->heap, o->i, &n);
+	const uint32_t *out = heap_out(o->hp->ss->heap, o->i, &n);
 	lua_getiuservalue(L, 1, 1);
 	lb_push_slice(L, -1, out, n);
 	return 1;
@@ -148,7 +156,7 @@ static int obj_referrers(lua_State *L)
 {
 	struct lb_object *o = lb_checkobject(L, 1);
 	uint32_t n;
-	const uint32_t *in = heap_in(o->hp->sh->heap, o->i, &n);
+	const uint32_t *in = heap_in(o->hp->ss->heap, o->i, &n);
 	lua_getiuservalue(L, 1, 1);
 	lb_push_slice(L, -1, in, n);
 	return 1;
@@ -160,7 +168,7 @@ static int obj_field(lua_State *L)
 	struct lb_object *o = lb_checkobject(L, 1);
 	const char *name = luaL_checkstring(L, 2);
 	struct heap_value v;
-	const struct heap *h = o->hp->sh->heap;
+	const struct heap *h = o->hp->ss->heap;
 	if (!heap_field(h, o->i, name, &v)) {
 		lua_pushnil(L);
 		lua_pushfstring(L, "class %s has no field '%s'", heap_class_name(h, o->i), name);
@@ -203,8 +211,8 @@ static enum builtin_id builtin_of(const char *k, bool *always)
 
 static int builtin(lua_State *L, struct lb_object *o, enum builtin_id b)
 {
-	struct sh *sh = o->hp->sh;
-	const struct heap *h = sh->heap;
+	struct hs_session *ss = o->hp->ss;
+	const struct heap *h = ss->heap;
 	switch (b) {
 	case B_ID:
 		lua_pushinteger(L, (lua_Integer)heap_id(h, o->i));
@@ -218,18 +226,18 @@ static int builtin(lua_State *L, struct lb_object *o, enum builtin_id b)
 								     : heap_shallow(h, o->i)));
 		break;
 	case B_RETAINED: {
-		struct dom_tree *t = sh_dom(sh, sh->no_weak);
+		struct dom_tree *t = hs_dom(ss, ss->no_weak);
 		if (!t)
-			return luaL_error(L, "retained sizes are not available: %s", sh->last_error);
+			return luaL_error(L, "retained sizes are not available: %s", ss->err.msg);
 		lua_pushinteger(L, (lua_Integer)t->retained[o->i]);
 		break;
 	}
 	case B_DYNAMIC: {
-		struct dyn *d = sh_dyn(sh, false);
+		struct dyn *d = hs_dyn(ss, false);
 		uint64_t bytes;
 		if (!d || dyn_exact(d, dyn_comp(d, o->i), &bytes) != HS_OK)
 			return luaL_error(L, "dynamic sizes are not available: %s",
-					  d ? "interrupted" : sh->last_error);
+					  d ? "interrupted" : ss->err.msg);
 		lua_pushinteger(L, (lua_Integer)bytes);
 		break;
 	}
@@ -287,7 +295,7 @@ static int obj_index(lua_State *L)
 		return luaL_typeerror(L, 1, LB_OBJECT);
 	lua_pop(L, 1);
 	lb_check_gen(L, o->hp, o->gen);
-	const struct heap *h = o->hp->sh->heap;
+	const struct heap *h = o->hp->ss->heap;
 	if (lua_type(L, 2) == LUA_TNUMBER) {
 		lua_Integer k = luaL_checkinteger(L, 2);
 		enum heap_kind kd = heap_kind(h, o->i);
@@ -325,18 +333,18 @@ static int obj_index(lua_State *L)
 static int obj_eq(lua_State *L)
 {
 	struct lb_object *a = lb_testobject(L, 1), *b = lb_testobject(L, 2);
-	lua_pushboolean(L, a && b && a->hp->sh == b->hp->sh && a->gen == b->gen && a->i == b->i);
+	lua_pushboolean(L, a && b && a->hp->ss == b->hp->ss && a->gen == b->gen && a->i == b->i);
 	return 1;
 }
 
 static int obj_tostring(lua_State *L)
 {
 	struct lb_object *o = luaL_checkudata(L, 1, LB_OBJECT);
-	if (!o->hp->sh || !o->hp->sh->heap || o->hp->sh->gen != o->gen) {
+	if (!o->hp->ss || !o->hp->ss->heap || o->hp->ss->gen != o->gen) {
 		lua_pushstring(L, "<object of a closed heap>");
 		return 1;
 	}
-	const struct heap *h = o->hp->sh->heap;
+	const struct heap *h = o->hp->ss->heap;
 	if (heap_kind(h, o->i) == HEAP_CLASS) {
 		uint32_t c = heap_class_of_object(h, o->i);
 		char id[32];
@@ -387,7 +395,8 @@ static int list_len(lua_State *L)
 static int list_gc(lua_State *L)
 {
 	struct lb_list *l = luaL_checkudata(L, 1, LB_LIST);
-	free(l->idx);
+	free(l->own);
+	l->own = NULL;
 	l->idx = NULL;
 	l->n = 0;
 	return 0;
@@ -435,7 +444,7 @@ static int list_iter(lua_State *L)
 static int list_ids(lua_State *L)
 {
 	struct lb_list *l = checklist(L, 1);
-	const struct heap *h = l->hp->sh->heap;
+	const struct heap *h = l->hp->ss->heap;
 	lua_createtable(L, (int)l->n, 0);
 	for (uint32_t k = 0; k < l->n; k++) {
 		lua_pushinteger(L, (lua_Integer)heap_id(h, l->idx ? l->idx[k] : k));

@@ -36,7 +36,7 @@ int sh_parse_object(struct sh *sh, const char *s, uint32_t *obj)
 		sh_error(sh, NULL, "'%s' is not an object id; ids look like 0x7ff0a1b2c8", s);
 		return HS_ERR;
 	}
-	uint32_t i = heap_index(sh->heap, id);
+	uint32_t i = heap_index(sh->ss->heap, id);
 	if (i == HEAP_NONE && sh_live_snapshots(sh) > 1) {
 		sh_error(sh, NULL, "no object with id 0x%llx in this snapshot: ids change from one "
 			 "snapshot to the next (this is snapshot %u of this session); find the object "
@@ -139,12 +139,12 @@ static int cmd_info(struct sh *sh, int argc, char **argv)
 	if (sh_is_live(sh)) {
 		if (sh_live_info(sh) != HS_OK)
 			return HS_ERR;
-		if (!sh->heap)
+		if (!sh->ss->heap)
 			return HS_OK;
 	}
 	if (need_heap(sh))
 		return HS_ERR;
-	struct heap *h = sh->heap;
+	struct heap *h = sh->ss->heap;
 	static const char *const cols[] = {"property", "value"};
 	struct out_table *t = out_table_new(2, cols);
 	kv(t, "file", "%s", h->hp->path);
@@ -209,7 +209,7 @@ static int cmd_info(struct sh *sh, int argc, char **argv)
 	if (h->damaged)
 		kv(t, "damage", "%s (%" PRIu64 " bytes lost)", h->damage, h->lost_bytes);
 	for (int w = 0; w < 2; w++) {
-		const struct dom_tree *d = sh->dom[w];
+		const struct dom_tree *d = sh->ss->dom[w];
 		const char *key = w ? "dominator tree (no weak)" : "dominator tree";
 		if (d) {
 			kv(t, key, "%s; %u objects reachable, %" PRIu64 " bytes",
@@ -223,16 +223,16 @@ static int cmd_info(struct sh *sh, int argc, char **argv)
 		else if (!w)
 			kv(t, key, "not computed yet (:dominators computes it)");
 	}
-	if (sh->dyn)
+	if (sh->ss->dyn)
 		kv(t, "dynamic-size engine", "%s; %u strongly connected components, %u dominating "
-		   "articulation points; estimates %s", sh->dyn_from_index ? "read from the index"
-		   : "computed", sh->dyn->s.ncomp, sh->dyn->stats.daps,
-		   sh->dyn->est ? "ready" : "not computed yet");
+		   "articulation points; estimates %s", sh->ss->dyn_from_index ? "read from the index"
+		   : "computed", sh->ss->dyn->s.ncomp, sh->ss->dyn->stats.daps,
+		   sh->ss->dyn->est ? "ready" : "not computed yet");
 	else
 		kv(t, "dynamic-size engine", "not computed yet (:dynsize, :top or :graphstats "
 		   "computes it)");
-	if (sh->idx)
-		kv(t, "index file", "%s", idx_file(sh->idx));
+	if (sh->ss->idx)
+		kv(t, "index file", "%s", idx_file(sh->ss->idx));
 	out_table_end(t);
 	return HS_OK;
 }
@@ -306,7 +306,7 @@ static int cmp_classes(const void *a, const void *b)
 static uint32_t select_classes(struct sh *sh, const char *pattern, bool by_count,
 			       bool with_instances, uint32_t **out)
 {
-	struct heap *h = sh->heap;
+	struct heap *h = sh->ss->heap;
 	uint32_t n;
 	uint32_t *v;
 	if (pattern) {
@@ -386,7 +386,7 @@ int sh_classes_by_retained(struct sh *sh, struct dom_tree *t, uint32_t candidate
 	*n = 0;
 	if (candidates && candidates < m) {
 		/* the classes whose instances keep the most each on their own */
-		uint64_t *own = xcalloc((size_t)sh->heap->nclasses + 1, sizeof *own);
+		uint64_t *own = xcalloc((size_t)sh->ss->heap->nclasses + 1, sizeof *own);
 		if (dom_class_retained_lower(t, own) != HS_OK) {
 			free(own);
 			free(v);
@@ -401,7 +401,7 @@ int sh_classes_by_retained(struct sh *sh, struct dom_tree *t, uint32_t candidate
 		m = candidates;
 	}
 	uint64_t *ret = xcalloc((size_t)m + 1, sizeof *ret);
-	if (class_retained(sh->heap, t, v, m, -1, ret) != HS_OK) {
+	if (class_retained(sh->ss->heap, t, v, m, -1, ret) != HS_OK) {
 		free(v);
 		free(ret);
 		return HS_INTERRUPTED;
@@ -415,7 +415,7 @@ int sh_classes_by_retained(struct sh *sh, struct dom_tree *t, uint32_t candidate
 
 static int cmd_histogram(struct sh *sh, int argc, char **argv)
 {
-	struct opt_parse o = {NULL, "bytes", 0, false, sh->no_weak, NULL, NULL};
+	struct opt_parse o = {NULL, "bytes", 0, false, sh->ss->no_weak, NULL, NULL};
 	if (parse_list_opts(sh, argc, argv, &o, usage("histogram")))
 		return HS_ERR;
 	if (strcmp(o.by, "bytes") && strcmp(o.by, "count") && strcmp(o.by, "retained"))
@@ -433,7 +433,7 @@ static int cmd_histogram(struct sh *sh, int argc, char **argv)
 				"without --retained");
 	if (need_heap(sh))
 		return HS_ERR;
-	struct heap *h = sh->heap;
+	struct heap *h = sh->ss->heap;
 	/* --heap: one Android heap's objects (HEAP DUMP INFO), counted per class. */
 	int hid = -1;
 	uint64_t *hcount = NULL, *hshallow = NULL;
@@ -535,7 +535,7 @@ static int cmd_classes(struct sh *sh, int argc, char **argv)
 	struct opt_parse o = {NULL, "bytes", 0, false, false, NULL, NULL};
 	if (parse_list_opts(sh, argc, argv, &o, usage("classes")))
 		return HS_ERR;
-	struct heap *h = sh->heap;
+	struct heap *h = sh->ss->heap;
 	uint32_t *v;
 	uint32_t n = select_classes(sh, o.pattern, false, false, &v);
 	if (o.pattern && !n) {
@@ -607,7 +607,7 @@ static int cmd_show(struct sh *sh, int argc, char **argv)
 			return sh_error(sh, NULL, "unexpected '%s'; usage: %s", argv[a],
 					usage("show"));
 	}
-	struct heap *h = sh->heap;
+	struct heap *h = sh->ss->heap;
 	enum heap_kind k = heap_kind(h, i);
 	static const char *const hcols[] = {"property", "value"};
 	struct out_table *t = out_table_new(2, hcols);
@@ -727,8 +727,8 @@ static int cmd_refs(struct sh *sh, int argc, char **argv)
 	if (sh_parse_object(sh, argv[1], &i))
 		return HS_ERR;
 	static const char *const cols[] = {"via", "id", "class", "shallow_bytes"};
-	struct refs_ctx c = {sh->heap, out_table_new(4, cols), HEAP_NONE, i};
-	heap_refs(sh->heap, i, ref_row, &c);
+	struct refs_ctx c = {sh->ss->heap, out_table_new(4, cols), HEAP_NONE, i};
+	heap_refs(sh->ss->heap, i, ref_row, &c);
 	out_table_end(c.t);
 	return HS_OK;
 }
@@ -743,13 +743,13 @@ static int cmd_referrers(struct sh *sh, int argc, char **argv)
 	if (sh_parse_object(sh, argv[1], &i))
 		return HS_ERR;
 	static const char *const cols[] = {"via", "id", "class", "shallow_bytes"};
-	struct refs_ctx c = {sh->heap, out_table_new(4, cols), i, 0};
-	const uint32_t *in = heap_in(sh->heap, i, &n);
+	struct refs_ctx c = {sh->ss->heap, out_table_new(4, cols), i, 0};
+	const uint32_t *in = heap_in(sh->ss->heap, i, &n);
 	for (uint32_t k = 0; k < n; k++) {
 		if (k && in[k] == in[k - 1])
 			continue;	/* one source, several fields: rows come from heap_refs */
 		c.src = in[k];
-		heap_refs(sh->heap, in[k], ref_row, &c);
+		heap_refs(sh->ss->heap, in[k], ref_row, &c);
 	}
 	out_table_end(c.t);
 	return HS_OK;
@@ -761,7 +761,7 @@ static int cmd_roots(struct sh *sh, int argc, char **argv)
 {
 	if (need_heap(sh))
 		return HS_ERR;
-	struct heap *h = sh->heap;
+	struct heap *h = sh->ss->heap;
 	if (argc > 2)
 		return sh_error(sh, NULL, "usage: %s", usage("roots"));
 	if (argc == 1) {
@@ -831,7 +831,7 @@ static int cmd_threads(struct sh *sh, int argc, char **argv)
 		return HS_ERR;
 	if (argc != 1)
 		return sh_error(sh, NULL, "usage: %s", usage("threads"));
-	struct heap *h = sh->heap;
+	struct heap *h = sh->ss->heap;
 	static const char *const cols[] = {"id", "name", "frames", "top_frame"};
 	struct out_table *t = out_table_new(4, cols);
 	for (uint32_t k = 0; k < h->nthreads; k++) {
@@ -890,9 +890,9 @@ static int cmd_open(struct sh *sh, int argc, char **argv)
 	if (!path)
 		return sh_error(sh, NULL, "usage: :open DUMP [--dump N]");
 	bool live = sh_is_live(sh);
-	sh->load_opts.dump = (uint32_t)dump;
+	sh->ss->load_opts.dump = (uint32_t)dump;
 	int st = sh_open(sh, path);
-	sh->load_opts.dump = 0;
+	sh->ss->load_opts.dump = 0;
 	if (st == HS_OK && live)
 		sh_live_leave(sh);	/* a dump replaces the JVM */
 	return st;

@@ -25,58 +25,17 @@ static uint64_t u64_of(double x)
 	return (uint64_t)(x + 0.5);
 }
 
-static void dyn_to_index(struct sh *sh)
-{
-	uint64_t len;
-	void *buf = dyn_save(sh->dyn, &len);
-	struct hs_error err;
-	if (idx_put(sh->idx, IDX_DYN, buf, len, &err) != HS_OK)
-		fprintf(stderr, "heapsh: warning: %s\n", err.msg);
-	free(buf);
-	sh->dyn->dirty = false;
-}
-
 void sh_dyn_save(struct sh *sh)
 {
-	if (sh->dyn && sh->dyn->dirty && sh->idx)
-		dyn_to_index(sh);
+	hs_dyn_save(sh->ss);
 }
 
 struct dyn *sh_dyn(struct sh *sh, bool estimates)
 {
-	if (sh_need_heap(sh))
-		return NULL;
-	if (!sh->dyn) {
-		uint64_t len;
-		const void *p = sh_index(sh) ? idx_section(sh->idx, IDX_DYN, &len) : NULL;
-		if (p && (sh->dyn = dyn_load(p, len, sh->heap->n))) {
-			sh->dyn_from_index = true;
-		} else {
-			sh_progress_begin("computing the strongly connected components and "
-					  "dominating articulation points of %u objects", sh->heap->n);
-			int st = dyn_build_heap(sh->heap, &sh->dyn);
-			sh_progress_end();
-			if (st != HS_OK) {
-				sh_error(sh, NULL, "dynamic-size engine interrupted");
-				return NULL;
-			}
-			sh->dyn_from_index = false;
-			if (sh->idx)
-				dyn_to_index(sh);
-		}
-	}
-	if (estimates && !sh->dyn->est) {
-		sh_progress_begin("estimating the dynamic size of %u components", sh->dyn->s.ncomp);
-		int st = dyn_estimate(sh->dyn);
-		sh_progress_end();
-		if (st != HS_OK) {
-			sh_error(sh, NULL, "dynamic-size estimation interrupted");
-			return NULL;
-		}
-		if (sh->idx)
-			dyn_to_index(sh);
-	}
-	return sh->dyn;
+	struct dyn *d = hs_dyn(sh->ss, estimates);
+	if (!d)
+		sh_error(sh, NULL, "%s", sh->ss->err.msg);
+	return d;
 }
 
 /* ---- helpers ---- */
@@ -249,12 +208,12 @@ int sh_cmd_dynsize(struct sh *sh, int argc, char **argv)
 	if (sh_target_set(sh, o.target, &objs, &n, &label))
 		return HS_ERR;
 	bool single = n == 1 && label[0] == '0';
-	struct dom_tree *t = sh_dom(sh, sh->no_weak);
+	struct dom_tree *t = sh_dom(sh, sh->ss->no_weak);
 	struct dyn *d = t ? sh_dyn(sh, !single && !o.exact && n > EXACT_UP_TO) : NULL;
 	int st = HS_ERR;
 	if (!d)
 		goto done;
-	const struct heap *h = sh->heap;
+	const struct heap *h = sh->ss->heap;
 	if (single) {
 		uint32_t c = dyn_comp(d, objs[0]);
 		uint64_t bytes;
@@ -411,7 +370,7 @@ int sh_cmd_top(struct sh *sh, int argc, char **argv)
 		return sh_error(sh, NULL, "--by takes dynamic, retained or shallow, not '%s'", by);
 	if (sh_need_heap(sh))
 		return HS_ERR;
-	const struct heap *h = sh->heap;
+	const struct heap *h = sh->ss->heap;
 	uint32_t *objs = NULL, n = h->n;
 	char *label = NULL;
 	if (o.cls) {
@@ -424,7 +383,7 @@ int sh_cmd_top(struct sh *sh, int argc, char **argv)
 		}
 	}
 	int st = HS_ERR;
-	struct dom_tree *t = sh_dom(sh, sh->no_weak);
+	struct dom_tree *t = sh_dom(sh, sh->ss->no_weak);
 	bool dynamic = !strcmp(by, "dynamic");
 	struct dyn *d = t ? sh_dyn(sh, true) : NULL;	/* every row shows a dynamic size */
 	if (!d)
@@ -480,11 +439,11 @@ int sh_cmd_graphstats(struct sh *sh, int argc, char **argv)
 	(void)argv;
 	if (argc > 1)
 		return sh_error(sh, NULL, "usage: :graphstats");
-	struct dom_tree *t = sh_dom(sh, sh->no_weak);
+	struct dom_tree *t = sh_dom(sh, sh->ss->no_weak);
 	struct dyn *d = t ? sh_dyn(sh, false) : NULL;
 	if (!d)
 		return HS_ERR;
-	const struct heap *h = sh->heap;
+	const struct heap *h = sh->ss->heap;
 	const struct dyn_stats *s = &d->stats;
 	uint32_t classes = 0, height, width;
 	for (uint32_t c = 0; c < h->nclasses; c++)
@@ -536,11 +495,11 @@ int sh_cmd_sizediff(struct sh *sh, int argc, char **argv)
 	struct dopts o;
 	if (parse(sh, argc, argv, usage, "--exact", &o))
 		return HS_ERR;
-	struct dom_tree *t = sh_dom(sh, sh->no_weak);
+	struct dom_tree *t = sh_dom(sh, sh->ss->no_weak);
 	struct dyn *d = t ? sh_dyn(sh, !o.exact) : NULL;
 	if (!d)
 		return HS_ERR;
-	const struct heap *h = sh->heap;
+	const struct heap *h = sh->ss->heap;
 	if (o.exact) {
 		uint32_t nc = d->s.ncomp;
 		uint32_t *all = xmallocarray((size_t)nc + 1, sizeof *all);

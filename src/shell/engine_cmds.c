@@ -16,82 +16,20 @@
 
 void sh_close_heap(struct sh *sh)
 {
-	if (sh->heap) {
-		/* a query session begun before any heap holds nothing of one: it stays (sh_dsl) */
-		dsl_free(sh->dsl);
-		sh->dsl = NULL;
-	}
-	for (int k = 0; k < 2; k++) {
-		dom_tree_free(sh->dom[k]);
-		sh->dom[k] = NULL;
-	}
-	sh_dyn_save(sh);
-	dyn_free(sh->dyn);
-	sh->dyn = NULL;
-	idx_close(sh->idx);
-	sh->idx = NULL;
-	if (sh->heap)
-		sh->gen++;
-	heap_free(sh->heap);
-	sh->heap = NULL;
-}
-
-static struct dom_tree *dom_from_index(struct sh *sh, bool no_weak)
-{
-	uint64_t len;
-	const uint8_t *p = idx_section(sh->idx, no_weak ? IDX_DOM_STRONG : IDX_DOM_ALL, &len);
-	if (!p)
-		return NULL;
-	bool insane = false;
-	struct dom_tree *t = dom_tree_load(sh->heap, no_weak, p, len, &insane);
-	if (insane)
-		fprintf(stderr, "heapsh: warning: the index's dominator tree is not a tree of this "
-			"heap; computing it again\n");
-	return t;
-}
-
-static void dom_to_index(struct sh *sh, const struct dom_tree *t, bool no_weak)
-{
-	size_t len;
-	uint8_t *buf = dom_tree_save(t, sh->heap->n, &len);
-	struct hs_error err;
-	if (idx_put(sh->idx, no_weak ? IDX_DOM_STRONG : IDX_DOM_ALL, buf, len, &err) != HS_OK)
-		fprintf(stderr, "heapsh: warning: %s\n", err.msg);
-	free(buf);
+	hs_close_heap(sh->ss);
 }
 
 struct idx *sh_index(struct sh *sh)
 {
-	if (sh_is_live(sh))
-		return NULL;	/* a snapshot is a temporary file */
-	/* One index per file: it is the first heap dump's (a file may hold several). */
-	if (!sh->no_index && !sh->idx && !sh->heap->damaged && sh->heap->dump <= 1) {
-		sh->idx = idx_open(sh->dump_path);
-		if (idx_note(sh->idx))
-			fprintf(stderr, "heapsh: %s\n", idx_note(sh->idx));
-	}
-	return sh->idx;
+	return hs_index(sh->ss);
 }
 
 struct dom_tree *sh_dom(struct sh *sh, bool no_weak)
 {
-	if (sh_need_heap(sh))
-		return NULL;
-	struct dom_tree **slot = &sh->dom[no_weak];
-	if (*slot)
-		return *slot;
-	if (sh_index(sh) && (*slot = dom_from_index(sh, no_weak)))
-		return *slot;
-	sh_progress_begin("computing the dominator tree of %u objects", sh->heap->n);
-	int st = dom_tree_build(sh->heap, no_weak, !sh->no_spill, slot);
-	sh_progress_end();
-	if (st != HS_OK) {
-		sh_error(sh, NULL, "dominator tree computation interrupted");
-		return NULL;
-	}
-	if (sh->idx)
-		dom_to_index(sh, *slot, no_weak);
-	return *slot;
+	struct dom_tree *t = hs_dom(sh->ss, no_weak);
+	if (!t)
+		sh_error(sh, NULL, "%s", sh->ss->err.msg);
+	return t;
 }
 
 /* ---- argument helpers ---- */
@@ -107,7 +45,7 @@ static int parse_eopts(struct sh *sh, int argc, char **argv, struct eopts *o,
 		       const char *usage, const char *allowed)
 {
 	memset(o, 0, sizeof *o);
-	o->no_weak = sh->no_weak;
+	o->no_weak = sh->ss->no_weak;
 	for (int a = 1; a < argc; a++) {
 		const char *w = argv[a];
 		bool ok = strstr(allowed, w) != NULL && w[0] == '-';
@@ -147,7 +85,7 @@ static bool looks_like_id(const char *s)
 int sh_target_set(struct sh *sh, const char *target, uint32_t **objs, uint32_t *n,
 		      char **label)
 {
-	struct heap *h = sh->heap;
+	struct heap *h = sh->ss->heap;
 	if (looks_like_id(target)) {
 		uint32_t i;
 		if (sh_parse_object(sh, target, &i))
@@ -226,7 +164,7 @@ int sh_cmd_dominators(struct sh *sh, int argc, char **argv)
 	struct dom_tree *t = sh_dom(sh, o.no_weak);
 	if (!t)
 		return HS_ERR;
-	const struct heap *h = sh->heap;
+	const struct heap *h = sh->ss->heap;
 	uint32_t v = h->n;
 	if (o.target) {
 		if (sh_parse_object(sh, o.target, &v))
@@ -315,7 +253,7 @@ int sh_cmd_retained(struct sh *sh, int argc, char **argv)
 		return HS_ERR;
 	uint64_t shallow = 0, bytes;
 	for (uint32_t k = 0; k < n; k++)
-		shallow += heap_shallow(sh->heap, objs[k]);
+		shallow += heap_shallow(sh->ss->heap, objs[k]);
 	int st = dom_retained_set(t, objs, n, &bytes);
 	free(objs);
 	if (st != HS_OK) {
@@ -342,7 +280,7 @@ int sh_cmd_idom(struct sh *sh, int argc, char **argv)
 	uint32_t v;
 	if (!t || sh_parse_object(sh, o.target, &v))
 		return HS_ERR;
-	const struct heap *h = sh->heap;
+	const struct heap *h = sh->ss->heap;
 	if (t->idom[v] == HEAP_NONE)
 		return sh_error(sh, NULL, "0x%" PRIx64 " is unreachable from the GC roots (garbage)",
 				heap_id(h, v));
@@ -388,7 +326,7 @@ int sh_cmd_path(struct sh *sh, int argc, char **argv)
 		return sh_error(sh, NULL, "usage: %s", usage);
 	if (sh_need_heap(sh))
 		return HS_ERR;
-	const struct heap *h = sh->heap;
+	const struct heap *h = sh->ss->heap;
 	struct hgraph g;
 	char kinds[256], how[256];
 	if (o.merged || !looks_like_id(o.target)) {
@@ -501,16 +439,16 @@ int sh_cmd_path(struct sh *sh, int argc, char **argv)
  */
 int sh_export_graph(struct sh *sh, const char *path)
 {
-	if (!sh->heap)
+	if (!sh->ss->heap)
 		return sh_error(sh, NULL, "no heap is open");
 	FILE *f = fopen(path, "w");
 	if (!f)
 		return sh_error(sh, NULL, "cannot write '%s': %s", path, strerror(errno));
-	const struct heap *h = sh->heap;
+	const struct heap *h = sh->ss->heap;
 	struct hgraph g;
-	hg_init(&g, h, sh->no_weak, true);
+	hg_init(&g, h, sh->ss->no_weak, true);
 	fprintf(f, "# heapsh graph: nodes %u, super-root %u%s\n", h->n + 1, h->n,
-		sh->no_weak ? ", no weak referents" : "");
+		sh->ss->no_weak ? ", no weak referents" : "");
 	fprintf(f, "root %u\n", h->n);
 	for (uint32_t i = 0; i < h->n; i++)
 		fprintf(f, "node %u 0x%" PRIx64 " %" PRIu64 " %s\n", i, heap_id(h, i),

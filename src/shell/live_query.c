@@ -359,7 +359,7 @@ int sh_live_analyze(struct sh *sh, const char *text, const char *where, int firs
 		    bool *handled)
 {
 	*handled = false;
-	if (live_off || sh->heap || !sh_is_live(sh))
+	if (live_off || sh->ss->heap || !sh_is_live(sh))
 		return HS_OK;
 	struct arena a = {0};
 	struct stmt **st;
@@ -552,7 +552,7 @@ int sh_live_explain(struct sh *sh, const char *text, bool *incomplete)
 		goto out;
 	}
 	char why[400];
-	if (sh->heap) {
+	if (sh->ss->heap) {
 		out_printf("on the %s: %s is loaded, so every query runs on it\n",
 			   sh_is_live(sh) ? "snapshot" : "dump", sh_is_live(sh) ? "a snapshot of the "
 			   "JVM" : "a heap dump");

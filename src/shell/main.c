@@ -4,6 +4,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -83,10 +84,10 @@ void sh_progress_end(void)
 	fflush(stderr);
 }
 
-/* The progress bar: stderr only, and only when it is a terminal. */
-static void progress(void *ctx, double f)
+/* The progress bar of loading a dump: stderr only, and only when it is a terminal. */
+static void load_progress(void *ctx, const char *path, double f)
 {
-	const char *path = ctx;
+	(void)ctx;
 	int w = 30, done = (int)(f * w);
 	char bar[64];
 	for (int k = 0; k < w; k++)
@@ -98,39 +99,63 @@ static void progress(void *ctx, double f)
 	fflush(stderr);
 }
 
+/* snap_progress: a snapshot arriving from the agent; UINT64_MAX when it is in. */
+static void snap_progress(void *ctx, uint64_t bytes)
+{
+	(void)ctx;
+	if (bytes == UINT64_MAX)
+		fprintf(stderr, "\r\033[K");
+	else
+		fprintf(stderr, "\rreceiving the snapshot: %" PRIu64 " MB", bytes >> 20);
+}
+
+/* stage: long work in the session, shown as progress (sh_progress_begin). */
+static void stage(void *ctx, const char *label)
+{
+	(void)ctx;
+	if (label)
+		sh_progress_begin("%s", label);
+	else
+		sh_progress_end();
+}
+
+/* notice: what the session has to say, shown as the shell's modes ask. */
+static void notice(void *ctx, enum hs_notice when, const char *text)
+{
+	struct sh *sh = ctx;
+	bool tty = isatty(STDERR_FILENO);
+	switch (when) {
+	case HS_NOTICE_ERROR: sh_error(sh, NULL, "%s", text); return;
+	case HS_NOTICE_TTY: if (!tty) return; break;
+	case HS_NOTICE_ECHO: if (!tty && !sh->echo) return; break;
+	case HS_NOTICE_TIMER: if (!tty && !sh->timer) return; break;
+	case HS_NOTICE_ALWAYS: break;
+	}
+	if (sh->quiet)
+		return;
+	out_flush();
+	fprintf(stderr, "%s\n", text);
+}
+
+void sh_session_hooks(struct sh *sh)
+{
+	struct hs_session *s = sh->ss;
+	s->ctx = sh;
+	s->notice = notice;
+	s->stage = stage;
+	bool tty = isatty(STDERR_FILENO);
+	s->load_progress = tty ? load_progress : NULL;
+	s->snap_progress = tty ? snap_progress : NULL;
+}
+
 int sh_open(struct sh *sh, const char *path)
 {
-	struct hs_error err;
-	hs_error_clear(&err);
-	struct heap *h;
-	sh->load_opts.progress = isatty(STDERR_FILENO) ? progress : NULL;
-	sh->load_opts.progress_ctx = (void *)path;
-	hs_interrupted = 0;
-	int st = heap_load(path, &sh->load_opts, &h, &err);
-	if (st == HS_INTERRUPTED) {
-		if (sh->load_opts.progress)
-			fprintf(stderr, "\r\033[K");
-		return sh_error(sh, NULL, "loading %s interrupted", path);
-	}
+	int st = hs_open(sh->ss, path);
 	if (st != HS_OK) {
-		if (sh->load_opts.progress)
+		if (sh->ss->load_progress)
 			fprintf(stderr, "\r\033[K");
-		if (err.offset >= 0)
-			return sh_error(sh, NULL, "%s (byte offset %lld)", err.msg,
-					(long long)err.offset);
-		return sh_error(sh, NULL, "%s", err.msg);
+		return sh_error(sh, NULL, "%s", sh->ss->err.msg);
 	}
-	if (h->damaged)
-		sh_error(sh, NULL, "warning: %s: %s; about %llu bytes were not read. The "
-			 "rest of the heap is usable; take a new dump for complete results",
-			 path, h->damage, (unsigned long long)h->lost_bytes);
-	sh_close_heap(sh);
-	free(sh->dump_path);
-	sh->heap = h;
-	sh->dump_path = xstrdup(path);
-	if (h->ndumps > 1 && !sh->quiet)
-		fprintf(stderr, "heapsh: %s holds %u heap dumps; this is dump %u (open another "
-			"with --dump N, or :open %s --dump N)\n", path, h->ndumps, h->dump, path);
 	return HS_OK;
 }
 
@@ -313,9 +338,9 @@ int sh_process_input(struct sh *sh, FILE *f, const char *name)
 				prompt = xstrdup("   ...> ");
 			else if (sh_is_live(sh))
 				prompt = sh_live_prompt(sh);
-			else if (sh->heap)
-				prompt = xasprintf("heapsh %s> ", strrchr(sh->dump_path, '/')
-						   ? strrchr(sh->dump_path, '/') + 1 : sh->dump_path);
+			else if (sh->ss->heap)
+				prompt = xasprintf("heapsh %s> ", strrchr(sh->ss->dump_path, '/')
+						   ? strrchr(sh->ss->dump_path, '/') + 1 : sh->ss->dump_path);
 			else
 				prompt = xstrdup("heapsh> ");
 			text = le_readline(prompt);
@@ -476,7 +501,7 @@ static int complete_option(const char *line, int start, const char *word, char *
 	const char *u = c->usage;
 	if (word[0] != '-' && p - q == 6 && !strncmp(line + q, "--heap", 6)) {
 		/* an Android dump's heaps (HEAP DUMP INFO) */
-		const struct heap *h = sh_current ? sh_current->heap : NULL;
+		const struct heap *h = sh_current ? sh_current->ss->heap : NULL;
 		for (uint32_t k = 0; h && k < h->nheaps && n < cap; k++)
 			if (!strncmp(h->heap_names[k], word, wl))
 				out[n++] = xstrdup(h->heap_names[k]);
@@ -535,7 +560,7 @@ int sh_complete(const char *line, int start, const char *word, char **out, int c
 	}
 	if (line[first] == ':' && (n = complete_option(line + first, start - first, word, out, cap)))
 		return n;
-	struct heap *h = sh_current ? sh_current->heap : NULL;
+	struct heap *h = sh_current ? sh_current->ss->heap : NULL;
 	if (!h || word[0] == '-')
 		return 0;
 	bool query = line[first] != ':';
@@ -568,9 +593,9 @@ int sh_complete(const char *line, int start, const char *word, char **out, int c
 		for (int k = 0; parse_keywords[k]; k++)
 			if (!strncmp(parse_keywords[k], word, wl))
 				add_cand(out, &n, cap, xstrdup(parse_keywords[k]));
-		if (sh_current->dsl) {
+		if (sh_current->ss->dsl) {
 			int nn;
-			const char **names = dsl_names(sh_current->dsl, &nn);
+			const char **names = dsl_names(sh_current->ss->dsl, &nn);
 			for (int k = 0; k < nn; k++)
 				if (!strncmp(names[k], word, wl))
 					add_cand(out, &n, cap, xstrdup(names[k]));
@@ -657,11 +682,8 @@ static void finish(struct sh *sh)
 {
 	sh_lua_close(sh);
 	sh_live_leave(sh);
-	sh_close_heap(sh);
-	dsl_free(sh->dsl);	/* a query session begun before any heap */
-	sh->dsl = NULL;
-	free(sh->dump_path);
-	sh->dump_path = NULL;
+	hs_session_free(sh->ss);
+	sh->ss = NULL;
 }
 
 int main(int argc, char **argv);	/* declared: the fuzz build renames it (Makefile) */
@@ -669,6 +691,8 @@ int main(int argc, char **argv)
 {
 	struct sh sh;
 	memset(&sh, 0, sizeof sh);
+	sh.ss = hs_session_new();
+	sh_session_hooks(&sh);
 	sh_current = &sh;
 	/*
 	 * A fixed threshold: big arrays always get their own mappings and go
@@ -710,8 +734,8 @@ int main(int argc, char **argv)
 			}
 			out_mode = (enum out_mode)m;
 		} else if (!strcmp(o, "--oops") && a + 1 < argc) {
-			sh.load_opts.oop_size = atoi(argv[++a]);
-			if (sh.load_opts.oop_size != 4 && sh.load_opts.oop_size != 8) {
+			sh.ss->load_opts.oop_size = atoi(argv[++a]);
+			if (sh.ss->load_opts.oop_size != 4 && sh.ss->load_opts.oop_size != 8) {
 				fprintf(stderr, "heapsh: --oops takes 4 or 8, not '%s'\n", argv[a]);
 				return 2;
 			}
@@ -723,15 +747,15 @@ int main(int argc, char **argv)
 					"file, from 1, not '%s'\n", argv[a]);
 				return 2;
 			}
-			sh.load_opts.dump = (uint32_t)n;
+			sh.ss->load_opts.dump = (uint32_t)n;
 		} else if (!strcmp(o, "--no-weak")) {
-			sh.no_weak = true;
+			sh.ss->no_weak = true;
 		} else if (!strcmp(o, "--no-index")) {
-			sh.no_index = true;
+			sh.ss->no_index = true;
 		} else if (!strcmp(o, "--keep-agent")) {
-			sh.keep_agent = true;
+			sh.ss->keep_agent = true;
 		} else if (!strcmp(o, "--no-spill")) {
-			sh.no_spill = true;
+			sh.ss->no_spill = true;
 		} else if (!strcmp(o, "--export-graph") && a + 2 < argc) {
 			dump = argv[a + 1];
 			export_to = argv[a + 2];
@@ -764,10 +788,10 @@ int main(int argc, char **argv)
 	if (dump && is_pid(dump)) {
 		if (sh_attach(&sh, atoi(dump)) != HS_OK)
 			return 2;
-	} else if (dump && sh_open(&sh, dump) != HS_OK && !sh.heap) {
+	} else if (dump && sh_open(&sh, dump) != HS_OK && !sh.ss->heap) {
 		return 2;
 	}
-	sh.load_opts.dump = 0;	/* --dump was for DUMP; later :open and snapshots start at 1 */
+	sh.ss->load_opts.dump = 0;	/* --dump was for DUMP; later :open and snapshots start at 1 */
 	int damaged = sh.status;
 	if (export_to) {
 		int st = sh_export_graph(&sh, export_to);
@@ -820,9 +844,9 @@ int main(int argc, char **argv)
 		hist = xasprintf("%s/.heapsh_history", home);
 	le_init(hist, sh_complete);
 	free(hist);
-	if (isatty(STDIN_FILENO) && sh.heap)
+	if (isatty(STDIN_FILENO) && sh.ss->heap)
 		printf("heapsh %s: %u objects, %u classes. Type :help for commands.\n",
-		       HEAPSH_VERSION, sh.heap->n, sh.heap->nclasses);
+		       HEAPSH_VERSION, sh.ss->heap->n, sh.ss->heap->nclasses);
 	int st = sh_process_input(&sh, NULL, "<stdin>");
 	le_finish();
 	out_flush();

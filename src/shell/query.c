@@ -14,63 +14,9 @@
 #include "../out/out.h"
 #include "sh.h"
 
-static struct dom_tree *dom_cb(void *ctx)
-{
-	struct sh *sh = ctx;
-	return sh_dom(sh, sh->no_weak);
-}
-
-static struct dsl *session(struct sh *sh);
-
-static struct dyn *dyn_cb(void *ctx, bool estimates)
-{
-	return sh_dyn(ctx, estimates);
-}
-
-/*
- * alloc_cb: the attached JVM's recording for `allocations` (the language
- * frees it). Why there is none goes into the query's error, with its
- * caret, rather than to stderr on its own.
- */
-static struct alc_rec *alloc_cb(void *ctx, struct hs_error *err)
-{
-	struct sh *sh = ctx;
-	if (!sh_is_live(sh)) {
-		hs_error_set(err, -1, "%s", sh->heap ? "this is a heap dump, not a running JVM "
-			     "(heapsh PID attaches to one)" : "not attached to a JVM");
-		return NULL;
-	}
-	struct alc_rec *r = NULL;
-	bool quiet = sh->quiet;
-	sh->quiet = true;
-	sh->last_error[0] = 0;
-	int st = sh_alloc_fetch(sh, &r);
-	sh->quiet = quiet;
-	if (st != HS_OK || !r) {
-		hs_error_set(err, -1, "%s", sh->last_error);
-		return NULL;
-	}
-	return r;
-}
-
 struct dsl *sh_dsl(struct sh *sh)
 {
-	return session(sh);
-}
-
-/*
- * session: the query session, made on first use; one made before the
- * heap (an attached JVM before its snapshot) gets the heap once it is
- * there, if it is still open.
- */
-static struct dsl *session(struct sh *sh)
-{
-	struct dsl_engine eng = {dom_cb, dyn_cb, alloc_cb, sh};
-	if (!sh->dsl)
-		sh->dsl = dsl_new(sh->heap, &eng);
-	else if (sh->heap && !dsl_heap(sh->dsl))
-		dsl_set_heap(sh->dsl, sh->heap);
-	return sh->dsl;
+	return hs_dsl(sh->ss);
 }
 
 /* Rows shown in table mode before "... N more". */
@@ -96,16 +42,16 @@ static void cell(struct sh *sh, struct out_table *t, struct value v, void *arena
 	switch (v.k) {
 	case V_NULL: out_cell_null(t); break;
 	case V_INT: out_cell_i64(t, v.u.i); break;
-	case V_FLOAT: out_cell_num(t, dsl_value_text(sh->dsl, v, arena)); break;
+	case V_FLOAT: out_cell_num(t, dsl_value_text(sh->ss->dsl, v, arena)); break;
 	case V_BOOL: out_cell_num(t, v.u.b ? "true" : "false"); break;
-	default: out_cell_str(t, dsl_value_text(sh->dsl, v, arena)); break;
+	default: out_cell_str(t, dsl_value_text(sh->ss->dsl, v, arena)); break;
 	}
 }
 
 static void show_objects(struct sh *sh, const struct list *l)
 {
-	const struct heap *h = sh->heap;
-	struct dom_tree *d = sh_dom(sh, sh->no_weak);
+	const struct heap *h = sh->ss->heap;
+	struct dom_tree *d = sh_dom(sh, sh->ss->no_weak);
 	static const char *const cols[] = {"id", "class", "shallow_bytes", "retained_bytes"};
 	struct out_table *t = out_table_new(4, cols);
 	uint32_t limit = out_mode == OUT_TABLE && l->n > TABLE_ROWS ? TABLE_ROWS : l->n;
@@ -171,14 +117,14 @@ void sh_show_value(struct sh *sh, struct value v, void *arena)
 	}
 	if (out_mode == OUT_JSON) {
 		if (v.k == V_INT || v.k == V_FLOAT || v.k == V_BOOL || v.k == V_NULL)
-			out_printf("%s\n", dsl_value_text(sh->dsl, v, arena));
+			out_printf("%s\n", dsl_value_text(sh->ss->dsl, v, arena));
 		else {
-			out_json_string(stdout, dsl_value_text(sh->dsl, v, arena));
+			out_json_string(stdout, dsl_value_text(sh->ss->dsl, v, arena));
 			out_printf("\n");
 		}
 		return;
 	}
-	out_printf("%s\n", dsl_value_text(sh->dsl, v, arena));
+	out_printf("%s\n", dsl_value_text(sh->ss->dsl, v, arena));
 }
 
 /* report: the error with its location and a caret under the column. */
@@ -225,7 +171,7 @@ int sh_query(struct sh *sh, const char *text, const char *where, int first_line,
 	if (sh_live_explain_pending())
 		return sh_live_explain(sh, text, incomplete);
 	bool heapless = false;	/* run with no snapshot: the snippet needs no heap */
-	if (!sh->heap && sh_is_live(sh)) {
+	if (!sh->ss->heap && sh_is_live(sh)) {
 		/* Finish reading it first; then maybe the JVM can answer it without a snapshot. */
 		struct arena a = {0};
 		struct stmt **st;
@@ -238,7 +184,7 @@ int sh_query(struct sh *sh, const char *text, const char *where, int first_line,
 			return HS_OK;
 		}
 		/* a query that does not parse needs no snapshot to say so */
-		heapless = ps == PARSE_ERROR || dsl_heapless(sh->dsl, text);
+		heapless = ps == PARSE_ERROR || dsl_heapless(sh->ss->dsl, text);
 		bool handled = false;
 		int r = heapless ? HS_OK : sh_live_pushdown(sh, text, &handled);
 		if (handled)
@@ -247,9 +193,9 @@ int sh_query(struct sh *sh, const char *text, const char *where, int first_line,
 		if (handled)
 			return r;
 	}
-	if (!sh->heap && !heapless && sh_need_heap(sh))
+	if (!sh->ss->heap && !heapless && sh_need_heap(sh))
 		return HS_ERR;
-	struct dsl *d = session(sh);
+	struct dsl *d = sh_dsl(sh);
 	struct dsl_output out;
 	struct hs_error err;
 	hs_error_clear(&err);

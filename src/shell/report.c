@@ -136,7 +136,7 @@ static const char style[] =
 /* The facts :info shows that a reader of a ticket needs. */
 static void summary(FILE *f, struct sh *sh, struct dom_tree *t)
 {
-	const struct heap *h = sh->heap;
+	const struct heap *h = sh->ss->heap;
 	fputs("<section id=\"summary\"><h2>Summary</h2><table class=\"kv\">\n", f);
 	fputs("<tr><th>File</th><td><code>", f);
 	esc(f, h->hp->path);
@@ -207,7 +207,7 @@ static void summary(FILE *f, struct sh *sh, struct dom_tree *t)
 	}
 	fprintf(f, "<tr><th>Dominator tree</th><td>%s%s</td></tr>\n",
 		t->from_index ? "read from the index file" : "computed for this report",
-		sh->no_weak ? "; Reference.referent links ignored (--no-weak)" : "");
+		sh->ss->no_weak ? "; Reference.referent links ignored (--no-weak)" : "");
 	fputs("</table></section>\n", f);
 }
 
@@ -469,10 +469,10 @@ int sh_report(struct sh *sh, const char *path)
 	struct waste_dup *dup = NULL;
 	struct waste_coll *coll = NULL, total;
 	struct sus_opts so = {10, 80};
-	struct dom_tree *t = sh_dom(sh, sh->no_weak);
+	struct dom_tree *t = sh_dom(sh, sh->ss->no_weak);
 	if (!t)
 		goto fail;	/* reported */
-	const struct heap *h = sh->heap;
+	const struct heap *h = sh->ss->heap;
 	struct hgraph g;
 	hg_init(&g, h, true, true);	/* paths through strong references, as :suspects */
 	int st = sus_find(t, &g, &so, &sus, &nsus);

@@ -13,32 +13,20 @@
 #include "../engine/dyn.h"
 #include "../engine/idx.h"
 #include "../heap/heap.h"
+#include "../session/session.h"
 
 #define HEAPSH_VERSION "0.1.0"
 
 struct sh {
-	struct heap *heap;
-	char *dump_path;
-	struct heap_load_opts load_opts;
+	struct hs_session *ss;	/* the session the shell runs on (src/session) */
 	int status;		/* exit status: 0, or 2 after an error */
 	bool quit;
 	bool echo;		/* print each command before running it (tours) */
-	bool no_weak;		/* default for engine commands: ignore Reference.referent */
-	bool no_index;		/* do not read or write the index file */
-	bool keep_agent;	/* leaving a JVM does not detach its agent (--keep-agent) */
-	bool no_spill;		/* keep ids and positions in memory while the engine builds */
 	bool timer;		/* :timer on: report each input's wall time on stderr */
-	struct dom_tree *dom[2];	/* [no_weak]: computed on first use */
-	struct dyn *dyn;	/* the dynamic-size engine, made on first use */
-	struct sh_live *live;	/* the attached JVM (live.c), or NULL */
-	bool dyn_from_index;
-	struct idx *idx;
-	struct dsl *dsl;	/* the query language session, made on first use */
 	int depth;		/* :load nesting */
 	bool quiet;		/* sh_error only records (sessions opened from Lua) */
 	char last_error[512];	/* the last sh_error message */
 	unsigned long nerrors;	/* sh_error calls so far (did a command say what went wrong?) */
-	unsigned gen;		/* counts heaps closed: objects of an older heap are stale */
 	void *lua;		/* the Lua state (src/lua), made on first use */
 	const char *where;	/* "file:line" of the input being run, or NULL */
 };
@@ -108,6 +96,8 @@ void sh_progress_end(void);
 int sh_error(struct sh *sh, const char *where, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* sh_session_hooks: the session's notices, stages and progress shown as the shell shows them. */
+void sh_session_hooks(struct sh *sh);
 /* sh_open: load a dump into the session, replacing any current heap. */
 int sh_open(struct sh *sh, const char *path);
 

@@ -74,13 +74,13 @@ static int baseline(struct sh *sh, const char *path, bool no_weak, struct heap *
 	*bh = NULL;
 	*bt = NULL;
 	sh_progress_begin("reading the baseline %s", path);
-	int st = heap_load(path, &sh->load_opts, bh, &err);
+	int st = heap_load(path, &sh->ss->load_opts, bh, &err);
 	sh_progress_end();
 	if (st == HS_INTERRUPTED)
 		return sh_error(sh, NULL, "interrupted");
 	if (st != HS_OK)
 		return sh_error(sh, NULL, "--baseline %s: %s", path, err.msg);
-	struct idx *ix = sh->no_index || (*bh)->damaged ? NULL : idx_open(path);
+	struct idx *ix = sh->ss->no_index || (*bh)->damaged ? NULL : idx_open(path);
 	uint64_t len;
 	const uint8_t *p = ix ? idx_section(ix, no_weak ? IDX_DOM_STRONG : IDX_DOM_ALL, &len) : NULL;
 	bool insane = false;
@@ -88,7 +88,7 @@ static int baseline(struct sh *sh, const char *path, bool no_weak, struct heap *
 		*bt = dom_tree_load(*bh, no_weak, p, len, &insane);
 	if (!*bt) {
 		sh_progress_begin("computing the baseline's dominator tree of %u objects", (*bh)->n);
-		st = dom_tree_build(*bh, no_weak, !sh->no_spill, bt);
+		st = dom_tree_build(*bh, no_weak, !sh->ss->no_spill, bt);
 		sh_progress_end();
 	}
 	if (ix)
@@ -105,7 +105,7 @@ int sh_cmd_suspects(struct sh *sh, int argc, char **argv)
 {
 	struct sus_opts o = {10, 80};
 	const char *base_path = NULL;
-	bool no_weak = sh->no_weak;
+	bool no_weak = sh->ss->no_weak;
 	for (int a = 1; a < argc; a++) {
 		const char *w = argv[a];
 		if (!strcmp(w, "--threshold") || !strcmp(w, "--child")) {
@@ -129,7 +129,7 @@ int sh_cmd_suspects(struct sh *sh, int argc, char **argv)
 	struct dom_tree *t = sh_dom(sh, no_weak);
 	if (!t)
 		return HS_ERR;
-	const struct heap *h = sh->heap;
+	const struct heap *h = sh->ss->heap;
 	struct heap *bh = NULL;
 	struct dom_tree *bt = NULL;
 	if (base_path && baseline(sh, base_path, no_weak, &bh, &bt))

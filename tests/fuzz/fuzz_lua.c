@@ -5,8 +5,8 @@
  * h:path, h:dominators and h:retained of a session on the tiny heap
  * (tiny_heap.h), each under pcall, as a script would pass what a user
  * typed. (The input is data, not Lua code: running arbitrary code would
- * fuzz Lua itself, and os.execute.) Built with the shell's objects, its
- * main renamed, since the Lua module still lives on the shell (issue 17).
+ * fuzz Lua itself, and os.execute.) The Lua module runs on a session
+ * (src/session) as its own host, without the shell.
  */
 #include "fuzz.h"
 #include "tiny_heap.h"
@@ -14,13 +14,14 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "../../src/shell/sh.h"
+#include "../../src/lua/heapsh_lua.h"
+#include "../../src/session/session.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int sh_lua_run(struct sh *sh, const char *code, const char *name);
 
-static struct sh sh;
+static struct hs_session *ss;
+static lua_State *L;
 
 static const char script[] =
 	"local t, h = FUZZ, heapsh.current()\n"
@@ -38,10 +39,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	fz_quiet();
 	struct hw w;
 	tiny_heap(&w, 8);
-	sh_current = &sh;
-	sh.quiet = true;
-	sh.no_index = true;
-	if (sh_open(&sh, hw_save(&w)) != HS_OK || sh_lua_run(&sh, "", "init") != HS_OK)
+	ss = hs_session_new();
+	ss->no_index = true;
+	if (hs_open(ss, hw_save(&w)) != HS_OK || !(L = hsl_open(ss)))
 		abort();
 	hw_free(&w);	/* deletes the file; the heap keeps its mapping */
 	return 0;
@@ -49,9 +49,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	lua_pushlstring((lua_State *)sh.lua, (const char *)data, size);
-	lua_setglobal((lua_State *)sh.lua, "FUZZ");
-	sh_lua_run(&sh, script, "fuzz");
-	lua_gc((lua_State *)sh.lua, LUA_GCCOLLECT);
+	char err[2048];
+	lua_pushlstring(L, (const char *)data, size);
+	lua_setglobal(L, "FUZZ");
+	hsl_run(L, script, "fuzz", err, sizeof err);
+	lua_gc(L, LUA_GCCOLLECT);
 	return 0;
 }

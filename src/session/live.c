@@ -1,0 +1,371 @@
+/*
+ * live.c - a session's attached JVM (docs/agent.md): attaching (loading
+ * libheapsh_agent.so through HotSpot's attach mechanism when it is not
+ * there yet), the agent connection, leaving, snapshots (HotSpot's heap
+ * dumper or the agent's own walk) that become the session's heap, and
+ * reading an allocation recording. The shell's live commands (src/shell/
+ * live.c) and the Lua module's heapsh.attach use these. See session.h.
+ */
+#include "session.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../attach/attach.h"
+#include "../attach/snapshot.h"
+
+#define ATTACH_MS 10000
+
+/* agent_path: libheapsh_agent.so next to the heapsh binary, or $HEAPSH_AGENT. */
+static bool agent_path(char *buf, size_t cap)
+{
+	const char *env = getenv("HEAPSH_AGENT");
+	if (env && *env) {
+		if (!realpath(env, buf) && strlen(env) < cap)
+			snprintf(buf, cap, "%s", env);
+		return access(buf, R_OK) == 0;
+	}
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = 0;
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return false;
+	*slash = 0;
+	static const char *const where[] = {"%s/libheapsh_agent.so", "%s/../lib/heapsh/libheapsh_agent.so",
+					     "%s/../libheapsh_agent.so"};
+	for (size_t k = 0; k < sizeof where / sizeof *where; k++) {
+		char p[PATH_MAX + 64];
+		snprintf(p, sizeof p, where[k], exe);
+		if (realpath(p, buf) && access(buf, R_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+void hs_live_close(struct hs_session *s)
+{
+	if (!s->live)
+		return;
+	proto_close(&s->live->conn);
+	free(s->live);
+	s->live = NULL;
+}
+
+struct proto_conn *hs_live_conn(struct hs_session *s)
+{
+	struct hs_live *l = s->live;
+	if (!l) {
+		hs_fail(s, "not attached to a JVM; :attach PID first");
+		return NULL;
+	}
+	if (proto_alive(&l->conn))
+		return &l->conn;
+	struct hs_error err;
+	if (proto_connect(l->pid, &l->conn, &err) != HS_OK) {
+		hs_fail(s, "%s", err.msg);
+		return NULL;
+	}
+	return &l->conn;
+}
+
+bool hs_live_farewell(struct hs_session *s)
+{
+	if (!s->live || !proto_alive(&s->live->conn))
+		return false;
+	struct alc_status st;
+	struct hs_error err;
+	if (proto_alloc_control(&s->live->conn, PROTO_ALLOC_STATUS, &st, &err) != HS_OK)
+		return false;
+	bool running = st.recording;
+	if (running)
+		hs_notify(s, HS_NOTICE_ALWAYS, "note: the allocation recording in JVM %d goes on "
+			  "without heapsh; 'heapsh %d' reads it later, ':alloc stop' ends it",
+			  s->live->pid, s->live->pid);
+	alc_status_free(&st);
+	return running;
+}
+
+void hs_leave(struct hs_session *s)
+{
+	if (!s->live)
+		return;
+	struct hs_live *l = s->live;
+	int outcome = PROTO_KEPT_ASKED, other = 0;
+	struct hs_error err;
+	bool told = false;
+	if (proto_alive(&l->conn)) {
+		if (proto_leave(&l->conn, !s->keep_agent, &outcome, &other, &err) != HS_OK)
+			outcome = PROTO_KEPT_ASKED;
+		told = true;
+	}
+	switch (told ? outcome : PROTO_KEPT_ASKED) {
+	case PROTO_DETACHED:
+		hs_notify(s, HS_NOTICE_TTY, "detached from JVM %d (the agent stopped and removed "
+			  "its socket)", l->pid);
+		break;
+	case PROTO_KEPT_RECORDING:
+		/* The recording lives in the agent: a running one says it goes on. */
+		if (!hs_live_farewell(s))
+			hs_notify(s, HS_NOTICE_ALWAYS, "note: heapsh's agent stays in JVM %d for its "
+				  "stopped allocation recording ('heapsh %d' reads it, ':alloc reset' "
+				  "drops it)", l->pid, l->pid);
+		break;
+	case PROTO_KEPT_SHELL:
+		hs_notify(s, HS_NOTICE_ALWAYS, "note: heapsh's agent stays in JVM %d: heapsh pid %d "
+			  "is using it", l->pid, other);
+		break;
+	case PROTO_KEPT_START:
+		hs_notify(s, HS_NOTICE_TTY, "note: heapsh's agent stays in JVM %d, which loaded it "
+			  "at start-up (-agentpath)", l->pid);
+		break;
+	default:
+		if (told && outcome == PROTO_KEPT_ASKED && proto_alive(&l->conn))
+			hs_live_farewell(s);
+		break;
+	}
+	hs_live_close(s);
+}
+
+int hs_attach(struct hs_session *s, int pid)
+{
+	char proc[64];
+	struct stat st;
+	snprintf(proc, sizeof proc, "/proc/%d", pid);
+	if (pid <= 0 || stat(proc, &st) != 0)
+		return hs_fail(s, "no process %d: check the pid (jps or ps lists JVMs)", pid);
+	struct hs_live *l = xcalloc(1, sizeof *l);
+	l->pid = pid;
+	l->conn.fd = -1;
+	struct hs_error err;
+	hs_error_clear(&err);
+	if (proto_connect(pid, &l->conn, &err) != HS_OK) {
+		/* No agent yet: load it through the attach mechanism. */
+		char lib[PATH_MAX];
+		if (!agent_path(lib, sizeof lib)) {
+			free(l);
+			return hs_fail(s, "libheapsh_agent.so was not found next to heapsh; build it "
+				       "with 'make' or set HEAPSH_AGENT to its path");
+		}
+		enum att_kind kind;
+		if (att_load_agent(pid, lib, "", ATTACH_MS, &kind, &err) != HS_OK) {
+			free(l);
+			return hs_fail(s, "%s", err.msg);
+		}
+		/* The agent's thread opens the socket: wait for it. */
+		int st2 = HS_ERR;
+		for (int k = 0; k < 100 && st2 != HS_OK; k++) {
+			st2 = proto_connect(pid, &l->conn, &err);
+			if (st2 != HS_OK)
+				usleep(50000);
+		}
+		if (st2 != HS_OK) {
+			free(l);
+			return hs_fail(s, "the agent was loaded into JVM %d but does not answer: %s "
+				       "(the JVM's standard error may say why)", pid, err.msg);
+		}
+	}
+	struct proto_info info;
+	if (proto_info(&l->conn, &info, &err) != HS_OK) {
+		proto_close(&l->conn);
+		free(l);
+		return hs_fail(s, "%s", err.msg);
+	}
+	snprintf(l->vm, sizeof l->vm, "%s %s", info.vm_name, info.vm_version);
+	if (s->live && s->live->pid != pid)
+		hs_leave(s);	/* another JVM: let go of the one before */
+	hs_live_close(s);
+	hs_close_heap(s);
+	free(s->dump_path);
+	s->dump_path = NULL;
+	s->live = l;
+	hs_notify(s, HS_NOTICE_ECHO, "attached to JVM %d (%s); heap used %" PRIu64 " of %" PRIu64
+		  " bytes", pid, l->vm, info.heap_used, info.heap_max);
+	return HS_OK;
+}
+
+static void snap_progress(void *ctx, uint64_t bytes)
+{
+	struct hs_session *s = ctx;
+	s->snap_progress(s->ctx, bytes);
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/*
+ * forget_agent: the agent's own thread is no GC root of the program's: its
+ * Thread object, stack and JNI locals leave the snapshot's roots (docs/agent.md).
+ */
+static void forget_agent(struct heap *h)
+{
+	for (uint32_t t = 0; t < h->nthreads; t++) {
+		char *name = heap_thread_name(h, t);
+		bool ours = name && !strcmp(name, "heapsh-agent");
+		free(name);
+		if (ours) {
+			heap_forget_thread(h, t);
+			return;
+		}
+	}
+}
+
+/* open_snapshot: the dump at path becomes the heap, the connection kept; path is removed. */
+static int open_snapshot(struct hs_session *s, const char *path)
+{
+	struct hs_live *l = s->live;
+	s->live = NULL;	/* hs_open closes the old heap, not the connection */
+	int st = hs_open(s, path);
+	s->live = l;
+	unlink(path);		/* the mapping keeps it readable */
+	if (st != HS_OK)
+		return st;
+	forget_agent(s->heap);
+	l->snap_time = time(NULL);
+	l->snapshots++;
+	return HS_OK;
+}
+
+/* stream_snapshot: the agent's own snapshot (a FollowReferences walk), :refresh --via agent. */
+static int stream_snapshot(struct hs_session *s)
+{
+	const char *tmp = getenv("TMPDIR");
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/heapsh-live-%d-XXXXXX", tmp && *tmp ? tmp : "/tmp",
+		 s->live->pid);
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return hs_fail(s, "cannot create a temporary file for the snapshot in %s: %s "
+				"(set TMPDIR)", tmp && *tmp ? tmp : "/tmp", strerror(errno));
+	close(fd);
+	struct hs_error err;
+	double pause = 0;
+	hs_interrupted = 0;
+	int st = proto_snapshot(&s->live->conn, path, &pause, s->snap_progress ? snap_progress : NULL,
+				s, &err);
+	if (s->snap_progress)
+		s->snap_progress(s->ctx, UINT64_MAX);	/* done */
+	if (st != HS_OK) {
+		unlink(path);
+		return hs_fail(s, "snapshot of JVM %d failed: %s", s->live->pid, err.msg);
+	}
+	if ((st = open_snapshot(s, path)) != HS_OK)
+		return st;
+	hs_notify(s, HS_NOTICE_TIMER, "snapshot of JVM %d: %u objects, from the agent's walk (the "
+		  "JVM paused about %.0f ms)", s->live->pid, s->heap->n, pause);
+	return HS_OK;
+}
+
+#define SNAPSHOT_NOTE_BYTES (256ull << 20)	/* heap used from which a snapshot says it pauses */
+
+/*
+ * hs_snapshot: a new snapshot of the attached JVM replaces the heap:
+ * HotSpot's own heap dumper writes the live objects into a private
+ * directory (jcmd GC.heap_dump through the attach mechanism, or the agent's
+ * HotSpotDiagnosticMXBean when attach is off), heapsh loads the dump and
+ * removes it. It pauses the JVM no longer than jcmd GC.heap_dump, which it
+ * is, and is several times faster than the agent's own walk, whose tags
+ * make JVMTI slow on big heaps (docs/performance.md). via "agent": that walk.
+ */
+int hs_snapshot(struct hs_session *s, const char *via)
+{
+	if (!hs_live_conn(s))
+		return HS_ERR;
+	if (via && !strcmp(via, "agent"))
+		return stream_snapshot(s);
+	int pid = s->live->pid;
+	const char *tmp = getenv("TMPDIR");
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	snprintf(dir, sizeof dir, "%s/heapsh-snap-%d-XXXXXX", tmp && *tmp ? tmp : "/tmp", pid);
+	if (!mkdtemp(dir))
+		return hs_fail(s, "cannot create a private directory for the snapshot in %s: "
+				"%s (set TMPDIR)", tmp && *tmp ? tmp : "/tmp", strerror(errno));
+	/* The JVM writes the dump: a JVM of another user (heapsh as root) gets the directory. */
+	char proc[64];
+	struct stat jvm;
+	snprintf(proc, sizeof proc, "/proc/%d", pid);
+	if (stat(proc, &jvm) == 0 && jvm.st_uid != geteuid() && chown(dir, jvm.st_uid, jvm.st_gid))
+		(void)0;	/* a JVM that cannot write there says so below */
+	snprintf(path, sizeof path, "%s/snapshot.hprof", dir);
+	struct hs_error err;
+	struct proto_info info;
+	if (s->notice && proto_info(&s->live->conn, &info, &err) == HS_OK &&
+	    info.heap_used >= SNAPSHOT_NOTE_BYTES)
+		hs_notify(s, HS_NOTICE_TTY, "taking a snapshot of JVM %d (%" PRIu64 " MB of heap used) "
+			  "with HotSpot's heap dumper: the JVM pauses while it dumps, about 2 s per GB",
+			  pid, info.heap_used >> 20);
+	hs_interrupted = 0;
+	double t0 = now_s(), dump_ms = 0;
+	char *cmd = xasprintf("GC.heap_dump %s", path), *output = NULL;
+	enum att_kind kind = ATT_OK;
+	int st = att_jcmd(pid, cmd, 600000, &output, &kind, &err);
+	free(cmd);
+	free(output);
+	const char *how = "jcmd GC.heap_dump";
+	if (st != HS_OK && kind == ATT_DISABLED) {
+		/* -XX:+DisableAttachMechanism: the agent asks the dumper itself. */
+		how = "HotSpotDiagnosticMXBean.dumpHeap, through the agent";
+		st = proto_dump(&s->live->conn, path, &dump_ms, &err);
+	}
+	struct stat sb;
+	if (st != HS_OK || stat(path, &sb) != 0) {
+		if (st == HS_OK)
+			snprintf(err.msg, sizeof err.msg, "the JVM wrote no dump (it may not write in %.200s)", dir);
+		unlink(path);
+		rmdir(dir);
+		return hs_fail(s, "snapshot of JVM %d failed: %s", pid, err.msg);
+	}
+	double dumped = now_s();
+	st = open_snapshot(s, path);
+	rmdir(dir);
+	if (st != HS_OK)
+		return st;
+	hs_notify(s, HS_NOTICE_TIMER, "snapshot of JVM %d: %u objects, from HotSpot's heap dump "
+		  "(%s: %.1f s; loaded in %.1f s)", pid, s->heap->n, how, dumped - t0,
+		  now_s() - dumped);
+	return HS_OK;
+}
+
+int hs_need_heap(struct hs_session *s)
+{
+	if (s->heap)
+		return HS_OK;
+	if (s->live)
+		return hs_snapshot(s, NULL);
+	return hs_fail(s, "no heap is open; open one with 'heapsh DUMP' or ':open DUMP', or attach "
+		       "to a JVM with ':attach PID'");
+}
+
+int hs_alloc_fetch(struct hs_session *s, struct alc_rec **out)
+{
+	*out = NULL;
+	struct proto_conn *c = hs_live_conn(s);
+	if (!c)
+		return HS_ERR;
+	struct hs_error err;
+	if (proto_alloc_read(c, out, &err))
+		return hs_fail(s, "%s", err.msg);
+	const struct alc_status *st = &(*out)->st;
+	if (st->dropped)
+		hs_notify(s, HS_NOTICE_ALWAYS, "warning: %" PRIu64 " allocations were not recorded "
+			  "because the agent's tables reached their bound; counts are low by that much",
+			  st->dropped);
+	if (st->untracked)
+		hs_notify(s, HS_NOTICE_ALWAYS, "warning: %" PRIu64 " recorded objects are not followed "
+			  "because the agent's tables reached their bound; live counts are low by up "
+			  "to that much", st->untracked);
+	return HS_OK;
+}

@@ -1,0 +1,307 @@
+/*
+ * session.c - a session's heap and what is made of it: opening and closing
+ * dumps, the index file, the dominator trees and the dynamic-size engine
+ * (from memory, the index, or computed), and the query language's session
+ * with its engine callbacks. The attached JVM is session/live.c's. See
+ * session.h.
+ */
+#include "session.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../dsl/eval.h"
+
+struct hs_session *hs_session_new(void)
+{
+	struct hs_session *s = xcalloc(1, sizeof *s);
+	hs_error_clear(&s->err);
+	return s;
+}
+
+void hs_session_free(struct hs_session *s)
+{
+	if (!s)
+		return;
+	hs_live_close(s);
+	hs_close_heap(s);
+	dsl_free(s->dsl);
+	free(s->dump_path);
+	free(s);
+}
+
+int hs_fail(struct hs_session *s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->err.msg, sizeof s->err.msg, fmt, ap);
+	va_end(ap);
+	s->err.offset = -1;
+	s->err.line = s->err.col = 0;
+	return HS_ERR;
+}
+
+void hs_notify(struct hs_session *s, enum hs_notice when, const char *fmt, ...)
+{
+	if (!s->notice)
+		return;
+	char text[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	s->notice(s->ctx, when, text);
+}
+
+static void stage(struct hs_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void stage(struct hs_session *s, const char *fmt, ...)
+{
+	if (!s->stage)
+		return;
+	char label[200];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(label, sizeof label, fmt, ap);
+	va_end(ap);
+	s->stage(s->ctx, label);
+}
+
+static void stage_end(struct hs_session *s)
+{
+	if (s->stage)
+		s->stage(s->ctx, NULL);
+}
+
+/* ---- the heap ---- */
+
+void hs_close_heap(struct hs_session *s)
+{
+	if (s->heap) {
+		/* a query session begun before any heap holds nothing of one: it stays (hs_dsl) */
+		dsl_free(s->dsl);
+		s->dsl = NULL;
+	}
+	for (int k = 0; k < 2; k++) {
+		dom_tree_free(s->dom[k]);
+		s->dom[k] = NULL;
+	}
+	hs_dyn_save(s);
+	dyn_free(s->dyn);
+	s->dyn = NULL;
+	idx_close(s->idx);
+	s->idx = NULL;
+	if (s->heap)
+		s->gen++;
+	heap_free(s->heap);
+	s->heap = NULL;
+}
+
+struct load_ctx {
+	struct hs_session *s;
+	const char *path;
+};
+
+static void load_progress(void *ctx, double fraction)
+{
+	struct load_ctx *c = ctx;
+	c->s->load_progress(c->s->ctx, c->path, fraction);
+}
+
+int hs_open(struct hs_session *s, const char *path)
+{
+	struct hs_error err;
+	hs_error_clear(&err);
+	struct heap *h;
+	struct load_ctx lc = {s, path};
+	s->load_opts.progress = s->load_progress ? load_progress : NULL;
+	s->load_opts.progress_ctx = &lc;
+	hs_interrupted = 0;
+	int st = heap_load(path, &s->load_opts, &h, &err);
+	s->load_opts.progress = NULL;
+	s->load_opts.progress_ctx = NULL;
+	if (st == HS_INTERRUPTED) {
+		hs_fail(s, "loading %s interrupted", path);
+		return HS_INTERRUPTED;
+	}
+	if (st != HS_OK) {
+		if (err.offset >= 0)
+			hs_fail(s, "%s (byte offset %lld)", err.msg, (long long)err.offset);
+		else
+			hs_fail(s, "%s", err.msg);
+		s->err.offset = err.offset;
+		return HS_ERR;
+	}
+	if (h->damaged)
+		hs_notify(s, HS_NOTICE_ERROR, "warning: %s: %s; about %llu bytes were not read. The "
+			  "rest of the heap is usable; take a new dump for complete results",
+			  path, h->damage, (unsigned long long)h->lost_bytes);
+	hs_close_heap(s);
+	free(s->dump_path);
+	s->heap = h;
+	s->dump_path = xstrdup(path);
+	if (h->ndumps > 1)
+		hs_notify(s, HS_NOTICE_ALWAYS, "heapsh: %s holds %u heap dumps; this is dump %u (open "
+			  "another with --dump N, or :open %s --dump N)", path, h->ndumps, h->dump,
+			  path);
+	return HS_OK;
+}
+
+/* ---- the index file and the engine ---- */
+
+struct idx *hs_index(struct hs_session *s)
+{
+	if (s->live)
+		return NULL;	/* a snapshot is a temporary file */
+	/* One index per file: it is the first heap dump's (a file may hold several). */
+	if (!s->no_index && !s->idx && s->heap && !s->heap->damaged && s->heap->dump <= 1) {
+		s->idx = idx_open(s->dump_path);
+		if (idx_note(s->idx))
+			hs_notify(s, HS_NOTICE_ALWAYS, "heapsh: %s", idx_note(s->idx));
+	}
+	return s->idx;
+}
+
+static struct dom_tree *dom_from_index(struct hs_session *s, bool no_weak)
+{
+	uint64_t len;
+	const uint8_t *p = idx_section(s->idx, no_weak ? IDX_DOM_STRONG : IDX_DOM_ALL, &len);
+	if (!p)
+		return NULL;
+	bool insane = false;
+	struct dom_tree *t = dom_tree_load(s->heap, no_weak, p, len, &insane);
+	if (insane)
+		hs_notify(s, HS_NOTICE_ALWAYS, "heapsh: warning: the index's dominator tree is not a "
+			  "tree of this heap; computing it again");
+	return t;
+}
+
+static void dom_to_index(struct hs_session *s, const struct dom_tree *t, bool no_weak)
+{
+	size_t len;
+	uint8_t *buf = dom_tree_save(t, s->heap->n, &len);
+	struct hs_error err;
+	if (idx_put(s->idx, no_weak ? IDX_DOM_STRONG : IDX_DOM_ALL, buf, len, &err) != HS_OK)
+		hs_notify(s, HS_NOTICE_ALWAYS, "heapsh: warning: %s", err.msg);
+	free(buf);
+}
+
+struct dom_tree *hs_dom(struct hs_session *s, bool no_weak)
+{
+	if (hs_need_heap(s))
+		return NULL;
+	struct dom_tree **slot = &s->dom[no_weak];
+	if (*slot)
+		return *slot;
+	if (hs_index(s) && (*slot = dom_from_index(s, no_weak)))
+		return *slot;
+	stage(s, "computing the dominator tree of %u objects", s->heap->n);
+	int st = dom_tree_build(s->heap, no_weak, !s->no_spill, slot);
+	stage_end(s);
+	if (st != HS_OK) {
+		hs_fail(s, "dominator tree computation interrupted");
+		return NULL;
+	}
+	if (s->idx)
+		dom_to_index(s, *slot, no_weak);
+	return *slot;
+}
+
+static void dyn_to_index(struct hs_session *s)
+{
+	uint64_t len;
+	void *buf = dyn_save(s->dyn, &len);
+	struct hs_error err;
+	if (idx_put(s->idx, IDX_DYN, buf, len, &err) != HS_OK)
+		hs_notify(s, HS_NOTICE_ALWAYS, "heapsh: warning: %s", err.msg);
+	free(buf);
+	s->dyn->dirty = false;
+}
+
+void hs_dyn_save(struct hs_session *s)
+{
+	if (s->dyn && s->dyn->dirty && s->idx)
+		dyn_to_index(s);
+}
+
+struct dyn *hs_dyn(struct hs_session *s, bool estimates)
+{
+	if (hs_need_heap(s))
+		return NULL;
+	if (!s->dyn) {
+		uint64_t len;
+		const void *p = hs_index(s) ? idx_section(s->idx, IDX_DYN, &len) : NULL;
+		if (p && (s->dyn = dyn_load(p, len, s->heap->n))) {
+			s->dyn_from_index = true;
+		} else {
+			stage(s, "computing the strongly connected components and dominating "
+			      "articulation points of %u objects", s->heap->n);
+			int st = dyn_build_heap(s->heap, &s->dyn);
+			stage_end(s);
+			if (st != HS_OK) {
+				hs_fail(s, "dynamic-size engine interrupted");
+				return NULL;
+			}
+			s->dyn_from_index = false;
+			if (s->idx)
+				dyn_to_index(s);
+		}
+	}
+	if (estimates && !s->dyn->est) {
+		stage(s, "estimating the dynamic size of %u components", s->dyn->s.ncomp);
+		int st = dyn_estimate(s->dyn);
+		stage_end(s);
+		if (st != HS_OK) {
+			hs_fail(s, "dynamic-size estimation interrupted");
+			return NULL;
+		}
+		if (s->idx)
+			dyn_to_index(s);
+	}
+	return s->dyn;
+}
+
+/* ---- the query language ---- */
+
+static struct dom_tree *dom_cb(void *ctx)
+{
+	struct hs_session *s = ctx;
+	return hs_dom(s, s->no_weak);
+}
+
+static struct dyn *dyn_cb(void *ctx, bool estimates)
+{
+	return hs_dyn(ctx, estimates);
+}
+
+/*
+ * alloc_cb: the attached JVM's recording for `allocations` (the language
+ * frees it). Why there is none goes into the query's error, with its
+ * caret, rather than on its own.
+ */
+static struct alc_rec *alloc_cb(void *ctx, struct hs_error *err)
+{
+	struct hs_session *s = ctx;
+	if (!s->live) {
+		hs_error_set(err, -1, "%s", s->heap ? "this is a heap dump, not a running JVM "
+			     "(heapsh PID attaches to one)" : "not attached to a JVM");
+		return NULL;
+	}
+	struct alc_rec *r = NULL;
+	if (hs_alloc_fetch(s, &r) != HS_OK || !r) {
+		hs_error_set(err, -1, "%s", s->err.msg);
+		return NULL;
+	}
+	return r;
+}
+
+struct dsl *hs_dsl(struct hs_session *s)
+{
+	struct dsl_engine eng = {dom_cb, dyn_cb, alloc_cb, s};
+	if (!s->dsl)
+		s->dsl = dsl_new(s->heap, &eng);
+	else if (s->heap && !dsl_heap(s->dsl))
+		dsl_set_heap(s->dsl, s->heap);
+	return s->dsl;
+}

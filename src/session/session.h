@@ -1,0 +1,145 @@
+/*
+ * session.h - a heapsh session: everything one heap investigation holds,
+ * below the front ends (docs/architecture.md). A session owns the open
+ * dump or the attached JVM (its connection and snapshots), the engine's
+ * results made on demand (dominator trees, the dynamic-size engine: from
+ * memory, the index file, or computed), the index file, and the query
+ * language's session. The shell (src/shell) and the Lua module (src/lua)
+ * are two clients of it; it calls neither.
+ *
+ * Errors: a function that fails returns HS_ERR or HS_INTERRUPTED (or NULL)
+ * and leaves what went wrong in s->err (struct hs_error: the message,
+ * where, what to do), which the front end formats. Nothing here prints:
+ * what a user should hear (a warning, a note, a status line) goes to the
+ * notice callback, with when to show it; long work names itself to the
+ * stage callback, and the engine's progress goes through hs_progress
+ * (src/base/mem.h). A session with no callbacks is silent.
+ *
+ * Ownership: hs_session_new returns a session freed with
+ * hs_session_free, which closes everything it holds. Pointers it hands out
+ * (the heap, trees, the engine) live until the heap is closed or replaced;
+ * s->gen counts the heaps closed, so a front end can tell a stale object.
+ */
+#ifndef HS_SESSION_H
+#define HS_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "../alloc/alloc.h"
+#include "../attach/proto.h"
+#include "../base/mem.h"
+#include "../engine/domtree.h"
+#include "../engine/dyn.h"
+#include "../engine/idx.h"
+#include "../heap/heap.h"
+
+struct dsl;
+
+/* When a notice is shown: the front end decides, knowing its terminal and modes. */
+enum hs_notice {
+	HS_NOTICE_ALWAYS,	/* a warning or a note: always */
+	HS_NOTICE_ERROR,	/* a problem that did not stop the operation: as an error */
+	HS_NOTICE_TTY,		/* a status line: on a terminal only */
+	HS_NOTICE_ECHO,		/* on a terminal, or when inputs are echoed */
+	HS_NOTICE_TIMER		/* on a terminal, or when timing */
+};
+
+/* The attached JVM. */
+struct hs_live {
+	int pid;
+	struct proto_conn conn;
+	time_t snap_time;	/* when the loaded heap was taken; 0: none */
+	unsigned snapshots;	/* taken in this session: ids of an earlier one may be stale */
+	char vm[300];		/* "OpenJDK 64-Bit Server VM 17.0.15+6-..." */
+};
+
+struct hs_session {
+	struct heap *heap;	/* the open dump or the latest snapshot, or NULL */
+	char *dump_path;	/* the dump's path (NULL for a snapshot) */
+	struct heap_load_opts load_opts;
+	bool no_weak;		/* default for the engine: ignore Reference.referent */
+	bool no_index;		/* do not read or write the index file */
+	bool no_spill;		/* keep ids and positions in memory while the engine builds */
+	bool keep_agent;	/* leaving a JVM does not detach its agent */
+	struct dom_tree *dom[2];	/* [no_weak]: made on first use */
+	struct dyn *dyn;	/* the dynamic-size engine, made on first use */
+	bool dyn_from_index;
+	struct idx *idx;
+	struct dsl *dsl;	/* the query language's session, made on first use */
+	struct hs_live *live;	/* the attached JVM, or NULL */
+	unsigned gen;		/* heaps closed so far */
+	struct hs_error err;	/* the last error */
+	/* The front end's hooks; NULL: silent. */
+	void (*notice)(void *ctx, enum hs_notice when, const char *text);
+	void (*stage)(void *ctx, const char *label);	/* long work begins; NULL: it ended */
+	void (*load_progress)(void *ctx, const char *path, double fraction);
+	void (*snap_progress)(void *ctx, uint64_t bytes);
+	void *ctx;
+};
+
+struct hs_session *hs_session_new(void);
+void hs_session_free(struct hs_session *s);
+
+/*
+ * hs_open: load the dump at path (HPROF, plain or gzip'd; load_opts.dump
+ * chooses among several) as the session's heap, replacing the one before
+ * (the attached JVM, if any, stays). HS_ERR with s->err ("what (byte
+ * offset N)"), or HS_INTERRUPTED; a damaged dump that still gave a heap is
+ * HS_OK with an HS_NOTICE_ERROR notice.
+ */
+int hs_open(struct hs_session *s, const char *path);
+/* hs_close_heap: the heap and everything made of it go (the index is saved first). */
+void hs_close_heap(struct hs_session *s);
+
+/* hs_index: the heap's index file, opened on first use; NULL with no_index, a snapshot or a damaged dump. */
+struct idx *hs_index(struct hs_session *s);
+/*
+ * hs_dom: the dominator tree (no_weak: without Reference.referent edges),
+ * from memory, the index file, or computed now (thesis ../shared/seeds/003,
+ * chapter 4; docs/engine.md) and written to the index. Takes a snapshot of
+ * an attached JVM first when no heap is loaded. NULL with s->err on an
+ * error or Ctrl-C.
+ */
+struct dom_tree *hs_dom(struct hs_session *s, bool no_weak);
+/* hs_dyn: the dynamic-size engine, the same way; with estimates, every component's estimate too. */
+struct dyn *hs_dyn(struct hs_session *s, bool estimates);
+/* hs_dyn_save: write the engine (and its memoized sizes) to the index if it changed. */
+void hs_dyn_save(struct hs_session *s);
+/* hs_dsl: the query language's session, made on first use (it may precede the heap). */
+struct dsl *hs_dsl(struct hs_session *s);
+
+/*
+ * Live JVMs (session/live.c, docs/agent.md). hs_attach: connect to the
+ * agent in JVM pid, loading libheapsh_agent.so through HotSpot's attach
+ * mechanism first when it is not there; leaves a JVM attached before, and
+ * closes the heap. hs_need_heap: HS_OK when a heap is loaded, taking a
+ * snapshot of the attached JVM when none is. hs_snapshot: a new snapshot
+ * (via "agent": the agent's own walk; NULL: HotSpot's heap dumper).
+ * hs_live_conn: the connection, reconnecting once if lost; NULL with
+ * s->err. hs_leave: let go of the JVM as the user asked (keep_agent), with
+ * a notice of what became of the agent. hs_live_close: drop the
+ * connection without a word.
+ */
+int hs_attach(struct hs_session *s, int pid);
+int hs_need_heap(struct hs_session *s);
+int hs_snapshot(struct hs_session *s, const char *via);
+struct proto_conn *hs_live_conn(struct hs_session *s);
+bool hs_live_farewell(struct hs_session *s);
+void hs_leave(struct hs_session *s);
+void hs_live_close(struct hs_session *s);
+/*
+ * hs_alloc_fetch: the attached JVM's allocation recording, read now (after
+ * a full GC), in *out (alc_rec_free); notices when the agent's tables
+ * reached their bounds. HS_ERR with s->err.
+ */
+int hs_alloc_fetch(struct hs_session *s, struct alc_rec **out);
+
+/* hs_fail: set s->err to a message (no byte offset) and return HS_ERR. */
+int hs_fail(struct hs_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* hs_notify: a notice to the front end, if it listens. */
+void hs_notify(struct hs_session *s, enum hs_notice when, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,218 @@
+/*
+ * test_session.c - the session API (src/heapsh.h) without the shell: a
+ * session opens the tiny heap (tests/fuzz/tiny_heap.h), makes the engine's
+ * results on demand (from memory, then from the index file a second
+ * session finds), runs queries, and reports every failure in its error
+ * (struct hs_error) and every remark through its callbacks, never by
+ * printing.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../src/heapsh.h"
+#include "../fuzz/tiny_heap.h"
+
+/* What a front end heard. */
+struct heard {
+	int notices[5];
+	char last[1024];
+	int stages, stage_ends;
+};
+
+static void notice(void *ctx, enum hs_notice when, const char *text)
+{
+	struct heard *h = ctx;
+	h->notices[when]++;
+	snprintf(h->last, sizeof h->last, "%s", text);
+}
+
+static void stage(void *ctx, const char *label)
+{
+	struct heard *h = ctx;
+	if (label)
+		h->stages++;
+	else
+		h->stage_ends++;
+}
+
+static struct hs_session *listening(struct heard *h)
+{
+	memset(h, 0, sizeof *h);
+	struct hs_session *s = hs_session_new();
+	s->notice = notice;
+	s->stage = stage;
+	s->ctx = h;
+	return s;
+}
+
+/* tiny_path: the tiny heap written to a file of its own in a fresh directory. */
+static char dir[64];
+static const char *tiny_path(int variant)
+{
+	static char path[128];
+	strcpy(dir, "/tmp/heapsh-test-session-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	struct hw w;
+	tiny_heap_ex(&w, 8, variant);
+	snprintf(path, sizeof path, "%s/tiny.hprof", dir);
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(w.b, 1, w.len, f), w.len);
+	fclose(f);
+	hw_free(&w);
+	return path;
+}
+
+static void cleanup(const char *path)
+{
+	char idx[160];
+	snprintf(idx, sizeof idx, "%s.hsidx", path);
+	unlink(idx);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* Open, the engine on demand, the index for the next session, close. */
+static void open_engine_index(void **state)
+{
+	(void)state;
+	const char *path = tiny_path(0);
+	struct heard h;
+	struct hs_session *s = listening(&h);
+	assert_int_equal(hs_open(s, path), HS_OK);
+	assert_non_null(s->heap);
+	assert_true(s->heap->n >= 17);	/* its 17 objects and the class objects */
+	assert_int_equal(h.notices[HS_NOTICE_ALWAYS] + h.notices[HS_NOTICE_ERROR], 0);
+	struct dom_tree *t = hs_dom(s, false);
+	assert_non_null(t);
+	assert_ptr_equal(hs_dom(s, false), t);	/* made once */
+	assert_int_equal(h.stages, 1);		/* computed, said so, and done */
+	assert_int_equal(h.stage_ends, 1);
+	assert_true(t->retained[s->heap->n] > 0);
+	uint64_t reachable = t->retained[s->heap->n];
+	struct dyn *d = hs_dyn(s, false);
+	assert_non_null(d);
+	unsigned gen = s->gen;
+	hs_close_heap(s);
+	assert_null(s->heap);
+	assert_int_equal(s->gen, gen + 1);
+	hs_session_free(s);
+
+	/* a second session reads the tree from the index the first wrote */
+	s = listening(&h);
+	assert_int_equal(hs_open(s, path), HS_OK);
+	t = hs_dom(s, false);
+	assert_non_null(t);
+	assert_true(t->from_index);
+	assert_int_equal(h.stages, 0);
+	assert_int_equal(t->retained[s->heap->n], reachable);
+	hs_session_free(s);
+
+	/* no_index: computed again, nothing read */
+	s = listening(&h);
+	s->no_index = true;
+	assert_int_equal(hs_open(s, path), HS_OK);
+	t = hs_dom(s, false);
+	assert_false(t->from_index);
+	assert_null(hs_index(s));
+	hs_session_free(s);
+	cleanup(path);
+}
+
+/* A query through the session's query language. */
+static void query(void **state)
+{
+	(void)state;
+	const char *path = tiny_path(0);
+	struct heard h;
+	struct hs_session *s = listening(&h);
+	s->no_index = true;
+	assert_int_equal(hs_open(s, path), HS_OK);
+	struct dsl *q = hs_dsl(s);
+	assert_non_null(q);
+	assert_ptr_equal(hs_dsl(s), q);
+	struct dsl_output out;
+	struct hs_error err;
+	assert_int_equal(dsl_run(q, "objects.filter([it | it is shop.Order]).size()", &out, &err),
+			 PARSE_OK);
+	assert_int_equal(out.n, 1);
+	assert_string_equal(dsl_value_text(q, out.vals[0], out.priv), "4");
+	dsl_output_done(q, &out);
+	/* a bad query: line and column in the error */
+	assert_int_equal(dsl_run(q, "objects.filter(", &out, &err), PARSE_INCOMPLETE);
+	assert_int_equal(dsl_run(q, "objects.nosuch()", &out, &err), PARSE_ERROR);
+	assert_true(err.line == 1 && err.col > 0);
+	dsl_output_done(q, &out);
+	hs_session_free(s);
+	cleanup(path);
+}
+
+/* Every failure is in s->err, with what and where; nothing is printed. */
+static void errors(void **state)
+{
+	(void)state;
+	struct heard h;
+	struct hs_session *s = listening(&h);
+	assert_int_equal(hs_open(s, "/nonexistent/dir/x.hprof"), HS_ERR);
+	assert_non_null(strstr(s->err.msg, "/nonexistent/dir/x.hprof"));
+	assert_null(s->heap);
+	assert_null(hs_dom(s, false));
+	assert_non_null(strstr(s->err.msg, "no heap is open"));
+	assert_int_equal(hs_need_heap(s), HS_ERR);
+	assert_int_equal(hs_attach(s, -5), HS_ERR);
+	assert_non_null(strstr(s->err.msg, "no process -5"));
+	assert_null(hs_live_conn(s));
+	assert_non_null(strstr(s->err.msg, "not attached to a JVM"));
+	assert_int_equal(h.notices[0] + h.notices[1] + h.notices[2] + h.notices[3] + h.notices[4], 0);
+
+	/* a file that is not a dump: what, and the byte offset */
+	char bad[] = "/tmp/heapsh-test-session-bad-XXXXXX";
+	int fd = mkstemp(bad);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "JAVA PROFILE 9.9\0garbage", 24), 24);
+	close(fd);
+	assert_int_equal(hs_open(s, bad), HS_ERR);
+	assert_true(strlen(s->err.msg) > 0);
+	unlink(bad);
+	hs_session_free(s);
+}
+
+/* A file of several dumps opens at the first and says so, as a notice. */
+static void notices(void **state)
+{
+	(void)state;
+	const char *path = tiny_path(2);
+	struct heard h;
+	struct hs_session *s = listening(&h);
+	s->no_index = true;
+	assert_int_equal(hs_open(s, path), HS_OK);
+	assert_int_equal(h.notices[HS_NOTICE_ALWAYS], 1);
+	assert_non_null(strstr(h.last, "holds 2 heap dumps; this is dump 1"));
+	hs_session_free(s);
+	/* a silent session (no callbacks) just works */
+	s = hs_session_new();
+	s->no_index = true;
+	assert_int_equal(hs_open(s, path), HS_OK);
+	assert_non_null(hs_dom(s, true));
+	hs_session_free(s);
+	cleanup(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(open_engine_index),
+		cmocka_unit_test(query),
+		cmocka_unit_test(errors),
+		cmocka_unit_test(notices),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
