@@ -1,0 +1,22 @@
+# t_layers.sh - the layers of docs/architecture.md hold: the library
+# (build/libheapsh.a: src/base, hprof, heap, engine, dsl, attach, alloc,
+# session) includes and calls nothing of the front ends (src/out, src/lua,
+# src/shell) and prints nothing but its two documented fatal messages and
+# running out of memory; the Lua module does not include the shell; nothing
+# under src/ but the shell includes the shell.
+LIBDIRS="src/base src/hprof src/heap src/engine src/dsl src/attach src/alloc src/session"
+# shellcheck disable=SC2086
+check "the library includes no front end" "" \
+	"$(grep -rn '#include "\.\./\(out\|lua\|shell\)/' $LIBDIRS | head)"
+check "the Lua module does not include the shell" "" "$(grep -rn '#include "\.\./shell/' src/lua | head)"
+check "nothing under src/ but the shell includes the shell" "" \
+	"$(grep -rln '#include "\.\./shell/' src | grep -v '^src/shell/' | head)"
+check "libheapsh.a calls no front end (no undefined sh_, out_, lb_, hsl_ or Lua symbol)" "" \
+	"$(nm -u build/libheapsh.a 2>/dev/null | grep -E ' (sh_|out_|lb_|hsl_|luaL?_)' | sort -u | head)"
+check "libheapsh.a is there and holds the session" yes \
+	"$(nm build/libheapsh.a 2>/dev/null | grep -q ' T hs_dom$' && echo yes || echo no)"
+# shellcheck disable=SC2086
+check "the library writes to stderr or stdout only where documented (out of memory, two fatal paths)" \
+	"src/attach/attach.c
+src/base/mem.c
+src/heap/heap.c" "$(grep -rln 'stderr\|stdout\|\bprintf(\|\bputs(' $LIBDIRS | sort)"
