@@ -345,8 +345,7 @@ static const char *status_word(int st)
 static void note(struct sh *sh, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(struct sh *sh, const char *fmt, ...)
 {
-	if (sh->quiet)
-		return;
+	(void)sh;
 	va_list ap;
 	va_start(ap, fmt);
 	fprintf(stderr, "heapsh: ");
@@ -442,7 +441,7 @@ int sh_live_analyze(struct sh *sh, const char *text, const char *where, int firs
 	out_flush();
 	int ret = HS_OK;
 	if (an.status == PROTO_ANALYSIS_OK) {
-		if (!sh->quiet && (out_mode == OUT_TABLE || sh->timer || isatty(STDERR_FILENO)))
+		if (out_mode == OUT_TABLE || sh->timer || isatty(STDERR_FILENO))
 			fprintf(stderr, "inside JVM %d, no snapshot taken: %" PRIu64 " heap walk%s, "
 				"the JVM paused %" PRIu64 " ms (%" PRIu64 " ms of it a full GC), %"
 				PRIu64 " ms in all\n", sh_live_pid(sh), an.walks,

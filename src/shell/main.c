@@ -31,8 +31,6 @@ int sh_error(struct sh *sh, const char *where, const char *fmt, ...)
 	va_end(ap);
 	sh->status = 2;
 	sh->nerrors++;
-	if (sh->quiet)
-		return HS_ERR;
 	out_flush();
 	if (!where)
 		where = sh->where;
@@ -131,8 +129,6 @@ static void notice(void *ctx, enum hs_notice when, const char *text)
 	case HS_NOTICE_TIMER: if (!tty && !sh->timer) return; break;
 	case HS_NOTICE_ALWAYS: break;
 	}
-	if (sh->quiet)
-		return;
 	out_flush();
 	fprintf(stderr, "%s\n", text);
 }

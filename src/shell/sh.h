@@ -24,7 +24,6 @@ struct sh {
 	bool echo;		/* print each command before running it (tours) */
 	bool timer;		/* :timer on: report each input's wall time on stderr */
 	int depth;		/* :load nesting */
-	bool quiet;		/* sh_error only records (sessions opened from Lua) */
 	char last_error[512];	/* the last sh_error message */
 	unsigned long nerrors;	/* sh_error calls so far (did a command say what went wrong?) */
 	void *lua;		/* the Lua state (src/lua), made on first use */
