@@ -2,8 +2,9 @@
  * ag.h - what the agent's files share (hidden inside
  * libheapsh_agent.so, nothing here is exported): the protocol's constants
  * (docs/protocol.md), reply buffers, bounds-checked request readers, framed
- * socket I/O with deadlines, and the allocation recorder's entry points
- * (alloc.c; recorder.h has the recorder's own).
+ * socket I/O with deadlines, the agent's JVMTI environment and what the
+ * heap operations share on it (classes.c), the requests' entry points, and
+ * the allocation recorder's (alloc.c; recorder.h has the recorder's own).
  *
  * Ownership: a struct buf owns its bytes (free(b.p)); ag_rstr returns a new
  * string the caller frees.
@@ -148,10 +149,49 @@ bool ag_analyze_request(int fd, JNIEnv *env, JavaVM *vm, struct req *r);
 extern __thread int ag_in_agent_thread;
 
 /*
- * ag_iface_fields: how many fields the interfaces klass implements declare,
- * each interface once (seen[0..*nseen), at most cap; the caller deletes
- * the local references it holds): the first JVMTI field indexes of an
- * instance (jvmtiHeapReferenceInfoField). jv: the JVMTI environment asking.
+ * The heap requests, served on fd from the agent thread with their payload
+ * r; a failure of the JVM is sent as an ERROR; false closes the connection
+ * (a malformed request, or the client gone). ag_do_histogram: HISTOGRAM
+ * (histogram.c). ag_do_snapshot: SNAPSHOT, its records as DATA frames and
+ * an END (snapshot.c). ag_do_instances: INSTANCES, the filter r carries
+ * evaluated in the VM (instances.c).
+ */
+bool ag_do_histogram(int fd, JNIEnv *env, struct req *r);
+bool ag_do_snapshot(int fd, JNIEnv *env, struct req *r);
+bool ag_do_instances(int fd, JNIEnv *env, struct req *r);
+
+/*
+ * ag_jvmti: the agent's JVMTI environment (agent.c: can_tag_objects), NULL
+ * once the agent detached; ag_do_snapshot points it at an environment of
+ * its own while it walks. ag_sock_dir: the agent's private directory
+ * (/tmp/.heapsh-PID), which holds the socket and the snapshot's temporary
+ * file.
+ */
+extern jvmtiEnv *ag_jvmti;
+extern char ag_sock_dir[64];
+
+/*
+ * On ag_jvmti, from the agent thread (classes.c). ag_dealloc: Deallocate p
+ * (NULL is fine). ag_load_classes: the loaded classes into c (local
+ * references); false when GetLoadedClasses fails. ag_drop_classes: clears
+ * their tags, deletes the references and frees c's array. ag_untag_all:
+ * clears the tag of every tagged object (one IterateThroughHeap).
+ */
+struct classes {
+	jint n;
+	jclass *k;		/* JVMTI-allocated; local references */
+};
+void ag_dealloc(void *p);
+bool ag_load_classes(JNIEnv *env, struct classes *c);
+void ag_drop_classes(JNIEnv *env, struct classes *c);
+void ag_untag_all(void);
+
+/*
+ * ag_iface_fields (classes.c): how many fields the interfaces klass
+ * implements declare, each interface once (seen[0..*nseen), at most cap;
+ * the caller deletes the local references it holds): the first JVMTI field
+ * indexes of an instance (jvmtiHeapReferenceInfoField). jv: the JVMTI
+ * environment asking.
  */
 uint32_t ag_iface_fields(jvmtiEnv *jv, JNIEnv *env, jclass klass, jclass *seen, jint *nseen,
 			 jint cap);
