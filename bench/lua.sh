@@ -21,12 +21,26 @@
 #     time), BENCH_RUNS runs, median (target: under 5 s each); diff.lua on
 #     big1 twice (the second opened separately) and, when it exists, on big1
 #     and big2.
+#  3. a walk of the whole dominator tree from Lua (issue 17): h:dominators(o)
+#     for every node, with an explicit stack, counting the nodes and summing
+#     their retained and shallow sizes; checked against :info (every
+#     reachable object once, their bytes) and :dominators (what the GC
+#     roots' children retain). Each run a whole process, wall time and peak
+#     RSS (GNU time) and the walk's own time (:timer). With BENCH_OLD, an
+#     earlier binary walks the first BENCH_WALK_OLD_NODES nodes (default
+#     20000: its h:dominators scanned the whole tree, about 0.75 ms a call on
+#     big1, 30 minutes for the whole walk; 0 walks it all), interleaved with
+#     the new binary on the same nodes, and its whole walk is extrapolated.
+#     No dump of the issue's size (787 k objects) is made here: big1 has 3.1x
+#     its nodes, and the target (a whole walk under 2 s at 787 k nodes) is
+#     checked per node: the walk's :timer time on big1 times 787 k / nodes.
 # With perf installed (and BENCH_PERF not 0), a profile of the "all" loop says
 # where the Lua side's time goes.
 #
 # Environment: BENCH_RUNS=N (default 5); HEAPSH=path (default ./heapsh; copied
 # to build/bench/heapsh-lua first, so a rebuild during the run cannot mix two
-# binaries); BENCH_PERF=0 skips the profile.
+# binaries); BENCH_PERF=0 skips the profile; BENCH_LUA_PARTS (default "loops
+# scripts walk") the parts to run; BENCH_OLD, BENCH_WALK_OLD_NODES (part 3).
 #
 # Output: build/bench/lua.txt (the report), a section in build/bench/summary.md
 # (replacing an earlier one), every run's output in build/bench/lualog/. Exit
@@ -69,6 +83,7 @@ median() {  # median of the numbers on stdin
 	sort -n | awk 'NF { a[++n] = $1 } END { if (n == 0) print "n/a"; else if (n % 2) print a[(n + 1) / 2]; else print (a[n / 2] + a[n / 2 + 1]) / 2 }'
 }
 med() { printf '%s\n' ${1:-} | median; }
+want() { [[ " ${BENCH_LUA_PARTS:-loops scripts walk} " == *" $1 "* ]]; }
 
 # ---------------------------------------------------------------- 1. loops
 declare -A CODE MS RESULT NRUN WALLS RSS
@@ -112,15 +127,16 @@ loop() {
 	RESULT[$name]=$(tail -n 1 "$base.out")
 	printf '   %-18s run %d: %9s ms  (sum %s)\n' "$name" "$n" "$ms" "${RESULT[$name]}"
 }
-echo "== Lua loops against the query language on $BIG1: $R runs each, interleaved"
-for ((i = 1; i <= R; i++)); do
+want loops && echo "== Lua loops against the query language on $BIG1: $R runs each, interleaved"
+want loops && for ((i = 1; i <= R; i++)); do
 	for b in strings all all_shallow; do
 		if ((i % 2)); then loop "${b}_lua"; loop "${b}_query"; else loop "${b}_query"; loop "${b}_lua"; fi
 	done
 done
 
 LOOP_MD=$LOG/loops.md
-{
+: >"$LOOP_MD"
+want loops && {
 echo "### 1. Lua against the query language: the same sum over the objects of big1"
 echo
 echo "Each run is a whole heapsh process on the dump (the index read, as a second look at a dump);" \
@@ -188,9 +204,9 @@ if [ -s "$BIG2" ]; then
 	ARGS[diff_big1_big2]="lua/diff.lua $BIG1 $BIG2"
 	ARGS[diff_big1_big2_noret]="lua/diff.lua $BIG1 $BIG2 --no-retained"
 fi
-echo "== the ready scripts on $BIG1: $R runs each"
+want scripts && echo "== the ready scripts on $BIG1: $R runs each"
 set -f   # the patterns stay words
-for ((i = 1; i <= R; i++)); do
+want scripts && for ((i = 1; i <= R; i++)); do
 	for s in "${SCRIPTS[@]}"; do
 		# shellcheck disable=SC2086
 		script "$s" ${ARGS[$s]}
@@ -199,7 +215,8 @@ done
 set +f
 
 SCRIPT_MD=$LOG/scripts.md
-{
+: >"$SCRIPT_MD"
+want scripts && {
 echo "### 2. The ready scripts: whole \`heapsh --format csv -l lua/SCRIPT.lua ...\` processes"
 echo
 echo "Wall time and peak RSS from GNU time, the dump's index read (DUMP.hsidx). Target: under 5 s each."
@@ -218,10 +235,151 @@ done
 echo
 } >"$SCRIPT_MD"
 
+# ---------------------------------------------------------------- 3. the dominator tree
+cat >"$LOG/domwalk.lua" <<'EOF'
+-- Every node of the dominator tree: h:dominators(o) for each, an explicit
+-- stack; the first LIMIT nodes only when given (heapsh.args()[1]).
+local h = assert(heapsh.current())
+local limit = tonumber(heapsh.args()[1]) or math.huge
+local top = h:dominators()
+local stack, sp, top_retained = {}, 0, 0
+for k = 1, #top do
+	local o = top[k]
+	top_retained = top_retained + o.retained_size
+	sp = sp + 1
+	stack[sp] = o
+end
+local nodes, retained, shallow = 0, 0, 0
+while sp > 0 and nodes < limit do
+	local o = stack[sp]
+	stack[sp] = nil
+	sp = sp - 1
+	nodes = nodes + 1
+	retained = retained + o.retained_size
+	shallow = shallow + o.shallow_size
+	local kids = h:dominators(o)
+	for k = 1, #kids do
+		sp = sp + 1
+		stack[sp] = kids[k]
+	end
+end
+print(string.format("nodes=%d top_retained=%d retained_sum=%d shallow_sum=%d", nodes, top_retained,
+	retained, shallow))
+EOF
+OLD_NODES=${BENCH_WALK_OLD_NODES:-20000}
+[[ $OLD_NODES =~ ^[0-9]+$ ]] || { echo "bench/lua.sh: BENCH_WALK_OLD_NODES must be a whole number" >&2; exit 2; }
+[ "$OLD_NODES" != 0 ] || OLD_NODES=
+declare -A WMS WRES
+# walk NAME BINARY [LIMIT]: one process, `:timer on` and `:luafile domwalk.lua [LIMIT]`.
+walk() {
+	local name=$1 bin=$2 limit=${3:-} rc=0 line wall=n/a rss=n/a ms
+	local n=$(( ${NRUN[$name]:-0} + 1 ))
+	NRUN[$name]=$n
+	local base=$LOG/$name.$n
+	printf ':timer on\n:luafile %s %s\n' "$LOG/domwalk.lua" "$limit" >"$base.hsh"
+	if [ "$GNU_TIME" = 1 ]; then
+		/usr/bin/time -f '%e %M' -o "$base.time" "$bin" -f "$base.hsh" "$BIG1" >"$base.out" 2>"$base.err" || rc=$?
+		line=$(tail -n 1 "$base.time"); wall=${line% *}; rss=${line#* }
+	else
+		local TIMEFORMAT=%R
+		{ time "$bin" -f "$base.hsh" "$BIG1" >"$base.out" 2>"$base.err"; } 2>"$base.time" || rc=$?
+		wall=$(tail -n 1 "$base.time")
+	fi
+	ms=$(awk '/^time:/ { print $2 }' "$base.err" | tail -n 1)
+	if [ "$rc" != 0 ] || [ -z "$ms" ] || ! grep -q '^nodes=' "$base.out"; then
+		FAILURES+=("$name run $n: exit status $rc: $bin -f $base.hsh $BIG1")
+		echo "!! FAILED: $name run $n (exit status $rc); stderr:" >&2
+		tail -n 20 "$base.err" | sed 's/^/!!   /' >&2
+		return 0
+	fi
+	WMS[$name]+="$ms "
+	WALLS[$name]+="$wall "
+	RSS[$name]+="$rss "
+	WRES[$name]=$(grep '^nodes=' "$base.out")
+	[ "$n" = 1 ] || [ "$(grep '^nodes=' "$LOG/$name.1.out")" = "${WRES[$name]}" ] ||
+		FAILURES+=("$name run $n printed '${WRES[$name]}', run 1 '$(grep '^nodes=' "$LOG/$name.1.out")'")
+	printf '   %-12s run %d: %9s ms, %6s s, %s MB  (%s)\n' "$name" "$n" "$ms" "$wall" \
+		"$([ "$rss" = n/a ] && echo n/a || echo $((rss / 1024)))" "${WRES[$name]}"
+}
+# spread: "median (min-max)" of the numbers in $1.
+spread() {
+	[ -n "${1// /}" ] || { echo n/a; return; }
+	printf '%s (%s-%s)' "$(med "$1")" "$(printf '%s\n' $1 | sort -n | head -n 1)" "$(printf '%s\n' $1 | sort -n | tail -n 1)"
+}
+WALK_MD=$LOG/walk.md
+: >"$WALK_MD"
+if want walk; then
+	# What a whole walk must find, from the shell's commands (untimed).
+	WINFO=$(printf ':dominators --top 1\n:info\n' | "$HS" --format csv "$BIG1" | awk -F'"' '/^dominator tree,/ { print $2 }')
+	W_NODES=$(printf '%s\n' "$WINFO" | sed -n 's/.*; \([0-9]*\) objects reachable, [0-9]* bytes$/\1/p')
+	W_BYTES=$(printf '%s\n' "$WINFO" | sed -n 's/.*; [0-9]* objects reachable, \([0-9]*\) bytes$/\1/p')
+	W_TOP=$("$HS" -c ':dominators --top 1' "$BIG1" | sed -n 's/.* objects are dominated directly by the GC roots; \([0-9]*\) bytes retained.*/\1/p')
+	OLD=${BENCH_OLD:-}
+	if [ -n "$OLD" ]; then
+		[ -x "$OLD" ] || { echo "bench/lua.sh: BENCH_OLD=$OLD is not a program" >&2; exit 2; }
+		cp "$OLD" "$OUT/heapsh-lua-old.tmp" && mv -f "$OUT/heapsh-lua-old.tmp" "$OUT/heapsh-lua-old"
+		OLD_ID="$("$OUT/heapsh-lua-old" --version), sha256 $(sha256sum "$OUT/heapsh-lua-old" | cut -c1-12), copied from $OLD"
+	fi
+	echo "== a walk of the whole dominator tree of $BIG1 from Lua ($W_NODES nodes): $R runs${OLD:+, interleaved with $OLD on ${OLD_NODES:-all} nodes}"
+	for ((i = 1; i <= R; i++)); do
+		walk walk_new "$HS"
+		if [ -n "$OLD" ]; then
+			if ((i % 2)); then walk part_old "$OUT/heapsh-lua-old" "$OLD_NODES"; walk part_new "$HS" "$OLD_NODES"
+			else walk part_new "$HS" "$OLD_NODES"; walk part_old "$OUT/heapsh-lua-old" "$OLD_NODES"; fi
+		fi
+	done
+	expect="nodes=$W_NODES top_retained=$W_TOP retained_sum="
+	case ${WRES[walk_new]:-} in
+		"$expect"*" shallow_sum=$W_BYTES") ;;
+		*) FAILURES+=("the whole walk printed '${WRES[walk_new]:-}'; :info and :dominators say $W_NODES objects reachable, $W_BYTES bytes, $W_TOP bytes retained by the GC roots' children") ;;
+	esac
+	[ -z "$OLD" ] || [ "${WRES[part_old]:-x}" = "${WRES[part_new]:-y}" ] ||
+		FAILURES+=("on the first ${OLD_NODES:-all} nodes the old binary printed '${WRES[part_old]:-}', the new '${WRES[part_new]:-}'")
+	{
+	echo "### 3. A walk of the whole dominator tree from Lua (issue 17)"
+	echo
+	echo "\`h:dominators(o)\` for every node of big1's dominator tree ($W_NODES nodes: every reachable object)," \
+	     "an explicit stack, each node's retained and shallow size summed; each run a whole heapsh process" \
+	     "(\`:timer on\`, \`:luafile domwalk.lua\`; the dump's index read). Medians (min-max) of $R runs." \
+	     "Target: a whole walk under 2 s on the issue's heap of 787 k objects; no dump of that size is made" \
+	     "here, so the verdict takes big1's time per node times 787 k (big1's own time is in the table too)."
+	echo
+	echo "| walk | binary | nodes | :timer ms | wall s | peak RSS MB | µs per node | verdict | checks |"
+	echo "|---|---|---:|---|---|---:|---:|---|---|"
+	wm=$(med "${WMS[walk_new]:-}")
+	verdict=n/a
+	[ "$wm" = n/a ] || verdict=$(awk -v m="$wm" -v n="$W_NODES" 'BEGIN { s = m * 787000 / n / 1000
+		if (s < 2) printf "met: %.2f s at 787 k nodes", s; else printf "MISSED: %.2f s at 787 k nodes", s }')
+	r=$(med "${RSS[walk_new]:-}")
+	ok=no
+	case ${WRES[walk_new]:-} in "$expect"*" shallow_sum=$W_BYTES") ok="every reachable object once; top $W_TOP = shallow sum $W_BYTES bytes" ;; esac
+	echo "| whole tree | new | $W_NODES | $(spread "${WMS[walk_new]:-}") | $(spread "${WALLS[walk_new]:-}") | $([ "$r" = n/a ] && echo n/a || echo $((${r%.*} / 1024))) | $(awk -v m="$wm" -v n="$W_NODES" 'BEGIN { if (m == "n/a") print "n/a"; else printf "%.2f", m * 1000 / n }') | $verdict | $ok |"
+	if [ -n "$OLD" ]; then
+		on=${OLD_NODES:-$W_NODES}
+		same=no
+		[ "${WRES[part_old]:-x}" != "${WRES[part_new]:-y}" ] || same="the two print the same sums"
+		for b in part_old part_new; do
+			m=$(med "${WMS[$b]:-}"); r=$(med "${RSS[$b]:-}")
+			echo "| first $on nodes | $([ $b = part_old ] && echo old || echo new) | $on | $(spread "${WMS[$b]:-}") | $(spread "${WALLS[$b]:-}") | $([ "$r" = n/a ] && echo n/a || echo $((${r%.*} / 1024))) | $(awk -v m="$m" -v n="$on" 'BEGIN { if (m == "n/a") print "n/a"; else printf "%.2f", m * 1000 / n }') | | $same |"
+		done
+		om=$(med "${WMS[part_old]:-}"); pm=$(med "${WMS[part_new]:-}")
+		echo
+		echo "Old binary: $OLD_ID."
+		echo
+		awk -v o="$om" -v p="$pm" -v w="$wm" -v on="$on" -v n="$W_NODES" 'BEGIN {
+			if (o == "n/a" || p == "n/a" || w == "n/a") exit
+			x = w + (o - p) * n / on
+			printf "On the first %d nodes the old binary took %.0f ms, the new %.0f ms (both include the walk\x27s start: h:dominators() of the GC roots, their objects on the stack). The old binary\x27s extra cost per node, %.3f ms (a scan of the whole tree per call, the same for every node), over the whole tree: a whole walk of about %.0f s (%.1f min) against %.2f s measured, %.0fx.\n", on, o, p, (o - p) / on, x / 1000, x / 60000, w / 1000, x / w
+		}'
+	fi
+	echo
+	} >"$WALK_MD"
+fi
+
 # ---------------------------------------------------------------- where the time goes
 PERF_MD=$LOG/perf.md
 : >"$PERF_MD"
-if [ "${BENCH_PERF:-1}" != 0 ] && command -v perf >/dev/null &&
+if [ "${BENCH_PERF:-1}" != 0 ] && want loops && command -v perf >/dev/null &&
 	perf record -o "$LOG/perf.probe" true >/dev/null 2>&1; then
 	cat >"$LOG/all5.lua" <<'EOF'
 local s = 0
@@ -270,7 +428,7 @@ for d in "${DUMPS[@]}"; do
 	echo "dump: $d, $(stat -c %s "$d") bytes"
 done
 echo
-cat "$LOOP_MD" "$SCRIPT_MD" "$PERF_MD"
+cat "$LOOP_MD" "$SCRIPT_MD" "$WALK_MD" "$PERF_MD"
 failures_md
 } >"$REPORT"
 
@@ -282,6 +440,8 @@ echo
 sed -n '/^|/p' "$LOOP_MD"
 echo
 sed -n '/^|/p' "$SCRIPT_MD"
+echo
+sed -n '/^|/p' "$WALK_MD"
 echo
 } | summary_section bench/lua.sh "$SUM"
 

@@ -380,6 +380,88 @@ else
 	check_contains "Ctrl-C: the loop's error says so" "lua: interrupted" "$(cat "$LU/loop.err")"
 fi
 
+# ---------------------------------------------------------------- walking the dominator tree
+# h:dominators(o) for every node of the third LuaHeap dump, with an explicit
+# stack: every reachable object exactly once; each node's retained size is
+# its shallow size plus its children's; the children come largest first, in
+# :dominators' order (ties too: the 20,000 LuaEntry of the cache's array
+# retain the same each); what the GC roots' children retain adds up to
+# every reachable byte.
+cat >"$LU/walk.lua" <<'EOF'
+local h = assert(heapsh.current())
+local top = h:dominators()
+local stack, sp, top_bytes, top_ids = {}, 0, 0, {}
+for k = 1, #top do
+	top_bytes = top_bytes + top[k].retained_size
+	top_ids[k] = string.format("0x%x", top[k].object_id)
+	sp = sp + 1
+	stack[sp] = top[k]
+end
+local nodes, seen, distinct, bad_sums, widest, wide = 0, {}, 0, 0, nil, -1
+while sp > 0 do
+	local o = stack[sp]
+	stack[sp] = nil
+	sp = sp - 1
+	nodes = nodes + 1
+	if not seen[o.object_id] then
+		seen[o.object_id] = true
+		distinct = distinct + 1
+	end
+	local kids = h:dominators(o)
+	local sum = o.shallow_size
+	for k = 1, #kids do
+		sum = sum + kids[k].retained_size
+		sp = sp + 1
+		stack[sp] = kids[k]
+	end
+	if sum ~= o.retained_size then bad_sums = bad_sums + 1 end
+	if #kids > wide then widest, wide = o, #kids end
+end
+print("walk", nodes, distinct, top_bytes, bad_sums)
+print("top", table.concat(top_ids, " "))
+local ids = {}
+for c in h:dominators(widest):iter() do ids[#ids + 1] = string.format("0x%x", c.object_id) end
+print("widest", string.format("0x%x", widest.object_id), table.concat(ids, " "))
+EOF
+WALK=$($HEAPSH -l "$LU/walk.lua" "$L3" 2>&1)
+WINFO=$(printf ':dominators --top 1\n:info\n' | $HEAPSH --format csv "$L3" | awk -F'"' '/^dominator tree,/ { print $2 }')
+WREACH=$(printf '%s\n' "$WINFO" | sed -n 's/.*; \([0-9]*\) objects reachable, \([0-9]*\) bytes$/\1 \1 \2/p')
+check "dominator tree walk from Lua: every reachable object once, the roots' children retain every reachable byte, each retained size its shallow size plus its children's" \
+	"walk $WREACH 0" "$(printf '%s\n' "$WALK" | awk -F'\t' '$1 == "walk" { print $1, $2, $3, $4, $5 }')"
+check "dominator tree walk: h:dominators() in :dominators' order" \
+	"$(hl ':dominators --top 1000000' | awk -F, 'NR > 1 { printf "%s%s", (n++ ? " " : ""), $1 }')" \
+	"$(printf '%s\n' "$WALK" | awk -F'\t' '$1 == "top" { print $2 }')"
+WIDEST=$(printf '%s\n' "$WALK" | awk -F'\t' '$1 == "widest" { print $2 }')
+check "dominator tree walk: the node with most children ($WIDEST, 20000 LuaEntry) in :dominators' order, ties included" \
+	"20000 $(hl ":dominators $WIDEST --top 1000000" | awk -F, 'NR > 1 { printf "%s%s", (n++ ? " " : ""), $1 }')" \
+	"$(printf '%s\n' "$WALK" | awk -F'\t' '$1 == "widest" { print split($3, a, " "), $3 }')"
+# Lists from h:dominators are views of the engine's arrays: once their heap
+# is closed or replaced they refuse to be read, and so does h:dominators
+# with an object of such a heap, or of another heap.
+cat >"$LU/views.lua" <<'EOF'
+local dir = arg[2]
+local h = assert(heapsh.open(dir .. "/lua-1.hprof"))
+local top = h:dominators()
+local first = top[1]
+local kids = h:dominators(first)
+print("before", #top > 0, #kids > 0, kids[1] ~= nil)
+local other = assert(heapsh.open(dir .. "/lua-2.hprof"))
+print("other heap", pcall(other.dominators, other, first))
+h:close()
+collectgarbage()
+print("len", pcall(function() return #top end))
+print("index", pcall(function() return kids[1] end))
+print("iter", pcall(function() for _ in top:iter() do end end))
+print("stale object", pcall(other.dominators, other, first))
+EOF
+VIEWS=$($HEAPSH -l "$LU/views.lua" "$L3" "$LU" 2>&1)
+check "views of the dominator tree: refused once their heap is closed, as objects are" \
+	"$(printf 'before\ttrue\ttrue\ttrue\nlen\tfalse\t%s:11: this value belongs to a heap that was closed or replaced\nindex\tfalse\t%s:12: this value belongs to a heap that was closed or replaced\niter\tfalse\t%s:13: this value belongs to a heap that was closed or replaced\nstale object\tfalse\tthis value belongs to a heap that was closed or replaced' \
+		"$LU/views.lua" "$LU/views.lua" "$LU/views.lua")" \
+	"$(printf '%s\n' "$VIEWS" | grep -v '^other heap')"
+check_contains "h:dominators(an object of another heap): an error" "an object of another heap" \
+	"$(printf '%s\n' "$VIEWS" | grep '^other heap')"
+
 # ---------------------------------------------------------------- lua/leak_suspects.lua
 # The script prints h:suspects(), the rows of the built-in :suspects
 # (tests/t_suspects.sh tests the finding itself); here: the two agree, and

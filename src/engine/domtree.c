@@ -145,11 +145,37 @@ void dom_tree_free(struct dom_tree *t)
 	free(t->pre);
 	free(t->order);
 	free(t->span);
+	free(t->kid_first);
+	free(t->kids);
 	free(t);
+}
+
+/*
+ * child_index: every node's children as one array, in index order: v's
+ * are kids[first[v] .. first[v+1]) (first has n+2 entries, the super-root
+ * h->n included). O(n), 8 bytes per object; the caller frees both.
+ */
+static void child_index(const struct dom_tree *t, uint32_t **firstp, uint32_t **kidsp)
+{
+	uint32_t n = t->h->n;
+	uint32_t *first = xcalloc((size_t)n + 2, sizeof *first);
+	for (uint32_t v = 0; v < n; v++)
+		if (t->idom[v] != HEAP_NONE)
+			first[t->idom[v]]++;
+	for (uint32_t v = 0; v <= n; v++)	/* first[v]: where v's run ends */
+		first[v + 1] += first[v];
+	uint32_t *kids = xmallocarray((size_t)first[n + 1] + 1, sizeof *kids);
+	/* Filled from the end, so each run is in index order and first[v] ends at its start. */
+	for (uint32_t v = n; v-- > 0;)
+		if (t->idom[v] != HEAP_NONE)
+			kids[--first[t->idom[v]]] = v;
+	*firstp = first;
+	*kidsp = kids;
 }
 
 static const struct dom_tree *sort_tree;
 
+/* by_retained: largest retained first; equal sizes by index (qsort's order is not stable). */
 static int by_retained(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -159,8 +185,48 @@ static int by_retained(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static void sort_children(const struct dom_tree *t, uint32_t *a, uint32_t k)
+{
+	if (k > 16) {
+		sort_tree = t;
+		qsort(a, k, sizeof *a, by_retained);
+		return;
+	}
+	/* Most nodes have a few children: insertion sort, by_retained's order. */
+	for (uint32_t i = 1; i < k; i++) {
+		uint32_t x = a[i], j = i;
+		uint64_t rx = t->retained[x];
+		for (; j > 0; j--) {
+			uint32_t y = a[j - 1];
+			uint64_t ry = t->retained[y];
+			if (ry > rx || (ry == rx && y < x))
+				break;
+			a[j] = y;
+		}
+		a[j] = x;
+	}
+}
+
+const uint32_t *dom_children_view(struct dom_tree *t, uint32_t v, uint32_t *count)
+{
+	if (!t->kids) {
+		uint32_t n = t->h->n;
+		child_index(t, &t->kid_first, &t->kids);
+		for (uint32_t w = 0; w <= n; w++)
+			sort_children(t, t->kids + t->kid_first[w], t->kid_first[w + 1] - t->kid_first[w]);
+	}
+	*count = t->kid_first[v + 1] - t->kid_first[v];
+	return t->kids + t->kid_first[v];
+}
+
 uint32_t *dom_children(struct dom_tree *t, uint32_t v, uint32_t *count)
 {
+	if (t->kids) {
+		const uint32_t *view = dom_children_view(t, v, count);
+		uint32_t *copy = xmallocarray((size_t)*count + 1, sizeof *copy);
+		memcpy(copy, view, (size_t)*count * sizeof *copy);
+		return copy;
+	}
 	/* A scan of idom: a few milliseconds per million objects, no index kept. */
 	uint32_t n = t->h->n, k = 0, cap = 64;
 	uint32_t *run = xmallocarray(cap, sizeof *run);
@@ -172,8 +238,7 @@ uint32_t *dom_children(struct dom_tree *t, uint32_t v, uint32_t *count)
 			}
 			run[k++] = w;
 		}
-	sort_tree = t;
-	qsort(run, k, sizeof *run, by_retained);
+	sort_children(t, run, k);
 	*count = k;
 	return run;
 }
@@ -216,21 +281,9 @@ static void ensure_preorder(struct dom_tree *t)
 	uint32_t n = t->h->n;
 	if (t->pre)
 		return;
-	/* children as one array: first[v] .. first[v+1] */
-	uint32_t *first = xcalloc((size_t)n + 2, sizeof *first);
-	for (uint32_t v = 0; v < n; v++)
-		if (t->idom[v] != HEAP_NONE)
-			first[t->idom[v] + 1]++;
-	for (uint32_t v = 0; v <= n; v++)
-		first[v + 1] += first[v];
+	uint32_t *first, *kids;
+	child_index(t, &first, &kids);
 	uint32_t nkids = first[n + 1];
-	uint32_t *kids = xmallocarray((size_t)nkids + 1, sizeof *kids);
-	uint32_t *fill = xmallocarray((size_t)n + 1, sizeof *fill);
-	memcpy(fill, first, ((size_t)n + 1) * sizeof *fill);
-	for (uint32_t v = 0; v < n; v++)
-		if (t->idom[v] != HEAP_NONE)
-			kids[fill[t->idom[v]]++] = v;
-	free(fill);
 
 	t->pre = xmallocarray((size_t)n + 1, sizeof *t->pre);
 	t->order = xmallocarray((size_t)nkids + 1, sizeof *t->order);

@@ -27,6 +27,8 @@ struct dom_tree {
 	uint32_t *order;	/* [npre] lazily: the objects in that order, super-root first */
 	uint32_t *span;		/* [n+1] lazily: objects in v's subtree, v included */
 	uint32_t npre;
+	uint32_t *kid_first;	/* [n+2] lazily (dom_children_view): v's children are kids[kid_first[v] .. kid_first[v+1]) */
+	uint32_t *kids;		/* [nreach] lazily: the children, each node's largest retained first */
 	bool from_index;	/* loaded from the index file, not computed */
 };
 
@@ -65,10 +67,24 @@ struct dom_tree *dom_tree_load(const struct heap *h, bool no_weak, const uint8_t
 
 /*
  * dom_children: v's children in the dominator tree (v may be the
- * super-root), largest retained first, in a new array the caller frees.
- * Cost: one scan of the tree, O(n), plus sorting the children.
+ * super-root), largest retained first (equal sizes: lower index first), in
+ * a new array the caller frees. Cost: a copy of v's children when the
+ * children index is built (dom_children_view); otherwise one scan of the
+ * tree, O(n), plus sorting the children, and no index is kept (a command
+ * that looks at one node need not hold 8 bytes per object afterwards).
  */
 uint32_t *dom_children(struct dom_tree *t, uint32_t v, uint32_t *count);
+
+/*
+ * dom_children_view: v's children (v an object index or the super-root
+ * h->n), in dom_children's order, as *count entries of an array the tree
+ * owns: valid as long as the tree (for a session's tree, until its heap is
+ * closed or replaced), read only. The first call builds the
+ * children index of every node at once, kept with the tree (8 bytes per
+ * object): O(n) plus sorting each node's children (O(n log k) at worst, k
+ * the most children of one node); each call after is O(1).
+ */
+const uint32_t *dom_children_view(struct dom_tree *t, uint32_t v, uint32_t *count);
 
 /*
  * dom_retained_set: the bytes freed if every object in objs[0..n) went

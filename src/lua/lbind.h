@@ -52,8 +52,8 @@ struct lb_object {
 struct lb_list {
 	struct lb_heap *hp;
 	uint32_t n;
-	const uint32_t *idx;	/* object indexes, or NULL for 0..n-1 */
-	uint32_t *own;		/* what __gc frees: idx, or NULL when idx is borrowed (lb_push_view) */
+	const uint32_t *idx;	/* object indexes, or NULL for 0..n-1: the list's own copy
+				 * (user value 2, so no finalizer), or a view (lb_push_view) */
 	unsigned gen;
 };
 
@@ -70,7 +70,7 @@ void lb_check_gen(lua_State *L, const struct lb_heap *hp, unsigned gen);
 
 /* lb_push_object / lb_push_list / lb_push_class: new userdata; heap_idx is the heap's stack index. */
 void lb_push_object(lua_State *L, int heap_idx, uint32_t i);
-void lb_push_list(lua_State *L, int heap_idx, uint32_t *idx, uint32_t n);	/* takes idx */
+void lb_push_list(lua_State *L, int heap_idx, uint32_t *idx, uint32_t n);	/* copies and frees idx */
 void lb_push_class(lua_State *L, int heap_idx, uint32_t c);
 /*
  * lb_new_object: lb_push_object for loops: hp is the heap at heap_idx,

@@ -455,7 +455,11 @@ static int heap_threads(lua_State *L)
 	return 1;
 }
 
-/* heap:dominators([id]) -> list of the objects dominated directly (largest first) */
+/*
+ * heap:dominators([id | object]) -> list of the objects dominated directly
+ * (largest first): a view of the tree's children index, not a copy, so a
+ * walk of the whole tree costs O(1) per call.
+ */
 static int heap_dominators(lua_State *L)
 {
 	struct lb_heap *hp = lb_checkheap(L, 1);
@@ -469,6 +473,9 @@ static int heap_dominators(lua_State *L)
 	if (!lua_isnoneornil(L, 2)) {
 		struct lb_object *o = lb_testobject(L, 2);
 		if (o) {
+			lb_check_gen(L, o->hp, o->gen);
+			if (o->hp->ss != hp->ss)
+				return luaL_argerror(L, 2, "an object of another heap");
 			v = o->i;
 		} else {
 			v = heap_index(hp->ss->heap, (uint64_t)luaL_checkinteger(L, 2));
@@ -479,8 +486,9 @@ static int heap_dominators(lua_State *L)
 			}
 		}
 	}
-	uint32_t n, *ch = dom_children(t, v, &n);
-	lb_push_list(L, 1, ch, n);
+	uint32_t n;
+	const uint32_t *ch = dom_children_view(t, v, &n);
+	lb_push_view(L, 1, ch, n);
 	return 1;
 }
 

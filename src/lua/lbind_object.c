@@ -52,19 +52,35 @@ void lb_push_object(lua_State *L, int heap_idx, uint32_t i)
 	lua_remove(L, -2);
 }
 
-void lb_push_list(lua_State *L, int heap_idx, uint32_t *idx, uint32_t n)
+/*
+ * new_list: a list of n objects, idx not set: user value 1 is its heap, 2
+ * a userdata of its own indexes when it has them. Lua owns all its memory,
+ * so lists need no finalizer (objects with one survive an extra collection
+ * and cost a walk of the dominator tree, a list per node, about a quarter
+ * of its time: docs/performance.md, "Lua scripting").
+ */
+static struct lb_list *new_list(lua_State *L, int heap_idx, uint32_t n)
 {
 	heap_idx = lua_absindex(L, heap_idx);
 	struct lb_heap *hp = heap_at(L, heap_idx);
-	struct lb_list *l = lua_newuserdatauv(L, sizeof *l, 1);
+	struct lb_list *l = lua_newuserdatauv(L, sizeof *l, 2);
 	l->hp = hp;
-	l->idx = idx;
-	l->own = idx;
+	l->idx = NULL;
 	l->n = n;
 	l->gen = hp->ss->gen;
 	lua_pushvalue(L, heap_idx);
 	lua_setiuservalue(L, -2, 1);
 	luaL_setmetatable(L, LB_LIST);
+	return l;
+}
+
+void lb_push_list(lua_State *L, int heap_idx, uint32_t *idx, uint32_t n)
+{
+	if (idx)
+		lb_push_slice(L, heap_idx, idx, n);
+	else
+		new_list(L, heap_idx, n);
+	free(idx);
 }
 
 struct lb_object *lb_checkobject(lua_State *L, int arg)
@@ -130,16 +146,16 @@ void lb_push_heap_value(lua_State *L, int heap_idx, const struct heap_value *v)
 
 void lb_push_slice(lua_State *L, int heap_idx, const uint32_t *a, uint32_t n)
 {
-	uint32_t *copy = xmallocarray((size_t)n + 1, sizeof *copy);
+	struct lb_list *l = new_list(L, heap_idx, n);
+	uint32_t *copy = lua_newuserdatauv(L, (size_t)n * sizeof *copy, 0);
 	memcpy(copy, a, (size_t)n * sizeof *copy);
-	lb_push_list(L, heap_idx, copy, n);
+	lua_setiuservalue(L, -2, 2);
+	l->idx = copy;
 }
 
 void lb_push_view(lua_State *L, int heap_idx, const uint32_t *a, uint32_t n)
 {
-	lb_push_list(L, heap_idx, NULL, n);
-	struct lb_list *l = lua_touserdata(L, -1);
-	l->idx = a;
+	new_list(L, heap_idx, n)->idx = a;
 }
 
 static int obj_refs(lua_State *L)
@@ -392,16 +408,6 @@ static int list_len(lua_State *L)
 	return 1;
 }
 
-static int list_gc(lua_State *L)
-{
-	struct lb_list *l = luaL_checkudata(L, 1, LB_LIST);
-	free(l->own);
-	l->own = NULL;
-	l->idx = NULL;
-	l->n = 0;
-	return 0;
-}
-
 static int list_tostring(lua_State *L)
 {
 	struct lb_list *l = luaL_checkudata(L, 1, LB_LIST);
@@ -464,7 +470,7 @@ void lb_object_meta(lua_State *L)
 	lua_setfield(L, -2, "__index");
 	lua_rawsetp(L, LUA_REGISTRYINDEX, &object_meta_key);
 	static const luaL_Reg listmeta[] = {
-		{"__index", list_index}, {"__len", list_len}, {"__gc", list_gc},
+		{"__index", list_index}, {"__len", list_len},
 		{"__tostring", list_tostring}, {NULL, NULL}};
 	static const luaL_Reg listmethods[] = {{"iter", list_iter}, {"ids", list_ids}, {NULL, NULL}};
 	luaL_newmetatable(L, LB_LIST);
