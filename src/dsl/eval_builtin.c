@@ -1,0 +1,682 @@
+/*
+ * eval_builtin.c - the query language's built-ins (docs/dsl.md "Values and
+ * members"): the heap's lists (objects, classes, classloaders, threads)
+ * and the members of every kind of value: list members (filter, map,
+ * sort_by, group_by, ...), object members (a Java field first, then size,
+ * retained, refs, ...), class, classloader and thread members, struct
+ * fields, ENTITY's properties and a string's length.
+ */
+#include "eval_internal.h"
+
+#include "../base/suggest.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- heap values ---- */
+
+static struct value from_heap(struct ev *e, struct heap_value hv)
+{
+	switch (hv.type) {
+	case HPROF_OBJECT: {
+		if (!hv.v.id)
+			return VNULL;
+		uint32_t i = heap_index(e->h, hv.v.id);
+		return i == HEAP_NONE ? VNULL : vidx(V_OBJ, i);
+	}
+	case HPROF_BOOLEAN: return vbool(hv.v.i != 0);
+	case HPROF_CHAR: {
+		char *s = arena_alloc(e->a, 8);
+		uint32_t c = (uint32_t)hv.v.i;
+		if (c < 0x80) {
+			s[0] = (char)c;
+		} else if (c < 0x800) {
+			s[0] = (char)(0xC0 | c >> 6);
+			s[1] = (char)(0x80 | (c & 0x3F));
+		} else {
+			s[0] = (char)(0xE0 | c >> 12);
+			s[1] = (char)(0x80 | ((c >> 6) & 0x3F));
+			s[2] = (char)(0x80 | (c & 0x3F));
+		}
+		return vstr(s);
+	}
+	case HPROF_FLOAT: case HPROF_DOUBLE: return vfloat(hv.v.d);
+	case 0: return VNULL;
+	default: return vint(hv.v.i);
+	}
+}
+
+static struct value obj_list(struct ev *e, const uint32_t *v, uint32_t n)
+{
+	struct value l = eval_vlist(e, L_OBJS, n);
+	memcpy(l.u.l->objs, v, (size_t)n * sizeof *v);
+	return l;
+}
+
+/* ---- built-in lists ---- */
+
+struct value eval_builtin_list(struct ev *e, const struct node *at, const char *name)
+{
+	char what[32];
+	snprintf(what, sizeof what, "'%s'", name);
+	eval_need_heap(e, at, what);
+	const struct heap *h = e->h;
+	if (!strcmp(name, "objects"))
+		return eval_vlist(e, L_ALL, h->n);
+	if (!strcmp(name, "classes")) {
+		struct value l = eval_vlist(e, L_VALUES, h->nclasses);
+		for (uint32_t c = 0; c < h->nclasses; c++)
+			l.u.l->v[c] = vidx(V_CLASS, c);
+		return l;
+	}
+	if (!strcmp(name, "threads")) {
+		struct value l = eval_vlist(e, L_VALUES, h->nthreads);
+		for (uint32_t t = 0; t < h->nthreads; t++)
+			l.u.l->v[t] = vidx(V_THREAD, t);
+		return l;
+	}
+	/* classloaders: bootstrap first, then each loader object once */
+	uint8_t *seen = arena_alloc(e->a, (size_t)h->n / 8 + 1);
+	uint32_t count = 1;
+	for (uint32_t c = 0; c < h->nclasses; c++) {
+		uint32_t ld = h->classes[c].loader;
+		if (ld != HEAP_NONE && !(seen[ld / 8] & (1u << (ld % 8)))) {
+			seen[ld / 8] |= (uint8_t)(1u << (ld % 8));
+			count++;
+		}
+	}
+	struct value l = eval_vlist(e, L_VALUES, count);
+	l.u.l->v[0] = vidx(V_LOADER, HEAP_NONE);
+	uint32_t k = 1;
+	for (uint32_t i = 0; i < h->n && k < count; i++)
+		if (seen[i / 8] & (1u << (i % 8)))
+			l.u.l->v[k++] = vidx(V_LOADER, i);
+	return l;
+}
+
+/* ---- list members ---- */
+
+/*
+ * class_filter: when fn's result is "P is C" or an 'and' chain holding it
+ * (P its parameter), the class bits of C: a filter over all objects then
+ * visits only the instances of C and its subclasses.
+ */
+static const uint8_t *class_filter(struct ev *e, struct value fn)
+{
+	if (fn.k != V_LAMBDA || fn.u.fn->lam->nparams != 1 || fn.u.fn->lam->nitems)
+		return NULL;
+	const char *p = fn.u.fn->lam->params[0].name;
+	struct node *r = fn.u.fn->lam->result;
+	while (r) {
+		struct node *c = r->kind == N_BIN && r->op == OP_AND ? r->a : r;
+		if (r->kind == N_BIN && r->op == OP_AND) {
+			/* leftmost conjunct first */
+			while (c->kind == N_BIN && c->op == OP_AND)
+				c = c->a;
+		}
+		if (c->kind == N_IS && c->a->kind == N_IDENT && !strcmp(c->a->name, p))
+			return eval_resolve_class(e, c, c->name);
+		if (r->kind == N_BIN && r->op == OP_AND && r->b->kind == N_IS &&
+		    r->b->a->kind == N_IDENT && !strcmp(r->b->a->name, p))
+			return eval_resolve_class(e, r->b, r->b->name);
+		return NULL;
+	}
+	return NULL;
+}
+
+/* The objects a list visits: all of it, or, for L_ALL with a class filter, fewer. */
+struct cursor {
+	const struct list *l;
+	uint32_t k;
+	uint32_t *objs;		/* restricted object set (ascending) */
+	uint32_t n;
+};
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void cursor_init(struct ev *e, struct cursor *c, const struct list *l, struct value fn)
+{
+	memset(c, 0, sizeof *c);
+	c->l = l;
+	c->n = l->n;
+	const uint8_t *bits;
+	if (l->kind != L_ALL || !(bits = class_filter(e, fn)))
+		return;
+	const struct heap *h = e->h;
+	uint32_t total = 0;
+	for (uint32_t k = 0; k < h->nclasses; k++)
+		if (has_bit(bits, k))
+			total += (uint32_t)h->classes[k].count;
+	c->objs = arena_alloc(e->a, ((size_t)total + 1) * sizeof *c->objs);
+	for (uint32_t k = 0; k < h->nclasses; k++)
+		if (has_bit(bits, k)) {
+			uint32_t cnt;
+			const uint32_t *inst = heap_instances(h, k, &cnt);
+			memcpy(c->objs + (c->k), inst, (size_t)cnt * sizeof *inst);
+			c->k += cnt;
+		}
+	qsort(c->objs, total, sizeof *c->objs, cmp_u32);
+	c->n = total;
+	c->k = 0;
+}
+
+static bool cursor_next(struct cursor *c, struct value *v)
+{
+	if (c->k >= c->n)
+		return false;
+	*v = c->objs ? vidx(V_OBJ, c->objs[c->k]) : list_get(c->l, c->k);
+	c->k++;
+	return true;
+}
+
+static uint32_t list_len(const struct list *l)
+{
+	return l->n;
+}
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
+/* key_hash: a hash that agrees with eval_equal() (Strings hash by their text). */
+static uint64_t key_hash(struct ev *e, struct value v)
+{
+	switch (v.k) {
+	case V_INT: return (uint64_t)v.u.i * 0x9E3779B97F4A7C15ULL;
+	case V_FLOAT:
+		/* eval_equal() compares floats and ints by value: hash whole floats as ints
+		 * (those in int64's range: a cast of any other is undefined) */
+		if (v.u.f >= -9223372036854775808.0 && v.u.f < 9223372036854775808.0 &&
+		    v.u.f == (double)(int64_t)v.u.f)
+			return (uint64_t)(int64_t)v.u.f * 0x9E3779B97F4A7C15ULL;
+		return 7;
+	case V_STR: return str_hash(v.u.s);
+	case V_OBJ: {
+		const char *t = eval_obj_text(e, v.u.idx);
+		return t ? str_hash(t) : (uint64_t)v.u.idx * 0x9E3779B97F4A7C15ULL;
+	}
+	case V_BOOL: return v.u.b ? 1 : 2;
+	case V_CLASS: case V_LOADER: case V_THREAD: return (uint64_t)v.u.idx * 31 + v.k;
+	case V_REFKIND: return (uint64_t)v.u.rk + 11;
+	default: return 3;
+	}
+}
+
+struct sort_item {
+	struct value key, item;
+};
+
+static struct ev *sort_ev;
+static const struct node *sort_at;
+
+static int by_key(const void *a, const void *b)
+{
+	const struct sort_item *x = a, *y = b;
+	return eval_compare(sort_ev, sort_at, x->key, y->key);
+}
+
+static struct value list_member(struct ev *e, struct node *n, struct value recv, int nargs,
+				struct value *args)
+{
+	const char *m = n->name;
+	struct list *l = recv.u.l;
+	struct value fn = nargs ? args[0] : VNULL, x;
+	struct cursor c;
+	bool need_fn = !strcmp(m, "filter") || !strcmp(m, "map") || !strcmp(m, "exists") ||
+		       !strcmp(m, "foreach") || !strcmp(m, "sort_by") || !strcmp(m, "group_by");
+	if (need_fn && nargs != 1)
+		eval_rt_error(e, n, "%s takes one lambda, e.g. %s([it | ...])", m, m);
+	if (!strcmp(m, "filter") || !strcmp(m, "exists") || !strcmp(m, "first")) {
+		bool first = !strcmp(m, "first"), exists = !strcmp(m, "exists");
+		if (first && !nargs)
+			return l->n ? list_get(l, 0) : VNULL;
+		cursor_init(e, &c, l, fn);
+		struct builder b = {NULL, NULL, 0, 0, true};
+		while (cursor_next(&c, &x)) {
+			eval_poll(e, n);
+			if (eval_truth(e, n, eval_call1(e, n, fn, x), "the filter's result")) {
+				if (exists)
+					return vbool(true);
+				if (first)
+					return x;
+				eval_build_add(e, &b, x);
+			}
+		}
+		if (exists)
+			return vbool(false);
+		if (first)
+			return VNULL;
+		return eval_build_done(e, &b);
+	}
+	if (!strcmp(m, "map")) {
+		struct builder b = {NULL, NULL, 0, 0, true};
+		cursor_init(e, &c, l, VNULL);
+		while (cursor_next(&c, &x)) {
+			eval_poll(e, n);
+			eval_build_add(e, &b, eval_call1(e, n, fn, x));
+		}
+		return eval_build_done(e, &b);
+	}
+	if (!strcmp(m, "foreach")) {
+		cursor_init(e, &c, l, VNULL);
+		while (cursor_next(&c, &x)) {
+			eval_poll(e, n);
+			eval_call1(e, n, fn, x);
+		}
+		return VNULL;
+	}
+	if (!strcmp(m, "count") || !strcmp(m, "length") || !strcmp(m, "size")) {
+		if (!nargs)
+			return vint(list_len(l));
+		int64_t k = 0;
+		cursor_init(e, &c, l, fn);
+		while (cursor_next(&c, &x)) {
+			eval_poll(e, n);
+			k += eval_truth(e, n, eval_call1(e, n, fn, x), "the count's condition");
+		}
+		return vint(k);
+	}
+	if (!strcmp(m, "sum") || !strcmp(m, "min") || !strcmp(m, "max")) {
+		int which = m[1] == 'u' ? 0 : m[1] == 'i' ? 1 : 2;
+		struct value acc = which ? VNULL : vint(0);
+		cursor_init(e, &c, l, VNULL);
+		while (cursor_next(&c, &x)) {
+			eval_poll(e, n);
+			struct value y = nargs ? eval_call1(e, n, fn, x) : x;
+			if (which == 0) {
+				if (!is_num(&y))
+					eval_rt_error(e, n, "sum adds numbers, not %s", value_kind_name(y.k));
+				acc = acc.k == V_INT && y.k == V_INT
+					      ? vint((int64_t)((uint64_t)acc.u.i + (uint64_t)y.u.i))
+								       : vfloat(num(&acc) + num(&y));
+			} else if (acc.k == V_NULL || (which == 1 ? eval_compare(e, n, y, acc) < 0
+								  : eval_compare(e, n, y, acc) > 0)) {
+				acc = y;
+			}
+		}
+		return acc;
+	}
+	if (!strcmp(m, "sort_by") || !strcmp(m, "top")) {
+		bool top = m[0] == 't';
+		int64_t limit = -1;
+		if (top) {
+			if (nargs != 2 || args[0].k != V_INT)
+				eval_rt_error(e, n, "top takes a count and a lambda: top(10, [it | it.size])");
+			limit = args[0].u.i;
+			fn = args[1];
+		}
+		uint32_t len = list_len(l);
+		struct sort_item *items = arena_alloc(e->a, ((size_t)len + 1) * sizeof *items);
+		cursor_init(e, &c, l, VNULL);
+		uint32_t k = 0;
+		while (cursor_next(&c, &x)) {
+			eval_poll(e, n);
+			items[k].item = x;
+			items[k++].key = eval_call1(e, n, fn, x);
+		}
+		sort_ev = e;
+		sort_at = n;
+		qsort(items, k, sizeof *items, by_key);
+		struct builder b = {NULL, NULL, 0, 0, true};
+		if (top)
+			for (uint32_t j = 0; j < k && (int64_t)j < limit; j++)
+				eval_build_add(e, &b, items[k - 1 - j].item);
+		else
+			for (uint32_t j = 0; j < k; j++)
+				eval_build_add(e, &b, items[j].item);
+		return eval_build_done(e, &b);
+	}
+	if (!strcmp(m, "group_by")) {
+		/* [{key, count, items}] in order of first appearance; keys hashed */
+		struct value *keys = NULL;
+		struct builder *groups = NULL;
+		uint32_t ng = 0, cap = 0, hcap = 64;
+		/* group + 1, 0 empty; in the arena, so that a failing lambda leaks nothing */
+		uint32_t *slots = arena_alloc(e->a, hcap * sizeof *slots);
+		cursor_init(e, &c, l, VNULL);
+		while (cursor_next(&c, &x)) {
+			eval_poll(e, n);
+			struct value key = eval_call1(e, n, fn, x);
+			uint64_t hv = key_hash(e, key);
+			uint32_t g = UINT32_MAX, s = (uint32_t)hv & (hcap - 1);
+			while (slots[s]) {
+				if (eval_equal(e, keys[slots[s] - 1], key)) {
+					g = slots[s] - 1;
+					break;
+				}
+				s = (s + 1) & (hcap - 1);
+			}
+			if (g == UINT32_MAX) {
+				if (ng == cap) {
+					cap = cap ? cap * 2 : 16;
+					struct value *nk = arena_alloc(e->a, cap * sizeof *nk);
+					struct builder *nb = arena_alloc(e->a, cap * sizeof *nb);
+					if (ng) {
+						memcpy(nk, keys, ng * sizeof *nk);
+						memcpy(nb, groups, ng * sizeof *nb);
+					}
+					keys = nk;
+					groups = nb;
+				}
+				g = ng++;
+				keys[g] = key;
+				groups[g] = (struct builder){NULL, NULL, 0, 0, true};
+				slots[s] = g + 1;
+				if (ng * 2 > hcap) {	/* grow and rehash */
+					hcap *= 2;
+					slots = arena_alloc(e->a, hcap * sizeof *slots);
+					for (uint32_t k = 0; k < ng; k++) {
+						uint32_t t = (uint32_t)key_hash(e, keys[k]) & (hcap - 1);
+						while (slots[t])
+							t = (t + 1) & (hcap - 1);
+						slots[t] = k + 1;
+					}
+				}
+			}
+			eval_build_add(e, &groups[g], x);
+		}
+		struct value out = eval_vlist(e, L_VALUES, ng);
+		static const char *const names[] = {"key", "count", "items"};
+		for (uint32_t g = 0; g < ng; g++) {
+			struct vstruct *st = arena_alloc(e->a, sizeof *st);
+			st->n = 3;
+			st->names = (const char **)names;
+			st->vals = arena_alloc(e->a, 3 * sizeof *st->vals);
+			st->vals[0] = keys[g];
+			st->vals[1] = vint(groups[g].n);
+			st->vals[2] = eval_build_done(e, &groups[g]);
+			out.u.l->v[g].k = V_STRUCT;
+			out.u.l->v[g].u.st = st;
+		}
+		return out;
+	}
+	if (!strcmp(m, "contains")) {
+		if (nargs != 1)
+			eval_rt_error(e, n, "contains takes one value");
+		for (uint32_t k = 0; k < l->n; k++)
+			if (eval_equal(e, list_get(l, k), args[0]))
+				return vbool(true);
+		return vbool(false);
+	}
+	static const char *const members[] = {"filter", "map", "exists", "foreach", "count",
+					      "sum", "min", "max", "sort_by", "top", "first",
+					      "group_by", "contains", "length"};
+	char sug[200];
+	hs_suggest(sug, sizeof sug, m, members, (int)(sizeof members / sizeof *members), NULL);
+	eval_rt_error(e, n, "a list has no member '%s'%s (members: filter, map, exists, foreach, "
+		 "count, sum, min, max, sort_by, top, first, group_by, contains, length)", m, sug);
+}
+
+/* ---- heap members ---- */
+
+struct field_names {
+	const char *v[256];
+	int n;
+};
+
+static void collect_field(void *ctx, uint32_t decl, const struct heap_field *f,
+			  struct heap_value v)
+{
+	struct field_names *fn = ctx;
+	(void)decl;
+	(void)v;
+	if (fn->n < 256)
+		fn->v[fn->n++] = f->name;
+}
+
+static struct value thread_roots(struct ev *e, uint32_t t)
+{
+	const struct heap *h = e->h;
+	struct builder b = {NULL, NULL, 0, 0, true};
+	for (uint32_t r = 0; r < h->nroots; r++)
+		if (h->roots[r].thread == t && h->roots[r].kind != HPROF_GC_ROOT_THREAD_OBJ)
+			eval_build_add(e, &b, vidx(V_OBJ, h->roots[r].obj));
+	return eval_build_done(e, &b);
+}
+
+static struct value object_member(struct ev *e, struct node *n, uint32_t i)
+{
+	const struct heap *h = e->h;
+	const char *m = n->name;
+	/* A Java field shadows a built-in; where it is, is cached per class. */
+	uint32_t c = h->cls[i];
+	if (n->cache_cls1 != c + 1) {
+		uint32_t off = 0;
+		uint8_t type = 0;
+		if (heap_kind(h, i) != HEAP_INSTANCE || !heap_field_locate(h, c, m, &off, &type))
+			type = 0;
+		n->cache_cls1 = c + 1;
+		n->cache_off = off;
+		n->cache_type = type;
+	}
+	if (n->cache_type) {
+		struct heap_value hv = heap_field_at(h, i, n->cache_off, n->cache_type);
+		if (hv.type)
+			return from_heap(e, hv);
+	}
+	if (!strcmp(m, "class")) {
+		if (heap_kind(h, i) == HEAP_CLASS)
+			return vidx(V_CLASS, h->cls[i]);
+		return vidx(V_CLASS, h->cls[i]);
+	}
+	if (!strcmp(m, "size") || !strcmp(m, "shallow_size"))
+		return vint((int64_t)heap_shallow(h, i));
+	if (!strcmp(m, "id") || !strcmp(m, "object_id"))
+		return vint((int64_t)heap_id(h, i));
+	if (!strcmp(m, "retained") || !strcmp(m, "retained_size")) {
+		struct dom_tree *t = e->d->eng.dom ? e->d->eng.dom(e->d->eng.ctx) : NULL;
+		if (!t)
+			eval_rt_error(e, n, "retained sizes are not available (the dominator tree could "
+				 "not be computed)");
+		return vint((int64_t)t->retained[i]);
+	}
+	if (!strcmp(m, "dynamic_size") || !strcmp(m, "dynamic_size_est")) {
+		bool est = m[12] == '_';
+		struct dyn *dy = e->d->eng.dyn ? e->d->eng.dyn(e->d->eng.ctx, est) : NULL;
+		if (!dy)
+			eval_rt_error(e, n, "dynamic sizes are not available (the engine could not be "
+				 "built)");
+		uint32_t sc = dyn_comp(dy, i);
+		if (est && !(dy->flags[sc] & DYN_EXACT))
+			return vint((int64_t)((double)dy->est[sc] + 0.5));
+		uint64_t bytes;
+		if (dyn_exact(dy, sc, &bytes) != HS_OK)
+			eval_rt_error(e, n, "interrupted");
+		return vint((int64_t)bytes);
+	}
+	if (!strcmp(m, "refs")) {
+		uint32_t cnt;
+		const uint32_t *out = heap_out(h, i, &cnt);
+		return obj_list(e, out, cnt);
+	}
+	if (!strcmp(m, "referrers")) {
+		uint32_t cnt;
+		const uint32_t *in = heap_in(h, i, &cnt);
+		return obj_list(e, in, cnt);
+	}
+	enum heap_kind k = heap_kind(h, i);
+	if (!strcmp(m, "length") && (k == HEAP_OBJ_ARRAY || k == HEAP_PRIM_ARRAY))
+		return vint(heap_array_length(h, i));
+	if (!strcmp(m, "elements") && (k == HEAP_OBJ_ARRAY || k == HEAP_PRIM_ARRAY)) {
+		uint32_t len = heap_array_length(h, i);
+		struct builder b = {NULL, NULL, 0, 0, true};
+		for (uint32_t j = 0; j < len; j++)
+			eval_build_add(e, &b, from_heap(e, heap_array_elem(h, i, j)));
+		return eval_build_done(e, &b);
+	}
+	if (!strcmp(m, "text") || !strcmp(m, "toString")) {
+		const char *s = eval_obj_text(e, i);
+		if (s)
+			return vstr(s);
+	}
+	if (!strcmp(m, "kind"))
+		return vstr(k == HEAP_INSTANCE ? "instance" : k == HEAP_OBJ_ARRAY ? "object array"
+			    : k == HEAP_PRIM_ARRAY ? "primitive array" : "class");
+	if (!strcmp(m, "heap")) {	/* Android: app, zygote, image; null elsewhere */
+		const char *hn = heap_android_heap(h, i);
+		return hn ? vstr(hn) : VNULL;
+	}
+	struct field_names fn = {{0}, 0};
+	heap_fields_each(h, i, collect_field, &fn);
+	static const char *const builtins[] = {"class", "size", "id", "retained", "dynamic_size",
+					       "dynamic_size_est", "refs", "referrers", "length",
+					       "elements", "text", "kind", "heap"};
+	for (size_t b = 0; b < sizeof builtins / sizeof *builtins && fn.n < 256; b++)
+		fn.v[fn.n++] = builtins[b];
+	char sug[200];
+	hs_suggest(sug, sizeof sug, m, fn.v, fn.n, NULL);
+	eval_rt_error(e, n, "class %s has no field '%s'%s", heap_class_name(h, i), m, sug);
+}
+
+static struct value class_member(struct ev *e, struct node *n, uint32_t c)
+{
+	const struct heap *h = e->h;
+	const struct heap_class *k = &h->classes[c];
+	const char *m = n->name;
+	if (!strcmp(m, "name"))
+		return vstr(k->name);
+	if (!strcmp(m, "classloader") || !strcmp(m, "loader"))
+		return vidx(V_LOADER, k->loader);
+	if (!strcmp(m, "super"))
+		return k->super == HEAP_NONE ? VNULL : vidx(V_CLASS, k->super);
+	if (!strcmp(m, "instances")) {
+		uint32_t cnt;
+		const uint32_t *inst = heap_instances(h, c, &cnt);
+		return obj_list(e, inst, cnt);
+	}
+	if (!strcmp(m, "count"))
+		return vint((int64_t)k->count);
+	if (!strcmp(m, "object"))
+		return k->obj == HEAP_NONE ? VNULL : vidx(V_OBJ, k->obj);
+	if (!strcmp(m, "id"))
+		return vint((int64_t)k->id);
+	if (!strcmp(m, "instance_size"))
+		return vint(k->inst_size);
+	if (!strcmp(m, "shallow"))
+		return vint((int64_t)k->shallow);
+	struct heap_value hv;
+	if (heap_static(h, c, m, &hv))
+		return from_heap(e, hv);
+	const char *cands[300];
+	int nc = 0;
+	static const char *const builtins[] = {"name", "classloader", "super", "instances",
+					       "count", "object", "id", "instance_size", "shallow"};
+	for (size_t b = 0; b < sizeof builtins / sizeof *builtins; b++)
+		cands[nc++] = builtins[b];
+	for (unsigned s = 0; s < k->nstatics && nc < 300; s++)
+		cands[nc++] = k->statics[s].name;
+	char sug[200];
+	hs_suggest(sug, sizeof sug, m, cands, nc, NULL);
+	eval_rt_error(e, n, "class %s has no static or member '%s'%s", k->name, m, sug);
+}
+
+static struct value loader_member(struct ev *e, struct node *n, uint32_t ld)
+{
+	const struct heap *h = e->h;
+	const char *m = n->name;
+	if (!strcmp(m, "id"))
+		return vint(ld == HEAP_NONE ? 0 : (int64_t)heap_id(h, ld));
+	if (!strcmp(m, "object"))
+		return ld == HEAP_NONE ? VNULL : vidx(V_OBJ, ld);
+	if (!strcmp(m, "name")) {
+		if (ld == HEAP_NONE)
+			return vstr("<bootstrap>");
+		struct heap_value hv;
+		if (heap_field(h, ld, "name", &hv) && hv.type == HPROF_OBJECT && hv.v.id) {
+			uint32_t s = heap_index(h, hv.v.id);
+			const char *t = s != HEAP_NONE ? eval_obj_text(e, s) : NULL;
+			if (t)
+				return vstr(t);
+		}
+		return vstr(heap_class_name(h, ld));
+	}
+	if (!strcmp(m, "classes")) {
+		struct builder b = {NULL, NULL, 0, 0, false};
+		for (uint32_t c = 0; c < h->nclasses; c++)
+			if (h->classes[c].loader == ld && h->classes[c].obj != HEAP_NONE)
+				eval_build_add(e, &b, vidx(V_CLASS, c));
+		return eval_build_done(e, &b);
+	}
+	eval_rt_error(e, n, "a classloader has no member '%s' (members: id, name, classes, object)", m);
+}
+
+static struct value thread_member(struct ev *e, struct node *n, uint32_t t)
+{
+	const struct heap *h = e->h;
+	const char *m = n->name;
+	if (!strcmp(m, "name")) {
+		char *s = heap_thread_name(h, t);
+		struct value v = s ? vstr(arena_strndup(e->a, s, strlen(s))) : VNULL;
+		free(s);
+		return v;
+	}
+	if (!strcmp(m, "object"))
+		return h->threads[t].obj == HEAP_NONE ? VNULL : vidx(V_OBJ, h->threads[t].obj);
+	if (!strcmp(m, "roots"))
+		return thread_roots(e, t);
+	if (!strcmp(m, "id"))
+		return vint(h->threads[t].obj == HEAP_NONE ? 0 : (int64_t)heap_id(h, h->threads[t].obj));
+	if (!strcmp(m, "frames"))
+		return vint(h->threads[t].nframes);
+	eval_rt_error(e, n, "a thread has no member '%s' (members: name, object, roots, id, frames)", m);
+}
+
+struct value eval_member(struct ev *e, struct node *n, struct value recv, int nargs,
+			   struct value *args)
+{
+	const char *m = n->name;
+	switch (recv.k) {
+	case V_LIST:
+		return list_member(e, n, recv, nargs, args);
+	case V_OBJ:
+		return object_member(e, n, recv.u.idx);
+	case V_CLASS:
+		return class_member(e, n, recv.u.idx);
+	case V_LOADER:
+		return loader_member(e, n, recv.u.idx);
+	case V_THREAD:
+		return thread_member(e, n, recv.u.idx);
+	case V_ENTITY: {
+		if (!strcmp(m, "name"))
+			return recv.u.ent->name;
+		if (!strcmp(m, "members") || !strcmp(m, "count"))
+			return vint((int64_t)recv.u.ent->members);
+		struct value *p = eval_prop_find(recv.u.ent, m);
+		if (p)
+			return *p;
+		eval_rt_error(e, n, "ENTITY has no property '%s'", m);
+	}
+	case V_STRUCT: {
+		for (int k = 0; k < recv.u.st->n; k++)
+			if (!strcmp(recv.u.st->names[k], m))
+				return recv.u.st->vals[k];
+		char sug[200];
+		hs_suggest(sug, sizeof sug, m, recv.u.st->names, recv.u.st->n, NULL);
+		eval_rt_error(e, n, "struct %s has no field '%s'%s",
+			 recv.u.st->type ? recv.u.st->type : "", m, sug);
+	}
+	case V_STR:
+		if (!strcmp(m, "length")) {
+			/* characters: UTF-8 lead bytes (NUL is C0 80, one character) */
+			int64_t c = 0;
+			for (const unsigned char *p = (const unsigned char *)recv.u.s; *p; p++)
+				c += (*p & 0xC0) != 0x80;
+			return vint(c);
+		}
+		break;
+	case V_NULL:
+		eval_rt_error(e, n, "null has no member '%s' (a null reference was dereferenced)", m);
+	default:
+		break;
+	}
+	eval_rt_error(e, n, "%s has no member '%s'", value_kind_name(recv.k), m);
+}

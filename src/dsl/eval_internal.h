@@ -1,0 +1,220 @@
+/*
+ * eval_internal.h - what the files of the query language's evaluator share
+ * (src/dsl/eval*.c only; the public API is eval.h): the session and the
+ * state of a running snippet, the value constructors, and the functions
+ * one of them calls in another. The evaluator is split as jq's is
+ * (execute / builtins):
+ *   eval.c              the core: values, names, scopes, lambdas, expressions
+ *   eval_builtin.c      the heap's lists and the members of every kind of value
+ *   eval_allocations.c  the list `allocations` (an attached JVM's recording)
+ *   eval_settype.c      set type analyses (instances_for)
+ *   eval_session.c      sessions: dsl_run, the statements, what a session keeps
+ *
+ * A runtime error (eval_rt_error) longjmps to the dsl_run under way, so a
+ * function here that takes a struct ev may not return. Values live in the
+ * snippet's arena (e->a) unless said otherwise; nothing here is freed by
+ * its caller.
+ */
+#ifndef HS_EVAL_INTERNAL_H
+#define HS_EVAL_INTERNAL_H
+
+#include "eval.h"
+
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct binding {
+	const char *name;
+	struct value v;
+	struct binding *next;
+};
+
+struct settype {
+	const char *name;
+	struct stmt *st;
+	struct settype *next;
+};
+
+struct typedecl {
+	const char *name;
+	struct stmt *st;
+	struct typedecl *next;
+};
+
+/* A native function declared with extern (src/dsl/extern.h). */
+struct externdecl {
+	const char *name;
+	struct ext_fn *fn;	/* freed by dsl_free, or when the name is declared again */
+	struct externdecl *next;
+};
+
+struct frame {
+	struct frame *up;
+	int n, cap;
+	const char **names;
+	struct value *vals;
+};
+
+struct dsl {
+	const struct heap *h;
+	struct dsl_engine eng;
+	struct arena keep;	/* snippets that define names live here */
+	struct binding *globals;
+	struct settype *sets;
+	struct typedecl *types;
+	struct externdecl *externs;
+	const char **names;	/* for completion */
+	int nnames;
+};
+
+struct ev {
+	struct dsl *d;
+	const struct heap *h;
+	struct arena *a;
+	struct hs_error *err;
+	jmp_buf fail;
+	/* the traversal context: THIS, REFERRER, ENTITY, ref_kind */
+	bool in_trav;
+	struct value this_v, referrer;
+	struct instance *entity;
+	enum refkind rk;
+	uint32_t *owner;	/* object -> instance id, 0 = Unassigned */
+	struct analysis *an;	/* the running analysis, freed if it fails */
+	const char *snippet;	/* the text being run */
+	int calls;		/* lambda calls under way: bounded, recursion is an error */
+	const char *stack_base;	/* the C stack where the snippet began (dsl_run) */
+	size_t stack_budget;	/* bytes of C stack below stack_base lambdas may use */
+	struct instance *cur;	/* whose properties names refer to */
+	uint64_t steps;
+	struct value allocs;	/* `allocations` once read in this snippet, else null */
+};
+
+/* The analysis of eval_settype.c, under way while a set type's instances are built. */
+struct analysis;
+
+static const struct value VNULL = {V_NULL, {0}};
+
+static inline struct value vint(int64_t i)
+{
+	struct value v = {V_INT, {.i = i}};
+	return v;
+}
+static inline struct value vbool(bool b)
+{
+	struct value v = {V_BOOL, {.b = b}};
+	return v;
+}
+static inline struct value vfloat(double f)
+{
+	struct value v = {V_FLOAT, {.f = f}};
+	return v;
+}
+static inline struct value vstr(const char *s)
+{
+	struct value v = {V_STR, {.s = s}};
+	return v;
+}
+static inline struct value vidx(enum vkind k, uint32_t i)
+{
+	struct value v = {k, {.idx = i}};
+	return v;
+}
+
+static inline struct value list_get(const struct list *l, uint32_t k)
+{
+	if (l->kind == L_VALUES)
+		return l->v[k];
+	return vidx(V_OBJ, l->kind == L_OBJS ? l->objs[k] : k);
+}
+
+static inline bool has_bit(const uint8_t *bits, uint32_t c)
+{
+	return bits[c / 8] & (1u << (c % 8));
+}
+
+static inline bool is_num(const struct value *v)
+{
+	return v->k == V_INT || v->k == V_FLOAT;
+}
+
+static inline double num(const struct value *v)
+{
+	return v->k == V_INT ? (double)v->u.i : v->u.f;
+}
+
+/* A list builder that keeps object lists compact. */
+struct builder {
+	struct value *v;
+	uint32_t *objs;
+	uint32_t n, cap;
+	bool all_objs;
+};
+
+/* ---- eval.c: the core ---- */
+
+/*
+ * eval_rt_error: a runtime error at node at (NULL: no place) with the
+ * printf-style message, into e->err; does not return (longjmp to e->fail).
+ */
+void eval_rt_error(struct ev *e, const struct node *at, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4), noreturn));
+/* eval_vlist: a new list of kind k and length n (L_ALL: no elements stored). */
+struct value eval_vlist(struct ev *e, enum list_kind k, uint32_t n);
+/* eval_build_add: append v to b. eval_build_done: b's list (of object indexes if all are). */
+void eval_build_add(struct ev *e, struct builder *b, struct value v);
+struct value eval_build_done(struct ev *e, struct builder *b);
+/* eval_poll: counts a step; an "interrupted" error at `at` after Ctrl-C. */
+void eval_poll(struct ev *e, const struct node *at);
+/* eval_need_heap: an error at `at` saying `what` needs a heap, when the session has none. */
+void eval_need_heap(struct ev *e, const struct node *at, const char *what);
+/* eval_resolve_class: the bit set of classes that are instanceof name, cached in at. */
+const uint8_t *eval_resolve_class(struct ev *e, struct node *at, const char *name);
+/* eval_obj_text: the text of java.lang.String object i, or NULL. */
+const char *eval_obj_text(struct ev *e, uint32_t i);
+/* eval_equal, eval_compare: the language's == and its order (<0, 0, >0; an error if none). */
+bool eval_equal(struct ev *e, struct value a, struct value b);
+int eval_compare(struct ev *e, const struct node *at, struct value a, struct value b);
+/* eval_truth: v, which must be a bool (else an error naming what it is). */
+bool eval_truth(struct ev *e, const struct node *at, struct value v, const char *what);
+/* eval_prop_find: the property name of set type instance in, or NULL (also for in NULL). */
+struct value *eval_prop_find(struct instance *in, const char *name);
+/* eval_global_find, eval_extern_find: the session's named value, native function, or NULL. */
+struct binding *eval_global_find(struct dsl *d, const char *name);
+struct externdecl *eval_extern_find(struct dsl *d, const char *name);
+/* eval_value_persist: a deep copy of v in arena a. */
+struct value eval_value_persist(struct arena *a, struct value v);
+/* eval_apply, eval_call1: call lambda fn with nargs arguments, or with one. */
+struct value eval_apply(struct ev *e, const struct node *at, struct value fn, int nargs,
+			const struct value *args);
+struct value eval_call1(struct ev *e, const struct node *at, struct value fn, struct value x);
+/* eval_expr: the value of expression n in scope f (NULL: the session's names only). */
+struct value eval_expr(struct ev *e, struct frame *f, struct node *n);
+
+/* ---- eval_builtin.c ---- */
+
+/* eval_builtin_list: the heap's list name: objects, classes, classloaders or threads. */
+struct value eval_builtin_list(struct ev *e, const struct node *at, const char *name);
+/* eval_member: member n->name of recv, called with nargs arguments (0 for recv.name). */
+struct value eval_member(struct ev *e, struct node *n, struct value recv, int nargs,
+			 struct value *args);
+
+/* ---- eval_allocations.c ---- */
+
+/* eval_allocations: the list `allocations`, read once per snippet. */
+struct value eval_allocations(struct ev *e, const struct node *at);
+
+/* ---- eval_settype.c ---- */
+
+/* eval_run_instances: the statement instances_for s->name: a struct per instance. */
+struct value eval_run_instances(struct ev *e, struct stmt *s);
+/* eval_analysis_free: frees an analysis (after a runtime error left it in e->an). */
+void eval_analysis_free(struct analysis *an);
+
+/* ---- eval_session.c ---- */
+
+/* eval_typed: v as a value of the declared type, or an error at (line, col). */
+struct value eval_typed(struct ev *e, int line, int col, const char *name, const char *type,
+			struct value v);
+
+#endif
