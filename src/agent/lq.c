@@ -389,7 +389,7 @@ static const char *rk_name(int rk)
 	return rk >= 0 && rk <= RK_NONE ? names[rk] : "?";
 }
 
-/* lq_value_text: v as text, as eval.c's dsl_value_text writes it. */
+/* lq_value_text: v as text, as eval_session.c's dsl_value_text writes it. */
 const char *lq_value_text(struct lq *q, struct lval v)
 {
 	char buf[300];

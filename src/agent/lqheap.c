@@ -147,7 +147,7 @@ static int cmp_addr(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id ? 1 : (x->k > y->k) - (x->k < y->k);
 }
 
-/* loader_name: its `name` field's text, or its class's name (as eval.c's loader_member). */
+/* loader_name: its `name` field's text, or its class's name (as eval_builtin.c's loader_member). */
 static char *loader_name(struct lq *q, jobject loader)
 {
 	uint32_t c = lq_class_of_ref(q, loader);
@@ -1090,7 +1090,7 @@ static bool pure(const struct node *n, int depth)
 	return true;
 }
 
-/* class_filter: the class set of fn's leading `P is C` conjunct, or NULL (as eval.c). */
+/* class_filter: the class set of fn's leading `P is C` conjunct, or NULL (as eval_builtin.c). */
 static const uint8_t *class_filter(struct lq *q, struct lval fn)
 {
 	if (fn.k != LK_LAMBDA || fn.u.fn->lam->nparams != 1 || fn.u.fn->lam->nitems)

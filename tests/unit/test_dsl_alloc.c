@@ -1,6 +1,6 @@
 /*
  * test_dsl_alloc.c - the query language's `allocations` list
- * (src/dsl/eval.c, docs/dsl.md "Allocations"): sessions whose engine hands
+ * (src/dsl/eval_allocations.c, docs/dsl.md "Allocations"): sessions whose engine hands
  * out a hand-built allocation recording (src/alloc/alloc.h) of known
  * contents, with and without a heap. Checks the members and their types
  * (ints in exact mode, floats in sampled mode), the stacks and site texts,
