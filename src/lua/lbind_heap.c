@@ -457,8 +457,12 @@ static int heap_threads(lua_State *L)
 
 /*
  * heap:dominators([id | object]) -> list of the objects dominated directly
- * (largest first): a view of the tree's children index, not a copy, so a
- * walk of the whole tree costs O(1) per call.
+ * (largest first): a view of the tree's children index (dom_children_view),
+ * not a copy, so a walk of the whole tree costs O(1) per call. The first
+ * call for an object builds the index (8 bytes per object, kept with the
+ * tree); the GC roots' children alone are one scan and a copy, as the
+ * shell's :dominators takes them, so a script that reads only the top of
+ * the tree holds no more memory than before.
  */
 static int heap_dominators(lua_State *L)
 {
@@ -487,6 +491,11 @@ static int heap_dominators(lua_State *L)
 		}
 	}
 	uint32_t n;
+	if (v == hp->ss->heap->n && !t->kids) {
+		uint32_t *copy = dom_children(t, v, &n);
+		lb_push_list(L, 1, copy, n);
+		return 1;
+	}
 	const uint32_t *ch = dom_children_view(t, v, &n);
 	lb_push_view(L, 1, ch, n);
 	return 1;
