@@ -349,6 +349,18 @@ int hs_need_heap(struct hs_session *s)
 		       "to a JVM with ':attach PID'");
 }
 
+void hs_alloc_bounds(struct hs_session *s, const struct alc_status *st)
+{
+	if (st->dropped)
+		hs_notify(s, HS_NOTICE_ALWAYS, "warning: %" PRIu64 " allocations were not recorded "
+			  "because the agent's tables reached their bound; counts are low by that much",
+			  st->dropped);
+	if (st->untracked)
+		hs_notify(s, HS_NOTICE_ALWAYS, "warning: %" PRIu64 " recorded objects are not followed "
+			  "because the agent's tables reached their bound; live counts are low by up "
+			  "to that much", st->untracked);
+}
+
 int hs_alloc_fetch(struct hs_session *s, struct alc_rec **out)
 {
 	*out = NULL;
@@ -358,14 +370,6 @@ int hs_alloc_fetch(struct hs_session *s, struct alc_rec **out)
 	struct hs_error err;
 	if (proto_alloc_read(c, out, &err))
 		return hs_fail(s, "%s", err.msg);
-	const struct alc_status *st = &(*out)->st;
-	if (st->dropped)
-		hs_notify(s, HS_NOTICE_ALWAYS, "warning: %" PRIu64 " allocations were not recorded "
-			  "because the agent's tables reached their bound; counts are low by that much",
-			  st->dropped);
-	if (st->untracked)
-		hs_notify(s, HS_NOTICE_ALWAYS, "warning: %" PRIu64 " recorded objects are not followed "
-			  "because the agent's tables reached their bound; live counts are low by up "
-			  "to that much", st->untracked);
+	hs_alloc_bounds(s, &(*out)->st);
 	return HS_OK;
 }

@@ -135,6 +135,8 @@ void hs_live_close(struct hs_session *s);
  * reached their bounds. HS_ERR with s->err.
  */
 int hs_alloc_fetch(struct hs_session *s, struct alc_rec **out);
+/* hs_alloc_bounds: notices of what the agent's bounds left out of a recording (st). */
+void hs_alloc_bounds(struct hs_session *s, const struct alc_status *st);
 
 /* hs_fail: set s->err to a message (no byte offset) and return HS_ERR. */
 int hs_fail(struct hs_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -57,19 +57,6 @@ static void when(uint64_t ms, char *buf, size_t cap)
 	strftime(buf, cap, "%Y-%m-%d %H:%M:%S", &tm);
 }
 
-/* warn_bounds: what the agent's bounds left out of a recording, on standard error. */
-static void warn_bounds(const struct alc_status *st)
-{
-	if (st->dropped)
-		fprintf(stderr, "warning: %" PRIu64 " allocations were not recorded because the "
-			"agent's tables reached their bound; counts are low by that much\n",
-			st->dropped);
-	if (st->untracked)
-		fprintf(stderr, "warning: %" PRIu64 " recorded objects are not followed because the "
-			"agent's tables reached their bound; live counts are low by up to that "
-			"much\n", st->untracked);
-}
-
 /* show_status: a recording's state as rows of property, value. */
 static void show_status(struct sh *sh, const struct alc_status *st)
 {
@@ -124,7 +111,7 @@ static void show_status(struct sh *sh, const struct alc_status *st)
 		}
 	}
 	out_table_end(t);
-	warn_bounds(st);
+	hs_alloc_bounds(sh->ss, st);
 }
 
 /* conn: the agent connection for :alloc, or NULL (reported). */
@@ -192,14 +179,10 @@ static int cmd_start(struct sh *sh, int argc, char **argv)
 
 int sh_alloc_fetch(struct sh *sh, struct alc_rec **out)
 {
-	*out = NULL;
-	struct proto_conn *c = conn(sh);
-	if (!c)
-		return HS_ERR;
-	struct hs_error err;
-	if (proto_alloc_read(c, out, &err))
-		return sh_error(sh, NULL, "%s", err.msg);
-	warn_bounds(&(*out)->st);
+	if (!sh_is_live(sh))
+		return sh_error(sh, NULL, "%s", NEED_LIVE);
+	if (hs_alloc_fetch(sh->ss, out) != HS_OK)
+		return sh_error(sh, NULL, "%s", sh->ss->err.msg);
 	return HS_OK;
 }
 
