@@ -461,6 +461,29 @@ check "views of the dominator tree: refused once their heap is closed, as object
 	"$(printf '%s\n' "$VIEWS" | grep -v '^other heap')"
 check_contains "h:dominators(an object of another heap): an error" "an object of another heap" \
 	"$(printf '%s\n' "$VIEWS" | grep '^other heap')"
+# h:path and h:retained take objects, lists and classes of their own heap only:
+# the indexes of another heap would read other objects, or past the end.
+cat >"$LU/other.lua" <<'EOF'
+local dir = arg[2]
+local a = assert(heapsh.open(dir .. "/lua-1.hprof"))
+local b = assert(heapsh.open(dir .. "/lua-3.hprof"))
+local o = b:dominators()[1]
+local list = b:dominators()
+local cls = assert(b:class("LuaEntry"))
+for _, t in ipairs({{"path", o}, {"retained", o}, {"retained", list}, {"retained", cls},
+                    {"retained", {o, list}}}) do
+  local ok, msg = pcall(a[t[1]], a, t[2])
+  print(t[1], ok, (tostring(msg):gsub("^.*: ", "")))
+end
+print("own heap", b:path(o) ~= nil, b:retained(cls) > 0)
+EOF
+check "h:path and h:retained refuse an object, list or class of another heap" \
+"path	false	an object, list or class of another heap
+retained	false	an object, list or class of another heap
+retained	false	an object, list or class of another heap
+retained	false	an object, list or class of another heap
+retained	false	an object, list or class of another heap
+own heap	true	true" "$($HEAPSH -l "$LU/other.lua" "$L3" "$LU" 2>&1)"
 
 # ---------------------------------------------------------------- lua/leak_suspects.lua
 # The script prints h:suspects(), the rows of the built-in :suspects

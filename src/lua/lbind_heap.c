@@ -590,11 +590,26 @@ static int heap_suspects(lua_State *L)
 	return 1;
 }
 
+/*
+ * same_heap: a value of heap of (made at generation gen) may be used with
+ * heap hp: still of its heap, and of that heap (indexes of another heap
+ * would read the wrong objects, or past the end).
+ */
+static void same_heap(lua_State *L, const struct lb_heap *hp, const struct lb_heap *of,
+		      unsigned gen)
+{
+	lb_check_gen(L, of, gen);
+	if (of->ss != hp->ss)
+		luaL_error(L, "an object, list or class of another heap");
+}
+
 /* heap:path(id | object) -> list from a GC root to the object | nil, message */
 static int heap_path(lua_State *L)
 {
 	struct lb_heap *hp = lb_checkheap(L, 1);
 	struct lb_object *o = lb_testobject(L, 2);
+	if (o)
+		same_heap(L, hp, o->hp, o->gen);
 	uint32_t v = o ? o->i : heap_index(hp->ss->heap, (uint64_t)luaL_checkinteger(L, 2));
 	if (v == HEAP_NONE) {
 		lua_pushnil(L);
@@ -649,13 +664,13 @@ static bool add_members(lua_State *L, struct lb_heap *hp, int idx, struct member
 	struct lb_list *l = luaL_testudata(L, idx, LB_LIST);
 	struct lb_class *k = luaL_testudata(L, idx, LB_CLASS);
 	if (o) {
-		lb_check_gen(L, o->hp, o->gen);
+		same_heap(L, hp, o->hp, o->gen);
 		members_add(m, &o->i, 1);
 	} else if (l) {
-		lb_check_gen(L, l->hp, l->gen);
+		same_heap(L, hp, l->hp, l->gen);
 		members_add(m, l->idx, l->n);
 	} else if (k) {
-		lb_check_gen(L, k->hp, k->gen);
+		same_heap(L, hp, k->hp, k->gen);
 		uint32_t n;
 		const uint32_t *inst = heap_instances(hp->ss->heap, k->c, &n);
 		members_add(m, inst, n);
