@@ -151,6 +151,11 @@ $(BUILD)/bench/dyn_bench: bench/dyn_bench.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -o $@ $< $(LIB_OBJ) $(PKG_LIBS) -lm -pthread
 
+# The synthetic dump generator (bench/gen.sh, tests/t_gen.sh): standalone C.
+$(BUILD)/bench/gen_hprof: bench/gen_hprof.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -o $@ $<
+
 # The small native library test_extern binds and calls (tests/unit/extlib.c).
 $(BUILD)/unit/libhsext.so: tests/unit/extlib.c
 	@mkdir -p $(dir $@)
@@ -160,7 +165,7 @@ $(BUILD)/unit/test_extern: $(BUILD)/unit/libhsext.so
 unit: $(UNIT_TESTS)
 	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
 
-bench: deps heapsh
+bench: deps heapsh $(BUILD)/bench/gen_hprof
 	bash bench/run.sh
 	bash bench/queries.sh
 	bash bench/dyn.sh
@@ -168,6 +173,7 @@ bench: deps heapsh
 	bash bench/lua.sh
 	bash bench/suspects.sh
 	bash bench/alloc.sh
+	bash bench/gen.sh
 
 # Fuzzing: libFuzzer harnesses (tests/fuzz/fuzz_*.c) built with clang,
 # AddressSanitizer and UndefinedBehaviorSanitizer, over the library's own
