@@ -683,7 +683,7 @@ static uint64_t cycle(struct gen *g, uint32_t n)
 	return obj_id(g, k0);
 }
 
-/* ------------------------------------------------------------ modules *
+/* ------------------------------------------------------------ modules */
 
 /* Which modules are rooted how: most by a registry, every 50th by a JNI
  * global only, and a few also by a thread's frame. */
