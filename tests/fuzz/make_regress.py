@@ -5,7 +5,7 @@ have unit tests too), written as the inputs of tests/fuzz's harnesses:
 
   hprof/  a CLASS DUMP of java.lang.Object with an instance size of 0xF9000000
           (finding 1); System.props with 1,000 buckets on a self-linked entry
-          (finding 2)
+          (finding 2); a heap with no GC roots, so no leak suspects (finding 12)
   index/  index files without their CRC (fuzz_index adds it and the key) of the
           tiny heap whose DOMA section has an immediate-dominator cycle, or a
           chain to an unreachable object (finding 3), or whose dynamic-size
@@ -16,8 +16,11 @@ have unit tests too), written as the inputs of tests/fuzz's harnesses:
           (finding 6)
 
 Usage: make_regress.py TINY_INDEX OUT_DIR, where TINY_INDEX is the seed
-fuzz_index writes (build/fuzz/corpus/index/tiny.hsidx). The files are kept in
-tests/fuzz/regress; this script says how they were made.
+fuzz_index writes (build/fuzz/corpus/index/tiny.hsidx). The files but the
+HPROF ones are kept in tests/fuzz/regress; this script says how they were
+made. make_regress.py --hprof OUT_DIR writes only OUT_DIR/hprof/: tests/fuzz/
+run.sh writes them into build/fuzz/regress on every run, since the project
+keeps no HPROF files, however small.
 """
 import struct
 import sys
@@ -97,6 +100,22 @@ def hprof_props_cycle():
     return bytes(h.b)
 
 
+def hprof_no_suspects():
+    # java.lang.Object's CLASS DUMP and nothing reachable: sus_find sorted an
+    # empty (NULL) array of suspects
+    h = Hprof()
+    h.load_class(1, 0x100, "java/lang/Object")
+    h.rec(0x1C, class_dump(0x100, 0, 0) + instance(0x300, 0x100, []))
+    h.rec(0x2C, b"")
+    return bytes(h.b)
+
+
+def hprof_files():
+    return {"hprof/object-instance-size.hprof": hprof_object_size(),
+            "hprof/props-self-linked.hprof": hprof_props_cycle(),
+            "hprof/no-suspects.hprof": hprof_no_suspects()}
+
+
 # ---- index files (this machine's byte order, as heapsh writes them) ----
 def sections(idx):
     hdr = 8 + 4 + 4 + 32 + 4
@@ -173,24 +192,32 @@ def replies():
             "snapshot-thread-frames": snapshot(thread, 0), "snapshot-empty-instance": snapshot(empty, 1)}
 
 
+def write(out, files):
+    import os
+    for name, data in files.items():
+        os.makedirs(os.path.dirname(f"{out}/{name}"), exist_ok=True)
+        with open(f"{out}/{name}", "wb") as f:
+            f.write(data)
+        print(f"{out}/{name}: {len(data)} bytes")
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     out = sys.argv[2]
-    files = {"hprof/object-instance-size.hprof": hprof_object_size(),
-             "hprof/props-self-linked.hprof": hprof_props_cycle(),
-             "query/group-by-failing-lambda.hq": b"objects.group_by([o | o.no_such_field]).length\n",
-             "query/group-by-float-key.hq": b"[1, 2].group_by([x | 1e300 * x]).length\n"
-                                            b"[1].group_by([x | 0 - 1e19]).length\n"}
+    if sys.argv[1] == "--hprof":
+        write(out, hprof_files())
+        return
+    files = dict(hprof_files())
+    files.update({"query/group-by-failing-lambda.hq": b"objects.group_by([o | o.no_such_field]).length\n",
+                  "query/group-by-float-key.hq": b"[1, 2].group_by([x | 1e300 * x]).length\n"
+                                                 b"[1].group_by([x | 0 - 1e19]).length\n"})
     with open(sys.argv[1], "rb") as f:
         for k, v in index_variants(f.read()).items():
             files["index/" + k] = v
     for k, v in replies().items():
         files["reply/" + k] = v
-    for name, data in files.items():
-        with open(f"{out}/{name}", "wb") as f:
-            f.write(data)
-        print(f"{out}/{name}: {len(data)} bytes")
+    write(out, files)
 
 
 main()

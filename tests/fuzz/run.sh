@@ -4,7 +4,8 @@
 #   run.sh corpus          make build/fuzz/corpus/TARGET from the test dumps,
 #                          queries and the harnesses' own seed writers
 #   run.sh check           every harness on its corpus and its regression
-#                          files (tests/fuzz/regress/TARGET), then a short
+#                          files (tests/fuzz/regress/TARGET, and the HPROF
+#                          ones make_regress.py writes into build/fuzz/regress/hprof), then a short
 #                          time-boxed run each (FUZZ_SECONDS, default 8);
 #                          any crash, leak, timeout or sanitizer report fails
 #   run.sh campaign T S    fuzz target T for S seconds into its corpus, the
@@ -24,8 +25,17 @@ OPTS="-rss_limit_mb=2048 -malloc_limit_mb=2048 -timeout=10"
 
 dict() { local v="DICT_$1"; [ -n "${!v:-}" ] && echo "-dict=$PWD/${!v}" || true; }
 
+# regress_dirs T: T's regression files: kept in tests/fuzz/regress, or
+# written (the HPROF ones: the project keeps no HPROF files) into build.
+regress_dirs() {
+	[ -d "tests/fuzz/regress/$1" ] && printf ' %s' "tests/fuzz/regress/$1"
+	[ -d "$F/regress/$1" ] && printf ' %s' "$F/regress/$1"
+	return 0
+}
+
 corpus() {
 	for t in $TARGETS; do mkdir -p "$F/corpus/$t"; done
+	python3 tests/fuzz/make_regress.py --hprof "$F/regress" >/dev/null
 	# HPROF: the tiny heap (ids of 4 and 8 bytes, plain and gzip), and
 	# every dump the unit tests write (HEAPSH_KEEP_DUMPS keeps them).
 	HEAPSH_FUZZ_SEEDS="$F/corpus/hprof" "$F/fuzz_hprof" >/dev/null 2>&1
@@ -53,8 +63,7 @@ check() {
 	local fail=0 t dirs log d
 	mkdir -p "$F/logs"
 	for t in $TARGETS; do
-		dirs="$F/corpus/$t"
-		[ -d "tests/fuzz/regress/$t" ] && dirs="$dirs tests/fuzz/regress/$t"
+		dirs="$F/corpus/$t$(regress_dirs "$t")"
 		log="$F/logs/check-$t.log"
 		# shellcheck disable=SC2086
 		if ! "$F/fuzz_$t" $OPTS -runs=0 $dirs >"$log" 2>&1; then
@@ -89,7 +98,8 @@ campaign() {
 	mkdir -p "$c/corpus" "$c/artifacts" "$F/logs"
 	cp "$F/fuzz_$t" "$c/fuzz_$t"
 	cp -n "$F/corpus/$t"/* "$c/corpus/" 2>/dev/null || true
-	[ -d "tests/fuzz/regress/$t" ] && cp -n "tests/fuzz/regress/$t"/* "$c/corpus/" 2>/dev/null
+	local r
+	for r in $(regress_dirs "$t"); do cp -n "$r"/* "$c/corpus/" 2>/dev/null || true; done
 	# shellcheck disable=SC2046
 	nice -n 5 "$c/fuzz_$t" $OPTS $(dict "$t") -fork=1 -ignore_crashes=1 -ignore_ooms=1 \
 		-ignore_timeouts=1 -max_total_time="$secs" -print_final_stats=1 \
