@@ -16,6 +16,7 @@
 #ifndef HS_HEAPSH_H
 #define HS_HEAPSH_H
 
+#include "base/big.h"
 #include "base/mem.h"
 #include "dsl/eval.h"
 #include "dsl/parse.h"

@@ -16,7 +16,8 @@ check "libheapsh.a calls no front end (no undefined sh_, out_, lb_, hsl_ or Lua 
 check "libheapsh.a is there and holds the session" yes \
 	"$(nm build/libheapsh.a 2>/dev/null | grep -q ' T hs_dom$' && echo yes || echo no)"
 # shellcheck disable=SC2086
-check "the library writes to stderr or stdout only where documented (out of memory, two fatal paths)" \
+check "the library writes to stderr or stdout only where documented (out of memory or disk, two fatal paths)" \
 	"src/attach/attach.c
+src/base/big.c
 src/base/mem.c
 src/heap/heap.c" "$(grep -rln 'stderr\|stdout\|\bprintf(\|\bputs(' $LIBDIRS | sort)"

@@ -1,6 +1,8 @@
 /* dom.c - Semi-NCA dominators; see dom.h. */
 #include "dom.h"
 
+#include "../base/big.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,11 +30,11 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 	/* num lives in idom, which is free until the end (converted in place) */
 	uint32_t *num = idom;
 	memset(num, 0, (size_t)n * sizeof *num);
-	uint32_t *vert_mem = order ? NULL : xmallocarray((size_t)n + 1, sizeof *vert_mem);
+	uint32_t *vert_mem = order ? NULL : big_alloc((size_t)n + 1, sizeof *vert_mem);
 	uint32_t *vert = order ? order : vert_mem;	/* vert[k - 1]: node numbered k */
-	uint32_t *parent = xmallocarray((size_t)n + 2, sizeof *parent);
-	uint32_t *semi = xmallocarray((size_t)n + 2, sizeof *semi);
-	uint32_t *anc = xmallocarray((size_t)n + 2, sizeof *anc);
+	uint32_t *parent = big_alloc((size_t)n + 2, sizeof *parent);
+	uint32_t *semi = big_alloc((size_t)n + 2, sizeof *semi);
+	uint32_t *anc = big_alloc((size_t)n + 2, sizeof *anc);
 	uint32_t *label = NULL, *stack = NULL;
 	int st = HS_OK;
 	struct dom_slices s;
@@ -71,7 +73,7 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 	}
 
 	/* Semidominators, in reverse preorder, with path compression. */
-	label = xmallocarray((size_t)count + 2, sizeof *label);
+	label = big_alloc((size_t)count + 2, sizeof *label);
 	for (uint32_t k = 1; k <= count; k++) {
 		semi[k] = label[k] = k;
 		anc[k] = 0;
@@ -140,11 +142,11 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 	if (nreach)
 		*nreach = count;
 done:
-	free(stack);
-	free(vert_mem);
-	free(parent);
-	free(semi);
-	free(anc);
-	free(label);
+	big_free(stack);
+	big_free(vert_mem);
+	big_free(parent);
+	big_free(semi);
+	big_free(anc);
+	big_free(label);
 	return st;
 }

@@ -1,6 +1,8 @@
 /* domtree.c - dominator tree, retained sizes and set retention; see domtree.h. */
 #include "domtree.h"
 
+#include "../base/big.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,8 +30,8 @@ int dom_tree_build(struct heap *h, bool no_weak, bool spill, struct dom_tree **o
 			big[nbig] = v;
 			bigsize[nbig++] = heap_shallow(h, v);
 		}
-	t->idom = xmallocarray((size_t)n + 1, sizeof *t->idom);
-	uint32_t *order = xmallocarray((size_t)n + 1, sizeof *order);
+	t->idom = big_alloc((size_t)n + 1, sizeof *t->idom);
+	uint32_t *order = big_alloc((size_t)n + 1, sizeof *order);
 	uint32_t nreach = 0;
 	struct dom_graph dg = hg_dom_graph(&t->g);
 	/*
@@ -41,7 +43,7 @@ int dom_tree_build(struct heap *h, bool no_weak, bool spill, struct dom_tree **o
 	int st = dom_build(&dg, t->idom, order, &nreach);
 	if (st == HS_OK) {
 		/* Bottom-up in reverse preorder: each subtree is done before its root. */
-		t->retained = xcalloc((size_t)n + 1, sizeof *t->retained);
+		t->retained = big_alloc((size_t)n + 1, sizeof *t->retained);
 		for (uint32_t k = nreach; k-- > 1;) {
 			uint32_t v = order[k];
 			uint64_t sz = h->size[v];
@@ -53,9 +55,9 @@ int dom_tree_build(struct heap *h, bool no_weak, bool spill, struct dom_tree **o
 			t->retained[t->idom[v]] += t->retained[v];
 		}
 	}
-	free(order);
-	free(big);
-	free(bigsize);
+	big_free(order);
+	big_free(big);
+	big_free(bigsize);
 	if (spilled)
 		heap_unspill(h);
 	if (st != HS_OK) {
@@ -82,9 +84,9 @@ static bool is_tree(const struct heap *h, const uint32_t *idom, const uint64_t *
 	uint32_t n = h->n;
 	if (idom[n] != n && idom[n] != HEAP_NONE)	/* the super-root: itself (as built) */
 		return false;
-	uint8_t *state = xcalloc((size_t)n + 1, 1);	/* 1 on the path, 2 known good */
-	uint32_t *path = xmallocarray((size_t)n + 1, sizeof *path);
-	uint64_t *sum = xcalloc((size_t)n + 1, sizeof *sum);
+	uint8_t *state = big_alloc((size_t)n + 1, 1);	/* 1 on the path, 2 known good */
+	uint32_t *path = big_alloc((size_t)n + 1, sizeof *path);
+	uint64_t *sum = big_alloc((size_t)n + 1, sizeof *sum);
 	bool ok = true;
 	state[n] = 2;
 	for (uint32_t v = 0; ok && v < n; v++) {
@@ -114,9 +116,9 @@ static bool is_tree(const struct heap *h, const uint32_t *idom, const uint64_t *
 			     want == ret[v];
 	}
 	ok = ok && sum[n] == ret[n];
-	free(state);
-	free(path);
-	free(sum);
+	big_free(state);
+	big_free(path);
+	big_free(sum);
 	return ok;
 }
 
@@ -139,15 +141,15 @@ void dom_tree_free(struct dom_tree *t)
 	if (!t)
 		return;
 	hg_free(&t->g);
-	free(t->idom);
-	free(t->retained);
-	free(t->depth);
-	free(t->pre);
-	free(t->order);
-	free(t->span);
-	free(t->kid_first);
-	free(t->kids);
-	free(t);
+	big_free(t->idom);
+	big_free(t->retained);
+	big_free(t->depth);
+	big_free(t->pre);
+	big_free(t->order);
+	big_free(t->span);
+	big_free(t->kid_first);
+	big_free(t->kids);
+	big_free(t);
 }
 
 /*
@@ -158,13 +160,13 @@ void dom_tree_free(struct dom_tree *t)
 static void child_index(const struct dom_tree *t, uint32_t **firstp, uint32_t **kidsp)
 {
 	uint32_t n = t->h->n;
-	uint32_t *first = xcalloc((size_t)n + 2, sizeof *first);
+	uint32_t *first = big_alloc((size_t)n + 2, sizeof *first);
 	for (uint32_t v = 0; v < n; v++)
 		if (t->idom[v] != HEAP_NONE)
 			first[t->idom[v]]++;
 	for (uint32_t v = 0; v <= n; v++)	/* first[v]: where v's run ends */
 		first[v + 1] += first[v];
-	uint32_t *kids = xmallocarray((size_t)first[n + 1] + 1, sizeof *kids);
+	uint32_t *kids = big_alloc((size_t)first[n + 1] + 1, sizeof *kids);
 	/* Filled from the end, so each run is in index order and first[v] ends at its start. */
 	for (uint32_t v = n; v-- > 0;)
 		if (t->idom[v] != HEAP_NONE)
@@ -248,12 +250,12 @@ static void ensure_depth(struct dom_tree *t)
 	uint32_t n = t->h->n;
 	if (t->depth)
 		return;
-	t->depth = xmallocarray((size_t)n + 1, sizeof *t->depth);
+	t->depth = big_alloc((size_t)n + 1, sizeof *t->depth);
 	for (uint32_t v = 0; v <= n; v++)
 		t->depth[v] = UINT32_MAX;
 	t->depth[n] = 0;
 	/* Walk up to a node of known depth, then fill the path on the way back. */
-	uint32_t *stack = xmallocarray((size_t)n + 1, sizeof *stack);
+	uint32_t *stack = big_alloc((size_t)n + 1, sizeof *stack);
 	for (uint32_t v = 0; v < n; v++) {
 		if (t->depth[v] != UINT32_MAX || t->idom[v] == HEAP_NONE)
 			continue;
@@ -267,7 +269,7 @@ static void ensure_depth(struct dom_tree *t)
 			t->depth[y] = t->depth[t->idom[y]] + 1;
 		}
 	}
-	free(stack);
+	big_free(stack);
 }
 
 /*
@@ -285,12 +287,12 @@ static void ensure_preorder(struct dom_tree *t)
 	child_index(t, &first, &kids);
 	uint32_t nkids = first[n + 1];
 
-	t->pre = xmallocarray((size_t)n + 1, sizeof *t->pre);
-	t->order = xmallocarray((size_t)nkids + 1, sizeof *t->order);
-	t->span = xmallocarray((size_t)n + 1, sizeof *t->span);
+	t->pre = big_alloc((size_t)n + 1, sizeof *t->pre);
+	t->order = big_alloc((size_t)nkids + 1, sizeof *t->order);
+	t->span = big_alloc((size_t)n + 1, sizeof *t->span);
 	for (uint32_t v = 0; v <= n; v++)
 		t->pre[v] = UINT32_MAX;
-	uint32_t *stack = xmallocarray((size_t)nkids + 1, sizeof *stack);
+	uint32_t *stack = big_alloc((size_t)nkids + 1, sizeof *stack);
 	uint32_t sp = 0, k = 0;
 	stack[sp++] = n;
 	while (sp) {
@@ -305,9 +307,9 @@ static void ensure_preorder(struct dom_tree *t)
 	for (uint32_t p = k; p-- > 1;)
 		t->span[t->idom[t->order[p]]] += t->span[t->order[p]];
 	t->npre = k;
-	free(stack);
-	free(kids);
-	free(first);
+	big_free(stack);
+	big_free(kids);
+	big_free(first);
 }
 
 static bool under(const struct dom_tree *t, uint32_t v, uint32_t w)
@@ -341,7 +343,11 @@ static uint32_t set_top(const struct dom_tree *t, const uint32_t *objs, uint32_t
 	return top;
 }
 
-/* retained_under: dom_retained_set for a set whose lowest common dominator is top. */
+/*
+ * retained_under: dom_retained_set for a set whose lowest common dominator
+ * is top. Its marks are by preorder number inside top's subtree, so a call
+ * costs the subtree, not the heap.
+ */
 static int retained_under(struct dom_tree *t, const uint32_t *objs, uint32_t n, uint32_t top,
 			  uint64_t *bytes)
 {
@@ -349,29 +355,30 @@ static int retained_under(struct dom_tree *t, const uint32_t *objs, uint32_t n, 
 	*bytes = 0;
 	if (top == HEAP_NONE)
 		return HS_OK;
-	/* mark: 1 member, 3 under top, 2 reached; 0 elsewhere */
-	uint8_t *mark = xcalloc((size_t)h->n + 1, 1);
 	for (uint32_t k = 0; k < n; k++)
-		mark[objs[k]] = 1;
-	if (top != h->n && mark[top]) {
-		free(mark);
-		*bytes = t->retained[top];
-		return HS_OK;
-	}
+		if (objs[k] == top) {
+			*bytes = t->retained[top];
+			return HS_OK;
+		}
+	/* mark[pre - from]: 1 member, 3 under top, 2 reached */
+	uint32_t from = t->pre[top], span = t->span[top];
+	uint8_t *mark = big_alloc((size_t)span + 1, 1);
+	for (uint32_t k = 0; k < n; k++)
+		if (t->pre[objs[k]] - from < span)
+			mark[t->pre[objs[k]] - from] = 1;
 	/*
 	 * Everything the members keep alive lies under top, and every path
 	 * from a root to it passes top; so it is what top retains minus what
 	 * top still reaches, inside its subtree, when the members are gone.
 	 */
-	uint32_t from = t->pre[top], to = from + t->span[top];
-	for (uint32_t p = from + 1; p < to; p++)
-		if (!mark[t->order[p]])
-			mark[t->order[p]] = 3;
-	uint32_t *queue = xmallocarray((size_t)t->span[top] + 1, sizeof *queue);
+	for (uint32_t p = 1; p < span; p++)
+		if (!mark[p])
+			mark[p] = 3;
+	uint32_t *queue = big_alloc((size_t)span + 1, sizeof *queue);
 	uint32_t qh = 0, qt = 0;
 	uint64_t still = 0;
 	queue[qt++] = top;
-	mark[top] = 2;
+	mark[0] = 2;
 	struct dom_slices s;
 	int st = HS_OK;
 	while (qh < qt) {
@@ -381,9 +388,9 @@ static int retained_under(struct dom_tree *t, const uint32_t *objs, uint32_t n, 
 		hg_succs(&t->g, v, &s);
 		for (int i = 0; i < s.count; i++)
 			for (uint32_t e = 0; e < s.n[i]; e++) {
-				uint32_t w = s.a[i][e];
-				if (mark[w] == 3) {
-					mark[w] = 2;
+				uint32_t w = s.a[i][e], q = t->pre[w] - from;
+				if (q < span && mark[q] == 3) {
+					mark[q] = 2;
 					queue[qt++] = w;
 				}
 			}
@@ -393,8 +400,8 @@ static int retained_under(struct dom_tree *t, const uint32_t *objs, uint32_t n, 
 		}
 	}
 	*bytes = t->retained[top] - still;
-	free(queue);
-	free(mark);
+	big_free(queue);
+	big_free(mark);
 	return st;
 }
 
@@ -417,10 +424,10 @@ static int retained_batch(struct dom_tree *t, uint32_t k, const uint32_t *const 
 	const struct heap *h = t->h;
 	uint32_t nn = h->n;
 	uint64_t all = k == 64 ? UINT64_MAX : (UINT64_C(1) << k) - 1;
-	uint64_t *member = xcalloc((size_t)nn + 1, sizeof *member);
-	uint64_t *reach = xcalloc((size_t)nn + 1, sizeof *reach);
-	uint8_t *queued = xcalloc((size_t)nn + 1, 1);
-	uint32_t *ring = xmallocarray((size_t)nn + 1, sizeof *ring);
+	uint64_t *member = big_alloc((size_t)nn + 1, sizeof *member);
+	uint64_t *reach = big_alloc((size_t)nn + 1, sizeof *reach);
+	uint8_t *queued = big_alloc((size_t)nn + 1, 1);
+	uint32_t *ring = big_alloc((size_t)nn + 1, sizeof *ring);
 	for (uint32_t j = 0; j < k; j++)
 		for (uint32_t e = 0; e < n[which[j]]; e++)
 			member[objs[which[j]][e]] |= UINT64_C(1) << j;
@@ -469,10 +476,10 @@ static int retained_batch(struct dom_tree *t, uint32_t k, const uint32_t *const 
 		for (; freed; freed &= freed - 1)
 			bytes[which[__builtin_ctzll(freed)]] += sz;
 	}
-	free(ring);
-	free(queued);
-	free(reach);
-	free(member);
+	big_free(ring);
+	big_free(queued);
+	big_free(reach);
+	big_free(member);
 	return st;
 }
 
@@ -492,7 +499,7 @@ int dom_retained_sets(struct dom_tree *t, uint32_t k, const uint32_t *const *obj
 	}
 	for (uint32_t b = 0; b < nwide && st == HS_OK; b += 64)
 		st = retained_batch(t, nwide - b < 64 ? nwide - b : 64, objs, n, wide + b, bytes);
-	free(wide);
+	big_free(wide);
 	return st;
 }
 
@@ -502,7 +509,7 @@ int dom_class_retained_lower(struct dom_tree *t, uint64_t *own)
 	const struct heap *h = t->h;
 	memset(own, 0, ((size_t)h->nclasses + 1) * sizeof *own);
 	uint32_t *active = xcalloc((size_t)h->nclasses + 1, sizeof *active);
-	uint32_t *stack = xmallocarray((size_t)t->npre + 1, sizeof *stack), sp = 0;
+	uint32_t *stack = big_alloc((size_t)t->npre + 1, sizeof *stack), sp = 0;
 	int st = HS_OK;
 	for (uint32_t p = 1; p < t->npre; p++) {
 		if (!(p & 0xfffff) && hs_interrupted) {
@@ -519,8 +526,8 @@ int dom_class_retained_lower(struct dom_tree *t, uint64_t *own)
 		active[c]++;
 		stack[sp++] = v;
 	}
-	free(stack);
-	free(active);
+	big_free(stack);
+	big_free(active);
 	return st;
 }
 
@@ -535,7 +542,7 @@ void dom_tree_shape(struct dom_tree *t, uint32_t *height, uint32_t *width)
 	for (uint32_t v = 0; v < n; v++)
 		if (t->idom[v] != HEAP_NONE && ++count[t->depth[v]] > wmax)
 			wmax = count[t->depth[v]];
-	free(count);
+	big_free(count);
 	*height = hmax;
 	*width = wmax;
 }
@@ -543,7 +550,7 @@ void dom_tree_shape(struct dom_tree *t, uint32_t *height, uint32_t *width)
 uint8_t *dom_tree_save(const struct dom_tree *t, uint32_t n, size_t *len)
 {
 	*len = 4 + ((size_t)n + 1) * 12;
-	uint8_t *buf = xmalloc(*len);
+	uint8_t *buf = big_alloc(*len, 1);
 	memcpy(buf, &n, 4);
 	memcpy(buf + 4, t->idom, ((size_t)n + 1) * 4);
 	memcpy(buf + 4 + ((size_t)n + 1) * 4, t->retained, ((size_t)n + 1) * 8);
@@ -560,14 +567,14 @@ struct dom_tree *dom_tree_load(const struct heap *h, bool no_weak, const uint8_t
 	memcpy(&stored, p, 4);
 	if (stored != n)
 		return NULL;
-	uint32_t *idom = xmallocarray((size_t)n + 1, sizeof *idom);
-	uint64_t *ret = xmallocarray((size_t)n + 1, sizeof *ret);
+	uint32_t *idom = big_alloc((size_t)n + 1, sizeof *idom);
+	uint64_t *ret = big_alloc((size_t)n + 1, sizeof *ret);
 	memcpy(idom, p + 4, ((size_t)n + 1) * 4);
 	memcpy(ret, p + 4 + ((size_t)n + 1) * 4, ((size_t)n + 1) * 8);
 	struct dom_tree *t = dom_tree_adopt(h, no_weak, idom, ret);
 	if (!t) {
-		free(idom);
-		free(ret);
+		big_free(idom);
+		big_free(ret);
 		*insane = true;
 	}
 	return t;

@@ -56,7 +56,7 @@ void dom_tree_free(struct dom_tree *t);
 /*
  * dom_tree_save / dom_tree_load: a tree of an n-object heap as one index
  * section (u32 n, idom[n+1] u32, retained[n+1] u64, this machine's byte
- * order). dom_tree_save returns len bytes the caller frees. dom_tree_load
+ * order). dom_tree_save returns len bytes the caller frees with big_free. dom_tree_load
  * returns NULL when the section is not of h (wrong size or count: a stale
  * index) or, setting *insane, when it is of h's size but not a dominator
  * tree of h (dom_tree_adopt); it only reads p.

@@ -1,6 +1,8 @@
 /* dyn.c - dynamic sizes: DAPs, exact sizes, Cohen estimates; see dyn.h. */
 #include "dyn.h"
 
+#include "../base/big.h"
+
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -37,7 +39,7 @@ static uint64_t hview_weight(void *ctx, uint32_t v)
 static void hview_init(struct hview *hv, const struct heap *h)
 {
 	hv->h = h;
-	hv->is_class = xcalloc((size_t)h->n + 1, 1);
+	hv->is_class = big_alloc((size_t)h->n + 1, 1);
 	hv->static_start = xcalloc((size_t)h->nclasses + 2, sizeof *hv->static_start);
 	uint32_t len = 0, cap = 64;
 	hv->statics = xmallocarray(cap, sizeof *hv->statics);
@@ -68,9 +70,9 @@ static void hview_init(struct hview *hv, const struct heap *h)
 
 static void hview_free(struct hview *hv)
 {
-	free(hv->is_class);
-	free(hv->static_start);
-	free(hv->statics);
+	big_free(hv->is_class);
+	big_free(hv->static_start);
+	big_free(hv->statics);
 }
 
 int dyn_build_heap(const struct heap *h, struct dyn **out)
@@ -132,7 +134,7 @@ static void dag_preds(void *ctx, uint32_t v, struct dom_slices *sl)
 static uint32_t mark_daps(struct dyn *d, const uint32_t *idom)
 {
 	const struct scc *s = &d->s;
-	uint32_t *val = xmallocarray((size_t)s->ncomp + 1, sizeof *val), daps = 0;
+	uint32_t *val = big_alloc((size_t)s->ncomp + 1, sizeof *val), daps = 0;
 	for (uint32_t c = 0; c < s->ncomp; c++) {
 		uint32_t mx = 0, b = s->out_start[c], e = s->out_start[c + 1];
 		for (uint32_t k = b; k < e; k++)
@@ -144,7 +146,7 @@ static uint32_t mark_daps(struct dyn *d, const uint32_t *idom)
 		}
 		val[c] = e > b && mx > idom[c] ? mx : idom[c];
 	}
-	free(val);
+	big_free(val);
 	return daps;
 }
 
@@ -161,9 +163,9 @@ static uint32_t mark_aps(struct dyn *d, const uint32_t *in_start, const uint32_t
 {
 	const struct scc *s = &d->s;
 	uint32_t nc = s->ncomp, t = 0, aps = 0;
-	uint32_t *disc = xmallocarray((size_t)nc + 1, sizeof *disc);
-	uint32_t *low = xmallocarray((size_t)nc + 1, sizeof *low);
-	struct apframe *st = xmallocarray((size_t)nc + 1, sizeof *st);
+	uint32_t *disc = big_alloc((size_t)nc + 1, sizeof *disc);
+	uint32_t *low = big_alloc((size_t)nc + 1, sizeof *low);
+	struct apframe *st = big_alloc((size_t)nc + 1, sizeof *st);
 	memset(disc, 0xff, (size_t)nc * sizeof *disc);
 	for (uint32_t r = 0; r < nc; r++) {
 		if (disc[r] != UINT32_MAX)
@@ -210,9 +212,9 @@ static uint32_t mark_aps(struct dyn *d, const uint32_t *in_start, const uint32_t
 			aps++;
 		}
 	}
-	free(disc);
-	free(low);
-	free(st);
+	big_free(disc);
+	big_free(low);
+	big_free(st);
 	return aps;
 }
 
@@ -227,7 +229,7 @@ static void level_shape(const uint32_t *level, uint32_t n, uint32_t *height, uin
 	for (uint32_t c = 0; c < n; c++)
 		if (++count[level[c]] > w)
 			w = count[level[c]];
-	free(count);
+	big_free(count);
 	*height = h;
 	*width = w;
 }
@@ -237,7 +239,7 @@ static void shape_stats(struct dyn *d, const uint32_t *idom)
 	const struct scc *s = &d->s;
 	uint32_t nc = s->ncomp;
 	struct dyn_stats *t = &d->stats;
-	uint32_t *level = xcalloc((size_t)nc + 1, sizeof *level);
+	uint32_t *level = big_alloc((size_t)nc + 1, sizeof *level);
 	/* Sources first (descending numbers): a level is the longest path from a source. */
 	for (uint32_t c = nc; c-- > 0;)
 		for (uint32_t k = s->out_start[c]; k < s->out_start[c + 1]; k++)
@@ -248,7 +250,7 @@ static void shape_stats(struct dyn *d, const uint32_t *idom)
 	for (uint32_t c = nc; c-- > 0;)
 		level[c] = idom[c] == nc ? 0 : level[idom[c]] + 1;
 	level_shape(level, nc, &t->dom_height, &t->dom_width);
-	free(level);
+	big_free(level);
 	t->nodes = s->n;
 	t->refs = s->nrefs;
 	t->ncomp = nc;
@@ -266,9 +268,9 @@ static void shape_stats(struct dyn *d, const uint32_t *idom)
 static void ensure_scratch(struct dyn *d)
 {
 	if (!d->stamp) {
-		d->stamp = xcalloc((size_t)d->s.ncomp + 1, sizeof *d->stamp);
-		d->unsafe = xcalloc((size_t)d->s.ncomp + 1, sizeof *d->unsafe);
-		d->stack = xmallocarray((size_t)d->s.ncomp + 1, sizeof *d->stack);
+		d->stamp = big_alloc((size_t)d->s.ncomp + 1, sizeof *d->stamp);
+		d->unsafe = big_alloc((size_t)d->s.ncomp + 1, sizeof *d->unsafe);
+		d->stack = big_alloc((size_t)d->s.ncomp + 1, sizeof *d->stack);
 		d->epoch = 0;
 	}
 	if (++d->epoch == 0) {
@@ -349,23 +351,23 @@ int dyn_build(const struct scc_graph *g, struct dyn **out)
 	*out = NULL;
 	struct dyn *d = xcalloc(1, sizeof *d);
 	if (scc_build(g, &d->s) != HS_OK) {
-		free(d);
+		big_free(d);
 		return HS_INTERRUPTED;
 	}
 	const struct scc *s = &d->s;
 	uint32_t nc = s->ncomp;
-	d->flags = xcalloc((size_t)nc + 1, 1);
-	d->exact = xcalloc((size_t)nc + 1, sizeof *d->exact);
+	d->flags = big_alloc((size_t)nc + 1, 1);
+	d->exact = big_alloc((size_t)nc + 1, sizeof *d->exact);
 	uint32_t *in_start, *in;
 	scc_preds(s, &in_start, &in);
 	struct dagview dv = {s, in_start, in, NULL, 0};
-	uint32_t *sources = xmallocarray((size_t)nc + 1, sizeof *sources);
+	uint32_t *sources = big_alloc((size_t)nc + 1, sizeof *sources);
 	for (uint32_t c = nc; c-- > 0;)
 		if (in_start[c + 1] == in_start[c])
 			sources[dv.nsources++] = c;
 	dv.sources = sources;
 	d->stats.sources = dv.nsources;
-	uint32_t *idom = xmallocarray((size_t)nc + 2, sizeof *idom);
+	uint32_t *idom = big_alloc((size_t)nc + 2, sizeof *idom);
 	struct dom_graph dg = {nc + 1, nc, &dv, dag_succs, dag_preds};
 	int st = dom_build(&dg, idom, NULL, NULL);
 	d->idom = idom;
@@ -374,9 +376,9 @@ int dyn_build(const struct scc_graph *g, struct dyn **out)
 		d->stats.aps = mark_aps(d, in_start, in);
 		shape_stats(d, idom);
 	}
-	free(sources);
-	free(in_start);
-	free(in);
+	big_free(sources);
+	big_free(in_start);
+	big_free(in);
 	if (st == HS_OK)
 		st = exact_sweep(d);
 	if (st != HS_OK) {
@@ -392,14 +394,14 @@ void dyn_free(struct dyn *d)
 	if (!d)
 		return;
 	scc_free(&d->s);
-	free(d->flags);
-	free(d->exact);
-	free(d->est);
-	free(d->stamp);
-	free(d->unsafe);
-	free(d->stack);
-	free(d->idom);
-	free(d);
+	big_free(d->flags);
+	big_free(d->exact);
+	big_free(d->est);
+	big_free(d->stamp);
+	big_free(d->unsafe);
+	big_free(d->stack);
+	big_free(d->idom);
+	big_free(d);
 }
 
 /* ---- exact sizes ---- */
@@ -428,7 +430,7 @@ static int by_desc(const void *a, const void *b)
 
 int dyn_exact_set(struct dyn *d, const uint32_t *comps, uint32_t n, uint64_t *bytes)
 {
-	uint32_t *c = xmallocarray((size_t)n + 1, sizeof *c);
+	uint32_t *c = big_alloc((size_t)n + 1, sizeof *c);
 	memcpy(c, comps, (size_t)n * sizeof *c);
 	qsort(c, n, sizeof *c, by_desc);
 	ensure_scratch(d);
@@ -446,7 +448,7 @@ int dyn_exact_set(struct dyn *d, const uint32_t *comps, uint32_t n, uint64_t *by
 		if (!walk(d, 1, UINT32_MAX, &sum))
 			st = HS_INTERRUPTED;
 	}
-	free(c);
+	big_free(c);
 	*bytes = sum;
 	return st;
 }
@@ -508,7 +510,7 @@ static bool batch(struct dyn *d, uint64_t *mask, const uint32_t *start, uint32_t
 
 int dyn_exact_many(struct dyn *d, const uint32_t *comps, uint32_t n, uint64_t *bytes)
 {
-	uint32_t *todo = xmallocarray((size_t)n + 1, sizeof *todo), nt = 0;
+	uint32_t *todo = big_alloc((size_t)n + 1, sizeof *todo), nt = 0;
 	for (uint32_t k = 0; k < n; k++)
 		if (!(d->flags[comps[k]] & DYN_EXACT))
 			todo[nt++] = comps[k];
@@ -519,7 +521,7 @@ int dyn_exact_many(struct dyn *d, const uint32_t *comps, uint32_t n, uint64_t *b
 			todo[u++] = todo[k];
 	int st = HS_OK;
 	if (u) {
-		uint64_t *mask = xcalloc((size_t)d->s.ncomp + 1, sizeof *mask), acc[64];
+		uint64_t *mask = big_alloc((size_t)d->s.ncomp + 1, sizeof *mask), acc[64];
 		for (uint32_t k = 0; k < u && st == HS_OK; k += 64) {
 			uint32_t m = u - k < 64 ? u - k : 64;
 			hs_progress("exact dynamic sizes", k, u);
@@ -533,9 +535,9 @@ int dyn_exact_many(struct dyn *d, const uint32_t *comps, uint32_t n, uint64_t *b
 			}
 			d->dirty = true;
 		}
-		free(mask);
+		big_free(mask);
 	}
-	free(todo);
+	big_free(todo);
 	for (uint32_t k = 0; k < n; k++)
 		bytes[k] = d->exact[comps[k]];
 	return st;
@@ -591,7 +593,7 @@ static void *est_run(void *arg)
 	struct est_work *w = arg;
 	const struct scc *s = &w->d->s;
 	uint32_t nc = s->ncomp;
-	float *m = xmallocarray((size_t)nc * LANES + LANES, sizeof *m);
+	float *m = big_alloc((size_t)nc * LANES + LANES, sizeof *m);
 	for (uint32_t j = w->j0; j < w->j1 && !w->interrupted; j += LANES) {
 		for (uint32_t c = 0; c < nc; c++) {
 			float v[LANES];
@@ -614,7 +616,7 @@ static void *est_run(void *arg)
 				w->interrupted = true;
 		}
 	}
-	free(m);
+	big_free(m);
 	return NULL;
 }
 
@@ -625,8 +627,8 @@ int dyn_estimate(struct dyn *d)
 	pthread_once(&log_once, log_init);
 	uint32_t nc = d->s.ncomp;
 	struct est_work w[2] = {
-		{d, 0, DYN_K / 2, xcalloc((size_t)nc + 1, sizeof(float)), false},
-		{d, DYN_K / 2, DYN_K, xcalloc((size_t)nc + 1, sizeof(float)), false},
+		{d, 0, DYN_K / 2, big_alloc((size_t)nc + 1, sizeof(float)), false},
+		{d, DYN_K / 2, DYN_K, big_alloc((size_t)nc + 1, sizeof(float)), false},
 	};
 	pthread_t th;
 	bool threaded = nc > 10000 && pthread_create(&th, NULL, est_run, &w[1]) == 0;
@@ -637,15 +639,15 @@ int dyn_estimate(struct dyn *d)
 		est_run(&w[1]);
 	int st = w[0].interrupted || w[1].interrupted ? HS_INTERRUPTED : HS_OK;
 	if (st == HS_OK) {
-		d->est = xmallocarray((size_t)nc + 1, sizeof *d->est);
+		d->est = big_alloc((size_t)nc + 1, sizeof *d->est);
 		for (uint32_t c = 0; c < nc; c++)
 			d->est[c] = d->flags[c] & DYN_EXACT
 					    ? (float)d->exact[c]
 					    : (float)(DYN_K - 1) / (w[0].acc[c] + w[1].acc[c]);
 		d->dirty = true;
 	}
-	free(w[0].acc);
-	free(w[1].acc);
+	big_free(w[0].acc);
+	big_free(w[1].acc);
 	return st;
 }
 
@@ -692,7 +694,7 @@ void *dyn_save(const struct dyn *d, uint64_t *len)
 	struct dyn_head hd = {DYN_MAGIC, s->n, s->ncomp, d->est != NULL, s->out_start[s->ncomp],
 			      d->stats};
 	size_t total = saved_size(&hd), nc = s->ncomp;
-	uint8_t *buf = xmalloc(total), *p = buf;
+	uint8_t *buf = big_alloc(total, 1), *p = buf;
 #define PUT(src, bytes) (memcpy(p, (src), (bytes)), p += (bytes))
 	PUT(&hd, sizeof hd);
 	PUT(s->comp, (size_t)s->n * 4);
@@ -712,7 +714,7 @@ void *dyn_save(const struct dyn *d, uint64_t *len)
 
 static void *take(const uint8_t **p, size_t bytes)
 {
-	void *a = xmalloc(bytes + 8);
+	void *a = big_alloc(bytes + 8, 1);
 	memcpy(a, *p, bytes);
 	*p += bytes;
 	return a;

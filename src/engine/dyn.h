@@ -141,7 +141,7 @@ double dyn_est_miss(double eps);
 /*
  * dyn_save / dyn_load: the engine as one buffer for the index file (this
  * machine's byte order), and back. dyn_save returns a new buffer of *len
- * bytes the caller frees. dyn_load checks every count and index and
+ * bytes the caller frees with big_free. dyn_load checks every count and index and
  * returns NULL for a buffer that is not a valid engine for n nodes.
  */
 void *dyn_save(const struct dyn *d, uint64_t *len);

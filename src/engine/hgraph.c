@@ -1,6 +1,8 @@
 /* hgraph.c - the heap graph for the engine; see hgraph.h. */
 #include "hgraph.h"
 
+#include "../base/big.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,7 +13,7 @@ void hg_init(struct hgraph *g, const struct heap *h, bool no_weak, bool class_ed
 	g->root = h->n;
 	g->no_weak = no_weak;
 	g->class_edges = class_edges;
-	g->bits = xcalloc((size_t)h->n + 1, 1);
+	g->bits = big_alloc((size_t)h->n + 1, 1);
 	for (uint32_t r = 0; r < h->nroots; r++)
 		g->bits[h->roots[r].obj] |= HG_ROOT;
 	g->roots = xmallocarray((size_t)h->nroots + 1, sizeof *g->roots);
@@ -30,11 +32,11 @@ void hg_init(struct hgraph *g, const struct heap *h, bool no_weak, bool class_ed
 
 void hg_free(struct hgraph *g)
 {
-	free(g->bits);
-	free(g->roots);
-	free(g->ref_class);
-	free(g->scratch);
-	free(g->scratch2);
+	big_free(g->bits);
+	big_free(g->roots);
+	big_free(g->ref_class);
+	big_free(g->scratch);
+	big_free(g->scratch2);
 	memset(g, 0, sizeof *g);
 }
 
@@ -51,7 +53,7 @@ static uint32_t *grow(uint32_t **buf, uint32_t *cap, uint32_t need)
 {
 	if (need > *cap) {
 		*cap = need + need / 2 + 16;
-		free(*buf);
+		big_free(*buf);
 		*buf = xmallocarray(*cap, sizeof **buf);
 	}
 	return *buf;

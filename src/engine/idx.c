@@ -1,6 +1,7 @@
 /* idx.c - the on-disk index; see idx.h. */
 #include "idx.h"
 
+#include "../base/big.h"
 #include "../base/io.h"
 
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -24,7 +26,8 @@ struct key {
 struct section {
 	uint32_t tag;
 	uint64_t len;
-	uint8_t *data;
+	const uint8_t *data;	/* in the file's mapping, or owned */
+	bool owned;		/* a big array of its own (not yet in a file) */
 };
 
 struct idx {
@@ -34,6 +37,8 @@ struct idx {
 	bool have_key;
 	struct section *sec;
 	int nsec;
+	const uint8_t *map;	/* the index file, mapped read-only, or NULL */
+	size_t maplen;
 	char note[512];
 };
 
@@ -84,34 +89,43 @@ static char *cache_path(const char *dump_path)
 static void drop_sections(struct idx *x)
 {
 	for (int i = 0; i < x->nsec; i++)
-		free(x->sec[i].data);
+		if (x->sec[i].owned)
+			big_free((void *)x->sec[i].data);
 	free(x->sec);
 	x->sec = NULL;
 	x->nsec = 0;
+	if (x->map)
+		munmap((void *)x->map, x->maplen);
+	x->map = NULL;
+	x->maplen = 0;
 }
 
-/* load: read and check the file at path; false (and a note) if unusable. */
-static bool load(struct idx *x, const char *path)
+/*
+ * load: map and check the file at path; false (and a note) if unusable.
+ * The sections stay in the mapping: file pages the kernel reads on demand
+ * and may drop, not a copy in memory. check_crc is false only for a file
+ * this process has just written.
+ */
+static bool load(struct idx *x, const char *path, bool check_crc)
 {
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return false;
 	struct stat st;
-	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
 		return false;
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return false;
-	uint8_t *buf = NULL;
-	size_t len = 0, cap = 0;
-	for (;;) {
-		if (cap - len < 1 << 20) {
-			cap = cap * 2 + (1 << 20);
-			buf = xrealloc(buf, cap);
-		}
-		size_t got = fread(buf + len, 1, cap - len, f);
-		len += got;
-		if (got == 0)
-			break;
 	}
-	fclose(f);
+	size_t len = (size_t)st.st_size;
+	const uint8_t *buf = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+	close(fd);
+	if (buf == MAP_FAILED) {
+		snprintf(x->note, sizeof x->note, "ignoring index %s: %s; it will be rebuilt", path,
+			 len ? strerror(errno) : "not a heapsh index or truncated");
+		return false;
+	}
+	x->map = buf;
+	x->maplen = len;
 	const char *why = NULL;
 	size_t hdr = 8 + 4 + 4 + sizeof(struct key) + 4;
 	struct key k;
@@ -122,7 +136,7 @@ static bool load(struct idx *x, const char *path)
 	}
 	uint32_t crc_stored;
 	memcpy(&crc_stored, buf + len - 4, 4);
-	if ((uint32_t)crc32_z(0, buf, len - 4) != crc_stored) {
+	if (check_crc && (uint32_t)crc32_z(0, buf, len - 4) != crc_stored) {
 		why = "checksum mismatch (truncated or corrupt)";
 		goto bad;
 	}
@@ -152,18 +166,16 @@ static bool load(struct idx *x, const char *path)
 			why = "section runs past the end";
 			goto bad;
 		}
-		s.data = xmalloc(s.len ? s.len : 1);
-		memcpy(s.data, buf + p, s.len);
+		s.data = buf + p;
+		s.owned = false;
 		p += s.len;
 		x->sec = xreallocarray(x->sec, (size_t)x->nsec + 1, sizeof *x->sec);
 		x->sec[x->nsec++] = s;
 	}
-	free(buf);
 	return true;
 bad:
 	snprintf(x->note, sizeof x->note, "ignoring index %s: %s; it will be rebuilt", path, why);
 	drop_sections(x);
-	free(buf);
 	return false;
 }
 
@@ -175,10 +187,10 @@ struct idx *idx_open(const char *dump_path)
 	x->have_key = dump_key(dump_path, &x->key);
 	if (!x->have_key)
 		return x;
-	if (!load(x, x->path) && !x->nsec) {
+	if (!load(x, x->path, true) && !x->nsec) {
 		char keep[512];
 		memcpy(keep, x->note, sizeof keep);
-		if (load(x, x->alt_path)) {
+		if (load(x, x->alt_path, true)) {
 			char *t = x->path;
 			x->path = x->alt_path;
 			x->alt_path = t;
@@ -262,6 +274,27 @@ static bool write_file(const struct idx *x, const char *path)
 	return ok;
 }
 
+/*
+ * remap: after the file at x->path was written from the sections, map it
+ * and let the sections point there, so that none is kept in memory. Keeps
+ * the sections as they are when the file cannot be mapped.
+ */
+static void remap(struct idx *x)
+{
+	struct idx y;
+	memset(&y, 0, sizeof y);
+	y.key = x->key;
+	if (!load(&y, x->path, false) || y.nsec != x->nsec) {
+		drop_sections(&y);
+		return;
+	}
+	drop_sections(x);
+	x->sec = y.sec;
+	x->nsec = y.nsec;
+	x->map = y.map;
+	x->maplen = y.maplen;
+}
+
 int idx_put(struct idx *x, uint32_t tag, const void *data, uint64_t len, struct hs_error *err)
 {
 	int i;
@@ -270,23 +303,25 @@ int idx_put(struct idx *x, uint32_t tag, const void *data, uint64_t len, struct 
 	if (i == x->nsec) {
 		x->sec = xreallocarray(x->sec, (size_t)x->nsec + 1, sizeof *x->sec);
 		x->nsec++;
-	} else {
-		free(x->sec[i].data);
+	} else if (x->sec[i].owned) {
+		big_free((void *)x->sec[i].data);
 	}
-	x->sec[i].tag = tag;
-	x->sec[i].len = len;
-	x->sec[i].data = xmalloc(len ? len : 1);
-	memcpy(x->sec[i].data, data, len);
+	uint8_t *copy = big_alloc(len ? len : 1, 1);
+	memcpy(copy, data, len);
+	x->sec[i] = (struct section){tag, len, copy, true};
 	if (!x->have_key) {
 		hs_error_set(err, -1, "cannot index: the dump file cannot be read for its key");
 		return HS_ERR;
 	}
-	if (write_file(x, x->path))
+	if (write_file(x, x->path)) {
+		remap(x);
 		return HS_OK;
+	}
 	if (write_file(x, x->alt_path)) {
 		char *t = x->path;
 		x->path = x->alt_path;
 		x->alt_path = t;
+		remap(x);
 		return HS_OK;
 	}
 	hs_error_set(err, -1, "cannot write the index %s or %s: %s; results are kept for "

@@ -11,8 +11,13 @@
  * that looks valid. Values are in this machine's byte order, which the
  * header records.
  *
+ * The file is mapped, not read: a section is file pages the kernel reads
+ * when they are touched and may drop under memory pressure, so an index
+ * of any size opens at once and costs no memory until used
+ * (docs/out-of-core.md).
+ *
  * Ownership: idx_open returns a handle freed with idx_close; section
- * pointers live until then.
+ * pointers live until then or the next idx_put, whichever comes first.
  */
 #ifndef HS_IDX_H
 #define HS_IDX_H

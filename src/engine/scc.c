@@ -1,6 +1,8 @@
 /* scc.c - Tarjan's strongly connected components and the SCC DAG; see scc.h. */
 #include "scc.h"
 
+#include "../base/big.h"
+
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,9 +22,9 @@ struct frame {
 static uint32_t tarjan(const struct scc_graph *g, uint32_t *low)
 {
 	uint32_t n = g->n, next = 0, ncomp = 0, sp = 0, fp = 0;
-	uint32_t *index = xmallocarray((size_t)n + 1, sizeof *index);
-	uint32_t *stack = xmallocarray((size_t)n + 1, sizeof *stack);
-	struct frame *call = xmallocarray((size_t)n + 1, sizeof *call);
+	uint32_t *index = big_alloc((size_t)n + 1, sizeof *index);
+	uint32_t *stack = big_alloc((size_t)n + 1, sizeof *stack);
+	struct frame *call = big_alloc((size_t)n + 1, sizeof *call);
 	memset(index, 0xff, (size_t)n * sizeof *index);
 	uint64_t steps = 0;
 	for (uint32_t r = 0; r < n && ncomp != UINT32_MAX; r++) {
@@ -70,9 +72,9 @@ static uint32_t tarjan(const struct scc_graph *g, uint32_t *low)
 			}
 		}
 	}
-	free(index);
-	free(stack);
-	free(call);
+	big_free(index);
+	big_free(stack);
+	big_free(call);
 	return ncomp;
 }
 
@@ -81,23 +83,23 @@ int scc_build(const struct scc_graph *g, struct scc *s)
 	memset(s, 0, sizeof *s);
 	uint32_t n = g->n;
 	s->n = n;
-	s->comp = xmallocarray((size_t)n + 1, sizeof *s->comp);
+	s->comp = big_alloc((size_t)n + 1, sizeof *s->comp);
 	uint32_t nc = tarjan(g, s->comp);
 	if (nc == UINT32_MAX) {
 		scc_free(s);
 		return HS_INTERRUPTED;
 	}
 	s->ncomp = nc;
-	s->size = xcalloc((size_t)nc + 1, sizeof *s->size);
-	s->weight = xcalloc((size_t)nc + 1, sizeof *s->weight);
+	s->size = big_alloc((size_t)nc + 1, sizeof *s->size);
+	s->weight = big_alloc((size_t)nc + 1, sizeof *s->weight);
 	for (uint32_t v = 0; v < n; v++) {
 		s->size[s->comp[v]]++;
 		s->weight[s->comp[v]] += g->weight(g->ctx, v);
 	}
 	/* Members grouped by component (a counting sort), then each component's
 	 * distinct successor components. */
-	uint32_t *mstart = xmallocarray((size_t)nc + 1, sizeof *mstart);
-	uint32_t *members = xmallocarray((size_t)n + 1, sizeof *members);
+	uint32_t *mstart = big_alloc((size_t)nc + 1, sizeof *mstart);
+	uint32_t *members = big_alloc((size_t)n + 1, sizeof *members);
 	mstart[0] = 0;
 	for (uint32_t c = 0; c < nc; c++)
 		mstart[c + 1] = mstart[c] + s->size[c];
@@ -106,11 +108,11 @@ int scc_build(const struct scc_graph *g, struct scc *s)
 	for (uint32_t c = nc; c > 0; c--)
 		mstart[c] = mstart[c - 1];
 	mstart[0] = 0;
-	uint32_t *mark = xmallocarray((size_t)nc + 1, sizeof *mark);
+	uint32_t *mark = big_alloc((size_t)nc + 1, sizeof *mark);
 	memset(mark, 0xff, (size_t)nc * sizeof *mark);
 	size_t cap = (size_t)nc + 16, len = 0;
-	s->out = xmallocarray(cap, sizeof *s->out);
-	s->out_start = xmallocarray((size_t)nc + 1, sizeof *s->out_start);
+	s->out = big_alloc(cap, sizeof *s->out);
+	s->out_start = big_alloc((size_t)nc + 1, sizeof *s->out_start);
 	int st = HS_OK;
 	for (uint32_t c = 0; c < nc; c++) {
 		s->out_start[c] = (uint32_t)len;
@@ -125,7 +127,7 @@ int scc_build(const struct scc_graph *g, struct scc *s)
 				mark[d] = c;
 				if (len == cap) {
 					cap += cap / 2;
-					s->out = xreallocarray(s->out, cap, sizeof *s->out);
+					s->out = big_realloc(s->out, cap, sizeof *s->out);
 				}
 				s->out[len++] = d;
 			}
@@ -136,32 +138,32 @@ int scc_build(const struct scc_graph *g, struct scc *s)
 		}
 	}
 	s->out_start[nc] = (uint32_t)len;
-	free(mark);
-	free(members);
-	free(mstart);
+	big_free(mark);
+	big_free(members);
+	big_free(mstart);
 	if (st != HS_OK) {
 		scc_free(s);
 		return st;
 	}
-	s->out = xreallocarray(s->out, len + 1, sizeof *s->out);
+	s->out = big_realloc(s->out, len + 1, sizeof *s->out);
 	return HS_OK;
 }
 
 void scc_free(struct scc *s)
 {
-	free(s->comp);
-	free(s->size);
-	free(s->weight);
-	free(s->out_start);
-	free(s->out);
+	big_free(s->comp);
+	big_free(s->size);
+	big_free(s->weight);
+	big_free(s->out_start);
+	big_free(s->out);
 	memset(s, 0, sizeof *s);
 }
 
 void scc_preds(const struct scc *s, uint32_t **in_start, uint32_t **in)
 {
 	uint32_t nc = s->ncomp, m = s->out_start[nc];
-	uint32_t *st = xcalloc((size_t)nc + 2, sizeof *st);
-	uint32_t *e = xmallocarray((size_t)m + 1, sizeof *e);
+	uint32_t *st = big_alloc((size_t)nc + 2, sizeof *st);
+	uint32_t *e = big_alloc((size_t)m + 1, sizeof *e);
 	for (uint32_t k = 0; k < m; k++)
 		st[s->out[k] + 2]++;
 	for (uint32_t c = 0; c < nc; c++)

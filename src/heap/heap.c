@@ -8,6 +8,7 @@
 #include "../base/classname.h"
 #include "../base/io.h"
 #include "../base/suggest.h"
+#include "../base/big.h"
 #include "heap_internal.h"
 
 const char *heap_keep(struct heap *h, char *s)
@@ -64,8 +65,8 @@ bool heap_spill(struct heap *h)
 		close(fd);
 		return false;
 	}
-	free(h->ids);
-	free(h->pos);
+	big_free(h->ids);
+	big_free(h->pos);
 	h->ids = h->pos = NULL;
 	h->spill_fd = fd;
 	return true;
@@ -76,8 +77,8 @@ void heap_unspill(struct heap *h)
 	if (h->spill_fd < 0)
 		return;
 	size_t bytes = ((size_t)h->n + 1) * sizeof(uint64_t);
-	h->ids = xmalloc(bytes);
-	h->pos = xmalloc(bytes);
+	h->ids = big_alloc(h->n + 1, sizeof *h->ids);
+	h->pos = big_alloc(h->n + 1, sizeof *h->pos);
 	if (!io_read_full(h->spill_fd, h->ids, bytes) || !io_read_full(h->spill_fd, h->pos, bytes)) {
 		fprintf(stderr, "heapsh: cannot read back the temporary file holding object ids "
 			"(%s); the heap is incomplete, so heapsh stops. Check the space in "
@@ -105,19 +106,19 @@ void heap_free(struct heap *h)
 	free(h->threads);
 	free(h->frames);
 	free(h->roots);
-	free(h->heap_of);
-	free(h->ids);
-	free(h->pos);
-	free(h->cls);
-	free(h->size);
-	free(h->out_start);
-	free(h->out);
-	free(h->in_start);
-	free(h->in);
-	free(h->chunks);
-	free(h->sub);
+	big_free(h->heap_of);
+	big_free(h->ids);
+	big_free(h->pos);
+	big_free(h->cls);
+	big_free(h->size);
+	big_free(h->out_start);
+	big_free(h->out);
+	big_free(h->in_start);
+	big_free(h->in);
+	big_free(h->chunks);
+	big_free(h->sub);
 	free(h->inst_start);
-	free(h->inst);
+	big_free(h->inst);
 	if (h->names) {
 		for (size_t k = 0; k < h->names->nallocs; k++)
 			free(h->names->allocs[k]);

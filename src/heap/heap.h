@@ -122,6 +122,12 @@ struct heap_load_opts {
 	/* which heap dump of a file that holds several (the old HPROF agent
 	 * writes one per request), from 1; 0 is the first, as VisualVM opens */
 	uint32_t dump;
+	/* plan: called once the objects are counted, before the arrays are
+	 * built, with their count, the bytes of big arrays (big.h) the heap
+	 * and its dominator tree are expected to take (heap_estimate_bytes),
+	 * and how many of those go beyond the memory budget to files in the
+	 * spill folder (0 when all fit); with progress_ctx; may be NULL */
+	void (*plan)(void *ctx, uint64_t objects, uint64_t need, uint64_t spill);
 };
 
 struct heap {
@@ -205,12 +211,25 @@ struct heap {
  * read (err says what and the byte offset), HS_INTERRUPTED on Ctrl-C.
  * Cost: one pass over the records, sorting the ids (a merge of HotSpot's
  * per-region runs, else a radix sort), one pass over the objects on two
- * threads; memory about 37 bytes per object and 8 per reference. Heaps of
- * 2^32 references or more are refused with an error.
+ * threads; memory about 37 bytes per object and 8 per reference, in big
+ * arrays (big.h) that go to files past the memory budget. HS_ERR before
+ * the arrays are built when the spill folder cannot hold what goes beyond
+ * the budget (big_plan). Heaps of 2^32 references or more are refused
+ * with an error.
  */
 int heap_load(const char *path, const struct heap_load_opts *opts,
 	      struct heap **out, struct hs_error *err);
 void heap_free(struct heap *h);
+
+/*
+ * heap_estimate_bytes: the bytes of big arrays (big.h) a heap of n objects
+ * and r references takes at its peak with its dominator tree: the model's
+ * 36 per object and 8 per reference, and the tree's build, 33 per object,
+ * less the 16 per object of ids and positions it spills meanwhile
+ * (docs/out-of-core.md, where the figures are measured). heap_load plans
+ * with r = 3n, as references are counted only later.
+ */
+uint64_t heap_estimate_bytes(uint64_t n, uint64_t r);
 
 /*
  * heap_android_heap: the name of the heap object i is in, as the dump's

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/big.h"
 #include "heap_internal.h"
 
 struct objpos {
@@ -68,6 +69,7 @@ struct loader {
 	struct u64map traces;		/* trace serial -> record offset */
 	struct u64map class_index;	/* class id -> class index */
 	size_t next_progress;
+	struct hs_error *err;	/* heap_load's */
 };
 
 #define PUSH(arr, len, cap) \
@@ -101,6 +103,25 @@ static void damage(struct heap *h, uint64_t lost, const char *fmt, ...)
 	h->lost_bytes += lost;
 }
 
+/*
+ * grow_objs: half as much room again for object records. The array is a
+ * big array (big.h): it grows in place, in memory or in its file. False,
+ * with L->err set, when the growth would pass the memory budget and the
+ * spill folder has no room for it: the records come before the plan
+ * (heap_load), so this is where a dump too big for memory and disk stops.
+ */
+static bool grow_objs(struct loader *L)
+{
+	size_t more = L->capobjs / 2 + 4096;
+	uint64_t spill;
+	/* past the budget the whole array moves to a file: plan for all of it */
+	if (big_plan((uint64_t)(L->capobjs + more) * sizeof *L->objs, &spill, L->err) != HS_OK)
+		return false;
+	L->capobjs += more;
+	L->objs = big_realloc(L->objs, L->capobjs, sizeof *L->objs);
+	return true;
+}
+
 /* walk_dump: the sub-records of one HEAP DUMP (SEGMENT) body [p, end). */
 static int walk_dump(struct loader *L, size_t p, size_t end, bool cut)
 {
@@ -112,11 +133,13 @@ static int walk_dump(struct loader *L, size_t p, size_t end, bool cut)
 		switch (s.tag) {
 		case HPROF_GC_INSTANCE_DUMP: case HPROF_GC_OBJ_ARRAY_DUMP:
 		case HPROF_GC_PRIM_ARRAY_DUMP: case HPROF_GC_PRIM_ARRAY_NODATA:
-			PUSH(L->objs, L->nobjs, L->capobjs);
+			if (L->nobjs == L->capobjs && !grow_objs(L))
+				return HS_ERR;
 			L->objs[L->nobjs++] = (struct objpos){s.id, s.off};
 			break;
 		case HPROF_GC_CLASS_DUMP:
-			PUSH(L->objs, L->nobjs, L->capobjs);
+			if (L->nobjs == L->capobjs && !grow_objs(L))
+				return HS_ERR;
 			L->objs[L->nobjs++] = (struct objpos){s.id, s.off};
 			PUSH(L->classpos, L->nclasspos, L->capclasspos);
 			L->classpos[L->nclasspos++] = s.off;
@@ -175,13 +198,10 @@ static int pass1(struct loader *L, struct hs_error *err)
 	u64map_init(&L->class_names, 1 << 12);
 	u64map_init(&L->class_serials, 1 << 12);
 	u64map_init(&L->traces, 64);
-	/*
-	 * Every object record takes at least 1 + id + 8 bytes, which bounds the
-	 * object count: reserve that much (pages never written cost nothing),
-	 * so the array never moves while it grows.
-	 */
-	L->capobjs = hp->size / (1 + ids + 8) + 16;
-	L->objs = xmallocarray(L->capobjs, sizeof *L->objs);
+	/* grow_objs makes room as records come: no guess from the dump's size
+	 * takes memory or disk before the plan (heap_load) has been made. */
+	L->capobjs = 1 << 12;
+	L->objs = big_alloc(L->capobjs, sizeof *L->objs);
 	bool in_segments = false;
 	L->want_dump = L->opts && L->opts->dump ? L->opts->dump : 1;
 	while ((got = hprof_record_next(hp, &pos, &r, &e)) != 0) {
@@ -324,13 +344,13 @@ static bool sort_runs(struct loader *L)
 			free(runs);
 			return false;
 		}
-	struct objpos *out = xmallocarray(n, sizeof *out);
+	struct objpos *out = big_alloc(n, sizeof *out);
 	size_t o = 0;
 	for (size_t k = 0; k < nruns; k++) {
 		memcpy(out + o, L->objs + runs[k].start, runs[k].len * sizeof *out);
 		o += runs[k].len;
 	}
-	free(L->objs);
+	big_free(L->objs);
 	L->objs = out;
 	free(runs);
 	return true;
@@ -342,7 +362,7 @@ static void sort_objs(struct loader *L)
 	size_t n = L->nobjs;
 	if (sort_runs(L))
 		return;
-	struct objpos *tmp = xmallocarray(n, sizeof *tmp);
+	struct objpos *tmp = big_alloc(n, sizeof *tmp);
 	size_t *count = xmallocarray(2048, sizeof *count);
 	uint64_t all_or = 0, all_and = ~0ULL;
 	for (size_t i = 0; i < n; i++) {
@@ -368,7 +388,7 @@ static void sort_objs(struct loader *L)
 		L->objs = tmp;
 		tmp = t;
 	}
-	free(tmp);
+	big_free(tmp);
 	free(count);
 }
 
@@ -441,7 +461,7 @@ static bool sort_packed(struct loader *L)
 			return false;
 	if (((hi - lo) >> 3) >= UINT32_MAX)
 		return false;
-	uint64_t *key = xmallocarray(n, sizeof *key);
+	uint64_t *key = big_alloc(n, sizeof *key);
 	bool sorted = true;
 	for (size_t i = 0; i < n; i++) {
 		key[i] = ((L->objs[i].id - lo) >> 3) << 32 | i;
@@ -449,7 +469,7 @@ static bool sort_packed(struct loader *L)
 	}
 	if (!sorted) {
 		/* Each half sorted on its own thread, then one stable merge. */
-		uint64_t *tmp = xmallocarray(n, sizeof *tmp);
+		uint64_t *tmp = big_alloc(n, sizeof *tmp);
 		size_t mid = n / 2;
 		struct radix_half w[2] = {{key, tmp, mid, (hi - lo) >> 3, false},
 					  {key + mid, tmp + mid, n - mid, (hi - lo) >> 3, false}};
@@ -465,14 +485,14 @@ static bool sort_packed(struct loader *L)
 		while (j < n - mid)
 			out[o++] = b[j++];
 		if (out != key) {
-			free(key);
+			big_free(key);
 			key = tmp;
 		} else {
-			free(tmp);
+			big_free(tmp);
 		}
 	}
 	/* ids from the keys; positions overwrite the keys in place; duplicates go */
-	h->ids = xmallocarray(n + 1, sizeof *h->ids);
+	h->ids = big_alloc(n + 1, sizeof *h->ids);
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t id = lo + ((key[i] >> 32) << 3);
@@ -483,9 +503,10 @@ static bool sort_packed(struct loader *L)
 		h->ids[m] = id;
 		key[m++] = L->objs[key[i] & 0xffffffffu].pos;
 	}
-	free(L->objs);
+	big_free(L->objs);
 	L->objs = NULL;
-	h->pos = xreallocarray(key, m + 1, sizeof *h->pos);
+	h->ids = big_realloc(h->ids, m + 1, sizeof *h->ids);
+	h->pos = big_realloc(key, m + 1, sizeof *h->pos);
 	h->n = (uint32_t)m;
 	return true;
 }
@@ -507,14 +528,14 @@ static void build_index(struct loader *L)
 			L->objs[n++] = L->objs[i];
 		}
 		h->n = (uint32_t)n;
-		h->ids = xmallocarray(n + 1, sizeof *h->ids);
+		h->ids = big_alloc(n + 1, sizeof *h->ids);
 		for (size_t i = 0; i < n; i++)
 			h->ids[i] = L->objs[i].id;
 		/* The positions are packed into the front of objs, which then shrinks. */
 		uint64_t *pos = (uint64_t *)L->objs;
 		for (size_t i = 0; i < n; i++)
 			pos[i] = L->objs[i].pos;
-		h->pos = xreallocarray(L->objs, n + 1, sizeof *h->pos);
+		h->pos = big_realloc(L->objs, n + 1, sizeof *h->pos);
 		L->objs = NULL;
 	}
 	/*
@@ -532,7 +553,7 @@ static void build_index(struct loader *L)
 	while ((span >> h->top_shift) + 1 > max_chunks)
 		h->top_shift++;
 	uint64_t nchunks = (span >> h->top_shift) + 1;
-	h->chunks = xcalloc(nchunks + 1, sizeof *h->chunks);
+	h->chunks = big_alloc(nchunks + 1, sizeof *h->chunks);
 	size_t i = 0, nsub = 0;
 	for (uint64_t c = 0; c < nchunks; c++) {
 		struct heap_chunk *ch = &h->chunks[c];
@@ -551,7 +572,7 @@ static void build_index(struct loader *L)
 			nsub += (1u << bits) + 1;
 		}
 	}
-	h->sub = xmallocarray(nsub + 1, sizeof *h->sub);
+	h->sub = big_alloc(nsub + 1, sizeof *h->sub);
 	for (uint64_t c = 0; c < nchunks; c++) {
 		struct heap_chunk *ch = &h->chunks[c];
 		if (!ch->bits)
@@ -1004,7 +1025,7 @@ static void assign_classes(struct loader *L)
 		snprintf(name, sizeof name, "%s[]", hprof_type_name(ptypes[t]));
 		prim[ptypes[t]] = heap_class_by_name(h, name);
 	}
-	h->cls = xmallocarray(h->n + 1, sizeof *h->cls);
+	h->cls = big_alloc(h->n + 1, sizeof *h->cls);
 	uint32_t nc = h->nclasses;
 	struct assign_half w[2] = {
 		{L, 0, h->n / 2, prim, xmalloc(nc + 1), 0},
@@ -1049,8 +1070,8 @@ static void assign_classes(struct loader *L)
 struct p2 {
 	struct loader *L;
 	uint32_t from, to;
-	uint32_t *edges;	/* its references, in object order */
-	uint64_t nedges;
+	uint32_t *edges;	/* its references, in object order (a big array) */
+	uint64_t nedges, capedges;
 	uint64_t *count, *shallow;	/* per class */
 	uint64_t total, dangling, unknown;
 	int status;
@@ -1061,16 +1082,20 @@ static inline void edge2(const struct heap *h, struct p2 *w, uint64_t id)
 	if (!id)
 		return;
 	uint32_t t = heap_index(h, id);
-	if (t == HEAP_NONE)
+	if (t == HEAP_NONE) {
 		w->dangling++;
-	else
-		w->edges[w->nedges++] = t;
+		return;
+	}
+	if (w->nedges == w->capedges) {
+		w->capedges += w->capedges / 2 + 65536;
+		w->edges = big_realloc(w->edges, w->capedges, sizeof *w->edges);
+	}
+	w->edges[w->nedges++] = t;
 }
 
 /*
  * pass2_range: sizes and references of objects [from, to). The edge buffer
- * is sized by the record bytes of the range (a reference takes at least an
- * id's bytes in the file), as untouched virtual memory, and shrunk after.
+ * is a big array that grows as references are found.
  */
 static void *pass2_range(void *arg)
 {
@@ -1166,20 +1191,18 @@ static int pass2(struct loader *L, struct hs_error *err)
 {
 	struct heap *h = L->h;
 	uint32_t n = h->n;
-	h->size = xmallocarray(n + 1, sizeof *h->size);
-	h->out_start = xmallocarray((size_t)n + 2, sizeof *h->out_start);
+	h->size = big_alloc(n + 1, sizeof *h->size);
+	h->out_start = big_alloc((size_t)n + 2, sizeof *h->out_start);
 	/* Two workers on the two halves of the objects (machines here have two cores). */
 	struct p2 w[2];
 	memset(w, 0, sizeof w);
 	uint32_t mid = n / 2;
-	w[0] = (struct p2){L, 0, mid, NULL, 0, NULL, NULL, 0, 0, 0, HS_OK};
-	w[1] = (struct p2){L, mid, n, NULL, 0, NULL, NULL, 0, 0, 0, HS_OK};
-	size_t ids = (size_t)L->hp->id_size;
+	w[0] = (struct p2){L, 0, mid, NULL, 0, 0, NULL, NULL, 0, 0, 0, HS_OK};
+	w[1] = (struct p2){L, mid, n, NULL, 0, 0, NULL, NULL, 0, 0, 0, HS_OK};
 	for (int t = 0; t < 2; t++) {
-		/* Every reference takes at least an id's bytes in the file; pages
-		 * of this bound that are never written cost no memory. */
-		uint64_t bound = L->hp->size / ids + 64;
-		w[t].edges = xmallocarray(bound, sizeof *w[t].edges);
+		/* a first guess: about 2 references per object */
+		w[t].capedges = (uint64_t)(w[t].to - w[t].from) * 2 + 1024;
+		w[t].edges = big_alloc(w[t].capedges, sizeof *w[t].edges);
 	}
 	run2(pass2_range, &w[0], &w[1], n > 100000);
 	int st = w[0].status != HS_OK ? w[0].status : w[1].status;
@@ -1194,7 +1217,7 @@ static int pass2(struct loader *L, struct hs_error *err)
 			h->out_start[i] += (uint32_t)w[0].nedges;
 		h->out_start[n] = (uint32_t)total;
 		h->nrefs = total;
-		h->out = xreallocarray(w[0].edges, total + 1, sizeof *h->out);
+		h->out = big_realloc(w[0].edges, total + 1, sizeof *h->out);
 		memcpy(h->out + w[0].nedges, w[1].edges, w[1].nedges * sizeof *h->out);
 		w[0].edges = NULL;
 		for (int t = 0; t < 2; t++) {
@@ -1208,7 +1231,7 @@ static int pass2(struct loader *L, struct hs_error *err)
 		}
 	}
 	for (int t = 0; t < 2; t++) {
-		free(w[t].edges);
+		big_free(w[t].edges);
 		free(w[t].count);
 		free(w[t].shallow);
 	}
@@ -1247,12 +1270,11 @@ static void build_incoming(struct heap *h)
 {
 	uint32_t n = h->n, mid = n / 2;
 	bool threads = n > 100000;
-	h->in = xmallocarray(h->nrefs + 1, sizeof *h->in);
 	struct incoming_half w[2] = {
-		{h, 0, mid, xcalloc((size_t)n + 1, sizeof(uint32_t)), 0},
-		{h, mid, n, xcalloc((size_t)n + 1, sizeof(uint32_t)), 0}};
+		{h, 0, mid, big_alloc((size_t)n + 1, sizeof(uint32_t)), 0},
+		{h, mid, n, big_alloc((size_t)n + 1, sizeof(uint32_t)), 0}};
 	run2(incoming_work, &w[0], &w[1], threads);
-	h->in_start = xmallocarray((size_t)n + 2, sizeof *h->in_start);
+	h->in_start = big_alloc((size_t)n + 2, sizeof *h->in_start);
 	uint32_t sum = 0;
 	for (uint32_t t = 0; t < n; t++) {
 		h->in_start[t] = sum;
@@ -1262,17 +1284,18 @@ static void build_incoming(struct heap *h)
 		sum += c0 + c1;
 	}
 	h->in_start[n] = sum;
+	h->in = big_alloc(h->nrefs + 1, sizeof *h->in);
 	w[0].phase = w[1].phase = 1;
 	run2(incoming_work, &w[0], &w[1], threads);
-	free(w[0].cnt);
-	free(w[1].cnt);
+	big_free(w[0].cnt);
+	big_free(w[1].cnt);
 }
 
 /* Objects grouped by class: the instance lists queries and the engine use. */
 static void build_instances(struct heap *h)
 {
 	h->inst_start = xcalloc(h->nclasses + 2, sizeof *h->inst_start);
-	h->inst = xmallocarray(h->n + 1, sizeof *h->inst);
+	h->inst = big_alloc(h->n + 1, sizeof *h->inst);
 	for (uint32_t i = 0; i < h->n; i++)
 		h->inst_start[h->cls[i] + 1]++;
 	for (uint32_t c = 0; c < h->nclasses; c++)
@@ -1378,7 +1401,7 @@ static void assign_heaps(struct loader *L)
 		of_mark[m] = (uint8_t)(k < h->nheaps ? k : h->nheaps - 1);
 	}
 	/* Objects before the first mark are in the first named heap, as Android tools take them. */
-	h->heap_of = xmallocarray((size_t)h->n + 1, 1);
+	h->heap_of = big_alloc((size_t)h->n + 1, 1);
 	for (uint32_t i = 0; i < h->n; i++) {
 		size_t lo = 0, hi = L->nmarks;	/* the last mark at or before pos[i] */
 		while (lo < hi) {
@@ -1396,7 +1419,7 @@ static void assign_heaps(struct loader *L)
 static void loader_free(struct loader *L)
 {
 	free(L->marks);
-	free(L->objs);
+	big_free(L->objs);
 	free(L->classpos);
 	free(L->roots);
 	free(L->frames);
@@ -1405,6 +1428,11 @@ static void loader_free(struct loader *L)
 	u64map_free(&L->class_serials);
 	u64map_free(&L->traces);
 	u64map_free(&L->class_index);
+}
+
+uint64_t heap_estimate_bytes(uint64_t n, uint64_t r)
+{
+	return (36 + 33 - 16) * n + 8 * r;
 }
 
 int heap_load(const char *path, const struct heap_load_opts *opts,
@@ -1424,8 +1452,14 @@ int heap_load(const char *path, const struct heap_load_opts *opts,
 	L.h = h;
 	L.hp = h->hp;
 	L.opts = opts;
+	L.err = err;
 	if ((st = pass1(&L, err)) != HS_OK)
 		goto fail;
+	uint64_t need = heap_estimate_bytes(L.nobjs, 3 * (uint64_t)L.nobjs), spill = 0;
+	if ((st = big_plan(need, &spill, err)) != HS_OK)
+		goto fail;
+	if (opts && opts->plan)
+		opts->plan(opts->progress_ctx, L.nobjs, need, spill);
 	build_index(&L);
 	read_classes(&L);
 	layout_classes(h);

@@ -10,12 +10,15 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "../base/big.h"
+
 /* NEED: fail unless n bytes remain between cur and lim. */
 #define NEED(cur, lim, n) ((cur) <= (lim) && (lim) - (cur) >= (size_t)(n))
 
 /*
  * inflate_file: read a gzip file (possibly many concatenated members, as
- * HotSpot's -gz writes) into one malloc'd buffer. A stream that ends early
+ * HotSpot's -gz writes) into one big array (big.h: past the memory budget,
+ * a file-backed one). A stream that ends early
  * keeps what was inflated and sets *truncated.
  */
 static int inflate_file(const char *path, uint8_t **data, size_t *size,
@@ -28,11 +31,11 @@ static int inflate_file(const char *path, uint8_t **data, size_t *size,
 	}
 	gzbuffer(gz, 1 << 20);
 	size_t cap = 1 << 24, n = 0;
-	uint8_t *buf = xmalloc(cap);
+	uint8_t *buf = big_alloc(cap, 1);
 	for (;;) {
 		if (cap - n < (1u << 20)) {
 			cap *= 2;
-			buf = xrealloc(buf, cap);
+			buf = big_realloc(buf, cap, 1);
 		}
 		int got = gzread(gz, buf + n, (unsigned)(cap - n > (1u << 30) ? (1u << 30) : cap - n));
 		if (got > 0) {
@@ -44,7 +47,7 @@ static int inflate_file(const char *path, uint8_t **data, size_t *size,
 			gzerror(gz, &zerr);
 			if (n == 0 && zerr != Z_BUF_ERROR) {
 				hs_error_set(err, -1, "%s: not a readable gzip file", path);
-				free(buf);
+				big_free(buf);
 				gzclose(gz);
 				return HS_ERR;
 			}
@@ -136,7 +139,7 @@ void hprof_close(struct hprof *h)
 		return;
 	if (h->data) {
 		if (h->gzip)
-			free((void *)h->data);
+			big_free((void *)h->data);
 		else
 			munmap((void *)h->data, h->size);
 	}

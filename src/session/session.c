@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/big.h"
+#include "../base/fmt.h"
 #include "../dsl/eval.h"
 
 struct hs_session *hs_session_new(void)
@@ -109,6 +111,26 @@ static void load_progress(void *ctx, double fraction)
 	c->s->load_progress(c->s->ctx, c->path, fraction);
 }
 
+/* Past the memory budget: say so, with the disk it takes, before the wait. */
+static void load_plan(void *ctx, uint64_t objects, uint64_t need, uint64_t spill)
+{
+	struct load_ctx *c = ctx;
+	if (!spill)
+		return;
+	struct big_stats bs;
+	big_stats(&bs);
+	const char *dir = big_spill_dir();
+	char nb[32], sb[32], bb[32], fb[32];
+	fmt_bytes(nb, sizeof nb, need);
+	fmt_bytes(sb, sizeof sb, spill);
+	fmt_bytes(bb, sizeof bb, bs.budget);
+	fmt_bytes(fb, sizeof fb, big_disk_free(dir));
+	hs_notify(c->s, HS_NOTICE_ALWAYS, "heapsh: %s: %llu objects; the heap and its dominator "
+		  "tree need about %s, more than the memory budget (%s, --memory): about %s go "
+		  "to files in %s (%s free there; --spill-dir to change)", c->path,
+		  (unsigned long long)objects, nb, bb, sb, dir, fb);
+}
+
 int hs_open(struct hs_session *s, const char *path)
 {
 	struct hs_error err;
@@ -117,8 +139,10 @@ int hs_open(struct hs_session *s, const char *path)
 	struct load_ctx lc = {s, path};
 	s->load_opts.progress = s->load_progress ? load_progress : NULL;
 	s->load_opts.progress_ctx = &lc;
+	s->load_opts.plan = load_plan;
 	hs_interrupted = 0;
 	int st = heap_load(path, &s->load_opts, &h, &err);
+	s->load_opts.plan = NULL;
 	s->load_opts.progress = NULL;
 	s->load_opts.progress_ctx = NULL;
 	if (st == HS_INTERRUPTED) {
@@ -184,7 +208,7 @@ static void dom_to_index(struct hs_session *s, const struct dom_tree *t, bool no
 	struct hs_error err;
 	if (idx_put(s->idx, no_weak ? IDX_DOM_STRONG : IDX_DOM_ALL, buf, len, &err) != HS_OK)
 		hs_notify(s, HS_NOTICE_ALWAYS, "heapsh: warning: %s", err.msg);
-	free(buf);
+	big_free(buf);
 }
 
 struct dom_tree *hs_dom(struct hs_session *s, bool no_weak)
@@ -215,7 +239,7 @@ static void dyn_to_index(struct hs_session *s)
 	struct hs_error err;
 	if (idx_put(s->idx, IDX_DYN, buf, len, &err) != HS_OK)
 		hs_notify(s, HS_NOTICE_ALWAYS, "heapsh: warning: %s", err.msg);
-	free(buf);
+	big_free(buf);
 	s->dyn->dirty = false;
 }
 

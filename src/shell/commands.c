@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../base/big.h"
 #include "../base/fmt.h"
 #include "../out/out.h"
 #include "sh.h"
@@ -233,6 +234,15 @@ static int cmd_info(struct sh *sh, int argc, char **argv)
 		   "computes it)");
 	if (sh->ss->idx)
 		kv(t, "index file", "%s", idx_file(sh->ss->idx));
+	struct big_stats bs;
+	big_stats(&bs);
+	char b1[32], b2[32], b3[32], b4[32], b5[32];
+	kv(t, "memory budget", "%s (--memory; docs/out-of-core.md)",
+	   fmt_bytes(b1, sizeof b1, bs.budget));
+	kv(t, "arrays", "%s in memory (peak %s), %s in files (peak %s)%s%s",
+	   fmt_bytes(b2, sizeof b2, bs.anon), fmt_bytes(b3, sizeof b3, bs.anon_peak),
+	   fmt_bytes(b4, sizeof b4, bs.file), fmt_bytes(b5, sizeof b5, bs.file_peak),
+	   bs.dir && bs.file_peak ? " under " : "", bs.dir && bs.file_peak ? bs.dir : "");
 	out_table_end(t);
 	return HS_OK;
 }

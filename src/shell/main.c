@@ -18,6 +18,7 @@
 #include "le.h"
 #include "../out/out.h"
 #include "sh.h"
+#include "../base/big.h"
 #include "../base/suggest.h"
 
 struct sh *sh_current;
@@ -656,6 +657,12 @@ static void usage(FILE *f)
 		"  --keep-agent      on a JVM: leave heapsh's agent loaded when heapsh exits\n"
 		"  --no-spill        keep object ids in memory while the dominator tree is\n"
 		"                    built (by default they wait in a file under $TMPDIR)\n"
+		"  --memory SIZE     memory budget for the heap's and engine's arrays (8G,\n"
+		"                    512M; default half the memory, or of the cgroup's limit);\n"
+		"                    what does not fit goes to file-backed arrays\n"
+		"                    (docs/out-of-core.md); also $HEAPSH_MEMORY\n"
+		"  --spill-dir DIR   where those files go (default $TMPDIR, /var/tmp or /tmp,\n"
+		"                    not a tmpfs); also $HEAPSH_SPILL_DIR\n"
 		"  --export-graph DUMP OUT\n"
 		"                    write the engine's graph as text (docs/engine.md) and exit\n"
 		"  --version         print the version and exit\n"
@@ -697,6 +704,8 @@ int main(int argc, char **argv)
 	 */
 	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	const char *dump = NULL, *export_to = NULL, *script = NULL, *report = NULL;
+	const char *spill_dir = getenv("HEAPSH_SPILL_DIR");
+	uint64_t memory = big_parse_size(getenv("HEAPSH_MEMORY"));
 	/* -c COMMAND and -f FILE, in the order given, each run in turn (as psql does) */
 	struct action {
 		char kind;	/* 'c' or 'f' */
@@ -752,6 +761,22 @@ int main(int argc, char **argv)
 			sh.ss->keep_agent = true;
 		} else if (!strcmp(o, "--no-spill")) {
 			sh.ss->no_spill = true;
+		} else if (!strcmp(o, "--memory") && a + 1 < argc) {
+			memory = big_parse_size(argv[++a]);
+			if (memory < ((uint64_t)1 << 20)) {
+				fprintf(stderr, "heapsh: --memory takes a size of at least 1M, such as "
+					"8G or 512M, not '%s'\n", argv[a]);
+				return 2;
+			}
+		} else if (!strcmp(o, "--spill-dir") && a + 1 < argc) {
+			spill_dir = argv[++a];
+			struct stat sd;
+			if (stat(spill_dir, &sd) != 0 || !S_ISDIR(sd.st_mode) ||
+			    access(spill_dir, W_OK | X_OK) != 0) {
+				fprintf(stderr, "heapsh: --spill-dir %s is not a folder heapsh can write "
+					"to\n", spill_dir);
+				return 2;
+			}
 		} else if (!strcmp(o, "--export-graph") && a + 2 < argc) {
 			dump = argv[a + 1];
 			export_to = argv[a + 2];
@@ -775,6 +800,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	big_configure(memory, spill_dir);
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_sigint;

@@ -6,6 +6,7 @@
  * must end in an error from heap_load; a loaded heap must survive every
  * read the shell makes of it.
  */
+#include "../../src/base/big.h"
 #include "fuzz.h"
 #include "tiny_heap.h"
 
@@ -140,7 +141,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!back || insane)
 			abort();	/* a tree we built must pass our own check */
 		dom_tree_free(back);
-		free(sec);
+		big_free(sec);
 		/* leak suspects at a low threshold (so that small inputs have some),
 		 * their paths as text, and growth against the same heap */
 		struct hgraph gs;

@@ -11,6 +11,7 @@
  * With HEAPSH_FUZZ_SEEDS=DIR, LLVMFuzzerInitialize writes the index heapsh
  * itself makes for the tiny heap there, as the corpus's seed, and exits.
  */
+#include "../../src/base/big.h"
 #include "fuzz.h"
 #include "tiny_heap.h"
 
@@ -68,7 +69,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		size_t len;
 		uint8_t *sec = dom_tree_save(dt, heap->n, &len);
 		idx_put(x, no_weak ? IDX_DOM_STRONG : IDX_DOM_ALL, sec, len, &err);
-		free(sec);
+		big_free(sec);
 		dom_tree_free(dt);
 	}
 	struct dyn *d;
@@ -78,7 +79,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	uint64_t dlen;
 	void *dsec = dyn_save(d, &dlen);
 	idx_put(x, IDX_DYN, dsec, dlen, &err);
-	free(dsec);
+	big_free(dsec);
 	dyn_free(d);
 	size_t len = 0;
 	uint8_t *file = slurp(idx_file(x), &len);

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "../../src/base/big.h"
 #include "../../src/engine/dyn.h"
 
 struct g {
@@ -383,7 +384,7 @@ static void index_round_trip(void **state)
 		memcpy(buf + edges_at, &big, 4);
 		assert_null(dyn_load(buf, len, n));
 	}
-	free(buf);
+	big_free(buf);
 	/* An exact dynamic size larger than the whole heap is refused (a crafted
 	 * index once ran :sizediff past its table). */
 	buf = dyn_save(d, &len);
@@ -392,7 +393,7 @@ static void index_round_trip(void **state)
 	buf[flags_at] |= DYN_EXACT;
 	memcpy(buf + exact_at, &huge, 8);
 	assert_null(dyn_load(buf, len, n));
-	free(buf);
+	big_free(buf);
 	dyn_free(d);
 	dyn_free(e);
 	unmake(&g);

@@ -1,0 +1,413 @@
+/* big.c - arrays under a memory budget, file-backed beyond it; see big.h. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "big.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "fmt.h"
+
+#define TMPFS_MAGIC_ 0x01021994
+#define RAMFS_MAGIC_ 0x858458f6
+
+/* One big array: its mapping and, when file-backed, the file. */
+struct region {
+	void *p;
+	size_t bytes;		/* mapped length */
+	int fd;			/* the unlinked file, or -1 for anonymous memory */
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct region *regions;
+static size_t nregions, capregions;
+static uint64_t budget;		/* 0 until the first use: then the default */
+static char *dir;		/* configured or chosen spill folder, or NULL */
+static bool dir_chosen;
+static uint64_t anon, anon_peak, file, file_peak;
+
+static uint64_t read_limit(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	char buf[64] = "";
+	uint64_t v = 0;
+	if (fgets(buf, sizeof buf, f))
+		v = strtoull(buf, NULL, 10);	/* "max" reads as 0: no limit */
+	fclose(f);
+	return v;
+}
+
+/*
+ * cgroup_limit: the memory limit of this process's cgroup (v2 memory.max,
+ * or v1 memory.limit_in_bytes of the memory controller's group), 0 if none.
+ */
+static uint64_t cgroup_limit(void)
+{
+	FILE *f = fopen("/proc/self/cgroup", "r");
+	if (!f)
+		return 0;
+	char line[4096];
+	uint64_t best = 0;
+	while (fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = 0;
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2)
+			continue;
+		*c2 = 0;
+		const char *ctl = c1 + 1, *path = c2 + 1;
+		char fname[4200];
+		if (!*ctl)	/* "0::/path": the unified hierarchy */
+			snprintf(fname, sizeof fname, "/sys/fs/cgroup%s/memory.max",
+				 strcmp(path, "/") ? path : "");
+		else if (strstr(ctl, "memory"))
+			snprintf(fname, sizeof fname, "/sys/fs/cgroup/memory%s/memory.limit_in_bytes",
+				 strcmp(path, "/") ? path : "");
+		else
+			continue;
+		uint64_t v = read_limit(fname);
+		if (v && (!best || v < best))
+			best = v;
+	}
+	fclose(f);
+	return best;
+}
+
+uint64_t big_default_budget(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	uint64_t phys = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize
+					       : (uint64_t)4 << 30;
+	/* A container's limit is the machine heapsh really has. */
+	uint64_t lim = cgroup_limit();
+	if (lim && lim < phys)
+		phys = lim;
+	return phys / 2;
+}
+
+uint64_t big_parse_size(const char *text)
+{
+	if (!text || !*text)
+		return 0;
+	char *end;
+	errno = 0;
+	double v = strtod(text, &end);
+	if (errno || end == text || !(v > 0))
+		return 0;
+	double unit = 1;
+	switch (*end) {
+	case 'k': case 'K': unit = 1024.0; end++; break;
+	case 'm': case 'M': unit = 1024.0 * 1024; end++; break;
+	case 'g': case 'G': unit = 1024.0 * 1024 * 1024; end++; break;
+	case 't': case 'T': unit = 1024.0 * 1024 * 1024 * 1024; end++; break;
+	default: break;
+	}
+	if (*end == 'i')
+		end++;
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end)
+		return 0;
+	double bytes = v * unit;
+	if (bytes < 1 || bytes > 9.0e18)
+		return 0;
+	return (uint64_t)bytes;
+}
+
+void big_configure(uint64_t bytes, const char *folder)
+{
+	pthread_mutex_lock(&lock);
+	budget = bytes ? bytes : big_default_budget();
+	free(dir);
+	dir = folder && *folder ? xstrdup(folder) : NULL;
+	dir_chosen = dir != NULL;
+	pthread_mutex_unlock(&lock);
+}
+
+static bool in_memory_fs(const char *path)
+{
+	struct statfs fs;
+	if (statfs(path, &fs) != 0)
+		return false;
+	return (unsigned long)fs.f_type == TMPFS_MAGIC_ ||
+	       (unsigned long)fs.f_type == RAMFS_MAGIC_;
+}
+
+/* The spill folder: the configured one, else the first usable of $TMPDIR,
+ * /var/tmp and /tmp that is not memory itself. Called with lock held. */
+static const char *choose_dir(void)
+{
+	if (dir_chosen)
+		return dir;
+	const char *env = getenv("TMPDIR");
+	const char *cands[] = {env && *env ? env : NULL, "/var/tmp", "/tmp"};
+	const char *pick = NULL;
+	for (size_t k = 0; k < sizeof cands / sizeof *cands; k++) {
+		if (!cands[k] || access(cands[k], W_OK | X_OK) != 0)
+			continue;
+		if (!pick)
+			pick = cands[k];	/* a tmpfs is still better than nothing */
+		if (!in_memory_fs(cands[k])) {
+			pick = cands[k];
+			break;
+		}
+	}
+	dir = xstrdup(pick ? pick : "/tmp");
+	dir_chosen = true;
+	return dir;
+}
+
+const char *big_spill_dir(void)
+{
+	pthread_mutex_lock(&lock);
+	const char *d = choose_dir();
+	pthread_mutex_unlock(&lock);
+	return d;
+}
+
+static uint64_t free_bytes(const char *path)
+{
+	struct statvfs vfs;
+	if (statvfs(path, &vfs) != 0)
+		return 0;
+	return (uint64_t)vfs.f_bavail * (uint64_t)vfs.f_frsize;
+}
+
+uint64_t big_disk_free(const char *path)
+{
+	return free_bytes(path);
+}
+
+static void die(const char *what, size_t bytes, const char *why)
+{
+	char b[32], f[32], m[32];
+	fmt_bytes(b, sizeof b, bytes);
+	fmt_bytes(m, sizeof m, budget);
+	const char *d = dir ? dir : "/tmp";
+	fmt_bytes(f, sizeof f, free_bytes(d));
+	fprintf(stderr, "heapsh: cannot %s a %s array: the memory budget (--memory %s) is used, "
+		"and %s in %s (%s free); free space there, choose another folder with "
+		"--spill-dir, or raise --memory\n", what, b, m, why, d, f);
+	exit(3);
+}
+
+static void note(struct region r)
+{
+	if (nregions == capregions) {
+		capregions = capregions ? capregions * 2 : 64;
+		regions = xreallocarray(regions, capregions, sizeof *regions);
+	}
+	regions[nregions++] = r;
+	if (r.fd < 0) {
+		anon += r.bytes;
+		if (anon > anon_peak)
+			anon_peak = anon;
+	} else {
+		file += r.bytes;
+		if (file > file_peak)
+			file_peak = file;
+	}
+}
+
+static void forget(size_t k)
+{
+	if (regions[k].fd < 0)
+		anon -= regions[k].bytes;
+	else
+		file -= regions[k].bytes;
+	regions[k] = regions[--nregions];
+}
+
+static ssize_t find(const void *p)
+{
+	for (size_t k = nregions; k-- > 0;)
+		if (regions[k].p == p)
+			return (ssize_t)k;
+	return -1;
+}
+
+/* A file of bytes zeroed bytes in the spill folder, reserved on disk. */
+static int make_file(size_t bytes)
+{
+	const char *d = choose_dir();
+	char *path = xasprintf("%s/heapsh-big-XXXXXX", d);
+	int fd = mkstemp(path);
+	if (fd < 0) {
+		free(path);
+		die("make", bytes, strerror(errno));
+	}
+	unlink(path);
+	free(path);
+	int e = posix_fallocate(fd, 0, (off_t)bytes);
+	if (e) {
+		close(fd);
+		die("make", bytes, e == ENOSPC ? "there is no room for it" : strerror(e));
+	}
+	return fd;
+}
+
+/* A new region of bytes: anonymous while the budget allows, else a file. */
+static struct region map_new(size_t bytes)
+{
+	if (!budget)
+		budget = big_default_budget();
+	struct region r = {NULL, bytes, -1};
+	if (anon + bytes <= budget) {
+		r.p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (r.p != MAP_FAILED)
+			return r;
+	}
+	r.fd = make_file(bytes);
+	r.p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, r.fd, 0);
+	if (r.p == MAP_FAILED) {
+		close(r.fd);
+		die("map", bytes, strerror(errno));
+	}
+	return r;
+}
+
+static size_t product(size_t count, size_t size)
+{
+	if (size && count > SIZE_MAX / size) {
+		fprintf(stderr, "heapsh: an array of %zu items of %zu bytes is larger than "
+			"this machine can address\n", count, size);
+		exit(3);
+	}
+	size_t bytes = count * size;
+	return bytes ? bytes : 1;
+}
+
+void *big_alloc(size_t count, size_t size)
+{
+	size_t bytes = product(count, size);
+	if (bytes < BIG_MIN)
+		return xcalloc(1, bytes);
+	pthread_mutex_lock(&lock);
+	struct region r = map_new(bytes);
+	note(r);
+	pthread_mutex_unlock(&lock);
+	return r.p;
+}
+
+void *big_realloc(void *p, size_t count, size_t size)
+{
+	size_t bytes = product(count, size);
+	if (!p)
+		return big_alloc(count, size);
+	pthread_mutex_lock(&lock);
+	ssize_t k = find(p);
+	if (k < 0) {
+		pthread_mutex_unlock(&lock);
+		if (bytes < BIG_MIN)
+			return xrealloc(p, bytes);
+		size_t old = malloc_usable_size(p);
+		void *q = big_alloc(count, size);
+		memcpy(q, p, old < bytes ? old : bytes);
+		free(p);
+		return q;
+	}
+	struct region r = regions[k];
+	forget((size_t)k);
+	void *q = MAP_FAILED;
+	if (r.fd < 0 && (bytes <= r.bytes || anon + bytes <= budget))
+		q = mremap(r.p, r.bytes, bytes, MREMAP_MAYMOVE);
+	else if (r.fd >= 0) {
+		int e = bytes > r.bytes ? posix_fallocate(r.fd, 0, (off_t)bytes)
+					: ftruncate(r.fd, (off_t)bytes) ? errno : 0;
+		if (e) {
+			note(r);
+			die("grow", bytes, e == ENOSPC ? "there is no room for it" : strerror(e));
+		}
+		q = mremap(r.p, r.bytes, bytes, MREMAP_MAYMOVE);
+	}
+	if (q != MAP_FAILED) {
+		r.p = q;
+		r.bytes = bytes;
+		note(r);
+		pthread_mutex_unlock(&lock);
+		return q;
+	}
+	/* Past the budget (or mremap refused): a new region, then copy. */
+	struct region n = map_new(bytes);
+	memcpy(n.p, r.p, r.bytes < bytes ? r.bytes : bytes);
+	munmap(r.p, r.bytes);
+	if (r.fd >= 0)
+		close(r.fd);
+	note(n);
+	pthread_mutex_unlock(&lock);
+	return n.p;
+}
+
+void big_free(void *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&lock);
+	ssize_t k = find(p);
+	if (k < 0) {
+		pthread_mutex_unlock(&lock);
+		free(p);
+		return;
+	}
+	struct region r = regions[k];
+	forget((size_t)k);
+	pthread_mutex_unlock(&lock);
+	munmap(r.p, r.bytes);
+	if (r.fd >= 0)
+		close(r.fd);
+}
+
+void big_stats(struct big_stats *st)
+{
+	pthread_mutex_lock(&lock);
+	if (!budget)
+		budget = big_default_budget();
+	st->budget = budget;
+	st->anon = anon;
+	st->anon_peak = anon_peak;
+	st->file = file;
+	st->file_peak = file_peak;
+	st->files = 0;
+	for (size_t k = 0; k < nregions; k++)
+		st->files += regions[k].fd >= 0;
+	st->dir = dir_chosen ? dir : NULL;
+	pthread_mutex_unlock(&lock);
+}
+
+int big_plan(uint64_t need, uint64_t *spill, struct hs_error *err)
+{
+	pthread_mutex_lock(&lock);
+	if (!budget)
+		budget = big_default_budget();
+	uint64_t room = anon < budget ? budget - anon : 0;
+	*spill = need > room ? need - room : 0;
+	int st = HS_OK;
+	if (*spill) {
+		const char *d = choose_dir();
+		uint64_t avail = free_bytes(d);
+		if (avail < *spill) {
+			char s[32], a[32], m[32];
+			fmt_bytes(s, sizeof s, *spill);
+			fmt_bytes(a, sizeof a, avail);
+			fmt_bytes(m, sizeof m, budget);
+			hs_error_set(err, -1, "this heap needs about %s of disk in %s for what does "
+				     "not fit the memory budget (--memory %s), and %s has %s free; "
+				     "free space there, choose another folder with --spill-dir, "
+				     "or raise --memory", s, d, m, d, a);
+			st = HS_ERR;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return st;
+}

@@ -1,0 +1,85 @@
+/*
+ * big.h - arrays that may live beyond memory: the per-object and
+ * per-reference arrays of the heap model and the engine.
+ *
+ * A big array is anonymous memory while the process's big arrays fit
+ * the memory budget; past it, it is a shared mapping of an unlinked file
+ * in the spill folder, whose pages the kernel writes back and reclaims
+ * under pressure instead of swapping or killing the process
+ * (docs/out-of-core.md). Either way it is plain memory to the code that
+ * uses it. The file's blocks are reserved when the array is made
+ * (posix_fallocate), so a full disk is an error up front, never a SIGBUS
+ * later; they are released when the array is freed or the process ends.
+ *
+ * The budget counts the big arrays only: what a heap needs beyond them
+ * (classes, names, maps) is a few bytes per class and string. Like
+ * hs_interrupted there is one budget per process, set by the front end
+ * (--memory, --spill-dir); every heap and engine of the process shares it.
+ *
+ * Ownership: big_alloc and big_realloc return memory the caller releases
+ * with big_free, never free(); big_free also takes memory from malloc
+ * (arrays under BIG_MIN bytes are malloc'd), so a field that is sometimes
+ * one and sometimes the other is always freed with big_free. Exhaustion of
+ * memory or disk prints what could not be had and exits(3), as xmalloc.
+ */
+#ifndef HS_BIG_H
+#define HS_BIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mem.h"
+
+#define BIG_MIN (64u << 10)	/* smaller arrays are malloc'd, outside the budget */
+
+/*
+ * big_configure: the memory budget in bytes (0: the default, half of the
+ * physical memory or of the cgroup's limit when lower) and the spill
+ * folder (NULL: $TMPDIR, else /var/tmp, else /tmp, skipping tmpfs, whose
+ * pages are memory). Applies to arrays made after the call.
+ */
+void big_configure(uint64_t budget, const char *dir);
+
+/* big_default_budget: what budget 0 means on this machine, in bytes. */
+uint64_t big_default_budget(void);
+
+/* big_parse_size: "8G", "512M", "1.5g", "300000K", "1T", bytes without a unit;
+ * 0 when text is not a size. */
+uint64_t big_parse_size(const char *text);
+
+/* big_alloc: count * size bytes, zeroed. Never NULL (exits on exhaustion). */
+void *big_alloc(size_t count, size_t size);
+/*
+ * big_realloc: resize p (from big_alloc, big_realloc, malloc, or NULL) to
+ * count * size bytes, keeping the common prefix; new bytes are zero when p
+ * was a big array, unspecified when it was malloc'd.
+ */
+void *big_realloc(void *p, size_t count, size_t size);
+/* big_free: release p (a big array, malloc'd memory or NULL). */
+void big_free(void *p);
+
+/* What the big arrays hold now and held at most, in bytes. */
+struct big_stats {
+	uint64_t budget;	/* the budget in force */
+	uint64_t anon, anon_peak;	/* in anonymous memory */
+	uint64_t file, file_peak;	/* in file-backed mappings */
+	uint64_t files;		/* file-backed arrays now */
+	const char *dir;	/* the spill folder, or NULL before the first file */
+};
+void big_stats(struct big_stats *st);
+
+/*
+ * big_plan: before work that will make need more bytes of big arrays,
+ * say how many of them go to disk (*spill, 0 when all fit the budget) and
+ * check that the spill folder has that much free. HS_ERR with err saying
+ * how much disk, where, and what to do when it has not; HS_OK otherwise.
+ */
+int big_plan(uint64_t need, uint64_t *spill, struct hs_error *err);
+
+/* big_spill_dir: the spill folder big_plan and file-backed arrays use. */
+const char *big_spill_dir(void);
+/* big_disk_free: bytes free to this user in folder dir (0 if unknown). */
+uint64_t big_disk_free(const char *dir);
+
+#endif
