@@ -5,6 +5,7 @@
  * a heap, and values as text.
  */
 #include "eval_internal.h"
+#include "../base/big.h"
 
 #include "../base/fmt.h"
 #include "extern.h"
@@ -279,7 +280,7 @@ enum parse_status dsl_run(struct dsl *d, const char *text, struct dsl_output *ou
 	int k = 0;
 	if (setjmp(e->fail)) {
 		e->calls = 0;
-		free(e->owner);
+		big_free(e->owner);
 		e->owner = NULL;
 		if (e->an) {
 			eval_analysis_free(e->an);

@@ -6,6 +6,7 @@
  * ENTITY and ref_kind set for the code of membership and on_inclusion.
  */
 #include "eval_internal.h"
+#include "../base/big.h"
 
 #include "plan.h"
 
@@ -298,7 +299,7 @@ struct value eval_run_instances(struct ev *e, struct stmt *s)
 	struct value names = eval_expr(e, NULL, s->e);
 	uint32_t nn = names.k == V_LIST ? names.u.l->n : 1;
 	anp->insts = arena_alloc(e->a, ((size_t)nn + 1) * sizeof *anp->insts);
-	e->owner = xcalloc((size_t)h->n + 1, sizeof *e->owner);
+	e->owner = big_alloc((size_t)h->n + 1, sizeof *e->owner);
 	anp->tclass = classify(h);
 	uint32_t oc = heap_class_by_name(h, "java.lang.Object");
 	anp->object_mirror = oc == HEAP_NONE ? HEAP_NONE : h->classes[oc].obj;
@@ -414,7 +415,7 @@ struct value eval_run_instances(struct ev *e, struct stmt *s)
 	}
 	e->in_trav = false;
 	e->entity = NULL;
-	free(e->owner);
+	big_free(e->owner);
 	e->owner = NULL;
 	e->an = NULL;
 	/* The result: a row per instance, its name and its properties. */

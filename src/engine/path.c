@@ -1,6 +1,8 @@
 /* path.c - paths from GC roots; see path.h. */
 #include "path.h"
 
+#include "../base/big.h"
+
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,9 +57,9 @@ int path_to_roots(struct hgraph *g, uint32_t target, uint32_t max,
 	*paths = xcalloc(max + 1, sizeof **paths);
 	*npaths = 0;
 	/* next[v]: the neighbour one step closer to target; UINT32_MAX unseen */
-	uint32_t *next = xmallocarray((size_t)n + 1, sizeof *next);
+	uint32_t *next = big_alloc((size_t)n + 1, sizeof *next);
 	memset(next, 0xff, ((size_t)n + 1) * sizeof *next);
-	uint32_t *queue = xmallocarray((size_t)n + 1, sizeof *queue);
+	uint32_t *queue = big_alloc((size_t)n + 1, sizeof *queue);
 	uint32_t qh = 0, qt = 0;
 	queue[qt++] = target;
 	next[target] = target;
@@ -93,16 +95,16 @@ int path_to_roots(struct hgraph *g, uint32_t target, uint32_t max,
 			break;
 		}
 	}
-	free(next);
-	free(queue);
+	big_free(next);
+	big_free(queue);
 	return st;
 }
 
 void path_free(struct path *paths, uint32_t npaths)
 {
 	for (uint32_t k = 0; k < npaths; k++)
-		free(paths[k].nodes);
-	free(paths);
+		big_free(paths[k].nodes);
+	big_free(paths);
 }
 
 struct mnode {
@@ -186,7 +188,7 @@ int path_parents(struct hgraph *g, const uint8_t *wanted, uint32_t nwanted, uint
 {
 	uint32_t N = g->h->n;
 	memset(parent, 0xff, ((size_t)N + 1) * sizeof *parent);
-	uint32_t *queue = xmallocarray((size_t)N + 1, sizeof *queue);
+	uint32_t *queue = big_alloc((size_t)N + 1, sizeof *queue);
 	uint32_t qh = 0, qt = 0;
 	queue[qt++] = g->root;
 	parent[g->root] = g->root;
@@ -210,7 +212,7 @@ int path_parents(struct hgraph *g, const uint8_t *wanted, uint32_t nwanted, uint
 				}
 			}
 	}
-	free(queue);
+	big_free(queue);
 	return st;
 }
 
@@ -223,16 +225,16 @@ int path_merged(struct hgraph *g, const uint32_t *objs, uint32_t n,
 	*nrows = 0;
 	*unreachable = 0;
 	/* Breadth-first from the super-root: parent[] is a shortest-path tree. */
-	uint32_t *parent = xmallocarray((size_t)N + 1, sizeof *parent);
+	uint32_t *parent = big_alloc((size_t)N + 1, sizeof *parent);
 	if (path_parents(g, NULL, 0, parent) != HS_OK) {
-		free(parent);
+		big_free(parent);
 		return HS_INTERRUPTED;
 	}
-	uint32_t *queue = xmallocarray((size_t)N + 1, sizeof *queue);
+	uint32_t *queue = big_alloc((size_t)N + 1, sizeof *queue);
 	/* count[v]: members whose path passes v; reuse queue as the count array. */
 	uint32_t *count = queue;
 	memset(count, 0, ((size_t)N + 1) * sizeof *count);
-	uint8_t *member = xcalloc((size_t)N + 1, 1);
+	uint8_t *member = big_alloc((size_t)N + 1, 1);
 	uint32_t nodes = 0;
 	for (uint32_t k = 0; k < n; k++) {
 		uint32_t x = objs[k];
@@ -299,8 +301,8 @@ int path_merged(struct hgraph *g, const uint32_t *objs, uint32_t n,
 	while (sp) {
 		struct gframe *f = &st[sp - 1];
 		if (f->next >= f->n) {
-			free(f->items);
-			free(f->keys);
+			big_free(f->items);
+			big_free(f->keys);
 			sp--;
 			continue;
 		}
@@ -338,13 +340,13 @@ int path_merged(struct hgraph *g, const uint32_t *objs, uint32_t n,
 		}
 		st[sp++] = (struct gframe){kids, nk, 0, d, group_list(h, m, member, kids, nk)};
 	}
-	free(st);
-	free(lo);
-	free(hi);
-	free(m);
-	free(member);
-	free(parent);
-	free(queue);
+	big_free(st);
+	big_free(lo);
+	big_free(hi);
+	big_free(m);
+	big_free(member);
+	big_free(parent);
+	big_free(queue);
 	*rows = out;
 	*nrows = no;
 	return HS_OK;

@@ -6,6 +6,8 @@
  */
 #include "suspects.h"
 
+#include "../base/big.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,7 +170,7 @@ static struct pile *piles(struct finder *f, uint32_t v, uint64_t skip_from, bool
 	}
 	for (uint32_t i = 0; i < nextra; i++)
 		p[m++] = extra[i];
-	free(extra);
+	big_free(extra);
 	/* largest first, ties by name */
 	for (uint32_t i = 1; i < m; i++) {
 		struct pile x = p[i];
@@ -320,19 +322,19 @@ static void object_suspect(struct finder *f, uint32_t v, uint32_t acc, uint32_t 
 	while (!branched && run == HEAP_NONE && np && p[0].count == 1 && p[0].bytes >= f->limit &&
 	       !is_class_obj(f, p[0].first) && 2 * p[0].bytes >= f->ret[acc]) {
 		acc = follow(f, p[0].first, &run, &runlen);
-		free(p);
+		big_free(p);
 		p = NULL;
 		np = 0;
 		if (run == HEAP_NONE)
 			p = piles(f, acc, f->limit, false, &np);
 	}
 	if (system_heap(f->h, acc)) {
-		free(p);
+		big_free(p);
 		return;
 	}
 	bool piled = run != HEAP_NONE || (np && p[0].count > 1);
 	if (own < f->limit || (branched && (!piled || (run == HEAP_NONE && p[0].bytes < f->limit)))) {
-		free(p);
+		big_free(p);
 		return;
 	}
 	struct suspect *s = add(f);
@@ -349,7 +351,7 @@ static void object_suspect(struct finder *f, uint32_t v, uint32_t acc, uint32_t 
 	s->largest = biggest(f, acc);
 	if (s->largest != HEAP_NONE)
 		s->largest_bytes = f->ret[s->largest];
-	free(p);
+	big_free(p);
 }
 
 /* One object the GC roots dominate directly, as a candidate member of a group. */
@@ -424,7 +426,7 @@ static void root_groups(struct finder *f)
 					x->piled_bytes = q[0].bytes;
 					x->first = q[0].first;
 				}
-				free(q);
+				big_free(q);
 			}
 		}
 		qsort_r(m, nm, sizeof *m, cmp_member, f);
@@ -458,9 +460,9 @@ static void root_groups(struct finder *f)
 				s->piled_bytes += m[j].piled_bytes;
 			}
 		}
-		free(m);
+		big_free(m);
 	}
-	free(p);
+	big_free(p);
 }
 
 /* explore: the descent from the super-root (suspects.h). */
@@ -471,7 +473,7 @@ static int explore(struct finder *f)
 	stack[top++] = f->root;
 	while (top) {
 		if (hs_interrupted) {
-			free(stack);
+			big_free(stack);
 			return HS_INTERRUPTED;
 		}
 		uint32_t v = stack[--top], run;
@@ -499,7 +501,7 @@ static int explore(struct finder *f)
 		else
 			object_suspect(f, v, acc, run, runlen, own, branched);
 	}
-	free(stack);
+	big_free(stack);
 	return HS_OK;
 }
 
@@ -514,8 +516,8 @@ static int shortest_paths(struct hgraph *g, const uint32_t *want, uint32_t nwant
 			  struct path *paths)
 {
 	uint32_t n = g->h->n;
-	uint32_t *parent = xmallocarray((size_t)n + 1, sizeof *parent);
-	uint8_t *wanted = xcalloc((size_t)n + 1, 1);
+	uint32_t *parent = big_alloc((size_t)n + 1, sizeof *parent);
+	uint8_t *wanted = big_alloc((size_t)n + 1, 1);
 	uint32_t left = 0;
 	for (uint32_t i = 0; i < nwant; i++)
 		if (!wanted[want[i]]) {
@@ -535,8 +537,8 @@ static int shortest_paths(struct hgraph *g, const uint32_t *want, uint32_t nwant
 			for (uint32_t x = want[i]; x != g->root; x = parent[x])
 				paths[i].nodes[--k] = x;
 	}
-	free(parent);
-	free(wanted);
+	big_free(parent);
+	big_free(wanted);
 	return st;
 }
 
@@ -649,8 +651,8 @@ static char *chain_text(const struct sus_chain *c, const struct sus_chain *other
 
 static void free_chain(struct sus_chain *c)
 {
-	free(c->thread);
-	free(c->steps);
+	big_free(c->thread);
+	big_free(c->steps);
 }
 
 /* root_kind: the first GC root kind of object r, or NULL. */
@@ -728,7 +730,7 @@ static char *describe(const struct heap *h, const struct suspect *s, uint64_t re
 				 s->nloaders, l);
 		else
 			snprintf(loader, sizeof loader, ", loaded by `%s`", l);
-		free(l);
+		big_free(l);
 	}
 	char holds[256] = "";
 	if (s->holds)
@@ -756,7 +758,7 @@ static char *describe(const struct heap *h, const struct suspect *s, uint64_t re
 			char *q = strchr(l, '"');
 			if (q)
 				lab[nlab++] = xstrdup(q);
-			free(l);
+			big_free(l);
 		}
 		qsort(lab, nlab, sizeof *lab, cmp_text);
 		size_t nl = 0;
@@ -764,7 +766,7 @@ static char *describe(const struct heap *h, const struct suspect *s, uint64_t re
 			if (i < 3 && nl < sizeof names)
 				nl += (size_t)snprintf(names + nl, sizeof names - nl, "%s%s",
 						       i ? ", " : " (", lab[i]);
-			free(lab[i]);
+			big_free(lab[i]);
 		}
 		if (nl && nl < sizeof names)
 			snprintf(names + nl, sizeof names - nl, "%s)", s->nmembers > 3 ? ", ..." : "");
@@ -812,7 +814,7 @@ static char *describe(const struct heap *h, const struct suspect *s, uint64_t re
 				snprintf(field, sizeof field, "%s", r.name ? r.name : "?");
 			snprintf(most, sizeof most, ", the most through `%s` (`%s`, %s)", field, l,
 				 fmt_bytes(b1, sizeof b1, s->largest_bytes));
-			free(l);
+			big_free(l);
 		}
 		if (heap_kind(h, s->acc) == HEAP_CLASS)
 			snprintf(line, sizeof line, "The static fields of `%s` keep %s alive%s", holder,
@@ -821,7 +823,7 @@ static char *describe(const struct heap *h, const struct suspect *s, uint64_t re
 			snprintf(line, sizeof line, "`%s` keeps %s alive%s, held%s", holder, size, most,
 				 where);
 	}
-	free(holder);
+	big_free(holder);
 	return xstrdup(line);
 }
 
@@ -902,10 +904,10 @@ static void merge(struct suspect *a, struct suspect *b)
 	}
 	for (uint32_t i = take; i < b->nchains; i++)
 		free_chain(&b->chains[i]);
-	free(b->chains);
-	free(b->members);
-	free(b->accs);
-	free(b->path.nodes);
+	big_free(b->chains);
+	big_free(b->members);
+	big_free(b->accs);
+	big_free(b->path.nodes);
 	memset(b, 0, sizeof *b);
 }
 
@@ -922,13 +924,13 @@ int sus_find(struct dom_tree *t, struct hgraph *g, const struct sus_opts *o,
 		f.limit = 1;
 	f.child = (o->child_pct > 0 ? o->child_pct : 80) / 100.0;
 	/* children lists (counting sort by immediate dominator) */
-	f.kstart = xcalloc((size_t)h->n + 3, sizeof *f.kstart);
+	f.kstart = big_alloc((size_t)h->n + 3, sizeof *f.kstart);
 	for (uint32_t v = 0; v < h->n; v++)
 		if (t->idom[v] <= h->n)
 			f.kstart[t->idom[v] + 2]++;
 	for (uint32_t v = 2; v < h->n + 3; v++)
 		f.kstart[v] += f.kstart[v - 1];
-	f.kids = xmallocarray((size_t)f.kstart[h->n + 2] + 1, sizeof *f.kids);
+	f.kids = big_alloc((size_t)f.kstart[h->n + 2] + 1, sizeof *f.kids);
 	for (uint32_t v = 0; v < h->n; v++) {
 		if (!(v & 0xfffff) && hs_interrupted)
 			break;
@@ -940,10 +942,10 @@ int sus_find(struct dom_tree *t, struct hgraph *g, const struct sus_opts *o,
 	f.cfirst = xcalloc(h->nclasses + 1, sizeof *f.cfirst);
 	f.touched = xcalloc(h->nclasses + 1, sizeof *f.touched);
 	int st = hs_interrupted ? HS_INTERRUPTED : explore(&f);
-	free(f.cbytes);
-	free(f.ccount);
-	free(f.cfirst);
-	free(f.touched);
+	big_free(f.cbytes);
+	big_free(f.ccount);
+	big_free(f.cfirst);
+	big_free(f.touched);
 	if (st == HS_OK) {
 		/* paths: each suspect's accumulation point, and the first members' */
 		uint32_t nwant = 0;
@@ -968,16 +970,16 @@ int sus_find(struct dom_tree *t, struct hgraph *g, const struct sus_opts *o,
 					s->chains[m].retained = t->retained[x];
 				}
 				if (m)
-					free(paths[w].nodes);
+					big_free(paths[w].nodes);
 			}
 			s->path = paths[w - s->nchains];
 			s->holder = s->path.len ? s->path.nodes[holder_at(h, &s->path)] : s->acc;
 		}
-		free(paths);
-		free(want);
+		big_free(paths);
+		big_free(want);
 	}
-	free(f.kstart);
-	free(f.kids);
+	big_free(f.kstart);
+	big_free(f.kids);
 	if (st != HS_OK) {
 		sus_free(f.s, f.ns);
 		return st;
@@ -1002,7 +1004,7 @@ int sus_find(struct dom_tree *t, struct hgraph *g, const struct sus_opts *o,
 		if (heap_kind(h, s->holder) == HEAP_CLASS && !s->piled) {
 			char *l = heap_object_label(h, s->holder);
 			s->where = xasprintf("%s (static fields)", l);
-			free(l);
+			big_free(l);
 		} else {
 			s->where = chain_text(&s->chains[0], s->chains + 1, s->nchains - 1);
 		}
@@ -1021,16 +1023,16 @@ void sus_free(struct suspect *s, uint32_t n)
 	if (!s)
 		return;
 	for (uint32_t i = 0; i < n; i++) {
-		free(s[i].members);
-		free(s[i].accs);
-		free(s[i].path.nodes);
+		big_free(s[i].members);
+		big_free(s[i].accs);
+		big_free(s[i].path.nodes);
 		for (uint32_t c = 0; c < s[i].nchains; c++)
 			free_chain(&s[i].chains[c]);
-		free(s[i].chains);
-		free(s[i].where);
-		free(s[i].description);
+		big_free(s[i].chains);
+		big_free(s[i].where);
+		big_free(s[i].description);
 	}
-	free(s);
+	big_free(s);
 }
 
 /* ---- growth since a baseline ---- */
@@ -1059,7 +1061,7 @@ static uint32_t resolve(const struct heap *b, const uint64_t *bret, const struct
 			char *name = heap_thread_name(b, t);
 			if (name && !strcmp(name, c->thread))
 				x = b->threads[t].obj;
-			free(name);
+			big_free(name);
 		}
 	} else {
 		/* the GC root object of that class retaining the most */
@@ -1160,7 +1162,7 @@ char *sus_path_text(const struct heap *h, const struct path *p, bool short_names
 				path_via(h, p->nodes[k - 1], x, how, sizeof how);
 				snprintf(piece, sizeof piece, " -%s-> %s", how, l);
 			}
-			free(l);
+			big_free(l);
 		}
 		size_t pl = strlen(piece);
 		while (len + pl + 1 > cap) {

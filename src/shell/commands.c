@@ -350,7 +350,7 @@ static int class_retained(const struct heap *h, struct dom_tree *t, const uint32
 	uint32_t *cnt = xmallocarray((size_t)todo + 1, sizeof *cnt);
 	uint32_t *own = NULL;	/* --heap: the instances in that heap, class by class */
 	if (hid >= 0)
-		own = xmallocarray((size_t)h->n + 1, sizeof *own);
+		own = big_alloc((size_t)h->n + 1, sizeof *own);
 	for (uint32_t k = 0, used = 0; k < todo; k++) {
 		inst[k] = heap_instances(h, v[k], &cnt[k]);
 		if (!own)
@@ -364,7 +364,7 @@ static int class_retained(const struct heap *h, struct dom_tree *t, const uint32
 		used += m;
 	}
 	int st = dom_retained_sets(t, todo, inst, cnt, ret);
-	free(own);
+	big_free(own);
 	free(inst);
 	free(cnt);
 	return st;
@@ -398,14 +398,14 @@ int sh_classes_by_retained(struct sh *sh, struct dom_tree *t, uint32_t candidate
 		/* the classes whose instances keep the most each on their own */
 		uint64_t *own = xcalloc((size_t)sh->ss->heap->nclasses + 1, sizeof *own);
 		if (dom_class_retained_lower(t, own) != HS_OK) {
-			free(own);
+			big_free(own);
 			free(v);
 			return HS_INTERRUPTED;
 		}
 		uint64_t *lb = xmallocarray((size_t)m + 1, sizeof *lb);
 		for (uint32_t k = 0; k < m; k++)
 			lb[k] = own[v[k]];
-		free(own);
+		big_free(own);
 		sort_by_retained(v, lb, m);
 		free(lb);
 		m = candidates;

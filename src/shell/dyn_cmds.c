@@ -11,6 +11,7 @@
 #include "../base/fmt.h"
 #include "../out/out.h"
 #include "sh.h"
+#include "../base/big.h"
 
 /* ---- the engine and its cache ---- */
 
@@ -162,17 +163,17 @@ static void object_row(struct out_table *tb, const struct heap *h, const struct 
 static int rank_dynamic(struct sh *sh, struct dyn *d, const uint32_t *objs, uint32_t n,
 			uint32_t k, bool exact, uint32_t *out, uint32_t *count)
 {
-	uint64_t *keys = xmallocarray((size_t)n + 1, sizeof *keys);
+	uint64_t *keys = big_alloc((size_t)n + 1, sizeof *keys);
 	if (exact) {
-		uint32_t *comps = xmallocarray((size_t)n + 1, sizeof *comps);
+		uint32_t *comps = big_alloc((size_t)n + 1, sizeof *comps);
 		for (uint32_t i = 0; i < n; i++)
 			comps[i] = dyn_comp(d, objs[i]);
 		sh_progress_begin("the exact dynamic size of %u objects", n);
 		int st = dyn_exact_many(d, comps, n, keys);
 		sh_progress_end();
-		free(comps);
+		big_free(comps);
 		if (st != HS_OK) {
-			free(keys);
+			big_free(keys);
 			return sh_error(sh, NULL, "interrupted");
 		}
 	} else {
@@ -184,7 +185,7 @@ static int rank_dynamic(struct sh *sh, struct dyn *d, const uint32_t *objs, uint
 	*count = top_k(keys, n, k, out);
 	for (uint32_t i = 0; i < *count; i++)
 		out[i] = objs[out[i]];
-	free(keys);
+	big_free(keys);
 	return HS_OK;
 }
 
@@ -243,17 +244,17 @@ int sh_cmd_dynsize(struct sh *sh, int argc, char **argv)
 		free(top);
 		goto done;
 	}
-	uint32_t *comps = xmallocarray((size_t)n + 1, sizeof *comps), estimated = 0;
+	uint32_t *comps = big_alloc((size_t)n + 1, sizeof *comps), estimated = 0;
 	for (uint32_t i = 0; i < n; i++)
 		comps[i] = dyn_comp(d, objs[i]);
 	uint64_t together;
 	if (dyn_exact_set(d, comps, n, &together) != HS_OK) {
 		free(top);
-		free(comps);
+		big_free(comps);
 		sh_error(sh, NULL, "interrupted");
 		goto done;
 	}
-	free(comps);
+	big_free(comps);
 	struct out_table *tb = out_table_new(5, obj_cols);
 	for (uint32_t i = 0; i < shown; i++) {
 		bool ex;
@@ -397,7 +398,7 @@ int sh_cmd_top(struct sh *sh, int argc, char **argv)
 			goto done;
 		}
 	} else {
-		keys = xmallocarray((size_t)n + 1, sizeof *keys);
+		keys = big_alloc((size_t)n + 1, sizeof *keys);
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t v = objs ? objs[i] : i;
 			keys[i] = by[0] == 'r' ? t->retained[v] : heap_shallow(h, v);
@@ -406,7 +407,7 @@ int sh_cmd_top(struct sh *sh, int argc, char **argv)
 		for (uint32_t i = 0; i < m; i++)
 			top[i] = objs ? objs[top[i]] : top[i];
 	}
-	free(keys);
+	big_free(keys);
 	struct out_table *tb = out_table_new(5, obj_cols);
 	for (uint32_t i = 0; i < m; i++) {
 		bool ex;
