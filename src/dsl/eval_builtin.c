@@ -477,7 +477,7 @@ static struct value object_member(struct ev *e, struct node *n, uint32_t i)
 		if (!t)
 			eval_rt_error(e, n, "retained sizes are not available (the dominator tree could "
 				 "not be computed)");
-		return vint((int64_t)t->retained[i]);
+		return vint((int64_t)dom_retained(t, i));
 	}
 	if (!strcmp(m, "dynamic_size") || !strcmp(m, "dynamic_size_est")) {
 		bool est = m[12] == '_';

@@ -14,22 +14,38 @@ static struct dom_tree *new_tree(const struct heap *h, bool no_weak)
 	return t;
 }
 
+/*
+ * set_retained: keep the retained sizes ret[0..n] as 32-bit values, with
+ * the few of 4 GiB or more in a map: 4 bytes per object less than 64-bit
+ * ones (docs/out-of-core.md).
+ */
+static void set_retained(struct dom_tree *t, const uint64_t *ret)
+{
+	uint32_t n = t->h->n;
+	t->retained32 = big_alloc((size_t)n + 1, sizeof *t->retained32);
+	u64map_init(&t->retained_big, 16);
+	for (uint32_t v = 0; v <= n; v++) {
+		if (ret[v] < DOM_RETAINED_BIG) {
+			t->retained32[v] = (uint32_t)ret[v];
+		} else {
+			t->retained32[v] = DOM_RETAINED_BIG;
+			u64map_put(&t->retained_big, (uint64_t)v + 1, ret[v]);
+		}
+	}
+}
+
 int dom_tree_build(struct heap *h, bool no_weak, bool spill, struct dom_tree **out)
 {
 	*out = NULL;
 	struct dom_tree *t = new_tree(h, no_weak);
 	uint32_t n = h->n;
-	/* Arrays over 4 GiB have no 32-bit size; their sizes are read now, while
-	 * the records are at hand (they are rare). */
-	uint32_t nbig = 0, *big = NULL;
-	uint64_t *bigsize = NULL;
+	/* Objects of HEAP_SIZE_BIG bytes or more (large arrays) have their
+	 * sizes in their records: read now, while the records are at hand. */
+	struct u64map bigsize;
+	u64map_init(&bigsize, 64);
 	for (uint32_t v = 0; v < n; v++)
-		if (h->size[v] == UINT32_MAX) {
-			big = xreallocarray(big, nbig + 1, sizeof *big);
-			bigsize = xreallocarray(bigsize, nbig + 1, sizeof *bigsize);
-			big[nbig] = v;
-			bigsize[nbig++] = heap_shallow(h, v);
-		}
+		if (h->size[v] == HEAP_SIZE_BIG)
+			u64map_put(&bigsize, (uint64_t)v + 1, heap_shallow(h, v));
 	t->idom = big_alloc((size_t)n + 1, sizeof *t->idom);
 	uint32_t *order = big_alloc((size_t)n + 1, sizeof *order);
 	uint32_t nreach = 0;
@@ -43,21 +59,20 @@ int dom_tree_build(struct heap *h, bool no_weak, bool spill, struct dom_tree **o
 	int st = dom_build(&dg, t->idom, order, &nreach);
 	if (st == HS_OK) {
 		/* Bottom-up in reverse preorder: each subtree is done before its root. */
-		t->retained = big_alloc((size_t)n + 1, sizeof *t->retained);
+		uint64_t *ret = big_alloc((size_t)n + 1, sizeof *ret);
 		for (uint32_t k = nreach; k-- > 1;) {
 			uint32_t v = order[k];
 			uint64_t sz = h->size[v];
-			if (sz == UINT32_MAX)
-				for (uint32_t b = 0; b < nbig; b++)
-					if (big[b] == v)
-						sz = bigsize[b];
-			t->retained[v] += sz;
-			t->retained[t->idom[v]] += t->retained[v];
+			if (sz == HEAP_SIZE_BIG)
+				u64map_get(&bigsize, (uint64_t)v + 1, &sz);
+			ret[v] += sz;
+			ret[t->idom[v]] += ret[v];
 		}
+		set_retained(t, ret);
+		big_free(ret);
 	}
 	big_free(order);
-	big_free(big);
-	big_free(bigsize);
+	u64map_free(&bigsize);
 	if (spilled)
 		heap_unspill(h);
 	if (st != HS_OK) {
@@ -129,7 +144,8 @@ struct dom_tree *dom_tree_adopt(const struct heap *h, bool no_weak, uint32_t *id
 		return NULL;
 	struct dom_tree *t = new_tree(h, no_weak);
 	t->idom = idom;
-	t->retained = retained;
+	set_retained(t, retained);
+	big_free(retained);
 	for (uint32_t v = 0; v < h->n; v++)
 		t->nreach += idom[v] != HEAP_NONE;
 	t->from_index = true;
@@ -142,7 +158,8 @@ void dom_tree_free(struct dom_tree *t)
 		return;
 	hg_free(&t->g);
 	big_free(t->idom);
-	big_free(t->retained);
+	big_free(t->retained32);
+	u64map_free(&t->retained_big);
 	big_free(t->depth);
 	big_free(t->pre);
 	big_free(t->order);
@@ -181,7 +198,7 @@ static const struct dom_tree *sort_tree;
 static int by_retained(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	uint64_t rx = sort_tree->retained[x], ry = sort_tree->retained[y];
+	uint64_t rx = dom_retained(sort_tree, x), ry = dom_retained(sort_tree, y);
 	if (rx != ry)
 		return rx < ry ? 1 : -1;
 	return x < y ? -1 : x > y;
@@ -197,10 +214,10 @@ static void sort_children(const struct dom_tree *t, uint32_t *a, uint32_t k)
 	/* Most nodes have a few children: insertion sort, by_retained's order. */
 	for (uint32_t i = 1; i < k; i++) {
 		uint32_t x = a[i], j = i;
-		uint64_t rx = t->retained[x];
+		uint64_t rx = dom_retained(t, x);
 		for (; j > 0; j--) {
 			uint32_t y = a[j - 1];
-			uint64_t ry = t->retained[y];
+			uint64_t ry = dom_retained(t, y);
 			if (ry > rx || (ry == rx && y < x))
 				break;
 			a[j] = y;
@@ -357,7 +374,7 @@ static int retained_under(struct dom_tree *t, const uint32_t *objs, uint32_t n, 
 		return HS_OK;
 	for (uint32_t k = 0; k < n; k++)
 		if (objs[k] == top) {
-			*bytes = t->retained[top];
+			*bytes = dom_retained(t, top);
 			return HS_OK;
 		}
 	/* mark[pre - from]: 1 member, 3 under top, 2 reached */
@@ -399,7 +416,7 @@ static int retained_under(struct dom_tree *t, const uint32_t *objs, uint32_t n, 
 			break;
 		}
 	}
-	*bytes = t->retained[top] - still;
+	*bytes = dom_retained(t, top) - still;
 	big_free(queue);
 	big_free(mark);
 	return st;
@@ -522,7 +539,7 @@ int dom_class_retained_lower(struct dom_tree *t, uint64_t *own)
 			active[h->cls[stack[--sp]]]--;
 		uint32_t c = h->cls[v];
 		if (!active[c])
-			own[c] += t->retained[v];
+			own[c] += dom_retained(t, v);
 		active[c]++;
 		stack[sp++] = v;
 	}
@@ -553,7 +570,11 @@ uint8_t *dom_tree_save(const struct dom_tree *t, uint32_t n, size_t *len)
 	uint8_t *buf = big_alloc(*len, 1);
 	memcpy(buf, &n, 4);
 	memcpy(buf + 4, t->idom, ((size_t)n + 1) * 4);
-	memcpy(buf + 4 + ((size_t)n + 1) * 4, t->retained, ((size_t)n + 1) * 8);
+	uint8_t *r = buf + 4 + ((size_t)n + 1) * 4;
+	for (uint32_t v = 0; v <= n; v++) {
+		uint64_t x = dom_retained(t, v);
+		memcpy(r + (size_t)v * 8, &x, 8);
+	}
 	return buf;
 }
 

@@ -20,7 +20,10 @@ struct dom_tree {
 	const struct heap *h;
 	struct hgraph g;	/* the graph the tree was built on */
 	uint32_t *idom;		/* [n+1] immediate dominator; n = super-root */
-	uint64_t *retained;	/* [n+1] retained bytes; [n] = all reachable */
+	/* retained bytes (dom_retained): [n+1], [n] = all reachable; values of
+	 * DOM_RETAINED_BIG or more are in retained_big, keyed by index + 1 */
+	uint32_t *retained32;
+	struct u64map retained_big;
 	uint32_t nreach;	/* reachable objects (super-root excluded) */
 	uint32_t *depth;	/* [n+1] lazily: depth in the tree, root 0 */
 	uint32_t *pre;		/* [n+1] lazily: place in a depth-first order, UINT32_MAX unreachable */
@@ -32,20 +35,35 @@ struct dom_tree {
 	bool from_index;	/* loaded from the index file, not computed */
 };
 
+#define DOM_RETAINED_BIG UINT32_MAX
+
+/* dom_retained: the retained size of v in bytes (v = n: all reachable). */
+static inline uint64_t dom_retained(const struct dom_tree *t, uint32_t v)
+{
+	uint32_t r = t->retained32[v];
+	if (r != DOM_RETAINED_BIG)
+		return r;
+	uint64_t big = 0;
+	u64map_get(&t->retained_big, (uint64_t)v + 1, &big);
+	return big;
+}
+
 /*
  * dom_tree_build: compute the tree and all retained sizes for h. no_weak
- * ignores Reference.referent edges. With spill, the heap's ids and record
+ * ignores Reference.referent edges. With spill, the heap's record
  * positions wait in a temporary file during the build (heap_spill), which
- * lowers its peak memory by 16 bytes per object. Returns HS_OK, or
+ * lowers its peak memory by 4 bytes per object. Returns HS_OK, or
  * HS_INTERRUPTED on Ctrl-C (*out is then NULL). Time O((n + m) log n)
- * worst case, near linear in practice; memory 12 bytes per object kept,
- * 29 at the peak (13 when spilling).
+ * worst case, near linear in practice; memory 8 bytes per object kept
+ * (idom, and retained sizes in 32 bits with the rare larger ones in a
+ * map), 33 at the peak.
  */
 int dom_tree_build(struct heap *h, bool no_weak, bool spill, struct dom_tree **out);
 
 /*
  * dom_tree_adopt: a tree from precomputed arrays (the index file), which it
- * takes; NULL, taking nothing, when they are not a dominator tree of h
+ * takes (retained, a big array, is read and freed: the tree keeps its
+ * sizes in 32 bits); NULL, taking nothing, when they are not a dominator tree of h
  * with consistent retained sizes (a checksum proves an index undamaged,
  * not sane). Checking costs O(n).
  */

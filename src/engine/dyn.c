@@ -33,7 +33,7 @@ static const uint32_t *hview_succs(void *ctx, uint32_t v, uint32_t *count)
 static uint64_t hview_weight(void *ctx, uint32_t v)
 {
 	const struct hview *hv = ctx;
-	return hv->h->size[v] == UINT32_MAX ? heap_shallow(hv->h, v) : hv->h->size[v];
+	return hv->h->size[v] == HEAP_SIZE_BIG ? heap_shallow(hv->h, v) : hv->h->size[v];
 }
 
 static void hview_init(struct hview *hv, const struct heap *h)

@@ -19,7 +19,6 @@
 struct finder {
 	struct dom_tree *t;
 	const struct heap *h;
-	const uint64_t *ret;
 	uint32_t root;		/* the super-root, h->n */
 	uint32_t *kstart;	/* [root+2] children of v: kids[kstart[v] .. kstart[v+1]) */
 	uint32_t *kids;
@@ -63,7 +62,7 @@ static uint32_t biggest(const struct finder *f, uint32_t v)
 	uint32_t best = HEAP_NONE;
 	for (uint32_t k = f->kstart[v]; k < f->kstart[v + 1]; k++) {
 		uint32_t c = f->kids[k];
-		if (best == HEAP_NONE || f->ret[c] > f->ret[best])
+		if (best == HEAP_NONE || dom_retained(f->t, c) > dom_retained(f->t, best))
 			best = c;
 	}
 	return best;
@@ -90,7 +89,7 @@ static uint32_t follow(const struct finder *f, uint32_t v, uint32_t *run, uint64
 	*runlen = 0;
 	for (;;) {
 		uint32_t k = biggest(f, v);
-		if (k == HEAP_NONE || !f->ret[k] || (double)f->ret[k] < f->child * (double)f->ret[v])
+		if (k == HEAP_NONE || !dom_retained(f->t, k) || (double)dom_retained(f->t, k) < f->child * (double)dom_retained(f->t, v))
 			return v;
 		uint32_t k2 = biggest(f, k);
 		if (k2 != HEAP_NONE && same_class(f, k, k2)) {
@@ -132,21 +131,21 @@ static struct pile *piles(struct finder *f, uint32_t v, uint64_t skip_from, bool
 	f->ntouched = 0;
 	for (uint32_t k = f->kstart[v]; k < f->kstart[v + 1]; k++) {
 		uint32_t c = f->kids[k];
-		if (f->ret[c] >= skip_from)
+		if (dom_retained(f->t, c) >= skip_from)
 			continue;
 		if (is_class_obj(f, c)) {
 			if (!no_class_objs)
-				extra[nextra++] = (struct pile){heap_class_name(h, c), f->ret[c], 1, c};
+				extra[nextra++] = (struct pile){heap_class_name(h, c), dom_retained(f->t, c), 1, c};
 			continue;
 		}
 		uint32_t ci = h->cls[c];
 		if (!f->ccount[ci]++) {
 			f->touched[f->ntouched++] = ci;
 			f->cfirst[ci] = c;
-		} else if (f->ret[c] > f->ret[f->cfirst[ci]]) {
+		} else if (dom_retained(f->t, c) > dom_retained(f->t, f->cfirst[ci])) {
 			f->cfirst[ci] = c;
 		}
-		f->cbytes[ci] += f->ret[c];
+		f->cbytes[ci] += dom_retained(f->t, c);
 	}
 	struct pile *p = xmallocarray((size_t)f->ntouched + nextra + 1, sizeof *p);
 	uint32_t n = 0;
@@ -162,7 +161,7 @@ static struct pile *piles(struct finder *f, uint32_t v, uint64_t skip_from, bool
 		if (m && !strcmp(p[m - 1].name, p[i].name)) {
 			p[m - 1].bytes += p[i].bytes;
 			p[m - 1].count += p[i].count;
-			if (f->ret[p[i].first] > f->ret[p[m - 1].first])
+			if (dom_retained(f->t, p[i].first) > dom_retained(f->t, p[m - 1].first))
 				p[m - 1].first = p[i].first;
 		} else {
 			p[m++] = p[i];
@@ -225,7 +224,7 @@ static const char *holds_of(struct finder *f, uint32_t v, const char *name)
 		if (d != HEAP_NONE && same_class(f, c, d))
 			continue;	/* a hash bucket's chain: its next entry is bigger */
 		seen++;
-		if (d == HEAP_NONE || !f->ret[d] || (double)f->ret[d] < f->child * (double)f->ret[c] ||
+		if (d == HEAP_NONE || !dom_retained(f->t, d) || (double)dom_retained(f->t, d) < f->child * (double)dom_retained(f->t, c) ||
 		    is_class_obj(f, d))
 			continue;
 		const char *dn = heap_class_name(h, d);
@@ -257,7 +256,7 @@ static void fill_pile(struct finder *f, struct suspect *s, const struct pile *p,
 		s->piled = heap_class_name(h, run);
 		s->chain = true;
 		s->npiled = runlen;
-		s->piled_bytes = f->ret[run];
+		s->piled_bytes = dom_retained(f->t, run);
 		first = run;
 	} else if (p) {
 		s->piled = p->name;
@@ -320,7 +319,7 @@ static void object_suspect(struct finder *f, uint32_t v, uint32_t acc, uint32_t 
 	/* One object keeps most of what acc keeps (a class's static array):
 	 * the memory accumulates below it, not at acc. */
 	while (!branched && run == HEAP_NONE && np && p[0].count == 1 && p[0].bytes >= f->limit &&
-	       !is_class_obj(f, p[0].first) && 2 * p[0].bytes >= f->ret[acc]) {
+	       !is_class_obj(f, p[0].first) && 2 * p[0].bytes >= dom_retained(f->t, acc)) {
 		acc = follow(f, p[0].first, &run, &runlen);
 		big_free(p);
 		p = NULL;
@@ -344,13 +343,13 @@ static void object_suspect(struct finder *f, uint32_t v, uint32_t acc, uint32_t 
 	s->members[0] = v;
 	s->accs[0] = s->acc = acc;
 	s->retained = own;
-	s->acc_retained = f->ret[acc];
+	s->acc_retained = dom_retained(f->t, acc);
 	/* one object is no pile: the sentence names acc's largest child instead */
 	fill_pile(f, s, np && p[0].count > 1 ? &p[0] : NULL, run, runlen);
 	count_loaders(f, s);
 	s->largest = biggest(f, acc);
 	if (s->largest != HEAP_NONE)
-		s->largest_bytes = f->ret[s->largest];
+		s->largest_bytes = dom_retained(f->t, s->largest);
 	big_free(p);
 }
 
@@ -376,7 +375,7 @@ static int cmp_member(const void *a, const void *b, void *ctx)
 	if (!c)
 		c = (x->depth > y->depth) - (x->depth < y->depth);
 	if (!c)
-		c = (f->ret[x->obj] < f->ret[y->obj]) - (f->ret[x->obj] > f->ret[y->obj]);
+		c = (dom_retained(f->t, x->obj) < dom_retained(f->t, y->obj)) - (dom_retained(f->t, x->obj) > dom_retained(f->t, y->obj));
 	return c;
 }
 
@@ -404,7 +403,7 @@ static void root_groups(struct finder *f)
 		uint32_t nm = 0;
 		for (uint32_t k = f->kstart[f->root]; k < f->kstart[f->root + 1] && nm < p[i].count; k++) {
 			uint32_t c = f->kids[k];
-			if (f->ret[c] >= f->limit || is_class_obj(f, c) ||
+			if (dom_retained(f->t, c) >= f->limit || is_class_obj(f, c) ||
 			    strcmp(heap_class_name(f->h, c), p[i].name) || system_heap(f->h, c))
 				continue;
 			struct member *x = &m[nm++];
@@ -416,7 +415,7 @@ static void root_groups(struct finder *f)
 			if (x->run != HEAP_NONE) {
 				x->piled = heap_class_name(f->h, x->run);
 				x->npiled = x->runlen;
-				x->piled_bytes = f->ret[x->run];
+				x->piled_bytes = dom_retained(f->t, x->run);
 			} else {
 				uint32_t nq;
 				struct pile *q = piles(f, x->acc, UINT64_MAX, false, &nq);
@@ -431,9 +430,9 @@ static void root_groups(struct finder *f)
 		}
 		qsort_r(m, nm, sizeof *m, cmp_member, f);
 		for (uint32_t a = 0, b; a < nm; a = b) {
-			uint64_t sum = f->ret[m[a].obj];
+			uint64_t sum = dom_retained(f->t, m[a].obj);
 			for (b = a + 1; b < nm && alike(f, &m[a], &m[b]); b++)
-				sum += f->ret[m[b].obj];
+				sum += dom_retained(f->t, m[b].obj);
 			if (b - a < 2 || sum < f->limit)
 				continue;
 			struct suspect *s = add(f);
@@ -447,7 +446,7 @@ static void root_groups(struct finder *f)
 				s->accs[j - a] = m[j].acc;
 			}
 			s->acc = m[a].acc;
-			s->acc_retained = f->ret[s->acc];
+			s->acc_retained = dom_retained(f->t, s->acc);
 			if (m[a].run != HEAP_NONE) {
 				fill_pile(f, s, NULL, m[a].run, m[a].runlen);
 			} else if (m[a].piled) {
@@ -481,19 +480,19 @@ static int explore(struct finder *f)
 		uint32_t acc = v == f->root ? v : follow(f, v, &run, &runlen);
 		if (v == f->root)
 			run = HEAP_NONE;
-		uint64_t own = f->ret[v];
+		uint64_t own = dom_retained(f->t, v);
 		bool branched = false;
 		if (run == HEAP_NONE)
 			for (uint32_t k = f->kstart[acc]; k < f->kstart[acc + 1]; k++) {
 				uint32_t c = f->kids[k];
-				if (f->ret[c] < f->limit)
+				if (dom_retained(f->t, c) < f->limit)
 					continue;
 				if (top == cap) {
 					cap *= 2;
 					stack = xreallocarray(stack, cap, sizeof *stack);
 				}
 				stack[top++] = c;
-				own -= f->ret[c];
+				own -= dom_retained(f->t, c);
 				branched = true;
 			}
 		if (v == f->root)
@@ -917,9 +916,9 @@ int sus_find(struct dom_tree *t, struct hgraph *g, const struct sus_opts *o,
 	const struct heap *h = t->h;
 	*out = NULL;
 	*n = 0;
-	struct finder f = {.t = t, .h = h, .ret = t->retained, .root = h->n};
+	struct finder f = {.t = t, .h = h, .root = h->n};
 	double th = o->threshold_pct > 0 ? o->threshold_pct : 10;
-	f.limit = (uint64_t)((double)t->retained[h->n] * th / 100.0);
+	f.limit = (uint64_t)((double)dom_retained(t, h->n) * th / 100.0);
 	if (!f.limit)
 		f.limit = 1;
 	f.child = (o->child_pct > 0 ? o->child_pct : 80) / 100.0;
@@ -967,7 +966,7 @@ int sus_find(struct dom_tree *t, struct hgraph *g, const struct sus_opts *o,
 				make_chain(h, &paths[w], &s->chains[m]);
 				if (paths[w].len) {
 					uint32_t x = paths[w].nodes[holder_at(h, &paths[w])];
-					s->chains[m].retained = t->retained[x];
+					s->chains[m].retained = dom_retained(t, x);
 				}
 				if (m)
 					big_free(paths[w].nodes);
@@ -1008,7 +1007,7 @@ int sus_find(struct dom_tree *t, struct hgraph *g, const struct sus_opts *o,
 		} else {
 			s->where = chain_text(&s->chains[0], s->chains + 1, s->nchains - 1);
 		}
-		s->description = describe(h, s, t->retained[h->n]);
+		s->description = describe(h, s, dom_retained(t, h->n));
 		s->growth = (int64_t)s->retained;
 	}
 	if (f.ns)
@@ -1043,7 +1042,7 @@ static uint32_t ref_of(const struct heap *h, struct heap_value v)
 }
 
 /* resolve: the object chain c leads to in heap b, or HEAP_NONE. */
-static uint32_t resolve(const struct heap *b, const uint64_t *bret, const struct sus_chain *c)
+static uint32_t resolve(const struct heap *b, const struct dom_tree *bt, const struct sus_chain *c)
 {
 	uint32_t x = HEAP_NONE, k = 0;
 	struct heap_value v;
@@ -1068,7 +1067,7 @@ static uint32_t resolve(const struct heap *b, const uint64_t *bret, const struct
 		for (uint32_t r = 0; r < b->nroots; r++) {
 			uint32_t o = b->roots[r].obj;
 			if (o < b->n && !strcmp(heap_class_name(b, o), c->class_name) &&
-			    (x == HEAP_NONE || bret[o] > bret[x]))
+			    (x == HEAP_NONE || dom_retained(bt, o) > dom_retained(bt, x)))
 				x = o;
 		}
 	}
@@ -1120,10 +1119,10 @@ void sus_baseline(struct suspect *s, uint32_t n, struct dom_tree *base)
 		s[i].has_base = false;
 		s[i].base_retained = 0;
 		for (uint32_t c = 0; c < s[i].nchains; c++) {
-			uint32_t x = resolve(b, base->retained, &s[i].chains[c]);
+			uint32_t x = resolve(b, base, &s[i].chains[c]);
 			if (x != HEAP_NONE && base->idom[x] != HEAP_NONE) {
 				s[i].has_base = true;
-				s[i].base_retained += base->retained[x];
+				s[i].base_retained += dom_retained(base, x);
 			}
 		}
 		/* what the holders retain now, against then */

@@ -59,15 +59,17 @@ bool heap_spill(struct heap *h)
 	}
 	unlink(path);
 	free(path);
-	size_t bytes = ((size_t)h->n + 1) * sizeof(uint64_t);
-	if (!io_write_full(fd, h->ids, bytes) || !io_write_full(fd, h->pos, bytes) ||
-	    lseek(fd, 0, SEEK_SET) != 0) {
+	if (h->pos || h->ids || !h->pos_lo) {
+		close(fd);	/* still loading: nothing to spill */
+		return false;
+	}
+	size_t bytes = ((size_t)h->n + 1) * sizeof *h->pos_lo;
+	if (!io_write_full(fd, h->pos_lo, bytes) || lseek(fd, 0, SEEK_SET) != 0) {
 		close(fd);
 		return false;
 	}
-	big_free(h->ids);
-	big_free(h->pos);
-	h->ids = h->pos = NULL;
+	big_free(h->pos_lo);
+	h->pos_lo = NULL;
 	h->spill_fd = fd;
 	return true;
 }
@@ -76,13 +78,12 @@ void heap_unspill(struct heap *h)
 {
 	if (h->spill_fd < 0)
 		return;
-	size_t bytes = ((size_t)h->n + 1) * sizeof(uint64_t);
-	h->ids = big_alloc(h->n + 1, sizeof *h->ids);
-	h->pos = big_alloc(h->n + 1, sizeof *h->pos);
-	if (!io_read_full(h->spill_fd, h->ids, bytes) || !io_read_full(h->spill_fd, h->pos, bytes)) {
-		fprintf(stderr, "heapsh: cannot read back the temporary file holding object ids "
-			"(%s); the heap is incomplete, so heapsh stops. Check the space in "
-			"$TMPDIR or /tmp, or run with --no-spill\n", strerror(errno));
+	size_t bytes = ((size_t)h->n + 1) * sizeof *h->pos_lo;
+	h->pos_lo = big_alloc(h->n + 1, sizeof *h->pos_lo);
+	if (!io_read_full(h->spill_fd, h->pos_lo, bytes)) {
+		fprintf(stderr, "heapsh: cannot read back the temporary file holding the objects' "
+			"record positions (%s); the heap is incomplete, so heapsh stops. Check the "
+			"space in $TMPDIR or /tmp, or run with --no-spill\n", strerror(errno));
 		exit(3);
 	}
 	close(h->spill_fd);
@@ -109,6 +110,9 @@ void heap_free(struct heap *h)
 	big_free(h->heap_of);
 	big_free(h->ids);
 	big_free(h->pos);
+	big_free(h->pos_lo);
+	big_free(h->pos_base);
+	u64map_free(&h->pos_far);
 	big_free(h->cls);
 	big_free(h->size);
 	big_free(h->out_start);
@@ -146,27 +150,24 @@ uint32_t heap_index(const struct heap *h, uint64_t id)
 	uint32_t lim = hi;	/* the answer is in [lo, hi], hi itself included */
 	while (hi - lo > 8) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		if (h->ids[mid] < id)
+		if (heap_id(h, mid) < id)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (; lo < lim; lo++)
-		if (h->ids[lo] >= id)
-			return h->ids[lo] == id ? lo : HEAP_NONE;
+	for (; lo < lim; lo++) {
+		uint64_t at = heap_id(h, lo);
+		if (at >= id)
+			return at == id ? lo : HEAP_NONE;
+	}
 	return HEAP_NONE;
 }
 
 uint64_t heap_shallow(const struct heap *h, uint32_t i)
 {
-	if (h->size[i] != UINT32_MAX)
+	if (h->size[i] != HEAP_SIZE_BIG)
 		return h->size[i];
-	/* Only arrays reach 4 GiB; recompute from the record. */
-	struct hprof_object_rec o;
-	hprof_object_read(h->hp, h->pos[i], &o);
-	uint64_t es = o.elem_type == HPROF_OBJECT ? (uint64_t)h->oop_size
-						  : (uint64_t)hprof_type_size(h->hp, o.elem_type);
-	return ((uint64_t)h->header_size + 4 + es * o.length + 7) & ~7ULL;
+	return heap_record_shallow(h, i);	/* 64 KiB or more: mostly large arrays */
 }
 
 uint32_t heap_class_of_object(const struct heap *h, uint32_t i)
@@ -221,7 +222,7 @@ void heap_fields_each(const struct heap *h, uint32_t i,
 	if (heap_kind(h, i) != HEAP_INSTANCE)
 		return;
 	struct hprof_object_rec o;
-	hprof_object_read(h->hp, h->pos[i], &o);
+	hprof_object_read(h->hp, heap_pos(h, i), &o);
 	uint32_t off = 0, depth = 0;
 	for (uint32_t c = h->cls[i]; c != HEAP_NONE && depth < 4096; c = h->classes[c].super, depth++)
 		for (unsigned f = 0; f < h->classes[c].nfields; f++) {
@@ -239,7 +240,7 @@ bool heap_field(const struct heap *h, uint32_t i, const char *name, struct heap_
 	if (heap_kind(h, i) != HEAP_INSTANCE)
 		return false;
 	struct hprof_object_rec o;
-	hprof_object_read(h->hp, h->pos[i], &o);
+	hprof_object_read(h->hp, heap_pos(h, i), &o);
 	uint32_t off = 0, depth = 0;
 	for (uint32_t c = h->cls[i]; c != HEAP_NONE && depth < 4096; c = h->classes[c].super, depth++)
 		for (unsigned f = 0; f < h->classes[c].nfields; f++) {
@@ -278,7 +279,7 @@ struct heap_value heap_field_at(const struct heap *h, uint32_t i, uint32_t off, 
 	struct heap_value v = {0, {0}};
 	if (heap_kind(h, i) != HEAP_INSTANCE)
 		return v;
-	size_t ids = (size_t)h->hp->id_size, p = h->pos[i];
+	size_t ids = (size_t)h->hp->id_size, p = heap_pos(h, i);
 	uint32_t len = hprof_u4(h->hp->data + p + 1 + 2 * ids + 4);
 	if ((uint64_t)off + (uint64_t)hprof_type_size(h->hp, type) > len)
 		return v;
@@ -302,7 +303,7 @@ uint32_t heap_array_length(const struct heap *h, uint32_t i)
 	if (k != HEAP_OBJ_ARRAY && k != HEAP_PRIM_ARRAY)
 		return 0;
 	struct hprof_object_rec o;
-	hprof_object_read(h->hp, h->pos[i], &o);
+	hprof_object_read(h->hp, heap_pos(h, i), &o);
 	return o.length;
 }
 
@@ -313,7 +314,7 @@ struct heap_value heap_array_elem(const struct heap *h, uint32_t i, uint32_t k)
 	if (kind != HEAP_OBJ_ARRAY && kind != HEAP_PRIM_ARRAY)
 		return v;
 	struct hprof_object_rec o;
-	hprof_object_read(h->hp, h->pos[i], &o);
+	hprof_object_read(h->hp, heap_pos(h, i), &o);
 	if (k >= o.length || !o.values)
 		return v;	/* past the end, or an Android NODATA array: no values */
 	int es = hprof_type_size(h->hp, o.elem_type);
@@ -372,7 +373,7 @@ char *heap_string(const struct heap *h, uint32_t i, size_t max_chars)
 	if (a == HEAP_NONE)
 		return val.v.id ? NULL : xstrdup("");
 	struct hprof_object_rec o;
-	hprof_object_read(h->hp, h->pos[a], &o);
+	hprof_object_read(h->hp, heap_pos(h, a), &o);
 	if (o.tag != HPROF_GC_PRIM_ARRAY_DUMP)
 		return NULL;
 	const uint8_t *p = h->hp->data + o.values;
@@ -597,7 +598,7 @@ void heap_refs(const struct heap *h, uint32_t i,
 {
 	const struct hprof *hp = h->hp;
 	const uint8_t *d = hp->data;
-	size_t ids = (size_t)hp->id_size, p = h->pos[i];
+	size_t ids = (size_t)hp->id_size, p = heap_pos(h, i);
 	struct heap_ref r;
 #define EMIT(kind_, name_, index_, id_) \
 	do { \

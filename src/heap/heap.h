@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "../base/mem.h"
+#include "../base/u64map.h"
 #include "../hprof/hprof.h"
 
 #define HEAP_NONE UINT32_MAX
@@ -133,10 +134,21 @@ struct heap_load_opts {
 struct heap {
 	struct hprof *hp;
 	uint32_t n;		/* objects */
-	uint64_t *ids;		/* [n] sorted object ids */
-	uint64_t *pos;		/* [n] file offset of each object's record */
+	/*
+	 * ids and record positions. While the dump loads: ids[n] (sorted) and
+	 * pos[n] (file offsets). After, neither (heap_id reads an id from its
+	 * record, 8 bytes per object less): a position is its block's base
+	 * (HEAP_POS_BLOCK objects a block) plus a 32-bit offset in pos_lo, or,
+	 * for a record more than 4 GiB before or after the base (class objects,
+	 * whose records come first), HEAP_POS_FAR and an entry in pos_far.
+	 */
+	uint64_t *ids;		/* [n] while loading, else NULL */
+	uint64_t *pos;		/* [n] while loading, else NULL */
+	uint32_t *pos_lo;	/* [n] after loading: offset from pos_base, or HEAP_POS_FAR */
+	uint64_t *pos_base;	/* [n / HEAP_POS_BLOCK + 1] */
+	struct u64map pos_far;	/* object index + 1 -> record offset */
 	uint32_t *cls;		/* [n] class index (class objects: java.lang.Class) */
-	uint32_t *size;		/* [n] shallow size; UINT32_MAX: see heap_shallow */
+	uint16_t *size;		/* [n] shallow size; HEAP_SIZE_BIG or more: see heap_shallow */
 	uint32_t *out_start;	/* [n+1] CSR offsets into out (< 2^32 references) */
 	uint32_t *out;		/* [nrefs] targets, per object in record order */
 	uint32_t *in_start;	/* [n+1] CSR offsets into in */
@@ -211,8 +223,9 @@ struct heap {
  * read (err says what and the byte offset), HS_INTERRUPTED on Ctrl-C.
  * Cost: one pass over the records, sorting the ids (a merge of HotSpot's
  * per-region runs, else a radix sort), one pass over the objects on two
- * threads; memory about 37 bytes per object and 8 per reference, in big
- * arrays (big.h) that go to files past the memory budget. HS_ERR before
+ * threads; memory about 22 bytes per object and 8 per reference at rest
+ * (40 per object while loading), in big arrays (big.h) that go to files
+ * past the memory budget. HS_ERR before
  * the arrays are built when the spill folder cannot hold what goes beyond
  * the budget (big_plan). Heaps of 2^32 references or more are refused
  * with an error.
@@ -223,11 +236,13 @@ void heap_free(struct heap *h);
 
 /*
  * heap_estimate_bytes: the bytes of big arrays (big.h) a heap of n objects
- * and r references takes at its peak with its dominator tree: the model's
- * 36 per object and 8 per reference, and the tree's build, 33 per object,
- * less the 16 per object of ids and positions it spills meanwhile
- * (docs/out-of-core.md, where the figures are measured). heap_load plans
- * with r = 3n, as references are counted only later.
+ * and r references takes at its peak with its dominator tree, 53 per
+ * object and 8 per reference: the model at rest (22 per object, 8 per
+ * reference), the tree's build (33 per object) less the 4 per object of
+ * record positions it spills meanwhile, and room for the directory
+ * (docs/out-of-core.md, where the figures are measured); loading itself
+ * peaks lower. heap_load plans with r = 3n, as references are counted only
+ * later.
  */
 uint64_t heap_estimate_bytes(uint64_t n, uint64_t r);
 
@@ -246,9 +261,30 @@ int heap_android_heap_index(const struct heap *h, const char *name);
 /* heap_index: object index of id, or HEAP_NONE. O(1) expected. */
 uint32_t heap_index(const struct heap *h, uint64_t id);
 
+#define HEAP_SIZE_BIG UINT16_MAX	/* heap.size: read the size from the record */
+#define HEAP_POS_BLOCK_SHIFT 12
+#define HEAP_POS_BLOCK (1u << HEAP_POS_BLOCK_SHIFT)
+#define HEAP_POS_FAR UINT32_MAX
+
+/* heap_pos: the file offset of object i's record (its sub-record tag). */
+static inline size_t heap_pos(const struct heap *h, uint32_t i)
+{
+	if (h->pos)
+		return h->pos[i];
+	uint32_t lo = h->pos_lo[i];
+	if (lo != HEAP_POS_FAR)
+		return h->pos_base[i >> HEAP_POS_BLOCK_SHIFT] + lo;
+	uint64_t v = 0;
+	u64map_get(&h->pos_far, (uint64_t)i + 1, &v);
+	return v;
+}
+
+/* heap_id: object i's id, from the loader's array or from its record. */
 static inline uint64_t heap_id(const struct heap *h, uint32_t i)
 {
-	return h->ids[i];
+	if (h->ids)
+		return h->ids[i];
+	return hprof_id(h->hp, h->hp->data + heap_pos(h, i) + 1);
 }
 
 /* heap_kind: what object i is; from its class when that is unambiguous. */
@@ -257,7 +293,7 @@ static inline enum heap_kind heap_kind(const struct heap *h, uint32_t i)
 	uint8_t k = h->classes[h->cls[i]].obj_kind;
 	if (k < HEAP_KIND_MIXED)
 		return (enum heap_kind)k;
-	switch (h->hp->data[h->pos[i]]) {
+	switch (h->hp->data[heap_pos(h, i)]) {
 	case HPROF_GC_INSTANCE_DUMP: return HEAP_INSTANCE;
 	case HPROF_GC_OBJ_ARRAY_DUMP: return HEAP_OBJ_ARRAY;
 	case HPROF_GC_PRIM_ARRAY_DUMP: case HPROF_GC_PRIM_ARRAY_NODATA: return HEAP_PRIM_ARRAY;
@@ -398,13 +434,13 @@ const char *heap_root_kind_name(uint8_t kind);
 int heap_root_kind_parse(const char *name);
 
 /*
- * heap_spill: move the object ids and record positions (16 bytes per
+ * heap_spill: move the objects' record offsets (pos_lo, 4 bytes per
  * object) to an unlinked temporary file ($TMPDIR, else /tmp) and free them,
- * for a computation that needs neither: the dominator tree's build, so
- * that its peak memory is lower by as much. Until heap_unspill, nothing may
+ * for a computation that needs none: the dominator tree's build, so that
+ * its peak memory is lower by as much. Until heap_unspill, nothing may
  * look up ids, read records or fields, or ask heap_kind of objects whose
  * class mixes kinds. Returns false, with nothing changed, when no
- * temporary file could be written.
+ * temporary file could be written or the heap is still loading.
  */
 bool heap_spill(struct heap *h);
 /*

@@ -16,5 +16,8 @@ struct heap_names {
 const char *heap_name(struct heap *h, uint64_t sid);
 /* heap_keep: hand an allocated string to the heap to free with it. */
 const char *heap_keep(struct heap *h, char *s);
+/* heap_record_shallow: object i's shallow size computed from its record,
+ * as the loader computes it (heap_shallow, for sizes of HEAP_SIZE_BIG or more). */
+uint64_t heap_record_shallow(const struct heap *h, uint32_t i);
 
 #endif

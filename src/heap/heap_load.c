@@ -912,6 +912,28 @@ static uint64_t class_object_size(const struct heap *h, const struct heap_class 
 	return (sz + 7) & ~7ULL;
 }
 
+uint64_t heap_record_shallow(const struct heap *h, uint32_t i)
+{
+	const uint8_t *d = h->hp->data;
+	size_t ids = (size_t)h->hp->id_size, p = heap_pos(h, i);
+	switch (d[p]) {
+	case HPROF_GC_INSTANCE_DUMP: {
+		const struct heap_class *k = &h->classes[h->cls[i]];
+		uint32_t len = hprof_u4(d + p + 1 + 2 * ids + 4);
+		return k->obj == HEAP_NONE && !k->inst_size
+			       ? ((uint64_t)h->header_size + len + 7) & ~7ULL : k->inst_size;
+	}
+	case HPROF_GC_OBJ_ARRAY_DUMP:
+		return array_size(h, HPROF_OBJECT, hprof_u4(d + p + 1 + ids + 4));
+	case HPROF_GC_PRIM_ARRAY_DUMP: case HPROF_GC_PRIM_ARRAY_NODATA:
+		return array_size(h, d[p + 1 + ids + 8], hprof_u4(d + p + 1 + ids + 4));
+	default: {
+		uint32_t c = heap_class_of_object(h, i);
+		return c == HEAP_NONE ? (uint64_t)h->header_size : class_object_size(h, &h->classes[c]);
+	}
+	}
+}
+
 /* class_for_id: class index of a class id, adding a nameless class if needed. */
 static uint32_t class_for_id(struct loader *L, uint64_t cid)
 {
@@ -1175,7 +1197,7 @@ static void *pass2_range(void *arg)
 			break;
 		}
 		}
-		h->size[i] = sz >= UINT32_MAX ? UINT32_MAX : (uint32_t)sz;
+		h->size[i] = sz >= HEAP_SIZE_BIG ? HEAP_SIZE_BIG : (uint16_t)sz;
 		w->count[c]++;
 		w->shallow[c] += sz;
 		w->total += sz;
@@ -1430,6 +1452,50 @@ static void loader_free(struct loader *L)
 	u64map_free(&L->class_index);
 }
 
+/*
+ * settle: the model at rest. The ids go (heap_id reads them from the
+ * records) and the 64-bit record offsets become a base per block of
+ * HEAP_POS_BLOCK objects and a 32-bit offset from it: 12 bytes per object
+ * less. The base is the block's lowest offset of a record that is not a
+ * CLASS DUMP (class records come first in a HotSpot dump, far from the
+ * objects that share their ids' neighbourhood); a record more than 4 GiB
+ * from its base goes to the pos_far map.
+ */
+static void settle(struct heap *h)
+{
+	uint32_t n = h->n;
+	const uint8_t *d = h->hp->data;
+	size_t nblocks = ((size_t)n >> HEAP_POS_BLOCK_SHIFT) + 1;
+	h->pos_base = big_alloc(nblocks, sizeof *h->pos_base);
+	h->pos_lo = big_alloc((size_t)n + 1, sizeof *h->pos_lo);
+	u64map_init(&h->pos_far, 64);
+	for (size_t b = 0; b < nblocks; b++) {
+		uint32_t from = (uint32_t)(b << HEAP_POS_BLOCK_SHIFT);
+		uint32_t to = from + HEAP_POS_BLOCK < from || from + HEAP_POS_BLOCK > n
+				      ? n : from + HEAP_POS_BLOCK;
+		uint64_t base = UINT64_MAX;
+		for (uint32_t i = from; i < to; i++)
+			if (d[h->pos[i]] != HPROF_GC_CLASS_DUMP && h->pos[i] < base)
+				base = h->pos[i];
+		if (base == UINT64_MAX)
+			base = 0;
+		h->pos_base[b] = base;
+		for (uint32_t i = from; i < to; i++) {
+			uint64_t p = h->pos[i];
+			if (p >= base && p - base < HEAP_POS_FAR) {
+				h->pos_lo[i] = (uint32_t)(p - base);
+			} else {
+				h->pos_lo[i] = HEAP_POS_FAR;
+				u64map_put(&h->pos_far, (uint64_t)i + 1, p);
+			}
+		}
+	}
+	big_free(h->pos);
+	h->pos = NULL;
+	big_free(h->ids);
+	h->ids = NULL;
+}
+
 uint64_t heap_estimate_bytes(uint64_t n, uint64_t r)
 {
 	return (36 + 33 - 16) * n + 8 * r;
@@ -1455,6 +1521,13 @@ int heap_load(const char *path, const struct heap_load_opts *opts,
 	L.err = err;
 	if ((st = pass1(&L, err)) != HS_OK)
 		goto fail;
+	if (L.nobjs >= (size_t)UINT32_MAX - 1) {
+		/* docs/format-limits.md: the model numbers objects in 32 bits */
+		hs_error_set(err, -1, "%s holds %zu object records; heapsh handles fewer than "
+			     "2^32 - 1 (docs/format-limits.md)", path, L.nobjs);
+		st = HS_ERR;
+		goto fail;
+	}
 	uint64_t need = heap_estimate_bytes(L.nobjs, 3 * (uint64_t)L.nobjs), spill = 0;
 	if ((st = big_plan(need, &spill, err)) != HS_OK)
 		goto fail;
@@ -1478,6 +1551,7 @@ int heap_load(const char *path, const struct heap_load_opts *opts,
 	char *endian = heap_system_property(h, "sun.cpu.endian");
 	h->utf16_be = endian && !strcmp(endian, "big");
 	free(endian);
+	settle(h);
 	if (opts && opts->progress)
 		opts->progress(opts->progress_ctx, 1.0);
 	loader_free(&L);

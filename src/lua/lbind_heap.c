@@ -547,7 +547,7 @@ static int heap_suspects(lua_State *L)
 		lua_pushstring(L, "interrupted");
 		return 2;
 	}
-	uint64_t reachable = t->retained[h->n];
+	uint64_t reachable = dom_retained(t, h->n);
 	lua_createtable(L, (int)n, 0);
 	for (uint32_t i = 0; i < n; i++) {
 		lua_createtable(L, 0, 14);

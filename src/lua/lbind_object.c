@@ -238,14 +238,14 @@ static int builtin(lua_State *L, struct lb_object *o, enum builtin_id b)
 								    : heap_class_name(h, o->i));
 		break;
 	case B_SIZE:
-		lua_pushinteger(L, (lua_Integer)(h->size[o->i] != UINT32_MAX ? h->size[o->i]
+		lua_pushinteger(L, (lua_Integer)(h->size[o->i] != HEAP_SIZE_BIG ? h->size[o->i]
 								     : heap_shallow(h, o->i)));
 		break;
 	case B_RETAINED: {
 		struct dom_tree *t = hs_dom(ss, ss->no_weak);
 		if (!t)
 			return luaL_error(L, "retained sizes are not available: %s", ss->err.msg);
-		lua_pushinteger(L, (lua_Integer)t->retained[o->i]);
+		lua_pushinteger(L, (lua_Integer)dom_retained(t, o->i));
 		break;
 	}
 	case B_DYNAMIC: {

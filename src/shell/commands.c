@@ -215,11 +215,11 @@ static int cmd_info(struct sh *sh, int argc, char **argv)
 		if (d) {
 			kv(t, key, "%s; %u objects reachable, %" PRIu64 " bytes",
 			   d->from_index ? "read from the index" : "computed", d->nreach,
-			   d->retained[h->n]);
+			   dom_retained(d, h->n));
 			if (!w)
 				kv(t, "unreachable", "%u objects, %" PRIu64 " bytes (no path from a GC "
 				   "root in the dump; they retain nothing)", h->n - d->nreach,
-				   h->total_shallow - d->retained[h->n]);
+				   h->total_shallow - dom_retained(d, h->n));
 		}
 		else if (!w)
 			kv(t, key, "not computed yet (:dominators computes it)");
@@ -630,7 +630,7 @@ static int cmd_show(struct sh *sh, int argc, char **argv)
 	if (heap_android_heap(h, i))
 		kv(t, "heap", "%s", heap_android_heap(h, i));
 	/* Android's PRIMITIVE ARRAY NODATA: a length, no values to show. */
-	bool nodata = k == HEAP_PRIM_ARRAY && h->hp->data[h->pos[i]] == HPROF_GC_PRIM_ARRAY_NODATA;
+	bool nodata = k == HEAP_PRIM_ARRAY && h->hp->data[heap_pos(h, i)] == HPROF_GC_PRIM_ARRAY_NODATA;
 	if (k == HEAP_OBJ_ARRAY || k == HEAP_PRIM_ARRAY)
 		kv(t, "length", "%u%s", heap_array_length(h, i),
 		   nodata ? " (the dump holds no values: PRIMITIVE ARRAY NODATA)" : "");

@@ -151,7 +151,7 @@ static void object_row(struct out_table *tb, const struct heap *h, const struct 
 {
 	sh_object_cells(tb, h, v);
 	out_cell_u64(tb, heap_shallow(h, v));
-	out_cell_u64(tb, t->retained[v]);
+	out_cell_u64(tb, dom_retained(t, v));
 	size_cell(tb, dyn, exact);
 }
 
@@ -401,7 +401,7 @@ int sh_cmd_top(struct sh *sh, int argc, char **argv)
 		keys = big_alloc((size_t)n + 1, sizeof *keys);
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t v = objs ? objs[i] : i;
-			keys[i] = by[0] == 'r' ? t->retained[v] : heap_shallow(h, v);
+			keys[i] = by[0] == 'r' ? dom_retained(t, v) : heap_shallow(h, v);
 		}
 		m = top_k(keys, n, o.top, top);
 		for (uint32_t i = 0; i < m; i++)
@@ -518,7 +518,7 @@ int sh_cmd_sizediff(struct sh *sh, int argc, char **argv)
 	uint64_t count[NBUCKETS] = {0}, exact[NBUCKETS] = {0};
 	for (uint32_t v = 0; v < h->n; v++) {
 		bool ex;
-		uint64_t dyn = value(d, v, &ex), ret = t->retained[v];
+		uint64_t dyn = value(d, v, &ex), ret = dom_retained(t, v);
 		uint64_t diff = dyn > ret ? dyn - ret : 0;
 		size_t b = 0;
 		while (b + 1 < NBUCKETS && diff >= buckets[b].below)

@@ -184,7 +184,7 @@ int sh_cmd_dominators(struct sh *sh, int argc, char **argv)
 			struct cls_row *r = &rows[h->cls[ch[k]]];
 			r->count++;
 			r->shallow += heap_shallow(h, ch[k]);
-			r->retained += t->retained[ch[k]];
+			r->retained += dom_retained(t, ch[k]);
 		}
 		qsort(rows, h->nclasses, sizeof *rows, by_row_retained);
 		static const char *const cols[] = {"class", "objects", "shallow_bytes",
@@ -204,18 +204,18 @@ int sh_cmd_dominators(struct sh *sh, int argc, char **argv)
 		for (uint32_t k = 0; k < n && k < limit; k++) {
 			sh_object_cells(tb, h, ch[k]);
 			out_cell_u64(tb, heap_shallow(h, ch[k]));
-			out_cell_u64(tb, t->retained[ch[k]]);
+			out_cell_u64(tb, dom_retained(t, ch[k]));
 		}
 		out_table_end(tb);
 	}
 	if (out_mode == OUT_TABLE) {
-		uint64_t total = t->retained[h->n];
+		uint64_t total = dom_retained(t, h->n);
 		out_printf("%u %s dominated directly by %s; %" PRIu64 " bytes retained",
 			   n, n == 1 ? "object is" : "objects are",
-			   v == h->n ? "the GC roots" : o.target, t->retained[v]);
+			   v == h->n ? "the GC roots" : o.target, dom_retained(t, v));
 		if (total)
 			out_printf(" (%.1f%% of the %" PRIu64 " reachable bytes)",
-				   100.0 * (double)t->retained[v] / (double)total, total);
+				   100.0 * (double)dom_retained(t, v) / (double)total, total);
 		out_printf("\n");
 	}
 	free(ch);
@@ -292,7 +292,7 @@ int sh_cmd_idom(struct sh *sh, int argc, char **argv)
 		out_cell_u64(tb, d);
 		sh_object_cells(tb, h, x);
 		out_cell_u64(tb, heap_shallow(h, x));
-		out_cell_u64(tb, t->retained[x]);
+		out_cell_u64(tb, dom_retained(t, x));
 	}
 	out_table_end(tb);
 	if (out_mode == OUT_TABLE)

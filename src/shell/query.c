@@ -64,7 +64,7 @@ static void show_objects(struct sh *sh, const struct list *l)
 		sh_object_cells(t, h, i);
 		out_cell_u64(t, heap_shallow(h, i));
 		if (d)
-			out_cell_u64(t, d->retained[i]);
+			out_cell_u64(t, dom_retained(d, i));
 		else
 			out_cell_null(t);
 	}

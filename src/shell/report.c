@@ -177,11 +177,11 @@ static void summary(FILE *f, struct sh *sh, struct dom_tree *t)
 	fputs("</td></tr>\n<tr><th>Shallow bytes</th><td>", f);
 	bytes(f, h->total_shallow);
 	fputs(" (every object in the dump)</td></tr>\n<tr><th>Reachable</th><td>", f);
-	bytes(f, t->retained[h->n]);
+	bytes(f, dom_retained(t, h->n));
 	fputs(" in ", f);
 	count(f, t->nreach);
 	fputs(" objects: what the GC roots retain</td></tr>\n<tr><th>Unreachable</th><td>", f);
-	bytes(f, h->total_shallow - t->retained[h->n]);
+	bytes(f, h->total_shallow - dom_retained(t, h->n));
 	fputs(" in ", f);
 	count(f, h->n - t->nreach);
 	fputs(" objects (garbage the dump still held)</td></tr>\n", f);
@@ -247,14 +247,14 @@ static void dominators(FILE *f, const struct heap *h, struct dom_tree *t)
 {
 	uint32_t n;
 	uint32_t *ch = dom_children(t, h->n, &n);
-	uint64_t total = t->retained[h->n], shown = 0;
+	uint64_t total = dom_retained(t, h->n), shown = 0;
 	uint32_t top = n < TOP_DOMINATORS ? n : TOP_DOMINATORS;
 	uint64_t part[TOP_DOMINATORS + 1];
 	const char *colour[TOP_DOMINATORS + 1];
 	char *title[TOP_DOMINATORS + 1];
 	char b[32];
 	for (uint32_t k = 0; k < top; k++) {
-		part[k] = t->retained[ch[k]];
+		part[k] = dom_retained(t, ch[k]);
 		shown += part[k];
 		colour[k] = palette[k];
 		char *l = heap_object_label(h, ch[k]);
@@ -308,7 +308,7 @@ static const char *root_kind(const struct heap *h, uint32_t i)
 static void suspects(FILE *f, const struct heap *h, struct dom_tree *t, struct suspect *s,
 		     uint32_t n, const struct sus_opts *o)
 {
-	uint64_t total = t->retained[h->n];
+	uint64_t total = dom_retained(t, h->n);
 	char how[256];
 	fputs("<section id=\"suspects\"><h2>Leak suspects</h2>\n<p class=\"sub\">", f);
 	fprintf(f, "Where %.0f%% or more of the reachable heap piles up in many similar objects "
@@ -359,7 +359,7 @@ static void suspects(FILE *f, const struct heap *h, struct dom_tree *t, struct s
 static void classes(FILE *f, const struct heap *h, struct dom_tree *t, const uint32_t *cls,
 		    const uint64_t *ret, uint32_t n)
 {
-	uint64_t total = t->retained[h->n];
+	uint64_t total = dom_retained(t, h->n);
 	fprintf(f, "<section id=\"classes\"><h2>Classes by retained size</h2>\n<p class=\"sub\">What "
 	      "all the instances of a class keep alive together (as <code>:histogram --by "
 	      "retained</code>), measured for the %d classes whose instances keep the most each "

@@ -151,7 +151,7 @@ int sh_cmd_suspects(struct sh *sh, int argc, char **argv)
 		dom_tree_free(bt);
 		heap_free(bh);
 	}
-	uint64_t reachable = t->retained[h->n];
+	uint64_t reachable = dom_retained(t, h->n);
 	if (out_mode != OUT_TABLE) {
 		static const char *const cols[] = {"rank", "description", "retained_bytes", "heap_pct",
 						   "objects", "accumulation_point", "holder", "where",

@@ -508,7 +508,7 @@ static void check_index(const struct heap *h, const struct model *m)
 	assert_false(written_sorted);	/* the sort has work to do */
 	qsort(want, m->nobj, sizeof *want, cmp_u64);
 	for (uint32_t i = 0; i < h->n; i++) {
-		assert_true(h->ids[i] == want[i]);
+		assert_true(heap_id(h, i) == want[i]);
 		assert_true(heap_id(h, i) == want[i]);
 		assert_int_equal(heap_index(h, heap_id(h, i)), i);
 	}
@@ -1010,7 +1010,7 @@ static void test_model_id8(void **state)
 	assert_false(h->oop_size_forced);
 	check_model(h, &m, 8);
 	heap_free(h);
-	struct heap_load_opts opts = {0, NULL, NULL, 0};
+	struct heap_load_opts opts = {0, NULL, NULL, 0, NULL};
 	h = load_ok(m.w.path, &opts);
 	check_model(h, &m, 8);
 	heap_free(h);
@@ -1022,7 +1022,7 @@ static void test_model_id8_oops4(void **state)
 	(void)state;
 	struct model m;
 	build_model(&m, 8);
-	struct heap_load_opts opts = {4, NULL, NULL, 0};
+	struct heap_load_opts opts = {4, NULL, NULL, 0, NULL};
 	struct heap *h = load_ok(m.w.path, &opts);
 	assert_true(h->oop_size_forced);
 	check_model(h, &m, 4);
@@ -1045,7 +1045,7 @@ static void test_model_gzip(void **state)
 	build_model(&m, 8);
 	hw_save_gz(&m.w, 100);
 	double last = 0;
-	struct heap_load_opts opts = {0, progress_cb, &last, 0};
+	struct heap_load_opts opts = {0, progress_cb, &last, 0, NULL};
 	struct heap *h = load_ok(m.w.path, &opts);
 	assert_true(h->hp->gzip);
 	assert_true(last == 1.0);
@@ -1484,7 +1484,7 @@ static void test_several_dumps(void **state)
 	assert_int_equal(h->duplicate_ids, 0);
 	assert_int_equal(heap_index(h, 0x300), HEAP_NONE);
 	heap_free(h);
-	struct heap_load_opts opts = {0, NULL, NULL, 2};
+	struct heap_load_opts opts = {0, NULL, NULL, 2, NULL};
 	h = load_ok(path, &opts);
 	assert_int_equal(h->ndumps, 3);
 	assert_int_equal(h->dump, 2);

@@ -227,7 +227,7 @@ static void class_lower_bound(void **state)
 				for (uint32_t a = t->idom[v]; a != h->n && !under_another; a = t->idom[a])
 					under_another = h->cls[a] == c;
 				if (!under_another)
-					want += t->retained[v];
+					want += dom_retained(t, v);
 			}
 			if (own[c] != want)
 				fail_msg("heap %d, class %s: %llu, by definition %llu", iter,

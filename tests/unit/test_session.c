@@ -96,8 +96,8 @@ static void open_engine_index(void **state)
 	assert_ptr_equal(hs_dom(s, false), t);	/* made once */
 	assert_int_equal(h.stages, 1);		/* computed, said so, and done */
 	assert_int_equal(h.stage_ends, 1);
-	assert_true(t->retained[s->heap->n] > 0);
-	uint64_t reachable = t->retained[s->heap->n];
+	assert_true(dom_retained(t, s->heap->n) > 0);
+	uint64_t reachable = dom_retained(t, s->heap->n);
 	struct dyn *d = hs_dyn(s, false);
 	assert_non_null(d);
 	unsigned gen = s->gen;
@@ -113,7 +113,7 @@ static void open_engine_index(void **state)
 	assert_non_null(t);
 	assert_true(t->from_index);
 	assert_int_equal(h.stages, 0);
-	assert_int_equal(t->retained[s->heap->n], reachable);
+	assert_int_equal(dom_retained(t, s->heap->n), reachable);
 	hs_session_free(s);
 
 	/* no_index: computed again, nothing read */
