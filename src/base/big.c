@@ -385,12 +385,13 @@ void big_stats(struct big_stats *st)
 	pthread_mutex_unlock(&lock);
 }
 
-int big_plan(uint64_t need, uint64_t *spill, struct hs_error *err)
+int big_plan(uint64_t need, uint64_t counted, uint64_t *spill, struct hs_error *err)
 {
 	pthread_mutex_lock(&lock);
 	if (!budget)
 		budget = big_default_budget();
-	uint64_t room = anon < budget ? budget - anon : 0;
+	uint64_t others = anon > counted ? anon - counted : 0;
+	uint64_t room = others < budget ? budget - others : 0;
 	*spill = need > room ? need - room : 0;
 	int st = HS_OK;
 	if (*spill) {

@@ -70,12 +70,14 @@ struct big_stats {
 void big_stats(struct big_stats *st);
 
 /*
- * big_plan: before work that will make need more bytes of big arrays,
- * say how many of them go to disk (*spill, 0 when all fit the budget) and
- * check that the spill folder has that much free. HS_ERR with err saying
- * how much disk, where, and what to do when it has not; HS_OK otherwise.
+ * big_plan: before work whose big arrays will take need bytes at their
+ * peak, counted of them already made (arrays in memory the work will
+ * reuse or free: they leave room in the budget), say how many go to disk
+ * (*spill, 0 when all fit the budget) and check that the spill folder has
+ * that much free. HS_ERR with err saying how much disk, where, and what to
+ * do when it has not; HS_OK otherwise.
  */
-int big_plan(uint64_t need, uint64_t *spill, struct hs_error *err);
+int big_plan(uint64_t need, uint64_t counted, uint64_t *spill, struct hs_error *err);
 
 /* big_spill_dir: the spill folder big_plan and file-backed arrays use. */
 const char *big_spill_dir(void);

@@ -115,7 +115,8 @@ static bool grow_objs(struct loader *L)
 	size_t more = L->capobjs / 2 + 4096;
 	uint64_t spill;
 	/* past the budget the whole array moves to a file: plan for all of it */
-	if (big_plan((uint64_t)(L->capobjs + more) * sizeof *L->objs, &spill, L->err) != HS_OK)
+	if (big_plan((uint64_t)(L->capobjs + more) * sizeof *L->objs,
+		     (uint64_t)L->capobjs * sizeof *L->objs, &spill, L->err) != HS_OK)
 		return false;
 	L->capobjs += more;
 	L->objs = big_realloc(L->objs, L->capobjs, sizeof *L->objs);
@@ -1529,7 +1530,7 @@ int heap_load(const char *path, const struct heap_load_opts *opts,
 		goto fail;
 	}
 	uint64_t need = heap_estimate_bytes(L.nobjs, 3 * (uint64_t)L.nobjs), spill = 0;
-	if ((st = big_plan(need, &spill, err)) != HS_OK)
+	if ((st = big_plan(need, (uint64_t)L.capobjs * sizeof *L.objs, &spill, err)) != HS_OK)
 		goto fail;
 	if (opts && opts->plan)
 		opts->plan(opts->progress_ctx, L.nobjs, need, spill);
