@@ -1,0 +1,225 @@
+/*
+ * test_big.c - big arrays (src/base/big.c): anonymous within the memory
+ * budget, file-backed past it, with the same contents either way; growth
+ * that crosses the budget keeps what was there; malloc'd memory goes
+ * through big_realloc and big_free; sizes parse; the plan says what goes
+ * to disk; the spill folder keeps no file.
+ */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../src/base/big.h"
+
+static char dir[256];
+
+static int files_in_dir(void)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof dir, "%s/heapsh-test-big-XXXXXX",
+		 getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	assert_non_null(mkdtemp(dir));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	rmdir(dir);
+	return 0;
+}
+
+static void fill(uint32_t *a, size_t n, uint32_t seed)
+{
+	for (size_t i = 0; i < n; i++)
+		a[i] = (uint32_t)(i * 2654435761u) ^ seed;
+}
+
+static void check(const uint32_t *a, size_t n, uint32_t seed)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != ((uint32_t)(i * 2654435761u) ^ seed))
+			fail_msg("element %zu: %u", i, a[i]);
+}
+
+/* Within the budget: anonymous memory; past it: files; zeroed either way. */
+static void test_budget_places_arrays(void **state)
+{
+	(void)state;
+	big_configure(4u << 20, dir);	/* 4 MiB */
+	struct big_stats s0, s1;
+	big_stats(&s0);
+	assert_int_equal(s0.budget, 4u << 20);
+	size_t n = (3u << 20) / 4;	/* 3 MiB */
+	uint32_t *a = big_alloc(n, 4);
+	big_stats(&s1);
+	assert_int_equal(s1.anon - s0.anon, 3u << 20);
+	assert_int_equal(s1.file, s0.file);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(a[i], 0);
+	uint32_t *b = big_alloc(n, 4);	/* past the budget: a file */
+	big_stats(&s1);
+	assert_int_equal(s1.file - s0.file, 3u << 20);
+	assert_int_equal(s1.files, s0.files + 1);
+	assert_string_equal(s1.dir, dir);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(b[i], 0);
+	fill(a, n, 1);
+	fill(b, n, 2);
+	check(a, n, 1);
+	check(b, n, 2);
+	assert_int_equal(files_in_dir(), 0);	/* unlinked when made */
+	big_free(a);
+	big_free(b);
+	big_stats(&s1);
+	assert_int_equal(s1.anon, s0.anon);
+	assert_int_equal(s1.file, s0.file);
+	assert_int_equal(s1.files, s0.files);
+}
+
+/* Growth in memory, then past the budget (the array moves to a file),
+ * then in its file, then shrinking: the prefix stays, new bytes are zero. */
+static void test_realloc_across_the_budget(void **state)
+{
+	(void)state;
+	big_configure(2u << 20, dir);
+	struct big_stats s;
+	size_t n = (1u << 20) / 4;
+	uint32_t *a = big_alloc(n, 4);
+	fill(a, n, 7);
+	a = big_realloc(a, n + n / 2, 4);	/* 1.5 MiB: still in memory */
+	check(a, n, 7);
+	for (size_t i = n; i < n + n / 2; i++)
+		assert_int_equal(a[i], 0);
+	big_stats(&s);
+	assert_int_equal(s.files, 0);
+	a = big_realloc(a, 4 * n, 4);	/* 4 MiB: past the budget */
+	big_stats(&s);
+	assert_int_equal(s.files, 1);
+	check(a, n, 7);
+	for (size_t i = n; i < 4 * n; i++)
+		assert_int_equal(a[i], 0);
+	fill(a, 4 * n, 9);
+	a = big_realloc(a, 8 * n, 4);	/* grows in its file */
+	check(a, 4 * n, 9);
+	for (size_t i = 4 * n; i < 8 * n; i++)
+		assert_int_equal(a[i], 0);
+	a = big_realloc(a, n, 4);	/* shrinks */
+	check(a, n, 9);
+	big_free(a);
+	big_stats(&s);
+	assert_int_equal(s.files, 0);
+	assert_int_equal(files_in_dir(), 0);
+}
+
+/* Small arrays are malloc'd; big_realloc and big_free take malloc'd memory. */
+static void test_malloc_memory(void **state)
+{
+	(void)state;
+	big_configure(1u << 20, dir);
+	uint8_t *p = big_alloc(100, 1);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(p[i], 0);
+	memset(p, 0xab, 100);
+	p = big_realloc(p, BIG_MIN * 4, 1);	/* becomes a big array */
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(p[i], 0xab);
+	big_free(p);
+	char *q = malloc(10);
+	strcpy(q, "malloc'd");
+	q = big_realloc(q, 20, 1);
+	assert_string_equal(q, "malloc'd");
+	big_free(q);
+	big_free(NULL);
+}
+
+static void test_parse_size(void **state)
+{
+	(void)state;
+	assert_int_equal(big_parse_size("8G"), 8ULL << 30);
+	assert_int_equal(big_parse_size("512M"), 512ULL << 20);
+	assert_int_equal(big_parse_size("512MiB"), 512ULL << 20);
+	assert_int_equal(big_parse_size("1.5g"), 3ULL << 29);
+	assert_int_equal(big_parse_size("300000K"), 300000ULL << 10);
+	assert_int_equal(big_parse_size("1T"), 1ULL << 40);
+	assert_int_equal(big_parse_size("4096"), 4096);
+	assert_int_equal(big_parse_size(""), 0);
+	assert_int_equal(big_parse_size(NULL), 0);
+	assert_int_equal(big_parse_size("lots"), 0);
+	assert_int_equal(big_parse_size("8X"), 0);
+	assert_int_equal(big_parse_size("-1G"), 0);
+	assert_int_equal(big_parse_size("1e30"), 0);
+}
+
+/* The plan: what does not fit goes to disk; more than the folder holds is an error. */
+static void test_plan(void **state)
+{
+	(void)state;
+	big_configure(8u << 20, dir);
+	uint64_t spill = 1;
+	struct hs_error err;
+	assert_int_equal(big_plan(4u << 20, 0, &spill, &err), HS_OK);
+	assert_int_equal(spill, 0);
+	assert_int_equal(big_plan(10u << 20, 0, &spill, &err), HS_OK);
+	assert_int_equal(spill, 2u << 20);
+	/* arrays the work already holds leave room */
+	uint8_t *held = big_alloc(6u << 20, 1);
+	assert_int_equal(big_plan(10u << 20, 0, &spill, &err), HS_OK);
+	assert_int_equal(spill, 8u << 20);
+	assert_int_equal(big_plan(10u << 20, 6u << 20, &spill, &err), HS_OK);
+	assert_int_equal(spill, 2u << 20);
+	big_free(held);
+	uint64_t avail = big_disk_free(dir);
+	assert_true(avail > 0);
+	assert_int_equal(big_plan((8u << 20) + avail + (1u << 30), 0, &spill, &err), HS_ERR);
+	assert_non_null(strstr(err.msg, "of disk in"));
+	assert_non_null(strstr(err.msg, dir));
+	assert_non_null(strstr(err.msg, "--spill-dir"));
+}
+
+static void test_default_budget(void **state)
+{
+	(void)state;
+	uint64_t d = big_default_budget();
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	assert_true(d > 0);
+	assert_true(d <= (uint64_t)pages * (uint64_t)psize / 2);
+	big_configure(0, NULL);
+	struct big_stats s;
+	big_stats(&s);
+	assert_int_equal(s.budget, d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_budget_places_arrays),
+		cmocka_unit_test(test_realloc_across_the_budget),
+		cmocka_unit_test(test_malloc_memory),
+		cmocka_unit_test(test_parse_size),
+		cmocka_unit_test(test_plan),
+		cmocka_unit_test(test_default_budget),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
