@@ -46,9 +46,6 @@ bench_dumps dyn "$DUMP"
 cat "$DUMP" >/dev/null   # every run reads the dump from the page cache
 
 FAILURES=()
-median() {  # median of the numbers on stdin
-	sort -n | awk 'NF { a[++n] = $1 } END { if (n == 0) print "n/a"; else if (n % 2) print a[(n + 1) / 2]; else print (a[n / 2] + a[n / 2 + 1]) / 2 }'
-}
 
 # ---------------------------------------------------------------- the driver
 echo "== dyn_bench: $R runs per measurement, $RB of SimpleObjectsDynamicSize (about 3 minutes)"

@@ -74,9 +74,6 @@ wall_s() {
 		for (i = 1; i <= n; i++) s = s * 60 + a[i]; printf "%.2f", s }' "$1"
 }
 rss_mb() { awk -F': ' '/Maximum resident set size/ { printf "%.0f", $2 / 1024 }' "$1"; }
-median() {
-	sort -n | awk 'NF { a[++n] = $1 } END { if (n == 0) print "n/a"; else if (n % 2) print a[(n + 1) / 2]; else print (a[n / 2] + a[n / 2 + 1]) / 2 }'
-}
 
 # measure NAME RUNS CMD...: RUNS runs; sets WALL and RSS to the medians
 # and RANGE to the walls' min-max.

@@ -60,3 +60,41 @@ bench_dumps() {
 	echo "bench/$1.sh: $2 is missing; making it with a quick bench/run.sh"
 	BENCH_RUNS=1 BENCH_SKIP_VV_RETAINED=1 bash bench/run.sh
 }
+
+# median: the median of the numbers on stdin, "n/a" when there are none.
+median() {
+	sort -n | awk 'NF { a[++n] = $1 } END { if (n == 0) print "n/a"; else if (n % 2) print a[(n + 1) / 2]; else print (a[n / 2] + a[n / 2 + 1]) / 2 }'
+}
+
+# sample_run LOGFILE OUTPREFIX CMD...: run CMD (stdout and stderr to
+# OUTPREFIX.out and .err), sampling /proc/PID/status every 0.2 s, and append
+# "wall_s rss_mib anon_mib file_mib status" to LOGFILE. CMD may be a
+# wrapper that execs heapsh (the pid is the same). With SAMPLE_MIN_FREE_DIR
+# and SAMPLE_MIN_FREE (bytes) set, the run is killed when that folder's free
+# space falls below the minimum, and the status is "nodisk".
+sample_run() {
+	local log=$1 pre=$2 pid rss=0 anon=0 fil=0 t0 t1 st=0 a b c
+	shift 2
+	t0=$(date +%s.%N)
+	"$@" >"$pre.out" 2>"$pre.err" &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		if [ -r "/proc/$pid/status" ]; then
+			read -r a b c < <(awk '/^VmRSS/ { r = $2 } /^RssAnon/ { a = $2 } /^RssFile/ { f = $2 }
+				END { print r + 0, a + 0, f + 0 }' "/proc/$pid/status" 2>/dev/null || echo "0 0 0")
+			[ "${a:-0}" -gt "$rss" ] && rss=$a
+			[ "${b:-0}" -gt "$anon" ] && anon=$b
+			[ "${c:-0}" -gt "$fil" ] && fil=$c
+		fi
+		if [ -n "${SAMPLE_MIN_FREE_DIR:-}" ] &&
+			[ "$(df -B1 --output=avail "$SAMPLE_MIN_FREE_DIR" | tail -1 | tr -d ' ')" -lt "${SAMPLE_MIN_FREE:-0}" ]; then
+			kill "$pid"
+			st=nodisk
+		fi
+		sleep 0.2
+	done
+	if [ "$st" = nodisk ]; then wait "$pid" || true; else wait "$pid" || st=$?; fi
+	t1=$(date +%s.%N)
+	awk -v t0="$t0" -v t1="$t1" -v r="$rss" -v a="$anon" -v f="$fil" -v s="$st" \
+		'BEGIN { printf "%.2f %.0f %.0f %.0f %s\n", t1 - t0, r / 1024, a / 1024, f / 1024, s }' >>"$log"
+}

@@ -79,9 +79,6 @@ if [ -x /usr/bin/time ] && /usr/bin/time -f '%e %M' -o /dev/null true 2>/dev/nul
 	GNU_TIME=1
 fi
 FAILURES=()
-median() {  # median of the numbers on stdin
-	sort -n | awk 'NF { a[++n] = $1 } END { if (n == 0) print "n/a"; else if (n % 2) print a[(n + 1) / 2]; else print (a[n / 2] + a[n / 2 + 1]) / 2 }'
-}
 med() { printf '%s\n' ${1:-} | median; }
 want() { [[ " ${BENCH_LUA_PARTS:-loops scripts walk} " == *" $1 "* ]]; }
 

@@ -25,7 +25,7 @@
 struct region {
 	void *p;
 	size_t bytes;		/* mapped length */
-	int fd;			/* the unlinked file, or -1 for anonymous memory */
+	bool in_file;		/* a mapping of an unlinked file, else anonymous memory */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -209,7 +209,7 @@ static void note(struct region r)
 		regions = xreallocarray(regions, capregions, sizeof *regions);
 	}
 	regions[nregions++] = r;
-	if (r.fd < 0) {
+	if (!r.in_file) {
 		anon += r.bytes;
 		if (anon > anon_peak)
 			anon_peak = anon;
@@ -222,7 +222,7 @@ static void note(struct region r)
 
 static void forget(size_t k)
 {
-	if (regions[k].fd < 0)
+	if (!regions[k].in_file)
 		anon -= regions[k].bytes;
 	else
 		file -= regions[k].bytes;
@@ -257,23 +257,28 @@ static int make_file(size_t bytes)
 	return fd;
 }
 
-/* A new region of bytes: anonymous while the budget allows, else a file. */
+/*
+ * A new region of bytes: anonymous while the budget allows, else a file.
+ * The file's descriptor is closed once it is mapped (the mapping keeps the
+ * file), so any number of arrays can live in files.
+ */
 static struct region map_new(size_t bytes)
 {
 	if (!budget)
 		budget = big_default_budget();
-	struct region r = {NULL, bytes, -1};
+	struct region r = {NULL, bytes, false};
 	if (anon + bytes <= budget) {
 		r.p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (r.p != MAP_FAILED)
 			return r;
 	}
-	r.fd = make_file(bytes);
-	r.p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, r.fd, 0);
-	if (r.p == MAP_FAILED) {
-		close(r.fd);
-		die("map", bytes, strerror(errno));
-	}
+	int fd = make_file(bytes);
+	r.in_file = true;
+	r.p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	int e = errno;
+	close(fd);
+	if (r.p == MAP_FAILED)
+		die("map", bytes, strerror(e));
 	return r;
 }
 
@@ -319,18 +324,12 @@ void *big_realloc(void *p, size_t count, size_t size)
 	}
 	struct region r = regions[k];
 	forget((size_t)k);
+	/* Anonymous memory grows in place within the budget; either kind
+	 * shrinks in place (a file keeps its blocks until the array goes);
+	 * a file-backed array grows into a new file, copied. */
 	void *q = MAP_FAILED;
-	if (r.fd < 0 && (bytes <= r.bytes || anon + bytes <= budget))
+	if (bytes <= r.bytes || (!r.in_file && anon + bytes <= budget))
 		q = mremap(r.p, r.bytes, bytes, MREMAP_MAYMOVE);
-	else if (r.fd >= 0) {
-		int e = bytes > r.bytes ? posix_fallocate(r.fd, 0, (off_t)bytes)
-					: ftruncate(r.fd, (off_t)bytes) ? errno : 0;
-		if (e) {
-			note(r);
-			die("grow", bytes, e == ENOSPC ? "there is no room for it" : strerror(e));
-		}
-		q = mremap(r.p, r.bytes, bytes, MREMAP_MAYMOVE);
-	}
 	if (q != MAP_FAILED) {
 		r.p = q;
 		r.bytes = bytes;
@@ -342,8 +341,6 @@ void *big_realloc(void *p, size_t count, size_t size)
 	struct region n = map_new(bytes);
 	memcpy(n.p, r.p, r.bytes < bytes ? r.bytes : bytes);
 	munmap(r.p, r.bytes);
-	if (r.fd >= 0)
-		close(r.fd);
 	note(n);
 	pthread_mutex_unlock(&lock);
 	return n.p;
@@ -364,8 +361,6 @@ void big_free(void *p)
 	forget((size_t)k);
 	pthread_mutex_unlock(&lock);
 	munmap(r.p, r.bytes);
-	if (r.fd >= 0)
-		close(r.fd);
 }
 
 void big_stats(struct big_stats *st)
@@ -380,7 +375,7 @@ void big_stats(struct big_stats *st)
 	st->file_peak = file_peak;
 	st->files = 0;
 	for (size_t k = 0; k < nregions; k++)
-		st->files += regions[k].fd >= 0;
+		st->files += regions[k].in_file;
 	st->dir = dir_chosen ? dir : NULL;
 	pthread_mutex_unlock(&lock);
 }

@@ -105,7 +105,8 @@ static void damage(struct heap *h, uint64_t lost, const char *fmt, ...)
 
 /*
  * grow_objs: half as much room again for object records. The array is a
- * big array (big.h): it grows in place, in memory or in its file. False,
+ * big array (big.h): in memory it grows in place; past the budget it moves
+ * to a file, and grows there by copying. False,
  * with L->err set, when the growth would pass the memory budget and the
  * spill folder has no room for it: the records come before the plan
  * (heap_load), so this is where a dump too big for memory and disk stops.

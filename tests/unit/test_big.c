@@ -133,6 +133,30 @@ static void test_realloc_across_the_budget(void **state)
 	assert_int_equal(files_in_dir(), 0);
 }
 
+/* More file-backed arrays than a process may hold descriptors (1,024 here by
+ * default): each mapping keeps its file, not a descriptor. */
+static void test_many_files(void **state)
+{
+	(void)state;
+	big_configure(1u << 20, dir);
+	enum { N = 1500 };
+	static uint32_t *a[N];
+	for (int k = 0; k < N; k++) {
+		a[k] = big_alloc(BIG_MIN / 4, 4);
+		a[k][0] = (uint32_t)k;
+		a[k][BIG_MIN / 4 - 1] = (uint32_t)k * 3;
+	}
+	struct big_stats s;
+	big_stats(&s);
+	assert_true(s.files >= N - 16);
+	for (int k = 0; k < N; k++) {
+		assert_int_equal(a[k][0], k);
+		assert_int_equal(a[k][BIG_MIN / 4 - 1], k * 3);
+		big_free(a[k]);
+	}
+	assert_int_equal(files_in_dir(), 0);
+}
+
 /* Small arrays are malloc'd; big_realloc and big_free take malloc'd memory. */
 static void test_malloc_memory(void **state)
 {
@@ -216,6 +240,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_budget_places_arrays),
 		cmocka_unit_test(test_realloc_across_the_budget),
+		cmocka_unit_test(test_many_files),
 		cmocka_unit_test(test_malloc_memory),
 		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test(test_plan),
