@@ -749,10 +749,13 @@ struct dyn *dyn_load(const void *buf, uint64_t len, uint32_t n)
 	d->stats = hd.stats;
 	/* Every index in range, and every DAG edge going to a lower number. */
 	bool ok = s->out_start[0] == 0 && s->out_start[nc] == hd.edges;
+	/* the offsets first, all of them: a row is read only once every
+	 * offset is known to lie within the edges */
+	for (uint32_t c = 0; ok && c < nc; c++)
+		ok = s->out_start[c] <= s->out_start[c + 1];
 	uint64_t members = 0;
 	for (uint32_t c = 0; ok && c < nc; c++) {
-		ok = s->out_start[c] <= s->out_start[c + 1] && d->flags[c] < 8 && s->size[c] &&
-		     d->idom[c] > c && d->idom[c] <= nc;
+		ok = d->flags[c] < 8 && s->size[c] && d->idom[c] > c && d->idom[c] <= nc;
 		for (uint32_t k = s->out_start[c]; ok && k < s->out_start[c + 1]; k++)
 			ok = s->out[k] < c;
 		members += s->size[c];
