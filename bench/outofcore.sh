@@ -92,43 +92,26 @@ cg_ooms() {
 	else awk '$1 == "oom_kill" { print $2 }' "$CG/memory.events"; fi
 }
 
-# run NAME CGROUP(0|1) CMD...: run CMD (in the cgroup when 1), sampling its
-# RSS; appends "wall rss anon file cgpeak ooms status" (MiB) to $LOG/NAME.
+# run NAME CGROUP(0|1) CMD...: run CMD (in the cgroup when 1) with
+# sample_run (bench/lib.sh); appends "wall rss anon file cgpeak ooms status"
+# (seconds, MiB) to $LOG/NAME.
 run() {
-	local name=$1 incg=$2 pid rss=0 anon=0 fil=0 t0 t1 st=0 o0 peak=0 ooms=0
+	local name=$1 incg=$2 i=1 o0 peak=0 ooms=0 wall rss anon fil st
 	shift 2
-	local i
-	i=$(($(wc -l <"$LOG/$name" 2>/dev/null || echo 0) + 1))
+	[ -f "$LOG/$name" ] && i=$(($(wc -l <"$LOG/$name") + 1))
 	o0=$(cg_ooms)
 	[ "$incg" = 1 ] && [ $CGV = 1 ] && echo 0 >"$CG/memory.max_usage_in_bytes"
-	t0=$(date +%s.%N)
 	if [ "$incg" = 1 ]; then
-		sh -c 'echo $$ >"$1/cgroup.procs"; shift; exec "$@"' sh "$CG" "$@" \
-			>"$LOG/$name.$i.out" 2>"$LOG/$name.$i.err" &
-	else
-		"$@" >"$LOG/$name.$i.out" 2>"$LOG/$name.$i.err" &
-	fi
-	pid=$!
-	while kill -0 "$pid" 2>/dev/null; do
-		if [ -r "/proc/$pid/status" ]; then
-			read -r a b c < <(awk '/^VmRSS/ { r = $2 } /^RssAnon/ { a = $2 } /^RssFile/ { f = $2 }
-				END { print r + 0, a + 0, f + 0 }' "/proc/$pid/status" 2>/dev/null || echo "0 0 0")
-			[ "${a:-0}" -gt "$rss" ] && rss=$a
-			[ "${b:-0}" -gt "$anon" ] && anon=$b
-			[ "${c:-0}" -gt "$fil" ] && fil=$c
-		fi
-		sleep 0.2
-	done
-	wait "$pid" || st=$?
-	t1=$(date +%s.%N)
-	if [ "$incg" = 1 ]; then
+		sample_run "$LOG/$name.raw" "$LOG/$name.$i" \
+			sh -c 'echo $$ >"$1/cgroup.procs"; shift; exec "$@"' sh "$CG" "$@"
 		peak=$(cg_peak)
 		ooms=$(($(cg_ooms) - o0))
+	else
+		sample_run "$LOG/$name.raw" "$LOG/$name.$i" "$@"
 	fi
+	read -r wall rss anon fil st < <(tail -1 "$LOG/$name.raw")
 	[ "$st" = 0 ] || FAILURES+=("$name run $i: exit status $st: $* (see $LOG/$name.$i.err)")
-	awk -v t0="$t0" -v t1="$t1" -v r="$rss" -v a="$anon" -v f="$fil" -v p="$peak" -v o="$ooms" -v s="$st" \
-		'BEGIN { printf "%.2f %.0f %.0f %.0f %.0f %d %d\n", t1 - t0, r / 1024, a / 1024, f / 1024, p / 1048576, o, s }' \
-		>>"$LOG/$name"
+	echo "$wall $rss $anon $fil $((peak / 1048576)) $ooms $st" >>"$LOG/$name"
 	echo "   $name run $i: $(tail -1 "$LOG/$name") (wall s, rss anon file cgroup-peak MiB, ooms, status)"
 }
 
