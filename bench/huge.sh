@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# bench/huge.sh - a dump bigger than this machine's memory (issue 18): the
+# 36 GiB synthetic dump (1.5x the 24 GiB here, bench/gen_hprof) on the whole
+# machine with heapsh's default memory budget, once each (each run takes
+# minutes):
+#   - open + :histogram          heapsh --no-index -c ':histogram --top 5'
+#   - the whole index            heapsh -c ':dominators --top 5'  (writes DUMP.hsidx)
+#   - reopen with the index      heapsh -c ':dominators --top 5' -c ':info'
+# Wall time, peak RSS with its anonymous and file parts (sampled every
+# 0.2 s), what heapsh said it would put on disk, and the disk left.
+#
+# Disk: the dump (36 GiB) plus what does not fit the budget (heapsh says
+# how much before it builds anything, and stops if the folder cannot hold
+# it) plus the index (12 bytes per object). HUGE_MIN_FREE (bytes, default
+# 2 GiB) is kept free: a run that would go below is killed and reported.
+#
+# Environment: HUGE_SIZE (default 36G), GEN_SEED (default 1), HEAPSH,
+# HUGE_KEEP=1 keeps the dump and its index after (default: deleted).
+# Output: build/bench/huge.txt, a section of build/bench/summary.md, the
+# runs' output in build/bench/hugelog/.
+
+set -euo pipefail
+export LC_ALL=C
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+
+OUT=build/bench
+LOG=$OUT/hugelog
+REPORT=$OUT/huge.txt
+SIZE=${HUGE_SIZE:-36G}
+DUMP=$OUT/syn-huge.hprof
+GEN=$OUT/gen_hprof
+export SAMPLE_MIN_FREE_DIR=$OUT SAMPLE_MIN_FREE=${HUGE_MIN_FREE:-2147483648}
+FAILURES=()
+make -s "$GEN"
+bench_heapsh huge src Makefile
+mkdir -p "$LOG"
+rm -f "$LOG"/*
+gib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1073741824 }'; }
+avail() { df -B1 --output=avail "$OUT" | tail -1 | tr -d ' '; }
+
+if [ ! -s "$DUMP" ]; then
+	echo "== making $DUMP ($SIZE)"
+	t0=$(date +%s)
+	"$GEN" "$DUMP" --size "$SIZE" --seed "${GEN_SEED:-1}" 2>"$LOG/gen.err"
+	echo "   $(tail -1 "$LOG/gen.err"); $(($(date +%s) - t0)) s"
+fi
+BYTES=$(stat -c %s "$DUMP")
+rm -f "$DUMP.hsidx"
+
+step() {	# step NAME CMD...
+	local name=$1
+	shift
+	echo "== $name: $*"
+	sync
+	echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
+	local before
+	before=$(avail)
+	sample_run "$LOG/$name" "$LOG/$name" "$@"
+	local r
+	r=$(tail -1 "$LOG/$name")
+	echo "   $r (wall s, rss anon file MiB, status); disk free before $(gib "$before") GiB, after $(gib "$(avail)") GiB"
+	[ "$(echo "$r" | awk '{ print $5 }')" = 0 ] || FAILURES+=("$name: status $(echo "$r" | awk '{ print $5 }'): $(tail -3 "$LOG/$name.err")")
+}
+
+step hist "$HS" --no-index -c ':histogram --top 5' "$DUMP"
+step index "$HS" -c ':dominators --top 5' "$DUMP"
+step reopen "$HS" -c ':dominators --top 5' -c ':info' "$DUMP"
+
+field() { awk -v k="$2" '{ print $k }' "$LOG/$1"; }
+{
+	echo "# A dump bigger than the machine (bench/huge.sh)"
+	echo
+	echo "heapsh: $BIN_ID"
+	echo "$(nproc) cores, $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo) of memory; one run each, page cache emptied before each"
+	echo
+	echo "Dump: $DUMP, $(gib "$BYTES") GiB; $(grep -m1 -o '[0-9]* objects;.*' "$LOG/hist.err" | cut -c1-300 || true)"
+	echo
+	echo "| step | wall s | GB/s of dump | peak RSS MiB | anonymous MiB | file MiB |"
+	echo "|---|---|---|---|---|---|"
+	for s in hist index reopen; do
+		printf '| %s | %s | %s | %s | %s | %s |\n' "$s" "$(field $s 1)" \
+			"$(awk -v b="$BYTES" -v w="$(field $s 1)" 'BEGIN { printf "%.3f", b / w / 1e9 }')" \
+			"$(field $s 2)" "$(field $s 3)" "$(field $s 4)"
+	done
+	echo
+	echo "Index file: $(stat -c %s "$DUMP.hsidx" 2>/dev/null || echo none) bytes."
+	echo "What the reopen said: $(grep -E '^(dominator tree|arrays|memory budget)' "$LOG/reopen.out" | tr -s ' ' | tr '\n' ';')"
+	failures_md
+} >"$REPORT"
+cat "$REPORT"
+summary_section huge "$OUT/summary.md" <"$REPORT"
+[ "${HUGE_KEEP:-0}" = 1 ] || rm -f "$DUMP" "$DUMP.hsidx"
+[ ${#FAILURES[@]} -eq 0 ]
