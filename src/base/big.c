@@ -346,6 +346,34 @@ void *big_realloc(void *p, size_t count, size_t size)
 	return n.p;
 }
 
+void *big_demote(void *p, uint64_t need)
+{
+	if (!p)
+		return p;
+	pthread_mutex_lock(&lock);
+	ssize_t k = find(p);
+	if (k < 0 || regions[k].in_file || anon + need <= budget) {
+		pthread_mutex_unlock(&lock);
+		return p;
+	}
+	struct region r = regions[k];
+	forget((size_t)k);
+	int fd = make_file(r.bytes);
+	struct region n = {NULL, r.bytes, true};
+	n.p = mmap(NULL, r.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	int e = errno;
+	close(fd);
+	if (n.p == MAP_FAILED) {
+		note(r);
+		die("map", r.bytes, strerror(e));
+	}
+	memcpy(n.p, r.p, r.bytes);
+	munmap(r.p, r.bytes);
+	note(n);
+	pthread_mutex_unlock(&lock);
+	return n.p;
+}
+
 void big_free(void *p)
 {
 	if (!p)

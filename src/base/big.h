@@ -59,6 +59,15 @@ void *big_realloc(void *p, size_t count, size_t size);
 /* big_free: release p (a big array, malloc'd memory or NULL). */
 void big_free(void *p);
 
+/*
+ * big_demote: move big array p (from big_alloc or big_realloc) out of
+ * memory into a file, when the budget is short of room for need more bytes
+ * of arrays that will be used in random order; returns where p now is (p
+ * itself when it stays). For an array about to be read only in order while
+ * others are written all over: they get the memory, it gets the file.
+ */
+void *big_demote(void *p, uint64_t need);
+
 /* What the big arrays hold now and held at most, in bytes. */
 struct big_stats {
 	uint64_t budget;	/* the budget in force */

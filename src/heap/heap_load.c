@@ -463,6 +463,11 @@ static bool sort_packed(struct loader *L)
 			return false;
 	if (((hi - lo) >> 3) >= UINT32_MAX)
 		return false;
+	/* The radix sort writes its two key buffers all over; the records are
+	 * read in order from here on: past the budget, the buffers get the
+	 * memory and the records the file (a 30 GiB dump stalled on key
+	 * buffers in files, docs/performance.md). */
+	L->objs = big_demote(L->objs, 2 * (uint64_t)n * sizeof(uint64_t));
 	uint64_t *key = big_alloc(n, sizeof *key);
 	bool sorted = true;
 	for (size_t i = 0; i < n; i++) {

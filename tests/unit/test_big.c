@@ -157,6 +157,31 @@ static void test_many_files(void **state)
 	assert_int_equal(files_in_dir(), 0);
 }
 
+/* big_demote: an array in memory moves to a file when others need the room. */
+static void test_demote(void **state)
+{
+	(void)state;
+	big_configure(8u << 20, dir);
+	struct big_stats s0, s1;
+	big_stats(&s0);
+	size_t n = (6u << 20) / 4;
+	uint32_t *a = big_alloc(n, 4);
+	fill(a, n, 5);
+	assert_ptr_equal(big_demote(a, 1u << 20), a);	/* room enough: stays */
+	a = big_demote(a, 4u << 20);	/* 6 + 4 > 8: to a file */
+	big_stats(&s1);
+	assert_int_equal(s1.anon, s0.anon);
+	assert_int_equal(s1.file - s0.file, 6u << 20);
+	check(a, n, 5);
+	uint32_t *b = big_alloc((4u << 20) / 4, 4);	/* now in memory */
+	big_stats(&s1);
+	assert_int_equal(s1.anon - s0.anon, 4u << 20);
+	assert_ptr_equal(big_demote(a, 8u << 20), a);	/* already in a file */
+	big_free(b);
+	big_free(a);
+	assert_int_equal(files_in_dir(), 0);
+}
+
 /* Small arrays are malloc'd; big_realloc and big_free take malloc'd memory. */
 static void test_malloc_memory(void **state)
 {
@@ -241,6 +266,7 @@ int main(void)
 		cmocka_unit_test(test_budget_places_arrays),
 		cmocka_unit_test(test_realloc_across_the_budget),
 		cmocka_unit_test(test_many_files),
+		cmocka_unit_test(test_demote),
 		cmocka_unit_test(test_malloc_memory),
 		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test(test_plan),
