@@ -20,6 +20,12 @@
 
 #define TMPFS_MAGIC_ 0x01021994
 #define RAMFS_MAGIC_ 0x858458f6
+/* Anonymous arrays of this size or more ask for transparent huge pages: the
+ * engine reads them in random order, where 4 KiB pages miss the TLB, and a
+ * fault fills 2 MiB at once (docs/performance.md, "Huge pages"). */
+#ifndef HUGE_MIN
+#define HUGE_MIN (2u << 20)
+#endif
 
 /* One big array: its mapping and, when file-backed, the file. */
 struct region {
@@ -269,8 +275,11 @@ static struct region map_new(size_t bytes)
 	struct region r = {NULL, bytes, false};
 	if (anon + bytes <= budget) {
 		r.p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (r.p != MAP_FAILED)
+		if (r.p != MAP_FAILED) {
+			if (bytes >= HUGE_MIN)
+				madvise(r.p, bytes, MADV_HUGEPAGE);
 			return r;
+		}
 	}
 	int fd = make_file(bytes);
 	r.in_file = true;

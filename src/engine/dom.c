@@ -17,15 +17,20 @@ static inline uint32_t nth(const struct dom_slices *s, uint32_t k)
 	return DOM_NONE;
 }
 
+/* One node of the link-eval forest: its parent there (0 at a root) and the
+ * least semidominator number on its path, as compressed so far. */
+struct link {
+	uint32_t anc, min;
+};
+
 int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32_t *nreach)
 {
 	uint32_t n = g->n;
 	/*
 	 * Arrays in DFS-number space (numbers start at 1; 0 = unvisited):
 	 * num[v] object -> number, vert[k] number -> node, parent[k] becomes
-	 * idom[k]; semi, label and anc (the link-eval forest) follow LT.
-	 * During the DFS, anc holds the explicit stack and semi each stack
-	 * entry's edge cursor.
+	 * idom[k]; semi and the link-eval forest follow LT. During the DFS,
+	 * dfs holds the explicit stack and semi each stack entry's edge cursor.
 	 */
 	/* num lives in idom, which is free until the end (converted in place) */
 	uint32_t *num = idom;
@@ -34,8 +39,9 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 	uint32_t *vert = order ? order : vert_mem;	/* vert[k - 1]: node numbered k */
 	uint32_t *parent = big_alloc((size_t)n + 2, sizeof *parent);
 	uint32_t *semi = big_alloc((size_t)n + 2, sizeof *semi);
-	uint32_t *anc = big_alloc((size_t)n + 2, sizeof *anc);
-	uint32_t *label = NULL, *stack = NULL;
+	uint32_t *dfs = big_alloc((size_t)n + 2, sizeof *dfs);
+	struct link *forest = NULL;
+	uint32_t *stack = NULL;
 	int st = HS_OK;
 	struct dom_slices s;
 
@@ -44,10 +50,10 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 	num[g->root] = ++count;
 	vert[count - 1] = g->root;
 	parent[count] = 0;
-	anc[sp] = g->root;
+	dfs[sp] = g->root;
 	semi[sp++] = 0;
 	while (sp) {
-		uint32_t v = anc[sp - 1];
+		uint32_t v = dfs[sp - 1];
 		s.count = 0;
 		g->succs(g->ctx, v, &s);
 		uint32_t k = semi[sp - 1], w = DOM_NONE;
@@ -61,7 +67,7 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 		num[w] = ++count;
 		vert[count - 1] = w;
 		parent[count] = num[v];
-		anc[sp] = w;
+		dfs[sp] = w;
 		semi[sp++] = 0;
 		if ((count & 0xfffff) == 0) {
 			hs_progress("numbering the objects", count, n);
@@ -72,11 +78,20 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 		}
 	}
 
-	/* Semidominators, in reverse preorder, with path compression. */
-	label = big_alloc((size_t)count + 2, sizeof *label);
+	big_free(dfs);
+	dfs = NULL;
+	/*
+	 * Semidominators, in reverse preorder, with path compression. The
+	 * link-eval forest keeps, per number, its forest parent and the least
+	 * semidominator on its compressed path (SNCA needs only that value of
+	 * LT's label, never the label itself) side by side: one cache line
+	 * per step of the compression instead of three.
+	 */
+	forest = big_alloc((size_t)count + 2, sizeof *forest);
 	for (uint32_t k = 1; k <= count; k++) {
-		semi[k] = label[k] = k;
-		anc[k] = 0;
+		semi[k] = k;
+		forest[k].anc = 0;
+		forest[k].min = k;
 	}
 	uint32_t stack_cap = 1024;
 	stack = xmallocarray(stack_cap, sizeof *stack);
@@ -95,29 +110,31 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 				} else {
 					/* eval(u): compress the path to the forest root. */
 					uint32_t top = 0, x = u;
-					while (anc[anc[x]]) {
+					while (forest[forest[x].anc].anc) {
 						if (top == stack_cap) {
 							stack_cap *= 2;
 							stack = xreallocarray(stack, stack_cap,
 									      sizeof *stack);
 						}
 						stack[top++] = x;
-						x = anc[x];
+						x = forest[x].anc;
 					}
 					while (top) {
-						uint32_t y = stack[--top];
-						if (semi[label[anc[y]]] < semi[label[y]])
-							label[y] = label[anc[y]];
-						anc[y] = anc[anc[y]];
+						struct link *y = &forest[stack[--top]];
+						const struct link *a = &forest[y->anc];
+						if (a->min < y->min)
+							y->min = a->min;
+						y->anc = a->anc;
 					}
-					/* u > k was linked, so eval(u) = label[u]. */
-					val = semi[label[u]];
+					/* u > k was linked, so eval(u) is its path's least. */
+					val = forest[u].min;
 				}
 				if (val < best)
 					best = val;
 			}
 		semi[k] = best;
-		anc[k] = parent[k];	/* link(parent, k) */
+		forest[k].min = best;
+		forest[k].anc = parent[k];	/* link(parent, k) */
 		if ((k & 0xfffff) == 0)
 			hs_progress("finding the dominators", count - k, count);
 		if ((k & 0xfffff) == 0 && hs_interrupted) {
@@ -146,7 +163,7 @@ done:
 	big_free(vert_mem);
 	big_free(parent);
 	big_free(semi);
-	big_free(anc);
-	big_free(label);
+	big_free(dfs);
+	big_free(forest);
 	return st;
 }
