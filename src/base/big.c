@@ -243,23 +243,38 @@ static ssize_t find(const void *p)
 	return -1;
 }
 
-/* A file of bytes zeroed bytes in the spill folder, reserved on disk. */
-static int make_file(size_t bytes)
+/*
+ * A file of bytes zeroed bytes in the spill folder, reserved on disk; -1
+ * with *why set when it cannot be made.
+ */
+static int try_make_file(size_t bytes, const char **why)
 {
 	const char *d = choose_dir();
 	char *path = xasprintf("%s/heapsh-big-XXXXXX", d);
 	int fd = mkstemp(path);
 	if (fd < 0) {
+		*why = strerror(errno);
 		free(path);
-		die("make", bytes, strerror(errno));
+		return -1;
 	}
 	unlink(path);
 	free(path);
 	int e = posix_fallocate(fd, 0, (off_t)bytes);
 	if (e) {
 		close(fd);
-		die("make", bytes, e == ENOSPC ? "there is no room for it" : strerror(e));
+		*why = e == ENOSPC ? "there is no room for it" : strerror(e);
+		return -1;
 	}
+	return fd;
+}
+
+/* try_make_file, or exit with a message saying what to do. */
+static int make_file(size_t bytes)
+{
+	const char *why = NULL;
+	int fd = try_make_file(bytes, &why);
+	if (fd < 0)
+		die("make", bytes, why);
 	return fd;
 }
 
@@ -355,6 +370,32 @@ void *big_realloc(void *p, size_t count, size_t size)
 	return n.p;
 }
 
+/*
+ * to_file: move regions[k] (anonymous; the lock held) into a new file.
+ * Returns the new mapping, or NULL with the region unchanged and *why set
+ * when no file could be made or mapped.
+ */
+static void *to_file(size_t k, const char **why)
+{
+	struct region r = regions[k];
+	int fd = try_make_file(r.bytes, why);
+	if (fd < 0)
+		return NULL;
+	struct region n = {NULL, r.bytes, true};
+	n.p = mmap(NULL, r.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	int e = errno;
+	close(fd);
+	if (n.p == MAP_FAILED) {
+		*why = strerror(e);
+		return NULL;
+	}
+	memcpy(n.p, r.p, r.bytes);
+	munmap(r.p, r.bytes);
+	forget(k);
+	note(n);
+	return n.p;
+}
+
 void *big_demote(void *p, uint64_t need)
 {
 	if (!p)
@@ -365,22 +406,33 @@ void *big_demote(void *p, uint64_t need)
 		pthread_mutex_unlock(&lock);
 		return p;
 	}
-	struct region r = regions[k];
-	forget((size_t)k);
-	int fd = make_file(r.bytes);
-	struct region n = {NULL, r.bytes, true};
-	n.p = mmap(NULL, r.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	int e = errno;
-	close(fd);
-	if (n.p == MAP_FAILED) {
-		note(r);
-		die("map", r.bytes, strerror(e));
-	}
-	memcpy(n.p, r.p, r.bytes);
-	munmap(r.p, r.bytes);
-	note(n);
+	const char *why = NULL;
+	size_t bytes = regions[k].bytes;
+	void *n = to_file((size_t)k, &why);
+	if (!n)
+		die("move", bytes, why);
 	pthread_mutex_unlock(&lock);
-	return n.p;
+	return n;
+}
+
+void *big_evict(void *p)
+{
+	if (!p)
+		return NULL;
+	pthread_mutex_lock(&lock);
+	ssize_t k = find(p);
+	void *n = NULL;
+	const char *why = NULL;
+	if (k >= 0)
+		n = regions[k].in_file ? p : to_file((size_t)k, &why);
+	if (n) {
+		/* Shared file pages: dropped from this process, kept by the
+		 * file (the kernel writes them back), read again on touch. */
+		k = find(n);
+		madvise(n, regions[k].bytes, MADV_DONTNEED);
+	}
+	pthread_mutex_unlock(&lock);
+	return n;
 }
 
 void big_free(void *p)

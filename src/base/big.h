@@ -67,6 +67,15 @@ void big_free(void *p);
  * others are written all over: they get the memory, it gets the file.
  */
 void *big_demote(void *p, uint64_t need);
+/*
+ * big_evict: move big array p into a file now, whatever the budget, and
+ * drop its pages from this process: they stay in the file (the kernel
+ * writes them back and may reclaim them) and are read again when touched.
+ * For an array a long computation does not use, so its memory goes to the
+ * computation. Returns where p now is (use it from now on), or NULL with p
+ * unchanged when p is not a big array or no file could be made.
+ */
+void *big_evict(void *p);
 
 /* What the big arrays hold now and held at most, in bytes. */
 struct big_stats {

@@ -52,10 +52,11 @@ int dom_tree_build(struct heap *h, bool no_weak, bool spill, struct dom_tree **o
 	struct dom_graph dg = hg_dom_graph(&t->g);
 	/*
 	 * The build and the sums read only references, classes, instance lists
-	 * and sizes: ids and record positions can wait on disk meanwhile (not
-	 * with no_weak, which reads Reference.referent fields).
+	 * and sizes: record positions can go to disk (not with no_weak, which
+	 * reads Reference.referent fields and would read them back at once).
 	 */
-	bool spilled = spill && !no_weak && heap_spill(h);
+	if (spill && !no_weak)
+		heap_spill(h);
 	int st = dom_build(&dg, t->idom, order, &nreach);
 	if (st == HS_OK) {
 		/* Bottom-up in reverse preorder: each subtree is done before its root. */
@@ -73,8 +74,6 @@ int dom_tree_build(struct heap *h, bool no_weak, bool spill, struct dom_tree **o
 	}
 	big_free(order);
 	u64map_free(&bigsize);
-	if (spilled)
-		heap_unspill(h);
 	if (st != HS_OK) {
 		dom_tree_free(t);
 		return HS_INTERRUPTED;

@@ -51,8 +51,9 @@ static inline uint64_t dom_retained(const struct dom_tree *t, uint32_t v)
 /*
  * dom_tree_build: compute the tree and all retained sizes for h. no_weak
  * ignores Reference.referent edges. With spill, the heap's record
- * positions wait in a temporary file during the build (heap_spill), which
- * lowers its peak memory by 4 bytes per object. Returns HS_OK, or
+ * positions go to a file in the spill folder for the build (heap_spill)
+ * and are read back from it when next used, which lowers the build's peak
+ * memory by 4 bytes per object. Returns HS_OK, or
  * HS_INTERRUPTED on Ctrl-C (*out is then NULL). Time O((n + m) log n)
  * worst case, near linear in practice; memory 8 bytes per object kept
  * (idom, and retained sizes in 32 bits with the rare larger ones in a

@@ -48,54 +48,19 @@ int heap_android_heap_index(const struct heap *h, const char *name)
 
 bool heap_spill(struct heap *h)
 {
-	if (h->spill_fd >= 0 || !h->n)
+	if (!h->n || h->pos || h->ids || !h->pos_lo)
+		return false;	/* still loading: nothing to spill */
+	uint32_t *moved = big_evict(h->pos_lo);
+	if (!moved)
 		return false;
-	const char *dir = getenv("TMPDIR");
-	char *path = xasprintf("%s/heapsh-spill-XXXXXX", dir && *dir ? dir : "/tmp");
-	int fd = mkstemp(path);
-	if (fd < 0) {
-		free(path);
-		return false;
-	}
-	unlink(path);
-	free(path);
-	if (h->pos || h->ids || !h->pos_lo) {
-		close(fd);	/* still loading: nothing to spill */
-		return false;
-	}
-	size_t bytes = ((size_t)h->n + 1) * sizeof *h->pos_lo;
-	if (!io_write_full(fd, h->pos_lo, bytes) || lseek(fd, 0, SEEK_SET) != 0) {
-		close(fd);
-		return false;
-	}
-	big_free(h->pos_lo);
-	h->pos_lo = NULL;
-	h->spill_fd = fd;
+	h->pos_lo = moved;
 	return true;
-}
-
-void heap_unspill(struct heap *h)
-{
-	if (h->spill_fd < 0)
-		return;
-	size_t bytes = ((size_t)h->n + 1) * sizeof *h->pos_lo;
-	h->pos_lo = big_alloc(h->n + 1, sizeof *h->pos_lo);
-	if (!io_read_full(h->spill_fd, h->pos_lo, bytes)) {
-		fprintf(stderr, "heapsh: cannot read back the temporary file holding the objects' "
-			"record positions (%s); the heap is incomplete, so heapsh stops. Check the "
-			"space in $TMPDIR or /tmp, or run with --no-spill\n", strerror(errno));
-		exit(3);
-	}
-	close(h->spill_fd);
-	h->spill_fd = -1;
 }
 
 void heap_free(struct heap *h)
 {
 	if (!h)
 		return;
-	if (h->spill_fd >= 0)
-		close(h->spill_fd);
 	for (uint32_t k = 0; k < h->nclasses; k++) {
 		free(h->classes[k].fields);
 		free(h->classes[k].statics);

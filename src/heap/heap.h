@@ -213,7 +213,6 @@ struct heap {
 	char damage[512];
 
 	struct heap_names *names;	/* interned strings (private) */
-	int spill_fd;		/* heap_spill's file while ids and pos are out, else -1 */
 };
 
 /*
@@ -435,19 +434,14 @@ int heap_root_kind_parse(const char *name);
 
 /*
  * heap_spill: move the objects' record offsets (pos_lo, 4 bytes per
- * object) to an unlinked temporary file ($TMPDIR, else /tmp) and free them,
- * for a computation that needs none: the dominator tree's build, so that
- * its peak memory is lower by as much. Until heap_unspill, nothing may
- * look up ids, read records or fields, or ask heap_kind of objects whose
- * class mixes kinds. Returns false, with nothing changed, when no
- * temporary file could be written or the heap is still loading.
+ * object) to a file in the spill folder (big_evict; --spill-dir) and drop
+ * them from memory, for a computation that reads none: the dominator
+ * tree's build, whose peak memory is lower by as much. They stay readable:
+ * a later read brings pages back from the file. Returns false, with
+ * nothing changed, when the offsets are small enough to be malloc'd, no
+ * file could be made, or the heap is still loading.
  */
 bool heap_spill(struct heap *h);
-/*
- * heap_unspill: read them back. A file that cannot be read back leaves the
- * heap incomplete: heapsh then stops with a message, as when memory runs out.
- */
-void heap_unspill(struct heap *h);
 
 /* heap_thread_name: the name of thread t (caller frees), or NULL. */
 char *heap_thread_name(const struct heap *h, uint32_t t);

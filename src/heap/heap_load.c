@@ -1516,7 +1516,6 @@ int heap_load(const char *path, const struct heap_load_opts *opts,
 	*out = NULL;
 	struct heap *h = xcalloc(1, sizeof *h);
 	h->names = xcalloc(1, sizeof *h->names);
-	h->spill_fd = -1;
 	u64map_init(&h->names->interned, 1024);
 	h->class_class = HEAP_NONE;
 	int st = hprof_open(path, &h->hp, err);

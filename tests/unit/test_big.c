@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -182,6 +183,63 @@ static void test_demote(void **state)
 	assert_int_equal(files_in_dir(), 0);
 }
 
+/* rss_kb: this process's resident KiB of the mapping that starts at p, or -1. */
+static long rss_kb(const void *p)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	long rss = -1;
+	bool in = false;
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+			in = lo == (unsigned long)p;
+		else if (in && sscanf(line, "Rss: %ld kB", &rss) == 1)
+			break;
+	}
+	if (f)
+		fclose(f);
+	return rss;
+}
+
+/* big_evict: to a file at once, out of this process's memory, contents kept. */
+static void test_evict(void **state)
+{
+	(void)state;
+	big_configure(64u << 20, dir);
+	struct big_stats s0, s1;
+	big_stats(&s0);
+	size_t n = (6u << 20) / 4;
+	uint32_t *a = big_alloc(n, 4);
+	fill(a, n, 7);
+	assert_true(rss_kb(a) >= 6 * 1024);
+	uint32_t *e = big_evict(a);	/* room in the budget: moves all the same */
+	assert_non_null(e);
+	big_stats(&s1);
+	assert_int_equal(s1.anon, s0.anon);
+	assert_int_equal(s1.file - s0.file, 6u << 20);
+	assert_int_equal(rss_kb(e), 0);
+	check(e, n, 7);	/* read back from the file */
+	assert_true(rss_kb(e) >= 6 * 1024);
+	assert_ptr_equal(big_evict(e), e);	/* already in a file: dropped again */
+	assert_int_equal(rss_kb(e), 0);
+	check(e, n, 7);
+	big_free(e);
+	assert_int_equal(files_in_dir(), 0);
+
+	/* Not a big array, or no folder to put it in: NULL, nothing changed. */
+	uint32_t *small = big_alloc(16, 4);
+	assert_null(big_evict(small));
+	big_free(small);
+	big_configure(64u << 20, "/nonexistent/heapsh-test");
+	uint32_t *b = big_alloc(n, 4);
+	fill(b, n, 9);
+	assert_null(big_evict(b));
+	check(b, n, 9);
+	big_free(b);
+	big_configure(64u << 20, dir);
+}
+
 /* Small arrays are malloc'd; big_realloc and big_free take malloc'd memory. */
 static void test_malloc_memory(void **state)
 {
@@ -267,6 +325,7 @@ int main(void)
 		cmocka_unit_test(test_realloc_across_the_budget),
 		cmocka_unit_test(test_many_files),
 		cmocka_unit_test(test_demote),
+		cmocka_unit_test(test_evict),
 		cmocka_unit_test(test_malloc_memory),
 		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test(test_plan),
