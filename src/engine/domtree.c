@@ -2,6 +2,7 @@
 #include "domtree.h"
 
 #include "../base/big.h"
+#include "../base/radix.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -203,38 +204,6 @@ static int by_retained(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/*
- * sort_keys: LSD radix sort of k 64-bit keys, 16 bits a pass, skipping the
- * passes whose digit all keys share; tmp holds k keys. The sorted keys end
- * in keys.
- */
-static void sort_keys(uint64_t *keys, uint64_t *tmp, uint32_t k)
-{
-	size_t *count = xmallocarray(65536, sizeof *count);
-	uint64_t *src = keys, *dst = tmp;
-	for (int shift = 0; shift < 64; shift += 16) {
-		memset(count, 0, 65536 * sizeof *count);
-		for (uint32_t i = 0; i < k; i++)
-			count[(src[i] >> shift) & 0xffff]++;
-		if (count[(src[0] >> shift) & 0xffff] == k)
-			continue;	/* one digit: the pass would not move anything */
-		size_t sum = 0;
-		for (size_t d = 0; d < 65536; d++) {
-			size_t c = count[d];
-			count[d] = sum;
-			sum += c;
-		}
-		for (uint32_t i = 0; i < k; i++)
-			dst[count[(src[i] >> shift) & 0xffff]++] = src[i];
-		uint64_t *t = src;
-		src = dst;
-		dst = t;
-	}
-	if (src != keys)
-		memcpy(keys, src, (size_t)k * sizeof *keys);
-	free(count);
-}
-
 static void sort_children(const struct dom_tree *t, uint32_t *a, uint32_t k)
 {
 	if (k > 4096) {
@@ -246,9 +215,9 @@ static void sort_children(const struct dom_tree *t, uint32_t *a, uint32_t k)
 		for (; i < k && t->retained32[a[i]] != DOM_RETAINED_BIG; i++)
 			keys[i] = (uint64_t)(UINT32_MAX - t->retained32[a[i]]) << 32 | a[i];
 		if (i == k) {
-			sort_keys(keys, keys + k, k);
+			const uint64_t *sorted = radix_sort_u64(keys, keys + k, k, 0, 64);
 			for (i = 0; i < k; i++)
-				a[i] = (uint32_t)keys[i];
+				a[i] = (uint32_t)sorted[i];
 			big_free(keys);
 			return;
 		}

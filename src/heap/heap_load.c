@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../base/big.h"
+#include "../base/radix.h"
 #include "heap_internal.h"
 
 struct objpos {
@@ -409,33 +410,14 @@ static void run2(void *(*fn)(void *), void *a, void *b, bool threads)
 struct radix_half {
 	uint64_t *key, *tmp;
 	size_t n;
-	uint64_t span;		/* (max id - min id) / 8: which digits vary */
 	bool in_tmp;		/* the sorted keys ended in tmp */
 };
 
-/* radix_work: LSD radix sort of one half by the keys' upper 32 bits, stable. */
+/* radix_work: sort one half by the keys' upper 32 bits, stably. */
 static void *radix_work(void *arg)
 {
 	struct radix_half *w = arg;
-	size_t count[2048];
-	uint64_t *src = w->key, *dst = w->tmp;
-	for (int shift = 32; shift < 64 && (w->span >> (shift - 32)); shift += 11) {
-		memset(count, 0, sizeof count);
-		for (size_t i = 0; i < w->n; i++)
-			count[(src[i] >> shift) & 2047]++;
-		size_t sum = 0;
-		for (int d = 0; d < 2048; d++) {
-			size_t c = count[d];
-			count[d] = sum;
-			sum += c;
-		}
-		for (size_t i = 0; i < w->n; i++)
-			dst[count[(src[i] >> shift) & 2047]++] = src[i];
-		uint64_t *t = src;
-		src = dst;
-		dst = t;
-		w->in_tmp = !w->in_tmp;
-	}
+	w->in_tmp = radix_sort_u64(w->key, w->tmp, w->n, 32, 64) == w->tmp;
 	return NULL;
 }
 
@@ -478,10 +460,14 @@ static bool sort_packed(struct loader *L)
 		/* Each half sorted on its own thread, then one stable merge. */
 		uint64_t *tmp = big_alloc(n, sizeof *tmp);
 		size_t mid = n / 2;
-		struct radix_half w[2] = {{key, tmp, mid, (hi - lo) >> 3, false},
-					  {key + mid, tmp + mid, n - mid, (hi - lo) >> 3, false}};
+		struct radix_half w[2] = {{key, tmp, mid, false},
+					  {key + mid, tmp + mid, n - mid, false}};
 		run2(radix_work, &w[0], &w[1], n > 100000);
-		/* both halves took the same passes, so both ended in the same buffer */
+		/* a half whose keys share a digit skipped its pass: bring both
+		 * halves into the same buffer */
+		if (w[1].in_tmp != w[0].in_tmp)
+			memcpy(w[0].in_tmp ? tmp + mid : key + mid,
+			       w[1].in_tmp ? tmp + mid : key + mid, (n - mid) * sizeof *key);
 		const uint64_t *a = w[0].in_tmp ? tmp : key, *b = a + mid;
 		uint64_t *out = w[0].in_tmp ? key : tmp;
 		size_t i = 0, j = 0, o = 0;

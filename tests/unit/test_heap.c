@@ -1067,10 +1067,11 @@ static uint64_t rng_next(uint64_t *s)
 
 /*
  * check_many_ids: n empty int[] objects at the given ids (written in a
- * shuffled order); every id maps to its rank, and the ids around each
- * one are absent.
+ * shuffled order; with halves, the first half of want shuffled in the first
+ * half of the file and the second in the second); every id maps to its
+ * rank, and the ids around each one are absent.
  */
-static void check_many_ids(int ids, uint64_t *want, size_t n, uint64_t seed)
+static void check_ids_written(int ids, uint64_t *want, size_t n, uint64_t seed, bool halves)
 {
 	struct hw w;
 	hw_init(&w, ids, 2, 0);
@@ -1079,7 +1080,8 @@ static void check_many_ids(int ids, uint64_t *want, size_t n, uint64_t seed)
 	for (size_t k = 0; k < n; k++)
 		order[k] = k;
 	for (size_t k = n - 1; k > 0; k--) {
-		size_t j = (size_t)(rng_next(&seed) % (k + 1)), t = order[k];
+		size_t from = halves && k >= n / 2 ? n / 2 : 0;
+		size_t j = from + (size_t)(rng_next(&seed) % (k + 1 - from)), t = order[k];
 		order[k] = order[j];
 		order[j] = t;
 	}
@@ -1109,6 +1111,11 @@ static void check_many_ids(int ids, uint64_t *want, size_t n, uint64_t seed)
 		assert_int_equal(heap_index(h, UINT64_MAX), HEAP_NONE);
 	heap_free(h);
 	hw_free(&w);
+}
+
+static void check_many_ids(int ids, uint64_t *want, size_t n, uint64_t seed)
+{
+	check_ids_written(ids, want, n, seed, false);
 }
 
 static void test_index_many_ids(void **state)
@@ -1144,6 +1151,14 @@ static void test_index_many_ids(void **state)
 	check_many_ids(8, ends, sizeof ends / sizeof *ends, 7);
 	uint64_t ends4[] = {1, 0x18, 0x7FFFFFF8u, 0xFFFFFFF0u, 0xFFFFFFFFu};
 	check_many_ids(4, ends4, sizeof ends4 / sizeof *ends4, 7);
+	/* The file's first half close together, its second spread wide: the
+	 * loader's two half sorts take different numbers of radix passes. */
+	uint64_t seed = 11;
+	for (size_t k = 0; k < N / 2; k++)
+		want[k] = 0x100000 + 8 * k;
+	for (size_t k = N / 2; k < N; k++)
+		want[k] = want[k - 1] + 8 * (1 + rng_next(&seed) % 100000);
+	check_ids_written(8, want, N, seed, true);
 	free(want);
 }
 
