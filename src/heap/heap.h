@@ -151,8 +151,8 @@ struct heap {
 	uint16_t *size;		/* [n] shallow size; HEAP_SIZE_BIG or more: see heap_shallow */
 	uint32_t *out_start;	/* [n+1] CSR offsets into out (< 2^32 references) */
 	uint32_t *out;		/* [nrefs] targets, per object in record order */
-	uint32_t *in_start;	/* [n+1] CSR offsets into in */
-	uint32_t *in;		/* [nrefs] sources, ascending per object */
+	uint32_t *in_start;	/* [n+1] CSR offsets into in; NULL until heap_in */
+	uint32_t *in;		/* [nrefs] sources, ascending per object; NULL until heap_in */
 	uint64_t nrefs;
 
 	/* id -> index directory: chunks of the id range, each with its own
@@ -223,7 +223,9 @@ struct heap {
  * Cost: one pass over the records, sorting the ids (a merge of HotSpot's
  * per-region runs, else a radix sort), one pass over the objects on two
  * threads; memory about 22 bytes per object and 8 per reference at rest
- * (40 per object while loading), in big arrays (big.h) that go to files
+ * once the incoming references are built (heap_in builds them on first
+ * use: 4 bytes per object and per reference fewer until then; 40 per
+ * object while loading), in big arrays (big.h) that go to files
  * past the memory budget. HS_ERR before
  * the arrays are built when the spill folder cannot hold what goes beyond
  * the budget (big_plan). Heaps of 2^32 references or more are refused
@@ -318,8 +320,20 @@ static inline const uint32_t *heap_out(const struct heap *h, uint32_t i, uint32_
 	*count = h->out_start[i + 1] - h->out_start[i];
 	return h->out + h->out_start[i];
 }
+/*
+ * heap_build_incoming: the incoming references (in_start, in), the
+ * transpose of the outgoing ones, 4 bytes per object and per reference in
+ * big arrays, on two threads. The loader leaves them unbuilt, so an open
+ * that only lists classes (:histogram) skips them: the first heap_in
+ * builds them (tens of milliseconds per million objects). Not safe to call
+ * while another thread reads the heap.
+ */
+void heap_build_incoming(struct heap *h);
+
 static inline const uint32_t *heap_in(const struct heap *h, uint32_t i, uint32_t *count)
 {
+	if (!h->in)	/* built on first use: the model, not its meaning, changes */
+		heap_build_incoming((struct heap *)h);
 	*count = h->in_start[i + 1] - h->in_start[i];
 	return h->in + h->in_start[i];
 }

@@ -1277,12 +1277,14 @@ static void *incoming_work(void *arg)
 }
 
 /*
- * build_incoming: the transpose of the outgoing CSR. Each half of the
+ * heap_build_incoming: the transpose of the outgoing CSR. Each half of the
  * sources counts and then fills on its own thread; the first half's
  * sources come first in every target's list, so lists stay ascending.
  */
-static void build_incoming(struct heap *h)
+void heap_build_incoming(struct heap *h)
 {
+	if (h->in)
+		return;
 	uint32_t n = h->n, mid = n / 2;
 	bool threads = n > 100000;
 	struct incoming_half w[2] = {
@@ -1532,7 +1534,6 @@ int heap_load(const char *path, const struct heap_load_opts *opts,
 	size_classes(&L);
 	if ((st = pass2(&L, err)) != HS_OK)
 		goto fail;
-	build_incoming(h);
 	build_instances(h);
 	build_threads_and_roots(&L);
 	assign_heaps(&L);

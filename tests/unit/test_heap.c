@@ -980,6 +980,7 @@ static void check_model(const struct heap *h, const struct model *m, int oop)
 	assert_int_equal(h->unknown_class_objs, 0);
 	check_index(h, m);
 	check_objects(h, m, header, oop);
+	assert_null(h->in);	/* the loader leaves referrers to the first heap_in */
 	check_incoming(h);
 	check_classes(h, m, header, oop);
 	check_fields(h, m);
