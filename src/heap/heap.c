@@ -86,6 +86,7 @@ void heap_free(struct heap *h)
 	big_free(h->in);
 	big_free(h->chunks);
 	big_free(h->sub);
+	big_free(h->idmap);
 	free(h->inst_start);
 	big_free(h->inst);
 	if (h->names) {
@@ -106,6 +107,16 @@ uint32_t heap_index(const struct heap *h, uint64_t id)
 		return HEAP_NONE;
 	uint64_t off = id - h->id_min;
 	const struct heap_chunk *ch = &h->chunks[off >> h->top_shift];
+	if (ch->bits == HEAP_CHUNK_BITMAP) {
+		if (off & 7)
+			return HEAP_NONE;
+		uint64_t slot = (off & ((1ULL << h->top_shift) - 1)) >> 3;
+		const struct heap_idmap *e = &h->idmap[ch->sub + (slot >> 6)];
+		uint64_t below = 1ULL << (slot & 63);
+		if (!(e->bits & below))
+			return HEAP_NONE;
+		return e->before + heap_popcount(e->bits & (below - 1));
+	}
 	uint32_t lo = ch->start, hi = ch->end;
 	if (ch->bits) {
 		uint64_t b = (off & ((1ULL << h->top_shift) - 1)) >> ch->shift;

@@ -110,9 +110,31 @@ struct heap_ref {
 
 struct heap_chunk {
 	uint32_t start, end;	/* objects [start, end) fall in this chunk */
-	uint32_t sub;		/* offset of its sub-directory in heap.sub */
+	uint32_t sub;		/* offset of its sub-directory in heap.sub, or of its
+				 * bitmap in heap.idmap (bits HEAP_CHUNK_BITMAP) */
 	uint8_t shift;		/* id bits below one sub-directory bucket */
 	uint8_t bits;		/* log2 of its bucket count; 0 = no sub-directory */
+};
+
+/* heap_popcount: set bits of x, inline on any x86-64 (the builtin calls
+ * libgcc without -mpopcnt). */
+static inline uint32_t heap_popcount(uint64_t x)
+{
+	x -= (x >> 1) & 0x5555555555555555ULL;
+	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (uint32_t)((x * 0x0101010101010101ULL) >> 56);
+}
+
+/* heap_chunk.bits of a chunk whose directory is a bitmap. */
+#define HEAP_CHUNK_BITMAP 0xff
+
+/* 64 slots of 8 bytes of a bitmap chunk: which hold an object, and the
+ * index of the first object in them. */
+struct heap_idmap {
+	uint64_t bits;
+	uint32_t before;
+	uint32_t unused;
 };
 
 struct heap_load_opts {
@@ -155,12 +177,19 @@ struct heap {
 	uint32_t *in;		/* [nrefs] sources, ascending per object; NULL until heap_in */
 	uint64_t nrefs;
 
-	/* id -> index directory: chunks of the id range, each with its own
-	 * sub-directory sized to the objects in it (see build_index). */
+	/*
+	 * id -> index directory (see build_index): chunks of the id range.
+	 * A chunk dense with 8-byte aligned ids (HotSpot's regions) has a
+	 * bitmap, a bit per 8-byte slot, with the index of each 64 slots'
+	 * first object: a lookup reads one entry and compares no ids. Any
+	 * other chunk has a sub-directory sized to its objects, whose last
+	 * few candidates are compared by reading their ids.
+	 */
 	uint64_t id_min, id_max;
 	int top_shift;
 	struct heap_chunk *chunks;
 	uint32_t *sub;
+	struct heap_idmap *idmap;
 
 	uint32_t nclasses;
 	struct heap_class *classes;

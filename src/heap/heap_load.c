@@ -504,6 +504,25 @@ static bool sort_packed(struct loader *L)
 	return true;
 }
 
+/*
+ * bitmap_fits: whether chunk ch's directory can be a bitmap (heap.h,
+ * heap_idmap): it holds objects, all its ids are multiples of 8 from the
+ * lowest, and it has at most 16 slots of 8 bytes per object, so the bitmap
+ * takes at most 4 bytes per object (16 bytes per 64 slots). HotSpot's
+ * objects are 8-byte aligned and packed within their regions.
+ */
+static bool bitmap_fits(const struct heap *h, const struct heap_chunk *ch)
+{
+	uint32_t cnt = ch->end - ch->start;
+	uint64_t slots = (uint64_t)1 << (h->top_shift - 3);
+	if (!cnt || slots > 16 * (uint64_t)cnt)
+		return false;
+	for (uint32_t k = ch->start; k < ch->end; k++)
+		if ((h->ids[k] - h->id_min) & 7)
+			return false;
+	return true;
+}
+
 static void build_index(struct loader *L)
 {
 	struct heap *h = L->h;
@@ -547,7 +566,7 @@ static void build_index(struct loader *L)
 		h->top_shift++;
 	uint64_t nchunks = (span >> h->top_shift) + 1;
 	h->chunks = big_alloc(nchunks + 1, sizeof *h->chunks);
-	size_t i = 0, nsub = 0;
+	size_t i = 0, nsub = 0, nmap = 0;
 	for (uint64_t c = 0; c < nchunks; c++) {
 		struct heap_chunk *ch = &h->chunks[c];
 		ch->start = (uint32_t)i;
@@ -555,6 +574,12 @@ static void build_index(struct loader *L)
 			i++;
 		ch->end = (uint32_t)i;
 		uint32_t cnt = ch->end - ch->start;
+		if (bitmap_fits(h, ch)) {
+			ch->bits = HEAP_CHUNK_BITMAP;
+			ch->sub = (uint32_t)nmap;
+			nmap += (size_t)1 << (h->top_shift - 9);	/* 64 slots of 8 bytes an entry */
+			continue;
+		}
 		int bits = 0;
 		while ((1u << bits) * 4 < cnt && bits < h->top_shift - 3)
 			bits++;
@@ -566,8 +591,23 @@ static void build_index(struct loader *L)
 		}
 	}
 	h->sub = big_alloc(nsub + 1, sizeof *h->sub);
+	h->idmap = big_alloc(nmap + 1, sizeof *h->idmap);
 	for (uint64_t c = 0; c < nchunks; c++) {
 		struct heap_chunk *ch = &h->chunks[c];
+		if (ch->bits == HEAP_CHUNK_BITMAP) {
+			struct heap_idmap *m = h->idmap + ch->sub;
+			uint64_t base = c << h->top_shift;
+			for (uint32_t k = ch->start; k < ch->end; k++) {
+				uint64_t slot = (h->ids[k] - h->id_min - base) >> 3;
+				m[slot >> 6].bits |= 1ULL << (slot & 63);
+			}
+			uint32_t before = ch->start;
+			for (size_t e = 0; e < (size_t)1 << (h->top_shift - 9); e++) {
+				m[e].before = before;
+				before += heap_popcount(m[e].bits);
+			}
+			continue;
+		}
 		if (!ch->bits)
 			continue;
 		uint32_t nb = 1u << ch->bits, k = ch->start;
