@@ -90,6 +90,12 @@ static uint64_t touch(const struct heap *h, uint32_t i)
 	if (s)
 		sum += strlen(s);
 	free(s);
+	/* The id directory finds every object by its id, and nothing at the
+	 * bytes around it (a bitmap chunk or a sub-directory). */
+	uint64_t id = heap_id(h, i);
+	if (heap_index(h, id) != i)
+		abort();
+	sum += heap_index(h, id + 4) + heap_index(h, id + 1) + heap_index(h, id - 1);
 	uint32_t c;
 	const uint32_t *in = heap_in(h, i, &c);
 	for (uint32_t k = 0; k < c; k++)
