@@ -22,7 +22,7 @@
 #define RAMFS_MAGIC_ 0x858458f6
 /* Anonymous arrays of this size or more ask for transparent huge pages: the
  * engine reads them in random order, where 4 KiB pages miss the TLB, and a
- * fault fills 2 MiB at once (docs/performance.md, "Huge pages"). */
+ * fault fills 2 MiB at once (docs/performance.md, "A faster whole index"). */
 #ifndef HUGE_MIN
 #define HUGE_MIN (2u << 20)
 #endif
