@@ -129,8 +129,10 @@ void hg_preds(void *ctx, uint32_t w, struct dom_slices *s)
 	}
 	s->a[s->count] = in;
 	s->n[s->count++] = n;
-	if (g->class_edges && (g->bits[w] & HG_CLASS)) {
-		uint32_t c = heap_class_of_object(h, w), cnt;
+	uint32_t c = g->class_edges && (g->bits[w] & HG_CLASS) ? heap_class_of_object(h, w)
+								: HEAP_NONE;
+	if (c != HEAP_NONE) {
+		uint32_t cnt;
 		const uint32_t *inst = heap_instances(h, c, &cnt);
 		s->a[s->count] = inst;
 		s->n[s->count++] = cnt;

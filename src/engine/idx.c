@@ -2,6 +2,7 @@
 #include "idx.h"
 
 #include "../base/big.h"
+#include "../base/fmt.h"
 #include "../base/io.h"
 
 #include <errno.h>
@@ -16,7 +17,8 @@
 #include <zlib.h>
 
 #define MAGIC "HEAPSHIX"
-#define VERSION 2u
+#define VERSION 3u
+#define ALIGN 4096u	/* each section's payload starts at a multiple of this */
 #define BOM 0x01020304u
 
 struct key {
@@ -26,8 +28,10 @@ struct key {
 struct section {
 	uint32_t tag;
 	uint64_t len;
-	const uint8_t *data;	/* in the file's mapping, or owned */
-	bool owned;		/* a big array of its own (not yet in a file) */
+	const uint8_t *data;	/* in the file's mapping */
+	uint64_t off;		/* where data is in the file */
+	const struct idx_part *parts;	/* a section being written: the caller's */
+	int nparts;
 };
 
 struct idx {
@@ -39,6 +43,7 @@ struct idx {
 	int nsec;
 	const uint8_t *map;	/* the index file, mapped read-only, or NULL */
 	size_t maplen;
+	int fd;			/* the mapped file, for idx_map_section; -1 if none */
 	char note[512];
 };
 
@@ -88,9 +93,6 @@ static char *cache_path(const char *dump_path)
 
 static void drop_sections(struct idx *x)
 {
-	for (int i = 0; i < x->nsec; i++)
-		if (x->sec[i].owned)
-			big_free((void *)x->sec[i].data);
 	free(x->sec);
 	x->sec = NULL;
 	x->nsec = 0;
@@ -98,17 +100,26 @@ static void drop_sections(struct idx *x)
 		munmap((void *)x->map, x->maplen);
 	x->map = NULL;
 	x->maplen = 0;
+	if (x->fd >= 0)
+		close(x->fd);
+	x->fd = -1;
+}
+
+static uint64_t align_up(uint64_t p)
+{
+	return (p + ALIGN - 1) / ALIGN * ALIGN;
 }
 
 /*
  * load: map and check the file at path; false (and a note) if unusable.
  * The sections stay in the mapping: file pages the kernel reads on demand
  * and may drop, not a copy in memory. check_crc is false only for a file
- * this process has just written.
+ * this process has just written. The file stays open (x->fd) for
+ * idx_map_section.
  */
 static bool load(struct idx *x, const char *path, bool check_crc)
 {
-	int fd = open(path, O_RDONLY);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
 	struct stat st;
@@ -118,14 +129,15 @@ static bool load(struct idx *x, const char *path, bool check_crc)
 	}
 	size_t len = (size_t)st.st_size;
 	const uint8_t *buf = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-	close(fd);
 	if (buf == MAP_FAILED) {
+		close(fd);
 		snprintf(x->note, sizeof x->note, "ignoring index %s: %s; it will be rebuilt", path,
 			 len ? strerror(errno) : "not a heapsh index or truncated");
 		return false;
 	}
 	x->map = buf;
 	x->maplen = len;
+	x->fd = fd;
 	const char *why = NULL;
 	size_t hdr = 8 + 4 + 4 + sizeof(struct key) + 4;
 	struct key k;
@@ -154,7 +166,7 @@ static bool load(struct idx *x, const char *path, bool check_crc)
 	}
 	size_t p = hdr;
 	for (uint32_t i = 0; i < nsec; i++) {
-		struct section s;
+		struct section s = {0};
 		if (len - 4 - p < 12) {
 			why = "section table cut short";
 			goto bad;
@@ -162,12 +174,13 @@ static bool load(struct idx *x, const char *path, bool check_crc)
 		memcpy(&s.tag, buf + p, 4);
 		memcpy(&s.len, buf + p + 4, 8);
 		p += 12;
-		if (s.len > len - 4 - p) {
+		if (align_up(p) > len - 4 || s.len > len - 4 - align_up(p)) {
 			why = "section runs past the end";
 			goto bad;
 		}
+		p = align_up(p);
 		s.data = buf + p;
-		s.owned = false;
+		s.off = p;
 		p += s.len;
 		x->sec = xreallocarray(x->sec, (size_t)x->nsec + 1, sizeof *x->sec);
 		x->sec[x->nsec++] = s;
@@ -182,6 +195,7 @@ bad:
 struct idx *idx_open(const char *dump_path)
 {
 	struct idx *x = xcalloc(1, sizeof *x);
+	x->fd = -1;
 	x->path = xasprintf("%s.hsidx", dump_path);
 	x->alt_path = cache_path(dump_path);
 	x->have_key = dump_key(dump_path, &x->key);
@@ -231,13 +245,53 @@ const void *idx_section(const struct idx *x, uint32_t tag, uint64_t *len)
 	return NULL;
 }
 
-static bool write_all(int fd, const void *p, size_t n, uLong *crc)
+const void *idx_map_section(const struct idx *x, uint32_t tag, uint64_t *len,
+			    struct idx_mapping *m)
+{
+	memset(m, 0, sizeof *m);
+	for (int i = 0; i < x->nsec; i++) {
+		const struct section *s = &x->sec[i];
+		if (s->tag != tag || x->fd < 0)
+			continue;
+		/* load put each payload at a multiple of ALIGN, a page multiple */
+		size_t maplen = s->len ? (size_t)s->len : 1;
+		void *p = mmap(NULL, maplen, PROT_READ, MAP_PRIVATE, x->fd, (off_t)s->off);
+		if (p == MAP_FAILED)
+			return NULL;
+		m->base = p;
+		m->len = maplen;
+		*len = s->len;
+		return p;
+	}
+	return NULL;
+}
+
+void idx_unmap(struct idx_mapping *m)
+{
+	if (m && m->base)
+		munmap(m->base, m->len);
+	if (m)
+		memset(m, 0, sizeof *m);
+}
+
+static bool write_all(int fd, const void *p, size_t n, uLong *crc, uint64_t *at)
 {
 	*crc = crc32_z(*crc, p, n);
+	*at += n;
 	return io_write_full(fd, p, n);
 }
 
-static bool write_file(const struct idx *x, const char *path)
+/* section_bytes: the file's size with sections secs. */
+static uint64_t file_bytes(const struct section *secs, int nsec)
+{
+	uint64_t at = 8 + 4 + 4 + sizeof(struct key) + 4;
+	for (int i = 0; i < nsec; i++)
+		at = align_up(at + 12) + secs[i].len;
+	return at + 4;
+}
+
+static bool write_file(const struct idx *x, const struct section *secs, int nsec,
+		       const char *path)
 {
 	/* The cache folder and its parents; fine if they exist. */
 	char *dir = xstrdup(path);
@@ -249,22 +303,33 @@ static bool write_file(const struct idx *x, const char *path)
 		}
 	free(dir);
 	char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		free(tmp);
 		return false;
 	}
+	static const uint8_t zeros[ALIGN];
 	uLong crc = crc32(0, NULL, 0);
-	uint32_t v = VERSION, bom = BOM, nsec = (uint32_t)x->nsec;
-	bool ok = write_all(fd, MAGIC, 8, &crc) && write_all(fd, &v, 4, &crc) &&
-		  write_all(fd, &bom, 4, &crc) && write_all(fd, &x->key, sizeof x->key, &crc) &&
-		  write_all(fd, &nsec, 4, &crc);
-	for (int i = 0; ok && i < x->nsec; i++)
-		ok = write_all(fd, &x->sec[i].tag, 4, &crc) && write_all(fd, &x->sec[i].len, 8, &crc) &&
-		     write_all(fd, x->sec[i].data, x->sec[i].len, &crc);
+	uint64_t at = 0;
+	uint32_t v = VERSION, bom = BOM, n = (uint32_t)nsec;
+	bool ok = write_all(fd, MAGIC, 8, &crc, &at) && write_all(fd, &v, 4, &crc, &at) &&
+		  write_all(fd, &bom, 4, &crc, &at) &&
+		  write_all(fd, &x->key, sizeof x->key, &crc, &at) &&
+		  write_all(fd, &n, 4, &crc, &at);
+	for (int i = 0; ok && i < nsec; i++) {
+		const struct section *s = &secs[i];
+		ok = write_all(fd, &s->tag, 4, &crc, &at) && write_all(fd, &s->len, 8, &crc, &at) &&
+		     write_all(fd, zeros, (size_t)(align_up(at) - at), &crc, &at);
+		if (!s->parts) {
+			ok = ok && write_all(fd, s->data, s->len, &crc, &at);
+			continue;
+		}
+		for (int k = 0; ok && k < s->nparts; k++)
+			ok = write_all(fd, s->parts[k].data, s->parts[k].len, &crc, &at);
+	}
 	uint32_t c = (uint32_t)crc;
 	uLong dummy = 0;
-	ok = ok && write_all(fd, &c, 4, &dummy) && fsync(fd) == 0;
+	ok = ok && write_all(fd, &c, 4, &dummy, &at) && fsync(fd) == 0;
 	ok = close(fd) == 0 && ok;
 	if (ok && rename(tmp, path) != 0)
 		ok = false;
@@ -275,56 +340,95 @@ static bool write_file(const struct idx *x, const char *path)
 }
 
 /*
- * remap: after the file at x->path was written from the sections, map it
- * and let the sections point there, so that none is kept in memory. Keeps
- * the sections as they are when the file cannot be mapped.
+ * remap: after the file at x->path was written, map it and let the
+ * sections point there, so that none is kept in memory. False, with x
+ * unchanged, when the file cannot be mapped.
  */
-static void remap(struct idx *x)
+static bool remap(struct idx *x, int nsec)
 {
 	struct idx y;
 	memset(&y, 0, sizeof y);
+	y.fd = -1;
 	y.key = x->key;
-	if (!load(&y, x->path, false) || y.nsec != x->nsec) {
+	if (!load(&y, x->path, false) || y.nsec != nsec) {
 		drop_sections(&y);
-		return;
+		return false;
 	}
 	drop_sections(x);
 	x->sec = y.sec;
 	x->nsec = y.nsec;
 	x->map = y.map;
 	x->maplen = y.maplen;
+	x->fd = y.fd;
+	return true;
 }
 
-int idx_put(struct idx *x, uint32_t tag, const void *data, uint64_t len, struct hs_error *err)
+int idx_put_parts(struct idx *x, const struct idx_put *puts, int nputs, struct hs_error *err)
 {
-	int i;
-	for (i = 0; i < x->nsec && x->sec[i].tag != tag; i++)
-		;
-	if (i == x->nsec) {
-		x->sec = xreallocarray(x->sec, (size_t)x->nsec + 1, sizeof *x->sec);
-		x->nsec++;
-	} else if (x->sec[i].owned) {
-		big_free((void *)x->sec[i].data);
-	}
-	uint8_t *copy = big_alloc(len ? len : 1, 1);
-	memcpy(copy, data, len);
-	x->sec[i] = (struct section){tag, len, copy, true};
 	if (!x->have_key) {
 		hs_error_set(err, -1, "cannot index: the dump file cannot be read for its key");
 		return HS_ERR;
 	}
-	if (write_file(x, x->path)) {
-		remap(x);
-		return HS_OK;
+	/* The new file's sections: the old ones not replaced, then the new. */
+	struct section *secs = xcalloc((size_t)x->nsec + (size_t)nputs, sizeof *secs);
+	int nsec = 0;
+	for (int i = 0; i < x->nsec; i++) {
+		bool replaced = false;
+		for (int k = 0; k < nputs; k++)
+			replaced = replaced || puts[k].tag == x->sec[i].tag;
+		if (!replaced)
+			secs[nsec++] = x->sec[i];
 	}
-	if (write_file(x, x->alt_path)) {
-		char *t = x->path;
-		x->path = x->alt_path;
-		x->alt_path = t;
-		remap(x);
-		return HS_OK;
+	for (int k = 0; k < nputs; k++) {
+		struct section s = {.tag = puts[k].tag, .parts = puts[k].parts,
+				    .nparts = puts[k].nparts};
+		for (int j = 0; j < s.nparts; j++)
+			s.len += s.parts[j].len;
+		secs[nsec++] = s;
 	}
-	hs_error_set(err, -1, "cannot write the index %s or %s: %s; results are kept for "
-		     "this session only", x->path, x->alt_path, strerror(errno));
-	return HS_ERR;
+	uint64_t need = file_bytes(secs, nsec);
+	const char *where[2] = {x->path, x->alt_path};
+	int st = HS_ERR;
+	int saved = 0;
+	for (int w = 0; w < 2 && st != HS_OK; w++) {
+		char *dir = xstrdup(where[w]);
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			*slash = 0;
+		uint64_t have = big_disk_free(slash ? (slash == dir ? "/" : dir) : ".");
+		free(dir);
+		if (have && have < need + (need >> 4)) {
+			saved = ENOSPC;
+			continue;	/* it would not fit: do not fill the disk trying */
+		}
+		if (!write_file(x, secs, nsec, where[w])) {
+			saved = errno;
+			continue;
+		}
+		if (w == 1) {
+			x->path = (char *)where[1];
+			x->alt_path = (char *)where[0];
+		}
+		st = HS_OK;
+	}
+	if (st == HS_OK && !remap(x, nsec)) {
+		saved = errno;
+		st = HS_ERR;
+	}
+	free(secs);
+	if (st != HS_OK) {
+		char nb[32];
+		fmt_bytes(nb, sizeof nb, need);
+		hs_error_set(err, -1, "cannot write the index (%s) at %s or %s: %s; results are "
+			     "kept for this session only", nb, x->path, x->alt_path,
+			     saved ? strerror(saved) : "cannot map it");
+	}
+	return st;
+}
+
+int idx_put(struct idx *x, uint32_t tag, const void *data, uint64_t len, struct hs_error *err)
+{
+	struct idx_part part = {data, len};
+	struct idx_put put = {tag, &part, 1};
+	return idx_put_parts(x, &put, 1, err);
 }

@@ -16,8 +16,13 @@
  * of any size opens at once and costs no memory until used
  * (docs/out-of-core.md).
  *
+ * Each section's payload starts at a multiple of 4096 bytes in the file,
+ * so that it can be mapped on its own (idx_map_section).
+ *
  * Ownership: idx_open returns a handle freed with idx_close; section
  * pointers live until then or the next idx_put, whichever comes first.
+ * A mapping from idx_map_section lives until idx_unmap, whatever becomes
+ * of the handle or the file.
  */
 #ifndef HS_IDX_H
 #define HS_IDX_H
@@ -32,6 +37,7 @@ struct idx;
 #define IDX_DOM_ALL 0x444f4d41u		/* "DOMA": dominators, every reference */
 #define IDX_DOM_STRONG 0x444f4d53u	/* "DOMS": dominators, --no-weak */
 #define IDX_DYN 0x44594e41u		/* "DYNA": the dynamic-size engine (dyn_save) */
+#define IDX_MODEL 0x4d4f444cu		/* "MODL": the heap model (heap_model_save) */
 
 /*
  * idx_open: find and check the index of the dump at dump_path. Always
@@ -48,10 +54,42 @@ const char *idx_file(const struct idx *x);
 const void *idx_section(const struct idx *x, uint32_t tag, uint64_t *len);
 
 /*
- * idx_put: add or replace section tag (len bytes, copied) and rewrite the
- * file atomically. HS_ERR with err set when no location is writable; the
- * section is still kept in memory.
+ * idx_map_section: a read-only mapping of section tag of its own, which
+ * outlives the handle (file pages, read when touched), or NULL; *len its
+ * bytes. Release it with idx_unmap.
+ */
+struct idx_mapping {
+	void *base;
+	size_t len;
+};
+const void *idx_map_section(const struct idx *x, uint32_t tag, uint64_t *len,
+			    struct idx_mapping *m);
+void idx_unmap(struct idx_mapping *m);
+
+/*
+ * idx_put: add or replace section tag (len bytes) and rewrite the file
+ * atomically (a temporary file renamed over it), next to the dump or, when
+ * that fails, in the cache folder. HS_ERR with err set when neither
+ * location is writable or has room for the whole file (with 1/16 to
+ * spare): the file is then left as it was and the section is not kept.
  */
 int idx_put(struct idx *x, uint32_t tag, const void *data, uint64_t len, struct hs_error *err);
+
+/*
+ * idx_put_parts: idx_put for several sections at once, each the
+ * concatenation of its parts, written straight from them (nothing is
+ * copied): one rewrite of the file for all. The parts need to live only
+ * for the call.
+ */
+struct idx_part {
+	const void *data;
+	uint64_t len;
+};
+struct idx_put {
+	uint32_t tag;
+	const struct idx_part *parts;
+	int nparts;
+};
+int idx_put_parts(struct idx *x, const struct idx_put *puts, int nputs, struct hs_error *err);
 
 #endif

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "../base/classname.h"
@@ -48,8 +49,8 @@ int heap_android_heap_index(const struct heap *h, const char *name)
 
 bool heap_spill(struct heap *h)
 {
-	if (!h->n || h->pos || h->ids || !h->pos_lo)
-		return false;	/* still loading: nothing to spill */
+	if (!h->n || h->pos || h->ids || !h->pos_lo || h->model_map)
+		return false;	/* still loading, or already in the index's file */
 	uint32_t *moved = big_evict(h->pos_lo);
 	if (!moved)
 		return false;
@@ -61,6 +62,18 @@ void heap_free(struct heap *h)
 {
 	if (!h)
 		return;
+	if (h->model_map) {	/* these live in the index's mapping */
+		h->pos_lo = NULL;
+		h->pos_base = NULL;
+		h->cls = NULL;
+		h->size = NULL;
+		h->out_start = NULL;
+		h->out = NULL;
+		h->inst_start = NULL;
+		h->inst = NULL;
+		h->heap_of = NULL;
+		munmap(h->model_map, h->model_maplen);
+	}
 	for (uint32_t k = 0; k < h->nclasses; k++) {
 		free(h->classes[k].fields);
 		free(h->classes[k].statics);

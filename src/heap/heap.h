@@ -242,6 +242,11 @@ struct heap {
 	char damage[512];
 
 	struct heap_names *names;	/* interned strings (private) */
+
+	/* A heap from heap_model_load: its per-object arrays are in this
+	 * mapping of the index, which heap_free unmaps; NULL otherwise. */
+	void *model_map;
+	size_t model_maplen;
 };
 
 /*
@@ -263,6 +268,54 @@ struct heap {
 int heap_load(const char *path, const struct heap_load_opts *opts,
 	      struct heap **out, struct hs_error *err);
 void heap_free(struct heap *h);
+
+/*
+ * The model in the index (docs/out-of-core.md, "The model in the index"),
+ * so that a reopen maps it instead of reading the dump again.
+ *
+ * heap_model_save: the model of a loaded heap as the parts of one index
+ * section, to be written in order: a header, the heap's own per-object
+ * and per-reference arrays (pointed to, not copied: about 18 bytes per
+ * object and 4 per reference) and a buffer of the small tables (classes,
+ * fields, GC roots, threads, frames, strings). The parts point into h and
+ * *m; they live until heap_model_save_free or heap_free. HS_ERR when the
+ * heap cannot be saved: damaged, still loading, or 4 GiB of names.
+ */
+struct heap_part {
+	const void *data;
+	uint64_t len;
+};
+struct heap_model {
+	struct heap_part parts[32];
+	int nparts;
+	uint64_t len;		/* bytes of all parts */
+	void *hdr, *meta, *strings;	/* owned */
+};
+int heap_model_save(const struct heap *h, struct heap_model *m);
+void heap_model_save_free(struct heap_model *m);
+
+/*
+ * heap_model_load: the heap of the dump at path from a section written by
+ * heap_model_save, in a read-only mapping (data, len bytes, at map of
+ * maplen). The per-object arrays stay in the mapping (file pages, read
+ * when touched); the id directory is rebuilt from the ids, read from the
+ * records. Everything is checked first against the section and the dump:
+ * every count, offset and index in range, every record offset at an
+ * object record of the dump of its class's kind, ids rising, references
+ * and objects by class consistent: O(objects + references).
+ * HS_OK with *out set, and the heap owns the mapping (heap_free unmaps
+ * it). HS_ERR with *why saying what did not fit (a static string), and the
+ * caller keeps the mapping: load the dump instead (heap_load). A model
+ * made with other --oops or --dump options is refused the same way.
+ */
+struct heap_model_src {
+	const uint8_t *data;
+	uint64_t len;
+	void *map;
+	size_t maplen;
+};
+int heap_model_load(const char *path, const struct heap_load_opts *opts,
+		    const struct heap_model_src *src, struct heap **out, const char **why);
 
 /*
  * heap_estimate_bytes: the bytes of big arrays (big.h) a heap of n objects

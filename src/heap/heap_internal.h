@@ -20,4 +20,8 @@ const char *heap_keep(struct heap *h, char *s);
  * as the loader computes it (heap_shallow, for sizes of HEAP_SIZE_BIG or more). */
 uint64_t heap_record_shallow(const struct heap *h, uint32_t i);
 
+/* heap_build_directory: the id -> index directory (heap.h) of h->n
+ * objects from their sorted, distinct ids in h->ids; big arrays. */
+void heap_build_directory(struct heap *h);
+
 #endif

@@ -550,6 +550,12 @@ static void build_index(struct loader *L)
 		h->pos = big_realloc(L->objs, n + 1, sizeof *h->pos);
 		L->objs = NULL;
 	}
+	heap_build_directory(h);
+}
+
+void heap_build_directory(struct heap *h)
+{
+	size_t n = h->n;
 	/*
 	 * Directory. HotSpot ids are addresses: dense inside heap regions,
 	 * with wide gaps between them. The id range is cut into at most n/8

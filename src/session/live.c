@@ -228,7 +228,10 @@ static int open_snapshot(struct hs_session *s, const char *path)
 {
 	struct hs_live *l = s->live;
 	s->live = NULL;	/* hs_open closes the old heap, not the connection */
+	bool no_index = s->no_index;
+	s->no_index = true;	/* a snapshot is a temporary file: no index */
 	int st = hs_open(s, path);
+	s->no_index = no_index;
 	s->live = l;
 	unlink(path);		/* the mapping keeps it readable */
 	if (st != HS_OK)

@@ -141,10 +141,37 @@ int hs_open(struct hs_session *s, const char *path)
 	s->load_opts.progress_ctx = &lc;
 	s->load_opts.plan = load_plan;
 	hs_interrupted = 0;
-	int st = heap_load(path, &s->load_opts, &h, &err);
+	/* The model in the index, when there is one: no need to read the dump. */
+	struct idx *x = NULL;
+	int st = HS_ERR;
+	if (!s->no_index && !s->live && s->load_opts.dump <= 1) {
+		x = idx_open(path);	/* its note, if any, waits for hs_index */
+		struct idx_mapping m;
+		struct heap_model_src src = {0};
+		if ((src.data = idx_map_section(x, IDX_MODEL, &src.len, &m))) {
+			src.map = m.base;
+			src.maplen = m.len;
+			const char *why;
+			stage(s, "reading the heap model from the index");
+			st = heap_model_load(path, &s->load_opts, &src, &h, &why);
+			stage_end(s);
+			if (st != HS_OK) {
+				idx_unmap(&m);
+				hs_notify(s, HS_NOTICE_ALWAYS, "heapsh: the index's heap model is not "
+					  "usable (%s); reading the dump", why);
+			}
+		}
+	}
+	bool from_index = st == HS_OK;
+	if (!from_index)
+		st = heap_load(path, &s->load_opts, &h, &err);
 	s->load_opts.plan = NULL;
 	s->load_opts.progress = NULL;
 	s->load_opts.progress_ctx = NULL;
+	if (st != HS_OK || h->damaged || h->dump > 1) {
+		idx_close(x);	/* no index for these (hs_index) */
+		x = NULL;
+	}
 	if (st == HS_INTERRUPTED) {
 		hs_fail(s, "loading %s interrupted", path);
 		return HS_INTERRUPTED;
@@ -165,6 +192,9 @@ int hs_open(struct hs_session *s, const char *path)
 	free(s->dump_path);
 	s->heap = h;
 	s->dump_path = xstrdup(path);
+	s->idx = x;
+	s->idx_noted = false;
+	s->model_from_index = from_index;
 	if (h->ndumps > 1)
 		hs_notify(s, HS_NOTICE_ALWAYS, "heapsh: %s holds %u heap dumps; this is dump %u (open "
 			  "another with --dump N, or :open %s --dump N)", path, h->ndumps, h->dump,
@@ -181,6 +211,11 @@ struct idx *hs_index(struct hs_session *s)
 	/* One index per file: it is the first heap dump's (a file may hold several). */
 	if (!s->no_index && !s->idx && s->heap && !s->heap->damaged && s->heap->dump <= 1) {
 		s->idx = idx_open(s->dump_path);
+		s->idx_noted = false;
+	}
+	if (s->idx && !s->idx_noted) {
+		/* said when the engine first needs the index, not at every open */
+		s->idx_noted = true;
 		if (idx_note(s->idx))
 			hs_notify(s, HS_NOTICE_ALWAYS, "heapsh: %s", idx_note(s->idx));
 	}
@@ -201,13 +236,39 @@ static struct dom_tree *dom_from_index(struct hs_session *s, bool no_weak)
 	return t;
 }
 
+/*
+ * dom_to_index: the tree into the index and, when the index has none yet,
+ * the heap model with it, in one rewrite of the file: the next open maps
+ * the model instead of reading the dump (heap_model_save).
+ */
 static void dom_to_index(struct hs_session *s, const struct dom_tree *t, bool no_weak)
 {
 	size_t len;
 	uint8_t *buf = dom_tree_save(t, s->heap->n, &len);
 	struct hs_error err;
-	if (idx_put(s->idx, no_weak ? IDX_DOM_STRONG : IDX_DOM_ALL, buf, len, &err) != HS_OK)
+	struct idx_part parts[33] = {{buf, len}};
+	struct idx_put puts[2] = {{no_weak ? IDX_DOM_STRONG : IDX_DOM_ALL, parts, 1}};
+	int nputs = 1;
+	struct heap_model m = {0};
+	uint64_t have;
+	if (!idx_section(s->idx, IDX_MODEL, &have) &&
+	    heap_model_save(s->heap, &m) == HS_OK) {
+		for (int k = 0; k < m.nparts; k++)
+			parts[1 + k] = (struct idx_part){m.parts[k].data, m.parts[k].len};
+		puts[nputs++] = (struct idx_put){IDX_MODEL, parts + 1, m.nparts};
+	}
+	int st = idx_put_parts(s->idx, puts, nputs, &err);
+	if (st != HS_OK && nputs > 1) {
+		/* no room for the model, say: the tree alone is worth keeping */
+		char mb[32];
+		fmt_bytes(mb, sizeof mb, m.len);
+		hs_notify(s, HS_NOTICE_ALWAYS, "heapsh: the heap model (%s) is not kept in the "
+			  "index: %s; a reopen reads the dump", mb, err.msg);
+		st = idx_put_parts(s->idx, puts, 1, &err);
+	}
+	if (st != HS_OK)
 		hs_notify(s, HS_NOTICE_ALWAYS, "heapsh: warning: %s", err.msg);
+	heap_model_save_free(&m);
 	big_free(buf);
 }
 

@@ -67,6 +67,8 @@ struct hs_session {
 	struct dyn *dyn;	/* the dynamic-size engine, made on first use */
 	bool dyn_from_index;
 	struct idx *idx;
+	bool idx_noted;		/* idx_note said (hs_index) */
+	bool model_from_index;	/* the heap was mapped from the index (heap_model_load) */
 	struct dsl *dsl;	/* the query language's session, made on first use */
 	struct hs_live *live;	/* the attached JVM, or NULL */
 	unsigned gen;		/* heaps closed so far */

@@ -209,6 +209,8 @@ static int cmd_info(struct sh *sh, int argc, char **argv)
 		kv(t, "objects of unknown class", "%" PRIu64, h->unknown_class_objs);
 	if (h->damaged)
 		kv(t, "damage", "%s (%" PRIu64 " bytes lost)", h->damage, h->lost_bytes);
+	kv(t, "model", "%s", sh->ss->model_from_index ? "read from the index (mapped; the "
+	   "dump's records are read when asked for)" : "read from the dump");
 	for (int w = 0; w < 2; w++) {
 		const struct dom_tree *d = sh->ss->dom[w];
 		const char *key = w ? "dominator tree (no weak)" : "dominator tree";

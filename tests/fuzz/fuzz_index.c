@@ -1,6 +1,7 @@
 /*
  * fuzz_index.c - libFuzzer harness for the index file reader (src/engine/
- * idx.c) and what is loaded from it: the dominator trees (dom_tree_load,
+ * idx.c) and what is loaded from it: the heap model (heap_model_load,
+ * which checks it against the dump), the dominator trees (dom_tree_load,
  * which checks the tree, docs/engine.md) and the dynamic-size engine
  * (dyn_load), on the tiny heap (tiny_heap.h).
  *
@@ -24,6 +25,46 @@
 #include "../../src/heap/heap.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
+/* use_model: what the shell asks of a heap, on one mapped from the index. */
+static bool count_ref(void *ctx, const struct heap_ref *r)
+{
+	(void)r;
+	++*(uint32_t *)ctx;
+	return true;
+}
+
+static void use_model(struct heap *h)
+{
+	for (uint32_t i = 0; i < h->n; i++) {
+		if (heap_index(h, heap_id(h, i)) != i)
+			abort();	/* the load checked the ids: the directory must find them */
+		heap_index(h, heap_id(h, i) + 1);
+		uint32_t nr = 0, k;
+		heap_refs(h, i, count_ref, &nr);
+		heap_out(h, i, &k);
+		heap_in(h, i, &k);
+		heap_shallow(h, i);
+		heap_kind(h, i);
+		free(heap_object_label(h, i));
+		free(heap_string(h, i, 20));
+		if (heap_kind(h, i) != HEAP_INSTANCE)
+			heap_array_length(h, i);
+	}
+	for (uint32_t c = 0; c < h->nclasses; c++) {
+		uint32_t k;
+		heap_instances(h, c, &k);
+		struct heap_value v;
+		for (uint32_t s = 0; s < h->classes[c].nstatics; s++)
+			heap_static(h, c, h->classes[c].statics[s].name, &v);
+	}
+	for (uint32_t t = 0; t < h->nthreads; t++)
+		free(heap_thread_name(h, t));
+	struct dom_tree *dt;
+	if (dom_tree_build(h, false, false, &dt) == HS_OK)
+		dom_tree_free(dt);
+	heap_free(h);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char dir[64], dump[96], idx_path[4096];
@@ -60,8 +101,18 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	struct hs_error err;
 	if (heap_load(dump, NULL, &heap, &err) != HS_OK)
 		abort();
-	/* The index heapsh writes: both trees and the dynamic-size engine. */
+	/* The index heapsh writes: the model, both trees and the dynamic-size engine. */
 	struct idx *x = idx_open(dump);
+	struct heap_model m;
+	if (heap_model_save(heap, &m) != HS_OK)
+		abort();
+	struct idx_part parts[32];
+	for (int k = 0; k < m.nparts; k++)
+		parts[k] = (struct idx_part){m.parts[k].data, m.parts[k].len};
+	struct idx_put mp = {IDX_MODEL, parts, m.nparts};
+	if (idx_put_parts(x, &mp, 1, &err) != HS_OK)
+		abort();
+	heap_model_save_free(&m);
 	for (int no_weak = 0; no_weak < 2; no_weak++) {
 		struct dom_tree *dt;
 		if (dom_tree_build(heap, no_weak, false, &dt) != HS_OK)
@@ -134,6 +185,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fprintf(stderr, "fuzz_index: %s\n", idx_note(x));
 	uint64_t len;
 	const uint8_t *p;
+	struct idx_mapping map;
+	struct heap_model_src src = {0};
+	if ((src.data = idx_map_section(x, IDX_MODEL, &src.len, &map))) {
+		src.map = map.base;
+		src.maplen = map.len;
+		struct heap *h2;
+		const char *why;
+		if (heap_model_load(dump, NULL, &src, &h2, &why) == HS_OK)
+			use_model(h2);	/* frees h2 and the mapping */
+		else
+			idx_unmap(&map);
+	}
 	if ((p = idx_section(x, IDX_DOM_ALL, &len)))
 		use_tree(false, p, len);
 	if ((p = idx_section(x, IDX_DOM_STRONG, &len)))

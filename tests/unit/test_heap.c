@@ -7,6 +7,7 @@
  * damage, and files with nothing to load.
  *
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <cmocka.h>
 
@@ -1055,6 +1057,173 @@ static void test_model_gzip(void **state)
 	free_model(&m);
 }
 
+/* ---- the model in the index (heap_model_save, heap_model_load) ---- */
+
+/* A saved model: its parts one after another, as the index file holds them. */
+struct saved {
+	uint8_t *b;
+	uint64_t len;
+	struct heap_model m;
+};
+
+static void save(const struct heap *h, struct saved *sv)
+{
+	assert_int_equal(heap_model_save(h, &sv->m), HS_OK);
+	sv->b = malloc(sv->m.len);
+	uint64_t at = 0;
+	for (int k = 0; k < sv->m.nparts; k++) {
+		memcpy(sv->b + at, sv->m.parts[k].data, sv->m.parts[k].len);
+		at += sv->m.parts[k].len;
+	}
+	assert_true(at == sv->m.len);
+	sv->len = at;
+}
+
+/* at: where part data is in the saved bytes. */
+static uint64_t at(const struct saved *sv, const void *data)
+{
+	uint64_t off = 0;
+	for (int k = 0; k < sv->m.nparts; k++) {
+		if (sv->m.parts[k].data == data)
+			return off;
+		off += sv->m.parts[k].len;
+	}
+	fail_msg("no such part");
+	return 0;
+}
+
+/* model_load: load bytes b (len) as the model of the dump at path, from a
+ * mapping of its own as the index gives it; NULL (and *why) if refused. */
+static struct heap *model_load(const char *path, const struct heap_load_opts *opts,
+			       const uint8_t *b, uint64_t len, const char **why)
+{
+	size_t maplen = len ? (size_t)len : 1;
+	uint8_t *map = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		fail_msg("mmap of %zu bytes: %s", maplen, strerror(errno));
+	memcpy(map, b, len);
+	mprotect(map, maplen, PROT_READ);	/* the load must not write to it */
+	struct heap_model_src src = {map, len, map, maplen};
+	struct heap *h = NULL;
+	*why = NULL;
+	if (heap_model_load(path, opts, &src, &h, why) != HS_OK) {
+		assert_null(h);
+		assert_non_null(*why);
+		munmap(map, maplen);
+		return NULL;
+	}
+	assert_ptr_equal(h->model_map, map);
+	return h;
+}
+
+/* The model mapped back is the model read from the dump, to every check. */
+static void test_model_saved(void **state)
+{
+	(void)state;
+	for (int ids = 4; ids <= 8; ids += 4) {
+		struct model m;
+		build_model(&m, ids);
+		struct heap *h = load_ok(m.w.path, NULL);
+		struct saved sv;
+		save(h, &sv);
+		const char *why;
+		struct heap *h2 = model_load(m.w.path, NULL, sv.b, sv.len, &why);
+		if (!h2)
+			fail_msg("model refused: %s", why);
+		check_model(h2, &m, ids);
+		assert_int_equal(h2->n, h->n);
+		assert_true(h2->nrefs == h->nrefs);
+		assert_true(h2->total_shallow == h->total_shallow);
+		assert_string_equal(h2->oop_source, h->oop_source);
+		for (uint32_t i = 0; i < h->n; i++) {
+			assert_true(heap_id(h2, i) == heap_id(h, i));
+			assert_true(heap_pos(h2, i) == heap_pos(h, i));
+			assert_int_equal(heap_index(h2, heap_id(h, i)), i);
+		}
+		/* a model saved from a mapped model is the same bytes */
+		struct saved again;
+		save(h2, &again);
+		assert_true(again.len == sv.len);
+		assert_memory_equal(again.b, sv.b, sv.len);
+		heap_model_save_free(&again.m);
+		free(again.b);
+		heap_free(h2);
+		/* made with other options: refused, not misread */
+		struct heap_load_opts oops4 = {4, NULL, NULL, 0, NULL};
+		assert_null(model_load(m.w.path, &oops4, sv.b, sv.len, &why));
+		assert_string_equal(why, "made with other options (--oops, --dump)");
+		heap_model_save_free(&sv.m);
+		free(sv.b);
+		heap_free(h);
+		free_model(&m);
+	}
+}
+
+/* A hostile or damaged model is refused with a reason, never used. */
+static void test_model_refused(void **state)
+{
+	(void)state;
+	struct model m;
+	build_model(&m, 8);
+	struct heap *h = load_ok(m.w.path, NULL);
+	struct saved sv;
+	save(h, &sv);
+	uint8_t *b = malloc(sv.len);
+	const char *why;
+	uint32_t v32;
+	struct {
+		const char *what, *why;
+		const void *part;	/* the array changed */
+		uint64_t elem;		/* its element */
+		int size;		/* 2 or 4 bytes */
+		uint32_t value;
+	} cases[] = {
+		{"a reference out of range", "a reference's target is out of range", h->out, 0, 4,
+		 h->n},
+		{"a class out of range", "the objects by class are not the classes' objects",
+		 h->cls, 1, 4, h->nclasses},
+		{"an object in another class's list", "the objects by class are not the classes' objects",
+		 h->inst, 0, 4, h->inst[1]},
+		{"references' offsets falling", "the references' offsets fall", h->out_start, 1, 4,
+		 UINT32_MAX - 1},
+		{"a record offset past the dump", "a record offset is outside the dump", h->pos_lo,
+		 3, 4, (uint32_t)h->hp->size},
+		{"a record offset inside a record", NULL, h->pos_lo, 5, 4, h->pos_lo[5] + 1},
+		{"two records swapped", NULL, h->pos_lo, 6, 4, h->pos_lo[7]},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+		memcpy(b, sv.b, sv.len);
+		uint64_t off = at(&sv, cases[k].part) + cases[k].elem * (uint64_t)cases[k].size;
+		if (cases[k].size == 4) {
+			v32 = cases[k].value;
+			memcpy(b + off, &v32, 4);
+		}
+		assert_null(model_load(m.w.path, NULL, b, sv.len, &why));
+		if (cases[k].why && strcmp(why, cases[k].why))
+			fail_msg("%s: refused for \"%s\", not \"%s\"", cases[k].what, why,
+				 cases[k].why);
+	}
+	/* cut short anywhere: refused or loaded, never a crash */
+	for (uint64_t len = 0; len < sv.len; len += 1 + len / 16) {
+		struct heap *h2 = model_load(m.w.path, NULL, sv.b, len, &why);
+		assert_null(h2);
+	}
+	/* strings that do not end */
+	memcpy(b, sv.b, sv.len);
+	b[sv.len - 1] = 'x';
+	assert_null(model_load(m.w.path, NULL, b, sv.len, &why));
+	/* a model of another dump (its size differs) */
+	memcpy(b, sv.b, sv.len);
+	b[16] ^= 1;	/* struct mhdr: dump_size after magic, version, id size */
+	assert_null(model_load(m.w.path, NULL, b, sv.len, &why));
+	assert_string_equal(why, "it does not fit the dump");
+	free(b);
+	heap_model_save_free(&sv.m);
+	free(sv.b);
+	heap_free(h);
+	free_model(&m);
+}
+
 /* ---- id lookup on many ids ---- */
 
 static uint64_t rng_next(uint64_t *s)
@@ -1846,6 +2015,8 @@ int main(void)
 		cmocka_unit_test(test_model_id8),
 		cmocka_unit_test(test_model_id8_oops4),
 		cmocka_unit_test(test_model_gzip),
+		cmocka_unit_test(test_model_saved),
+		cmocka_unit_test(test_model_refused),
 		cmocka_unit_test(test_index_many_ids),
 		cmocka_unit_test(test_truncated_segment),
 		cmocka_unit_test(test_truncated_record_header),
