@@ -395,8 +395,7 @@ static void sort_objs(struct loader *L)
 	free(count);
 }
 
-/* run2: both halves, the second on another thread when the heap is large. */
-static void run2(void *(*fn)(void *), void *a, void *b, bool threads)
+void heap_run2(void *(*fn)(void *), void *a, void *b, bool threads)
 {
 	pthread_t th;
 	bool ok = threads && pthread_create(&th, NULL, fn, b) == 0;
@@ -462,7 +461,7 @@ static bool sort_packed(struct loader *L)
 		size_t mid = n / 2;
 		struct radix_half w[2] = {{key, tmp, mid, false},
 					  {key + mid, tmp + mid, n - mid, false}};
-		run2(radix_work, &w[0], &w[1], n > 100000);
+		heap_run2(radix_work, &w[0], &w[1], n > 100000);
 		/* a half whose keys share a digit skipped its pass: bring both
 		 * halves into the same buffer */
 		if (w[1].in_tmp != w[0].in_tmp)
@@ -1093,7 +1092,7 @@ static void assign_classes(struct loader *L)
 		{L, h->n / 2, h->n, prim, xmalloc(nc + 1), 0}};
 	memset(w[0].kind, HEAP_KIND_NONE, nc + 1);
 	memset(w[1].kind, HEAP_KIND_NONE, nc + 1);
-	run2(assign_work, &w[0], &w[1], h->n > 100000);
+	heap_run2(assign_work, &w[0], &w[1], h->n > 100000);
 	for (uint32_t c = 0; c < nc; c++) {
 		h->classes[c].obj_kind = HEAP_KIND_NONE;
 		if (w[0].kind[c] != HEAP_KIND_NONE)
@@ -1265,7 +1264,7 @@ static int pass2(struct loader *L, struct hs_error *err)
 		w[t].capedges = (uint64_t)(w[t].to - w[t].from) * 2 + 1024;
 		w[t].edges = big_alloc(w[t].capedges, sizeof *w[t].edges);
 	}
-	run2(pass2_range, &w[0], &w[1], n > 100000);
+	heap_run2(pass2_range, &w[0], &w[1], n > 100000);
 	int st = w[0].status != HS_OK ? w[0].status : w[1].status;
 	uint64_t total = w[0].nedges + w[1].nedges;
 	if (st == HS_OK && total >= UINT32_MAX) {
@@ -1336,7 +1335,7 @@ void heap_build_incoming(struct heap *h)
 	struct incoming_half w[2] = {
 		{h, 0, mid, big_alloc((size_t)n + 1, sizeof(uint32_t)), 0},
 		{h, mid, n, big_alloc((size_t)n + 1, sizeof(uint32_t)), 0}};
-	run2(incoming_work, &w[0], &w[1], threads);
+	heap_run2(incoming_work, &w[0], &w[1], threads);
 	h->in_start = big_alloc((size_t)n + 2, sizeof *h->in_start);
 	uint32_t sum = 0;
 	for (uint32_t t = 0; t < n; t++) {
@@ -1349,7 +1348,7 @@ void heap_build_incoming(struct heap *h)
 	h->in_start[n] = sum;
 	h->in = big_alloc(h->nrefs + 1, sizeof *h->in);
 	w[0].phase = w[1].phase = 1;
-	run2(incoming_work, &w[0], &w[1], threads);
+	heap_run2(incoming_work, &w[0], &w[1], threads);
 	big_free(w[0].cnt);
 	big_free(w[1].cnt);
 }

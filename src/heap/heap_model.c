@@ -336,30 +336,51 @@ static bool kind_matches(uint8_t kind, uint8_t tag)
 	}
 }
 
-/* check_objects: every object's record is a whole object record of the
- * dump, of its class's kind, and the ids rise; h->ids gets them. */
-static const char *check_objects(struct heap *h)
+/* check_objects: every object's record in [from, to) is a whole object
+ * record of the dump, of its class's kind, and the ids rise; h->ids gets
+ * them. */
+struct span {
+	struct heap *h;
+	uint32_t from, to;
+	const char *why;
+};
+
+static void *check_objects(void *arg)
 {
+	struct span *w = arg;
+	struct heap *h = w->h;
 	const struct hprof *hp = h->hp;
 	uint64_t prev = 0;
-	for (uint32_t i = 0; i < h->n; i++) {
-		if (h->cls[i] >= h->nclasses)
-			return "an object's class is out of range";
+	for (uint32_t i = w->from; i < w->to; i++) {
+		if (h->cls[i] >= h->nclasses) {
+			w->why = "an object's class is out of range";
+			return NULL;
+		}
 		size_t p = heap_pos(h, i), q = p;
-		if (p >= hp->size || p < hp->body)
-			return "a record offset is outside the dump";
 		struct hprof_sub s;
 		struct hs_error e;
-		if (hprof_sub_next(hp, &q, hp->size, &s, &e) != 1)
-			return "a record offset is not at a record of the dump";
+		if (p >= hp->size || p < hp->body) {
+			w->why = "a record offset is outside the dump";
+			return NULL;
+		}
+		if (hprof_sub_next(hp, &q, hp->size, &s, &e) != 1) {
+			w->why = "a record offset is not at a record of the dump";
+			return NULL;
+		}
 		if (s.tag != HPROF_GC_INSTANCE_DUMP && s.tag != HPROF_GC_OBJ_ARRAY_DUMP &&
 		    s.tag != HPROF_GC_PRIM_ARRAY_DUMP && s.tag != HPROF_GC_PRIM_ARRAY_NODATA &&
-		    s.tag != HPROF_GC_CLASS_DUMP)
-			return "a record offset is not at an object's record";
-		if (!kind_matches(h->classes[h->cls[i]].obj_kind, s.tag))
-			return "an object's record is not of its class's kind";
-		if (i && s.id <= prev)
-			return "the objects' ids do not rise";
+		    s.tag != HPROF_GC_CLASS_DUMP) {
+			w->why = "a record offset is not at an object's record";
+			return NULL;
+		}
+		if (!kind_matches(h->classes[h->cls[i]].obj_kind, s.tag)) {
+			w->why = "an object's record is not of its class's kind";
+			return NULL;
+		}
+		if (i > w->from && s.id <= prev) {
+			w->why = "the objects' ids do not rise";
+			return NULL;
+		}
 		h->ids[i] = prev = s.id;
 	}
 	return NULL;
@@ -604,9 +625,16 @@ int heap_model_load(const char *path, const struct heap_load_opts *opts,
 	h->unreachable_marks = hd->unreachable_marks;
 	if ((*why = check_refs(h)))
 		goto fail;
+	/* The records, on two threads: they are most of the load's work. */
 	h->ids = big_alloc((size_t)n + 1, sizeof *h->ids);
-	if ((*why = check_objects(h)))
+	struct span half[2] = {{h, 0, n / 2, NULL}, {h, n / 2, n, NULL}};
+	heap_run2(check_objects, &half[0], &half[1], n >= 65536);
+	if ((*why = half[0].why ? half[0].why : half[1].why))
 		goto fail;
+	if (n / 2 && n / 2 < n && h->ids[n / 2] <= h->ids[n / 2 - 1]) {
+		*why = "the objects' ids do not rise";
+		goto fail;
+	}
 	heap_build_directory(h);
 	big_free(h->ids);
 	h->ids = NULL;

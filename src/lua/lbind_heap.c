@@ -110,17 +110,13 @@ static int lb_open(lua_State *L)
 {
 	const char *path = luaL_checkstring(L, 1);
 	struct hs_session *s = new_session(L);
-	struct heap *h;
-	struct hs_error err;
-	hs_error_clear(&err);
-	if (heap_load(path, &s->load_opts, &h, &err) != HS_OK) {
-		hs_session_free(s);
+	/* the session's open: the heap model from the index when it has one */
+	if (hs_open(s, path) != HS_OK) {
 		lua_pushnil(L);
-		lua_pushfstring(L, "%s: %s", path, err.msg);
+		lua_pushfstring(L, "%s: %s", path, s->err.msg);
+		hs_session_free(s);
 		return 2;
 	}
-	s->heap = h;
-	s->dump_path = xstrdup(path);
 	new_heap(L, s, true);
 	return 1;
 }
