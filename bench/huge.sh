@@ -6,12 +6,15 @@
 #   - open + :histogram          heapsh --no-index -c ':histogram --top 5'
 #   - the whole index            heapsh -c ':dominators --top 5'  (writes DUMP.hsidx)
 #   - reopen with the index      heapsh -c ':dominators --top 5' -c ':info'
+#     (the heap model is mapped from the index when the index step had the
+#     disk to keep it there: docs/out-of-core.md, "The model in the index")
 # Wall time, peak RSS with its anonymous and file parts (sampled every
 # 0.2 s), what heapsh said it would put on disk, and the disk left.
 #
 # Disk: the dump (36 GiB) plus what does not fit the budget (heapsh says
 # how much before it builds anything, and stops if the folder cannot hold
-# it) plus the index (12 bytes per object). HUGE_MIN_FREE (bytes, default
+# it) plus the index (12 bytes per object, and with the heap model 18 more
+# per object and 4 per reference). HUGE_MIN_FREE (bytes, default
 # 2 GiB) is kept free: a run that would go below is killed and reported.
 #
 # Environment: HUGE_SIZE (default 36G), GEN_SEED (default 1), HEAPSH,
@@ -85,7 +88,8 @@ field() { awk -v k="$2" '{ print $k }' "$LOG/$1"; }
 	done
 	echo
 	echo "Index file: $(stat -c %s "$DUMP.hsidx" 2>/dev/null || echo none) bytes."
-	echo "What the reopen said: $(grep -E '^(dominator tree|arrays|memory budget)' "$LOG/reopen.out" | tr -s ' ' | tr '\n' ';')"
+	echo "What the reopen said: $(grep -E '^(model|dominator tree|arrays|memory budget)' "$LOG/reopen.out" | tr -s ' ' | tr '\n' ';')"
+	echo "What the index step said about the model: $(grep -h 'heap model' "$LOG/index.err" "$LOG/reopen.err" 2>/dev/null | tr '\n' ';' || true)"
 	failures_md
 } >"$REPORT"
 cat "$REPORT"
