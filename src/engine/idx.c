@@ -284,15 +284,18 @@ const void *idx_map_section(const struct idx *x, uint32_t tag, uint64_t *len,
 		const struct section *s = &x->sec[i];
 		if (s->tag != tag || x->fd < 0)
 			continue;
-		/* load put each payload at a multiple of ALIGN, a page multiple */
-		size_t maplen = s->len ? (size_t)s->len : 1;
-		void *p = mmap(NULL, maplen, PROT_READ, MAP_PRIVATE, x->fd, (off_t)s->off);
+		/* from the page the payload starts in (ALIGN is one on most systems) */
+		long pg = sysconf(_SC_PAGESIZE);
+		uint64_t page = pg > 0 ? (uint64_t)pg : ALIGN;
+		uint64_t from = s->off / page * page;
+		size_t maplen = (size_t)(s->off - from + s->len);
+		void *p = mmap(NULL, maplen ? maplen : 1, PROT_READ, MAP_PRIVATE, x->fd, (off_t)from);
 		if (p == MAP_FAILED)
 			return NULL;
 		m->base = p;
-		m->len = maplen;
+		m->len = maplen ? maplen : 1;
 		*len = s->len;
-		return p;
+		return (const uint8_t *)p + (s->off - from);
 	}
 	return NULL;
 }

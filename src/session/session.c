@@ -237,7 +237,7 @@ static struct dom_tree *dom_from_index(struct hs_session *s, bool no_weak)
 }
 
 /*
- * dom_to_index: the tree into the index and, when the index has none yet,
+ * dom_to_index: the tree into the index and, unless the heap was mapped from it,
  * the heap model with it, in one rewrite of the file: the next open maps
  * the model instead of reading the dump (heap_model_save).
  */
@@ -250,9 +250,8 @@ static void dom_to_index(struct hs_session *s, const struct dom_tree *t, bool no
 	struct idx_put puts[2] = {{no_weak ? IDX_DOM_STRONG : IDX_DOM_ALL, parts, 1}};
 	int nputs = 1;
 	struct heap_model m = {0};
-	uint64_t have;
-	if (!idx_section(s->idx, IDX_MODEL, &have) &&
-	    heap_model_save(s->heap, &m) == HS_OK) {
+	/* a model the open refused (or none) is replaced */
+	if (!s->model_from_index && heap_model_save(s->heap, &m) == HS_OK) {
 		for (int k = 0; k < m.nparts; k++)
 			parts[1 + k] = (struct idx_part){m.parts[k].data, m.parts[k].len};
 		puts[nputs++] = (struct idx_put){IDX_MODEL, parts + 1, m.nparts};
