@@ -58,20 +58,25 @@ bool heap_spill(struct heap *h)
 	return true;
 }
 
+void heap_forget_mapped(struct heap *h)
+{
+	h->pos_lo = NULL;
+	h->pos_base = NULL;
+	h->cls = NULL;
+	h->size = NULL;
+	h->out_start = NULL;
+	h->out = NULL;
+	h->inst_start = NULL;
+	h->inst = NULL;
+	h->heap_of = NULL;
+}
+
 void heap_free(struct heap *h)
 {
 	if (!h)
 		return;
-	if (h->model_map) {	/* these live in the index's mapping */
-		h->pos_lo = NULL;
-		h->pos_base = NULL;
-		h->cls = NULL;
-		h->size = NULL;
-		h->out_start = NULL;
-		h->out = NULL;
-		h->inst_start = NULL;
-		h->inst = NULL;
-		h->heap_of = NULL;
+	if (h->model_map) {
+		heap_forget_mapped(h);
 		munmap(h->model_map, h->model_maplen);
 	}
 	for (uint32_t k = 0; k < h->nclasses; k++) {

@@ -20,6 +20,10 @@ const char *heap_keep(struct heap *h, char *s);
  * as the loader computes it (heap_shallow, for sizes of HEAP_SIZE_BIG or more). */
 uint64_t heap_record_shallow(const struct heap *h, uint32_t i);
 
+/* heap_forget_mapped: NULL the arrays a heap from heap_model_load has in
+ * the index's mapping (heap_free must not free them). */
+void heap_forget_mapped(struct heap *h);
+
 /* heap_run2: fn(a) and fn(b), b on another thread when threads is true
  * (and a thread can be made). */
 void heap_run2(void *(*fn)(void *), void *a, void *b, bool threads);

@@ -648,15 +648,7 @@ fail:
 		h->nclasses = 0;
 	if (!h->threads)
 		h->nthreads = 0;
-	h->pos_lo = NULL;
-	h->pos_base = NULL;
-	h->cls = NULL;
-	h->size = NULL;
-	h->out_start = NULL;
-	h->out = NULL;
-	h->inst_start = NULL;
-	h->inst = NULL;
-	h->heap_of = NULL;
+	heap_forget_mapped(h);
 	heap_free(h);
 	return HS_ERR;
 }
