@@ -145,6 +145,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		FILE *o = fopen(out, "wb");
 		if (!o || fwrite(file, 1, len - 4, o) != len - 4 || fclose(o))
 			abort();
+		free(file);
+		idx_close(x);
 		exit(0);
 	}
 	free(file);
