@@ -158,7 +158,9 @@ int hs_open(struct hs_session *s, const char *path)
 			if (st != HS_OK) {
 				idx_unmap(&m);
 				hs_notify(s, HS_NOTICE_ALWAYS, "heapsh: the index's heap model is not "
-					  "usable (%s); reading the dump", why);
+					  "usable (%s: %s); reading the dump (replaced when the "
+					  "dominator tree is next computed; --no-index skips it)",
+					  idx_file(x), why);
 			}
 		}
 	}
