@@ -32,6 +32,7 @@ struct region {
 	void *p;
 	size_t bytes;		/* mapped length */
 	bool in_file;		/* a mapping of an unlinked file, else anonymous memory */
+	uint64_t settled;	/* 0, or when big_settle marked it (1, 2, ...): first to a file */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -41,6 +42,7 @@ static uint64_t budget;		/* 0 until the first use: then the default */
 static char *dir;		/* configured or chosen spill folder, or NULL */
 static bool dir_chosen;
 static uint64_t anon, anon_peak, file, file_peak;
+static uint64_t settle_seq;	/* big_settle calls so far: the order settled arrays leave in */
 
 static uint64_t read_limit(const char *path)
 {
@@ -278,8 +280,67 @@ static int make_file(size_t bytes)
 	return fd;
 }
 
+static void count_moved(size_t bytes)
+{
+	anon -= bytes;
+	file += bytes;
+	if (file > file_peak)
+		file_peak = file;
+}
+
 /*
- * A new region of bytes: anonymous while the budget allows, else a file.
+ * move_in_place: regions[k] (anonymous; the lock held) becomes a mapping of
+ * a new file at the same address, with the same contents: the file is
+ * written from the array, then mapped over it (MAP_FIXED replaces the
+ * anonymous pages in one step). False, with the region unchanged, when no
+ * file could be made or written.
+ */
+static bool move_in_place(size_t k)
+{
+	struct region *r = &regions[k];
+	const char *why = NULL;
+	int fd = try_make_file(r->bytes, &why);
+	if (fd < 0)
+		return false;
+	for (size_t off = 0; off < r->bytes;) {
+		ssize_t w = pwrite(fd, (const char *)r->p + off, r->bytes - off, (off_t)off);
+		if (w <= 0) {
+			close(fd);
+			return false;
+		}
+		off += (size_t)w;
+	}
+	void *q = mmap(r->p, r->bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+	int e = errno;
+	close(fd);
+	if (q == MAP_FAILED)	/* the old pages may be gone: nothing to go back to */
+		die("move", r->bytes, strerror(e));
+	r->in_file = true;
+	count_moved(r->bytes);
+	return true;
+}
+
+/*
+ * make_room: before bytes more of anonymous memory past the budget, move
+ * settled arrays (big_settle) to files, the first settled first, until
+ * the budget has the room or none is left in memory.
+ */
+static void make_room(size_t bytes)
+{
+	while (anon + bytes > budget) {
+		ssize_t first = -1;
+		for (size_t k = 0; k < nregions; k++)
+			if (regions[k].settled && !regions[k].in_file &&
+			    (first < 0 || regions[k].settled < regions[first].settled))
+				first = (ssize_t)k;
+		if (first < 0 || !move_in_place((size_t)first))
+			return;
+	}
+}
+
+/*
+ * A new region of bytes: anonymous while the budget allows (settled arrays
+ * leaving for files to make room), else a file.
  * The file's descriptor is closed once it is mapped (the mapping keeps the
  * file), so any number of arrays can live in files.
  */
@@ -287,7 +348,8 @@ static struct region map_new(size_t bytes)
 {
 	if (!budget)
 		budget = big_default_budget();
-	struct region r = {NULL, bytes, false};
+	struct region r = {NULL, bytes, false, 0};
+	make_room(bytes);
 	if (anon + bytes <= budget) {
 		r.p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (r.p != MAP_FAILED) {
@@ -363,6 +425,7 @@ void *big_realloc(void *p, size_t count, size_t size)
 	}
 	/* Past the budget (or mremap refused): a new region, then copy. */
 	struct region n = map_new(bytes);
+	n.settled = r.settled;
 	memcpy(n.p, r.p, r.bytes < bytes ? r.bytes : bytes);
 	munmap(r.p, r.bytes);
 	note(n);
@@ -381,7 +444,7 @@ static void *to_file(size_t k, const char **why)
 	int fd = try_make_file(r.bytes, why);
 	if (fd < 0)
 		return NULL;
-	struct region n = {NULL, r.bytes, true};
+	struct region n = {NULL, r.bytes, true, r.settled};
 	n.p = mmap(NULL, r.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	int e = errno;
 	close(fd);
@@ -433,6 +496,17 @@ void *big_evict(void *p)
 	}
 	pthread_mutex_unlock(&lock);
 	return n;
+}
+
+void big_settle(void *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&lock);
+	ssize_t k = find(p);
+	if (k >= 0 && !regions[k].settled)
+		regions[k].settled = ++settle_seq;
+	pthread_mutex_unlock(&lock);
 }
 
 void big_free(void *p)

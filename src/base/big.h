@@ -77,6 +77,19 @@ void *big_demote(void *p, uint64_t need);
  */
 void *big_evict(void *p);
 
+/*
+ * big_settle: big array p (from big_alloc or big_realloc; anything else is
+ * ignored) is read from now on, or written only in order: when a later
+ * array needs room in the budget, settled arrays in memory move to files
+ * first, the first settled first, so memory goes to arrays written in
+ * random order (a tree's links, a path compression's forest), whose pages
+ * in a file the kernel would write back again and again. The array keeps
+ * its address and contents: the file is mapped over it. So a settled
+ * array must not be written by another thread while this one may make a
+ * big array. Ownership is unchanged.
+ */
+void big_settle(void *p);
+
 /* What the big arrays hold now and held at most, in bytes. */
 struct big_stats {
 	uint64_t budget;	/* the budget in force */

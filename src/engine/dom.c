@@ -40,6 +40,13 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 	uint32_t *parent = big_alloc((size_t)n + 2, sizeof *parent);
 	uint32_t *semi = big_alloc((size_t)n + 2, sizeof *semi);
 	uint32_t *dfs = big_alloc((size_t)n + 2, sizeof *dfs);
+	/* These are written and read in order (numbers, a stack): when the
+	 * forest needs memory they give it up first (big_settle). num and the
+	 * forest are written all over and keep theirs. */
+	big_settle(vert);
+	big_settle(parent);
+	big_settle(semi);
+	big_settle(dfs);
 	struct link *forest = NULL;
 	uint32_t *stack = NULL;
 	int st = HS_OK;

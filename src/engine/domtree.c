@@ -33,6 +33,10 @@ static void set_retained(struct dom_tree *t, const uint64_t *ret)
 			u64map_put(&t->retained_big, (uint64_t)v + 1, ret[v]);
 		}
 	}
+	/* The tree is read from now on: the next computation's arrays take
+	 * memory before it (big_settle). */
+	big_settle(t->retained32);
+	big_settle(t->idom);
 }
 
 int dom_tree_build(struct heap *h, bool no_weak, bool spill, struct dom_tree **out)

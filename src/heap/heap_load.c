@@ -1351,6 +1351,8 @@ void heap_build_incoming(struct heap *h)
 	heap_run2(incoming_work, &w[0], &w[1], threads);
 	big_free(w[0].cnt);
 	big_free(w[1].cnt);
+	big_settle(h->in_start);	/* only read from now on */
+	big_settle(h->in);
 }
 
 /* Objects grouped by class: the instance lists queries and the engine use. */
@@ -1534,6 +1536,12 @@ static void settle(struct heap *h)
 	h->pos = NULL;
 	big_free(h->ids);
 	h->ids = NULL;
+	/* From now on the model is only read: when the engine's arrays need
+	 * the memory, these go to files first, the least used first (big.h). */
+	void *model[] = {h->heap_of, h->idmap, h->sub, h->chunks, h->pos_base, h->pos_lo,
+			 h->inst, h->cls, h->size, h->out_start, h->out};
+	for (size_t k = 0; k < sizeof model / sizeof *model; k++)
+		big_settle(model[k]);
 }
 
 uint64_t heap_estimate_bytes(uint64_t n, uint64_t r)

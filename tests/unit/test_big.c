@@ -183,6 +183,76 @@ static void test_demote(void **state)
 	assert_int_equal(files_in_dir(), 0);
 }
 
+/* in_file: whether the mapping that holds p is a file's (a spill file). */
+static bool in_file(const void *p)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	bool found = false;
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && lo <= (unsigned long)p &&
+		    (unsigned long)p < hi) {
+			found = strstr(line, "heapsh-big-") != NULL;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * big_settle: settled arrays leave memory for files, the first settled
+ * first and only as many as the new array needs, at the same address with
+ * the same contents; arrays not settled stay.
+ */
+static void test_settle(void **state)
+{
+	(void)state;
+	big_configure(8u << 20, dir);
+	struct big_stats s0, s1;
+	big_stats(&s0);
+	size_t n3 = (3u << 20) / 4, n2 = (2u << 20) / 4;
+	uint32_t *b = big_alloc(n3, 4), *a = big_alloc(n3, 4), *c = big_alloc(n2, 4);
+	fill(a, n3, 11);
+	fill(b, n3, 12);
+	fill(c, n2, 13);
+	big_settle(a);
+	big_settle(b);	/* after a: leaves after it */
+	big_settle(a);	/* settling again keeps a's place */
+	big_settle(NULL);
+	assert_false(in_file(a) || in_file(b) || in_file(c));
+	uint32_t *d = big_alloc(n2, 4);	/* 8 + 2 > 8: a goes, 5 + 2 fits */
+	big_stats(&s1);
+	assert_true(in_file(a));
+	assert_false(in_file(b) || in_file(c) || in_file(d));
+	assert_int_equal(s1.anon - s0.anon, 7u << 20);
+	assert_int_equal(s1.file - s0.file, 3u << 20);
+	check(a, n3, 11);
+	check(b, n3, 12);
+	check(c, n2, 13);
+	fill(a, n3, 14);	/* a file-backed array is still written in place */
+	check(a, n3, 14);
+	uint32_t *e = big_alloc((4u << 20) / 4, 4);	/* b goes; c and d are not settled */
+	assert_true(in_file(b));
+	assert_false(in_file(c) || in_file(d) || in_file(e));
+	check(b, n3, 12);
+	uint32_t *f = big_alloc(n2, 4);	/* nothing left to move: a file */
+	assert_true(in_file(f));
+	assert_false(in_file(c) || in_file(d) || in_file(e));
+	big_free(a);
+	big_free(b);
+	big_free(c);
+	big_free(d);
+	big_free(e);
+	big_free(f);
+	big_stats(&s1);
+	assert_int_equal(s1.anon, s0.anon);
+	assert_int_equal(s1.file, s0.file);
+	assert_int_equal(files_in_dir(), 0);
+}
+
 /* rss_kb: this process's resident KiB of the mapping that starts at p, or -1. */
 static long rss_kb(const void *p)
 {
@@ -325,6 +395,7 @@ int main(void)
 		cmocka_unit_test(test_realloc_across_the_budget),
 		cmocka_unit_test(test_many_files),
 		cmocka_unit_test(test_demote),
+		cmocka_unit_test(test_settle),
 		cmocka_unit_test(test_evict),
 		cmocka_unit_test(test_malloc_memory),
 		cmocka_unit_test(test_parse_size),
