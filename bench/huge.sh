@@ -18,7 +18,9 @@
 # 2 GiB) is kept free: a run that would go below is killed and reported.
 #
 # Environment: HUGE_SIZE (default 36G), GEN_SEED (default 1), HEAPSH,
-# HUGE_KEEP=1 keeps the dump and its index after (default: deleted).
+# HUGE_KEEP=1 keeps the dump and its index after (default: deleted),
+# HUGE_STEPS (default "hist index reopen"): the steps to run, for a rerun
+# on a kept dump (reopen alone keeps the index; the others remove it).
 # Output: build/bench/huge.txt, a section of build/bench/summary.md, the
 # runs' output in build/bench/hugelog/.
 
@@ -49,7 +51,8 @@ if [ ! -s "$DUMP" ]; then
 	echo "   $(tail -1 "$LOG/gen.err"); $(($(date +%s) - t0)) s"
 fi
 BYTES=$(stat -c %s "$DUMP")
-rm -f "$DUMP.hsidx"
+STEPS=${HUGE_STEPS:-hist index reopen}
+[ "$STEPS" = reopen ] || rm -f "$DUMP.hsidx"
 
 step() {	# step NAME CMD...
 	local name=$1
@@ -66,9 +69,10 @@ step() {	# step NAME CMD...
 	[ "$(echo "$r" | awk '{ print $5 }')" = 0 ] || FAILURES+=("$name: status $(echo "$r" | awk '{ print $5 }'): $(tail -3 "$LOG/$name.err")")
 }
 
-step hist "$HS" --no-index -c ':histogram --top 5' "$DUMP"
-step index "$HS" -c ':dominators --top 5' "$DUMP"
-step reopen "$HS" -c ':dominators --top 5' -c ':info' "$DUMP"
+has() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
+! has hist || step hist "$HS" --no-index -c ':histogram --top 5' "$DUMP"
+! has index || step index "$HS" -c ':dominators --top 5' "$DUMP"
+! has reopen || step reopen "$HS" -c ':dominators --top 5' -c ':info' "$DUMP"
 
 field() { awk -v k="$2" '{ print $k }' "$LOG/$1"; }
 {
@@ -77,11 +81,11 @@ field() { awk -v k="$2" '{ print $k }' "$LOG/$1"; }
 	echo "heapsh: $BIN_ID"
 	echo "$(nproc) cores, $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo) of memory; one run each, page cache emptied before each"
 	echo
-	echo "Dump: $DUMP, $(gib "$BYTES") GiB; $(grep -m1 -o '[0-9]* objects;.*' "$LOG/hist.err" | cut -c1-300 || true)"
+	echo "Dump: $DUMP, $(gib "$BYTES") GiB; $(grep -m1 -o '[0-9]* objects;.*' "$LOG/${STEPS%% *}.err" | cut -c1-300 || true)"
 	echo
 	echo "| step | wall s | GB/s of dump | peak RSS MiB | anonymous MiB | file MiB |"
 	echo "|---|---|---|---|---|---|"
-	for s in hist index reopen; do
+	for s in $STEPS; do
 		printf '| %s | %s | %s | %s | %s | %s |\n' "$s" "$(field $s 1)" \
 			"$(awk -v b="$BYTES" -v w="$(field $s 1)" 'BEGIN { printf "%.3f", b / w / 1e9 }')" \
 			"$(field $s 2)" "$(field $s 3)" "$(field $s 4)"
