@@ -166,10 +166,10 @@ p = hdr
 for _ in range(nsec):
     tag, ln = struct.unpack_from('<IQ', d, p)
     p = (p + 12 + 4095) // 4096 * 4096  # each payload starts at a multiple of 4096
-    if tag == 0x444f4d41:  # DOMA: u32 n, (n+1) idom, (n+1) retained
-        n, = struct.unpack_from('<I', d, p)
-        idom = list(struct.unpack_from('<%dI' % (n + 1), d, p + 4))
-        ret_at = p + 4 + 4 * (n + 1)
+    if tag == 0x444f4d41:  # DOMA: u32 magic, u32 n, u64 nbig, (n+1) idom, (n+1) u32 retained
+        n, = struct.unpack_from('<I', d, p + 4)
+        idom = list(struct.unpack_from('<%dI' % (n + 1), d, p + 16))
+        ret_at = p + 16 + 4 * (n + 1)
         reach = [v for v in range(n) if idom[v] != 0xffffffff and idom[v] != n]
         a, b = reach[0], reach[1]
         if how == 'cycle':
@@ -177,9 +177,9 @@ for _ in range(nsec):
         elif how == 'unreachable':
             idom[a] = next(v for v in range(n) if idom[v] == 0xffffffff)
         else:
-            r, = struct.unpack_from('<Q', d, ret_at + 8 * a)
-            struct.pack_into('<Q', d, ret_at + 8 * a, r + 1)
-        struct.pack_into('<%dI' % (n + 1), d, p + 4, *idom)
+            r, = struct.unpack_from('<I', d, ret_at + 4 * a)
+            struct.pack_into('<I', d, ret_at + 4 * a, r + 1)
+        struct.pack_into('<%dI' % (n + 1), d, p + 16, *idom)
     p += ln
 struct.pack_into('<I', d, len(d) - 4, zlib.crc32(bytes(d[:-4])))
 open(dst, 'wb').write(d)

@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static struct dom_tree *new_tree(const struct heap *h, bool no_weak)
 {
@@ -95,68 +96,53 @@ int dom_tree_build(struct heap *h, bool no_weak, bool spill, struct dom_tree **o
 }
 
 /*
- * is_tree: idom and retained as dom_tree_build makes them: every reachable
- * object's chain of dominators ends at the super-root without a cycle or
- * an unreachable object; unreachable objects retain nothing; each retained
- * size is the object's shallow size plus its children's, without overflow.
- * O(n) time, 9 bytes per object.
+ * is_tree: t's idom and retained sizes as dom_tree_build makes them: every
+ * reachable object's chain of dominators ends at the super-root without a
+ * cycle or an unreachable object; unreachable objects retain nothing; each
+ * retained size is the object's shallow size plus its children's, without
+ * overflow. O(n) time, 9 bytes per object: a chain is walked once to check
+ * it and once more to mark it good.
  */
-static bool is_tree(const struct heap *h, const uint32_t *idom, const uint64_t *ret)
+static bool is_tree(const struct dom_tree *t)
 {
+	const struct heap *h = t->h;
+	const uint32_t *idom = t->idom;
 	uint32_t n = h->n;
 	if (idom[n] != n && idom[n] != HEAP_NONE)	/* the super-root: itself (as built) */
 		return false;
 	uint8_t *state = big_alloc((size_t)n + 1, 1);	/* 1 on the path, 2 known good */
-	uint32_t *path = big_alloc((size_t)n + 1, sizeof *path);
 	uint64_t *sum = big_alloc((size_t)n + 1, sizeof *sum);
 	bool ok = true;
 	state[n] = 2;
 	for (uint32_t v = 0; ok && v < n; v++) {
 		if (idom[v] == HEAP_NONE) {
-			ok = ret[v] == 0;
+			ok = dom_retained(t, v) == 0;
 			continue;
 		}
-		uint32_t len = 0, x = v;
-		while (ok && state[x] != 2) {
+		uint32_t x = v;
+		while (state[x] != 2) {
 			if (state[x] == 1 || idom[x] == HEAP_NONE || idom[x] > n) {
 				ok = false;	/* a cycle, or a chain to an unreachable object */
 				break;
 			}
 			state[x] = 1;
-			path[len++] = x;
 			x = idom[x];
 		}
-		while (len)
-			state[path[--len]] = 2;
+		for (x = v; ok && state[x] == 1; x = idom[x])
+			state[x] = 2;
 		if (ok)
-			ok = !__builtin_add_overflow(sum[idom[v]], ret[v], &sum[idom[v]]);
+			ok = !__builtin_add_overflow(sum[idom[v]], dom_retained(t, v), &sum[idom[v]]);
 	}
 	for (uint32_t v = 0; ok && v < n; v++) {
 		uint64_t want;
 		if (idom[v] != HEAP_NONE)
 			ok = !__builtin_add_overflow(sum[v], heap_shallow(h, v), &want) &&
-			     want == ret[v];
+			     want == dom_retained(t, v);
 	}
-	ok = ok && sum[n] == ret[n];
+	ok = ok && sum[n] == dom_retained(t, n);
 	big_free(state);
-	big_free(path);
 	big_free(sum);
 	return ok;
-}
-
-struct dom_tree *dom_tree_adopt(const struct heap *h, bool no_weak, uint32_t *idom,
-				uint64_t *retained)
-{
-	if (!is_tree(h, idom, retained))
-		return NULL;
-	struct dom_tree *t = new_tree(h, no_weak);
-	t->idom = idom;
-	set_retained(t, retained);
-	big_free(retained);
-	for (uint32_t v = 0; v < h->n; v++)
-		t->nreach += idom[v] != HEAP_NONE;
-	t->from_index = true;
-	return t;
 }
 
 void dom_tree_free(struct dom_tree *t)
@@ -164,8 +150,12 @@ void dom_tree_free(struct dom_tree *t)
 	if (!t)
 		return;
 	hg_free(&t->g);
-	big_free(t->idom);
-	big_free(t->retained32);
+	if (t->map) {
+		munmap(t->map, t->maplen);
+	} else {
+		big_free(t->idom);
+		big_free(t->retained32);
+	}
 	u64map_free(&t->retained_big);
 	big_free(t->depth);
 	big_free(t->pre);
@@ -590,37 +580,82 @@ void dom_tree_shape(struct dom_tree *t, uint32_t *height, uint32_t *width)
 
 uint8_t *dom_tree_save(const struct dom_tree *t, uint32_t n, size_t *len)
 {
-	*len = 4 + ((size_t)n + 1) * 12;
+	uint64_t nbig = 0;
+	for (uint32_t v = 0; v <= n; v++)
+		nbig += t->retained32[v] == DOM_RETAINED_BIG;
+	size_t arrays = ((size_t)n + 1) * 4;
+	*len = 16 + 2 * arrays + nbig * 16;
 	uint8_t *buf = big_alloc(*len, 1);
-	memcpy(buf, &n, 4);
-	memcpy(buf + 4, t->idom, ((size_t)n + 1) * 4);
-	uint8_t *r = buf + 4 + ((size_t)n + 1) * 4;
-	for (uint32_t v = 0; v <= n; v++) {
-		uint64_t x = dom_retained(t, v);
-		memcpy(r + (size_t)v * 8, &x, 8);
-	}
+	uint32_t head[2] = {DOM_SECTION_MAGIC, n};
+	memcpy(buf, head, 8);
+	memcpy(buf + 8, &nbig, 8);
+	memcpy(buf + 16, t->idom, arrays);
+	memcpy(buf + 16 + arrays, t->retained32, arrays);
+	uint8_t *pair = buf + 16 + 2 * arrays;
+	for (uint32_t v = 0; v <= n; v++)
+		if (t->retained32[v] == DOM_RETAINED_BIG) {
+			uint64_t kv[2] = {(uint64_t)v + 1, dom_retained(t, v)};
+			memcpy(pair, kv, 16);
+			pair += 16;
+		}
 	return buf;
 }
 
 struct dom_tree *dom_tree_load(const struct heap *h, bool no_weak, const uint8_t *p,
-			       uint64_t len, bool *insane)
+			       uint64_t len, void *map, size_t maplen, bool *insane)
 {
-	uint32_t n = h->n, stored;
+	uint32_t n = h->n, head[2];
+	uint64_t nbig;
+	size_t arrays = ((size_t)n + 1) * 4;
 	*insane = false;
-	if (len != 4 + ((uint64_t)n + 1) * 12)
+	if (len < 16 + 2 * (uint64_t)arrays)
 		return NULL;
-	memcpy(&stored, p, 4);
-	if (stored != n)
-		return NULL;
-	uint32_t *idom = big_alloc((size_t)n + 1, sizeof *idom);
-	uint64_t *ret = big_alloc((size_t)n + 1, sizeof *ret);
-	memcpy(idom, p + 4, ((size_t)n + 1) * 4);
-	memcpy(ret, p + 4 + ((size_t)n + 1) * 4, ((size_t)n + 1) * 8);
-	struct dom_tree *t = dom_tree_adopt(h, no_weak, idom, ret);
-	if (!t) {
-		big_free(idom);
-		big_free(ret);
-		*insane = true;
+	memcpy(head, p, 8);
+	memcpy(&nbig, p + 8, 8);
+	if (head[0] != DOM_SECTION_MAGIC || head[1] != n ||
+	    nbig > (len - 16 - 2 * (uint64_t)arrays) / 16 ||
+	    len != 16 + 2 * (uint64_t)arrays + nbig * 16)
+		return NULL;	/* another layout, or another heap's */
+	if (map && ((uintptr_t)p & 7))
+		map = NULL;	/* not where its arrays can be used: copied */
+	struct dom_tree *t = new_tree(h, no_weak);
+	if (map) {
+		t->idom = (uint32_t *)(uintptr_t)(p + 16);
+		t->retained32 = (uint32_t *)(uintptr_t)(p + 16 + arrays);
+	} else {
+		t->idom = big_alloc((size_t)n + 1, sizeof *t->idom);
+		t->retained32 = big_alloc((size_t)n + 1, sizeof *t->retained32);
+		memcpy(t->idom, p + 16, arrays);
+		memcpy(t->retained32, p + 16 + arrays, arrays);
 	}
+	u64map_init(&t->retained_big, nbig < 16 ? 16 : (size_t)nbig);
+	bool ok = true;
+	const uint8_t *pair = p + 16 + 2 * arrays;
+	for (uint64_t k = 0; ok && k < nbig; k++, pair += 16) {
+		uint64_t kv[2];
+		memcpy(kv, pair, 16);
+		/* each entry of a size in the map, once, and of 4 GiB or more */
+		uint64_t seen;
+		ok = kv[0] >= 1 && kv[0] <= (uint64_t)n + 1 && kv[1] >= DOM_RETAINED_BIG &&
+		     t->retained32[kv[0] - 1] == DOM_RETAINED_BIG &&
+		     !u64map_get(&t->retained_big, kv[0], &seen);
+		if (ok)
+			u64map_put(&t->retained_big, kv[0], kv[1]);
+	}
+	ok = ok && is_tree(t);
+	if (!ok) {
+		*insane = true;
+		if (map)	/* the mapping stays the caller's */
+			t->idom = t->retained32 = NULL;
+		dom_tree_free(t);
+		return NULL;
+	}
+	t->map = map;
+	t->maplen = maplen;
+	for (uint32_t v = 0; v < n; v++)
+		t->nreach += t->idom[v] != HEAP_NONE;
+	t->from_index = true;
+	big_settle(t->idom);	/* read from now on (when copied) */
+	big_settle(t->retained32);
 	return t;
 }

@@ -33,6 +33,8 @@ struct dom_tree {
 	uint32_t *kid_first;	/* [n+2] lazily (dom_children_view): v's children are kids[kid_first[v] .. kid_first[v+1]) */
 	uint32_t *kids;		/* [nreach] lazily: the children, each node's largest retained first */
 	bool from_index;	/* loaded from the index file, not computed */
+	void *map;		/* the index section idom and retained32 lie in, or NULL */
+	size_t maplen;
 };
 
 #define DOM_RETAINED_BIG UINT32_MAX
@@ -61,28 +63,35 @@ static inline uint64_t dom_retained(const struct dom_tree *t, uint32_t v)
  */
 int dom_tree_build(struct heap *h, bool no_weak, bool spill, struct dom_tree **out);
 
-/*
- * dom_tree_adopt: a tree from precomputed arrays (the index file), which it
- * takes (retained, a big array, is read and freed: the tree keeps its
- * sizes in 32 bits); NULL, taking nothing, when they are not a dominator tree of h
- * with consistent retained sizes (a checksum proves an index undamaged,
- * not sane). Checking costs O(n).
- */
-struct dom_tree *dom_tree_adopt(const struct heap *h, bool no_weak, uint32_t *idom,
-				uint64_t *retained);
 void dom_tree_free(struct dom_tree *t);
 
 /*
  * dom_tree_save / dom_tree_load: a tree of an n-object heap as one index
- * section (u32 n, idom[n+1] u32, retained[n+1] u64, this machine's byte
- * order). dom_tree_save returns len bytes the caller frees with big_free. dom_tree_load
- * returns NULL when the section is not of h (wrong size or count: a stale
- * index) or, setting *insane, when it is of h's size but not a dominator
- * tree of h (dom_tree_adopt); it only reads p.
+ * section, in this machine's byte order:
+ *   u32 DOM_SECTION_MAGIC, u32 n, u64 nbig,
+ *   idom[n+1] u32 (byte 16), retained32[n+1] u32 (byte 16 + 4(n+1)),
+ *   nbig pairs of u64 (object index + 1, retained bytes) for the sizes of
+ *   DOM_RETAINED_BIG or more (byte 16 + 8(n+1), 8-aligned).
+ * The arrays are the tree's own, so a section at an 8-aligned address can
+ * be used where it lies. dom_tree_save returns len bytes the caller frees
+ * with big_free.
+ *
+ * dom_tree_load checks the section against h: NULL when it is not of h
+ * (another layout, count or size: a stale index); NULL with *insane set
+ * when it is of h's size but not a dominator tree of h with consistent
+ * retained sizes (a checksum proves an index undamaged, not sane): every
+ * reachable object's chain of dominators ends at the super-root, without
+ * a cycle or an unreachable object, and each retained size is the shallow
+ * size plus the children's. Checking costs O(n) time and 9 bytes per
+ * object for a while. With map (a read-only mapping of maplen bytes that
+ * p lies in, 8-aligned), the tree uses the arrays where they lie and takes
+ * the mapping, unmapped by dom_tree_free (on NULL the caller keeps it);
+ * without, it copies them and only reads p.
  */
+#define DOM_SECTION_MAGIC 0x32544f44u	/* "DOT2" */
 uint8_t *dom_tree_save(const struct dom_tree *t, uint32_t n, size_t *len);
 struct dom_tree *dom_tree_load(const struct heap *h, bool no_weak, const uint8_t *p,
-			       uint64_t len, bool *insane);
+			       uint64_t len, void *map, size_t maplen, bool *insane);
 
 /*
  * dom_children: v's children in the dominator tree (v may be the

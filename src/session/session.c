@@ -227,11 +227,17 @@ struct idx *hs_index(struct hs_session *s)
 static struct dom_tree *dom_from_index(struct hs_session *s, bool no_weak)
 {
 	uint64_t len;
-	const uint8_t *p = idx_section(s->idx, no_weak ? IDX_DOM_STRONG : IDX_DOM_ALL, &len);
+	struct idx_mapping m;
+	/* mapped on its own: the tree uses its arrays where they lie, and a
+	 * later rewrite of the index does not take them away */
+	const uint8_t *p = idx_map_section(s->idx, no_weak ? IDX_DOM_STRONG : IDX_DOM_ALL,
+					   &len, &m);
 	if (!p)
 		return NULL;
 	bool insane = false;
-	struct dom_tree *t = dom_tree_load(s->heap, no_weak, p, len, &insane);
+	struct dom_tree *t = dom_tree_load(s->heap, no_weak, p, len, m.base, m.len, &insane);
+	if (!t)
+		idx_unmap(&m);
 	if (insane)
 		hs_notify(s, HS_NOTICE_ALWAYS, "heapsh: warning: the index's dominator tree is not a "
 			  "tree of this heap; computing it again");

@@ -157,9 +157,19 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 static void use_tree(bool no_weak, const uint8_t *p, uint64_t len)
 {
 	bool insane;
-	struct dom_tree *t = dom_tree_load(heap, no_weak, p, len, &insane);
-	if (!t)
+	/* As the session does: the section in a read-only mapping the tree
+	 * uses where it lies and unmaps (a write to it would fault here). */
+	size_t maplen = len ? (size_t)len : 1;
+	void *map = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		abort();
+	memcpy(map, p, len);
+	mprotect(map, maplen, PROT_READ);
+	struct dom_tree *t = dom_tree_load(heap, no_weak, map, len, map, maplen, &insane);
+	if (!t) {
+		munmap(map, maplen);
 		return;
+	}
 	uint32_t n, height, width;
 	free(dom_children(t, heap->n, &n));
 	free(dom_children(t, 0, &n));

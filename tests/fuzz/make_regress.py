@@ -123,8 +123,9 @@ def sections(idx):
     p, out = hdr, {}
     for _ in range(nsec):
         tag, ln = struct.unpack_from("<IQ", idx, p)
-        out[tag] = (p + 12, ln)
-        p += 12 + ln
+        p = (p + 12 + 4095) // 4096 * 4096  # each payload starts at a multiple of 4096
+        out[tag] = (p, ln)
+        p += ln
     return out
 
 
@@ -135,8 +136,8 @@ def index_variants(tiny):
     tiny = bytearray(tiny)  # the seed, like every input of fuzz_index, has no CRC
     secs = sections(tiny)
     off, ln = secs[DOMA]
-    n = struct.unpack_from("<I", tiny, off)[0]
-    idom = off + 4
+    n = struct.unpack_from("<I", tiny, off + 4)[0]  # after the layout's magic
+    idom = off + 16
     cycle = bytearray(tiny)
     struct.pack_into("<II", cycle, idom, 1, 0)  # idom[0] = 1, idom[1] = 0
     chain = bytearray(tiny)
