@@ -166,6 +166,9 @@ static void use_tree(bool no_weak, const uint8_t *p, uint64_t len)
 	memcpy(map, p, len);
 	mprotect(map, maplen, PROT_READ);
 	struct dom_tree *t = dom_tree_load(heap, no_weak, map, len, map, maplen, &insane);
+	if (getenv("HEAPSH_FUZZ_VERBOSE"))
+		fprintf(stderr, "fuzz_index: tree (%s): %s\n", no_weak ? "DOMS" : "DOMA",
+			t ? "used" : insane ? "refused: not a tree of this heap" : "stale");
 	if (!t) {
 		munmap(map, maplen);
 		return;
@@ -215,6 +218,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		use_tree(true, p, len);
 	if ((p = idx_section(x, IDX_DYN, &len))) {
 		struct dyn *d = dyn_load(p, len, heap->n);
+		if (getenv("HEAPSH_FUZZ_VERBOSE"))
+			fprintf(stderr, "fuzz_index: dynamic sizes: %s\n", d ? "used" : "refused");
 		if (d) {
 			uint64_t bytes;
 			for (uint32_t v = 0; v < heap->n; v++)

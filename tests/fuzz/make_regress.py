@@ -152,8 +152,13 @@ def index_variants(tiny):
     big = bytearray(tiny)
     big[flags] |= 1  # DYN_EXACT
     struct.pack_into("<Q", big, exact, 0xFFFFFFFFFFFFFFFF)
+    # finding 13: one component's offset far past the edges, mid-table (the
+    # rows before it used to be read before it was checked)
+    out_start = flags - edges * 4 - (ncomp + 1) * 4
+    past = bytearray(tiny)
+    struct.pack_into("<I", past, out_start + 4 * (ncomp // 2), edges + 100000)
     return {"idom-cycle": bytes(cycle), "idom-unreachable-chain": bytes(chain),
-            "dyn-exact-max": bytes(big)}
+            "dyn-exact-max": bytes(big), "dyn-out-start-past-edges": bytes(past)}
 
 
 # ---- agent replies (fuzz_reply: the request byte, then the reply stream) ----
