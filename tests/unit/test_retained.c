@@ -14,9 +14,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <cmocka.h>
 
+#include "../../src/base/big.h"
 #include "../../src/engine/domtree.h"
 #include "hprof_writer.h"
 
@@ -247,10 +249,94 @@ static void class_lower_bound(void **state)
 	narray_classes = 1;
 }
 
+/*
+ * The tree's index section (dom_tree_save / dom_tree_load): read back,
+ * copied or used where it lies in a read-only mapping, it is the same tree;
+ * the layout before (u32 n, idom, u64 retained sizes) and a cut section
+ * are stale; a cycle and a large-size pair below 4 GiB are refused.
+ */
+static void section_round_trip(void **state)
+{
+	(void)state;
+	for (int iter = 0; iter < 12; iter++) {
+		struct hw w;
+		struct heap *h = random_heap(iter < 6 ? 40 : 400, iter % 3, &w);
+		uint32_t n = h->n;
+		struct dom_tree *t;
+		assert_int_equal(dom_tree_build(h, false, false, &t), HS_OK);
+		size_t len;
+		uint8_t *sec = dom_tree_save(t, n, &len);
+		assert_int_equal(len, 16 + 8 * ((size_t)n + 1));
+		bool insane = true;
+		struct dom_tree *copy = dom_tree_load(h, false, sec, len, NULL, 0, &insane);
+		assert_non_null(copy);
+		assert_false(insane);
+		void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		assert_true(map != MAP_FAILED);
+		memcpy(map, sec, len);
+		assert_int_equal(mprotect(map, len, PROT_READ), 0);
+		struct dom_tree *lent = dom_tree_load(h, false, map, len, map, len, &insane);
+		assert_non_null(lent);
+		assert_ptr_equal(lent->idom, (uint32_t *)((uint8_t *)map + 16));
+		for (uint32_t v = 0; v <= n; v++) {
+			assert_int_equal(copy->idom[v], t->idom[v]);
+			assert_int_equal(lent->idom[v], t->idom[v]);
+			assert_int_equal(dom_retained(copy, v), dom_retained(t, v));
+			assert_int_equal(dom_retained(lent, v), dom_retained(t, v));
+		}
+		assert_int_equal(lent->nreach, t->nreach);
+		dom_tree_free(copy);
+		dom_tree_free(lent);	/* unmaps */
+
+		/* the old layout: stale, not insane */
+		size_t olen = 4 + 12 * ((size_t)n + 1);
+		uint8_t *old = calloc(1, olen);
+		memcpy(old, &n, 4);
+		memcpy(old + 4, t->idom, 4 * ((size_t)n + 1));
+		assert_null(dom_tree_load(h, false, old, olen, NULL, 0, &insane));
+		assert_false(insane);
+		free(old);
+		assert_null(dom_tree_load(h, false, sec, len - 1, NULL, 0, &insane));
+		assert_false(insane);
+
+		/* a cycle between two reachable objects: refused, the mapping kept */
+		uint32_t a = HEAP_NONE, b = HEAP_NONE;
+		for (uint32_t v = 0; v < n && b == HEAP_NONE; v++)
+			if (t->idom[v] != HEAP_NONE && t->idom[v] != n)
+				a == HEAP_NONE ? (a = v) : (b = v);
+		if (b != HEAP_NONE) {
+			uint8_t *bad = mmap(NULL, len, PROT_READ | PROT_WRITE,
+					    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			memcpy(bad, sec, len);
+			memcpy(bad + 16 + 4 * (size_t)a, &b, 4);
+			memcpy(bad + 16 + 4 * (size_t)b, &a, 4);
+			assert_null(dom_tree_load(h, false, bad, len, bad, len, &insane));
+			assert_true(insane);
+			assert_int_equal(munmap(bad, len), 0);
+		}
+		/* a pair for a size below 4 GiB: refused */
+		uint8_t *pair = calloc(1, len + 16);
+		memcpy(pair, sec, len);
+		uint64_t one = 1, kv[2] = {1, dom_retained(t, 0)};
+		memcpy(pair + 8, &one, 8);
+		uint32_t mark = DOM_RETAINED_BIG;
+		memcpy(pair + 16 + 4 * ((size_t)n + 1), &mark, 4);
+		memcpy(pair + len, kv, 16);
+		assert_null(dom_tree_load(h, false, pair, len + 16, NULL, 0, &insane));
+		assert_true(insane);
+		free(pair);
+		big_free(sec);
+		dom_tree_free(t);
+		heap_free(h);
+		hw_free(&w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(class_lower_bound),
+		cmocka_unit_test(section_round_trip),
 		cmocka_unit_test(small_heaps),
 		cmocka_unit_test(local_and_wide),
 		cmocka_unit_test(batches),
