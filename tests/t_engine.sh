@@ -204,6 +204,18 @@ check_contains "fallback index is reused" "read from the index" \
 	"$(printf ':dominators --top 1\n:info\n' | XDG_CACHE_HOME=$E/xdg $HEAPSH --format csv "$K" 2>&1)"
 rmdir "$K.hsidx"
 if ls "$E"/*.tmp.* >/dev/null 2>&1; then fail "no temporary index files left"; else ok "no temporary index files left"; fi
+# Killed while writing its index (here by SIGXFSZ, past a file size limit
+# of half the index): no file is left, named or temporary, next to the
+# dump or in the cache folder; the next open computes and writes it whole.
+rm -f "$K.hsidx"
+HALF=$(( $(stat -c %s "$E/good.hsidx") / 2048 ))
+( ulimit -f "$HALF"; XDG_CACHE_HOME=$E/xdg2 exec $HEAPSH -c ':dominators --top 1' "$K" ) >/dev/null 2>&1
+check "killed while writing the index: it died of the file size limit" "$?" "153"
+check "... and left no file" "$(ls "$K".hsidx* "$E"/*.tmp.* "$E"/xdg2/heapsh/* 2>/dev/null)" ""
+OUT=$(printf ':dominators --top 1\n:info\n' | $HEAPSH --format csv "$K" 2>&1)
+check_contains "... the next open writes it" "index file,$K.hsidx" "$OUT"
+check_contains "... whole: the next open reads its tree" "dominator tree,\"read from the index" \
+	"$(printf ':dominators --top 1\n:info\n' | $HEAPSH --format csv "$K" 2>&1)"
 
 # --export-graph, checked with networkx's immediate_dominators when present.
 $HEAPSH --export-graph "$K" "$E/graph.txt"

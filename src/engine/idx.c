@@ -1,4 +1,7 @@
 /* idx.c - the on-disk index; see idx.h. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* O_TMPFILE */
+#endif
 #include "idx.h"
 
 #include "../base/big.h"
@@ -335,9 +338,22 @@ static bool write_file(const struct idx *x, const struct section *secs, int nsec
 			mkdir(dir, 0700);
 			*p = '/';
 		}
-	free(dir);
 	char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/*
+	 * An unnamed file in the folder (O_TMPFILE), named only once it is
+	 * whole: a process killed while writing (kill -9, the OOM killer)
+	 * leaves nothing behind, where a named temporary file could be
+	 * gigabytes. Where the filesystem cannot, a named one.
+	 */
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = 0;
+	int fd = open(slash ? (slash == dir ? "/" : dir) : ".", O_TMPFILE | O_WRONLY | O_CLOEXEC,
+		      0644);
+	bool unnamed = fd >= 0;
+	free(dir);
+	if (!unnamed)
+		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		free(tmp);
 		return false;
@@ -364,6 +380,12 @@ static bool write_file(const struct idx *x, const struct section *secs, int nsec
 	uint32_t c = (uint32_t)crc;
 	uLong dummy = 0;
 	ok = ok && write_all(fd, &c, 4, &dummy, &at) && fsync(fd) == 0;
+	if (ok && unnamed) {
+		char proc[64];
+		snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+		unlink(tmp);	/* a leftover of a process with this pid */
+		ok = linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0;
+	}
 	ok = close(fd) == 0 && ok;
 	if (ok && rename(tmp, path) != 0)
 		ok = false;
@@ -397,6 +419,36 @@ static bool remap(struct idx *x, int nsec)
 	return true;
 }
 
+/*
+ * room_for: bytes free on the filesystem a file at path would be on: that
+ * of its folder, or of the nearest folder above it that exists (the cache
+ * folder is made only when written to); 0 if unknown.
+ */
+static uint64_t room_for(const char *path)
+{
+	char *dir = xstrdup(path);
+	uint64_t have = 0;
+	struct stat st;
+	for (;;) {
+		char *slash = strrchr(dir, '/');
+		if (!slash) {
+			have = big_disk_free(".");
+			break;
+		}
+		if (slash == dir) {
+			have = big_disk_free("/");
+			break;
+		}
+		*slash = 0;
+		if (stat(dir, &st) == 0) {
+			have = big_disk_free(dir);
+			break;
+		}
+	}
+	free(dir);
+	return have;
+}
+
 int idx_put_parts(struct idx *x, const struct idx_put *puts, int nputs, struct hs_error *err)
 {
 	if (!x->have_key) {
@@ -425,12 +477,7 @@ int idx_put_parts(struct idx *x, const struct idx_put *puts, int nputs, struct h
 	int st = HS_ERR;
 	int saved = 0;
 	for (int w = 0; w < 2 && st != HS_OK; w++) {
-		char *dir = xstrdup(where[w]);
-		char *slash = strrchr(dir, '/');
-		if (slash)
-			*slash = 0;
-		uint64_t have = big_disk_free(slash ? (slash == dir ? "/" : dir) : ".");
-		free(dir);
+		uint64_t have = room_for(where[w]);
 		if (have && have < need + (need >> 4)) {
 			saved = ENOSPC;
 			continue;	/* it would not fit: do not fill the disk trying */
