@@ -13,7 +13,11 @@ ATT_FDS=()	# write ends of the JVMs' stdin
 att_cleanup() {
 	local fd p
 	for fd in "${ATT_FDS[@]}"; do exec {fd}>&-; done
-	for p in "${ATT_PIDS[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	for p in "${ATT_PIDS[@]}"; do
+		kill -9 "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+		rm -f "/tmp/.java_pid$p"	# left by JVMs killed with -9
+	done
 	ATT_FDS=()
 	ATT_PIDS=()
 }

@@ -638,15 +638,23 @@ static int open_socket(const struct target *t, int64_t deadline, int *fdp,
 	char sock[PATH_MAX];
 	snprintf(sock, sizeof sock, "%s/.java_pid%d", t->tmp, t->nspid);
 	*fdp = -1;
-	if (is_socket(sock)) {
+	struct stat ss;
+	if (stat(sock, &ss) == 0 && S_ISSOCK(ss.st_mode)) {
 		int fd = try_connect(sock, deadline);
 		if (fd >= 0) {
 			*fdp = fd;
 			return HS_OK;
 		}
-		if (errno != ECONNREFUSED)
+		int e = errno;
+		if (e != ECONNREFUSED && t->uid != (uid_t)-1 && ss.st_uid != t->uid)
+			return fail(kind, ATT_IO, err, "cannot connect to JVM %d's attach socket %s: %s; "
+				    "it belongs to uid %lu, not to the JVM's user (uid %lu), so it was left by "
+				    "an earlier process with this pid, and the JVM cannot make its own while it "
+				    "is there; remove it (as root) and try again", t->pid, sock, strerror(e),
+				    (unsigned long)ss.st_uid, (unsigned long)t->uid);
+		if (e != ECONNREFUSED)
 			return fail(kind, ATT_IO, err, "cannot connect to JVM %d's attach socket %s: %s",
-				    t->pid, sock, strerror(errno));
+				    t->pid, sock, strerror(e));
 		unlink(sock);
 	}
 	int st = start_listener(t, sock, deadline, kind, err);
@@ -658,6 +666,24 @@ static int open_socket(const struct target *t, int64_t deadline, int *fdp,
 			    t->pid, sock, strerror(errno));
 	*fdp = fd;
 	return HS_OK;
+}
+
+/*
+ * remove_stale_socket: as root, remove an attach socket at JVM t's path that
+ * another user owns. HotSpot makes its socket as the JVM's own user, so such a
+ * socket was left by an earlier process with this pid (killed before it could
+ * remove it), and while it is there the JVM cannot rename its own into place
+ * (sticky /tmp). Not root: left alone, and open_socket says whose it is.
+ */
+static void remove_stale_socket(const struct target *t)
+{
+	char sock[PATH_MAX];
+	struct stat st;
+	if (geteuid() != 0 || t->uid == (uid_t)-1)
+		return;
+	snprintf(sock, sizeof sock, "%s/.java_pid%d", t->tmp, t->nspid);
+	if (lstat(sock, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid != t->uid)
+		unlink(sock);
 }
 
 /* ---- request and reply ---- */
@@ -890,6 +916,7 @@ int att_command(int pid, const char *cmd, const char *arg1, const char *arg2,
 		goto fail;
 	if ((st = check_target(pid, &t, kind, err)) != HS_OK)
 		goto fail;
+	remove_stale_socket(&t);
 	/* as the JVM's user only while the trigger file is made and the socket connected */
 	if ((st = become(&t, &cr, kind, err)) != HS_OK)
 		goto fail;

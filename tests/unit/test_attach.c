@@ -285,6 +285,21 @@ static void reap(struct fake *f)
 	unlink(sock);
 }
 
+/* stale_socket: a Unix socket at path, owned by us, that nobody listens on. */
+static void stale_socket(const char *path)
+{
+	struct sockaddr_un a;
+	memset(&a, 0, sizeof a);
+	a.sun_family = AF_UNIX;
+	snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+	unlink(path);
+	int s = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(s >= 0);
+	assert_int_equal(bind(s, (struct sockaddr *)&a, sizeof a), 0);
+	close(s);
+	chmod(path, 0600);
+}
+
 static void assert_no_trigger(int pid)
 {
 	char path[128];
@@ -865,7 +880,13 @@ static void test_fake_jvm_other_user_as_root(void **state)
 	char *out = NULL, rep[64], want[128];
 	enum att_kind k = ATT_IO;
 	struct hs_error err;
-	assert_int_equal(att_jcmd(f.pid, "VM.version", 5000, &out, &k, &err), HS_OK);
+	/* a root-owned socket an earlier process with this pid left behind */
+	char stale[64];
+	snprintf(stale, sizeof stale, "/tmp/.java_pid%d", (int)f.pid);
+	stale_socket(stale);
+	if (att_jcmd(f.pid, "VM.version", 5000, &out, &k, &err) != HS_OK)
+		fail_msg("attach as root to a JVM of uid %u failed (%s): %s", NOBODY_UID,
+			 att_kind_name(k), err.msg);
 	snprintf(want, sizeof want, "peer=%u/%u\n", NOBODY_UID, NOBODY_UID);
 	assert_non_null(strstr(out, want));
 	free(out);
@@ -874,6 +895,45 @@ static void test_fake_jvm_other_user_as_root(void **state)
 	assert_int_equal(geteuid(), 0);
 	assert_int_equal(getegid(), 0);
 	assert_no_trigger(f.pid);
+	reap(&f);
+}
+
+/* not root: a stale socket of another user at our JVM's path is named, not removed */
+static void test_stale_socket_not_root(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	struct fake f = spawn("serve", "echo", NULL, NULL, NOBODY_UID);
+	char stale[64];
+	snprintf(stale, sizeof stale, "/tmp/.java_pid%d", (int)f.pid);
+	stale_socket(stale);
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	pid_t c = fork();
+	assert_true(c >= 0);
+	if (c == 0) {
+		enum att_kind k = ATT_OK;
+		struct hs_error err;
+		if (setgid(NOBODY_UID) != 0 || setuid(NOBODY_UID) != 0)
+			_exit(1);
+		int st = att_jcmd(f.pid, "VM.version", 2000, NULL, &k, &err);
+		char msg[900];
+		snprintf(msg, sizeof msg, "%d %s %s", st, att_kind_name(k), err.msg);
+		ssize_t w = write(p[1], msg, strlen(msg));
+		_exit(w > 0 ? 0 : 1);
+	}
+	close(p[1]);
+	char buf[900] = "";
+	ssize_t n = read(p[0], buf, sizeof buf - 1);
+	buf[n > 0 ? n : 0] = 0;
+	close(p[0]);
+	waitpid(c, NULL, 0);
+	if (!strstr(buf, "-1 io ") || !strstr(buf, "belongs to uid 0, not to the JVM's user") ||
+	    !strstr(buf, "remove it (as root)"))
+		fail_msg("unexpected outcome: %s", buf);
+	assert_true(exists(stale));	/* not ours to remove */
+	unlink(stale);
 	reap(&f);
 }
 
@@ -965,6 +1025,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_fake_jvm_timeout),
 		cmocka_unit_test(test_fake_jvm_exits),
 		cmocka_unit_test(test_fake_jvm_other_user_as_root),
+		cmocka_unit_test(test_stale_socket_not_root),
 		cmocka_unit_test(test_other_user_not_root),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
