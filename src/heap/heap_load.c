@@ -715,17 +715,37 @@ static const char *class_name_for(struct loader *L, uint64_t id)
 	return heap_keep(L->h, xasprintf("<class 0x%llx>", (unsigned long long)id));
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 static void read_classes(struct loader *L)
 {
 	struct heap *h = L->h;
 	struct hprof *hp = L->hp;
 	size_t ids = (size_t)hp->id_size;
-	/* Class indexes follow object indexes, so binary search finds them. */
+	/*
+	 * The class objects: the CLASS DUMP records pass 1 noted whose id kept
+	 * its record (a duplicate id keeps one record), found by id rather than
+	 * by reading every record's tag, which out of core reads the whole dump
+	 * again. In object order: class indexes follow object indexes, so binary
+	 * search finds them (heap_class_of_object).
+	 */
+	uint32_t *objs = xmalloc((L->nclasspos + 1) * sizeof *objs), nobjs = 0;
+	for (size_t k = 0; k < L->nclasspos; k++) {
+		uint32_t i = heap_index(h, hprof_id(hp, hp->data + L->classpos[k] + 1));
+		if (i != HEAP_NONE && h->pos[i] == L->classpos[k])
+			objs[nobjs++] = i;
+	}
+	qsort(objs, nobjs, sizeof *objs, cmp_u32);
 	uint32_t nc = 0;
 	h->classes = xcalloc(L->nclasspos + 1, sizeof *h->classes);
 	u64map_init(&L->class_index, L->nclasspos + 16);
-	for (uint32_t i = 0; i < h->n; i++) {
-		if (hp->data[h->pos[i]] != HPROF_GC_CLASS_DUMP)
+	for (uint32_t j = 0; j < nobjs; j++) {
+		uint32_t i = objs[j];
+		if (j && i == objs[j - 1])
 			continue;
 		struct hprof_class_dump cd;
 		/* Already bounds-checked in pass 1. */
@@ -763,6 +783,7 @@ static void read_classes(struct loader *L)
 		u64map_put(&L->class_index, cd.id, nc);
 		nc++;
 	}
+	free(objs);
 	h->nclasses = nc;
 	for (uint32_t k = 0; k < nc; k++) {
 		struct heap_class *c = &h->classes[k];
@@ -1505,8 +1526,7 @@ static void loader_free(struct loader *L)
  */
 static void settle(struct heap *h)
 {
-	uint32_t n = h->n;
-	const uint8_t *d = h->hp->data;
+	uint32_t n = h->n, kc = 0;
 	size_t nblocks = ((size_t)n >> HEAP_POS_BLOCK_SHIFT) + 1;
 	h->pos_base = big_alloc(nblocks, sizeof *h->pos_base);
 	h->pos_lo = big_alloc((size_t)n + 1, sizeof *h->pos_lo);
@@ -1516,9 +1536,14 @@ static void settle(struct heap *h)
 		uint32_t to = from + HEAP_POS_BLOCK < from || from + HEAP_POS_BLOCK > n
 				      ? n : from + HEAP_POS_BLOCK;
 		uint64_t base = UINT64_MAX;
-		for (uint32_t i = from; i < to; i++)
-			if (d[h->pos[i]] != HPROF_GC_CLASS_DUMP && h->pos[i] < base)
+		for (uint32_t i = from; i < to; i++) {
+			/* class objects are read_classes's, in object order: no record is read */
+			while (kc < h->nclasses && h->classes[kc].obj < i)
+				kc++;
+			bool is_class = kc < h->nclasses && h->classes[kc].obj == i;
+			if (!is_class && h->pos[i] < base)
 				base = h->pos[i];
+		}
 		if (base == UINT64_MAX)
 			base = 0;
 		h->pos_base[b] = base;
