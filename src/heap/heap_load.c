@@ -69,6 +69,8 @@ struct loader {
 	struct u64map class_serials;	/* class serial -> class id */
 	struct u64map traces;		/* trace serial -> record offset */
 	struct u64map class_index;	/* class id -> class index */
+	uint32_t prim[16];	/* primitive array classes by type (HEAP_NONE: none yet) */
+	bool assigned;		/* every object's class is known before pass 2 */
 	size_t next_progress;
 	struct hs_error *err;	/* heap_load's */
 };
@@ -872,6 +874,8 @@ static void size_classes_art(struct heap *h)
 	}
 }
 
+static void assign_classes(struct loader *L);
+
 static void size_classes(struct loader *L)
 {
 	struct heap *h = L->h;
@@ -907,6 +911,8 @@ static void size_classes(struct loader *L)
 			h->oop_size = g;
 			h->oop_source = "Unsafe field offsets in the dump";
 		} else {
+			/* reads fields, so every object's class first */
+			assign_classes(L);
 			char *mode = heap_system_property(h, "java.vm.compressedOopsMode");
 			h->oop_size = mode ? 4 : ids;
 			h->oop_source = mode ? "system property java.vm.compressedOopsMode"
@@ -1017,7 +1023,6 @@ static uint32_t prim_array_class(struct loader *L, uint8_t t, uint32_t *cache)
 struct assign_half {
 	struct loader *L;
 	uint32_t from, to;
-	const uint32_t *prim;	/* class of each primitive array type */
 	uint8_t *kind;		/* per class: the kind of its objects seen here */
 	uint64_t misses;	/* class ids not yet known (left HEAP_NONE) */
 };
@@ -1030,46 +1035,54 @@ static void note_kind(uint8_t *kind, uint32_t c, uint8_t k)
 		kind[c] = HEAP_KIND_MIXED;
 }
 
+/*
+ * record_class: the class of the object whose record is at p, from the
+ * class maps only (HEAP_NONE for a class id without a CLASS DUMP, or a
+ * primitive array type without its class yet), and in *kind its kind.
+ * *last_cid and *last_c remember the last instance's class id: records of
+ * one class come in runs.
+ */
+static inline uint32_t record_class(const struct loader *L, size_t p, uint64_t *last_cid,
+				    uint32_t *last_c, uint8_t *kind)
+{
+	const struct hprof *hp = L->hp;
+	const uint8_t *d = hp->data;
+	size_t ids = (size_t)hp->id_size;
+	uint64_t ci;
+	switch (d[p]) {
+	case HPROF_GC_INSTANCE_DUMP: {
+		uint64_t cid = hprof_id(hp, d + p + 1 + ids + 4);
+		if (cid != *last_cid || *last_c == HEAP_NONE) {
+			*last_cid = cid;
+			*last_c = u64map_get(&L->class_index, cid, &ci) ? (uint32_t)ci : HEAP_NONE;
+		}
+		*kind = HEAP_INSTANCE;
+		return *last_c;
+	}
+	case HPROF_GC_OBJ_ARRAY_DUMP:
+		*kind = HEAP_OBJ_ARRAY;
+		return u64map_get(&L->class_index, hprof_id(hp, d + p + 1 + ids + 8), &ci)
+			       ? (uint32_t)ci : HEAP_NONE;
+	case HPROF_GC_PRIM_ARRAY_DUMP: case HPROF_GC_PRIM_ARRAY_NODATA:
+		*kind = HEAP_PRIM_ARRAY;
+		return L->prim[d[p + 1 + ids + 8] & 15];
+	default:
+		*kind = HEAP_CLASS;
+		return L->h->class_class;
+	}
+}
+
 /* assign_work: classes of objects [from, to), reading the class maps only. */
 static void *assign_work(void *arg)
 {
 	struct assign_half *w = arg;
 	struct loader *L = w->L;
 	struct heap *h = L->h;
-	struct hprof *hp = L->hp;
-	const uint8_t *d = hp->data;
-	size_t ids = (size_t)hp->id_size;
-	uint64_t last_cid = 0, ci;
+	uint64_t last_cid = 0;
 	uint32_t last_c = HEAP_NONE;
 	for (uint32_t i = w->from; i < w->to; i++) {
-		size_t p = h->pos[i];
-		uint32_t c;
 		uint8_t k;
-		switch (d[p]) {
-		case HPROF_GC_INSTANCE_DUMP: {
-			uint64_t cid = hprof_id(hp, d + p + 1 + ids + 4);
-			if (cid != last_cid || last_c == HEAP_NONE) {
-				last_cid = cid;
-				last_c = u64map_get(&L->class_index, cid, &ci) ? (uint32_t)ci : HEAP_NONE;
-			}
-			c = last_c;
-			k = HEAP_INSTANCE;
-			break;
-		}
-		case HPROF_GC_OBJ_ARRAY_DUMP:
-			c = u64map_get(&L->class_index, hprof_id(hp, d + p + 1 + ids + 8), &ci)
-				    ? (uint32_t)ci : HEAP_NONE;
-			k = HEAP_OBJ_ARRAY;
-			break;
-		case HPROF_GC_PRIM_ARRAY_DUMP: case HPROF_GC_PRIM_ARRAY_NODATA:
-			c = w->prim[d[p + 1 + ids + 8] & 15];
-			k = HEAP_PRIM_ARRAY;
-			break;
-		default:
-			c = h->class_class;
-			k = HEAP_CLASS;
-			break;
-		}
+		uint32_t c = record_class(L, h->pos[i], &last_cid, &last_c, &k);
 		h->cls[i] = c;
 		if (c == HEAP_NONE)
 			w->misses++;
@@ -1079,22 +1092,24 @@ static void *assign_work(void *arg)
 	return NULL;
 }
 
+/* layout_added: classes made after layout_classes get a (field-less) layout. */
+static void layout_added(struct heap *h)
+{
+	for (uint32_t k = 0; k < h->nclasses; k++)
+		if (!h->classes[k].ref_offsets)
+			h->classes[k].ref_offsets = xcalloc(1, sizeof(uint32_t));
+}
+
 /*
- * assign_classes: every object's class, before sizes are decided (deciding
- * the oop size may read fields, which needs the classes), and per class the
- * kind of its objects, so heap_kind need not read the file. Two threads
- * look classes up; ids of classes with no CLASS DUMP are rare and get their
- * nameless classes afterwards, on one thread.
+ * prepare_classes: java.lang.Class (made when the dump has no CLASS DUMP
+ * for it) and the primitive array classes that exist, before any object's
+ * class is looked up.
  */
-static void assign_classes(struct loader *L)
+static void prepare_classes(struct loader *L)
 {
 	struct heap *h = L->h;
-	struct hprof *hp = L->hp;
-	const uint8_t *d = hp->data;
-	size_t ids = (size_t)hp->id_size;
-	uint32_t prim_cache[16], prim[16];
 	for (int t = 0; t < 16; t++)
-		prim_cache[t] = prim[t] = HEAP_NONE;
+		L->prim[t] = HEAP_NONE;
 	h->class_class = heap_class_by_name(h, "java.lang.Class");
 	if (h->class_class == HEAP_NONE)
 		h->class_class = add_class(L, 0, "java.lang.Class");
@@ -1104,47 +1119,92 @@ static void assign_classes(struct loader *L)
 		/* only classes that exist: a missing one is made when first needed */
 		char name[32];
 		snprintf(name, sizeof name, "%s[]", hprof_type_name(ptypes[t]));
-		prim[ptypes[t]] = heap_class_by_name(h, name);
+		L->prim[ptypes[t]] = heap_class_by_name(h, name);
 	}
+	layout_added(h);
 	h->cls = big_alloc(h->n + 1, sizeof *h->cls);
+}
+
+/* merge_kinds: per class, the kinds two workers saw (kind[c], c < nc). */
+static void merge_kinds(struct heap *h, uint32_t nc, const uint8_t *k0, const uint8_t *k1)
+{
+	for (uint32_t c = 0; c < nc; c++) {
+		h->classes[c].obj_kind = HEAP_KIND_NONE;
+		if (k0[c] != HEAP_KIND_NONE)
+			note_kind(&h->classes[c].obj_kind, 0, k0[c]);
+		if (k1[c] != HEAP_KIND_NONE)
+			note_kind(&h->classes[c].obj_kind, 0, k1[c]);
+	}
+}
+
+/*
+ * assign_missing: the objects left without a class (a class id without a
+ * CLASS DUMP, a primitive array type without its class) get nameless
+ * classes, made here on one thread in object order; with counted, their
+ * count and shallow bytes are added to those classes' (pass 2 could not).
+ */
+static void assign_missing(struct loader *L, bool counted)
+{
+	struct heap *h = L->h;
+	struct hprof *hp = L->hp;
+	const uint8_t *d = hp->data;
+	size_t ids = (size_t)hp->id_size;
+	uint32_t prim_cache[16];
+	for (int t = 0; t < 16; t++)
+		prim_cache[t] = HEAP_NONE;
+	for (uint32_t i = 0; i < h->n; i++) {
+		if (h->cls[i] != HEAP_NONE)
+			continue;
+		size_t p = h->pos[i];
+		uint32_t c;
+		uint8_t k;
+		if (d[p] == HPROF_GC_PRIM_ARRAY_DUMP || d[p] == HPROF_GC_PRIM_ARRAY_NODATA) {
+			c = prim_array_class(L, d[p + 1 + ids + 8], prim_cache);
+			k = HEAP_PRIM_ARRAY;
+		} else {
+			bool inst = d[p] == HPROF_GC_INSTANCE_DUMP;
+			c = class_for_id(L, hprof_id(hp, d + p + 1 + ids + (inst ? 4 : 8)));
+			k = inst ? HEAP_INSTANCE : HEAP_OBJ_ARRAY;
+		}
+		h->cls[i] = c;
+		note_kind(&h->classes[c].obj_kind, 0, k);
+		if (counted) {
+			uint64_t sz = heap_record_shallow(h, i);
+			h->classes[c].count++;
+			h->classes[c].shallow += sz;
+		}
+	}
+}
+
+
+/*
+ * assign_classes: every object's class before pass 2, for a dump whose
+ * sizes cannot be decided without reading fields (size_classes's last
+ * resort, which needs the classes). Otherwise pass 2 assigns them as it
+ * reads each record, which saves a walk of every record: out of core, a
+ * read of the whole dump. Two threads look classes up; ids of classes with
+ * no CLASS DUMP are rare and get their nameless classes afterwards, on one
+ * thread.
+ */
+static void assign_classes(struct loader *L)
+{
+	struct heap *h = L->h;
+	if (L->assigned)
+		return;
 	uint32_t nc = h->nclasses;
 	struct assign_half w[2] = {
-		{L, 0, h->n / 2, prim, xmalloc(nc + 1), 0},
-		{L, h->n / 2, h->n, prim, xmalloc(nc + 1), 0}};
+		{L, 0, h->n / 2, xmalloc(nc + 1), 0},
+		{L, h->n / 2, h->n, xmalloc(nc + 1), 0}};
 	memset(w[0].kind, HEAP_KIND_NONE, nc + 1);
 	memset(w[1].kind, HEAP_KIND_NONE, nc + 1);
 	heap_run2(assign_work, &w[0], &w[1], h->n > 100000);
-	for (uint32_t c = 0; c < nc; c++) {
-		h->classes[c].obj_kind = HEAP_KIND_NONE;
-		if (w[0].kind[c] != HEAP_KIND_NONE)
-			note_kind(&h->classes[c].obj_kind, 0, w[0].kind[c]);
-		if (w[1].kind[c] != HEAP_KIND_NONE)
-			note_kind(&h->classes[c].obj_kind, 0, w[1].kind[c]);
-	}
+	merge_kinds(h, nc, w[0].kind, w[1].kind);
 	free(w[0].kind);
 	free(w[1].kind);
 	if (w[0].misses + w[1].misses)
-		for (uint32_t i = 0; i < h->n; i++) {
-			if (h->cls[i] != HEAP_NONE)
-				continue;
-			size_t p = h->pos[i];
-			uint32_t c;
-			uint8_t k;
-			if (d[p] == HPROF_GC_PRIM_ARRAY_DUMP || d[p] == HPROF_GC_PRIM_ARRAY_NODATA) {
-				c = prim_array_class(L, d[p + 1 + ids + 8], prim_cache);
-				k = HEAP_PRIM_ARRAY;
-			} else {
-				bool inst = d[p] == HPROF_GC_INSTANCE_DUMP;
-				c = class_for_id(L, hprof_id(hp, d + p + 1 + ids + (inst ? 4 : 8)));
-				k = inst ? HEAP_INSTANCE : HEAP_OBJ_ARRAY;
-			}
-			h->cls[i] = c;
-			note_kind(&h->classes[c].obj_kind, 0, k);
-		}
-	/* Classes added here need a (field-less) layout. */
-	for (uint32_t k = 0; k < h->nclasses; k++)
-		if (!h->classes[k].ref_offsets)
-			h->classes[k].ref_offsets = xcalloc(1, sizeof(uint32_t));
+		assign_missing(L, false);
+	layout_added(h);
+	L->assigned = true;
 }
 
 /* What one pass-2 worker produces for its range of objects. */
@@ -1155,6 +1215,9 @@ struct p2 {
 	uint64_t nedges, capedges;
 	uint64_t *count, *shallow;	/* per class */
 	uint64_t total, dangling, unknown;
+	uint8_t *kind;		/* per class: the kind of its objects seen here, when
+				 * pass 2 assigns the classes (!L->assigned) */
+	uint64_t misses;	/* objects left without a class (assign_missing) */
 	int status;
 };
 
@@ -1197,17 +1260,37 @@ static void *pass2_range(void *arg)
 			hi = mid;
 	}
 	next_class = lo;
+	uint64_t last_cid = 0;
+	uint32_t last_c = HEAP_NONE;
 	for (uint32_t i = w->from; i < w->to; i++) {
 		h->out_start[i] = (uint32_t)w->nedges;	/* relative; fixed up after */
 		size_t p = h->pos[i];
 		uint64_t sz = 0;
-		uint32_t c = h->cls[i];
+		uint32_t c;
+		if (L->assigned) {
+			c = h->cls[i];
+		} else {
+			uint8_t kind;
+			c = record_class(L, p, &last_cid, &last_c, &kind);
+			h->cls[i] = c;
+			if (c == HEAP_NONE)
+				w->misses++;
+			else
+				note_kind(w->kind, c, kind);
+		}
+		/* An object without a class yet gets a nameless one (assign_missing),
+		 * which has no CLASS DUMP: unknown, without fields. */
 		switch (d[p]) {
 		case HPROF_GC_INSTANCE_DUMP: {
+			uint32_t len = hprof_u4(d + p + 1 + 2 * ids + 4);
+			if (c == HEAP_NONE) {
+				w->unknown++;
+				sz = ((uint64_t)h->header_size + len + 7) & ~7ULL;
+				break;
+			}
 			const struct heap_class *k = &h->classes[c];
 			if (k->obj == HEAP_NONE)
 				w->unknown++;
-			uint32_t len = hprof_u4(d + p + 1 + 2 * ids + 4);
 			const uint8_t *vals = d + p + 1 + 2 * ids + 8;
 			for (uint32_t r = 0; r < k->nref_offsets; r++)
 				if (k->ref_offsets[r] + ids <= len)
@@ -1219,7 +1302,7 @@ static void *pass2_range(void *arg)
 		}
 		case HPROF_GC_OBJ_ARRAY_DUMP: {
 			uint32_t len = hprof_u4(d + p + 1 + ids + 4);
-			if (h->classes[c].obj == HEAP_NONE)
+			if (c == HEAP_NONE || h->classes[c].obj == HEAP_NONE)
 				w->unknown++;
 			const uint8_t *e = d + p + 1 + 2 * ids + 8;
 			for (uint32_t k = 0; k < len; k++, e += ids)
@@ -1257,8 +1340,10 @@ static void *pass2_range(void *arg)
 		}
 		}
 		h->size[i] = sz >= HEAP_SIZE_BIG ? HEAP_SIZE_BIG : (uint16_t)sz;
-		w->count[c]++;
-		w->shallow[c] += sz;
+		if (c != HEAP_NONE) {
+			w->count[c]++;
+			w->shallow[c] += sz;
+		}
 		w->total += sz;
 		if ((i & 0xffff) == 0 && hs_interrupted) {
 			w->status = HS_INTERRUPTED;
@@ -1278,12 +1363,17 @@ static int pass2(struct loader *L, struct hs_error *err)
 	struct p2 w[2];
 	memset(w, 0, sizeof w);
 	uint32_t mid = n / 2;
-	w[0] = (struct p2){L, 0, mid, NULL, 0, 0, NULL, NULL, 0, 0, 0, HS_OK};
-	w[1] = (struct p2){L, mid, n, NULL, 0, 0, NULL, NULL, 0, 0, 0, HS_OK};
+	w[0] = (struct p2){.L = L, .from = 0, .to = mid, .status = HS_OK};
+	w[1] = (struct p2){.L = L, .from = mid, .to = n, .status = HS_OK};
+	uint32_t nc = h->nclasses;
 	for (int t = 0; t < 2; t++) {
 		/* a first guess: about 2 references per object */
 		w[t].capedges = (uint64_t)(w[t].to - w[t].from) * 2 + 1024;
 		w[t].edges = big_alloc(w[t].capedges, sizeof *w[t].edges);
+		if (!L->assigned) {
+			w[t].kind = xmalloc(nc + 1);
+			memset(w[t].kind, HEAP_KIND_NONE, nc + 1);
+		}
 	}
 	heap_run2(pass2_range, &w[0], &w[1], n > 100000);
 	int st = w[0].status != HS_OK ? w[0].status : w[1].status;
@@ -1310,11 +1400,19 @@ static int pass2(struct loader *L, struct hs_error *err)
 			h->dangling_refs += w[t].dangling;
 			h->unknown_class_objs += w[t].unknown;
 		}
+		if (!L->assigned) {
+			merge_kinds(h, nc, w[0].kind, w[1].kind);
+			if (w[0].misses + w[1].misses)
+				assign_missing(L, true);
+			layout_added(h);
+			L->assigned = true;
+		}
 	}
 	for (int t = 0; t < 2; t++) {
 		big_free(w[t].edges);
 		free(w[t].count);
 		free(w[t].shallow);
+		free(w[t].kind);
 	}
 	return st;
 }
@@ -1608,7 +1706,7 @@ int heap_load(const char *path, const struct heap_load_opts *opts,
 	build_index(&L);
 	read_classes(&L);
 	layout_classes(h);
-	assign_classes(&L);
+	prepare_classes(&L);
 	size_classes(&L);
 	if ((st = pass2(&L, err)) != HS_OK)
 		goto fail;
