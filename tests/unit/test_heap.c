@@ -2008,6 +2008,98 @@ static void test_class_object_size_without_java_lang_class(void **state)
 	hw_free(&w);
 }
 
+/*
+ * Objects whose class has no CLASS DUMP: instances and an object array whose
+ * class ids are only LOAD CLASS names, and a char[] with no char[] class.
+ * Pass 2 reads their records before those classes exist; they get nameless
+ * classes afterwards, with their counts and shallow bytes, no references
+ * from an instance without a layout, the array's references all the same.
+ */
+static void test_class_without_dump(void **state)
+{
+	(void)state;
+	struct hw w;
+	hw_init(&w, 8, 2, 0);
+	hw_utf8(&w, 1, "java/lang/Object");
+	hw_utf8(&w, 2, "com/example/Known");
+	hw_utf8(&w, 3, "com/example/Ghost");
+	hw_utf8(&w, 4, "[Lcom/example/Ghost;");
+	hw_utf8(&w, 5, "g");
+	hw_load_class(&w, 1, 0x100, 0, 1);
+	hw_load_class(&w, 2, 0x200, 0, 2);
+	hw_load_class(&w, 3, 0x300, 0, 3);
+	hw_load_class(&w, 4, 0x400, 0, 4);
+	hw_dump_begin(&w, HPROF_HEAP_DUMP);
+	/* java.lang.Object's 12 bytes: a 12-byte header, 4-byte references */
+	hw_class_dump(&w, &(struct hw_class){.id = 0x100, .instance_size = 12});
+	const struct hw_field g = {.name = 5, .type = HPROF_OBJECT};
+	hw_class_dump(&w, &(struct hw_class){.id = 0x200, .super = 0x100, .instance_size = 8,
+					     .nfields = 1, .fields = &g});
+	for (uint64_t k = 0; k < 3; k++) {
+		/* 20 bytes whose first 8 are a Known's id: not a reference, no layout */
+		uint8_t raw[20] = {0, 0, 0, 0, 0, 0, 0x20, 0x00};
+		hw_instance_begin(&w, 0x1000 + 0x10 * k, 0x300);
+		hw_bytes(&w, raw, sizeof raw);
+		hw_instance_end(&w);
+	}
+	for (uint64_t k = 0; k < 2; k++)
+		hw_instance(&w, 0x2000 + 0x10 * k, 0x200, 1,
+			    &(struct hw_value){.type = HPROF_OBJECT, .bits = 0x1000 + 0x10 * k});
+	const uint64_t elems[2] = {0x2000, 0x2010};
+	hw_obj_array(&w, 0x3000, 0x400, 2, elems);
+	hw_prim_array(&w, 0x4000, HPROF_CHAR, 3, "\0a\0b\0c");
+	hw_dump_end(&w);
+	struct heap *h = load_ok(hw_save(&w), NULL);
+	assert_int_equal(h->header_size, 12);
+	assert_int_equal(h->oop_size, 4);
+	assert_int_equal(h->n, 9);
+	assert_int_equal(h->unknown_class_objs, 4);	/* three Ghosts and the Ghost[] */
+
+	uint32_t ghost = heap_class_by_name(h, "com.example.Ghost");
+	uint32_t ghosts = heap_class_by_name(h, "com.example.Ghost[]");
+	uint32_t chars = heap_class_by_name(h, "char[]");
+	uint32_t known = heap_class_by_name(h, "com.example.Known");
+	assert_int_not_equal(ghost, HEAP_NONE);
+	assert_int_not_equal(ghosts, HEAP_NONE);
+	assert_int_not_equal(chars, HEAP_NONE);
+	assert_int_equal(h->classes[ghost].obj, HEAP_NONE);
+	assert_int_equal(h->classes[ghost].count, 3);
+	assert_int_equal(h->classes[ghost].shallow, 3 * 32);	/* align8(12 + 20) */
+	assert_int_equal(h->classes[ghost].obj_kind, HEAP_INSTANCE);
+	assert_int_equal(h->classes[ghosts].count, 1);
+	assert_int_equal(h->classes[ghosts].shallow, 24);	/* align8(12 + 4 + 2 * 4) */
+	assert_int_equal(h->classes[ghosts].obj_kind, HEAP_OBJ_ARRAY);
+	assert_int_equal(h->classes[chars].count, 1);
+	assert_int_equal(h->classes[chars].shallow, 24);	/* align8(12 + 4 + 3 * 2) */
+	assert_int_equal(h->classes[chars].obj_kind, HEAP_PRIM_ARRAY);
+	assert_int_equal(h->classes[known].count, 2);
+	assert_int_equal(h->classes[known].shallow, 2 * 16);
+	assert_int_equal(h->cls[heap_index(h, 0x1010)], ghost);
+	assert_int_equal(h->cls[heap_index(h, 0x3000)], ghosts);
+	assert_int_equal(h->cls[heap_index(h, 0x4000)], chars);
+
+	uint64_t count = 0, shallow = 0;
+	for (uint32_t c = 0; c < h->nclasses; c++) {
+		count += h->classes[c].count;
+		shallow += h->classes[c].shallow;
+	}
+	assert_int_equal(count, h->n);
+	assert_int_equal(shallow, h->total_shallow);
+
+	uint32_t n;
+	const uint32_t *out = heap_out(h, heap_index(h, 0x1000), &n);
+	assert_int_equal(n, 0);
+	out = heap_out(h, heap_index(h, 0x2010), &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(out[0], heap_index(h, 0x1010));
+	out = heap_out(h, heap_index(h, 0x3000), &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(out[0], heap_index(h, 0x2000));
+	assert_int_equal(out[1], heap_index(h, 0x2010));
+	heap_free(h);
+	hw_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2032,6 +2124,7 @@ int main(void)
 		cmocka_unit_test(test_strings_compact_little_endian),
 		cmocka_unit_test(test_oops_from_system_property),
 		cmocka_unit_test(test_class_object_size_without_java_lang_class),
+		cmocka_unit_test(test_class_without_dump),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
