@@ -1176,7 +1176,6 @@ static void assign_missing(struct loader *L, bool counted)
 	}
 }
 
-
 /*
  * assign_classes: every object's class before pass 2, for a dump whose
  * sizes cannot be decided without reading fields (size_classes's last
