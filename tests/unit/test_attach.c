@@ -898,6 +898,34 @@ static void test_fake_jvm_other_user_as_root(void **state)
 	reap(&f);
 }
 
+/*
+ * jcmd_as_nobody: att_jcmd VM.version on pid from a child running as
+ * nobody; its outcome in buf as "STATUS KIND MESSAGE".
+ */
+static void jcmd_as_nobody(pid_t pid, char *buf, size_t cap)
+{
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	pid_t c = fork();
+	assert_true(c >= 0);
+	if (c == 0) {
+		enum att_kind k = ATT_OK;
+		struct hs_error err;
+		if (setgid(NOBODY_UID) != 0 || setuid(NOBODY_UID) != 0)
+			_exit(1);
+		int st = att_jcmd(pid, "VM.version", 2000, NULL, &k, &err);
+		char msg[900];
+		snprintf(msg, sizeof msg, "%d %s %s", st, att_kind_name(k), err.msg);
+		ssize_t w = write(p[1], msg, strlen(msg));
+		_exit(w > 0 ? 0 : 1);
+	}
+	close(p[1]);
+	ssize_t n = read(p[0], buf, cap - 1);
+	buf[n > 0 ? n : 0] = 0;
+	close(p[0]);
+	waitpid(c, NULL, 0);
+}
+
 /* not root: a stale socket of another user at our JVM's path is named, not removed */
 static void test_stale_socket_not_root(void **state)
 {
@@ -908,27 +936,8 @@ static void test_stale_socket_not_root(void **state)
 	char stale[64];
 	snprintf(stale, sizeof stale, "/tmp/.java_pid%d", (int)f.pid);
 	stale_socket(stale);
-	int p[2];
-	assert_int_equal(pipe(p), 0);
-	pid_t c = fork();
-	assert_true(c >= 0);
-	if (c == 0) {
-		enum att_kind k = ATT_OK;
-		struct hs_error err;
-		if (setgid(NOBODY_UID) != 0 || setuid(NOBODY_UID) != 0)
-			_exit(1);
-		int st = att_jcmd(f.pid, "VM.version", 2000, NULL, &k, &err);
-		char msg[900];
-		snprintf(msg, sizeof msg, "%d %s %s", st, att_kind_name(k), err.msg);
-		ssize_t w = write(p[1], msg, strlen(msg));
-		_exit(w > 0 ? 0 : 1);
-	}
-	close(p[1]);
-	char buf[900] = "";
-	ssize_t n = read(p[0], buf, sizeof buf - 1);
-	buf[n > 0 ? n : 0] = 0;
-	close(p[0]);
-	waitpid(c, NULL, 0);
+	char buf[900];
+	jcmd_as_nobody(f.pid, buf, sizeof buf);
 	if (!strstr(buf, "-1 io ") || !strstr(buf, "belongs to uid 0, not to the JVM's user") ||
 	    !strstr(buf, "remove it (as root)"))
 		fail_msg("unexpected outcome: %s", buf);
@@ -944,27 +953,8 @@ static void test_other_user_not_root(void **state)
 	if (geteuid() != 0)
 		skip();
 	struct fake f = spawn("serve", "echo", NULL, NULL, -1);	/* ours: root's */
-	int p[2];
-	assert_int_equal(pipe(p), 0);
-	pid_t c = fork();
-	assert_true(c >= 0);
-	if (c == 0) {
-		enum att_kind k = ATT_OK;
-		struct hs_error err;
-		if (setgid(NOBODY_UID) != 0 || setuid(NOBODY_UID) != 0)
-			_exit(1);
-		int st = att_jcmd(f.pid, "VM.version", 2000, NULL, &k, &err);
-		char msg[600];
-		snprintf(msg, sizeof msg, "%d %s %s", st, att_kind_name(k), err.msg);
-		ssize_t w = write(p[1], msg, strlen(msg));
-		_exit(w > 0 ? 0 : 1);
-	}
-	close(p[1]);
-	char buf[600] = "";
-	ssize_t n = read(p[0], buf, sizeof buf - 1);
-	buf[n > 0 ? n : 0] = 0;
-	close(p[0]);
-	waitpid(c, NULL, 0);
+	char buf[900];
+	jcmd_as_nobody(f.pid, buf, sizeof buf);
 	assert_non_null(strstr(buf, "-1 other-user "));
 	assert_non_null(strstr(buf, "run heapsh as that user"));
 	char rep[64];
