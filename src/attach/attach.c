@@ -674,16 +674,34 @@ static int open_socket(const struct target *t, int64_t deadline, int *fdp,
  * socket was left by an earlier process with this pid (killed before it could
  * remove it), and while it is there the JVM cannot rename its own into place
  * (sticky /tmp). Not root: left alone, and open_socket says whose it is.
+ * The folder is opened without following a symlink in its last step (a JVM
+ * in a container owns its /tmp, and root must not be sent elsewhere), and
+ * only a socket is removed.
  */
 static void remove_stale_socket(const struct target *t)
 {
-	char sock[PATH_MAX];
-	struct stat st;
 	if (geteuid() != 0 || t->uid == (uid_t)-1)
 		return;
-	snprintf(sock, sizeof sock, "%s/.java_pid%d", t->tmp, t->nspid);
-	if (lstat(sock, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid != t->uid)
-		unlink(sock);
+	char parent[sizeof t->tmp], name[32];
+	const char *slash = strrchr(t->tmp, '/');
+	if (!slash || !slash[1])
+		return;
+	size_t plen = slash == t->tmp ? 1 : (size_t)(slash - t->tmp);
+	memcpy(parent, t->tmp, plen);
+	parent[plen] = 0;
+	int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pfd < 0)
+		return;
+	int dfd = openat(pfd, slash + 1, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(pfd);
+	if (dfd < 0)
+		return;
+	snprintf(name, sizeof name, ".java_pid%d", t->nspid);
+	struct stat st;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(st.st_mode) &&
+	    st.st_uid != t->uid)
+		unlinkat(dfd, name, 0);
+	close(dfd);
 }
 
 /* ---- request and reply ---- */
