@@ -43,9 +43,6 @@ static void set_retained(struct dom_tree *t, const uint64_t *ret)
 int dom_tree_build(struct heap *h, bool no_weak, bool spill, struct dom_tree **out)
 {
 	*out = NULL;
-	/* The build reads every object's referrers: made now, before the
-	 * build's own arrays, so they take memory first (big.h placement). */
-	heap_build_incoming(h);
 	struct dom_tree *t = new_tree(h, no_weak);
 	uint32_t n = h->n;
 	/* Objects of HEAP_SIZE_BIG bytes or more (large arrays) have their

@@ -57,6 +57,7 @@ struct loader {
 	const struct heap_load_opts *opts;
 	struct objpos *objs;
 	size_t nobjs, capobjs;
+	uint64_t ref_slots;	/* id-sized slots of instance fields and object arrays */
 	size_t *classpos;	/* CLASS DUMP positions */
 	size_t nclasspos, capclasspos;
 	struct rawroot *roots;
@@ -141,6 +142,12 @@ static int walk_dump(struct loader *L, size_t p, size_t end, bool cut)
 			if (L->nobjs == L->capobjs && !grow_objs(L))
 				return HS_ERR;
 			L->objs[L->nobjs++] = (struct objpos){s.id, s.off};
+			if (s.tag == HPROF_GC_INSTANCE_DUMP || s.tag == HPROF_GC_OBJ_ARRAY_DUMP) {
+				/* after tag, id, serial, class id and a u4 count */
+				size_t head = 1 + 2 * (size_t)L->hp->id_size + 8;
+				if (s.end - s.off > head)
+					L->ref_slots += (s.end - s.off - head) / L->hp->id_size;
+			}
 			break;
 		case HPROF_GC_CLASS_DUMP:
 			if (L->nobjs == L->capobjs && !grow_objs(L))
@@ -1377,9 +1384,12 @@ static int pass2(struct loader *L, struct hs_error *err)
 	heap_run2(pass2_range, &w[0], &w[1], n > 100000);
 	int st = w[0].status != HS_OK ? w[0].status : w[1].status;
 	uint64_t total = w[0].nedges + w[1].nedges;
-	if (st == HS_OK && total >= UINT32_MAX) {
-		hs_error_set(err, -1, "%s: %llu references; heapsh handles fewer than 2^32",
-			     L->hp->path, (unsigned long long)total);
+	/* The tree's build numbers the references and GC roots together
+	 * (dom.h max_cross), in 32 bits as the CSR offsets. */
+	if (st == HS_OK && total + L->nroots >= UINT32_MAX) {
+		hs_error_set(err, -1, "%s: %llu references and %zu GC roots; heapsh handles "
+			     "fewer than 2^32 - 1 of them together (docs/format-limits.md)",
+			     L->hp->path, (unsigned long long)total, L->nroots);
 		st = HS_ERR;
 	}
 	if (st == HS_OK) {
@@ -1668,7 +1678,8 @@ static void settle(struct heap *h)
 
 uint64_t heap_estimate_bytes(uint64_t n, uint64_t r)
 {
-	return (36 + 33 - 16) * n + 8 * r;
+	uint64_t grouping = 17 * n + 12 * r, semi = 29 * n + 4 * r;
+	return 21 * n + 4 * r + (grouping > semi ? grouping : semi);
 }
 
 int heap_load(const char *path, const struct heap_load_opts *opts,
@@ -1697,7 +1708,9 @@ int heap_load(const char *path, const struct heap_load_opts *opts,
 		st = HS_ERR;
 		goto fail;
 	}
-	uint64_t need = heap_estimate_bytes(L.nobjs, 3 * (uint64_t)L.nobjs), spill = 0;
+	/* References are counted in pass 2: guess 3/4 of the slots that could
+	 * hold one (docs/out-of-core.md, "Saying how much disk"). */
+	uint64_t need = heap_estimate_bytes(L.nobjs, L.ref_slots / 4 * 3), spill = 0;
 	if ((st = big_plan(need, (uint64_t)L.capobjs * sizeof *L.objs, &spill, err)) != HS_OK)
 		goto fail;
 	if (opts && opts->plan)
