@@ -44,6 +44,21 @@ static bool dir_chosen;
 static uint64_t anon, anon_peak, file, file_peak;
 static uint64_t settle_seq;	/* big_settle calls so far: the order settled arrays leave in */
 
+/*
+ * Spares: freed anonymous arrays kept for the next big_alloc, which takes
+ * one (cut to its size, or grown) and zeroes what was used, instead of the
+ * kernel faulting in and clearing fresh pages: on this 2-core machine that
+ * clearing was a third of an open with the whole index (docs/performance.md,
+ * "Reusing freed arrays"). Spares count in the budget and go first when
+ * room is needed; big_trim releases them all.
+ */
+#define SPARE_MIN ((size_t)1 << 20)
+#define SPARE_MAX 8
+static struct region spares[SPARE_MAX];
+static size_t nspares;
+static uint64_t spare_bytes;
+static void drop_spare(size_t k);
+
 static uint64_t read_limit(const char *path)
 {
 	FILE *f = fopen(path, "r");
@@ -136,6 +151,8 @@ uint64_t big_parse_size(const char *text)
 void big_configure(uint64_t bytes, const char *folder)
 {
 	pthread_mutex_lock(&lock);
+	while (nspares)	/* kept under the old budget */
+		drop_spare(nspares - 1);
 	budget = bytes ? bytes : big_default_budget();
 	free(dir);
 	dir = folder && *folder ? xstrdup(folder) : NULL;
@@ -219,8 +236,8 @@ static void note(struct region r)
 	regions[nregions++] = r;
 	if (!r.in_file) {
 		anon += r.bytes;
-		if (anon > anon_peak)
-			anon_peak = anon;
+		if (anon + spare_bytes > anon_peak)
+			anon_peak = anon + spare_bytes;
 	} else {
 		file += r.bytes;
 		if (file > file_peak)
@@ -325,8 +342,22 @@ static bool move_in_place(size_t k)
  * settled arrays (big_settle) to files, the first settled first, until
  * the budget has the room or none is left in memory.
  */
+static void drop_spare(size_t k)
+{
+	munmap(spares[k].p, spares[k].bytes);
+	spare_bytes -= spares[k].bytes;
+	spares[k] = spares[--nspares];
+}
+
 static void make_room(size_t bytes)
 {
+	while (nspares && anon + spare_bytes + bytes > budget) {
+		size_t big = 0;	/* the largest first: fewest unmapped */
+		for (size_t k = 1; k < nspares; k++)
+			if (spares[k].bytes > spares[big].bytes)
+				big = k;
+		drop_spare(big);
+	}
 	while (anon + bytes > budget) {
 		ssize_t first = -1;
 		for (size_t k = 0; k < nregions; k++)
@@ -379,15 +410,72 @@ static size_t product(size_t count, size_t size)
 	return bytes ? bytes : 1;
 }
 
+/*
+ * from_spare: a region of bytes made of a spare (the lock held), or one
+ * with p NULL when there is none to use. The smallest spare that holds
+ * bytes is cut to them (the rest stays a spare, or is unmapped when small);
+ * else the largest is grown (mremap keeps its pages; the new ones are
+ * fresh) when the budget has room. *used: how many leading bytes the
+ * caller must zero.
+ */
+static struct region from_spare(size_t bytes, size_t *used)
+{
+	struct region r = {NULL, 0, false, 0};
+	ssize_t fit = -1, big = -1;
+	for (size_t k = 0; k < nspares; k++) {
+		if (spares[k].bytes >= bytes && (fit < 0 || spares[k].bytes < spares[fit].bytes))
+			fit = (ssize_t)k;
+		if (big < 0 || spares[k].bytes > spares[big].bytes)
+			big = (ssize_t)k;
+	}
+	if (fit >= 0) {
+		struct region s = spares[fit];
+		size_t page = bytes >= HUGE_MIN ? HUGE_MIN : (size_t)sysconf(_SC_PAGESIZE);
+		size_t take = (bytes + page - 1) / page * page;
+		if (take > s.bytes)
+			take = s.bytes;
+		spare_bytes -= s.bytes;
+		spares[fit] = spares[--nspares];
+		size_t rest = s.bytes - take;
+		if (rest >= SPARE_MIN) {
+			spares[nspares++] = (struct region){(char *)s.p + take, rest, false, 0};
+			spare_bytes += rest;
+		} else if (rest) {
+			munmap((char *)s.p + take, rest);
+		}
+		r.p = s.p;
+		r.bytes = take;
+		*used = bytes;
+		return r;
+	}
+	if (big < 0 || anon + spare_bytes + (bytes - spares[big].bytes) > budget)
+		return r;
+	struct region s = spares[big];
+	void *q = mremap(s.p, s.bytes, bytes, MREMAP_MAYMOVE);
+	if (q == MAP_FAILED)
+		return r;
+	spare_bytes -= s.bytes;
+	spares[big] = spares[--nspares];
+	r.p = q;
+	r.bytes = bytes;
+	*used = s.bytes;
+	return r;
+}
+
 void *big_alloc(size_t count, size_t size)
 {
 	size_t bytes = product(count, size);
 	if (bytes < BIG_MIN)
 		return xcalloc(1, bytes);
 	pthread_mutex_lock(&lock);
-	struct region r = map_new(bytes);
+	size_t used = 0;
+	struct region r = from_spare(bytes, &used);
+	if (!r.p)
+		r = map_new(bytes);
 	note(r);
 	pthread_mutex_unlock(&lock);
+	if (used)	/* a spare's pages: what its last array left */
+		memset(r.p, 0, used);
 	return r.p;
 }
 
@@ -522,8 +610,32 @@ void big_free(void *p)
 	}
 	struct region r = regions[k];
 	forget((size_t)k);
+	if (!r.in_file && r.bytes >= SPARE_MIN) {
+		if (nspares == SPARE_MAX) {	/* the smallest goes */
+			size_t small = 0;
+			for (size_t j = 1; j < nspares; j++)
+				if (spares[j].bytes < spares[small].bytes)
+					small = j;
+			if (spares[small].bytes >= r.bytes)
+				goto unmap;
+			drop_spare(small);
+		}
+		spares[nspares++] = (struct region){r.p, r.bytes, false, 0};
+		spare_bytes += r.bytes;
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+unmap:
 	pthread_mutex_unlock(&lock);
 	munmap(r.p, r.bytes);
+}
+
+void big_trim(void)
+{
+	pthread_mutex_lock(&lock);
+	while (nspares)
+		drop_spare(nspares - 1);
+	pthread_mutex_unlock(&lock);
 }
 
 void big_stats(struct big_stats *st)
@@ -532,7 +644,7 @@ void big_stats(struct big_stats *st)
 	if (!budget)
 		budget = big_default_budget();
 	st->budget = budget;
-	st->anon = anon;
+	st->anon = anon + spare_bytes;
 	st->anon_peak = anon_peak;
 	st->file = file;
 	st->file_peak = file_peak;

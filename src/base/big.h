@@ -56,8 +56,17 @@ void *big_alloc(size_t count, size_t size);
  * was a big array, unspecified when it was malloc'd.
  */
 void *big_realloc(void *p, size_t count, size_t size);
-/* big_free: release p (a big array, malloc'd memory or NULL). */
+/*
+ * big_free: release p (a big array, malloc'd memory or NULL). An anonymous
+ * array of 1 MiB or more is kept, up to 8 of them, as a spare: a later
+ * big_alloc reuses its pages (zeroed by memset, not cleared by the kernel on
+ * first touch). Spares count in the budget, go first when room is needed,
+ * and are released by big_trim.
+ */
 void big_free(void *p);
+/* big_trim: release every spare (big_free): call when the work is done
+ * and the process will wait, so memory at rest holds only live arrays. */
+void big_trim(void);
 
 /*
  * big_demote: move big array p (from big_alloc or big_realloc) out of

@@ -54,7 +54,7 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 	big_settle(cursor);
 	big_settle(dfs);
 	big_settle(cross);
-	uint32_t *semi = NULL, *start = NULL, *pred = NULL, *stack = NULL;
+	uint32_t *semi = NULL, *start = NULL, *head = NULL, *pred = NULL, *stack = NULL;
 	struct link *forest = NULL;
 	int st = HS_OK;
 	struct dom_slices s;
@@ -99,27 +99,85 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 	}
 	big_free(cursor);
 	cursor = NULL;
+	big_free(dfs);
+	dfs = NULL;
 	cross = big_realloc(cross, ncross + 1, sizeof *cross);	/* shrinks in place */
 
 	/*
 	 * Every node's predecessors other than its DFS parent, as numbers
-	 * grouped by the node's number (a counting sort of the edges met):
-	 * pred[start[k] .. start[k + 1]). The semidominator pass then reads
-	 * them in order, with no lookup of a node's referrers or of their
-	 * numbers. start is counted into all over, so it is a new array, not
-	 * the stack's settled one.
+	 * grouped by the node's number: pred[start[k] .. start[k + 1]). The
+	 * semidominator pass then reads them in order, with no lookup of a
+	 * node's referrers or of their numbers. The edges are sorted by target
+	 * in place (a counting sort that moves each edge along its cycle to its
+	 * group, as American flag sort does), then their sources are packed
+	 * into the first half of the same memory: no second array of edges.
+	 * start and head are counted into all over, so they are new arrays,
+	 * not the stack's settled ones.
 	 */
-	big_free(dfs);
-	dfs = NULL;
 	start = big_alloc((size_t)count + 2, sizeof *start);
+	head = big_alloc((size_t)count + 2, sizeof *head);
 	for (uint64_t e = 0; e < ncross; e++)
 		start[cross[e] >> 32]++;
-	for (uint32_t k = 1; k <= count + 1; k++)	/* start[k]: where k's run ends */
-		start[k] += start[k - 1];
-	pred = big_alloc(ncross + 1, sizeof *pred);
-	for (uint64_t e = ncross; e-- > 0;)	/* from the end: start[k] ends at k's run */
-		pred[--start[cross[e] >> 32]] = (uint32_t)cross[e];
-	big_free(cross);
+	uint32_t sum = 0;
+	for (uint32_t k = 0; k <= count + 1; k++) {	/* start[k]: where k's group begins */
+		uint32_t c = start[k];
+		start[k] = head[k] = sum;
+		sum += c;
+	}
+	/*
+	 * First by blocks of targets, at most 4,096 of them, so that the
+	 * second step's cycles stay within one block's edges (in cache), not
+	 * all over the array: sorted in one step, the edges were a chain of
+	 * cache misses each.
+	 */
+	int shift = 0;
+	while ((count >> shift) >= 4096)
+		shift++;
+	uint32_t nblocks = (count >> shift) + 1;
+	uint32_t *bhead = xmallocarray(nblocks, sizeof *bhead);
+	uint32_t *bend = xmallocarray(nblocks, sizeof *bend);
+	for (uint32_t b = 0; b < nblocks; b++) {
+		uint64_t lo = (uint64_t)b << shift, hi = (uint64_t)(b + 1) << shift;
+		bhead[b] = start[lo < count + 1 ? lo : count + 1];
+		bend[b] = start[hi < count + 1 ? hi : count + 1];
+	}
+	for (uint32_t b = 0; b < nblocks; b++) {
+		while (bhead[b] < bend[b]) {
+			uint64_t x = cross[bhead[b]];
+			uint32_t c = (uint32_t)(x >> 32) >> shift;
+			while (c != b) {
+				uint64_t y = cross[bhead[c]];
+				cross[bhead[c]++] = x;
+				x = y;
+				c = (uint32_t)(x >> 32) >> shift;
+			}
+			cross[bhead[b]++] = x;
+		}
+	}
+	free(bhead);
+	free(bend);
+	for (uint32_t k = 1; k <= count; k++) {
+		/* head[k]: the first edge of k's group not yet known to be k's */
+		while (head[k] < start[k + 1]) {
+			uint64_t x = cross[head[k]];
+			uint32_t t = (uint32_t)(x >> 32);
+			while (t != k) {	/* carry x to its group, taking what was there */
+				uint64_t y = cross[head[t]];
+				cross[head[t]++] = x;
+				x = y;
+				t = (uint32_t)(x >> 32);
+			}
+			cross[head[k]++] = x;
+		}
+	}
+	big_free(head);
+	head = NULL;
+	for (uint64_t e = 0; e < ncross; e++) {
+		/* 4 bytes at 4e, below the 8 of edge e + 1 still to read */
+		uint32_t u = (uint32_t)cross[e];
+		memcpy((char *)cross + 4 * e, &u, sizeof u);
+	}
+	pred = big_realloc(cross, ncross + 1, sizeof *pred);	/* shrinks in place */
 	cross = NULL;
 	big_settle(pred);	/* both read in order from now on */
 	big_settle(start);
@@ -203,6 +261,7 @@ done:
 	big_free(dfs);
 	big_free(cross);
 	big_free(start);
+	big_free(head);
 	big_free(pred);
 	big_free(semi);
 	big_free(forest);

@@ -11,7 +11,8 @@
  * object's link to its class, the super-root's edges to the GC roots)
  * without building another adjacency structure. Predecessors are not
  * asked for: the DFS keeps the edges outside its tree as it meets them,
- * and a counting sort groups them by target for the semidominator pass.
+ * and an in-place counting sort groups them by target for the
+ * semidominator pass.
  *
  * Ownership: dom_build fills a caller-allocated idom array.
  */
@@ -54,9 +55,8 @@ struct dom_graph {
  * dominates in that order, so a reverse sweep is bottom-up.
  * Temporary memory, in big arrays: during the DFS 12 bytes per node (16
  * when order is NULL) and 8 per edge of max_cross; while the edges are
- * grouped 12 per edge met outside the tree and 8 per node (12 when order
- * is NULL); from then on 4 per such edge and 20 per node (24 when order is
- * NULL). idom holds the DFS
+ * grouped 8 per edge met outside the tree and 12 per node (16); from then
+ * on 4 per such edge and 20 per node (24). idom holds the DFS
  * numbers until the end. Returns HS_OK; HS_INTERRUPTED when hs_interrupted
  * was set; HS_ERR when more than max_cross edges were met (a caller's
  * wrong bound). idom is incomplete unless HS_OK.

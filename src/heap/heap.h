@@ -320,10 +320,10 @@ int heap_model_load(const char *path, const struct heap_load_opts *opts,
 /*
  * heap_estimate_bytes: the bytes of big arrays (big.h) a heap of n objects
  * and r references takes at its peak with its dominator tree: the model
- * (21 per object, 4 per reference, with room for the directory) plus the
+ * (22 per object, 4 per reference, with room for the directory) plus the
  * tree's build at its peak (dom.h), while the edges outside the DFS tree
- * are grouped (17 per object, 12 per reference) or in the semidominator
- * pass (29 per object, 4 per reference), whichever is more
+ * are met and grouped (21 per object, 8 per reference) or in the
+ * semidominator pass (29 per object, 4 per reference), whichever is more
  * (docs/out-of-core.md, where the figures are measured); loading itself
  * peaks lower. heap_load plans with r guessed from pass 1: 3/4 of the
  * id-sized slots of instance fields and object arrays.

@@ -1678,8 +1678,8 @@ static void settle(struct heap *h)
 
 uint64_t heap_estimate_bytes(uint64_t n, uint64_t r)
 {
-	uint64_t grouping = 17 * n + 12 * r, semi = 29 * n + 4 * r;
-	return 21 * n + 4 * r + (grouping > semi ? grouping : semi);
+	uint64_t grouping = 21 * n + 8 * r, semi = 29 * n + 4 * r;
+	return 22 * n + 4 * r + (grouping > semi ? grouping : semi);
 }
 
 int heap_load(const char *path, const struct heap_load_opts *opts,

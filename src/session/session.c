@@ -204,6 +204,12 @@ int hs_open(struct hs_session *s, const char *path)
 	return HS_OK;
 }
 
+void hs_rest(struct hs_session *s)
+{
+	(void)s;	/* the spares are the process's, as the budget is */
+	big_trim();
+}
+
 /* ---- the index file and the engine ---- */
 
 struct idx *hs_index(struct hs_session *s)

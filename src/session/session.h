@@ -94,6 +94,12 @@ void hs_session_free(struct hs_session *s);
 int hs_open(struct hs_session *s, const char *path);
 /* hs_close_heap: the heap and everything made of it go (the index is saved first). */
 void hs_close_heap(struct hs_session *s);
+/*
+ * hs_rest: the front end has finished a command and may now wait: the
+ * arrays freed during it and kept for reuse (big.h, big_free) are released,
+ * so memory at rest holds only what the session keeps.
+ */
+void hs_rest(struct hs_session *s);
 
 /* hs_index: the heap's index file, opened on first use; NULL with no_index, a snapshot or a damaged dump. */
 struct idx *hs_index(struct hs_session *s);

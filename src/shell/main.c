@@ -148,6 +148,7 @@ void sh_session_hooks(struct sh *sh)
 int sh_open(struct sh *sh, const char *path)
 {
 	int st = hs_open(sh->ss, path);
+	hs_rest(sh->ss);	/* the loader's freed arrays are not kept */
 	if (st != HS_OK) {
 		if (sh->ss->load_progress)
 			fprintf(stderr, "\r\033[K");
@@ -205,7 +206,16 @@ static int timed_query(struct sh *sh, const char *text, const char *where, int f
 	return st;
 }
 
+static int execute(struct sh *sh, const char *line, const char *where);
+
 int sh_execute(struct sh *sh, const char *line, const char *where)
+{
+	int st = execute(sh, line, where);
+	hs_rest(sh->ss);	/* what the command freed is not kept while the shell waits */
+	return st;
+}
+
+static int execute(struct sh *sh, const char *line, const char *where)
 {
 	{
 		const char *t = line;

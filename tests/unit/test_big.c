@@ -3,7 +3,8 @@
  * budget, file-backed past it, with the same contents either way; growth
  * that crosses the budget keeps what was there; malloc'd memory goes
  * through big_realloc and big_free; sizes parse; the plan says what goes
- * to disk; the spill folder keeps no file.
+ * to disk; freed arrays are reused as spares until trimmed; the spill
+ * folder keeps no file.
  */
 #include <dirent.h>
 #include <setjmp.h>
@@ -93,6 +94,7 @@ static void test_budget_places_arrays(void **state)
 	assert_int_equal(files_in_dir(), 0);	/* unlinked when made */
 	big_free(a);
 	big_free(b);
+	big_trim();	/* the freed arrays kept as spares go too */
 	big_stats(&s1);
 	assert_int_equal(s1.anon, s0.anon);
 	assert_int_equal(s1.file, s0.file);
@@ -170,6 +172,7 @@ static void test_demote(void **state)
 	fill(a, n, 5);
 	assert_ptr_equal(big_demote(a, 1u << 20), a);	/* room enough: stays */
 	a = big_demote(a, 4u << 20);	/* 6 + 4 > 8: to a file */
+	big_trim();	/* the freed arrays kept as spares go too */
 	big_stats(&s1);
 	assert_int_equal(s1.anon, s0.anon);
 	assert_int_equal(s1.file - s0.file, 6u << 20);
@@ -247,6 +250,84 @@ static void test_settle(void **state)
 	big_free(d);
 	big_free(e);
 	big_free(f);
+	big_trim();	/* the freed arrays kept as spares go too */
+	big_stats(&s1);
+	assert_int_equal(s1.anon, s0.anon);
+	assert_int_equal(s1.file, s0.file);
+	assert_int_equal(files_in_dir(), 0);
+}
+
+static bool zero(const uint32_t *a, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i])
+			return false;
+	return true;
+}
+
+/*
+ * Spares: a freed anonymous array's pages serve the next big_alloc, cut to
+ * its size or grown, zeroed either way; spares count in the budget, go
+ * first when room is needed, and big_trim releases them.
+ */
+static void test_spares(void **state)
+{
+	(void)state;
+	big_configure(64u << 20, dir);
+	struct big_stats s0, s1;
+	big_stats(&s0);
+	size_t n4 = (4u << 20) / 4, n1 = (1u << 20) / 4;
+	uint32_t *a = big_alloc(n4, 4);
+	fill(a, n4, 21);
+	big_free(a);
+	big_stats(&s1);
+	assert_int_equal(s1.anon - s0.anon, 4u << 20);	/* kept, and counted */
+	uint32_t *b = big_alloc(n1, 4);	/* the spare, cut: its first MiB */
+	assert_ptr_equal(b, a);
+	assert_true(zero(b, n1));
+	uint32_t *c = big_alloc(n1 * 3, 4);	/* the rest of it */
+	assert_ptr_equal(c, (uint32_t *)a + n1);
+	assert_true(zero(c, n1 * 3));
+	fill(b, n1, 22);
+	fill(c, n1 * 3, 23);
+	big_free(c);
+	uint32_t *d = big_alloc(n4 * 2, 4);	/* no spare holds it: the 3 MiB one grows */
+	assert_true(zero(d, n4 * 2));
+	fill(d, n4 * 2, 24);
+	check(b, n1, 22);
+	big_free(b);
+	big_free(d);
+	big_trim();
+	big_stats(&s1);
+	assert_int_equal(s1.anon, s0.anon);
+
+	/* Under a short budget a spare goes before an array moves to a file. */
+	big_configure(4u << 20, dir);
+	big_stats(&s0);
+	uint32_t *e = big_alloc(n1 * 3, 4), *f = big_alloc(n1, 4);
+	big_settle(f);
+	big_free(e);	/* 3 MiB spare + 1 MiB settled f: the budget is full */
+	uint32_t *g = big_alloc(n1 * 2, 4);	/* cut from the spare: f stays */
+	assert_false(in_file(f) || in_file(g));
+	assert_true(zero(g, n1 * 2));
+	uint32_t *h = big_alloc(n1, 4);	/* the spare's last MiB */
+	assert_false(in_file(f) || in_file(g) || in_file(h));
+	big_free(h);
+	big_free(g);	/* spares of 1 and 2 MiB; f: 1 MiB live */
+	uint32_t *i = big_alloc(n1 * 3, 4);	/* none holds it, none may grow: both go */
+	big_stats(&s1);
+	assert_false(in_file(f) || in_file(i));
+	assert_true(zero(i, n1 * 3));
+	assert_int_equal(s1.anon - s0.anon, 4u << 20);
+	uint32_t *j = big_alloc(n1, 4);	/* no spare left: f goes to a file */
+	big_stats(&s1);
+	assert_true(in_file(f));
+	assert_false(in_file(i) || in_file(j));
+	assert_int_equal(s1.anon - s0.anon, 4u << 20);
+	big_free(f);
+	big_free(i);
+	big_free(j);
+	big_trim();
 	big_stats(&s1);
 	assert_int_equal(s1.anon, s0.anon);
 	assert_int_equal(s1.file, s0.file);
@@ -285,6 +366,7 @@ static void test_evict(void **state)
 	assert_true(rss_kb(a) >= 6 * 1024);
 	uint32_t *e = big_evict(a);	/* room in the budget: moves all the same */
 	assert_non_null(e);
+	big_trim();	/* the freed arrays kept as spares go too */
 	big_stats(&s1);
 	assert_int_equal(s1.anon, s0.anon);
 	assert_int_equal(s1.file - s0.file, 6u << 20);
@@ -396,6 +478,7 @@ int main(void)
 		cmocka_unit_test(test_many_files),
 		cmocka_unit_test(test_demote),
 		cmocka_unit_test(test_settle),
+		cmocka_unit_test(test_spares),
 		cmocka_unit_test(test_evict),
 		cmocka_unit_test(test_malloc_memory),
 		cmocka_unit_test(test_parse_size),
