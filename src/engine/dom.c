@@ -109,8 +109,8 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 	 * semidominator pass then reads them in order, with no lookup of a
 	 * node's referrers or of their numbers. The edges are sorted by target
 	 * in place (a counting sort that moves each edge along its cycle to its
-	 * group, as American flag sort does), then their sources are packed
-	 * into the first half of the same memory: no second array of edges.
+	 * group, as American flag sort does), and their sources packed into
+	 * the first half of the same memory: no second array of edges.
 	 * start and head are counted into all over, so they are new arrays,
 	 * not the stack's settled ones.
 	 */
@@ -156,27 +156,37 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 	}
 	free(bhead);
 	free(bend);
-	for (uint32_t k = 1; k <= count; k++) {
-		/* head[k]: the first edge of k's group not yet known to be k's */
-		while (head[k] < start[k + 1]) {
-			uint64_t x = cross[head[k]];
-			uint32_t t = (uint32_t)(x >> 32);
-			while (t != k) {	/* carry x to its group, taking what was there */
-				uint64_t y = cross[head[t]];
-				cross[head[t]++] = x;
-				x = y;
-				t = (uint32_t)(x >> 32);
+	/*
+	 * Then each block by target, and its sources packed at once, while
+	 * its edges are in cache: edge e's source takes the 4 bytes at 4e,
+	 * below the 8 of every edge not yet packed (this block's later ones,
+	 * the later blocks').
+	 */
+	for (uint32_t b = 0; b < nblocks; b++) {
+		uint64_t lo = (uint64_t)b << shift, hi = (uint64_t)(b + 1) << shift;
+		uint32_t klo = lo > 1 ? (uint32_t)lo : 1;
+		uint32_t khi = hi < (uint64_t)count + 1 ? (uint32_t)hi : count + 1;
+		for (uint32_t k = klo; k < khi; k++) {
+			/* head[k]: the first edge of k's group not yet known to be k's */
+			while (head[k] < start[k + 1]) {
+				uint64_t x = cross[head[k]];
+				uint32_t t = (uint32_t)(x >> 32);
+				while (t != k) {	/* carry x to its group, taking what was there */
+					uint64_t y = cross[head[t]];
+					cross[head[t]++] = x;
+					x = y;
+					t = (uint32_t)(x >> 32);
+				}
+				cross[head[k]++] = x;
 			}
-			cross[head[k]++] = x;
+		}
+		for (uint32_t e = start[klo]; e < start[khi]; e++) {
+			uint32_t u = (uint32_t)cross[e];
+			memcpy((char *)cross + 4 * (uint64_t)e, &u, sizeof u);
 		}
 	}
 	big_free(head);
 	head = NULL;
-	for (uint64_t e = 0; e < ncross; e++) {
-		/* 4 bytes at 4e, below the 8 of edge e + 1 still to read */
-		uint32_t u = (uint32_t)cross[e];
-		memcpy((char *)cross + 4 * e, &u, sizeof u);
-	}
 	pred = big_realloc(cross, ncross + 1, sizeof *pred);	/* shrinks in place */
 	cross = NULL;
 	big_settle(pred);	/* both read in order from now on */

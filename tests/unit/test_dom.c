@@ -262,6 +262,119 @@ static void long_chain(void **state)
 	free(g.s);
 }
 
+/*
+ * The reference for graphs too big for brute force: Cooper, Harvey and
+ * Kennedy, "A Simple, Fast Dominance Algorithm" (2001), which iterates the
+ * immediate dominators over a reverse postorder until none changes.
+ */
+static uint32_t meet(const uint32_t *idom, const uint32_t *po, uint32_t a, uint32_t b)
+{
+	while (a != b) {
+		while (po[a] < po[b])
+			a = idom[a];
+		while (po[b] < po[a])
+			b = idom[b];
+	}
+	return a;
+}
+
+static void iterative_idom(const struct g *g, uint32_t root, uint32_t *idom)
+{
+	uint32_t n = g->n, *p_start, *p;
+	csr(n, g->m, g->to, g->from, &p_start, &p);
+	uint32_t *po = malloc(n * sizeof *po), *rpo = malloc(n * sizeof *rpo), nrpo = 0;
+	uint32_t *stack = malloc((g->m + 2) * sizeof *stack), *next = calloc(n, sizeof *next);
+	uint8_t *visited = calloc(n, 1);
+	uint32_t sp = 0, count = 0;
+	stack[sp++] = root;
+	visited[root] = 1;
+	while (sp) {	/* postorder numbers by an iterative DFS */
+		uint32_t v = stack[sp - 1];
+		if (g->s_start[v] + next[v] < g->s_start[v + 1]) {
+			uint32_t w = g->s[g->s_start[v] + next[v]++];
+			if (!visited[w]) {
+				visited[w] = 1;
+				stack[sp++] = w;
+			}
+			continue;
+		}
+		po[v] = count++;
+		rpo[nrpo++] = v;
+		sp--;
+	}
+	for (uint32_t v = 0; v < n; v++)
+		idom[v] = DOM_NONE;
+	idom[root] = root;
+	for (bool changed = true; changed;) {
+		changed = false;
+		for (uint32_t k = nrpo; k-- > 0;) {	/* reverse postorder */
+			uint32_t v = rpo[k], d = DOM_NONE;
+			if (v == root)
+				continue;
+			for (uint32_t e = p_start[v]; e < p_start[v + 1]; e++) {
+				uint32_t u = p[e];
+				if (idom[u] == DOM_NONE)
+					continue;
+				d = d == DOM_NONE ? u : meet(idom, po, u, d);
+			}
+			if (d != idom[v]) {
+				idom[v] = d;
+				changed = true;
+			}
+		}
+	}
+	free(p_start);
+	free(p);
+	free(po);
+	free(rpo);
+	free(stack);
+	free(next);
+	free(visited);
+}
+
+/*
+ * Graphs of tens of thousands of nodes, so that the edges outside the DFS
+ * tree are sorted in blocks of several targets each (dom.c), with hubs
+ * that many nodes point to (as to a class object), against the iterative
+ * reference.
+ */
+static void large_graphs(void **state)
+{
+	(void)state;
+	for (int iter = 0; iter < 6; iter++) {
+		struct g g;
+		memset(&g, 0, sizeof g);
+		g.n = 20000 + rnd(40000);
+		uint32_t cap = g.n * 8 + 64;
+		g.from = malloc(cap * sizeof *g.from);
+		g.to = malloc(cap * sizeof *g.to);
+		g.split = iter & 1;
+		for (uint32_t v = 1; v < g.n; v++)	/* a random tree: everything reachable */
+			add(&g, rnd(v), v, cap);
+		uint32_t hubs = 1 + rnd(8);
+		for (uint32_t v = 0; v < g.n; v++) {
+			if (rnd(3) == 0)
+				add(&g, v, rnd(hubs), cap);	/* many referrers of a few */
+			for (uint32_t e = rnd(5); e-- > 0;)
+				add(&g, v, rnd(g.n), cap);	/* cross, forward and back edges */
+		}
+		csr(g.n, g.m, g.from, g.to, &g.s_start, &g.s);
+		uint32_t *idom = malloc(g.n * sizeof *idom), *want = malloc(g.n * sizeof *want);
+		struct dom_graph dg = {g.n, 0, g.m - (g.n - 1), &g, succs};
+		assert_int_equal(dom_build(&dg, idom, NULL, NULL), HS_OK);
+		iterative_idom(&g, 0, want);
+		for (uint32_t v = 0; v < g.n; v++)
+			if (idom[v] != want[v])
+				fail_msg("graph %d, node %u: idom %u, want %u", iter, v, idom[v], want[v]);
+		free(idom);
+		free(want);
+		free(g.from);
+		free(g.to);
+		free(g.s_start);
+		free(g.s);
+	}
+}
+
 /* A bound on the edges that 32-bit offsets cannot count is refused up front. */
 static void bound_too_large(void **state)
 {
@@ -289,6 +402,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(random_graphs),
 		cmocka_unit_test(long_chain),
+		cmocka_unit_test(large_graphs),
 		cmocka_unit_test(bound_too_large),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
