@@ -90,6 +90,7 @@ int dyn_build_heap(const struct heap *h, struct dyn **out)
 /* The SCC DAG plus a virtual root (ncomp) linked to every source. */
 struct dagview {
 	const struct scc *s;
+	const uint32_t *in_start, *in;
 	const uint32_t *sources;
 	uint32_t nsources;
 };
@@ -105,6 +106,22 @@ static void dag_succs(void *ctx, uint32_t v, struct dom_slices *sl)
 	}
 	sl->a[0] = g->s->out + g->s->out_start[v];
 	sl->n[0] = g->s->out_start[v + 1] - g->s->out_start[v];
+}
+
+static void dag_preds(void *ctx, uint32_t v, struct dom_slices *sl)
+{
+	const struct dagview *g = ctx;
+	sl->count = 0;
+	if (v == g->s->ncomp)
+		return;
+	uint32_t k = g->in_start[v + 1] - g->in_start[v];
+	sl->count = 1;
+	sl->a[0] = g->in + g->in_start[v];
+	sl->n[0] = k;
+	if (!k) {
+		sl->a[0] = &g->s->ncomp;	/* a source: its only predecessor is the root */
+		sl->n[0] = 1;
+	}
 }
 
 /*
@@ -343,7 +360,7 @@ int dyn_build(const struct scc_graph *g, struct dyn **out)
 	d->exact = big_alloc((size_t)nc + 1, sizeof *d->exact);
 	uint32_t *in_start, *in;
 	scc_preds(s, &in_start, &in);
-	struct dagview dv = {s, NULL, 0};
+	struct dagview dv = {s, in_start, in, NULL, 0};
 	uint32_t *sources = big_alloc((size_t)nc + 1, sizeof *sources);
 	for (uint32_t c = nc; c-- > 0;)
 		if (in_start[c + 1] == in_start[c])
@@ -351,10 +368,7 @@ int dyn_build(const struct scc_graph *g, struct dyn **out)
 	dv.sources = sources;
 	d->stats.sources = dv.nsources;
 	uint32_t *idom = big_alloc((size_t)nc + 2, sizeof *idom);
-	/* max_cross: the DAG's edges. The root's edges are all tree edges (a
-	 * source has no other predecessor), so every other edge of the tree
-	 * is one of the DAG's. */
-	struct dom_graph dg = {nc + 1, nc, s->out_start[nc], &dv, dag_succs};
+	struct dom_graph dg = {nc + 1, nc, &dv, dag_succs, dag_preds};
 	int st = dom_build(&dg, idom, NULL, NULL);
 	d->idom = idom;
 	if (st == HS_OK) {

@@ -145,8 +145,6 @@ void hg_preds(void *ctx, uint32_t w, struct dom_slices *s)
 
 struct dom_graph hg_dom_graph(struct hgraph *g)
 {
-	/* Each object reached has at most one class link, which makes up for
-	 * its tree edge: the rest are references and root edges. */
-	struct dom_graph d = {g->h->n + 1, g->root, g->h->nrefs + g->nroots, g, hg_succs};
+	struct dom_graph d = {g->h->n + 1, g->root, g, hg_succs, hg_preds};
 	return d;
 }

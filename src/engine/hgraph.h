@@ -6,11 +6,10 @@
  * java.lang.ref.Reference instances (weak, soft, phantom and final
  * references) is not an edge.
  *
- * hg_succs presents this graph to dom_build without copying the
- * adjacency; hg_preds walks it backwards (paths to GC roots): predecessors
- * are the heap's incoming references, the instances of a class for its
- * class object, and the super-root for GC roots. Ownership: hg_init
- * allocates, hg_free releases.
+ * hg_succs and hg_preds present this graph to dom_build without copying
+ * the adjacency: predecessors are the heap's incoming references, the
+ * instances of a class for its class object, and the super-root for GC
+ * roots. Ownership: hg_init allocates, hg_free releases.
  */
 #ifndef HS_HGRAPH_H
 #define HS_HGRAPH_H
@@ -41,7 +40,7 @@ enum { HG_ROOT = 1, HG_CLASS = 2 };
 void hg_init(struct hgraph *g, const struct heap *h, bool no_weak, bool class_edges);
 void hg_free(struct hgraph *g);
 
-/* v's successors / predecessors in the graph; ctx is the struct hgraph. */
+/* The dom_graph callbacks; ctx is the struct hgraph. */
 void hg_succs(void *ctx, uint32_t v, struct dom_slices *s);
 void hg_preds(void *ctx, uint32_t v, struct dom_slices *s);
 

@@ -319,14 +319,14 @@ int heap_model_load(const char *path, const struct heap_load_opts *opts,
 
 /*
  * heap_estimate_bytes: the bytes of big arrays (big.h) a heap of n objects
- * and r references takes at its peak with its dominator tree: the model
- * (22 per object, 4 per reference, with room for the directory) plus the
- * tree's build at its peak (dom.h), while the edges outside the DFS tree
- * are met and grouped (21 per object, 8 per reference) or in the
- * semidominator pass (29 per object, 4 per reference), whichever is more
+ * and r references takes at its peak with its dominator tree, 53 per
+ * object and 8 per reference: the model at rest (22 per object, 8 per
+ * reference), the tree's build (33 per object) less the 4 per object of
+ * record positions it spills meanwhile, and room for the directory
  * (docs/out-of-core.md, where the figures are measured); loading itself
- * peaks lower. heap_load plans with r guessed from pass 1: 3/4 of the
- * id-sized slots of instance fields and object arrays.
+ * peaks lower. heap_load plans with r guessed from pass 1, as references
+ * are counted only in pass 2: 3/4 of the id-sized slots of instance fields
+ * and object arrays.
  */
 uint64_t heap_estimate_bytes(uint64_t n, uint64_t r);
 
@@ -412,6 +412,9 @@ static inline const uint32_t *heap_out(const struct heap *h, uint32_t i, uint32_
  * while another thread reads the heap.
  */
 void heap_build_incoming(struct heap *h);
+/* heap_free_incoming: give the incoming references back (the next heap_in
+ * builds them again). Not safe while another thread reads the heap. */
+void heap_free_incoming(struct heap *h);
 
 static inline const uint32_t *heap_in(const struct heap *h, uint32_t i, uint32_t *count)
 {

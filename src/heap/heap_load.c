@@ -1384,12 +1384,9 @@ static int pass2(struct loader *L, struct hs_error *err)
 	heap_run2(pass2_range, &w[0], &w[1], n > 100000);
 	int st = w[0].status != HS_OK ? w[0].status : w[1].status;
 	uint64_t total = w[0].nedges + w[1].nedges;
-	/* The tree's build numbers the references and GC roots together
-	 * (dom.h max_cross), in 32 bits as the CSR offsets. */
-	if (st == HS_OK && total + L->nroots >= UINT32_MAX) {
-		hs_error_set(err, -1, "%s: %llu references and %zu GC roots; heapsh handles "
-			     "fewer than 2^32 - 1 of them together (docs/format-limits.md)",
-			     L->hp->path, (unsigned long long)total, L->nroots);
+	if (st == HS_OK && total >= UINT32_MAX) {
+		hs_error_set(err, -1, "%s: %llu references; heapsh handles fewer than 2^32",
+			     L->hp->path, (unsigned long long)total);
 		st = HS_ERR;
 	}
 	if (st == HS_OK) {
@@ -1481,6 +1478,13 @@ void heap_build_incoming(struct heap *h)
 	big_free(w[1].cnt);
 	big_settle(h->in_start);	/* only read from now on */
 	big_settle(h->in);
+}
+
+void heap_free_incoming(struct heap *h)
+{
+	big_free(h->in_start);
+	big_free(h->in);
+	h->in_start = h->in = NULL;
 }
 
 /* Objects grouped by class: the instance lists queries and the engine use. */
@@ -1678,8 +1682,7 @@ static void settle(struct heap *h)
 
 uint64_t heap_estimate_bytes(uint64_t n, uint64_t r)
 {
-	uint64_t grouping = 21 * n + 8 * r, semi = 29 * n + 4 * r;
-	return 22 * n + 4 * r + (grouping > semi ? grouping : semi);
+	return (36 + 33 - 16) * n + 8 * r;
 }
 
 int heap_load(const char *path, const struct heap_load_opts *opts,

@@ -544,7 +544,6 @@ int heap_model_load(const char *path, const struct heap_load_opts *opts,
 	}
 	if (h->hp->size != hd->dump_size || (uint32_t)h->hp->id_size != hd->id_size ||
 	    hd->n >= UINT32_MAX - 1 || hd->nclasses >= UINT32_MAX - 1 ||
-	    hd->nrefs >= (uint64_t)UINT32_MAX - hd->nroots ||	/* as heap_load: dom.h max_cross */
 	    hd->nheaps > HEAP_MAX_HEAPS || (hd->oop_size != 4 && hd->oop_size != 8)) {
 		*why = "it does not fit the dump";
 		goto fail;
