@@ -309,7 +309,7 @@ e1=$(calc '%.2f' 'a - b' "$d1" "$h1"); e2=$(calc '%.2f' 'a - b' "$d2" "$h2")
 ge=$(calc '%.2f' '(a / d) / (b / c)' "$e2" "$e1" "$N1" "$N2")
 # The incoming references (KiB): part of the heap model (issue 2's 8 B per
 # reference is 4 out and 4 in), built when first used (heap_in): neither
-# the histogram run nor, since stop 30, the dominators run has them. Added
+# the histogram run nor, since stop 30, the dominators run keeps them. Added
 # to the model; the engine's extra memory is counted against that whole
 # model, as before, and also plainly against the histogram run (xd).
 hraw1=$h1m; hraw2=$h2m
@@ -341,7 +341,7 @@ sa2=$(calc '%.1f' 'a * 1024 / b' "${ANON[ss_hist_big2]}" "$N2")
 sr1=$(calc '%.2f' 'a * 1024 / (48 * b + 8 * c)' "${ANON[ss_hist_big1]}" "$N1" "${REFS[$BIG1]}")
 sr2=$(calc '%.2f' 'a * 1024 / (48 * b + 8 * c)' "${ANON[ss_hist_big2]}" "$N2" "${REFS[$BIG2]}")
 # The engine at rest: RssAnon after :dominators minus after :histogram
-# (neither has the incoming references); and the model and engine at rest
+# (neither keeps the incoming references); and the model and engine at rest
 # against issue 18's 32 B/object + 8 B/reference.
 se1=$(calc '%.1f' '(a - b) * 1024 / c' "${ANON[ss_dom_big1]}" "$hrest1" "$N1")
 se2=$(calc '%.1f' '(a - b) * 1024 / c' "${ANON[ss_dom_big2]}" "$hrest2" "$N2")
@@ -391,12 +391,12 @@ echo "| heap model <= 48 B/object + 8 B/reference | big1: $m1 B = $m1po B/object
 echo
 echo "Heap model = peak RSS of the histogram run minus the dump's size (the dump is mmap'd and its pages count in RSS)," \
      "plus the incoming references (4 bytes per object and per reference: big1 $(mb "$inc1") MB, big2 $(mb "$inc2") MB), which heapsh builds when first used, so a histogram run does not have them;" \
-     "engine extra memory = peak RSS of the dominators run minus that whole model (the dominators run does not build the incoming references either, so the figure in brackets is its peak minus the histogram run's)." \
+     "engine extra memory = peak RSS of the dominators run minus that whole model (the dominators run builds the incoming references for the tree and gives them back after; the figure in brackets is its peak minus the histogram run's)." \
      "The heap model figure also holds heapsh's own fixed start-up memory (a few MB: libc, Lua, readline)."
 echo
 echo "At rest (after the command, waiting for the next one; /proc/PID/status): heap model = RssAnon after :histogram plus the incoming references:" \
      "big1 $(mb "${ANON[ss_hist_big1]}") MB = $sa1 B/object ($(x "$sr1") the budget), big2 $(mb "${ANON[ss_hist_big2]}") MB = $sa2 B/object ($(x "$sr2"));" \
-     "engine = RssAnon after :dominators minus after :histogram (neither has the incoming references): big1 $se1 B/object, big2 $se2 B/object;" \
+     "engine = RssAnon after :dominators minus after :histogram (neither keeps the incoming references): big1 $se1 B/object, big2 $se2 B/object;" \
      "model and engine after :dominators: big1 $(mb "${ANON[ss_dom_big1]}") MB = $(x "$rr1") issue 18's 32 B/object + 8 B/reference, big2 $(mb "${ANON[ss_dom_big2]}") MB = $(x "$rr2");" \
      "dump pages (RssFile): big1 $(mb "${FILEKB[ss_hist_big1]}") MB, big2 $(mb "${FILEKB[ss_hist_big2]}") MB."
 echo
