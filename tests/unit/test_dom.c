@@ -167,17 +167,24 @@ static void add(struct g *g, uint32_t a, uint32_t b, uint32_t cap)
 	}
 }
 
+/* empty_graph: n nodes, room for cap edges; split: lists as two slices. */
+static struct g empty_graph(uint32_t n, uint32_t cap, int split)
+{
+	struct g g;
+	memset(&g, 0, sizeof g);
+	g.n = n;
+	g.from = malloc(cap * sizeof *g.from);
+	g.to = malloc(cap * sizeof *g.to);
+	g.split = split;
+	return g;
+}
+
 static void random_graphs(void **state)
 {
 	(void)state;
 	for (int iter = 0; iter < 3000; iter++) {
-		struct g g;
-		memset(&g, 0, sizeof g);
-		g.n = 1 + rnd(48);
-		uint32_t cap = g.n * 6 + 64;
-		g.from = malloc(cap * sizeof *g.from);
-		g.to = malloc(cap * sizeof *g.to);
-		g.split = iter & 1;
+		uint32_t n = 1 + rnd(48), cap = n * 6 + 64;
+		struct g g = empty_graph(n, cap, iter & 1);
 		int shape = iter % 4;
 		if (shape == 0 || shape == 3)	/* a long chain through many nodes */
 			for (uint32_t v = 0; v + 1 < g.n; v++)
@@ -340,13 +347,8 @@ static void large_graphs(void **state)
 {
 	(void)state;
 	for (int iter = 0; iter < 6; iter++) {
-		struct g g;
-		memset(&g, 0, sizeof g);
-		g.n = 20000 + rnd(40000);
-		uint32_t cap = g.n * 8 + 64;
-		g.from = malloc(cap * sizeof *g.from);
-		g.to = malloc(cap * sizeof *g.to);
-		g.split = iter & 1;
+		uint32_t n = 20000 + rnd(40000), cap = n * 8 + 64;
+		struct g g = empty_graph(n, cap, iter & 1);
 		for (uint32_t v = 1; v < g.n; v++)	/* a random tree: everything reachable */
 			add(&g, rnd(v), v, cap);
 		uint32_t hubs = 1 + rnd(8);
