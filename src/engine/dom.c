@@ -96,18 +96,23 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 	 */
 	forest = big_alloc((size_t)count + 2, sizeof *forest);
 	for (uint32_t k = 1; k <= count; k++) {
-		semi[k] = k;
 		forest[k].anc = 0;
 		forest[k].min = k;
 	}
 	uint32_t stack_cap = 1024;
 	stack = xmallocarray(stack_cap, sizeof *stack);
 	for (uint32_t k = count; k >= 2; k--) {
+		/*
+		 * The DFS parent is a predecessor numbered below k, so semi[k]
+		 * starts there; 1 (the root) is the least there is, so a node
+		 * whose parent or some predecessor is the root needs no more.
+		 */
+		uint32_t best = parent[k];
 		s.count = 0;
-		g->preds(g->ctx, vert[k - 1], &s);
-		uint32_t best = semi[k];
-		for (int i = 0; i < s.count; i++)
-			for (uint32_t e = 0; e < s.n[i]; e++) {
+		if (best > 1)
+			g->preds(g->ctx, vert[k - 1], &s);
+		for (int i = 0; i < s.count && best > 1; i++)
+			for (uint32_t e = 0; e < s.n[i] && best > 1; e++) {
 				uint32_t u = num[s.a[i][e]];
 				if (!u)
 					continue;	/* unreachable predecessor */

@@ -33,7 +33,12 @@ struct dom_graph {
 	uint32_t n;		/* nodes 0..n-1 */
 	uint32_t root;
 	void *ctx;
-	/* succs/preds: fill s with v's successors / predecessors. */
+	/*
+	 * succs/preds: fill s with v's successors / predecessors. preds may
+	 * leave out what cannot change v's semidominator: a node's only
+	 * predecessor (it is the node's DFS parent), or every predecessor
+	 * but the root when the root is one (dom_build stops at the root).
+	 */
 	void (*succs)(void *ctx, uint32_t v, struct dom_slices *s);
 	void (*preds)(void *ctx, uint32_t v, struct dom_slices *s);
 };

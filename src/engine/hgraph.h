@@ -44,7 +44,8 @@ void hg_free(struct hgraph *g);
 void hg_succs(void *ctx, uint32_t v, struct dom_slices *s);
 void hg_preds(void *ctx, uint32_t v, struct dom_slices *s);
 
-/* hg_dom_graph: a dom_graph view of g rooted at the super-root. */
+/* hg_dom_graph: a dom_graph view of g rooted at the super-root; its
+ * predecessors leave out what dom_build does not need (dom.h). */
 struct dom_graph hg_dom_graph(struct hgraph *g);
 
 /* hg_referent: the object i's Reference.referent target, or HEAP_NONE. */
