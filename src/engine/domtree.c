@@ -43,14 +43,11 @@ static void set_retained(struct dom_tree *t, const uint64_t *ret)
 int dom_tree_build(struct heap *h, bool no_weak, bool spill, struct dom_tree **out)
 {
 	*out = NULL;
-	/* The build reads every object's referrers: made now, before the
-	 * build's own arrays, so they take memory first (big.h placement),
-	 * and given back after it when it made them: what walks backwards
-	 * later (paths, :referrers) makes them again, and the model at rest
-	 * keeps 4 bytes per object and per reference less. */
-	bool made_in = !h->in;
-	heap_build_incoming(h);
+	/* The build's referrer lists are made first, before the build's own
+	 * arrays, so they take memory first (big.h placement); they are given
+	 * back after it. */
 	struct dom_tree *t = new_tree(h, no_weak);
+	struct dom_graph dg = hg_dom_graph(&t->g);
 	uint32_t n = h->n;
 	/* Objects of HEAP_SIZE_BIG bytes or more (large arrays) have their
 	 * sizes in their records: read now, while the records are at hand. */
@@ -62,7 +59,6 @@ int dom_tree_build(struct heap *h, bool no_weak, bool spill, struct dom_tree **o
 	t->idom = big_alloc((size_t)n + 1, sizeof *t->idom);
 	uint32_t *order = big_alloc((size_t)n + 1, sizeof *order);
 	uint32_t nreach = 0;
-	struct dom_graph dg = hg_dom_graph(&t->g);
 	/*
 	 * The build and the sums read only references, classes, instance lists
 	 * and sizes: record positions can go to disk (not with no_weak, which
@@ -71,8 +67,7 @@ int dom_tree_build(struct heap *h, bool no_weak, bool spill, struct dom_tree **o
 	if (spill && !no_weak)
 		heap_spill(h);
 	int st = dom_build(&dg, t->idom, order, &nreach);
-	if (made_in)
-		heap_free_incoming(h);
+	hg_dom_done(&t->g);
 	if (st == HS_OK) {
 		/* Bottom-up in reverse preorder: each subtree is done before its root. */
 		uint64_t *ret = big_alloc((size_t)n + 1, sizeof *ret);

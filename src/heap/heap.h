@@ -412,6 +412,18 @@ static inline const uint32_t *heap_out(const struct heap *h, uint32_t i, uint32_
  * while another thread reads the heap.
  */
 void heap_build_incoming(struct heap *h);
+/*
+ * heap_incoming_some: the incoming references of the objects keep accepts,
+ * as heap_build_incoming makes them but into *start (n + 1 entries, object
+ * i's list is (*in)[(*start)[i] .. (*start)[i + 1])) and *in; an object
+ * keep refuses gets an empty list. keep(ctx, i, count) is called for every
+ * object in order, on the calling thread, with its number of referrers
+ * (references to it, one per reference); NULL keeps every list. Returns
+ * the references kept. The caller frees both arrays with big_free.
+ */
+typedef bool heap_keep_fn(void *ctx, uint32_t i, uint32_t count);
+uint64_t heap_incoming_some(const struct heap *h, heap_keep_fn *keep, void *ctx,
+			    uint32_t **start, uint32_t **in);
 /* heap_free_incoming: give the incoming references back (the next heap_in
  * builds them again). Not safe while another thread reads the heap. */
 void heap_free_incoming(struct heap *h);

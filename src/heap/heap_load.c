@@ -1424,11 +1424,14 @@ static int pass2(struct loader *L, struct hs_error *err)
 }
 
 struct incoming_half {
-	struct heap *h;
+	const struct heap *h;
 	uint32_t from, to;	/* sources */
-	uint32_t *cnt;		/* counts per target, then write cursors */
+	uint32_t *cnt;		/* counts per target, then write cursors (NO_LIST: left out) */
+	uint32_t *in;		/* filled in phase 1 */
 	int phase;		/* 0 count, 1 fill */
 };
+
+#define NO_LIST UINT32_MAX
 
 static void *incoming_work(void *arg)
 {
@@ -1440,44 +1443,57 @@ static void *incoming_work(void *arg)
 			w->cnt[h->out[e]]++;
 	} else {
 		for (uint32_t i = w->from; i < w->to; i++)
-			for (uint32_t e = h->out_start[i]; e < h->out_start[i + 1]; e++)
-				h->in[w->cnt[h->out[e]]++] = i;
+			for (uint32_t e = h->out_start[i]; e < h->out_start[i + 1]; e++) {
+				uint32_t *c = &w->cnt[h->out[e]];
+				if (*c != NO_LIST)
+					w->in[(*c)++] = i;
+			}
 	}
 	return NULL;
 }
 
 /*
- * heap_build_incoming: the transpose of the outgoing CSR. Each half of the
- * sources counts and then fills on its own thread; the first half's
+ * The transpose of the outgoing CSR, or the part keep accepts. Each half
+ * of the sources counts and then fills on its own thread; the first half's
  * sources come first in every target's list, so lists stay ascending.
  */
-void heap_build_incoming(struct heap *h)
+uint64_t heap_incoming_some(const struct heap *h, heap_keep_fn *keep, void *ctx,
+			    uint32_t **start, uint32_t **in)
 {
-	if (h->in)
-		return;
 	uint32_t n = h->n, mid = n / 2;
 	bool threads = n > 100000;
 	struct incoming_half w[2] = {
-		{h, 0, mid, big_alloc((size_t)n + 1, sizeof(uint32_t)), 0},
-		{h, mid, n, big_alloc((size_t)n + 1, sizeof(uint32_t)), 0}};
+		{h, 0, mid, big_alloc((size_t)n + 1, sizeof(uint32_t)), NULL, 0},
+		{h, mid, n, big_alloc((size_t)n + 1, sizeof(uint32_t)), NULL, 0}};
 	heap_run2(incoming_work, &w[0], &w[1], threads);
-	h->in_start = big_alloc((size_t)n + 2, sizeof *h->in_start);
+	*start = big_alloc((size_t)n + 2, sizeof **start);
 	uint32_t sum = 0;
 	for (uint32_t t = 0; t < n; t++) {
-		h->in_start[t] = sum;
+		(*start)[t] = sum;
 		uint32_t c0 = w[0].cnt[t], c1 = w[1].cnt[t];
+		if (keep && !keep(ctx, t, c0 + c1)) {
+			w[0].cnt[t] = w[1].cnt[t] = NO_LIST;
+			continue;
+		}
 		w[0].cnt[t] = sum;	/* cursors: the first half writes first */
 		w[1].cnt[t] = sum + c0;
 		sum += c0 + c1;
 	}
-	h->in_start[n] = sum;
-	h->in = big_alloc(h->nrefs + 1, sizeof *h->in);
+	(*start)[n] = sum;
+	*in = w[0].in = w[1].in = big_alloc((size_t)sum + 1, sizeof **in);
 	w[0].phase = w[1].phase = 1;
 	heap_run2(incoming_work, &w[0], &w[1], threads);
 	big_free(w[0].cnt);
 	big_free(w[1].cnt);
-	big_settle(h->in_start);	/* only read from now on */
-	big_settle(h->in);
+	big_settle(*start);	/* only read from now on */
+	big_settle(*in);
+	return sum;
+}
+
+void heap_build_incoming(struct heap *h)
+{
+	if (!h->in)
+		heap_incoming_some(h, NULL, NULL, &h->in_start, &h->in);
 }
 
 void heap_free_incoming(struct heap *h)

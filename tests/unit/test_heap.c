@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "hprof_writer.h"
+#include "../../src/base/big.h"
 #include "../../src/heap/heap.h"
 
 /* ---- interned UTF8 strings ---- */
@@ -564,7 +565,39 @@ static void check_objects(const struct heap *h, const struct model *m, int heade
 	assert_true(h->total_shallow == total);
 }
 
-/* check_incoming: heap_in is exactly the transpose of heap_out. */
+/* keep_some: objects with two referrers or more, and the odd ones. */
+static bool keep_some(void *ctx, uint32_t i, uint32_t count)
+{
+	uint32_t *next = ctx;
+	assert_int_equal(i, *next);	/* every object, in order */
+	(*next)++;
+	return count > 1 || (i & 1);
+}
+
+/* heap_incoming_some: heap_in's lists for the objects kept, empty ones for the rest. */
+static void check_incoming_some(const struct heap *h)
+{
+	uint32_t next = 0, *start, *in;
+	uint64_t kept = heap_incoming_some(h, keep_some, &next, &start, &in), sum = 0;
+	assert_int_equal(next, h->n);
+	for (uint32_t t = 0; t < h->n; t++) {
+		uint32_t n, m = start[t + 1] - start[t];
+		const uint32_t *all = heap_in(h, t, &n);
+		if (n > 1 || (t & 1)) {
+			assert_int_equal(m, n);
+			assert_memory_equal(in + start[t], all, n * sizeof *all);
+		} else {
+			assert_int_equal(m, 0);
+		}
+		sum += m;
+	}
+	assert_true(sum == kept && kept < h->nrefs);
+	big_free(start);
+	big_free(in);
+}
+
+/* check_incoming: heap_in is exactly the transpose of heap_out; so is
+ * heap_incoming_some where it keeps a list. */
 static void check_incoming(const struct heap *h)
 {
 	uint64_t nrefs = 0;
@@ -601,6 +634,7 @@ static void check_incoming(const struct heap *h)
 	free(want);
 	free(fill);
 	free(start);
+	check_incoming_some(h);
 }
 
 static void check_classes(const struct heap *h, const struct model *m, int header, int oop)
