@@ -111,6 +111,18 @@ for c in "${MODEL_CMDS[@]}"; do
 	check "mapped model: $c" "$($HEAPSH --no-index --format csv -c "$c" "$K" 2>&1)" \
 		"$(hs "$c" 2>&1)"
 done
+# The session that writes the index uses the model and the tree from there
+# once that command is done (hs_rest), giving its own arrays back: the
+# same answers, in the same session.
+rm -f "$K.hsidx"
+check_contains "the writing session maps the model it wrote" "model,read from the index" \
+	"$($HEAPSH --format csv -c ':dominators --top 1' -c ':info' "$K")"
+rm -f "$K.hsidx"
+ARGS=(-c ':dominators --top 5')
+for c in "${MODEL_CMDS[@]}"; do ARGS+=(-c "$c"); done
+check "the writing session's answers are the dump's" \
+	"$($HEAPSH --no-index --format csv "${ARGS[@]}" "$K" 2>&1)" \
+	"$($HEAPSH --format csv "${ARGS[@]}" "$K" 2>&1)"
 # A model that does not fit the dump (its objects' classes swapped here),
 # with a valid checksum, is refused with a reason and the dump is read.
 python3 - "$K.hsidx" "$E/badmodel.hsidx" <<'PY'

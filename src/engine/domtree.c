@@ -602,6 +602,28 @@ uint8_t *dom_tree_save(const struct dom_tree *t, uint32_t n, size_t *len)
 	return buf;
 }
 
+bool dom_tree_adopt(struct dom_tree *t, const uint8_t *p, uint64_t len, void *map,
+		    size_t maplen)
+{
+	uint32_t n = t->h->n, head[2];
+	uint64_t nbig;
+	size_t arrays = ((size_t)n + 1) * 4;
+	if (t->map || !map || ((uintptr_t)p & 7) || len < 16 + 2 * (uint64_t)arrays)
+		return false;
+	memcpy(head, p, 8);
+	memcpy(&nbig, p + 8, 8);
+	if (head[0] != DOM_SECTION_MAGIC || head[1] != n || nbig != t->retained_big.len ||
+	    len != 16 + 2 * (uint64_t)arrays + nbig * 16)
+		return false;
+	big_free(t->idom);
+	big_free(t->retained32);
+	t->idom = (uint32_t *)(uintptr_t)(p + 16);
+	t->retained32 = (uint32_t *)(uintptr_t)(p + 16 + arrays);
+	t->map = map;
+	t->maplen = maplen;
+	return true;
+}
+
 struct dom_tree *dom_tree_load(const struct heap *h, bool no_weak, const uint8_t *p,
 			       uint64_t len, void *map, size_t maplen, bool *insane)
 {

@@ -92,6 +92,16 @@ void dom_tree_free(struct dom_tree *t);
 uint8_t *dom_tree_save(const struct dom_tree *t, uint32_t n, size_t *len);
 struct dom_tree *dom_tree_load(const struct heap *h, bool no_weak, const uint8_t *p,
 			       uint64_t len, void *map, size_t maplen, bool *insane);
+/*
+ * dom_tree_adopt: t, as built, uses the section dom_tree_save wrote of it
+ * (p, len, in map of maplen bytes, read-only, from the index file this
+ * process has just written) for its immediate dominators and retained
+ * sizes, and gives its own arrays back. Only the section's shape is
+ * checked (header, length, 8-aligned): the bytes are t's. True, and t
+ * owns the mapping; false and nothing changed otherwise.
+ */
+bool dom_tree_adopt(struct dom_tree *t, const uint8_t *p, uint64_t len, void *map,
+		    size_t maplen);
 
 /*
  * dom_children: v's children in the dominator tree (v may be the

@@ -145,15 +145,18 @@ static uint32_t crc_of(const uint8_t *p, size_t n)
 }
 
 /*
- * load: map and check the file at path; false (and a note) if unusable.
- * The sections stay in the mapping: file pages the kernel reads on demand
- * and may drop, not a copy in memory. check_crc is false only for a file
- * this process has just written. The file stays open (x->fd) for
- * idx_map_section.
+ * load: map and check the file at path (open on fd, or opened here when fd
+ * is -1); false (and a note) if unusable, fd closed. The sections stay in
+ * the mapping: file pages the kernel reads on demand and may drop, not a
+ * copy in memory. check_crc is false only for the file this process has
+ * just written, handed over on the descriptor it was written with (so
+ * what is mapped is what was written, whatever the path names by then).
+ * The file stays open (x->fd) for idx_map_section.
  */
-static bool load(struct idx *x, const char *path, bool check_crc)
+static bool load(struct idx *x, const char *path, int fd, bool check_crc)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
 	struct stat st;
@@ -235,10 +238,10 @@ struct idx *idx_open(const char *dump_path)
 	x->have_key = dump_key(dump_path, &x->key);
 	if (!x->have_key)
 		return x;
-	if (!load(x, x->path, true) && !x->nsec) {
+	if (!load(x, x->path, -1, true) && !x->nsec) {
 		char keep[512];
 		memcpy(keep, x->note, sizeof keep);
-		if (load(x, x->alt_path, true)) {
+		if (load(x, x->alt_path, -1, true)) {
 			char *t = x->path;
 			x->path = x->alt_path;
 			x->alt_path = t;
@@ -327,8 +330,12 @@ static uint64_t file_bytes(const struct section *secs, int nsec)
 	return at + 4;
 }
 
-static bool write_file(const struct idx *x, const struct section *secs, int nsec,
-		       const char *path)
+/*
+ * write_file: the sections into a new file at path, whole or not at all;
+ * its descriptor (open for reading), or -1 with errno set.
+ */
+static int write_file(const struct idx *x, const struct section *secs, int nsec,
+		      const char *path)
 {
 	/* The cache folder and its parents; fine if they exist. */
 	char *dir = xstrdup(path);
@@ -348,15 +355,15 @@ static bool write_file(const struct idx *x, const struct section *secs, int nsec
 	char *slash = strrchr(dir, '/');
 	if (slash)
 		*slash = 0;
-	int fd = open(slash ? (slash == dir ? "/" : dir) : ".", O_TMPFILE | O_WRONLY | O_CLOEXEC,
+	int fd = open(slash ? (slash == dir ? "/" : dir) : ".", O_TMPFILE | O_RDWR | O_CLOEXEC,
 		      0644);
 	bool unnamed = fd >= 0;
 	free(dir);
 	if (!unnamed)
-		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		free(tmp);
-		return false;
+		return -1;
 	}
 	static const uint8_t zeros[ALIGN];
 	uLong crc = crc32(0, NULL, 0);
@@ -386,27 +393,31 @@ static bool write_file(const struct idx *x, const struct section *secs, int nsec
 		unlink(tmp);	/* a leftover of a process with this pid */
 		ok = linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0;
 	}
-	ok = close(fd) == 0 && ok;
 	if (ok && rename(tmp, path) != 0)
 		ok = false;
-	if (!ok)
+	if (!ok) {
+		int saved = errno;
 		unlink(tmp);
+		close(fd);
+		errno = saved;
+		fd = -1;
+	}
 	free(tmp);
-	return ok;
+	return fd;
 }
 
 /*
- * remap: after the file at x->path was written, map it and let the
+ * remap: after the file at x->path was written on fd, map it and let the
  * sections point there, so that none is kept in memory. False, with x
- * unchanged, when the file cannot be mapped.
+ * unchanged and fd closed, when the file cannot be mapped.
  */
-static bool remap(struct idx *x, int nsec)
+static bool remap(struct idx *x, int fd, int nsec)
 {
 	struct idx y;
 	memset(&y, 0, sizeof y);
 	y.fd = -1;
 	y.key = x->key;
-	if (!load(&y, x->path, false) || y.nsec != nsec) {
+	if (!load(&y, x->path, fd, false) || y.nsec != nsec) {
 		drop_sections(&y);
 		return false;
 	}
@@ -475,14 +486,14 @@ int idx_put_parts(struct idx *x, const struct idx_put *puts, int nputs, struct h
 	uint64_t need = file_bytes(secs, nsec);
 	const char *where[2] = {x->path, x->alt_path};
 	int st = HS_ERR;
-	int saved = 0;
+	int saved = 0, fd = -1;
 	for (int w = 0; w < 2 && st != HS_OK; w++) {
 		uint64_t have = room_for(where[w]);
 		if (have && have < need + (need >> 4)) {
 			saved = ENOSPC;
 			continue;	/* it would not fit: do not fill the disk trying */
 		}
-		if (!write_file(x, secs, nsec, where[w])) {
+		if ((fd = write_file(x, secs, nsec, where[w])) < 0) {
 			saved = errno;
 			continue;
 		}
@@ -492,7 +503,7 @@ int idx_put_parts(struct idx *x, const struct idx_put *puts, int nputs, struct h
 		}
 		st = HS_OK;
 	}
-	if (st == HS_OK && !remap(x, nsec)) {
+	if (st == HS_OK && !remap(x, fd, nsec)) {
 		saved = errno;
 		st = HS_ERR;
 	}

@@ -316,6 +316,18 @@ struct heap_model_src {
 };
 int heap_model_load(const char *path, const struct heap_load_opts *opts,
 		    const struct heap_model_src *src, struct heap **out, const char **why);
+/*
+ * heap_model_adopt: h, loaded from the dump, uses the section heap_model_save
+ * wrote of it (src, mapped read-only from the index file this process has
+ * just written) for its per-object arrays, and gives its own back: their
+ * memory, and their files when they were past the budget. The arrays are
+ * the same bytes, so nothing is checked again but the section's shape: its
+ * header must be h's (counts, dump size) and hold every array. HS_OK, and
+ * the heap owns the mapping (heap_free unmaps it); HS_ERR and nothing
+ * changed otherwise, the mapping the caller's. Pointers into the old
+ * arrays (heap_out, heap_instances) do not survive it.
+ */
+int heap_model_adopt(struct heap *h, const struct heap_model_src *src);
 
 /*
  * heap_estimate_bytes: the bytes of big arrays (big.h) a heap of n objects

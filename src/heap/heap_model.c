@@ -516,6 +516,53 @@ static const char *small_tables(struct heap *h, const struct mhdr *hd, struct cu
 	return ok ? NULL : "a name is outside its strings";
 }
 
+int heap_model_adopt(struct heap *h, const struct heap_model_src *src)
+{
+	if (h->model_map || h->damaged || h->ids || h->pos || !h->pos_lo || !src->map)
+		return HS_ERR;
+	struct cur c = {src->data, src->len, 0};
+	const struct mhdr *hd = take(&c, 1, sizeof *hd);
+	uint32_t n = h->n;
+	if (!hd || hd->magic != MODEL_MAGIC || hd->version != MODEL_VERSION || hd->n != n ||
+	    hd->nrefs != h->nrefs || hd->nclasses != h->nclasses ||
+	    hd->dump_size != h->hp->size || hd->has_heap_of != (h->heap_of != NULL))
+		return HS_ERR;
+	size_t nblocks = ((size_t)n >> HEAP_POS_BLOCK_SHIFT) + 1;
+	const void *pos_lo = take(&c, (uint64_t)n + 1, 4);
+	const void *pos_base = take(&c, nblocks, 8);
+	const void *cls = take(&c, n, 4);
+	const void *size = take(&c, n, 2);
+	const void *out_start = take(&c, (uint64_t)n + 1, 4);
+	const void *out = take(&c, h->nrefs, 4);
+	const void *inst_start = take(&c, (uint64_t)h->nclasses + 1, 4);
+	const void *inst = take(&c, n, 4);
+	const void *heap_of = h->heap_of ? take(&c, n, 1) : NULL;
+	if (!pos_lo || !pos_base || !cls || !size || !out_start || !out || !inst_start || !inst ||
+	    (h->heap_of && !heap_of))
+		return HS_ERR;
+	big_free(h->pos_lo);
+	big_free(h->pos_base);
+	big_free(h->cls);
+	big_free(h->size);
+	big_free(h->out_start);
+	big_free(h->out);
+	free(h->inst_start);
+	big_free(h->inst);
+	big_free(h->heap_of);
+	h->pos_lo = (uint32_t *)(uintptr_t)pos_lo;
+	h->pos_base = (uint64_t *)(uintptr_t)pos_base;
+	h->cls = (uint32_t *)(uintptr_t)cls;
+	h->size = (uint16_t *)(uintptr_t)size;
+	h->out_start = (uint32_t *)(uintptr_t)out_start;
+	h->out = (uint32_t *)(uintptr_t)out;
+	h->inst_start = (uint32_t *)(uintptr_t)inst_start;
+	h->inst = (uint32_t *)(uintptr_t)inst;
+	h->heap_of = (uint8_t *)(uintptr_t)heap_of;
+	h->model_map = src->map;
+	h->model_maplen = src->maplen;
+	return HS_OK;
+}
+
 int heap_model_load(const char *path, const struct heap_load_opts *opts,
 		    const struct heap_model_src *src, struct heap **out, const char **why)
 {

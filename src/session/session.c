@@ -94,6 +94,7 @@ void hs_close_heap(struct hs_session *s)
 	s->dyn = NULL;
 	idx_close(s->idx);
 	s->idx = NULL;
+	s->adopt = 0;
 	if (s->heap)
 		s->gen++;
 	heap_free(s->heap);
@@ -204,10 +205,39 @@ int hs_open(struct hs_session *s, const char *path)
 	return HS_OK;
 }
 
+enum { HS_ADOPT_MODEL = 1, HS_ADOPT_DOM = 2 /* << no_weak */ };
+
+/* adopt: the heap model and trees dom_to_index wrote, used from the index. */
+static void adopt(struct hs_session *s)
+{
+	struct idx_mapping m;
+	if ((s->adopt & HS_ADOPT_MODEL) && s->heap && s->idx) {
+		struct heap_model_src src = {0};
+		if ((src.data = idx_map_section(s->idx, IDX_MODEL, &src.len, &m))) {
+			src.map = m.base;
+			src.maplen = m.len;
+			if (heap_model_adopt(s->heap, &src) == HS_OK)
+				s->model_from_index = true;
+			else
+				idx_unmap(&m);
+		}
+	}
+	for (int w = 0; w < 2; w++) {
+		uint64_t len;
+		const uint8_t *p;
+		if (!(s->adopt & (HS_ADOPT_DOM << w)) || !s->dom[w] || !s->idx ||
+		    !(p = idx_map_section(s->idx, w ? IDX_DOM_STRONG : IDX_DOM_ALL, &len, &m)))
+			continue;
+		if (!dom_tree_adopt(s->dom[w], p, len, m.base, m.len))
+			idx_unmap(&m);
+	}
+	s->adopt = 0;
+}
+
 void hs_rest(struct hs_session *s)
 {
-	(void)s;	/* the spares are the process's, as the budget is */
-	big_trim();
+	adopt(s);
+	big_trim();	/* the spares are the process's, as the budget is */
 }
 
 /* ---- the index file and the engine ---- */
@@ -271,6 +301,8 @@ static void dom_to_index(struct hs_session *s, const struct dom_tree *t, bool no
 		puts[nputs++] = (struct idx_put){IDX_MODEL, parts + 1, m.nparts};
 	}
 	int st = idx_put_parts(s->idx, puts, nputs, &err);
+	if (st == HS_OK)
+		s->adopt |= (uint8_t)((HS_ADOPT_DOM << no_weak) | (nputs > 1 ? HS_ADOPT_MODEL : 0));
 	if (st != HS_OK && nputs > 1) {
 		/* no room for the model, say: the tree alone is worth keeping */
 		char mb[32];
@@ -278,6 +310,8 @@ static void dom_to_index(struct hs_session *s, const struct dom_tree *t, bool no
 		hs_notify(s, HS_NOTICE_ALWAYS, "heapsh: the heap model (%s) is not kept in the "
 			  "index: %s; a reopen reads the dump", mb, err.msg);
 		st = idx_put_parts(s->idx, puts, 1, &err);
+		if (st == HS_OK)
+			s->adopt |= (uint8_t)(HS_ADOPT_DOM << no_weak);
 	}
 	if (st != HS_OK)
 		hs_notify(s, HS_NOTICE_ALWAYS, "heapsh: warning: %s", err.msg);

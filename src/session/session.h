@@ -69,6 +69,7 @@ struct hs_session {
 	struct idx *idx;
 	bool idx_noted;		/* idx_note said (hs_index) */
 	bool model_from_index;	/* the heap was mapped from the index (heap_model_load) */
+	uint8_t adopt;		/* HS_ADOPT_*: written to the index, to be used from there at rest */
 	struct dsl *dsl;	/* the query language's session, made on first use */
 	struct hs_live *live;	/* the attached JVM, or NULL */
 	unsigned gen;		/* heaps closed so far */
@@ -95,8 +96,12 @@ int hs_open(struct hs_session *s, const char *path);
 /* hs_close_heap: the heap and everything made of it go (the index is saved first). */
 void hs_close_heap(struct hs_session *s);
 /*
- * hs_rest: the front end has finished a command and may now wait: the
- * arrays freed during it and kept for reuse (big.h, big_free) are released,
+ * hs_rest: the front end has finished a command and may now wait. What the
+ * command wrote to the index (the heap model, a dominator tree) is used
+ * from there from now on, its memory and spill files given back
+ * (heap_model_adopt, dom_tree_adopt): pointers into the heap's or the
+ * tree's arrays taken before do not survive hs_rest. The arrays freed
+ * during the command and kept for reuse (big.h, big_free) are released,
  * so memory at rest holds only what the session keeps.
  */
 void hs_rest(struct hs_session *s);

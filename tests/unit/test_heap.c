@@ -1193,6 +1193,80 @@ static void test_model_saved(void **state)
 	}
 }
 
+/* map_copy: len bytes of b in a read-only mapping of their own. */
+static uint8_t *map_copy(const uint8_t *b, uint64_t len)
+{
+	uint8_t *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(map != MAP_FAILED);
+	memcpy(map, b, len);
+	assert_int_equal(mprotect(map, len, PROT_READ), 0);
+	return map;
+}
+
+/*
+ * heap_model_adopt: the heap loaded from the dump uses the section saved
+ * of it where it lies, with every answer the same; a section of another
+ * shape is refused and changes nothing, and a heap adopts once.
+ */
+static void test_model_adopt(void **state)
+{
+	(void)state;
+	for (int ids = 4; ids <= 8; ids += 4) {
+		struct model m;
+		build_model(&m, ids);
+		struct heap *h = load_ok(m.w.path, NULL), *ref = load_ok(m.w.path, NULL);
+		struct saved sv;
+		save(h, &sv);
+		uint32_t *cls0 = h->cls;
+		/* cut inside its arrays, or of another heap (n differs): refused,
+		 * nothing changed */
+		uint64_t cutlen = at(&sv, h->inst) + 4;
+		uint8_t *cut = map_copy(sv.b, cutlen);
+		struct heap_model_src src = {cut, cutlen, cut, cutlen};
+		assert_int_equal(heap_model_adopt(h, &src), HS_ERR);
+		munmap(cut, cutlen);
+		uint8_t *other = malloc(sv.len);
+		memcpy(other, sv.b, sv.len);
+		other[32] ^= 1;	/* struct mhdr: n after magic, version, id size, dump size, nrefs */
+		uint8_t *map = map_copy(other, sv.len);
+		src = (struct heap_model_src){map, sv.len, map, sv.len};
+		assert_int_equal(heap_model_adopt(h, &src), HS_ERR);
+		munmap(map, sv.len);
+		free(other);
+		assert_ptr_equal(h->cls, cls0);
+		assert_null(h->model_map);
+
+		map = map_copy(sv.b, sv.len);
+		src = (struct heap_model_src){map, sv.len, map, sv.len};
+		assert_int_equal(heap_model_adopt(h, &src), HS_OK);
+		assert_ptr_equal(h->model_map, map);
+		assert_true((uint8_t *)h->cls > map && (uint8_t *)h->cls < map + sv.len);
+		assert_int_equal(heap_model_adopt(h, &src), HS_ERR);	/* once */
+		check_model(h, &m, ids);
+		for (uint32_t i = 0; i < h->n; i++) {
+			uint32_t n1, n2;
+			const uint32_t *o1 = heap_out(h, i, &n1), *o2 = heap_out(ref, i, &n2);
+			assert_int_equal(n1, n2);
+			assert_memory_equal(o1, o2, n1 * sizeof *o1);
+			assert_int_equal(h->cls[i], ref->cls[i]);
+			assert_true(heap_shallow(h, i) == heap_shallow(ref, i));
+			assert_true(heap_pos(h, i) == heap_pos(ref, i));
+			assert_true(heap_id(h, i) == heap_id(ref, i));
+		}
+		for (uint32_t c = 0; c < h->nclasses; c++) {
+			uint32_t n1, n2;
+			const uint32_t *a = heap_instances(h, c, &n1), *b = heap_instances(ref, c, &n2);
+			assert_int_equal(n1, n2);
+			assert_memory_equal(a, b, n1 * sizeof *a);
+		}
+		heap_model_save_free(&sv.m);
+		free(sv.b);
+		heap_free(h);	/* unmaps */
+		heap_free(ref);
+		free_model(&m);
+	}
+}
+
 /* A hostile or damaged model is refused with a reason, never used. */
 static void test_model_refused(void **state)
 {
@@ -2142,6 +2216,7 @@ int main(void)
 		cmocka_unit_test(test_model_id8_oops4),
 		cmocka_unit_test(test_model_gzip),
 		cmocka_unit_test(test_model_saved),
+		cmocka_unit_test(test_model_adopt),
 		cmocka_unit_test(test_model_refused),
 		cmocka_unit_test(test_index_many_ids),
 		cmocka_unit_test(test_truncated_segment),

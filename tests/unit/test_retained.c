@@ -325,8 +325,34 @@ static void section_round_trip(void **state)
 		assert_null(dom_tree_load(h, false, pair, len + 16, NULL, 0, &insane));
 		assert_true(insane);
 		free(pair);
+
+		/* adopted (dom_tree_adopt): the tree built uses the section where
+		 * it lies, with the same answers; another shape is refused and
+		 * nothing changes */
+		uint8_t *sec2 = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				     -1, 0);
+		assert_true(sec2 != MAP_FAILED);
+		memcpy(sec2, sec, len);
+		uint32_t *idom0 = t->idom;
+		assert_false(dom_tree_adopt(t, sec2, len - 1, sec2, len));
+		uint32_t wrong = n + 1;
+		memcpy(sec2 + 4, &wrong, 4);
+		assert_false(dom_tree_adopt(t, sec2, len, sec2, len));
+		assert_ptr_equal(t->idom, idom0);
+		memcpy(sec2 + 4, &n, 4);
+		assert_int_equal(mprotect(sec2, len, PROT_READ), 0);
+		struct dom_tree *fresh;
+		assert_int_equal(dom_tree_build(h, false, false, &fresh), HS_OK);
+		assert_true(dom_tree_adopt(t, sec2, len, sec2, len));
+		assert_ptr_equal(t->idom, (uint32_t *)(sec2 + 16));
+		assert_false(dom_tree_adopt(t, sec2, len, sec2, len));	/* once */
+		for (uint32_t v = 0; v <= n; v++) {
+			assert_int_equal(t->idom[v], fresh->idom[v]);
+			assert_int_equal(dom_retained(t, v), dom_retained(fresh, v));
+		}
+		dom_tree_free(fresh);
 		big_free(sec);
-		dom_tree_free(t);
+		dom_tree_free(t);	/* unmaps sec2 */
 		heap_free(h);
 		hw_free(&w);
 	}
