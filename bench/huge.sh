@@ -4,7 +4,8 @@
 # machine with heapsh's default memory budget, once each (each run takes
 # minutes):
 #   - open + :histogram          heapsh --no-index -c ':histogram --top 5'
-#   - the whole index            heapsh -c ':dominators --top 5'  (writes DUMP.hsidx)
+#   - the whole index            heapsh -c ':dominators --top 5' -c ':info'  (writes DUMP.hsidx;
+#     :info shows what the session holds once it uses the index it wrote)
 #   - reopen with the index      heapsh -c ':dominators --top 5' -c ':info'
 #     (the heap model is mapped from the index when the index step had the
 #     disk to keep it there: docs/out-of-core.md, "The model in the index")
@@ -15,7 +16,9 @@
 # how much before it builds anything, and stops if the folder cannot hold
 # it) plus the index (12 bytes per object, and with the heap model 18 more
 # per object and 4 per reference). HUGE_MIN_FREE (bytes, default
-# 2 GiB) is kept free: a run that would go below is killed and reported.
+# 1 GiB) is kept free: a run that would go below is killed and reported.
+# (heapsh writes an index only with 1/16 of it to spare: at 36 GiB, about
+# 1.4 GB; a 2 GiB floor killed a run that was writing its index.)
 #
 # Environment: HUGE_SIZE (default 36G), GEN_SEED (default 1), HEAPSH,
 # HUGE_KEEP=1 keeps the dump and its index after (default: deleted),
@@ -35,7 +38,7 @@ REPORT=$OUT/huge.txt
 SIZE=${HUGE_SIZE:-36G}
 DUMP=$OUT/syn-huge.hprof
 GEN=$OUT/gen_hprof
-export SAMPLE_MIN_FREE_DIR=$OUT SAMPLE_MIN_FREE=${HUGE_MIN_FREE:-2147483648}
+export SAMPLE_MIN_FREE_DIR=$OUT SAMPLE_MIN_FREE=${HUGE_MIN_FREE:-1073741824}
 FAILURES=()
 make -s "$GEN"
 bench_heapsh huge src Makefile
@@ -71,7 +74,7 @@ step() {	# step NAME CMD...
 
 has() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 ! has hist || step hist "$HS" --no-index -c ':histogram --top 5' "$DUMP"
-! has index || step index "$HS" -c ':dominators --top 5' "$DUMP"
+! has index || step index "$HS" -c ':dominators --top 5' -c ':info' "$DUMP"
 ! has reopen || step reopen "$HS" -c ':dominators --top 5' -c ':info' "$DUMP"
 
 field() { awk -v k="$2" '{ print $k }' "$LOG/$1"; }
@@ -93,6 +96,7 @@ field() { awk -v k="$2" '{ print $k }' "$LOG/$1"; }
 	echo
 	echo "Index file: $(stat -c %s "$DUMP.hsidx" 2>/dev/null || echo none) bytes."
 	echo "What the reopen said: $(grep -E '^(model|dominator tree|arrays|memory budget)' "$LOG/reopen.out" | tr -s ' ' | tr '\n' ';')"
+	echo "What the index step's session held after it (its :info): $(grep -E '^(model|dominator tree|arrays)' "$LOG/index.out" 2>/dev/null | tr -s ' ' | tr '\n' ';' || true)"
 	echo "What the index step said about the model: $(grep -h 'heap model' "$LOG/index.err" "$LOG/reopen.err" 2>/dev/null | tr '\n' ';' || true)"
 	failures_md
 } >"$REPORT"

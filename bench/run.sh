@@ -240,12 +240,13 @@ fi
 # engine after :dominators) and mapped file pages (RssFile: the dump) are read
 # from /proc/PID/status. Linux only; "n/a" elsewhere.
 declare -A ANON FILEKB HWM
-steady() {  # steady NAME DUMP COMMAND
-	local name=$1 dump=$2 cmd=$3 fifo=$LOG/steady.fifo pid fd t sc
+steady() {  # steady NAME DUMP COMMAND [index]: with "index", the session writes DUMP.hsidx
+	local name=$1 dump=$2 cmd=$3 fifo=$LOG/steady.fifo pid fd t sc flags=(--no-index)
 	ANON[$name]=n/a; FILEKB[$name]=n/a; HWM[$name]=n/a
 	[ -r /proc/self/syscall ] || return 0
+	if [ "${4:-}" = index ]; then flags=(); rm -f "$dump.hsidx"; fi
 	rm -f "$fifo"; mkfifo "$fifo"
-	"$HEAPSH" --no-index "$dump" <"$fifo" >"$LOG/$name.out" 2>"$LOG/$name.err" &
+	"$HEAPSH" "${flags[@]}" "$dump" <"$fifo" >"$LOG/$name.out" 2>"$LOG/$name.err" &
 	pid=$!
 	exec {fd}>"$fifo"
 	echo "$cmd" >&$fd
@@ -269,9 +270,10 @@ steady() {  # steady NAME DUMP COMMAND
 	exec {fd}>&-
 	local rc=0; wait "$pid" || rc=$?
 	rm -f "$fifo"
+	[ ${#flags[@]} = 1 ] || rm -f "$dump.hsidx"
 	if [ "$rc" != 0 ]; then
-		FAILURES+=("$name: exit status $rc: $HEAPSH --no-index $dump <<< '$cmd'")
-		echo "!! FAILED: $HEAPSH --no-index $dump with '$cmd' on stdin: exit status $rc" >&2
+		FAILURES+=("$name: exit status $rc: $HEAPSH ${flags[*]} $dump <<< '$cmd'")
+		echo "!! FAILED: $HEAPSH ${flags[*]} $dump with '$cmd' on stdin: exit status $rc" >&2
 		tail -n 30 "$LOG/$name.err" | sed 's/^/!!   /' >&2
 	fi
 	printf '   %-22s RssAnon %s MB, RssFile %s MB, VmHWM %s MB\n' "$name" \
@@ -282,6 +284,8 @@ steady ss_hist_big1 "$BIG1" ':histogram'
 steady ss_dom_big1 "$BIG1" ':dominators --top 5'
 steady ss_hist_big2 "$BIG2" ':histogram'
 steady ss_dom_big2 "$BIG2" ':dominators --top 5'
+steady ss_domix_big1 "$BIG1" ':dominators --top 5' index
+steady ss_domix_big2 "$BIG2" ':dominators --top 5' index
 
 # ---------------------------------------------------------------- results
 med() { median "${WALL[$1]:-}"; }
@@ -347,6 +351,8 @@ se1=$(calc '%.1f' '(a - b) * 1024 / c' "${ANON[ss_dom_big1]}" "$hrest1" "$N1")
 se2=$(calc '%.1f' '(a - b) * 1024 / c' "${ANON[ss_dom_big2]}" "$hrest2" "$N2")
 rr1=$(calc '%.3f' 'a * 1024 / (32 * b + 8 * c)' "${ANON[ss_dom_big1]}" "$N1" "${REFS[$BIG1]}")
 rr2=$(calc '%.3f' 'a * 1024 / (32 * b + 8 * c)' "${ANON[ss_dom_big2]}" "$N2" "${REFS[$BIG2]}")
+ri1=$(calc '%.3f' 'a * 1024 / (32 * b + 8 * c)' "${ANON[ss_domix_big1]}" "$N1" "${REFS[$BIG1]}")
+ri2=$(calc '%.3f' 'a * 1024 / (32 * b + 8 * c)' "${ANON[ss_domix_big2]}" "$N2" "${REFS[$BIG2]}")
 
 # Verdicts (1 met, 0 not met, n/a).
 lt() { calc '%d' '(a < b) ? 1 : 0' "$1" "$2"; }    # "under": strict
@@ -398,6 +404,7 @@ echo "At rest (after the command, waiting for the next one; /proc/PID/status): h
      "big1 $(mb "${ANON[ss_hist_big1]}") MB = $sa1 B/object ($(x "$sr1") the budget), big2 $(mb "${ANON[ss_hist_big2]}") MB = $sa2 B/object ($(x "$sr2"));" \
      "engine = RssAnon after :dominators minus after :histogram (neither keeps the incoming references): big1 $se1 B/object, big2 $se2 B/object;" \
      "model and engine after :dominators: big1 $(mb "${ANON[ss_dom_big1]}") MB = $(x "$rr1") issue 18's 32 B/object + 8 B/reference, big2 $(mb "${ANON[ss_dom_big2]}") MB = $(x "$rr2");" \
+     "after a first :dominators that writes the index (the session then maps the model and tree it wrote): big1 $(mb "${ANON[ss_domix_big1]}") MB = $(x "$ri1"), big2 $(mb "${ANON[ss_domix_big2]}") MB = $(x "$ri2");" \
      "dump pages (RssFile): big1 $(mb "${FILEKB[ss_hist_big1]}") MB, big2 $(mb "${FILEKB[ss_hist_big2]}") MB."
 echo
 echo "Raw runs (wall seconds; peak RSS MB; VisualVM's work seconds):"
