@@ -397,7 +397,7 @@ echo "| heap model <= 48 B/object + 8 B/reference | big1: $m1 B = $m1po B/object
 echo
 echo "Heap model = peak RSS of the histogram run minus the dump's size (the dump is mmap'd and its pages count in RSS)," \
      "plus the incoming references (4 bytes per object and per reference: big1 $(mb "$inc1") MB, big2 $(mb "$inc2") MB), which heapsh builds when first used, so a histogram run does not have them;" \
-     "engine extra memory = peak RSS of the dominators run minus that whole model (the dominators run builds the incoming references for the tree and gives them back after; the figure in brackets is its peak minus the histogram run's)." \
+     "engine extra memory = peak RSS of the dominators run minus that whole model (the dominators run builds its own lists of referrers, most of the incoming references, and gives them back after; the figure in brackets is its peak minus the histogram run's)." \
      "The heap model figure also holds heapsh's own fixed start-up memory (a few MB: libc, Lua, readline)."
 echo
 echo "At rest (after the command, waiting for the next one; /proc/PID/status): heap model = RssAnon after :histogram plus the incoming references:" \
