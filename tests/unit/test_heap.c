@@ -1126,17 +1126,26 @@ static uint64_t at(const struct saved *sv, const void *data)
 	return 0;
 }
 
-/* model_load: load bytes b (len) as the model of the dump at path, from a
- * mapping of its own as the index gives it; NULL (and *why) if refused. */
-static struct heap *model_load(const char *path, const struct heap_load_opts *opts,
-			       const uint8_t *b, uint64_t len, const char **why)
+/* map_copy: len bytes of b in a read-only mapping of their own (of at
+ * least one byte), as the index gives a section. */
+static uint8_t *map_copy(const uint8_t *b, uint64_t len)
 {
 	size_t maplen = len ? (size_t)len : 1;
 	uint8_t *map = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (map == MAP_FAILED)
 		fail_msg("mmap of %zu bytes: %s", maplen, strerror(errno));
 	memcpy(map, b, len);
-	mprotect(map, maplen, PROT_READ);	/* the load must not write to it */
+	assert_int_equal(mprotect(map, maplen, PROT_READ), 0);	/* not to be written */
+	return map;
+}
+
+/* model_load: load bytes b (len) as the model of the dump at path, from a
+ * mapping of its own as the index gives it; NULL (and *why) if refused. */
+static struct heap *model_load(const char *path, const struct heap_load_opts *opts,
+			       const uint8_t *b, uint64_t len, const char **why)
+{
+	size_t maplen = len ? (size_t)len : 1;
+	uint8_t *map = map_copy(b, len);
 	struct heap_model_src src = {map, len, map, maplen};
 	struct heap *h = NULL;
 	*why = NULL;
@@ -1191,16 +1200,6 @@ static void test_model_saved(void **state)
 		heap_free(h);
 		free_model(&m);
 	}
-}
-
-/* map_copy: len bytes of b in a read-only mapping of their own. */
-static uint8_t *map_copy(const uint8_t *b, uint64_t len)
-{
-	uint8_t *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	assert_true(map != MAP_FAILED);
-	memcpy(map, b, len);
-	assert_int_equal(mprotect(map, len, PROT_READ), 0);
-	return map;
 }
 
 /*
