@@ -88,6 +88,16 @@ for way in "--memory 1M|" "|--memory 1M"; do
 done
 
 # Bad budgets and folders: refused with a message, exit 2.
+# Past the budget, the plan also says what the index will take next to the
+# dump, when the session writes one.
+rm -f "$ME/known.hprof.hsidx"
+out=$($HEAPSH --memory 1M --spill-dir "$ME/spill" -c ':dominators --top 1' "$ME/known.hprof" 2>&1 >/dev/null)
+check_contains "memory: the plan counts the index" "go to files in $ME/spill (" "$out"
+check_contains "memory: ... with the model, on the same disk" \
+	"; the index, with the heap model, takes about" "$out"
+rm -f "$ME/known.hprof.hsidx"
+out=$($HEAPSH --no-index --memory 1M --spill-dir "$ME/spill" -c ':info' "$ME/known.hprof" 2>&1 >/dev/null)
+check "memory: --no-index: no index in the plan" "" "$(printf '%s\n' "$out" | grep 'the index, with')"
 out=$($HEAPSH --memory lots "$ME/known.hprof" -c ':info' 2>&1)
 check_status "memory: --memory lots refused" 2 $?
 check_contains "memory: --memory says what it takes" "--memory takes a size of at least 1M" "$out"

@@ -146,11 +146,12 @@ struct heap_load_opts {
 	 * writes one per request), from 1; 0 is the first, as VisualVM opens */
 	uint32_t dump;
 	/* plan: called once the objects are counted, before the arrays are
-	 * built, with their count, the bytes of big arrays (big.h) the heap
+	 * built, with their count, the references guessed (pass 1: 3/4 of
+	 * the id-sized slots), the bytes of big arrays (big.h) the heap
 	 * and its dominator tree are expected to take (heap_estimate_bytes),
 	 * and how many of those go beyond the memory budget to files in the
 	 * spill folder (0 when all fit); with progress_ctx; may be NULL */
-	void (*plan)(void *ctx, uint64_t objects, uint64_t need, uint64_t spill);
+	void (*plan)(void *ctx, uint64_t objects, uint64_t refs, uint64_t need, uint64_t spill);
 };
 
 struct heap {
@@ -341,6 +342,15 @@ int heap_model_adopt(struct heap *h, const struct heap_model_src *src);
  * and object arrays.
  */
 uint64_t heap_estimate_bytes(uint64_t n, uint64_t r);
+/*
+ * heap_index_bytes: the size of the index file with the heap model and one
+ * dominator tree for n objects and r references, 26 bytes per object and
+ * 4 per reference: the model's arrays (heap_model_save: 18 and 4) and the
+ * tree's (immediate dominators and retained sizes, 8); its small tables
+ * are left out. Measured: 97.4 MB for big1 (96.8 estimated), 23.3 GB for
+ * the 36 GiB synthetic dump (23.3).
+ */
+uint64_t heap_index_bytes(uint64_t n, uint64_t r);
 
 /*
  * heap_android_heap: the name of the heap object i is in, as the dump's

@@ -1701,6 +1701,11 @@ uint64_t heap_estimate_bytes(uint64_t n, uint64_t r)
 	return (36 + 33 - 16) * n + 8 * r;
 }
 
+uint64_t heap_index_bytes(uint64_t n, uint64_t r)
+{
+	return (18 + 8) * n + 4 * r;
+}
+
 int heap_load(const char *path, const struct heap_load_opts *opts,
 	      struct heap **out, struct hs_error *err)
 {
@@ -1729,11 +1734,12 @@ int heap_load(const char *path, const struct heap_load_opts *opts,
 	}
 	/* References are counted in pass 2: guess 3/4 of the slots that could
 	 * hold one (docs/out-of-core.md, "Saying how much disk"). */
-	uint64_t need = heap_estimate_bytes(L.nobjs, L.ref_slots / 4 * 3), spill = 0;
+	uint64_t refs = L.ref_slots / 4 * 3;
+	uint64_t need = heap_estimate_bytes(L.nobjs, refs), spill = 0;
 	if ((st = big_plan(need, (uint64_t)L.capobjs * sizeof *L.objs, &spill, err)) != HS_OK)
 		goto fail;
 	if (opts && opts->plan)
-		opts->plan(opts->progress_ctx, L.nobjs, need, spill);
+		opts->plan(opts->progress_ctx, L.nobjs, refs, need, spill);
 	build_index(&L);
 	read_classes(&L);
 	layout_classes(h);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../base/big.h"
 #include "../base/fmt.h"
@@ -112,8 +113,41 @@ static void load_progress(void *ctx, double fraction)
 	c->s->load_progress(c->s->ctx, c->path, fraction);
 }
 
+/*
+ * index_room: what the index with the model will take next to the dump at
+ * path, and whether there is room for it beside spill bytes of files in
+ * spill_dir ("" when no index is written).
+ */
+static void index_room(const struct hs_session *s, const char *path, uint64_t objects,
+		       uint64_t refs, uint64_t spill, const char *spill_dir, char *out, size_t cap)
+{
+	out[0] = 0;
+	if (s->no_index || s->live || s->load_opts.dump > 1)
+		return;
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = 0;	/* the root folder */
+	else if (slash)
+		*slash = 0;
+	const char *where = slash ? dir : ".";
+	uint64_t ix = heap_index_bytes(objects, refs), have = big_disk_free(where);
+	struct stat a, b;
+	bool shared = stat(where, &a) == 0 && stat(spill_dir, &b) == 0 && a.st_dev == b.st_dev;
+	char ib[32], hb[32];
+	fmt_bytes(ib, sizeof ib, ix);
+	fmt_bytes(hb, sizeof hb, have);
+	if (shared)
+		snprintf(out, cap, "; the index, with the heap model, takes about %s more there%s", ib,
+			 have && spill + ix > have ? ", more than is left: it may be written without "
+						     "the model" : "");
+	else
+		snprintf(out, cap, "; the index, with the heap model, takes about %s in %s (%s free)",
+			 ib, where, hb);
+	free(dir);
+}
+
 /* Past the memory budget: say so, with the disk it takes, before the wait. */
-static void load_plan(void *ctx, uint64_t objects, uint64_t need, uint64_t spill)
+static void load_plan(void *ctx, uint64_t objects, uint64_t refs, uint64_t need, uint64_t spill)
 {
 	struct load_ctx *c = ctx;
 	if (!spill)
@@ -126,10 +160,12 @@ static void load_plan(void *ctx, uint64_t objects, uint64_t need, uint64_t spill
 	fmt_bytes(sb, sizeof sb, spill);
 	fmt_bytes(bb, sizeof bb, bs.budget);
 	fmt_bytes(fb, sizeof fb, big_disk_free(dir));
+	char ix[256];
+	index_room(c->s, c->path, objects, refs, spill, dir, ix, sizeof ix);
 	hs_notify(c->s, HS_NOTICE_ALWAYS, "heapsh: %s: %llu objects; the heap and its dominator "
 		  "tree need about %s, more than the memory budget (%s, --memory): about %s go "
-		  "to files in %s (%s free there; --spill-dir to change)", c->path,
-		  (unsigned long long)objects, nb, bb, sb, dir, fb);
+		  "to files in %s (%s free there; --spill-dir to change)%s", c->path,
+		  (unsigned long long)objects, nb, bb, sb, dir, fb, ix);
 }
 
 int hs_open(struct hs_session *s, const char *path)
