@@ -89,6 +89,17 @@ static void preds(void *ctx, uint32_t v, struct dom_slices *s)
 		s->count = 0;	/* the one predecessor: the DFS parent */
 }
 
+/* free_graph: the edge list and both CSRs. */
+static void free_graph(struct g *g)
+{
+	free(g->from);
+	free(g->to);
+	free(g->s_start);
+	free(g->s);
+	free(g->p_start);
+	free(g->p);
+}
+
 /* reach: nodes reachable from root without passing cut (cut = n: none). */
 static void reach(const struct g *g, uint32_t root, uint32_t cut, uint8_t *seen)
 {
@@ -169,10 +180,6 @@ static void check_graph(struct g *g, uint32_t root)
 	free(dom);
 	free(idom);
 	free(order);
-	free(g->s_start);
-	free(g->s);
-	free(g->p_start);
-	free(g->p);
 }
 
 static void add(struct g *g, uint32_t a, uint32_t b, uint32_t cap)
@@ -218,8 +225,7 @@ static void random_graphs(void **state)
 		g.prune = (iter >> 1) & 1;
 		g.root = root;
 		check_graph(&g, root);
-		free(g.from);
-		free(g.to);
+		free_graph(&g);
 	}
 }
 
@@ -279,12 +285,7 @@ static void long_chain(void **state)
 	assert_false(seen.over);
 	assert_int_equal(seen.last_total, g.n);
 	free(idom);
-	free(g.from);
-	free(g.to);
-	free(g.s_start);
-	free(g.s);
-	free(g.p_start);
-	free(g.p);
+	free_graph(&g);
 }
 
 /*
@@ -388,12 +389,7 @@ static void large_graphs(void **state)
 				fail_msg("graph %d, node %u: idom %u, want %u", iter, v, idom[v], want[v]);
 		free(idom);
 		free(want);
-		free(g.from);
-		free(g.to);
-		free(g.s_start);
-		free(g.s);
-		free(g.p_start);
-		free(g.p);
+		free_graph(&g);
 	}
 }
 
