@@ -602,18 +602,28 @@ uint8_t *dom_tree_save(const struct dom_tree *t, uint32_t n, size_t *len)
 	return buf;
 }
 
+/* shape_of: true when p (len bytes) is laid out as dom_tree_save writes a
+ * tree of n objects; *nbig its count of sizes of 4 GiB or more. */
+static bool shape_of(const uint8_t *p, uint64_t len, uint32_t n, uint64_t *nbig)
+{
+	uint32_t head[2];
+	uint64_t arrays = ((uint64_t)n + 1) * 4;
+	if (len < 16 + 2 * arrays)
+		return false;
+	memcpy(head, p, 8);
+	memcpy(nbig, p + 8, 8);
+	return head[0] == DOM_SECTION_MAGIC && head[1] == n &&
+	       *nbig <= (len - 16 - 2 * arrays) / 16 && len == 16 + 2 * arrays + *nbig * 16;
+}
+
 bool dom_tree_adopt(struct dom_tree *t, const uint8_t *p, uint64_t len, void *map,
 		    size_t maplen)
 {
-	uint32_t n = t->h->n, head[2];
+	uint32_t n = t->h->n;
 	uint64_t nbig;
 	size_t arrays = ((size_t)n + 1) * 4;
-	if (t->map || !map || ((uintptr_t)p & 7) || len < 16 + 2 * (uint64_t)arrays)
-		return false;
-	memcpy(head, p, 8);
-	memcpy(&nbig, p + 8, 8);
-	if (head[0] != DOM_SECTION_MAGIC || head[1] != n || nbig != t->retained_big.len ||
-	    len != 16 + 2 * (uint64_t)arrays + nbig * 16)
+	if (t->map || !map || ((uintptr_t)p & 7) || !shape_of(p, len, n, &nbig) ||
+	    nbig != t->retained_big.len)
 		return false;
 	big_free(t->idom);
 	big_free(t->retained32);
@@ -627,17 +637,11 @@ bool dom_tree_adopt(struct dom_tree *t, const uint8_t *p, uint64_t len, void *ma
 struct dom_tree *dom_tree_load(const struct heap *h, bool no_weak, const uint8_t *p,
 			       uint64_t len, void *map, size_t maplen, bool *insane)
 {
-	uint32_t n = h->n, head[2];
+	uint32_t n = h->n;
 	uint64_t nbig;
 	size_t arrays = ((size_t)n + 1) * 4;
 	*insane = false;
-	if (len < 16 + 2 * (uint64_t)arrays)
-		return NULL;
-	memcpy(head, p, 8);
-	memcpy(&nbig, p + 8, 8);
-	if (head[0] != DOM_SECTION_MAGIC || head[1] != n ||
-	    nbig > (len - 16 - 2 * (uint64_t)arrays) / 16 ||
-	    len != 16 + 2 * (uint64_t)arrays + nbig * 16)
+	if (!shape_of(p, len, n, &nbig))
 		return NULL;	/* another layout, or another heap's */
 	if (map && ((uintptr_t)p & 7))
 		map = NULL;	/* not where its arrays can be used: copied */

@@ -516,6 +516,29 @@ static const char *small_tables(struct heap *h, const struct mhdr *hd, struct cu
 	return ok ? NULL : "a name is outside its strings";
 }
 
+/*
+ * take_arrays: the per-object and per-reference arrays of a section of
+ * header hd, in the order heap_model_save wrote them, into a's pointers
+ * (the one place that reads the layout); false when the section is too
+ * short for them.
+ */
+static bool take_arrays(struct cur *c, const struct mhdr *hd, struct heap *a)
+{
+	uint32_t n = hd->n;
+	size_t nblocks = ((size_t)n >> HEAP_POS_BLOCK_SHIFT) + 1;
+	a->pos_lo = (uint32_t *)take(c, (uint64_t)n + 1, 4);
+	a->pos_base = (uint64_t *)take(c, nblocks, 8);
+	a->cls = (uint32_t *)take(c, n, 4);
+	a->size = (uint16_t *)take(c, n, 2);
+	a->out_start = (uint32_t *)take(c, (uint64_t)n + 1, 4);
+	a->out = (uint32_t *)take(c, hd->nrefs, 4);
+	a->inst_start = (uint32_t *)take(c, (uint64_t)hd->nclasses + 1, 4);
+	a->inst = (uint32_t *)take(c, n, 4);
+	a->heap_of = hd->has_heap_of ? (uint8_t *)take(c, n, 1) : NULL;
+	return a->pos_lo && a->pos_base && a->cls && a->size && a->out_start && a->out &&
+	       a->inst_start && a->inst && (!hd->has_heap_of || a->heap_of);
+}
+
 int heap_model_adopt(struct heap *h, const struct heap_model_src *src)
 {
 	if (h->model_map || h->damaged || h->ids || h->pos || !h->pos_lo || !src->map)
@@ -527,18 +550,9 @@ int heap_model_adopt(struct heap *h, const struct heap_model_src *src)
 	    hd->nrefs != h->nrefs || hd->nclasses != h->nclasses ||
 	    hd->dump_size != h->hp->size || hd->has_heap_of != (h->heap_of != NULL))
 		return HS_ERR;
-	size_t nblocks = ((size_t)n >> HEAP_POS_BLOCK_SHIFT) + 1;
-	const void *pos_lo = take(&c, (uint64_t)n + 1, 4);
-	const void *pos_base = take(&c, nblocks, 8);
-	const void *cls = take(&c, n, 4);
-	const void *size = take(&c, n, 2);
-	const void *out_start = take(&c, (uint64_t)n + 1, 4);
-	const void *out = take(&c, h->nrefs, 4);
-	const void *inst_start = take(&c, (uint64_t)h->nclasses + 1, 4);
-	const void *inst = take(&c, n, 4);
-	const void *heap_of = h->heap_of ? take(&c, n, 1) : NULL;
-	if (!pos_lo || !pos_base || !cls || !size || !out_start || !out || !inst_start || !inst ||
-	    (h->heap_of && !heap_of))
+	struct heap a;
+	memset(&a, 0, sizeof a);
+	if (!take_arrays(&c, hd, &a))
 		return HS_ERR;
 	big_free(h->pos_lo);
 	big_free(h->pos_base);
@@ -549,15 +563,15 @@ int heap_model_adopt(struct heap *h, const struct heap_model_src *src)
 	free(h->inst_start);
 	big_free(h->inst);
 	big_free(h->heap_of);
-	h->pos_lo = (uint32_t *)(uintptr_t)pos_lo;
-	h->pos_base = (uint64_t *)(uintptr_t)pos_base;
-	h->cls = (uint32_t *)(uintptr_t)cls;
-	h->size = (uint16_t *)(uintptr_t)size;
-	h->out_start = (uint32_t *)(uintptr_t)out_start;
-	h->out = (uint32_t *)(uintptr_t)out;
-	h->inst_start = (uint32_t *)(uintptr_t)inst_start;
-	h->inst = (uint32_t *)(uintptr_t)inst;
-	h->heap_of = (uint8_t *)(uintptr_t)heap_of;
+	h->pos_lo = a.pos_lo;
+	h->pos_base = a.pos_base;
+	h->cls = a.cls;
+	h->size = a.size;
+	h->out_start = a.out_start;
+	h->out = a.out;
+	h->inst_start = a.inst_start;
+	h->inst = a.inst;
+	h->heap_of = a.heap_of;
 	h->model_map = src->map;
 	h->model_maplen = src->maplen;
 	return HS_OK;
@@ -596,7 +610,6 @@ int heap_model_load(const char *path, const struct heap_load_opts *opts,
 		goto fail;
 	}
 	uint32_t n = hd->n;
-	size_t nblocks = ((size_t)n >> HEAP_POS_BLOCK_SHIFT) + 1;
 	h->n = n;
 	h->nrefs = hd->nrefs;
 	h->nclasses = hd->nclasses;
@@ -605,19 +618,7 @@ int heap_model_load(const char *path, const struct heap_load_opts *opts,
 	h->nframes = hd->nframes;
 	h->model_map = src->map;	/* the arrays below are in it; heap_free knows */
 	h->model_maplen = src->maplen;
-	h->pos_lo = (uint32_t *)take(&c, (uint64_t)n + 1, 4);
-	h->pos_base = (uint64_t *)take(&c, nblocks, 8);
-	h->cls = (uint32_t *)take(&c, n, 4);
-	h->size = (uint16_t *)take(&c, n, 2);
-	h->out_start = (uint32_t *)take(&c, (uint64_t)n + 1, 4);
-	h->out = (uint32_t *)take(&c, hd->nrefs, 4);
-	h->inst_start = (uint32_t *)take(&c, (uint64_t)hd->nclasses + 1, 4);
-	h->inst = (uint32_t *)take(&c, n, 4);
-	bool arrays = h->pos_lo && h->pos_base && h->cls && h->size && h->out_start && h->out &&
-		      h->inst_start && h->inst;
-	if (arrays && hd->has_heap_of)
-		arrays = (h->heap_of = (uint8_t *)take(&c, n, 1)) != NULL;
-	if (!arrays) {
+	if (!take_arrays(&c, hd, h)) {
 		*why = "its arrays run past its end";
 		goto fail;
 	}
