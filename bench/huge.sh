@@ -8,7 +8,12 @@
 #     :info shows what the session holds once it uses the index it wrote)
 #   - reopen with the index      heapsh -c ':dominators --top 5' -c ':info'
 #     (the heap model is mapped from the index when the index step had the
-#     disk to keep it there: docs/out-of-core.md, "The model in the index")
+#     disk to keep it there: docs/out-of-core.md, "The model in the index";
+#     the first open after the index is written checks it in full, and
+#     seals it: docs/out-of-core.md, "Reopening at once")
+#   - sealed: the same, once more: the seal spares the checks
+#   - sealed-info: heapsh -c ':info' -c ':histogram --top 5', sealed: what
+#     a reopen costs before the engine's work
 # Wall time, peak RSS with its anonymous and file parts (sampled every
 # 0.2 s), what heapsh said it would put on disk, and the disk left.
 #
@@ -22,8 +27,8 @@
 #
 # Environment: HUGE_SIZE (default 36G), GEN_SEED (default 1), HEAPSH,
 # HUGE_KEEP=1 keeps the dump and its index after (default: deleted),
-# HUGE_STEPS (default "hist index reopen"): the steps to run, for a rerun
-# on a kept dump (reopen alone keeps the index; the others remove it).
+# HUGE_STEPS (default "hist index reopen sealed sealed-info"): the steps to
+# run, for a rerun on a kept dump (hist and index remove the index first).
 # Output: build/bench/huge.txt, a section of build/bench/summary.md, the
 # runs' output in build/bench/hugelog/.
 
@@ -54,8 +59,8 @@ if [ ! -s "$DUMP" ]; then
 	echo "   $(tail -1 "$LOG/gen.err"); $(($(date +%s) - t0)) s"
 fi
 BYTES=$(stat -c %s "$DUMP")
-STEPS=${HUGE_STEPS:-hist index reopen}
-[ "$STEPS" = reopen ] || rm -f "$DUMP.hsidx"
+STEPS=${HUGE_STEPS:-hist index reopen sealed sealed-info}
+case " $STEPS " in *" hist "* | *" index "*) rm -f "$DUMP.hsidx" ;; esac
 
 step() {	# step NAME CMD...
 	local name=$1
@@ -76,6 +81,8 @@ has() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 ! has hist || step hist "$HS" --no-index -c ':histogram --top 5' "$DUMP"
 ! has index || step index "$HS" -c ':dominators --top 5' -c ':info' "$DUMP"
 ! has reopen || step reopen "$HS" -c ':dominators --top 5' -c ':info' "$DUMP"
+! has sealed || step sealed "$HS" -c ':dominators --top 5' -c ':info' "$DUMP"
+! has sealed-info || step sealed-info "$HS" -c ':info' -c ':histogram --top 5' "$DUMP"
 
 field() { awk -v k="$2" '{ print $k }' "$LOG/$1"; }
 {
@@ -95,7 +102,10 @@ field() { awk -v k="$2" '{ print $k }' "$LOG/$1"; }
 	done
 	echo
 	echo "Index file: $(stat -c %s "$DUMP.hsidx" 2>/dev/null || echo none) bytes."
-	echo "What the reopen said: $(grep -E '^(model|dominator tree|arrays|memory budget)' "$LOG/reopen.out" | tr -s ' ' | tr '\n' ';')"
+	for s in reopen sealed sealed-info; do
+		[ -s "$LOG/$s.out" ] || continue
+		echo "What the $s step said: $(grep -E '^(model|dominator tree|arrays|memory budget)' "$LOG/$s.out" | tr -s ' ' | tr '\n' ';')"
+	done
 	echo "What the index step's session held after it (its :info): $(grep -E '^(model|dominator tree|arrays)' "$LOG/index.out" 2>/dev/null | tr -s ' ' | tr '\n' ';' || true)"
 	echo "What the index step said about the model: $(grep -h 'heap model' "$LOG/index.err" "$LOG/reopen.err" 2>/dev/null | tr '\n' ';' || true)"
 	failures_md

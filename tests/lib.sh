@@ -9,6 +9,9 @@ HEAPSH=${HEAPSH:-./heapsh}
 T=${T:-build/test}
 JAVA_OUT=${JAVA_OUT:-build/java}
 mkdir -p "$T"
+# The index's seals (idx.h) and cache files go under the run's folder, not
+# the user's ~/.cache.
+export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$(cd "$T" && pwd)/cache}
 
 ok()   { PASS=$((PASS + 1)); echo "ok   $1"; }
 fail() { FAIL=$((FAIL + 1)); FAILED_NAMES+=("$1"); echo "FAIL $1"; shift; [ $# -gt 0 ] && printf '     %s\n' "$@"; }

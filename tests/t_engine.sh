@@ -123,6 +123,64 @@ for c in "${MODEL_CMDS[@]}"; do ARGS+=(-c "$c"); done
 check "the writing session's answers are the dump's" \
 	"$($HEAPSH --no-index --format csv "${ARGS[@]}" "$K" 2>&1)" \
 	"$($HEAPSH --format csv "${ARGS[@]}" "$K" 2>&1)"
+# Trust (idx.h): a reopen that checks the index in full leaves a seal in
+# the user's private seal folder; while the index and the dump are unchanged,
+# the next reopens skip the checks (checksum, records, tree) and answer the
+# same. A file changed less than a second before it was read is not sealed
+# (a write in the same tick might leave its ctime as it was): hence the sleep.
+SEALS=$XDG_CACHE_HOME/heapsh/seals
+INFO2=':dominators --top 1\n:dominators --top 1 --no-weak\n:info\n'
+rm -f "$K.hsidx"
+printf "$INFO2" | $HEAPSH --format csv "$K" >/dev/null 2>&1	# writes both trees
+sleep 2.1
+OUT=$(printf "$INFO2" | $HEAPSH --format csv "$K" 2>&1)
+check "checked reopen: nothing trusted yet" "" "$(printf '%s\n' "$OUT" | grep 'not checked again')"
+check "... and it leaves a seal" "yes" "$(ls "$SEALS"/*.seal >/dev/null 2>&1 && echo yes)"
+OUT=$(printf "$INFO2" | $HEAPSH --format csv "$K" 2>&1)
+check_contains "sealed reopen: the model is trusted" \
+	'model,"read from the index (mapped; the dump'"'"'s records are read when asked for); not checked again' "$OUT"
+check_contains "sealed reopen: the tree is trusted" 'dominator tree,"read from the index; not checked again' "$OUT"
+check_contains "sealed reopen: the --no-weak tree is trusted" 'dominator tree (no weak),"read from the index; not checked again' "$OUT"
+for c in "${MODEL_CMDS[@]}"; do
+	check "sealed reopen: $c" "$($HEAPSH --no-index --format csv -c "$c" "$K" 2>&1)" \
+		"$(hs "$c" 2>&1)"
+done
+# The seal names the files as they were: any change to either is checked
+# again. (:graphstats and :top above wrote the dynamic-size engine into the
+# index: a new file, checked and sealed here first.)
+sleep 2.1
+hs ':info' >/dev/null
+check_contains "rewritten index: sealed once checked" "not checked again" "$(hs ':info')"
+touch -r "$K.hsidx" "$K.hsidx"	# same mtime, new ctime
+check "index touched: checked in full again" "" \
+	"$(printf "$INFO2" | $HEAPSH --format csv "$K" 2>&1 | grep 'not checked again')"
+sleep 2.1
+hs ':info' >/dev/null	# checked, sealed again
+check_contains "... and sealed again" "not checked again" "$(hs ':info')"
+touch -r "$K" "$K"	# the dump: same mtime and contents, new ctime
+check "dump touched: checked in full again" "" "$(hs ':info' | grep 'not checked again')"
+sleep 2.1
+hs ':info' >/dev/null
+cp "$K.hsidx" "$E/sealed.hsidx"
+python3 - "$K.hsidx" <<'PY'
+import sys  # a byte of the sealed index changed in place, its mtime put back
+with open(sys.argv[1], 'r+b') as f:
+    f.seek(8192); b = f.read(1); f.seek(8192); f.write(bytes([b[0] ^ 0xff]))
+PY
+touch -r "$E/sealed.hsidx" "$K.hsidx"
+OUT=$(printf ':dominators --top 1\n:info\n' | $HEAPSH --format csv "$K" 2>&1)
+check_contains "sealed index changed in place: its checksum is read again" "checksum mismatch" "$OUT"
+check_contains "... and the tree computed again" 'dominator tree,"computed' "$OUT"
+rm -f "$K.hsidx"
+hs ':dominators --top 1' >/dev/null
+sleep 2.1
+hs ':info' >/dev/null
+chmod g+w "$SEALS"
+check "a seal folder others can write to is not used" "" "$(hs ':info' | grep 'not checked again')"
+chmod 700 "$SEALS"
+check_contains "... a private one is" "not checked again" "$(hs ':info')"
+check "no seals without HOME or XDG_CACHE_HOME" "" \
+	"$(env -u HOME XDG_CACHE_HOME= $HEAPSH --format csv -c ':info' "$K" | grep 'not checked again')"
 # A model that does not fit the dump (its objects' classes swapped here),
 # with a valid checksum, is refused with a reason and the dump is read.
 python3 - "$K.hsidx" "$E/badmodel.hsidx" <<'PY'

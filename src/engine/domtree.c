@@ -635,7 +635,8 @@ bool dom_tree_adopt(struct dom_tree *t, const uint8_t *p, uint64_t len, void *ma
 }
 
 struct dom_tree *dom_tree_load(const struct heap *h, bool no_weak, const uint8_t *p,
-			       uint64_t len, void *map, size_t maplen, bool *insane)
+			       uint64_t len, void *map, size_t maplen, bool trusted,
+			       bool *insane)
 {
 	uint32_t n = h->n;
 	uint64_t nbig;
@@ -669,7 +670,7 @@ struct dom_tree *dom_tree_load(const struct heap *h, bool no_weak, const uint8_t
 		if (ok)
 			u64map_put(&t->retained_big, kv[0], kv[1]);
 	}
-	ok = ok && is_tree(t);
+	ok = ok && (trusted || is_tree(t));
 	if (!ok) {
 		*insane = true;
 		if (map)	/* the mapping stays the caller's */
@@ -682,6 +683,7 @@ struct dom_tree *dom_tree_load(const struct heap *h, bool no_weak, const uint8_t
 	for (uint32_t v = 0; v < n; v++)
 		t->nreach += t->idom[v] != HEAP_NONE;
 	t->from_index = true;
+	t->trusted = trusted;
 	big_settle(t->idom);	/* read from now on (when copied) */
 	big_settle(t->retained32);
 	return t;

@@ -33,6 +33,7 @@ struct dom_tree {
 	uint32_t *kid_first;	/* [n+2] lazily (dom_children_view): v's children are kids[kid_first[v] .. kid_first[v+1]) */
 	uint32_t *kids;		/* [nreach] lazily: the children, each node's largest retained first */
 	bool from_index;	/* loaded from the index file, not computed */
+	bool trusted;		/* and not checked again (dom_tree_load) */
 	void *map;		/* the index section idom and retained32 lie in, or NULL */
 	size_t maplen;
 };
@@ -86,12 +87,16 @@ void dom_tree_free(struct dom_tree *t);
  * object for a while. With map (a read-only mapping of maplen bytes that
  * p lies in, 8-aligned), the tree uses the arrays where they lie and takes
  * the mapping, unmapped by dom_tree_free (on NULL the caller keeps it);
- * without, it copies them and only reads p.
+ * without, it copies them and only reads p. trusted (a section checked in
+ * full by an earlier load and unchanged since, idx_trusted) skips the
+ * check of the tree, its O(n) memory and its reads of the heap's sizes
+ * and references.
  */
 #define DOM_SECTION_MAGIC 0x32544f44u	/* "DOT2" */
 uint8_t *dom_tree_save(const struct dom_tree *t, uint32_t n, size_t *len);
 struct dom_tree *dom_tree_load(const struct heap *h, bool no_weak, const uint8_t *p,
-			       uint64_t len, void *map, size_t maplen, bool *insane);
+			       uint64_t len, void *map, size_t maplen, bool trusted,
+			       bool *insane);
 /*
  * dom_tree_adopt: t, as built, uses the section dom_tree_save wrote of it
  * (p, len, in map of maplen bytes, read-only, from the index file this

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -27,6 +28,24 @@
 
 struct key {
 	uint64_t size, mtime_s, mtime_ns, head_hash;
+};
+
+/* A file as stat(2) sees it: any write, truncation, rename, chmod or
+ * replacement changes its ctime, which no unprivileged process can set. */
+struct stamp {
+	uint64_t dev, ino, size, mtime_s, mtime_ns, ctime_s, ctime_ns;
+};
+
+/* The seal of an index (idx_vouch), in the user's private seal folder. */
+#define SEAL_MAGIC "HSSEAL01"
+#define SEAL_MARGIN_S 1	/* a file changed less than this before it was read
+			 * may change again within its ctime's tick: not sealed */
+struct seal {
+	char magic[8];
+	struct stamp file, dump;
+	uint32_t crc;		/* the file's stored checksum */
+	uint32_t mask;		/* sections vouched for (tag_bit) */
+	uint32_t pathlen, pad;	/* then the index's path, pathlen bytes */
 };
 
 struct section {
@@ -49,6 +68,16 @@ struct idx {
 	size_t maplen;
 	int fd;			/* the mapped file, for idx_map_section; -1 if none */
 	char note[512];
+	/* trust (idx_trusted, idx_vouch) */
+	char *dump_path;
+	struct stamp dump_st;	/* the dump at idx_open */
+	bool have_dump_st;
+	bool from_disk;		/* the mapped file was loaded, not written here */
+	struct stamp file_st;	/* the mapped file, before it was read */
+	struct timespec read_at;	/* when that was */
+	uint32_t crc;		/* its stored checksum */
+	uint32_t trusted;	/* sections its seal vouches for */
+	uint32_t vouched;	/* those, and the ones checked in full since */
 };
 
 static uint64_t fnv1a(const uint8_t *p, size_t n)
@@ -79,20 +108,182 @@ static bool dump_key(const char *path, struct key *k)
 	return true;
 }
 
+static struct stamp stamp_of(const struct stat *st)
+{
+	return (struct stamp){(uint64_t)st->st_dev, (uint64_t)st->st_ino,
+			      (uint64_t)st->st_size, (uint64_t)st->st_mtim.tv_sec,
+			      (uint64_t)st->st_mtim.tv_nsec, (uint64_t)st->st_ctim.tv_sec,
+			      (uint64_t)st->st_ctim.tv_nsec};
+}
+
+static bool same_stamp(const struct stamp *a, const struct stamp *b)
+{
+	return !memcmp(a, b, sizeof *a);
+}
+
+/* cache_dir: $XDG_CACHE_HOME/heapsh, else ~/.cache/heapsh, else (no HOME)
+ * /tmp/.cache/heapsh; *shared says it is the last (no seals there). */
+static char *cache_dir(bool *shared)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+	*shared = !(xdg && *xdg) && !(home && *home);
+	return xdg && *xdg ? xasprintf("%s/heapsh", xdg)
+			   : xasprintf("%s/.cache/heapsh", home && *home ? home : "/tmp");
+}
+
 static char *cache_path(const char *dump_path)
 {
 	char *abs = realpath(dump_path, NULL);
 	const char *p = abs ? abs : dump_path;
 	uint64_t h = fnv1a((const uint8_t *)p, strlen(p));
 	const char *base = strrchr(p, '/') ? strrchr(p, '/') + 1 : p;
-	const char *xdg = getenv("XDG_CACHE_HOME");
-	const char *home = getenv("HOME");
-	char *dir = xdg && *xdg ? xasprintf("%s/heapsh", xdg)
-				: xasprintf("%s/.cache/heapsh", home ? home : "/tmp");
+	bool shared;
+	char *dir = cache_dir(&shared);
 	char *r = xasprintf("%s/%s.%016llx.hsidx", dir, base, (unsigned long long)h);
 	free(dir);
 	free(abs);
 	return r;
+}
+
+/* ---- seals (idx_trusted, idx_vouch) ---- */
+
+static uint32_t tag_bit(uint32_t tag)
+{
+	switch (tag) {
+	case IDX_MODEL: return 1;
+	case IDX_DOM_ALL: return 2;
+	case IDX_DOM_STRONG: return 4;
+	case IDX_DYN: return 8;
+	default: return 0;
+	}
+}
+
+/* private_dir: dir exists (made 0700 if not, with its parents) as a
+ * folder of this user's that no one else may write to or read. */
+static bool private_dir(const char *dir)
+{
+	char *p = xstrdup(dir);
+	for (char *q = p + 1; *q; q++)
+		if (*q == '/') {
+			*q = 0;
+			(void)mkdir(p, 0700);
+			*q = '/';
+		}
+	(void)mkdir(p, 0700);
+	free(p);
+	struct stat st;
+	return lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+	       !(st.st_mode & 077);
+}
+
+/* seal_path: the seal of the index at path, in the seal folder (made
+ * here), or NULL when there is no private one. */
+static char *seal_path(const char *path, char **abs_out)
+{
+	bool shared;
+	char *dir = cache_dir(&shared);
+	char *seals = xasprintf("%s/seals", dir);
+	free(dir);
+	char *abs = realpath(path, NULL);
+	char *r = NULL;
+	if (!shared && abs && private_dir(seals))
+		r = xasprintf("%s/%016llx.seal", seals,
+			      (unsigned long long)fnv1a((const uint8_t *)abs, strlen(abs)));
+	free(seals);
+	if (r && abs_out)
+		*abs_out = abs;
+	else
+		free(abs);
+	return r;
+}
+
+/* seal_read: the seal of the index at path, if there is one of this user's
+ * naming that path; false otherwise. */
+static bool seal_read(const char *path, struct seal *out)
+{
+	char *abs = NULL, *sp = seal_path(path, &abs);
+	if (!sp)
+		return false;
+	bool ok = false;
+	int fd = open(sp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	size_t alen = strlen(abs);
+	char name[4096];
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+	    (uint64_t)st.st_size == sizeof *out + alen && alen < sizeof name &&
+	    pread(fd, out, sizeof *out, 0) == (ssize_t)sizeof *out &&
+	    !memcmp(out->magic, SEAL_MAGIC, 8) && out->pathlen == alen &&
+	    pread(fd, name, alen, sizeof *out) == (ssize_t)alen && !memcmp(name, abs, alen))
+		ok = true;
+	if (fd >= 0)
+		close(fd);
+	free(sp);
+	free(abs);
+	return ok;
+}
+
+/* older: a time of s seconds is more than SEAL_MARGIN_S before t. */
+static bool older(uint64_t s, const struct timespec *t)
+{
+	return (int64_t)t->tv_sec - (int64_t)s > SEAL_MARGIN_S;
+}
+
+/*
+ * seal_write: record that the file x maps, with the dump as it was, is
+ * sane in the sections x->vouched says; nothing when either changed since
+ * it was read, or changed so shortly before that a write in the same
+ * clock tick would leave no trace in its ctime (git's "racy clean" rule).
+ */
+static void seal_write(struct idx *x)
+{
+	struct stat st;
+	if (!x->from_disk || !x->have_dump_st || x->fd < 0 || !x->vouched ||
+	    fstat(x->fd, &st) < 0)
+		return;
+	struct stamp now = stamp_of(&st);
+	if (!same_stamp(&now, &x->file_st) ||
+	    !older(x->file_st.ctime_s, &x->read_at) || !older(x->dump_st.ctime_s, &x->read_at) ||
+	    stat(x->dump_path, &st) < 0)
+		return;
+	now = stamp_of(&st);
+	if (!same_stamp(&now, &x->dump_st))
+		return;
+	char *abs = NULL, *sp = seal_path(x->path, &abs);
+	if (!sp)
+		return;
+	struct seal sl;
+	memset(&sl, 0, sizeof sl);
+	memcpy(sl.magic, SEAL_MAGIC, 8);
+	sl.file = x->file_st;
+	sl.dump = x->dump_st;
+	sl.crc = x->crc;
+	sl.mask = x->vouched;
+	sl.pathlen = (uint32_t)strlen(abs);
+	char *tmp = xasprintf("%s.XXXXXX", sp);	/* a mkstemp template */
+	int fd = mkstemp(tmp);
+	if (fd >= 0) {
+		bool ok = io_write_full(fd, &sl, sizeof sl) && io_write_full(fd, abs, sl.pathlen);
+		ok = close(fd) == 0 && ok;
+		if (!ok || rename(tmp, sp) < 0)
+			unlink(tmp);
+	}
+	free(tmp);
+	free(sp);
+	free(abs);
+}
+
+bool idx_trusted(const struct idx *x, uint32_t tag)
+{
+	return x && (x->trusted & tag_bit(tag));
+}
+
+void idx_vouch(struct idx *x, uint32_t tag)
+{
+	if (!x || !tag_bit(tag) || (x->vouched & tag_bit(tag)))
+		return;
+	x->vouched |= tag_bit(tag);
+	seal_write(x);
 }
 
 static void drop_sections(struct idx *x)
@@ -155,6 +346,8 @@ static uint32_t crc_of(const uint8_t *p, size_t n)
  */
 static bool load(struct idx *x, const char *path, int fd, bool check_crc)
 {
+	int fd_given = fd;
+	clock_gettime(CLOCK_REALTIME, &x->read_at);
 	if (fd < 0)
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -164,6 +357,7 @@ static bool load(struct idx *x, const char *path, int fd, bool check_crc)
 		close(fd);
 		return false;
 	}
+	x->file_st = stamp_of(&st);
 	size_t len = (size_t)st.st_size;
 	const uint8_t *buf = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
 	if (buf == MAP_FAILED) {
@@ -185,6 +379,19 @@ static bool load(struct idx *x, const char *path, int fd, bool check_crc)
 	}
 	uint32_t crc_stored;
 	memcpy(&crc_stored, buf + len - 4, 4);
+	x->crc = crc_stored;
+	/* A seal (idx_vouch) says the whole file was checked, and it has not
+	 * changed since: the checksum is not read again. */
+	struct seal sl;
+	x->trusted = 0;
+	if (check_crc && x->have_dump_st && seal_read(path, &sl) &&
+	    same_stamp(&sl.file, &x->file_st) && same_stamp(&sl.dump, &x->dump_st) &&
+	    sl.crc == crc_stored) {
+		check_crc = false;
+		x->trusted = sl.mask;
+	}
+	x->vouched = x->trusted;
+	x->from_disk = fd_given < 0;
 	if (check_crc && crc_of(buf, len - 4) != crc_stored) {
 		why = "checksum mismatch (truncated or corrupt)";
 		goto bad;
@@ -226,6 +433,7 @@ static bool load(struct idx *x, const char *path, int fd, bool check_crc)
 bad:
 	snprintf(x->note, sizeof x->note, "ignoring index %s: %s; it will be rebuilt", path, why);
 	drop_sections(x);
+	x->trusted = x->vouched = 0;
 	return false;
 }
 
@@ -235,6 +443,10 @@ struct idx *idx_open(const char *dump_path)
 	x->fd = -1;
 	x->path = xasprintf("%s.hsidx", dump_path);
 	x->alt_path = cache_path(dump_path);
+	x->dump_path = xstrdup(dump_path);
+	struct stat st;
+	if ((x->have_dump_st = stat(dump_path, &st) == 0))
+		x->dump_st = stamp_of(&st);
 	x->have_key = dump_key(dump_path, &x->key);
 	if (!x->have_key)
 		return x;
@@ -259,6 +471,7 @@ void idx_close(struct idx *x)
 	drop_sections(x);
 	free(x->path);
 	free(x->alt_path);
+	free(x->dump_path);
 	free(x);
 }
 
@@ -427,6 +640,10 @@ static bool remap(struct idx *x, int fd, int nsec)
 	x->map = y.map;
 	x->maplen = y.maplen;
 	x->fd = y.fd;
+	/* written here: no seal vouches for it, and this process does not
+	 * seal what it wrote (its ctime is too recent to tell a later write) */
+	x->from_disk = false;
+	x->trusted = x->vouched = 0;
 	return true;
 }
 

@@ -27,6 +27,7 @@
 #ifndef HS_IDX_H
 #define HS_IDX_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "../base/mem.h"
@@ -49,6 +50,32 @@ void idx_close(struct idx *x);
 const char *idx_note(const struct idx *x);
 /* idx_file: where the index is (or will be) written. */
 const char *idx_file(const struct idx *x);
+
+/*
+ * Trust (docs/out-of-core.md, "Reopening at once"). Checking an index in
+ * full (its checksum, then each section's own checks against the dump)
+ * reads all of it and much of the dump: minutes for a dump larger than
+ * memory. Once a process has, it leaves a seal in the user's private seal
+ * folder ($XDG_CACHE_HOME/heapsh/seals, else ~/.cache/heapsh/seals; a
+ * folder of this user's that no one else can write, 0700, or no seals):
+ * the index's and the dump's device, inode, size, mtime and ctime, the
+ * file's checksum and which sections were checked. While both files are
+ * unchanged (any write, truncation, chmod or replacement moves a file's
+ * ctime, which no unprivileged process can set back) the next idx_open
+ * skips the checksum and the sections the seal names are trusted. This is
+ * git's index stat cache, with its "racy clean" rule: a file changed less
+ * than a second before it was read is not sealed, as a write in the same
+ * clock tick might leave its ctime as it was. A process never seals the
+ * file it wrote: the first open after it checks it in full.
+ *
+ * idx_trusted: section tag's checks may be skipped (a seal vouches for
+ * it). idx_vouch: the caller has checked section tag in full (with the
+ * dump): record it in the seal, when the file was read from disk and
+ * neither it nor the dump has changed since; failures are silent (the next
+ * open checks again). Both accept a NULL x.
+ */
+bool idx_trusted(const struct idx *x, uint32_t tag);
+void idx_vouch(struct idx *x, uint32_t tag);
 
 /* idx_section: the payload of section tag, or NULL; *len its bytes. */
 const void *idx_section(const struct idx *x, uint32_t tag, uint64_t *len);

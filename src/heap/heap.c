@@ -1,5 +1,6 @@
 /* heap.c - reading the heap model: lookups, fields, strings, names. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,12 +120,87 @@ void heap_free(struct heap *h)
 	free(h);
 }
 
+/*
+ * The id directory of a trusted model (heap_model_load) is built when
+ * lookups need it: until then each is a binary search of the objects,
+ * which are in id order, reading log2(n) records; the directory reads all
+ * n once. It is built once the searches have cost about that: after
+ * n / log2(n) of them (ski rental: never more than twice the better of the
+ * two). The lock guards the count and the build; a built directory is
+ * published with its chunks, the lookups' first read.
+ */
+static pthread_mutex_t directory_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct id_span {
+	const struct heap *h;
+	uint64_t *ids;
+	uint32_t from, to;
+};
+
+static void *read_ids(void *arg)
+{
+	struct id_span *w = arg;
+	for (uint32_t i = w->from; i < w->to; i++)
+		w->ids[i] = heap_id(w->h, i);
+	return NULL;
+}
+
+/* directory: true when h has its directory, built now if the searches
+ * have come to cost as much. */
+static bool directory(struct heap *h)
+{
+	pthread_mutex_lock(&directory_lock);
+	bool have = h->chunks != NULL;
+	uint32_t lg = 1;
+	while (lg < 32 && (1ULL << lg) < h->n)
+		lg++;
+	if (!have && ++h->searches >= h->n / lg + 64) {
+		struct heap d;
+		memset(&d, 0, sizeof d);
+		d.n = h->n;
+		d.ids = big_alloc((size_t)h->n + 1, sizeof *d.ids);
+		struct id_span half[2] = {{h, d.ids, 0, h->n / 2}, {h, d.ids, h->n / 2, h->n}};
+		heap_run2(read_ids, &half[0], &half[1], h->n >= 65536);
+		heap_build_directory(&d);
+		big_free(d.ids);
+		h->top_shift = d.top_shift;	/* id_min and id_max: the same */
+		h->sub = d.sub;
+		h->idmap = d.idmap;
+		__atomic_store_n(&h->chunks, d.chunks, __ATOMIC_RELEASE);
+		have = true;
+	}
+	pthread_mutex_unlock(&directory_lock);
+	return have;
+}
+
+static uint32_t index_by_search(const struct heap *h, uint64_t id)
+{
+	uint32_t lo = 0, hi = h->n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		uint64_t at = heap_id(h, mid);
+		if (at == id)
+			return mid;
+		if (at < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return HEAP_NONE;
+}
+
 uint32_t heap_index(const struct heap *h, uint64_t id)
 {
 	if (!h->n || id < h->id_min || id > h->id_max)
-		return HEAP_NONE;
+		return HEAP_NONE;	/* (a trusted model has these from the start) */
+	const struct heap_chunk *chunks = __atomic_load_n(&h->chunks, __ATOMIC_ACQUIRE);
+	if (!chunks) {
+		if (!directory((struct heap *)h))	/* its cache, not its contents */
+			return index_by_search(h, id);
+		chunks = h->chunks;
+	}
 	uint64_t off = id - h->id_min;
-	const struct heap_chunk *ch = &h->chunks[off >> h->top_shift];
+	const struct heap_chunk *ch = &chunks[off >> h->top_shift];
 	if (ch->bits == HEAP_CHUNK_BITMAP) {
 		if (off & 7)
 			return HEAP_NONE;

@@ -181,6 +181,7 @@ int hs_open(struct hs_session *s, const char *path)
 	/* The model in the index, when there is one: no need to read the dump. */
 	struct idx *x = NULL;
 	int st = HS_ERR;
+	bool src_trusted = false;
 	if (!s->no_index && !s->live && s->load_opts.dump <= 1) {
 		x = idx_open(path);	/* its note, if any, waits for hs_index */
 		struct idx_mapping m;
@@ -188,10 +189,14 @@ int hs_open(struct hs_session *s, const char *path)
 		if ((src.data = idx_map_section(x, IDX_MODEL, &src.len, &m))) {
 			src.map = m.base;
 			src.maplen = m.len;
+			src.trusted = idx_trusted(x, IDX_MODEL);
 			const char *why;
 			stage(s, "reading the heap model from the index");
 			st = heap_model_load(path, &s->load_opts, &src, &h, &why);
 			stage_end(s);
+			if (st == HS_OK && !src.trusted)
+				idx_vouch(x, IDX_MODEL);
+			src_trusted = src.trusted;
 			if (st != HS_OK) {
 				idx_unmap(&m);
 				hs_notify(s, HS_NOTICE_ALWAYS, "heapsh: the index's heap model is not "
@@ -234,6 +239,7 @@ int hs_open(struct hs_session *s, const char *path)
 	s->idx = x;
 	s->idx_noted = false;
 	s->model_from_index = from_index;
+	s->model_trusted = from_index && src_trusted;
 	if (h->ndumps > 1)
 		hs_notify(s, HS_NOTICE_ALWAYS, "heapsh: %s holds %u heap dumps; this is dump %u (open "
 			  "another with --dump N, or :open %s --dump N)", path, h->ndumps, h->dump,
@@ -307,9 +313,13 @@ static struct dom_tree *dom_from_index(struct hs_session *s, bool no_weak)
 	if (!p)
 		return NULL;
 	bool insane = false;
-	struct dom_tree *t = dom_tree_load(s->heap, no_weak, p, len, m.base, m.len, &insane);
+	uint32_t tag = no_weak ? IDX_DOM_STRONG : IDX_DOM_ALL;
+	bool trusted = idx_trusted(s->idx, tag);
+	struct dom_tree *t = dom_tree_load(s->heap, no_weak, p, len, m.base, m.len, trusted, &insane);
 	if (!t)
 		idx_unmap(&m);
+	else if (!trusted)
+		idx_vouch(s->idx, tag);
 	if (insane)
 		hs_notify(s, HS_NOTICE_ALWAYS, "heapsh: warning: the index's dominator tree is not a "
 			  "tree of this heap; computing it again");

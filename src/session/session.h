@@ -69,6 +69,7 @@ struct hs_session {
 	struct idx *idx;
 	bool idx_noted;		/* idx_note said (hs_index) */
 	bool model_from_index;	/* the heap was mapped from the index (heap_model_load) */
+	bool model_trusted;	/* without checking it again (idx_trusted) */
 	uint8_t adopt;		/* HS_ADOPT_*: written to the index, to be used from there at rest */
 	struct dsl *dsl;	/* the query language's session, made on first use */
 	struct hs_live *live;	/* the attached JVM, or NULL */

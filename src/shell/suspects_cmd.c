@@ -85,7 +85,7 @@ static int baseline(struct sh *sh, const char *path, bool no_weak, struct heap *
 	const uint8_t *p = ix ? idx_section(ix, no_weak ? IDX_DOM_STRONG : IDX_DOM_ALL, &len) : NULL;
 	bool insane = false;
 	if (p)
-		*bt = dom_tree_load(*bh, no_weak, p, len, NULL, 0, &insane);
+		*bt = dom_tree_load(*bh, no_weak, p, len, NULL, 0, false, &insane);
 	if (!*bt) {
 		sh_progress_begin("computing the baseline's dominator tree of %u objects", (*bh)->n);
 		st = dom_tree_build(*bh, no_weak, !sh->ss->no_spill, bt);

@@ -143,7 +143,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t len;
 		uint8_t *sec = dom_tree_save(t, h->n, &len);
 		bool insane;
-		struct dom_tree *back = dom_tree_load(h, false, sec, len, NULL, 0, &insane);
+		struct dom_tree *back = dom_tree_load(h, false, sec, len, NULL, 0, false, &insane);
 		if (!back || insane)
 			abort();	/* a tree we built must pass our own check */
 		dom_tree_free(back);

@@ -165,7 +165,7 @@ static void use_tree(bool no_weak, const uint8_t *p, uint64_t len)
 		abort();
 	memcpy(map, p, len);
 	mprotect(map, maplen, PROT_READ);
-	struct dom_tree *t = dom_tree_load(heap, no_weak, map, len, map, maplen, &insane);
+	struct dom_tree *t = dom_tree_load(heap, no_weak, map, len, map, maplen, false, &insane);
 	if (getenv("HEAPSH_FUZZ_VERBOSE"))
 		fprintf(stderr, "fuzz_index: tree (%s): %s\n", no_weak ? "DOMS" : "DOMA",
 			t ? "used" : insane ? "refused: not a tree of this heap" : "stale");

@@ -1139,14 +1139,15 @@ static uint8_t *map_copy(const uint8_t *b, uint64_t len)
 	return map;
 }
 
-/* model_load: load bytes b (len) as the model of the dump at path, from a
- * mapping of its own as the index gives it; NULL (and *why) if refused. */
-static struct heap *model_load(const char *path, const struct heap_load_opts *opts,
-			       const uint8_t *b, uint64_t len, const char **why)
+/* model_load_as: load bytes b (len) as the model of the dump at path, from
+ * a mapping of its own as the index gives it, trusted or checked; NULL (and
+ * *why) if refused. model_load: checked. */
+static struct heap *model_load_as(const char *path, const struct heap_load_opts *opts,
+				  const uint8_t *b, uint64_t len, bool trusted, const char **why)
 {
 	size_t maplen = len ? (size_t)len : 1;
 	uint8_t *map = map_copy(b, len);
-	struct heap_model_src src = {map, len, map, maplen};
+	struct heap_model_src src = {map, len, map, maplen, trusted};
 	struct heap *h = NULL;
 	*why = NULL;
 	if (heap_model_load(path, opts, &src, &h, why) != HS_OK) {
@@ -1157,6 +1158,12 @@ static struct heap *model_load(const char *path, const struct heap_load_opts *op
 	}
 	assert_ptr_equal(h->model_map, map);
 	return h;
+}
+
+static struct heap *model_load(const char *path, const struct heap_load_opts *opts,
+			       const uint8_t *b, uint64_t len, const char **why)
+{
+	return model_load_as(path, opts, b, len, false, why);
 }
 
 /* The model mapped back is the model read from the dump, to every check. */
@@ -1183,6 +1190,25 @@ static void test_model_saved(void **state)
 			assert_true(heap_pos(h2, i) == heap_pos(h, i));
 			assert_int_equal(heap_index(h2, heap_id(h, i)), i);
 		}
+		/* trusted (idx_trusted: checked before, unchanged since): the same
+		 * heap, with no id read until lookups need them: binary searches
+		 * at first, then the directory, with the same answers */
+		struct heap *h3 = model_load_as(m.w.path, NULL, sv.b, sv.len, true, &why);
+		if (!h3)
+			fail_msg("trusted model refused: %s", why);
+		assert_null(h3->chunks);
+		check_model(h3, &m, ids);
+		for (int round = 0; round < 2; round++)
+			for (uint32_t i = 0; i < h->n; i++) {
+				assert_true(heap_pos(h3, i) == heap_pos(h, i));
+				assert_int_equal(heap_index(h3, heap_id(h, i)), i);
+				assert_int_equal(heap_index(h3, heap_id(h, i) + 1), HEAP_NONE);
+				assert_int_equal(heap_index(h3, heap_id(h, i) - 1),
+						 heap_index(h, heap_id(h, i) - 1));
+			}
+		assert_non_null(h3->chunks);	/* 4n lookups: built by now */
+		assert_true(h3->id_min == h->id_min && h3->id_max == h->id_max);
+		heap_free(h3);
 		/* a model saved from a mapped model is the same bytes */
 		struct saved again;
 		save(h2, &again);
@@ -1221,14 +1247,14 @@ static void test_model_adopt(void **state)
 		 * nothing changed */
 		uint64_t cutlen = at(&sv, h->inst) + 4;
 		uint8_t *cut = map_copy(sv.b, cutlen);
-		struct heap_model_src src = {cut, cutlen, cut, cutlen};
+		struct heap_model_src src = {cut, cutlen, cut, cutlen, false};
 		assert_int_equal(heap_model_adopt(h, &src), HS_ERR);
 		munmap(cut, cutlen);
 		uint8_t *other = malloc(sv.len);
 		memcpy(other, sv.b, sv.len);
 		other[32] ^= 1;	/* struct mhdr: n after magic, version, id size, dump size, nrefs */
 		uint8_t *map = map_copy(other, sv.len);
-		src = (struct heap_model_src){map, sv.len, map, sv.len};
+		src = (struct heap_model_src){map, sv.len, map, sv.len, false};
 		assert_int_equal(heap_model_adopt(h, &src), HS_ERR);
 		munmap(map, sv.len);
 		free(other);
@@ -1236,7 +1262,7 @@ static void test_model_adopt(void **state)
 		assert_null(h->model_map);
 
 		map = map_copy(sv.b, sv.len);
-		src = (struct heap_model_src){map, sv.len, map, sv.len};
+		src = (struct heap_model_src){map, sv.len, map, sv.len, false};
 		assert_int_equal(heap_model_adopt(h, &src), HS_OK);
 		assert_ptr_equal(h->model_map, map);
 		assert_true((uint8_t *)h->cls > map && (uint8_t *)h->cls < map + sv.len);

@@ -268,14 +268,14 @@ static void section_round_trip(void **state)
 		uint8_t *sec = dom_tree_save(t, n, &len);
 		assert_int_equal(len, 16 + 8 * ((size_t)n + 1));
 		bool insane = true;
-		struct dom_tree *copy = dom_tree_load(h, false, sec, len, NULL, 0, &insane);
+		struct dom_tree *copy = dom_tree_load(h, false, sec, len, NULL, 0, false, &insane);
 		assert_non_null(copy);
 		assert_false(insane);
 		void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		assert_true(map != MAP_FAILED);
 		memcpy(map, sec, len);
 		assert_int_equal(mprotect(map, len, PROT_READ), 0);
-		struct dom_tree *lent = dom_tree_load(h, false, map, len, map, len, &insane);
+		struct dom_tree *lent = dom_tree_load(h, false, map, len, map, len, false, &insane);
 		assert_non_null(lent);
 		assert_ptr_equal(lent->idom, (uint32_t *)((uint8_t *)map + 16));
 		for (uint32_t v = 0; v <= n; v++) {
@@ -293,10 +293,10 @@ static void section_round_trip(void **state)
 		uint8_t *old = calloc(1, olen);
 		memcpy(old, &n, 4);
 		memcpy(old + 4, t->idom, 4 * ((size_t)n + 1));
-		assert_null(dom_tree_load(h, false, old, olen, NULL, 0, &insane));
+		assert_null(dom_tree_load(h, false, old, olen, NULL, 0, false, &insane));
 		assert_false(insane);
 		free(old);
-		assert_null(dom_tree_load(h, false, sec, len - 1, NULL, 0, &insane));
+		assert_null(dom_tree_load(h, false, sec, len - 1, NULL, 0, false, &insane));
 		assert_false(insane);
 
 		/* a cycle between two reachable objects: refused, the mapping kept */
@@ -310,7 +310,7 @@ static void section_round_trip(void **state)
 			memcpy(bad, sec, len);
 			memcpy(bad + 16 + 4 * (size_t)a, &b, 4);
 			memcpy(bad + 16 + 4 * (size_t)b, &a, 4);
-			assert_null(dom_tree_load(h, false, bad, len, bad, len, &insane));
+			assert_null(dom_tree_load(h, false, bad, len, bad, len, false, &insane));
 			assert_true(insane);
 			assert_int_equal(munmap(bad, len), 0);
 		}
@@ -322,7 +322,7 @@ static void section_round_trip(void **state)
 		uint32_t mark = DOM_RETAINED_BIG;
 		memcpy(pair + 16 + 4 * ((size_t)n + 1), &mark, 4);
 		memcpy(pair + len, kv, 16);
-		assert_null(dom_tree_load(h, false, pair, len + 16, NULL, 0, &insane));
+		assert_null(dom_tree_load(h, false, pair, len + 16, NULL, 0, false, &insane));
 		assert_true(insane);
 		free(pair);
 
