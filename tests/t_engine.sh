@@ -194,9 +194,12 @@ for _ in range(nsec):
     p = (p + 12 + 4095) // 4096 * 4096
     if tag == 0x4d4f444c:  # MODL: header, then pos_lo[n+1], pos_base, cls[n], ...
         n, = struct.unpack_from('<I', d, p + 32)
-        at = p + 232  # the header's size (struct mhdr, src/heap/heap_model.c)
-        at += ((n + 1) * 4 + 7) // 8 * 8          # pos_lo
-        at += ((n >> 12) + 1) * 8                 # pos_base
+        # an array of 64 KiB or more starts at a page, others at 8 bytes (array_align)
+        start = lambda off, ln: -(-off // (4096 if ln >= 65536 else 8)) * (4096 if ln >= 65536 else 8)
+        off = 232  # the header's size (struct mhdr, src/heap/heap_model.c)
+        for sz in ((n + 1) * 4, ((n >> 12) + 1) * 8):  # pos_lo, pos_base
+            off = start(off, sz) + sz
+        at = p + start(off, n * 4)  # cls
         a, b = struct.unpack_from('<II', d, at + 4 * (n - 2))  # cls of the last two objects
         struct.pack_into('<II', d, at + 4 * (n - 2), *((b, a) if a != b else (a, a + 1)))
     p += ln
@@ -206,6 +209,7 @@ PY
 cp "$E/badmodel.hsidx" "$K.hsidx"
 OUT=$(printf ':info\n' | $HEAPSH --format csv "$K" 2>&1)
 check_contains "crafted model: refused, with the reason" "the index's heap model is not usable (" "$OUT"
+check_contains "... the reason: its classes" "the objects by class are not the classes' objects" "$OUT"
 check_contains "crafted model: the dump is read" "model,read from the dump" "$OUT"
 check "crafted model: same answers" "$($HEAPSH --no-index --format csv -c ':histogram' "$K")" \
 	"$(cp "$E/badmodel.hsidx" "$K.hsidx"; hs ':histogram' 2>/dev/null)"

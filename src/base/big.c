@@ -586,6 +586,38 @@ void *big_evict(void *p)
 	return n;
 }
 
+uint64_t big_spilled_bytes(const void *p)
+{
+	if (!p)
+		return 0;
+	pthread_mutex_lock(&lock);
+	ssize_t k = find(p);
+	uint64_t bytes = k >= 0 && regions[k].in_file ? regions[k].bytes : 0;
+	pthread_mutex_unlock(&lock);
+	return bytes;
+}
+
+bool big_rehome(void *p, int fd, uint64_t off)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	if (!p || fd < 0 || page <= 0 || off % (uint64_t)page)
+		return false;
+	pthread_mutex_lock(&lock);
+	ssize_t k = find(p);
+	if (k < 0 || !regions[k].in_file) {
+		pthread_mutex_unlock(&lock);
+		return false;
+	}
+	/* MAP_FIXED replaces the spill file's mapping in one step: its last
+	 * reference, so the unlinked file and its blocks go. */
+	void *q = mmap(p, regions[k].bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd,
+		       (off_t)off);
+	if (q == MAP_FAILED)	/* the old pages may be gone: nothing to go back to */
+		die("move", regions[k].bytes, strerror(errno));
+	pthread_mutex_unlock(&lock);
+	return true;
+}
+
 void big_settle(void *p)
 {
 	if (!p)

@@ -87,6 +87,23 @@ void *big_demote(void *p, uint64_t need);
 void *big_evict(void *p);
 
 /*
+ * big_spilled_bytes: the bytes of the file big array p is in (its mapped
+ * length), or 0 when it is in memory or not a big array.
+ *
+ * big_rehome: big array p, in a spill file, is the same bytes as file fd
+ * from offset off on (a multiple of the page size), as far as p's length:
+ * map that over it, private (a write to p goes to memory, never to fd's
+ * file), so that its spill file, and that file's blocks on disk, go. For
+ * an array just written into another file (the index, idx_put_parts), so
+ * that the disk holds it once. The caller keeps fd's file at least that
+ * long while p is used; pages of p past it are not to be touched. True
+ * when done; false, p unchanged, when p is not an array in a spill file
+ * or off is not aligned. Ownership is unchanged (big_free unmaps it).
+ */
+uint64_t big_spilled_bytes(const void *p);
+bool big_rehome(void *p, int fd, uint64_t off);
+
+/*
  * big_settle: big array p (from big_alloc or big_realloc; anything else is
  * ignored) is read from now on, or written only in order: when a later
  * array needs room in the budget, settled arrays in memory move to files

@@ -22,7 +22,7 @@
 #include <zlib.h>
 
 #define MAGIC "HEAPSHIX"
-#define VERSION 3u
+#define VERSION 4u	/* 4: the model's arrays at page multiples (heap_model.c) */
 #define ALIGN 4096u	/* each section's payload starts at a multiple of this */
 #define BOM 0x01020304u
 
@@ -534,6 +534,14 @@ static bool write_all(int fd, const void *p, size_t n, uLong *crc, uint64_t *at)
 	return io_write_full(fd, p, n);
 }
 
+/* rehome_part: part is a whole big array in a spill file, which writing it
+ * to the index can move there (big_rehome). */
+static bool rehome_part(const struct idx_part *part)
+{
+	uint64_t b = big_spilled_bytes(part->data);
+	return b && b <= align_up(part->len);
+}
+
 /* section_bytes: the file's size with sections secs. */
 static uint64_t file_bytes(const struct section *secs, int nsec)
 {
@@ -594,8 +602,15 @@ static int write_file(const struct idx *x, const struct section *secs, int nsec,
 			ok = ok && write_all(fd, s->data, s->len, &crc, &at);
 			continue;
 		}
-		for (int k = 0; ok && k < s->nparts; k++)
+		for (int k = 0; ok && k < s->nparts; k++) {
+			uint64_t off = at;
 			ok = write_all(fd, s->parts[k].data, s->parts[k].len, &crc, &at);
+			/* An array in a spill file, now in this one too: mapped
+			 * from here instead, its spill file goes (the disk holds
+			 * it once). */
+			if (ok && !(off % ALIGN) && rehome_part(&s->parts[k]))
+				big_rehome((void *)(uintptr_t)s->parts[k].data, fd, off);
+		}
 	}
 	uint32_t c = (uint32_t)crc;
 	uLong dummy = 0;
@@ -650,31 +665,54 @@ static bool remap(struct idx *x, int fd, int nsec)
 /*
  * room_for: bytes free on the filesystem a file at path would be on: that
  * of its folder, or of the nearest folder above it that exists (the cache
- * folder is made only when written to); 0 if unknown.
+ * folder is made only when written to); 0 if unknown. *dev: that folder's
+ * device.
  */
-static uint64_t room_for(const char *path)
+static uint64_t room_for(const char *path, dev_t *dev)
 {
 	char *dir = xstrdup(path);
-	uint64_t have = 0;
+	const char *at = dir;
 	struct stat st;
 	for (;;) {
 		char *slash = strrchr(dir, '/');
 		if (!slash) {
-			have = big_disk_free(".");
+			at = ".";
 			break;
 		}
 		if (slash == dir) {
-			have = big_disk_free("/");
+			at = "/";
 			break;
 		}
 		*slash = 0;
-		if (stat(dir, &st) == 0) {
-			have = big_disk_free(dir);
+		if (stat(dir, &st) == 0)
 			break;
-		}
 	}
+	uint64_t have = big_disk_free(at);
+	*dev = stat(at, &st) == 0 ? st.st_dev : (dev_t)-1;
 	free(dir);
 	return have;
+}
+
+/*
+ * moved_bytes: what writing secs frees of the spill folder's disk as it
+ * goes (rehome_part's arrays), less the largest (each is on disk twice for
+ * a moment), when the spill folder is on device dev; else 0.
+ */
+static uint64_t moved_bytes(const struct section *secs, int nsec, dev_t dev)
+{
+	const char *spill = big_spill_dir();
+	struct stat st;
+	if (!spill || stat(spill, &st) != 0 || st.st_dev != dev)
+		return 0;
+	uint64_t sum = 0, largest = 0;
+	for (int i = 0; i < nsec; i++)
+		for (int k = 0; secs[i].parts && k < secs[i].nparts; k++)
+			if (rehome_part(&secs[i].parts[k])) {
+				uint64_t b = big_spilled_bytes(secs[i].parts[k].data);
+				sum += b;
+				largest = b > largest ? b : largest;
+			}
+	return sum - largest;
 }
 
 int idx_put_parts(struct idx *x, const struct idx_put *puts, int nputs, struct hs_error *err)
@@ -705,8 +743,9 @@ int idx_put_parts(struct idx *x, const struct idx_put *puts, int nputs, struct h
 	int st = HS_ERR;
 	int saved = 0, fd = -1;
 	for (int w = 0; w < 2 && st != HS_OK; w++) {
-		uint64_t have = room_for(where[w]);
-		if (have && have < need + (need >> 4)) {
+		dev_t dev;
+		uint64_t have = room_for(where[w], &dev);
+		if (have && have + moved_bytes(secs, nsec, dev) < need + (need >> 4)) {
 			saved = ENOSPC;
 			continue;	/* it would not fit: do not fill the disk trying */
 		}

@@ -106,7 +106,12 @@ int idx_put(struct idx *x, uint32_t tag, const void *data, uint64_t len, struct 
  * idx_put_parts: idx_put for several sections at once, each the
  * concatenation of its parts, written straight from them (nothing is
  * copied): one rewrite of the file for all. The parts need to live only
- * for the call.
+ * for the call. A part that is a whole big array in a spill file (big.h),
+ * written at a multiple of 4096 bytes in the file, is moved rather than
+ * copied: the array is then mapped from the new file and its spill file
+ * goes (big_rehome), and the room asked for counts those bytes as freed
+ * (all but the largest, which is on disk twice for a moment). Such an
+ * array stays a mapping of that file, written or not, until freed.
  */
 struct idx_part {
 	const void *data;

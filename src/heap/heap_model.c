@@ -6,9 +6,11 @@
  * The section is a header, the per-object and per-reference arrays as the
  * heap holds them (record offsets, classes, shallow sizes, outgoing
  * references, objects by class), then the small tables (classes and their
- * fields, GC roots, threads, frames) and their strings. Each part starts at
- * a multiple of 8 bytes, so that the arrays are used where they lie in the
- * mapping. The id directory is not kept: it is rebuilt from the ids, which
+ * fields, GC roots, threads, frames) and their strings. Each array of 64
+ * KiB or more starts at a multiple of a page, anything else at a multiple
+ * of 8 bytes, so that the arrays are used where they lie in the mapping,
+ * and so that the writer can map the index over the big arrays it writes
+ * (big_rehome). The id directory is not kept: it is rebuilt from the ids, which
  * the load reads from the records anyway to check them (or, when a seal
  * spares the checks, once lookups need it: heap_index); the incoming
  * references are built on first use, as after heap_load.
@@ -25,7 +27,8 @@
 #include "heap_internal.h"
 
 #define MODEL_MAGIC 0x4c444f4d50414548ULL	/* "HEAPMODL" */
-#define MODEL_VERSION 1u
+#define MODEL_VERSION 2u
+#define PAGE 4096u	/* big arrays start at multiples of this (array_align) */
 #define NO_STR UINT32_MAX
 
 struct mhdr {
@@ -127,16 +130,37 @@ static uint32_t str(struct strtab *t, const char *s)
 	return at < NO_STR ? (uint32_t)at : NO_STR;
 }
 
-static const uint8_t zeros[8];
+static const uint8_t zeros[PAGE];
 
-static void part(struct heap_model *m, const void *p, uint64_t len)
+/* part_at: p (len bytes) as the next part, at the next multiple of align. */
+static void part_at(struct heap_model *m, const void *p, uint64_t len, uint64_t align)
 {
-	if (m->len & 7) {
-		m->parts[m->nparts++] = (struct heap_part){zeros, 8 - (m->len & 7)};
-		m->len += 8 - (m->len & 7);
+	if (m->len % align) {
+		m->parts[m->nparts++] = (struct heap_part){zeros, align - m->len % align};
+		m->len += align - m->len % align;
 	}
 	m->parts[m->nparts++] = (struct heap_part){p, len};
 	m->len += len;
+}
+
+/* array_align: where an array of len bytes starts: a multiple of a page
+ * when it can be a big array (big.h), so that the index's writer can map
+ * the file over one it has just written there (big_rehome) and the disk
+ * holds it once; else of 8 bytes, as a table. */
+static uint64_t array_align(uint64_t len)
+{
+	return len >= BIG_MIN ? PAGE : 8;
+}
+
+/* part: a table, at a multiple of 8 bytes. part_array: an array. */
+static void part(struct heap_model *m, const void *p, uint64_t len)
+{
+	part_at(m, p, len, 8);
+}
+
+static void part_array(struct heap_model *m, const void *p, uint64_t len)
+{
+	part_at(m, p, len, array_align(len));
 }
 
 static int by_key(const void *a, const void *b)
@@ -267,16 +291,16 @@ int heap_model_save(const struct heap *h, struct heap_model *m)
 	m->meta = meta.p;
 	m->strings = st.b.p;
 	part(m, hd, sizeof *hd);
-	part(m, h->pos_lo, ((uint64_t)n + 1) * 4);
-	part(m, h->pos_base, (uint64_t)nblocks * 8);
-	part(m, h->cls, (uint64_t)n * 4);
-	part(m, h->size, (uint64_t)n * 2);
-	part(m, h->out_start, ((uint64_t)n + 1) * 4);
-	part(m, h->out, h->nrefs * 4);
-	part(m, h->inst_start, ((uint64_t)h->nclasses + 1) * 4);
-	part(m, h->inst, (uint64_t)n * 4);
+	part_array(m, h->pos_lo, ((uint64_t)n + 1) * 4);
+	part_array(m, h->pos_base, (uint64_t)nblocks * 8);
+	part_array(m, h->cls, (uint64_t)n * 4);
+	part_array(m, h->size, (uint64_t)n * 2);
+	part_array(m, h->out_start, ((uint64_t)n + 1) * 4);
+	part_array(m, h->out, h->nrefs * 4);
+	part_array(m, h->inst_start, ((uint64_t)h->nclasses + 1) * 4);
+	part_array(m, h->inst, (uint64_t)n * 4);
 	if (h->heap_of)
-		part(m, h->heap_of, n);
+		part_array(m, h->heap_of, n);
 	part(m, meta.p, meta.len);
 	part(m, st.b.p, st.b.len);
 	if (too_many) {
@@ -301,15 +325,27 @@ struct cur {
 	uint64_t len, at;
 };
 
-/* take: count items of size bytes at the next multiple of 8, or NULL when
- * the section does not hold them. */
-static const void *take(struct cur *c, uint64_t count, uint64_t size)
+/* take_at: count items of size bytes at the next multiple of align, or NULL
+ * when the section does not hold them. take: a table (8), take_array: an
+ * array (part_array). */
+static const void *take_at(struct cur *c, uint64_t count, uint64_t size, uint64_t align)
 {
-	uint64_t at = (c->at + 7) & ~(uint64_t)7;
+	uint64_t at = (c->at + align - 1) / align * align;
 	if (at > c->len || (size && count > (c->len - at) / size))
 		return NULL;
 	c->at = at + count * size;
 	return c->p + at;
+}
+
+static const void *take(struct cur *c, uint64_t count, uint64_t size)
+{
+	return take_at(c, count, size, 8);
+}
+
+static const void *take_array(struct cur *c, uint64_t count, uint64_t size)
+{
+	uint64_t len = size && count > UINT64_MAX / size ? UINT64_MAX : count * size;
+	return take_at(c, count, size, array_align(len));
 }
 
 /* A string of the table, or NULL: *ok goes false when off is out of it.
@@ -527,15 +563,15 @@ static bool take_arrays(struct cur *c, const struct mhdr *hd, struct heap *a)
 {
 	uint32_t n = hd->n;
 	size_t nblocks = ((size_t)n >> HEAP_POS_BLOCK_SHIFT) + 1;
-	a->pos_lo = (uint32_t *)take(c, (uint64_t)n + 1, 4);
-	a->pos_base = (uint64_t *)take(c, nblocks, 8);
-	a->cls = (uint32_t *)take(c, n, 4);
-	a->size = (uint16_t *)take(c, n, 2);
-	a->out_start = (uint32_t *)take(c, (uint64_t)n + 1, 4);
-	a->out = (uint32_t *)take(c, hd->nrefs, 4);
-	a->inst_start = (uint32_t *)take(c, (uint64_t)hd->nclasses + 1, 4);
-	a->inst = (uint32_t *)take(c, n, 4);
-	a->heap_of = hd->has_heap_of ? (uint8_t *)take(c, n, 1) : NULL;
+	a->pos_lo = (uint32_t *)take_array(c, (uint64_t)n + 1, 4);
+	a->pos_base = (uint64_t *)take_array(c, nblocks, 8);
+	a->cls = (uint32_t *)take_array(c, n, 4);
+	a->size = (uint16_t *)take_array(c, n, 2);
+	a->out_start = (uint32_t *)take_array(c, (uint64_t)n + 1, 4);
+	a->out = (uint32_t *)take_array(c, hd->nrefs, 4);
+	a->inst_start = (uint32_t *)take_array(c, (uint64_t)hd->nclasses + 1, 4);
+	a->inst = (uint32_t *)take_array(c, n, 4);
+	a->heap_of = hd->has_heap_of ? (uint8_t *)take_array(c, n, 1) : NULL;
 	return a->pos_lo && a->pos_base && a->cls && a->size && a->out_start && a->out &&
 	       a->inst_start && a->inst && (!hd->has_heap_of || a->heap_of);
 }

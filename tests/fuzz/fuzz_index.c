@@ -89,6 +89,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	fz_quiet();
 	snprintf(dir, sizeof dir, "%s", fz_tmpdir("index"));
 	snprintf(dump, sizeof dump, "%s/tiny.hprof", dir);
+	setenv("XDG_CACHE_HOME", dir, 1);	/* its seal folder (idx.h), not the user's */
 	struct hw w;
 	tiny_heap(&w, 8);
 	FILE *f = fopen(dump, "wb");

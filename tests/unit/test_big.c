@@ -186,23 +186,33 @@ static void test_demote(void **state)
 	assert_int_equal(files_in_dir(), 0);
 }
 
-/* in_file: whether the mapping that holds p is a file's (a spill file). */
-static bool in_file(const void *p)
+/* mapped_file: the file the mapping holding p maps ("" for none), from
+ * /proc/self/maps. */
+static void mapped_file(const void *p, char *out, size_t cap)
 {
 	FILE *f = fopen("/proc/self/maps", "r");
-	char line[512];
-	bool found = false;
+	char line[1024];
+	out[0] = 0;
 	while (f && fgets(line, sizeof line, f)) {
 		unsigned long lo, hi;
-		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && lo <= (unsigned long)p &&
-		    (unsigned long)p < hi) {
-			found = strstr(line, "heapsh-big-") != NULL;
+		int at = 0;
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &at) >= 2 &&
+		    (unsigned long)p >= lo && (unsigned long)p < hi) {
+			snprintf(out, cap, "%s", line + at);
+			out[strcspn(out, "\n")] = 0;
 			break;
 		}
 	}
 	if (f)
 		fclose(f);
-	return found;
+}
+
+/* in_file: whether the mapping that holds p is a spill file's. */
+static bool in_file(const void *p)
+{
+	char name[1024];
+	mapped_file(p, name, sizeof name);
+	return strstr(name, "heapsh-big-") != NULL;
 }
 
 /*
@@ -392,6 +402,58 @@ static void test_evict(void **state)
 	big_configure(64u << 20, dir);
 }
 
+/*
+ * big_rehome: an array in a spill file, written into another file at a
+ * page, is mapped from there: the same contents, its spill file gone (the
+ * mapping names the other file), writes kept from that file; refused for
+ * an array in memory, a malloc'd one, or an offset off a page.
+ */
+static void test_rehome(void **state)
+{
+	(void)state;
+	big_configure(1u << 20, dir);
+	size_t n = (6u << 20) / 4;
+	uint32_t *a = big_alloc(n, 4);
+	assert_true(big_spilled_bytes(a) >= n * 4);
+	fill(a, n, 11);
+	char after[1024], path[300];
+	assert_true(in_file(a));	/* its unlinked spill file */
+	snprintf(path, sizeof path, "%s/rehome", dir);
+	FILE *f = fopen(path, "w+b");
+	assert_non_null(f);
+	static uint8_t junk[4096];
+	memset(junk, 0xab, sizeof junk);
+	assert_int_equal(fwrite(junk, 1, sizeof junk, f), sizeof junk);
+	assert_int_equal(fwrite(a, 4, n, f), n);
+	fflush(f);
+	int fd = fileno(f);
+	assert_false(big_rehome(a, fd, 100));	/* not at a page */
+	uint32_t *small = big_alloc(16, 4);
+	assert_false(big_rehome(small, fd, 4096));	/* malloc'd */
+	assert_int_equal(big_spilled_bytes(small), 0);
+	big_free(small);
+	assert_true(big_rehome(a, fd, 4096));
+	mapped_file(a, after, sizeof after);
+	assert_string_equal(after, path);
+	check(a, n, 11);
+	a[0] = 0;	/* private: not written to the file */
+	uint32_t first;
+	assert_int_equal(pread(fd, &first, 4, 4096), 4);
+	assert_int_equal(first, (uint32_t)0 ^ 11);
+	fclose(f);
+	unlink(path);
+	a[0] = (uint32_t)0 ^ 11;
+	check(a, n, 11);	/* still mapped, the file unlinked */
+	big_free(a);
+	assert_int_equal(files_in_dir(), 0);
+	big_configure(64u << 20, dir);
+	uint32_t *m = big_alloc(n, 4);	/* within the budget: in memory */
+	assert_int_equal(big_spilled_bytes(m), 0);
+	assert_false(big_rehome(m, 0, 4096));
+	big_free(m);
+	big_trim();
+}
+
 /* Small arrays are malloc'd; big_realloc and big_free take malloc'd memory. */
 static void test_malloc_memory(void **state)
 {
@@ -480,6 +542,7 @@ int main(void)
 		cmocka_unit_test(test_settle),
 		cmocka_unit_test(test_spares),
 		cmocka_unit_test(test_evict),
+		cmocka_unit_test(test_rehome),
 		cmocka_unit_test(test_malloc_memory),
 		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test(test_plan),

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -53,22 +54,28 @@ static struct hs_session *listening(struct heard *h)
 	return s;
 }
 
-/* tiny_path: the tiny heap written to a file of its own in a fresh directory. */
+/* dump_path: dump w written as name in a fresh directory (dir), freed. */
 static char dir[64];
-static const char *tiny_path(int variant)
+static const char *dump_path(struct hw *w, const char *name)
 {
 	static char path[128];
 	strcpy(dir, "/tmp/heapsh-test-session-XXXXXX");
 	assert_non_null(mkdtemp(dir));
-	struct hw w;
-	tiny_heap_ex(&w, 8, variant);
-	snprintf(path, sizeof path, "%s/tiny.hprof", dir);
+	snprintf(path, sizeof path, "%s/%s", dir, name);
 	FILE *f = fopen(path, "wb");
 	assert_non_null(f);
-	assert_int_equal(fwrite(w.b, 1, w.len, f), w.len);
+	assert_int_equal(fwrite(w->b, 1, w->len, f), w->len);
 	fclose(f);
-	hw_free(&w);
+	hw_free(w);
 	return path;
+}
+
+/* tiny_path: the tiny heap written to a file of its own. */
+static const char *tiny_path(int variant)
+{
+	struct hw w;
+	tiny_heap_ex(&w, 8, variant);
+	return dump_path(&w, "tiny.hprof");
 }
 
 static void cleanup(const char *path)
@@ -78,6 +85,123 @@ static void cleanup(const char *path)
 	unlink(idx);
 	unlink(path);
 	rmdir(dir);
+}
+
+/* chain_path: a chain of n Nodes (each the next's referrer) from a JNI
+ * global root, written to a file of its own in a fresh directory. */
+static const char *chain_path(uint32_t n)
+{
+	struct hw w, body;
+	hw_init(&w, 8, 2, 1700000000000ULL);
+	hw_utf8(&w, 1, "java/lang/Object");
+	hw_utf8(&w, 2, "Node");
+	hw_utf8(&w, 3, "next");
+	hw_load_class(&w, 1, 0x100, 0, 1);
+	hw_load_class(&w, 2, 0x101, 0, 2);
+	hw_init_body(&body, 8);
+	struct hw_field nf[] = {{3, HPROF_OBJECT}};
+	struct hw_class object = {0x100, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL};
+	struct hw_class node = {0x101, 0x100, 0, 0, 0, 8, 0, 0, 1, NULL, NULL, nf};
+	hw_class_dump(&body, &object);
+	hw_class_dump(&body, &node);
+	hw_root_jni_global(&body, 0x10000, 0x77);
+	for (uint32_t i = 0; i < n; i++)
+		hw_instance(&body, 0x10000 + 16 * (uint64_t)i, 0x101, 1,
+			    (struct hw_value[]){HW_OBJ(i + 1 < n ? 0x10000 + 16 * (uint64_t)(i + 1) : 0)});
+	hw_record_from(&w, HPROF_HEAP_DUMP_SEGMENT, &body);
+	hw_dump_end_record(&w);
+	hw_free(&body);
+	return dump_path(&w, "chain.hprof");
+}
+
+/* mapped_file: the file the mapping holding p maps ("" for none) and its
+ * inode (0 for none), from /proc/self/maps. */
+static unsigned long mapped_file(const void *p, char *out, size_t cap)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[1024];
+	unsigned long ino = 0;
+	out[0] = 0;
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned long lo, hi, i;
+		int at = 0;
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %lu %n", &lo, &hi, &i, &at) >= 3 &&
+		    (unsigned long)p >= lo && (unsigned long)p < hi) {
+			snprintf(out, cap, "%s", line + at);
+			out[strcspn(out, "\n")] = 0;
+			ino = i;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return ino;
+}
+
+/*
+ * Past the memory budget, the model's arrays that are in spill files when
+ * the index is written move into it (idx_put_parts, big_rehome): mapped
+ * from the index from then on, their spill files gone, every answer the
+ * same as a session's without the index, and as after the session adopts
+ * the index (hs_rest).
+ */
+static void index_moves_spilled_arrays(void **state)
+{
+	(void)state;
+	const uint32_t n = 60000;
+	const char *path = chain_path(n);
+	big_configure(256u << 10, dir);	/* 256 KiB: the model goes to files */
+	struct heard h;
+	struct hs_session *ref = listening(&h);
+	ref->no_index = true;
+	assert_int_equal(hs_open(ref, path), HS_OK);
+	struct dom_tree *rt = hs_dom(ref, false);
+	assert_non_null(rt);
+	struct hs_session *s = listening(&h);
+	assert_int_equal(hs_open(s, path), HS_OK);
+	struct heap *hp = s->heap;
+	assert_false(s->model_from_index);
+	void *arrays[] = {hp->pos_lo, hp->cls, hp->size, hp->out_start, hp->out, hp->inst};
+	char where[1024];
+	int spilled = 0;
+	bool was[6];
+	for (int k = 0; k < 6; k++) {
+		was[k] = big_spilled_bytes(arrays[k]) > 0;
+		spilled += was[k];
+		mapped_file(arrays[k], where, sizeof where);
+		if (was[k])
+			assert_non_null(strstr(where, "heapsh-big-"));
+	}
+	assert_true(spilled >= 2);
+	struct dom_tree *t = hs_dom(s, false);	/* computes it and writes the index */
+	assert_non_null(t);
+	char ixpath[160];
+	snprintf(ixpath, sizeof ixpath, "%s.hsidx", path);
+	struct stat ix;
+	assert_int_equal(stat(ixpath, &ix), 0);
+	for (int k = 0; k < 6; k++)
+		if (was[k])	/* moved: the index's pages now (a file written unnamed,
+				 * O_TMPFILE, keeps that name in the maps) */
+			assert_true(mapped_file(arrays[k], where, sizeof where) ==
+				    (unsigned long)ix.st_ino);
+	for (uint32_t v = 0; v <= n; v++)
+		assert_true(dom_retained(t, v) == dom_retained(rt, v));
+	for (uint32_t i = 0; i < hp->n; i++) {
+		uint32_t c1, c2;
+		const uint32_t *o1 = heap_out(hp, i, &c1), *o2 = heap_out(ref->heap, i, &c2);
+		assert_int_equal(c1, c2);
+		assert_memory_equal(o1, o2, c1 * sizeof *o1);
+		assert_int_equal(hp->cls[i], ref->heap->cls[i]);
+		assert_true(heap_shallow(hp, i) == heap_shallow(ref->heap, i));
+	}
+	hs_rest(s);	/* adopts the index's sections */
+	assert_true(s->model_from_index);
+	for (uint32_t i = 0; i < s->heap->n; i++)
+		assert_int_equal(heap_index(s->heap, heap_id(ref->heap, i)), i);
+	hs_session_free(s);
+	hs_session_free(ref);
+	big_configure(0, NULL);
+	cleanup(path);
 }
 
 /* Open, the engine on demand, the index for the next session, close. */
@@ -213,6 +337,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(open_engine_index),
+		cmocka_unit_test(index_moves_spilled_arrays),
 		cmocka_unit_test(query),
 		cmocka_unit_test(errors),
 		cmocka_unit_test(notices),
