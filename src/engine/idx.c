@@ -71,8 +71,9 @@ struct idx {
 	/* trust (idx_trusted, idx_vouch) */
 	char *dump_path;
 	struct stamp dump_st;	/* the dump at idx_open */
-	bool have_dump_st;
-	bool from_disk;		/* the mapped file was loaded, not written here */
+	struct timespec dump_at;	/* when that was */
+	bool have_dump_st;	/* and the dump was read after it (idx_dump_read_earlier) */
+	bool from_disk;		/* the mapped file was loaded, else written here */
 	struct stamp file_st;	/* the mapped file, before it was read */
 	struct timespec read_at;	/* when that was */
 	uint32_t crc;		/* its stored checksum */
@@ -229,25 +230,35 @@ static bool older(uint64_t s, const struct timespec *t)
 	return (int64_t)t->tv_sec - (int64_t)s > SEAL_MARGIN_S;
 }
 
+/* writable_by_others: a file others than this user could write in place
+ * (a change that could share a ctime tick with this process's reading). */
+static bool writable_by_others(const struct stat *st)
+{
+	return st->st_uid != geteuid() || (st->st_mode & 022);
+}
+
 /*
  * seal_write: record that the file x maps, with the dump as it was, is
  * sane in the sections x->vouched says; nothing when either changed since
- * it was read, or changed so shortly before that a write in the same
- * clock tick would leave no trace in its ctime (git's "racy clean" rule).
+ * it was read (or, the index, written), or when another user could have
+ * changed it so shortly before that a write in the same clock tick would
+ * leave no trace in its ctime (git's "racy clean" rule: more than a second
+ * before). This user's own processes are trusted as the seal folder is.
  */
 static void seal_write(struct idx *x)
 {
 	struct stat st;
-	if (!x->from_disk || !x->have_dump_st || x->fd < 0 || !x->vouched ||
-	    fstat(x->fd, &st) < 0)
+	if (!x->have_dump_st || x->fd < 0 || !x->vouched || fstat(x->fd, &st) < 0)
 		return;
 	struct stamp now = stamp_of(&st);
-	if (!same_stamp(&now, &x->file_st) ||
-	    !older(x->file_st.ctime_s, &x->read_at) || !older(x->dump_st.ctime_s, &x->read_at) ||
+	if (!same_stamp(&now, &x->file_st) || !S_ISREG(st.st_mode) ||
+	    (writable_by_others(&st) &&
+	     (!x->from_disk || !older(x->file_st.ctime_s, &x->read_at))) ||
 	    stat(x->dump_path, &st) < 0)
 		return;
 	now = stamp_of(&st);
-	if (!same_stamp(&now, &x->dump_st))
+	if (!same_stamp(&now, &x->dump_st) ||
+	    (writable_by_others(&st) && !older(x->dump_st.ctime_s, &x->dump_at)))
 		return;
 	char *abs = NULL, *sp = seal_path(x->path, &abs);
 	if (!sp)
@@ -271,6 +282,12 @@ static void seal_write(struct idx *x)
 	free(tmp);
 	free(sp);
 	free(abs);
+}
+
+void idx_dump_read_earlier(struct idx *x)
+{
+	if (x)
+		x->have_dump_st = false;
 }
 
 bool idx_trusted(const struct idx *x, uint32_t tag)
@@ -444,6 +461,7 @@ struct idx *idx_open(const char *dump_path)
 	x->path = xasprintf("%s.hsidx", dump_path);
 	x->alt_path = cache_path(dump_path);
 	x->dump_path = xstrdup(dump_path);
+	clock_gettime(CLOCK_REALTIME, &x->dump_at);
 	struct stat st;
 	if ((x->have_dump_st = stat(dump_path, &st) == 0))
 		x->dump_st = stamp_of(&st);
@@ -639,7 +657,7 @@ static int write_file(const struct idx *x, const struct section *secs, int nsec,
  * sections point there, so that none is kept in memory. False, with x
  * unchanged and fd closed, when the file cannot be mapped.
  */
-static bool remap(struct idx *x, int fd, int nsec)
+static bool remap(struct idx *x, int fd, int nsec, uint32_t sane)
 {
 	struct idx y;
 	memset(&y, 0, sizeof y);
@@ -655,10 +673,14 @@ static bool remap(struct idx *x, int fd, int nsec)
 	x->map = y.map;
 	x->maplen = y.maplen;
 	x->fd = y.fd;
-	/* written here: no seal vouches for it, and this process does not
-	 * seal what it wrote (its ctime is too recent to tell a later write) */
+	/* written here: sane in the sections it made or had checked (sane),
+	 * sealed as such unless others could write the file */
+	x->file_st = y.file_st;
+	x->crc = y.crc;
 	x->from_disk = false;
-	x->trusted = x->vouched = 0;
+	x->trusted = 0;
+	x->vouched = sane;
+	seal_write(x);
 	return true;
 }
 
@@ -759,7 +781,13 @@ int idx_put_parts(struct idx *x, const struct idx_put *puts, int nputs, struct h
 		}
 		st = HS_OK;
 	}
-	if (st == HS_OK && !remap(x, fd, nsec)) {
+	/* The sections known sane: those written now (made by this process)
+	 * and those carried over that it checked or a seal vouched for. */
+	uint32_t sane = 0;
+	for (int i = 0; i < nsec; i++)
+		if (secs[i].parts || (x->vouched & tag_bit(secs[i].tag)))
+			sane |= tag_bit(secs[i].tag);
+	if (st == HS_OK && !remap(x, fd, nsec, sane)) {
 		saved = errno;
 		st = HS_ERR;
 	}

@@ -63,19 +63,24 @@ const char *idx_file(const struct idx *x);
  * unchanged (any write, truncation, chmod or replacement moves a file's
  * ctime, which no unprivileged process can set back) the next idx_open
  * skips the checksum and the sections the seal names are trusted. This is
- * git's index stat cache, with its "racy clean" rule: a file changed less
- * than a second before it was read is not sealed, as a write in the same
- * clock tick might leave its ctime as it was. A process never seals the
- * file it wrote: the first open after it checks it in full.
+ * git's index stat cache, with its "racy clean" rule: a file another user
+ * could write, changed less than a second before it was read, is not
+ * sealed, as a write in the same clock tick might leave its ctime as it
+ * was (this user's own processes are trusted, as the seal folder is). A
+ * process seals the file it writes (idx_put_parts) for the sections it
+ * made and those it had checked, when only this user can write it.
  *
  * idx_trusted: section tag's checks may be skipped (a seal vouches for
  * it). idx_vouch: the caller has checked section tag in full (with the
- * dump): record it in the seal, when the file was read from disk and
- * neither it nor the dump has changed since; failures are silent (the next
- * open checks again). Both accept a NULL x.
+ * dump): record it in the seal, when neither the file nor the dump has
+ * changed since; failures are silent (the next open checks again).
+ * idx_dump_read_earlier: the caller read the dump before idx_open stamped
+ * it, so the stamp does not vouch for what was read: nothing of x is
+ * sealed. All accept a NULL x.
  */
 bool idx_trusted(const struct idx *x, uint32_t tag);
 void idx_vouch(struct idx *x, uint32_t tag);
+void idx_dump_read_earlier(struct idx *x);
 
 /* idx_section: the payload of section tag, or NULL; *len its bytes. */
 const void *idx_section(const struct idx *x, uint32_t tag, uint64_t *len);

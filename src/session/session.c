@@ -295,6 +295,7 @@ struct idx *hs_index(struct hs_session *s)
 	/* One index per file: it is the first heap dump's (a file may hold several). */
 	if (!s->no_index && !s->idx && s->heap && !s->heap->damaged && s->heap->dump <= 1) {
 		s->idx = idx_open(s->dump_path);
+		idx_dump_read_earlier(s->idx);	/* the heap was read before */
 		s->idx_noted = false;
 	}
 	if (s->idx && !s->idx_noted) {
