@@ -134,7 +134,7 @@ static void kv(struct out_table *t, const char *k, const char *fmt, ...)
 }
 
 /* What :info adds for what a seal let the open trust (idx.h). */
-#define TRUSTED "; not checked again: unchanged, as the dump, since heapsh checked it " \
+#define TRUSTED "; not checked again: unchanged, as the dump, since heapsh wrote or checked it " \
 	"(docs/out-of-core.md)"
 
 static int cmd_info(struct sh *sh, int argc, char **argv)
