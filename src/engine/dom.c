@@ -3,6 +3,7 @@
 
 #include "../base/big.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,13 @@ static inline uint32_t nth(const struct dom_slices *s, uint32_t k)
 		k -= s->n[i];
 	}
 	return DOM_NONE;
+}
+
+static void *prepare_work(void *arg)
+{
+	const struct dom_graph *g = arg;
+	g->prepare(g->ctx);
+	return NULL;
 }
 
 /* One node of the link-eval forest: its parent there (0 at a root) and the
@@ -51,6 +59,11 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 	uint32_t *stack = NULL;
 	int st = HS_OK;
 	struct dom_slices s;
+	/* The predecessors are made on another thread during the DFS, which
+	 * reads only successors (the two cores of a laptop both busy). */
+	pthread_t prep;
+	bool preparing = g->prepare && pthread_create(&prep, NULL, prepare_work,
+						      (void *)g) == 0;
 
 	/* Iterative DFS: preorder numbers and DFS-tree parents. */
 	uint32_t count = 0, sp = 0;
@@ -87,6 +100,12 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 
 	big_free(dfs);
 	dfs = NULL;
+	if (preparing) {
+		pthread_join(prep, NULL);
+		preparing = false;
+	} else if (g->prepare) {
+		g->prepare(g->ctx);
+	}
 	/*
 	 * Semidominators, in reverse preorder, with path compression. The
 	 * link-eval forest keeps, per number, its forest parent and the least
@@ -173,6 +192,8 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 	if (nreach)
 		*nreach = count;
 done:
+	if (preparing)
+		pthread_join(prep, NULL);
 	big_free(stack);
 	big_free(vert_mem);
 	big_free(parent);

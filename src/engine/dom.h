@@ -41,6 +41,13 @@ struct dom_graph {
 	 */
 	void (*succs)(void *ctx, uint32_t v, struct dom_slices *s);
 	void (*preds)(void *ctx, uint32_t v, struct dom_slices *s);
+	/*
+	 * prepare (NULL: none): makes what preds reads. dom_build calls it
+	 * once, before the first preds: on a second thread while its DFS
+	 * calls succs when a thread can be had, else after the DFS. So it may
+	 * read what succs reads, but write nothing succs reads.
+	 */
+	void (*prepare)(void *ctx);
 };
 
 /*

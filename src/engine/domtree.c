@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 static struct dom_tree *new_tree(const struct heap *h, bool no_weak)
 {
@@ -47,8 +48,22 @@ int dom_tree_build(struct heap *h, bool no_weak, bool spill, struct dom_tree **o
 	 * arrays, so they take memory first (big.h placement); they are given
 	 * back after it. */
 	struct dom_tree *t = new_tree(h, no_weak);
-	struct dom_graph dg = hg_dom_graph(&t->g);
 	uint32_t n = h->n;
+	/*
+	 * When the build's arrays all fit the budget, nothing is in files yet
+	 * (the heap is in memory) and there are two cores, the referrer lists
+	 * are made during the build's DFS (hg_dom_graph): its arrays (idom,
+	 * order and dom_build's 16 bytes per object), the referrer lists and
+	 * their counts, 36 bytes per object and 4 per reference.
+	 */
+	struct big_stats bs;
+	big_stats(&bs);
+	uint64_t over = 0;
+	struct hs_error e;
+	bool later = bs.files == 0 && sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
+		     big_plan(36 * ((uint64_t)n + 2) + 4 * (uint64_t)h->out_start[n], 0, &over,
+			      &e) == HS_OK && over == 0;
+	struct dom_graph dg = hg_dom_graph(&t->g, later);
 	/* Objects of HEAP_SIZE_BIG bytes or more (large arrays) have their
 	 * sizes in their records: read now, while the records are at hand. */
 	struct u64map bigsize;

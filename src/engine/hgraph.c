@@ -182,11 +182,20 @@ static void hg_dom_preds(void *ctx, uint32_t w, struct dom_slices *s)
 		preds_of(g, w, g->dom_in + lo, n, s);
 }
 
-struct dom_graph hg_dom_graph(struct hgraph *g)
+/* hg_dom_prepare: dom_graph.prepare, on one thread (hg_dom_graph). */
+static void hg_dom_prepare(void *ctx)
 {
+	struct hgraph *g = ctx;
 	if (!g->dom_start)
-		heap_incoming_some(g->h, dom_keeps, g, &g->dom_start, &g->dom_in);
-	struct dom_graph d = {g->h->n + 1, g->root, g, hg_succs, hg_dom_preds};
+		heap_incoming_some(g->h, false, dom_keeps, g, &g->dom_start, &g->dom_in);
+}
+
+struct dom_graph hg_dom_graph(struct hgraph *g, bool later)
+{
+	if (!later && !g->dom_start)
+		heap_incoming_some(g->h, true, dom_keeps, g, &g->dom_start, &g->dom_in);
+	struct dom_graph d = {g->h->n + 1, g->root, g, hg_succs, hg_dom_preds,
+			      later && !g->dom_start ? hg_dom_prepare : NULL};
 	return d;
 }
 

@@ -48,12 +48,15 @@ void hg_preds(void *ctx, uint32_t v, struct dom_slices *s);
 
 /*
  * hg_dom_graph: a dom_graph view of g rooted at the super-root. Its
- * predecessors leave out what dom_build does not need (dom.h): it makes
- * their lists (heap_incoming_some; about 8 bytes per object and 4 per
- * reference kept, 82% of big1's) until hg_dom_done or
- * hg_free gives them back.
+ * predecessors leave out what dom_build does not need (dom.h): their lists
+ * (heap_incoming_some; about 8 bytes per object and 4 per reference kept,
+ * 82% of big1's) are kept until hg_dom_done or hg_free gives them back.
+ * They are made now on two threads, or when later is true by dom_build's
+ * prepare, on one thread while dom_build's DFS runs on another: faster,
+ * but both at once need their memory at once (4 bytes per object more at
+ * the peak): for when it all fits the memory budget.
  */
-struct dom_graph hg_dom_graph(struct hgraph *g);
+struct dom_graph hg_dom_graph(struct hgraph *g, bool later);
 void hg_dom_done(struct hgraph *g);
 
 /* hg_referent: the object i's Reference.referent target, or HEAP_NONE. */

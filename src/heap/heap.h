@@ -451,11 +451,14 @@ void heap_build_incoming(struct heap *h);
  * i's list is (*in)[(*start)[i] .. (*start)[i + 1])) and *in; an object
  * keep refuses gets an empty list. keep(ctx, i, count) is called for every
  * object in order, on the calling thread, with its number of referrers
- * (references to it, one per reference); NULL keeps every list. Returns
- * the references kept. The caller frees both arrays with big_free.
+ * (references to it, one per reference); NULL keeps every list. On two
+ * threads when threads is true (8 bytes per object of counts while it
+ * runs), else on the calling thread alone (4). Only reads the heap: other
+ * threads may read it meanwhile. Returns the references kept. The caller
+ * frees both arrays with big_free.
  */
 typedef bool heap_keep_fn(void *ctx, uint32_t i, uint32_t count);
-uint64_t heap_incoming_some(const struct heap *h, heap_keep_fn *keep, void *ctx,
+uint64_t heap_incoming_some(const struct heap *h, bool threads, heap_keep_fn *keep, void *ctx,
 			    uint32_t **start, uint32_t **in);
 /* heap_free_incoming: give the incoming references back (the next heap_in
  * builds them again). Not safe while another thread reads the heap. */

@@ -9,6 +9,7 @@
  * references are the transpose, built by counting.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +52,7 @@ struct heapmark {
 struct loader {
 	struct heap *h;
 	struct heapmark *marks;
-	size_t nmarks, capmarks;
+	size_t nmarks;
 	uint32_t want_dump;	/* the heap dump to read, from 1 */
 	struct hprof *hp;
 	const struct heap_load_opts *opts;
@@ -59,13 +60,14 @@ struct loader {
 	size_t nobjs, capobjs;
 	uint64_t ref_slots;	/* id-sized slots of instance fields and object arrays */
 	size_t *classpos;	/* CLASS DUMP positions */
-	size_t nclasspos, capclasspos;
+	size_t nclasspos;
 	struct rawroot *roots;
-	size_t nroots, caproots;
+	size_t nroots;
 	struct rawframe *frames;
 	size_t nframes, capframes;
 	struct rawthread *threads;
-	size_t nthreads, capthreads;
+	size_t nthreads;
+	_Atomic uint64_t walked;	/* heap dump bytes walked (walk_segment) */
 	struct u64map class_names;	/* class id -> name string id */
 	struct u64map class_serials;	/* class serial -> class id */
 	struct u64map traces;		/* trace serial -> record offset */
@@ -107,95 +109,296 @@ static void damage(struct heap *h, uint64_t lost, const char *fmt, ...)
 	h->lost_bytes += lost;
 }
 
+/* A HEAP DUMP (SEGMENT) body of the dump being read, to be walked. */
+struct segment {
+	size_t body, end;
+};
+
+/* The last segment, when the file ends inside it: what its record lacks. */
+struct cut {
+	uint64_t lost;		/* bytes the record says it has that the file lacks */
+	struct hs_error err;
+};
+
+/*
+ * What walking a run of segments gathers: pass 1 walks the first half of
+ * the segments (by bytes) and the second half on two threads, each into
+ * its own walk, and joins them in file order (join_walks), so the lists
+ * come out as one walk would make them.
+ */
+struct walk {
+	struct loader *L;
+	const struct segment *seg;
+	size_t nseg;
+	const struct segment *cut_seg;	/* the cut segment (NULL: none) */
+	const struct cut *cut;
+	bool reports;		/* this walk reports progress (the calling thread's) */
+	struct objpos *objs;
+	size_t nobjs, capobjs;
+	uint64_t ref_slots;	/* id-sized slots of instance fields and object arrays */
+	size_t *classpos;	/* CLASS DUMP positions */
+	size_t nclasspos, capclasspos;
+	struct rawroot *roots;
+	size_t nroots, caproots;
+	struct rawthread *threads;
+	size_t nthreads, capthreads;
+	struct heapmark *marks;
+	size_t nmarks, capmarks;
+	uint64_t unreachable_marks;
+	/* damage(), kept here until the join: the first cause and the bytes lost */
+	bool damaged;
+	char damage[sizeof ((struct heap *)0)->damage];
+	uint64_t lost_bytes;
+	struct hs_error err;	/* grow_objs's refusal */
+	int st;
+};
+
+static void walk_damage(struct walk *w, uint64_t lost, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void walk_damage(struct walk *w, uint64_t lost, const char *fmt, ...)
+{
+	if (!w->damaged) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(w->damage, sizeof w->damage, fmt, ap);
+		va_end(ap);
+	}
+	w->damaged = true;
+	w->lost_bytes += lost;
+}
+
 /*
  * grow_objs: half as much room again for object records. The array is a
  * big array (big.h): in memory it grows in place; past the budget it moves
  * to a file, and grows there by copying. False,
- * with L->err set, when the growth would pass the memory budget and the
+ * with w->err set, when the growth would pass the memory budget and the
  * spill folder has no room for it: the records come before the plan
  * (heap_load), so this is where a dump too big for memory and disk stops.
  */
-static bool grow_objs(struct loader *L)
+static bool grow_objs(struct walk *w)
 {
-	size_t more = L->capobjs / 2 + 4096;
+	size_t more = w->capobjs / 2 + 4096;
 	uint64_t spill;
 	/* past the budget the whole array moves to a file: plan for all of it */
-	if (big_plan((uint64_t)(L->capobjs + more) * sizeof *L->objs,
-		     (uint64_t)L->capobjs * sizeof *L->objs, &spill, L->err) != HS_OK)
+	if (big_plan((uint64_t)(w->capobjs + more) * sizeof *w->objs,
+		     (uint64_t)w->capobjs * sizeof *w->objs, &spill, &w->err) != HS_OK)
 		return false;
-	L->capobjs += more;
-	L->objs = big_realloc(L->objs, L->capobjs, sizeof *L->objs);
+	w->capobjs += more;
+	w->objs = big_realloc(w->objs, w->capobjs, sizeof *w->objs);
 	return true;
 }
 
-/* walk_dump: the sub-records of one HEAP DUMP (SEGMENT) body [p, end). */
-static int walk_dump(struct loader *L, size_t p, size_t end, bool cut)
+/* walk_segment: the sub-records of one HEAP DUMP (SEGMENT) body. */
+static int walk_segment(struct walk *w, const struct segment *g)
 {
-	struct heap *h = L->h;
+	struct loader *L = w->L;
 	struct hprof_sub s;
 	struct hs_error e;
+	size_t p = g->body, end = g->end, from = p;
+	bool cut = g == w->cut_seg;
 	int r;
+	if (cut)
+		walk_damage(w, w->cut->lost, "the dump is truncated: %s (at byte offset %lld); "
+			    "the complete objects of that segment were loaded", w->cut->err.msg,
+			    (long long)w->cut->err.offset);
 	while ((r = hprof_sub_next(L->hp, &p, end, &s, &e)) == 1) {
 		switch (s.tag) {
 		case HPROF_GC_INSTANCE_DUMP: case HPROF_GC_OBJ_ARRAY_DUMP:
 		case HPROF_GC_PRIM_ARRAY_DUMP: case HPROF_GC_PRIM_ARRAY_NODATA:
-			if (L->nobjs == L->capobjs && !grow_objs(L))
+			if (w->nobjs == w->capobjs && !grow_objs(w))
 				return HS_ERR;
-			L->objs[L->nobjs++] = (struct objpos){s.id, s.off};
+			w->objs[w->nobjs++] = (struct objpos){s.id, s.off};
 			if (s.tag == HPROF_GC_INSTANCE_DUMP || s.tag == HPROF_GC_OBJ_ARRAY_DUMP) {
 				/* after tag, id, serial, class id and a u4 count */
 				size_t head = 1 + 2 * (size_t)L->hp->id_size + 8;
 				if (s.end - s.off > head)
-					L->ref_slots += (s.end - s.off - head) / L->hp->id_size;
+					w->ref_slots += (s.end - s.off - head) / L->hp->id_size;
 			}
 			break;
 		case HPROF_GC_CLASS_DUMP:
-			if (L->nobjs == L->capobjs && !grow_objs(L))
+			if (w->nobjs == w->capobjs && !grow_objs(w))
 				return HS_ERR;
-			L->objs[L->nobjs++] = (struct objpos){s.id, s.off};
-			PUSH(L->classpos, L->nclasspos, L->capclasspos);
-			L->classpos[L->nclasspos++] = s.off;
+			w->objs[w->nobjs++] = (struct objpos){s.id, s.off};
+			PUSH(w->classpos, w->nclasspos, w->capclasspos);
+			w->classpos[w->nclasspos++] = s.off;
 			break;
 		case HPROF_GC_HEAP_DUMP_INFO: {
 			const uint8_t *b = L->hp->data + s.off + 1;
-			PUSH(L->marks, L->nmarks, L->capmarks);
-			L->marks[L->nmarks++] = (struct heapmark){
+			PUSH(w->marks, w->nmarks, w->capmarks);
+			w->marks[w->nmarks++] = (struct heapmark){
 				s.off, hprof_u4(b), hprof_id(L->hp, b + 4)};
 			break;
 		}
 		case HPROF_GC_UNREACHABLE:
 			/* Android marks objects no root reaches; they are no GC roots. */
-			h->unreachable_marks++;
+			w->unreachable_marks++;
 			break;
 		default:	/* a GC root */
 			if (s.tag == HPROF_GC_ROOT_THREAD_OBJ) {
-				PUSH(L->threads, L->nthreads, L->capthreads);
-				L->threads[L->nthreads++] = (struct rawthread){
+				PUSH(w->threads, w->nthreads, w->capthreads);
+				w->threads[w->nthreads++] = (struct rawthread){
 					s.id, s.thread_serial, s.trace_serial};
 			}
-			PUSH(L->roots, L->nroots, L->caproots);
-			L->roots[L->nroots++] = (struct rawroot){
+			PUSH(w->roots, w->nroots, w->caproots);
+			w->roots[w->nroots++] = (struct rawroot){
 				s.id, s.tag, s.thread_serial, s.frame};
 			break;
 		}
-		if ((L->nobjs & 0xffff) == 0) {
-			progress(L, p);
+		if ((w->nobjs & 0xffff) == 0) {
+			uint64_t done = atomic_fetch_add(&L->walked, p - from) + (p - from);
+			from = p;
+			if (w->reports)
+				progress(L, L->hp->body + done);
 			if (hs_interrupted)
 				return HS_INTERRUPTED;
 		}
 	}
+	atomic_fetch_add(&L->walked, p - from);
 	if (r == HS_ERR) {
 		/* Keep what came before; the rest of this record is lost. */
 		if (cut)
-			damage(h, end - (size_t)e.offset, "the dump is truncated: %s (at byte "
-			       "offset %lld); the objects before it were loaded", e.msg,
-			       (long long)e.offset);
+			walk_damage(w, end - (size_t)e.offset, "the dump is truncated: %s (at byte "
+				    "offset %lld); the objects before it were loaded", e.msg,
+				    (long long)e.offset);
 		else
-			damage(h, end - (size_t)e.offset, "malformed heap dump record: %s (at "
-			       "byte offset %lld); the rest of that record was skipped", e.msg,
-			       (long long)e.offset);
+			walk_damage(w, end - (size_t)e.offset, "malformed heap dump record: %s (at "
+				    "byte offset %lld); the rest of that record was skipped",
+				    e.msg, (long long)e.offset);
 	}
 	return HS_OK;
+}
+
+/* walk_work: walk w's segments in order (heap_run2). */
+static void *walk_work(void *arg)
+{
+	struct walk *w = arg;
+	w->st = HS_OK;
+	if (w->nseg || w->reports) {
+		w->capobjs = 1 << 12;
+		w->objs = big_alloc(w->capobjs, sizeof *w->objs);
+	}
+	for (size_t k = 0; k < w->nseg && w->st == HS_OK; k++)
+		w->st = walk_segment(w, &w->seg[k]);
+	return NULL;
+}
+
+/* append: b's n items of size bytes after a's *na (a has room for *ca). */
+static void *append(void *a, size_t *na, size_t *ca, const void *b, size_t n, size_t size)
+{
+	if (!n)
+		return a;
+	if (*na + n > *ca) {
+		*ca = *na + n;
+		a = xreallocarray(a, *ca, size);
+	}
+	memcpy((char *)a + *na * size, b, n * size);
+	*na += n;
+	return a;
+}
+
+/*
+ * join_walks: b's lists after a's, b's damage after a's, and b freed.
+ * Returns false, with a->err set, when the objects would pass the budget
+ * with no room on disk (grow_objs).
+ */
+static bool join_walks(struct walk *a, struct walk *b)
+{
+	if (b->nobjs) {
+		uint64_t spill;
+		size_t cap = a->nobjs + b->nobjs;
+		if (cap > a->capobjs &&
+		    big_plan((uint64_t)cap * sizeof *a->objs,
+			     (uint64_t)a->capobjs * sizeof *a->objs, &spill, &a->err) != HS_OK)
+			return false;
+		if (cap > a->capobjs) {
+			a->objs = big_realloc(a->objs, cap, sizeof *a->objs);
+			a->capobjs = cap;
+		}
+		memcpy(a->objs + a->nobjs, b->objs, b->nobjs * sizeof *a->objs);
+		a->nobjs = cap;
+	}
+	big_free(b->objs);
+	b->objs = NULL;
+	a->ref_slots += b->ref_slots;
+	a->unreachable_marks += b->unreachable_marks;
+	a->classpos = append(a->classpos, &a->nclasspos, &a->capclasspos, b->classpos,
+			     b->nclasspos, sizeof *a->classpos);
+	a->roots = append(a->roots, &a->nroots, &a->caproots, b->roots, b->nroots,
+			  sizeof *a->roots);
+	a->threads = append(a->threads, &a->nthreads, &a->capthreads, b->threads, b->nthreads,
+			    sizeof *a->threads);
+	a->marks = append(a->marks, &a->nmarks, &a->capmarks, b->marks, b->nmarks,
+			  sizeof *a->marks);
+	if (b->damaged && !a->damaged)
+		memcpy(a->damage, b->damage, sizeof a->damage);
+	a->damaged = a->damaged || b->damaged;
+	a->lost_bytes += b->lost_bytes;
+	return true;
+}
+
+static void walk_free(struct walk *w)
+{
+	big_free(w->objs);
+	free(w->classpos);
+	free(w->roots);
+	free(w->threads);
+	free(w->marks);
+	memset(w, 0, sizeof *w);
+}
+
+/*
+ * walk_dump: every segment (the last one cut when cut is not NULL), on two
+ * threads when there are several and their objects' records fit the
+ * memory budget with half as much again (the second thread's are copied
+ * after the first's); the result into L. Past the budget one thread walks
+ * them all: the copy would be as much disk again.
+ */
+static int walk_dump(struct loader *L, const struct segment *seg, size_t nseg,
+		     const struct cut *cut)
+{
+	uint64_t total = 0, half = 0;
+	for (size_t k = 0; k < nseg; k++)
+		total += seg[k].end - seg[k].body;
+	size_t split = nseg;
+	uint64_t spill = 0;
+	struct hs_error e;
+	/* an object record is at least 14 bytes; its objpos is 16 */
+	if (nseg > 1 &&
+	    big_plan(total / 14 * sizeof(struct objpos) * 3 / 2, 0, &spill, &e) == HS_OK &&
+	    !spill)
+		for (split = 0; split < nseg && half < total / 2; split++)
+			half += seg[split].end - seg[split].body;
+	atomic_store(&L->walked, 0);
+	const struct segment *cut_seg = cut && nseg ? &seg[nseg - 1] : NULL;
+	struct walk w[2] = {
+		{.L = L, .seg = seg, .nseg = split, .cut_seg = cut_seg, .cut = cut,
+		 .reports = true},
+		{.L = L, .seg = seg ? seg + split : NULL, .nseg = nseg - split, .cut_seg = cut_seg,
+		 .cut = cut}};
+	heap_run2(walk_work, &w[0], &w[1], split < nseg);
+	int st = w[0].st != HS_OK ? w[0].st : w[1].st;
+	if (st == HS_OK && !join_walks(&w[0], &w[1]))
+		st = HS_ERR;
+	if (st == HS_ERR)
+		*L->err = w[0].st != HS_ERR && w[1].st == HS_ERR ? w[1].err : w[0].err;
+	struct heap *h = L->h;
+	if (w[0].damaged)
+		damage(h, w[0].lost_bytes, "%s", w[0].damage);
+	h->unreachable_marks += w[0].unreachable_marks;
+	L->objs = w[0].objs;
+	L->nobjs = w[0].nobjs;
+	L->capobjs = w[0].capobjs;
+	L->ref_slots = w[0].ref_slots;
+	L->classpos = w[0].classpos;
+	L->nclasspos = w[0].nclasspos;
+	L->roots = w[0].roots;
+	L->nroots = w[0].nroots;
+	L->threads = w[0].threads;
+	L->nthreads = w[0].nthreads;
+	L->marks = w[0].marks;
+	L->nmarks = w[0].nmarks;
+	walk_free(&w[1]);
+	return st;
 }
 
 static int pass1(struct loader *L, struct hs_error *err)
@@ -210,19 +413,22 @@ static int pass1(struct loader *L, struct hs_error *err)
 	u64map_init(&L->class_names, 1 << 12);
 	u64map_init(&L->class_serials, 1 << 12);
 	u64map_init(&L->traces, 64);
-	/* grow_objs makes room as records come: no guess from the dump's size
-	 * takes memory or disk before the plan (heap_load) has been made. */
-	L->capobjs = 1 << 12;
-	L->objs = big_alloc(L->capobjs, sizeof *L->objs);
-	bool in_segments = false;
+	/* The heap dump's segments are walked after the other records, two at
+	 * once (walk_dump); grow_objs makes room as objects come: no guess from
+	 * the dump's size takes memory or disk before the plan (heap_load). */
+	struct segment *seg = NULL;
+	size_t nseg = 0, capseg = 0;
+	bool in_segments = false, ended = false, cut_last = false;
+	struct cut end = {0};
 	L->want_dump = L->opts && L->opts->dump ? L->opts->dump : 1;
 	while ((got = hprof_record_next(hp, &pos, &r, &e)) != 0) {
 		bool cut = false;
 		if (got == HS_ERR) {
 			/* A record that runs past the end: read what is there. */
 			if (hp->size - pos < 9) {
-				damage(h, hp->size - pos, "the dump is truncated: %s (at byte "
-				       "offset %lld)", e.msg, (long long)e.offset);
+				ended = true;	/* reported after the segments before it */
+				end.lost = hp->size - pos;
+				end.err = e;
 				break;
 			}
 			r.tag = hp->data[pos];
@@ -231,14 +437,14 @@ static int pass1(struct loader *L, struct hs_error *err)
 			r.len = (uint32_t)(hp->size - r.body);
 			uint32_t want = hprof_u4(hp->data + pos + 5);
 			if (r.tag != HPROF_HEAP_DUMP && r.tag != HPROF_HEAP_DUMP_SEGMENT) {
-				damage(h, hp->size - pos, "the dump is truncated: %s (at byte "
-				       "offset %lld)", e.msg, (long long)e.offset);
+				ended = true;
+				end.lost = hp->size - pos;
+				end.err = e;
 				break;
 			}
-			damage(h, want - r.len, "the dump is truncated: %s (at byte offset "
-			       "%lld); the complete objects of that segment were loaded",
-			       e.msg, (long long)e.offset);
-			cut = true;
+			cut = true;	/* walk_segment says so, in its turn */
+			end.lost = want - r.len;
+			end.err = e;
 			pos = hp->size;
 		}
 		const uint8_t *b = hp->data + r.body;
@@ -277,9 +483,9 @@ static int pass1(struct loader *L, struct hs_error *err)
 			in_segments = r.tag == HPROF_HEAP_DUMP_SEGMENT;
 			if (h->ndumps != L->want_dump)
 				break;
-			int st = walk_dump(L, r.body, r.body + r.len, cut);
-			if (st != HS_OK)
-				return st;
+			PUSH(seg, nseg, capseg);
+			seg[nseg++] = (struct segment){r.body, r.body + r.len};
+			cut_last = cut;
 			break;
 		}
 		case HPROF_HEAP_DUMP_END:
@@ -288,10 +494,18 @@ static int pass1(struct loader *L, struct hs_error *err)
 		default:
 			break;
 		}
-		progress(L, pos);
-		if (hs_interrupted)
+		if (hs_interrupted) {
+			free(seg);
 			return HS_INTERRUPTED;
+		}
 	}
+	int st = walk_dump(L, seg, nseg, cut_last ? &end : NULL);
+	free(seg);
+	if (st != HS_OK)
+		return st;
+	if (ended)
+		damage(h, end.lost, "the dump is truncated: %s (at byte offset %lld)",
+		       end.err.msg, (long long)end.err.offset);
 	if (hp->truncated)
 		damage(h, 0, "the gzip stream is truncated: %s (at byte offset %lld of "
 		       "the inflated data)", "the compressed file ends early",
@@ -1457,32 +1671,43 @@ static void *incoming_work(void *arg)
  * of the sources counts and then fills on its own thread; the first half's
  * sources come first in every target's list, so lists stay ascending.
  */
-uint64_t heap_incoming_some(const struct heap *h, heap_keep_fn *keep, void *ctx,
+uint64_t heap_incoming_some(const struct heap *h, bool threads, heap_keep_fn *keep, void *ctx,
 			    uint32_t **start, uint32_t **in)
 {
 	uint32_t n = h->n, mid = n / 2;
-	bool threads = n > 100000;
+	threads = threads && n > 100000;
+	if (!threads)
+		mid = n;	/* one half: all of them */
 	struct incoming_half w[2] = {
 		{h, 0, mid, big_alloc((size_t)n + 1, sizeof(uint32_t)), NULL, 0},
-		{h, mid, n, big_alloc((size_t)n + 1, sizeof(uint32_t)), NULL, 0}};
-	heap_run2(incoming_work, &w[0], &w[1], threads);
+		{h, mid, n, threads ? big_alloc((size_t)n + 1, sizeof(uint32_t)) : NULL, NULL, 0}};
+	if (threads)
+		heap_run2(incoming_work, &w[0], &w[1], true);
+	else
+		incoming_work(&w[0]);
 	*start = big_alloc((size_t)n + 2, sizeof **start);
 	uint32_t sum = 0;
 	for (uint32_t t = 0; t < n; t++) {
 		(*start)[t] = sum;
-		uint32_t c0 = w[0].cnt[t], c1 = w[1].cnt[t];
+		uint32_t c0 = w[0].cnt[t], c1 = threads ? w[1].cnt[t] : 0;
 		if (keep && !keep(ctx, t, c0 + c1)) {
-			w[0].cnt[t] = w[1].cnt[t] = NO_LIST;
+			w[0].cnt[t] = NO_LIST;
+			if (threads)
+				w[1].cnt[t] = NO_LIST;
 			continue;
 		}
 		w[0].cnt[t] = sum;	/* cursors: the first half writes first */
-		w[1].cnt[t] = sum + c0;
+		if (threads)
+			w[1].cnt[t] = sum + c0;
 		sum += c0 + c1;
 	}
 	(*start)[n] = sum;
 	*in = w[0].in = w[1].in = big_alloc((size_t)sum + 1, sizeof **in);
 	w[0].phase = w[1].phase = 1;
-	heap_run2(incoming_work, &w[0], &w[1], threads);
+	if (threads)
+		heap_run2(incoming_work, &w[0], &w[1], true);
+	else
+		incoming_work(&w[0]);
 	big_free(w[0].cnt);
 	big_free(w[1].cnt);
 	big_settle(*start);	/* only read from now on */
@@ -1493,7 +1718,7 @@ uint64_t heap_incoming_some(const struct heap *h, heap_keep_fn *keep, void *ctx,
 void heap_build_incoming(struct heap *h)
 {
 	if (!h->in)
-		heap_incoming_some(h, NULL, NULL, &h->in_start, &h->in);
+		heap_incoming_some(h, true, NULL, NULL, &h->in_start, &h->in);
 }
 
 void heap_free_incoming(struct heap *h)

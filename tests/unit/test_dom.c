@@ -5,6 +5,8 @@
  * v dominates w iff removing v cuts w off from the root. Half of them
  * hand dom_build their predecessors pruned as dom.h allows (none for a
  * node with one, the root alone when it is one), as the heap graph does.
+ * A quarter have their predecessors made by dom_graph.prepare, which
+ * dom_build runs on another thread during its DFS.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,6 +27,8 @@ struct g {
 	uint32_t *p_start, *p;		/* predecessors CSR */
 	int split;			/* present lists as two slices */
 	int prune;			/* leave out predecessors as dom.h allows */
+	int late;			/* the predecessors CSR made by prepare */
+	_Atomic int prepared;		/* prepare has run (late) */
 	uint32_t root;
 };
 
@@ -71,9 +75,19 @@ static void succs(void *ctx, uint32_t v, struct dom_slices *s)
 	slices(g, g->s_start, g->s, v, s);
 }
 
+/* prepare: the predecessors CSR, on dom_build's second thread (g->late). */
+static void prepare(void *ctx)
+{
+	struct g *g = ctx;
+	csr(g->n, g->m, g->to, g->from, &g->p_start, &g->p);
+	g->prepared = 1;
+}
+
 static void preds(void *ctx, uint32_t v, struct dom_slices *s)
 {
 	struct g *g = ctx;
+	if (g->late && !g->prepared)
+		fail_msg("preds of %u before prepare had finished", v);
 	slices(g, g->p_start, g->p, v, s);
 	if (!g->prune)
 		return;
@@ -127,10 +141,12 @@ static void check_graph(struct g *g, uint32_t root)
 {
 	uint32_t n = g->n;
 	csr(n, g->m, g->from, g->to, &g->s_start, &g->s);
-	csr(n, g->m, g->to, g->from, &g->p_start, &g->p);
+	if (!g->late)
+		csr(n, g->m, g->to, g->from, &g->p_start, &g->p);
 	uint32_t *idom = malloc(n * sizeof *idom), *order = malloc(n * sizeof *order), nreach;
-	struct dom_graph dg = {n, root, g, succs, preds};
+	struct dom_graph dg = {n, root, g, succs, preds, g->late ? prepare : NULL};
 	assert_int_equal(dom_build(&dg, idom, order, &nreach), HS_OK);
+	assert_int_equal(g->prepared, g->late);
 
 	/* dom[v][w]: v dominates w (brute force). */
 	uint8_t *base = malloc(n), *seen = malloc(n);
@@ -223,6 +239,7 @@ static void random_graphs(void **state)
 			add(&g, g.n - 1, 0, cap);
 		uint32_t root = iter % 5 == 0 ? rnd(g.n) : 0;
 		g.prune = (iter >> 1) & 1;
+		g.late = (iter >> 2) & 1;
 		g.root = root;
 		check_graph(&g, root);
 		free_graph(&g);
@@ -273,7 +290,7 @@ static void long_chain(void **state)
 	csr(g.n, g.m, g.from, g.to, &g.s_start, &g.s);
 	csr(g.n, g.m, g.to, g.from, &g.p_start, &g.p);
 	uint32_t *idom = malloc(g.n * sizeof *idom);
-	struct dom_graph dg = {g.n, 0, &g, succs, preds};
+	struct dom_graph dg = {g.n, 0, &g, succs, preds, NULL};
 	hs_progress_fn = record_progress;
 	assert_int_equal(dom_build(&dg, idom, NULL, NULL), HS_OK);
 	hs_progress_fn = NULL;
@@ -381,7 +398,7 @@ static void large_graphs(void **state)
 		csr(g.n, g.m, g.from, g.to, &g.s_start, &g.s);
 		csr(g.n, g.m, g.to, g.from, &g.p_start, &g.p);
 		uint32_t *idom = malloc(g.n * sizeof *idom), *want = malloc(g.n * sizeof *want);
-		struct dom_graph dg = {g.n, 0, &g, succs, preds};
+		struct dom_graph dg = {g.n, 0, &g, succs, preds, NULL};
 		assert_int_equal(dom_build(&dg, idom, NULL, NULL), HS_OK);
 		iterative_idom(&g, 0, want);
 		for (uint32_t v = 0; v < g.n; v++)

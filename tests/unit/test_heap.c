@@ -574,11 +574,12 @@ static bool keep_some(void *ctx, uint32_t i, uint32_t count)
 	return count > 1 || (i & 1);
 }
 
-/* heap_incoming_some: heap_in's lists for the objects kept, empty ones for the rest. */
-static void check_incoming_some(const struct heap *h)
+/* heap_incoming_some: heap_in's lists for the objects kept, empty ones for
+ * the rest, on one thread or two. */
+static void check_incoming_some_on(const struct heap *h, bool threads)
 {
 	uint32_t next = 0, *start, *in;
-	uint64_t kept = heap_incoming_some(h, keep_some, &next, &start, &in), sum = 0;
+	uint64_t kept = heap_incoming_some(h, threads, keep_some, &next, &start, &in), sum = 0;
 	assert_int_equal(next, h->n);
 	for (uint32_t t = 0; t < h->n; t++) {
 		uint32_t n, m = start[t + 1] - start[t];
@@ -594,6 +595,12 @@ static void check_incoming_some(const struct heap *h)
 	assert_true(sum == kept && kept < h->nrefs);
 	big_free(start);
 	big_free(in);
+}
+
+static void check_incoming_some(const struct heap *h)
+{
+	check_incoming_some_on(h, false);
+	check_incoming_some_on(h, true);
 }
 
 /* check_incoming: heap_in is exactly the transpose of heap_out; so is
@@ -1513,6 +1520,56 @@ static void test_truncated_segment(void **state)
 	}
 }
 
+/*
+ * An unknown sub-record tag in each of the two segments, which pass 1 walks
+ * on two threads: both are lost from there to their segment's end, the
+ * objects before each are read, and the first in the file is the one told.
+ */
+static void test_damage_in_both_segments(void **state)
+{
+	(void)state;
+	struct model m;
+	build_model(&m, 8);
+	const struct xobj *bad[2] = {NULL, NULL};
+	int nth = 0;
+	for (size_t k = 0; k < m.nobj; k++) {
+		if (m.obj[k].seg == 0)
+			bad[0] = &m.obj[k];	/* the last of the first segment */
+		else if (++nth == 6)
+			bad[1] = &m.obj[k];
+	}
+	assert_non_null(bad[0]);
+	assert_non_null(bad[1]);
+	size_t off[2];
+	for (int k = 0; k < 2; k++) {
+		off[k] = m.seg_body[k] + bad[k]->at;
+		m.w.b[off[k]] = 0xee;	/* no such tag */
+	}
+	hw_save(&m.w);
+	struct heap *h = load_ok(m.w.path, NULL);
+	assert_true(h->damaged);
+	char want[96];
+	snprintf(want, sizeof want, "(at byte offset %zu)", off[0]);
+	if (!strstr(h->damage, "malformed heap dump record") || !strstr(h->damage, want))
+		fail_msg("damage told: %s; want the first segment's, %s", h->damage, want);
+	assert_true(h->lost_bytes == (m.seg_end[0] - off[0]) + (m.seg_end[1] - off[1]));
+	uint32_t present = 0;
+	for (size_t k = 0; k < m.nobj; k++) {
+		const struct xobj *x = &m.obj[k];
+		bool whole = m.seg_body[x->seg] + x->at < off[x->seg];
+		uint32_t i = heap_index(h, oid(&m, x->key));
+		if (whole)
+			present++;
+		if (whole)
+			assert_int_not_equal(i, HEAP_NONE);
+		else
+			assert_int_equal(i, HEAP_NONE);
+	}
+	assert_int_equal(h->n, present);
+	heap_free(h);
+	free_model(&m);
+}
+
 static void test_truncated_record_header(void **state)
 {
 	(void)state;
@@ -2245,6 +2302,7 @@ int main(void)
 		cmocka_unit_test(test_model_refused),
 		cmocka_unit_test(test_index_many_ids),
 		cmocka_unit_test(test_truncated_segment),
+		cmocka_unit_test(test_damage_in_both_segments),
 		cmocka_unit_test(test_truncated_record_header),
 		cmocka_unit_test(test_truncated_gzip),
 		cmocka_unit_test(test_nothing_to_load),
