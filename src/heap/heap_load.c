@@ -618,28 +618,59 @@ static void sort_objs(struct loader *L)
 	free(count);
 }
 
-void heap_run2(void *(*fn)(void *), void *a, void *b, bool threads)
+void heap_run_pair(void *(*fa)(void *), void *a, void *(*fb)(void *), void *b, bool threads)
 {
 	pthread_t th;
-	bool ok = threads && pthread_create(&th, NULL, fn, b) == 0;
-	fn(a);
+	bool ok = threads && pthread_create(&th, NULL, fb, b) == 0;
+	fa(a);
 	if (ok)
 		pthread_join(th, NULL);
 	else
-		fn(b);
+		fb(b);
 }
 
+void heap_run2(void *(*fn)(void *), void *a, void *b, bool threads)
+{
+	heap_run_pair(fn, a, fn, b, threads);
+}
+
+/* Half of sort_packed's keys: made, sorted, then laid out on one thread. */
 struct radix_half {
-	uint64_t *key, *tmp;
-	size_t n;
+	const struct objpos *objs;
+	uint64_t lo;		/* the lowest id */
+	size_t from, n;		/* objs[from .. from + n) */
+	uint64_t *key, *tmp;	/* this half's n keys and scratch */
+	bool sorted;		/* the keys came in order */
 	bool in_tmp;		/* the sorted keys ended in tmp */
+	uint64_t *ids;		/* layout: ids[i] and key[i] = position, for i in the half */
+	size_t dups;		/* layout: ids equal to the one before, within the half */
 };
 
-/* radix_work: sort one half by the keys' upper 32 bits, stably. */
+/* radix_work: make one half's keys and sort them by their upper 32 bits, stably. */
 static void *radix_work(void *arg)
 {
 	struct radix_half *w = arg;
-	w->in_tmp = radix_sort_u64(w->key, w->tmp, w->n, 32, 64) == w->tmp;
+	bool sorted = true;
+	for (size_t i = 0; i < w->n; i++) {
+		size_t o = w->from + i;
+		w->key[i] = ((w->objs[o].id - w->lo) >> 3) << 32 | o;
+		sorted = sorted && (i == 0 || w->key[i - 1] <= w->key[i]);
+	}
+	w->sorted = sorted;
+	w->in_tmp = !sorted && radix_sort_u64(w->key, w->tmp, w->n, 32, 64) == w->tmp;
+	return NULL;
+}
+
+/* layout_work: ids and positions from one half of the sorted keys (in place). */
+static void *layout_work(void *arg)
+{
+	struct radix_half *w = arg;
+	for (size_t i = w->from; i < w->from + w->n; i++) {
+		uint64_t id = w->lo + ((w->key[i] >> 32) << 3);
+		w->dups += i > w->from && w->ids[i - 1] == id;
+		w->ids[i] = id;
+		w->key[i] = w->objs[w->key[i] & 0xffffffffu].pos;
+	}
 	return NULL;
 }
 
@@ -648,7 +679,9 @@ static void *radix_work(void *arg)
  * other: sort 8-byte keys ((id - min) / 8 << 32 | file order) instead of
  * 16-byte pairs, then lay out ids and positions from them. The sort is
  * stable, so of two records with one id the first in the file comes first.
- * Returns false, with nothing changed, when the ids do not fit.
+ * Each half of the records is keyed and sorted on its own thread, then one
+ * merge, then each half of the result laid out on its own thread. Returns
+ * false, with nothing changed, when the ids do not fit.
  */
 static bool sort_packed(struct loader *L)
 {
@@ -656,16 +689,14 @@ static bool sort_packed(struct loader *L)
 	size_t n = L->nobjs;
 	if (!n || n >= UINT32_MAX)
 		return false;
-	uint64_t lo = UINT64_MAX, hi = 0;
+	uint64_t lo = UINT64_MAX, hi = 0, first = L->objs[0].id, odd = 0;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t id = L->objs[i].id;
 		lo = id < lo ? id : lo;
 		hi = id > hi ? id : hi;
+		odd |= id ^ first;	/* every id the same modulo 8: (id - lo) & 7 == 0 */
 	}
-	for (size_t i = 0; i < n; i++)
-		if ((L->objs[i].id - lo) & 7)
-			return false;
-	if (((hi - lo) >> 3) >= UINT32_MAX)
+	if ((odd & 7) || ((hi - lo) >> 3) >= UINT32_MAX)
 		return false;
 	/* The radix sort writes its two key buffers all over; the records are
 	 * read in order from here on: past the budget, the buffers get the
@@ -673,24 +704,20 @@ static bool sort_packed(struct loader *L)
 	 * buffers in files, docs/performance.md). */
 	L->objs = big_demote(L->objs, 2 * (uint64_t)n * sizeof(uint64_t));
 	uint64_t *key = big_alloc(n, sizeof *key);
-	bool sorted = true;
-	for (size_t i = 0; i < n; i++) {
-		key[i] = ((L->objs[i].id - lo) >> 3) << 32 | i;
-		sorted = sorted && (i == 0 || key[i - 1] <= key[i]);
-	}
-	if (!sorted) {
-		/* Each half sorted on its own thread, then one stable merge. */
-		uint64_t *tmp = big_alloc(n, sizeof *tmp);
-		size_t mid = n / 2;
-		struct radix_half w[2] = {{key, tmp, mid, false},
-					  {key + mid, tmp + mid, n - mid, false}};
-		heap_run2(radix_work, &w[0], &w[1], n > 100000);
-		/* a half whose keys share a digit skipped its pass: bring both
-		 * halves into the same buffer */
-		if (w[1].in_tmp != w[0].in_tmp)
-			memcpy(w[0].in_tmp ? tmp + mid : key + mid,
-			       w[1].in_tmp ? tmp + mid : key + mid, (n - mid) * sizeof *key);
-		const uint64_t *a = w[0].in_tmp ? tmp : key, *b = a + mid;
+	uint64_t *tmp = big_alloc(n, sizeof *tmp);
+	size_t mid = n / 2;
+	bool threads = n > 100000;
+	struct radix_half w[2] = {
+		{L->objs, lo, 0, mid, key, tmp, false, false, NULL, 0},
+		{L->objs, lo, mid, n - mid, key + mid, tmp + mid, false, false, NULL, 0}};
+	heap_run2(radix_work, &w[0], &w[1], threads);
+	/* a half whose keys share a digit (or came sorted) skipped passes:
+	 * bring both halves into the same buffer */
+	if (w[1].in_tmp != w[0].in_tmp)
+		memcpy(w[0].in_tmp ? tmp + mid : key + mid,
+		       w[1].in_tmp ? tmp + mid : key + mid, (n - mid) * sizeof *key);
+	const uint64_t *a = w[0].in_tmp ? tmp : key, *b = a + mid;
+	if (!(w[0].sorted && w[1].sorted && (!mid || mid == n || a[mid - 1] <= b[0]))) {
 		uint64_t *out = w[0].in_tmp ? key : tmp;
 		size_t i = 0, j = 0, o = 0;
 		while (i < mid && j < n - mid)	/* ties: the first half (earlier in the file) */
@@ -699,24 +726,33 @@ static bool sort_packed(struct loader *L)
 			out[o++] = a[i++];
 		while (j < n - mid)
 			out[o++] = b[j++];
-		if (out != key) {
-			big_free(key);
-			key = tmp;
-		} else {
-			big_free(tmp);
-		}
+		a = out;
 	}
-	/* ids from the keys; positions overwrite the keys in place; duplicates go */
+	if (a != key) {
+		big_free(key);
+		key = tmp;
+	} else {
+		big_free(tmp);
+	}
+	/* ids from the keys; positions overwrite the keys in place */
 	h->ids = big_alloc(n + 1, sizeof *h->ids);
-	size_t m = 0;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t id = lo + ((key[i] >> 32) << 3);
-		if (m && h->ids[m - 1] == id) {
-			h->duplicate_ids++;
-			continue;
+	for (int k = 0; k < 2; k++) {
+		w[k].key = key;
+		w[k].ids = h->ids;
+	}
+	heap_run2(layout_work, &w[0], &w[1], threads);
+	size_t m = n;
+	if (w[0].dups || w[1].dups || (mid && mid < n && h->ids[mid - 1] == h->ids[mid])) {
+		/* duplicates go: the first of each id stays (stable sort) */
+		m = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (m && h->ids[m - 1] == h->ids[i]) {
+				h->duplicate_ids++;
+				continue;
+			}
+			h->ids[m] = h->ids[i];
+			key[m++] = key[i];
 		}
-		h->ids[m] = id;
-		key[m++] = L->objs[key[i] & 0xffffffffu].pos;
 	}
 	big_free(L->objs);
 	L->objs = NULL;
@@ -1729,8 +1765,9 @@ void heap_free_incoming(struct heap *h)
 }
 
 /* Objects grouped by class: the instance lists queries and the engine use. */
-static void build_instances(struct heap *h)
+static void *build_instances(void *arg)
 {
+	struct heap *h = arg;
 	h->inst_start = xcalloc(h->nclasses + 2, sizeof *h->inst_start);
 	h->inst = big_alloc(h->n + 1, sizeof *h->inst);
 	for (uint32_t i = 0; i < h->n; i++)
@@ -1742,6 +1779,7 @@ static void build_instances(struct heap *h)
 	for (uint32_t i = 0; i < h->n; i++)
 		h->inst[fill[h->cls[i]]++] = i;
 	free(fill);
+	return NULL;
 }
 
 static void build_threads_and_roots(struct loader *L)
@@ -1868,16 +1906,18 @@ static void loader_free(struct loader *L)
 }
 
 /*
- * settle: the model at rest. The ids go (heap_id reads them from the
- * records) and the 64-bit record offsets become a base per block of
- * HEAP_POS_BLOCK objects and a 32-bit offset from it: 12 bytes per object
- * less. The base is the block's lowest offset of a record that is not a
+ * settle_positions, then settle: the model at rest. The ids go (heap_id
+ * reads them from the records) and the 64-bit record offsets become a
+ * base per block of HEAP_POS_BLOCK objects and a 32-bit offset from it:
+ * 12 bytes per object less. settle_positions only reads h->pos (it runs
+ * beside build_instances), settle frees it. The base is the block's lowest offset of a record that is not a
  * CLASS DUMP (class records come first in a HotSpot dump, far from the
  * objects that share their ids' neighbourhood); a record more than 4 GiB
  * from its base goes to the pos_far map.
  */
-static void settle(struct heap *h)
+static void *settle_positions(void *arg)
 {
+	struct heap *h = arg;
 	uint32_t n = h->n, kc = 0;
 	size_t nblocks = ((size_t)n >> HEAP_POS_BLOCK_SHIFT) + 1;
 	h->pos_base = big_alloc(nblocks, sizeof *h->pos_base);
@@ -1909,6 +1949,12 @@ static void settle(struct heap *h)
 			}
 		}
 	}
+	return NULL;
+}
+
+/* settle: the ids and the 64-bit offsets go; the model is settled (big.h). */
+static void settle(struct heap *h)
+{
 	big_free(h->pos);
 	h->pos = NULL;
 	big_free(h->ids);
@@ -1972,7 +2018,8 @@ int heap_load(const char *path, const struct heap_load_opts *opts,
 	size_classes(&L);
 	if ((st = pass2(&L, err)) != HS_OK)
 		goto fail;
-	build_instances(h);
+	/* Both only read what pass 2 made; settle_positions keeps h->pos for now. */
+	heap_run_pair(build_instances, h, settle_positions, h, h->n > 100000);
 	build_threads_and_roots(&L);
 	assign_heaps(&L);
 	h->string_class = heap_class_by_name(h, "java.lang.String");

@@ -1428,6 +1428,57 @@ static void check_many_ids(int ids, uint64_t *want, size_t n, uint64_t seed)
 	check_ids_written(ids, want, n, seed, false);
 }
 
+/*
+ * sort_packed's halves: each half of the file's records is keyed and sorted
+ * on its own, merged only when the halves overlap, and laid out in halves;
+ * of two records with one id the first in the file stays, wherever the two
+ * fall. The arrays' lengths tell the records apart.
+ */
+static void test_sort_halves(void **state)
+{
+	(void)state;
+	enum { N = 1000, MID = N / 2 };
+	static const uint32_t zero[4];
+	for (int shape = 0; shape < 4; shape++) {
+		struct hw w;
+		hw_init(&w, 8, 2, 0);
+		hw_dump_begin(&w, HPROF_HEAP_DUMP_SEGMENT);
+		uint64_t base = 0x7C0000000ULL;
+		size_t dups = 0;
+		for (size_t k = 0; k < N; k++) {
+			/* 0: in order; 1: each half in order, the second's ids first;
+			 * 2: in order, with repeated ids in each half and across the middle;
+			 * 3: in order, one id repeated across the middle alone */
+			size_t rank = shape == 1 ? (k < MID ? k + MID : k - MID) : k;
+			uint32_t len = 1;
+			if ((shape == 2 && (k == 100 || k == MID || k == MID + 200)) ||
+			    (shape == 3 && k == MID)) {
+				rank = k - 1;	/* the id of the record before */
+				len = 2;
+				dups++;
+			}
+			hw_prim_array(&w, base + 8 * rank, HPROF_INT, len, zero);
+		}
+		hw_dump_end(&w);
+		struct heap *h = load_ok(hw_save(&w), NULL);
+		assert_int_equal(h->duplicate_ids, dups);
+		for (size_t r = 0; r < N; r++) {
+			uint32_t i = heap_index(h, base + 8 * r);
+			bool absent = (shape == 2 && (r == 100 || r == MID || r == MID + 200)) ||
+				      (shape == 3 && r == MID);
+			if (absent) {
+				assert_int_equal(i, HEAP_NONE);
+				continue;
+			}
+			assert_int_not_equal(i, HEAP_NONE);
+			assert_true(heap_id(h, i) == base + 8 * r);
+			assert_int_equal(heap_array_length(h, i), 1);	/* the first record */
+		}
+		heap_free(h);
+		hw_free(&w);
+	}
+}
+
 static void test_index_many_ids(void **state)
 {
 	(void)state;
@@ -2301,6 +2352,7 @@ int main(void)
 		cmocka_unit_test(test_model_adopt),
 		cmocka_unit_test(test_model_refused),
 		cmocka_unit_test(test_index_many_ids),
+		cmocka_unit_test(test_sort_halves),
 		cmocka_unit_test(test_truncated_segment),
 		cmocka_unit_test(test_damage_in_both_segments),
 		cmocka_unit_test(test_truncated_record_header),
