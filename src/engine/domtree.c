@@ -268,6 +268,66 @@ const uint32_t *dom_children_view(struct dom_tree *t, uint32_t v, uint32_t *coun
 	return t->kids + t->kid_first[v];
 }
 
+/* before: whether x comes before y in dom_children's order. */
+static inline bool before(const struct dom_tree *t, uint32_t x, uint32_t y)
+{
+	uint64_t rx = dom_retained(t, x), ry = dom_retained(t, y);
+	return rx != ry ? rx > ry : x < y;
+}
+
+/* sift: restore the heap a[0..k) (its root the last in order) from i down. */
+static void sift(const struct dom_tree *t, uint32_t *a, uint32_t k, uint32_t i)
+{
+	for (;;) {
+		uint32_t l = 2 * i + 1, m = i;
+		if (l < k && before(t, a[m], a[l]))
+			m = l;
+		if (l + 1 < k && before(t, a[m], a[l + 1]))
+			m = l + 1;
+		if (m == i)
+			return;
+		uint32_t x = a[i];
+		a[i] = a[m];
+		a[m] = x;
+		i = m;
+	}
+}
+
+uint32_t *dom_children_top(struct dom_tree *t, uint32_t v, uint32_t limit, uint32_t *count)
+{
+	if (t->kids || limit == 0) {
+		uint32_t *all = dom_children(t, v, count);
+		if (limit == 0)
+			*count = 0;
+		return all;
+	}
+	/* A scan of idom keeping the limit first in a heap whose root is the
+	 * last of them: O(n + k log limit) against sorting all k children. */
+	uint32_t n = t->h->n, k = 0, m = 0, cap = limit < 64 ? limit : 64;
+	uint32_t *top = xmallocarray(cap, sizeof *top);
+	for (uint32_t w = 0; w < n; w++) {
+		if (t->idom[w] != v)
+			continue;
+		k++;
+		if (m < limit) {
+			if (m == cap) {
+				cap = cap * 2 < limit ? cap * 2 : limit;
+				top = xreallocarray(top, cap, sizeof *top);
+			}
+			top[m++] = w;
+			if (m == limit)
+				for (uint32_t i = m / 2; i-- > 0;)
+					sift(t, top, m, i);
+		} else if (before(t, w, top[0])) {
+			top[0] = w;
+			sift(t, top, m, 0);
+		}
+	}
+	sort_children(t, top, m);
+	*count = k;
+	return top;
+}
+
 uint32_t *dom_children(struct dom_tree *t, uint32_t v, uint32_t *count)
 {
 	if (t->kids) {

@@ -119,6 +119,16 @@ bool dom_tree_adopt(struct dom_tree *t, const uint8_t *p, uint64_t len, void *ma
 uint32_t *dom_children(struct dom_tree *t, uint32_t v, uint32_t *count);
 
 /*
+ * dom_children_top: the first min(limit, *count) of dom_children's list,
+ * in its order, in a new array the caller frees; *count is the number of
+ * all v's children. Without the children index: one scan of the tree,
+ * keeping the limit first in a heap (O(n + k log limit), limit entries of
+ * memory) instead of sorting all k children (the super-root has hundreds
+ * of thousands).
+ */
+uint32_t *dom_children_top(struct dom_tree *t, uint32_t v, uint32_t limit, uint32_t *count);
+
+/*
  * dom_children_view: v's children (v an object index or the super-root
  * h->n), in dom_children's order, as *count entries of an array the tree
  * owns: valid as long as the tree (for a session's tree, until its heap is

@@ -174,8 +174,9 @@ int sh_cmd_dominators(struct sh *sh, int argc, char **argv)
 					"(garbage): it dominates nothing", heap_id(h, v));
 	}
 	uint32_t n;
-	uint32_t *ch = dom_children(t, v, &n);
 	uint32_t limit = o.top ? (uint32_t)o.top : 25;
+	/* by class sums all the children; else the first limit of them are shown */
+	uint32_t *ch = o.by_class ? dom_children(t, v, &n) : dom_children_top(t, v, limit, &n);
 	if (o.by_class) {
 		struct cls_row *rows = xcalloc(h->nclasses + 1, sizeof *rows);
 		for (uint32_t c = 0; c < h->nclasses; c++)

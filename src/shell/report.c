@@ -246,7 +246,7 @@ static void pie(FILE *f, const uint64_t *part, const char *const *colour, char *
 static void dominators(FILE *f, const struct heap *h, struct dom_tree *t)
 {
 	uint32_t n;
-	uint32_t *ch = dom_children(t, h->n, &n);
+	uint32_t *ch = dom_children_top(t, h->n, TOP_DOMINATORS, &n);
 	uint64_t total = dom_retained(t, h->n), shown = 0;
 	uint32_t top = n < TOP_DOMINATORS ? n : TOP_DOMINATORS;
 	uint64_t part[TOP_DOMINATORS + 1];

@@ -201,6 +201,49 @@ static void batches(void **state)
 }
 
 /*
+ * children_top: dom_children_top's list is the start of dom_children's
+ * (largest retained first, ties by index; random heaps have many ties),
+ * its count all the children, for the super-root and some objects, before
+ * and after the children index is built.
+ */
+static void children_top(void **state)
+{
+	(void)state;
+	static const uint32_t limits[] = {1, 2, 3, 25, 1000};
+	for (int iter = 0; iter < 30; iter++) {
+		struct hw w;
+		struct heap *h = random_heap(iter < 20 ? 40 : 600, iter % 3, &w);
+		struct dom_tree *t;
+		assert_int_equal(dom_tree_build(h, false, false, &t), HS_OK);
+		for (int pass = 0; pass < 2; pass++) {
+			if (pass == 1) {
+				uint32_t c;
+				dom_children_view(t, h->n, &c);	/* builds the index */
+			}
+			for (int j = 0; j < 8; j++) {
+				uint32_t v = j == 0 ? h->n : rnd(h->n), n, m;
+				uint32_t *all = dom_children(t, v, &n);
+				for (size_t l = 0; l < sizeof limits / sizeof *limits; l++) {
+					uint32_t *top = dom_children_top(t, v, limits[l], &m);
+					assert_int_equal(m, n);
+					uint32_t shown = n < limits[l] ? n : limits[l];
+					for (uint32_t k = 0; k < shown; k++)
+						if (top[k] != all[k])
+							fail_msg("heap %d, node %u, limit %u: child %u is "
+								 "%u, dom_children's %u", iter, v,
+								 limits[l], k, top[k], all[k]);
+					free(top);
+				}
+				free(all);
+			}
+		}
+		dom_tree_free(t);
+		heap_free(h);
+		hw_free(&w);
+	}
+}
+
+/*
  * class_lower_bound: on heaps of three array classes, each class's figure
  * from dom_class_retained_lower is, by its definition, the retained sizes
  * of the instances no other instance of the class dominates, added up; and
@@ -362,6 +405,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(class_lower_bound),
+		cmocka_unit_test(children_top),
 		cmocka_unit_test(section_round_trip),
 		cmocka_unit_test(small_heaps),
 		cmocka_unit_test(local_and_wide),
