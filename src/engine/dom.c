@@ -18,6 +18,50 @@ static inline uint32_t nth(const struct dom_slices *s, uint32_t k)
 	return DOM_NONE;
 }
 
+/*
+ * next_succ: v's first successor from its cursor on that the DFS has not
+ * numbered, its cursor moved past it; DOM_NONE when none is left. The
+ * cursor starts at 0. With g->csr, an object's cursor is 0 before its
+ * extra successor was tried, else 1 + the index in adj to look at next;
+ * the root's is the index in root_succ.
+ */
+static inline uint32_t next_succ(const struct dom_graph *g, const uint32_t *num, uint32_t v,
+				 uint32_t *cursor)
+{
+	const struct dom_csr *c = g->csr;
+	uint32_t k = *cursor, w;
+	if (!c) {
+		struct dom_slices s;
+		s.count = 0;
+		g->succs(g->ctx, v, &s);
+		while ((w = nth(&s, k)) != DOM_NONE && num[w])
+			k++;
+		*cursor = k + 1;
+		return w;
+	}
+	if (v == g->root) {
+		while (k < c->nroot_succ && num[c->root_succ[k]])
+			k++;
+		*cursor = k + 1;
+		return k < c->nroot_succ ? c->root_succ[k] : DOM_NONE;
+	}
+	if (k == 0) {
+		k = c->start[v] + 1;
+		w = c->cls ? c->extra[c->cls[v]] : DOM_NONE;
+		if (w != DOM_NONE && !num[w]) {
+			*cursor = k;
+			return w;
+		}
+	}
+	uint32_t end = c->start[v + 1];
+	for (k--; k < end; k++)
+		if (!num[c->adj[k]]) {
+			*cursor = k + 2;
+			return c->adj[k];
+		}
+	return DOM_NONE;
+}
+
 static void *prepare_work(void *arg)
 {
 	const struct dom_graph *g = arg;
@@ -74,16 +118,11 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 	semi[sp++] = 0;
 	while (sp) {
 		uint32_t v = dfs[sp - 1];
-		s.count = 0;
-		g->succs(g->ctx, v, &s);
-		uint32_t k = semi[sp - 1], w = DOM_NONE;
-		while ((w = nth(&s, k)) != DOM_NONE && num[w])
-			k++;
+		uint32_t w = next_succ(g, num, v, &semi[sp - 1]);
 		if (w == DOM_NONE) {
 			sp--;
 			continue;
 		}
-		semi[sp - 1] = k + 1;
 		num[w] = ++count;
 		vert[count - 1] = w;
 		parent[count] = num[v];

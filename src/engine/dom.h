@@ -29,6 +29,21 @@ struct dom_slices {
 	int count;		/* slices in use */
 };
 
+/*
+ * dom_csr: the successors as arrays, which dom_build's DFS reads without a
+ * call per step (a third of its time on big1 went to succs): node v's are
+ * extra[cls[v]] first when cls is not NULL and that is not DOM_NONE (a heap
+ * object's class object), then adj[start[v] .. start[v + 1]); the root's
+ * are root_succ[0 .. nroot_succ). start has n + 1 entries, its last below
+ * UINT32_MAX. The same successors in the same order as succs gives.
+ */
+struct dom_csr {
+	const uint32_t *start, *adj;
+	const uint32_t *cls, *extra;
+	const uint32_t *root_succ;
+	uint32_t nroot_succ;
+};
+
 struct dom_graph {
 	uint32_t n;		/* nodes 0..n-1 */
 	uint32_t root;
@@ -48,6 +63,7 @@ struct dom_graph {
 	 * read what succs reads, but write nothing succs reads.
 	 */
 	void (*prepare)(void *ctx);
+	const struct dom_csr *csr;	/* NULL: the DFS calls succs */
 };
 
 /*

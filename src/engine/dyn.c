@@ -368,7 +368,7 @@ int dyn_build(const struct scc_graph *g, struct dyn **out)
 	dv.sources = sources;
 	d->stats.sources = dv.nsources;
 	uint32_t *idom = big_alloc((size_t)nc + 2, sizeof *idom);
-	struct dom_graph dg = {nc + 1, nc, &dv, dag_succs, dag_preds, NULL};
+	struct dom_graph dg = {nc + 1, nc, &dv, dag_succs, dag_preds, NULL, NULL};
 	int st = dom_build(&dg, idom, NULL, NULL);
 	d->idom = idom;
 	if (st == HS_OK) {

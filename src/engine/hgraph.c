@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert(HEAP_NONE == DOM_NONE, "class_obj hands HEAP_NONE to dom_build as DOM_NONE");
+
 void hg_init(struct hgraph *g, const struct heap *h, bool no_weak, bool class_edges)
 {
 	memset(g, 0, sizeof *g);
@@ -37,6 +39,7 @@ void hg_free(struct hgraph *g)
 	big_free(g->ref_class);
 	big_free(g->scratch);
 	big_free(g->scratch2);
+	free(g->class_obj);
 	hg_dom_done(g);
 	memset(g, 0, sizeof *g);
 }
@@ -192,10 +195,21 @@ static void hg_dom_prepare(void *ctx)
 
 struct dom_graph hg_dom_graph(struct hgraph *g, bool later)
 {
+	const struct heap *h = g->h;
 	if (!later && !g->dom_start)
-		heap_incoming_some(g->h, true, dom_keeps, g, &g->dom_start, &g->dom_in);
-	struct dom_graph d = {g->h->n + 1, g->root, g, hg_succs, hg_dom_preds,
-			      later && !g->dom_start ? hg_dom_prepare : NULL};
+		heap_incoming_some(h, true, dom_keeps, g, &g->dom_start, &g->dom_in);
+	struct dom_graph d = {h->n + 1, g->root, g, hg_succs, hg_dom_preds,
+			      later && !g->dom_start ? hg_dom_prepare : NULL, NULL};
+	if (!g->no_weak) {	/* hg_succs's lists as they are in the heap */
+		if (g->class_edges && !g->class_obj) {
+			g->class_obj = xmallocarray((size_t)h->nclasses + 1, sizeof *g->class_obj);
+			for (uint32_t c = 0; c < h->nclasses; c++)
+				g->class_obj[c] = h->classes[c].obj;	/* HEAP_NONE is DOM_NONE */
+		}
+		g->csr = (struct dom_csr){h->out_start, h->out, g->class_edges ? h->cls : NULL,
+					  g->class_obj, g->roots, g->nroots};
+		d.csr = &g->csr;
+	}
 	return d;
 }
 

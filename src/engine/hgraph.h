@@ -34,6 +34,8 @@ struct hgraph {
 	uint32_t scratch2_cap;
 	uint32_t *dom_start;	/* the referrers dom_build reads (hg_dom_graph) */
 	uint32_t *dom_in;
+	struct dom_csr csr;	/* the successors as arrays for dom_build (hg_dom_graph) */
+	uint32_t *class_obj;	/* per class: its object index (csr.extra) */
 };
 
 enum { HG_ROOT = 1, HG_CLASS = 2 };

@@ -137,6 +137,48 @@ done:
 	free(stack);
 }
 
+/*
+ * same_with_csr: dom_build reading the successors as arrays (dom_csr)
+ * gives what it gave through succs: the CSR as it is, and with each node's
+ * first successor moved to its extra one (cls the identity), so both parts
+ * of the arrays' walk are taken.
+ */
+static void same_with_csr(struct g *g, uint32_t root, const uint32_t *idom,
+			  const uint32_t *order, uint32_t nreach)
+{
+	uint32_t n = g->n, *start2 = calloc(n + 1, sizeof *start2);
+	uint32_t *adj2 = malloc((g->m + 1) * sizeof *adj2), *cls = malloc(n * sizeof *cls);
+	uint32_t *extra = malloc(n * sizeof *extra), m2 = 0;
+	for (uint32_t v = 0; v < n; v++) {
+		uint32_t lo = g->s_start[v], hi = g->s_start[v + 1];
+		cls[v] = v;
+		extra[v] = lo < hi ? g->s[lo] : DOM_NONE;
+		start2[v] = m2;
+		for (uint32_t e = lo + (lo < hi); e < hi; e++)
+			adj2[m2++] = g->s[e];
+	}
+	start2[n] = m2;
+	const uint32_t *rs = g->s + g->s_start[root];
+	uint32_t nrs = g->s_start[root + 1] - g->s_start[root];
+	struct dom_csr plain = {g->s_start, g->s, NULL, NULL, rs, nrs};
+	struct dom_csr moved = {start2, adj2, cls, extra, rs, nrs};
+	const struct dom_csr *way[2] = {&plain, &moved};
+	uint32_t *idom2 = malloc(n * sizeof *idom2), *order2 = malloc(n * sizeof *order2), nr2;
+	for (int k = 0; k < 2; k++) {
+		struct dom_graph dg = {n, root, g, succs, preds, NULL, way[k]};
+		assert_int_equal(dom_build(&dg, idom2, order2, &nr2), HS_OK);
+		assert_int_equal(nr2, nreach);
+		assert_memory_equal(idom2, idom, n * sizeof *idom);
+		assert_memory_equal(order2, order, nreach * sizeof *order);
+	}
+	free(idom2);
+	free(order2);
+	free(start2);
+	free(adj2);
+	free(cls);
+	free(extra);
+}
+
 static void check_graph(struct g *g, uint32_t root)
 {
 	uint32_t n = g->n;
@@ -144,9 +186,10 @@ static void check_graph(struct g *g, uint32_t root)
 	if (!g->late)
 		csr(n, g->m, g->to, g->from, &g->p_start, &g->p);
 	uint32_t *idom = malloc(n * sizeof *idom), *order = malloc(n * sizeof *order), nreach;
-	struct dom_graph dg = {n, root, g, succs, preds, g->late ? prepare : NULL};
+	struct dom_graph dg = {n, root, g, succs, preds, g->late ? prepare : NULL, NULL};
 	assert_int_equal(dom_build(&dg, idom, order, &nreach), HS_OK);
 	assert_int_equal(g->prepared, g->late);
+	same_with_csr(g, root, idom, order, nreach);
 
 	/* dom[v][w]: v dominates w (brute force). */
 	uint8_t *base = malloc(n), *seen = malloc(n);
@@ -290,7 +333,7 @@ static void long_chain(void **state)
 	csr(g.n, g.m, g.from, g.to, &g.s_start, &g.s);
 	csr(g.n, g.m, g.to, g.from, &g.p_start, &g.p);
 	uint32_t *idom = malloc(g.n * sizeof *idom);
-	struct dom_graph dg = {g.n, 0, &g, succs, preds, NULL};
+	struct dom_graph dg = {g.n, 0, &g, succs, preds, NULL, NULL};
 	hs_progress_fn = record_progress;
 	assert_int_equal(dom_build(&dg, idom, NULL, NULL), HS_OK);
 	hs_progress_fn = NULL;
@@ -398,7 +441,7 @@ static void large_graphs(void **state)
 		csr(g.n, g.m, g.from, g.to, &g.s_start, &g.s);
 		csr(g.n, g.m, g.to, g.from, &g.p_start, &g.p);
 		uint32_t *idom = malloc(g.n * sizeof *idom), *want = malloc(g.n * sizeof *want);
-		struct dom_graph dg = {g.n, 0, &g, succs, preds, NULL};
+		struct dom_graph dg = {g.n, 0, &g, succs, preds, NULL, NULL};
 		assert_int_equal(dom_build(&dg, idom, NULL, NULL), HS_OK);
 		iterative_idom(&g, 0, want);
 		for (uint32_t v = 0; v < g.n; v++)
