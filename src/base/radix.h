@@ -18,4 +18,14 @@
  */
 uint64_t *radix_sort_u64(uint64_t *keys, uint64_t *tmp, size_t n, int lo_bit, int hi_bit);
 
+/*
+ * radix_sort_u64_2: radix_sort_u64 on two threads, the same result: each
+ * pass, each thread counts the digits of its half of the keys, then
+ * scatters them after every smaller digit and, within a digit, the second
+ * half's after the first's (so it stays stable); a barrier between. One
+ * thread below 65,536 keys or when a thread cannot be had. 32 KiB of
+ * counts.
+ */
+uint64_t *radix_sort_u64_2(uint64_t *keys, uint64_t *tmp, size_t n, int lo_bit, int hi_bit);
+
 #endif

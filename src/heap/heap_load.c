@@ -49,6 +49,11 @@ struct heapmark {
 	uint64_t name;		/* string id */
 };
 
+/* The lowest and highest of some ids, and all of them ORed and ANDed. */
+struct idstats {
+	uint64_t lo, hi, or_, and_;
+};
+
 struct loader {
 	struct heap *h;
 	struct heapmark *marks;
@@ -59,6 +64,7 @@ struct loader {
 	struct objpos *objs;
 	size_t nobjs, capobjs;
 	uint64_t ref_slots;	/* id-sized slots of instance fields and object arrays */
+	struct idstats ids;	/* of the objects' ids (walk_dump) */
 	size_t *classpos;	/* CLASS DUMP positions */
 	size_t nclasspos;
 	struct rawroot *roots;
@@ -145,6 +151,7 @@ struct walk {
 	struct heapmark *marks;
 	size_t nmarks, capmarks;
 	uint64_t unreachable_marks;
+	struct idstats ids;	/* of its objects' ids */
 	/* damage(), kept here until the join: the first cause and the bytes lost */
 	bool damaged;
 	char damage[sizeof ((struct heap *)0)->damage];
@@ -188,6 +195,14 @@ static bool grow_objs(struct walk *w)
 	return true;
 }
 
+static inline void note_id(struct walk *w, uint64_t id)
+{
+	w->ids.lo = id < w->ids.lo ? id : w->ids.lo;
+	w->ids.hi = id > w->ids.hi ? id : w->ids.hi;
+	w->ids.or_ |= id;
+	w->ids.and_ &= id;
+}
+
 /* walk_segment: the sub-records of one HEAP DUMP (SEGMENT) body. */
 static int walk_segment(struct walk *w, const struct segment *g)
 {
@@ -208,6 +223,7 @@ static int walk_segment(struct walk *w, const struct segment *g)
 			if (w->nobjs == w->capobjs && !grow_objs(w))
 				return HS_ERR;
 			w->objs[w->nobjs++] = (struct objpos){s.id, s.off};
+			note_id(w, s.id);
 			if (s.tag == HPROF_GC_INSTANCE_DUMP || s.tag == HPROF_GC_OBJ_ARRAY_DUMP) {
 				/* after tag, id, serial, class id and a u4 count */
 				size_t head = 1 + 2 * (size_t)L->hp->id_size + 8;
@@ -219,6 +235,7 @@ static int walk_segment(struct walk *w, const struct segment *g)
 			if (w->nobjs == w->capobjs && !grow_objs(w))
 				return HS_ERR;
 			w->objs[w->nobjs++] = (struct objpos){s.id, s.off};
+			note_id(w, s.id);
 			PUSH(w->classpos, w->nclasspos, w->capclasspos);
 			w->classpos[w->nclasspos++] = s.off;
 			break;
@@ -273,6 +290,7 @@ static void *walk_work(void *arg)
 {
 	struct walk *w = arg;
 	w->st = HS_OK;
+	w->ids = (struct idstats){UINT64_MAX, 0, 0, UINT64_MAX};
 	if (w->nseg || w->reports) {
 		w->capobjs = 1 << 12;
 		w->objs = big_alloc(w->capobjs, sizeof *w->objs);
@@ -321,6 +339,10 @@ static bool join_walks(struct walk *a, struct walk *b)
 	b->objs = NULL;
 	a->ref_slots += b->ref_slots;
 	a->unreachable_marks += b->unreachable_marks;
+	a->ids.lo = b->ids.lo < a->ids.lo ? b->ids.lo : a->ids.lo;
+	a->ids.hi = b->ids.hi > a->ids.hi ? b->ids.hi : a->ids.hi;
+	a->ids.or_ |= b->ids.or_;
+	a->ids.and_ &= b->ids.and_;
 	a->classpos = append(a->classpos, &a->nclasspos, &a->capclasspos, b->classpos,
 			     b->nclasspos, sizeof *a->classpos);
 	a->roots = append(a->roots, &a->nroots, &a->caproots, b->roots, b->nroots,
@@ -389,6 +411,7 @@ static int walk_dump(struct loader *L, const struct segment *seg, size_t nseg,
 	L->nobjs = w[0].nobjs;
 	L->capobjs = w[0].capobjs;
 	L->ref_slots = w[0].ref_slots;
+	L->ids = w[0].ids;
 	L->classpos = w[0].classpos;
 	L->nclasspos = w[0].nclasspos;
 	L->roots = w[0].roots;
@@ -634,30 +657,27 @@ void heap_run2(void *(*fn)(void *), void *a, void *b, bool threads)
 	heap_run_pair(fn, a, fn, b, threads);
 }
 
-/* Half of sort_packed's keys: made, sorted, then laid out on one thread. */
+/* Half of sort_packed's keys: made, then laid out on one thread. */
 struct radix_half {
 	const struct objpos *objs;
 	uint64_t lo;		/* the lowest id */
 	size_t from, n;		/* objs[from .. from + n) */
-	uint64_t *key, *tmp;	/* this half's n keys and scratch */
-	bool sorted;		/* the keys came in order */
-	bool in_tmp;		/* the sorted keys ended in tmp */
+	uint64_t *key;		/* keys: key[from .. from + n) are this half's */
+	bool sorted;		/* the half's keys came in order */
 	uint64_t *ids;		/* layout: ids[i] and key[i] = position, for i in the half */
 	size_t dups;		/* layout: ids equal to the one before, within the half */
 };
 
-/* radix_work: make one half's keys and sort them by their upper 32 bits, stably. */
-static void *radix_work(void *arg)
+/* key_work: make one half's keys. */
+static void *key_work(void *arg)
 {
 	struct radix_half *w = arg;
 	bool sorted = true;
-	for (size_t i = 0; i < w->n; i++) {
-		size_t o = w->from + i;
-		w->key[i] = ((w->objs[o].id - w->lo) >> 3) << 32 | o;
-		sorted = sorted && (i == 0 || w->key[i - 1] <= w->key[i]);
+	for (size_t i = w->from; i < w->from + w->n; i++) {
+		w->key[i] = ((w->objs[i].id - w->lo) >> 3) << 32 | i;
+		sorted = sorted && (i == w->from || w->key[i - 1] <= w->key[i]);
 	}
 	w->sorted = sorted;
-	w->in_tmp = !sorted && radix_sort_u64(w->key, w->tmp, w->n, 32, 64) == w->tmp;
 	return NULL;
 }
 
@@ -679,9 +699,10 @@ static void *layout_work(void *arg)
  * other: sort 8-byte keys ((id - min) / 8 << 32 | file order) instead of
  * 16-byte pairs, then lay out ids and positions from them. The sort is
  * stable, so of two records with one id the first in the file comes first.
- * Each half of the records is keyed and sorted on its own thread, then one
- * merge, then each half of the result laid out on its own thread. Returns
- * false, with nothing changed, when the ids do not fit.
+ * Each half of the records is keyed on its own thread, the keys radix
+ * sorted on both (radix_sort_u64_2) unless they came in order, and each
+ * half of the result laid out on its own thread. Returns false, with
+ * nothing changed, when the ids do not fit.
  */
 static bool sort_packed(struct loader *L)
 {
@@ -689,14 +710,10 @@ static bool sort_packed(struct loader *L)
 	size_t n = L->nobjs;
 	if (!n || n >= UINT32_MAX)
 		return false;
-	uint64_t lo = UINT64_MAX, hi = 0, first = L->objs[0].id, odd = 0;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t id = L->objs[i].id;
-		lo = id < lo ? id : lo;
-		hi = id > hi ? id : hi;
-		odd |= id ^ first;	/* every id the same modulo 8: (id - lo) & 7 == 0 */
-	}
-	if ((odd & 7) || ((hi - lo) >> 3) >= UINT32_MAX)
+	/* pass 1 noted the lowest and highest ids, and whether every id is the
+	 * same modulo 8 ((id - lo) & 7 == 0): their OR and AND agree there */
+	uint64_t lo = L->ids.lo, hi = L->ids.hi;
+	if (((L->ids.or_ ^ L->ids.and_) & 7) || lo > hi || ((hi - lo) >> 3) >= UINT32_MAX)
 		return false;
 	/* The radix sort writes its two key buffers all over; the records are
 	 * read in order from here on: past the budget, the buffers get the
@@ -704,35 +721,21 @@ static bool sort_packed(struct loader *L)
 	 * buffers in files, docs/performance.md). */
 	L->objs = big_demote(L->objs, 2 * (uint64_t)n * sizeof(uint64_t));
 	uint64_t *key = big_alloc(n, sizeof *key);
-	uint64_t *tmp = big_alloc(n, sizeof *tmp);
 	size_t mid = n / 2;
 	bool threads = n > 100000;
-	struct radix_half w[2] = {
-		{L->objs, lo, 0, mid, key, tmp, false, false, NULL, 0},
-		{L->objs, lo, mid, n - mid, key + mid, tmp + mid, false, false, NULL, 0}};
-	heap_run2(radix_work, &w[0], &w[1], threads);
-	/* a half whose keys share a digit (or came sorted) skipped passes:
-	 * bring both halves into the same buffer */
-	if (w[1].in_tmp != w[0].in_tmp)
-		memcpy(w[0].in_tmp ? tmp + mid : key + mid,
-		       w[1].in_tmp ? tmp + mid : key + mid, (n - mid) * sizeof *key);
-	const uint64_t *a = w[0].in_tmp ? tmp : key, *b = a + mid;
-	if (!(w[0].sorted && w[1].sorted && (!mid || mid == n || a[mid - 1] <= b[0]))) {
-		uint64_t *out = w[0].in_tmp ? key : tmp;
-		size_t i = 0, j = 0, o = 0;
-		while (i < mid && j < n - mid)	/* ties: the first half (earlier in the file) */
-			out[o++] = (b[j] >> 32) < (a[i] >> 32) ? b[j++] : a[i++];
-		while (i < mid)
-			out[o++] = a[i++];
-		while (j < n - mid)
-			out[o++] = b[j++];
-		a = out;
-	}
-	if (a != key) {
-		big_free(key);
-		key = tmp;
-	} else {
-		big_free(tmp);
+	struct radix_half w[2] = {{L->objs, lo, 0, mid, key, false, NULL, 0},
+				  {L->objs, lo, mid, n - mid, key, false, NULL, 0}};
+	heap_run2(key_work, &w[0], &w[1], threads);
+	if (!(w[0].sorted && w[1].sorted && (!mid || mid == n || key[mid - 1] <= key[mid]))) {
+		uint64_t *tmp = big_alloc(n, sizeof *tmp);
+		uint64_t *sorted = threads ? radix_sort_u64_2(key, tmp, n, 32, 64)
+					   : radix_sort_u64(key, tmp, n, 32, 64);
+		if (sorted != key) {
+			big_free(key);
+			key = tmp;
+		} else {
+			big_free(tmp);
+		}
 	}
 	/* ids from the keys; positions overwrite the keys in place */
 	h->ids = big_alloc(n + 1, sizeof *h->ids);

@@ -1,7 +1,9 @@
 /*
  * test_radix.c - radix_sort_u64 (src/base/radix.c) against qsort on random
  * keys: whole keys and bit ranges, stability within a range, keys that
- * share digits (skipped passes), and the empty and one-key cases.
+ * share digits (skipped passes), and the empty and one-key cases; and
+ * radix_sort_u64_2 (two threads) against radix_sort_u64, with halves whose
+ * keys vary in different bits.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -69,11 +71,49 @@ static void test_stable_range(void **state)
 	free(tmp);
 }
 
+/*
+ * radix_sort_u64_2 gives radix_sort_u64's keys, in the same order (so as
+ * stably): whole keys and the upper halves with many equal ones, the halves'
+ * keys varying in different digits (one half's passes would be skipped on
+ * its own), and the sizes either side of the one-thread cut.
+ */
+static void test_two_threads(void **state)
+{
+	(void)state;
+	const size_t sizes[] = {1000, 65535, 65536, 200001};
+	for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
+		for (int shape = 0; shape < 4; shape++) {
+			size_t n = sizes[s];
+			uint64_t *k = malloc(n * sizeof *k), *tmp = malloc(n * sizeof *k);
+			uint64_t *k1 = malloc(n * sizeof *k), *tmp1 = malloc(n * sizeof *k);
+			int lo = shape == 0 ? 0 : 32;
+			for (size_t i = 0; i < n; i++) {
+				uint64_t hi = shape == 1 ? r64() % 300	/* many equal */
+					      : shape == 2 ? (i < n / 2 ? r64() & 0xff : r64() << 40 >> 40)
+					      : r64() >> 32;
+				k[i] = k1[i] = shape == 0 ? r64() : hi << 32 | i;
+			}
+			const uint64_t *want = radix_sort_u64(k1, tmp1, n, lo, 64);
+			const uint64_t *got = radix_sort_u64_2(k, tmp, n, lo, 64);
+			assert_true(got == k || got == tmp);
+			for (size_t i = 0; i < n; i++)
+				if (got[i] != want[i])
+					fail_msg("n %zu, shape %d: key %zu is 0x%llx, one thread's 0x%llx",
+						 n, shape, i, (unsigned long long)got[i],
+						 (unsigned long long)want[i]);
+			free(k);
+			free(tmp);
+			free(k1);
+			free(tmp1);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_whole_keys),
 		cmocka_unit_test(test_stable_range),
+		cmocka_unit_test(test_two_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
