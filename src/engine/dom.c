@@ -62,6 +62,23 @@ static inline uint32_t next_succ(const struct dom_graph *g, const uint32_t *num,
 	return DOM_NONE;
 }
 
+/* Nodes [from, to) of dom_build's last step: DFS numbers to dominators. */
+struct to_nodes {
+	uint32_t *idom;
+	const uint32_t *vert, *parent;
+	uint32_t from, to;
+};
+
+static void *to_nodes_work(void *arg)
+{
+	struct to_nodes *w = arg;
+	for (uint32_t v = w->from; v < w->to; v++) {
+		uint32_t k = w->idom[v];
+		w->idom[v] = !k ? DOM_NONE : k == 1 ? v : w->vert[w->parent[k] - 1];
+	}
+	return NULL;
+}
+
 static void *prepare_work(void *arg)
 {
 	const struct dom_graph *g = arg;
@@ -223,11 +240,16 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 		parent[k] = d;
 	}
 
-	/* idom still holds DFS numbers: turn each into the dominator's node */
-	for (uint32_t v = 0; v < n; v++) {
-		uint32_t k = idom[v];
-		idom[v] = !k ? DOM_NONE : k == 1 ? v : vert[parent[k] - 1];
-	}
+	/* idom still holds DFS numbers: turn each into the dominator's node,
+	 * each half of the nodes on a thread */
+	struct to_nodes half[2] = {{idom, vert, parent, 0, n / 2}, {idom, vert, parent, n / 2, n}};
+	pthread_t th;
+	bool two = n > 100000 && pthread_create(&th, NULL, to_nodes_work, &half[1]) == 0;
+	to_nodes_work(&half[0]);
+	if (two)
+		pthread_join(th, NULL);
+	else
+		to_nodes_work(&half[1]);
 	if (nreach)
 		*nreach = count;
 done:

@@ -103,9 +103,7 @@ int dom_tree_build(struct heap *h, bool no_weak, bool spill, struct dom_tree **o
 		dom_tree_free(t);
 		return HS_INTERRUPTED;
 	}
-	for (uint32_t v = 0; v <= n; v++)
-		if (t->idom[v] == DOM_NONE)
-			t->idom[v] = HEAP_NONE;
+	_Static_assert(DOM_NONE == HEAP_NONE, "dom_build's unreachable mark is the tree's");
 	t->nreach = nreach - 1;
 	*out = t;
 	return HS_OK;
