@@ -7,59 +7,64 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Successor k of v across the slices, or DOM_NONE past the end. */
-static inline uint32_t nth(const struct dom_slices *s, uint32_t k)
+/* The DFS's stack: a node to visit and the number of the node whose edge
+ * led there, which becomes its DFS parent if it is visited from there. */
+static inline uint64_t entry(uint32_t from, uint32_t node)
 {
-	for (int i = 0; i < s->count; i++) {
-		if (k < s->n[i])
-			return s->a[i][k];
-		k -= s->n[i];
-	}
-	return DOM_NONE;
+	return (uint64_t)from << 32 | node;
 }
 
 /*
- * next_succ: v's first successor from its cursor on that the DFS has not
- * numbered, its cursor moved past it; DOM_NONE when none is left. The
- * cursor starts at 0. With g->csr, an object's cursor is 0 before its
- * extra successor was tried, else 1 + the index in adj to look at next;
- * the root's is the index in root_succ.
+ * push_succs: v's (numbered from) unvisited successors onto the stack, in
+ * reverse, so that they come off in order: extra first, then adj with
+ * csr. *cap grows as needed (big_realloc). With csr, each pushed node's row
+ * start is prefetched, and so is the row of the node below the top (it is
+ * visited after the top one's subtree).
  */
-static inline uint32_t next_succ(const struct dom_graph *g, const uint32_t *num, uint32_t v,
-				 uint32_t *cursor)
+static uint64_t *push_succs(const struct dom_graph *g, const uint32_t *num, uint32_t v,
+			    uint32_t from, uint64_t *stack, size_t *sp, size_t *cap)
 {
 	const struct dom_csr *c = g->csr;
-	uint32_t k = *cursor, w;
+	struct dom_slices s;
+	s.count = 0;
+	uint32_t extra = DOM_NONE;
 	if (!c) {
-		struct dom_slices s;
-		s.count = 0;
 		g->succs(g->ctx, v, &s);
-		while ((w = nth(&s, k)) != DOM_NONE && num[w])
-			k++;
-		*cursor = k + 1;
-		return w;
+	} else if (v == g->root) {
+		s.a[0] = c->root_succ;
+		s.n[0] = c->nroot_succ;
+		s.count = 1;
+	} else {
+		s.a[0] = c->adj + c->start[v];
+		s.n[0] = c->start[v + 1] - c->start[v];
+		s.count = 1;
+		if (c->cls)
+			extra = c->extra[c->cls[v]];
 	}
-	if (v == g->root) {
-		while (k < c->nroot_succ && num[c->root_succ[k]])
-			k++;
-		*cursor = k + 1;
-		return k < c->nroot_succ ? c->root_succ[k] : DOM_NONE;
+	size_t more = 1;
+	for (int i = 0; i < s.count; i++)
+		more += s.n[i];
+	if (*sp + more > *cap) {
+		*cap = *sp + more > 2 * *cap ? *sp + more : 2 * *cap;
+		stack = big_realloc(stack, *cap, sizeof *stack);
 	}
-	if (k == 0) {
-		k = c->start[v] + 1;
-		w = c->cls ? c->extra[c->cls[v]] : DOM_NONE;
-		if (w != DOM_NONE && !num[w]) {
-			*cursor = k;
-			return w;
+	uint64_t e = entry(from, 0);
+	size_t top = *sp;
+	for (int i = s.count; i-- > 0;)
+		for (uint32_t k = s.n[i]; k-- > 0;) {
+			uint32_t x = s.a[i][k];
+			if (!num[x]) {
+				stack[top++] = e | x;
+				if (c)
+					__builtin_prefetch(&c->start[x]);
+			}
 		}
-	}
-	uint32_t end = c->start[v + 1];
-	for (k--; k < end; k++)
-		if (!num[c->adj[k]]) {
-			*cursor = k + 2;
-			return c->adj[k];
-		}
-	return DOM_NONE;
+	if (extra != DOM_NONE && !num[extra])
+		stack[top++] = e | extra;
+	if (c && top >= 2)
+		__builtin_prefetch(&c->adj[c->start[(uint32_t)stack[top - 2]]]);
+	*sp = top;
+	return stack;
 }
 
 /* Nodes [from, to) of dom_build's last step: DFS numbers to dominators. */
@@ -98,8 +103,7 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 	/*
 	 * Arrays in DFS-number space (numbers start at 1; 0 = unvisited):
 	 * num[v] object -> number, vert[k] number -> node, parent[k] becomes
-	 * idom[k]; semi and the link-eval forest follow LT. During the DFS,
-	 * dfs holds the explicit stack and semi each stack entry's edge cursor.
+	 * idom[k]; semi and the link-eval forest follow LT.
 	 */
 	/* num lives in idom, which is free until the end (converted in place) */
 	uint32_t *num = idom;
@@ -108,14 +112,13 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 	uint32_t *vert = order ? order : vert_mem;	/* vert[k - 1]: node numbered k */
 	uint32_t *parent = big_alloc((size_t)n + 2, sizeof *parent);
 	uint32_t *semi = big_alloc((size_t)n + 2, sizeof *semi);
-	uint32_t *dfs = big_alloc((size_t)n + 2, sizeof *dfs);
-	/* These are written and read in order (numbers, a stack): when the
-	 * forest needs memory they give it up first (big_settle). num and the
-	 * forest are written all over and keep theirs. */
+	uint64_t *dfs = NULL;	/* the DFS's stack of entries */
+	/* These are written and read in order (numbers): when the forest
+	 * needs memory they give it up first (big_settle). num and the forest
+	 * are written all over and keep theirs. */
 	big_settle(vert);
 	big_settle(parent);
 	big_settle(semi);
-	big_settle(dfs);
 	struct link *forest = NULL;
 	uint32_t *stack = NULL;
 	int st = HS_OK;
@@ -126,25 +129,31 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 	bool preparing = g->prepare && pthread_create(&prep, NULL, prepare_work,
 						      (void *)g) == 0;
 
-	/* Iterative DFS: preorder numbers and DFS-tree parents. */
-	uint32_t count = 0, sp = 0;
-	num[g->root] = ++count;
-	vert[count - 1] = g->root;
-	parent[count] = 0;
-	dfs[sp] = g->root;
-	semi[sp++] = 0;
+	/*
+	 * Iterative DFS: preorder numbers and DFS-tree parents. A node is
+	 * numbered when it comes off the stack unvisited, its unvisited
+	 * successors pushed in reverse: the recursive DFS's preorder, whose
+	 * tree parent is the node that pushed the entry. The stack holds the
+	 * nodes waiting, not the path (a list's nodes leave it as they are
+	 * visited); with csr the next nodes' rows are prefetched (about a
+	 * fifth of the DFS's time on big1).
+	 */
+	uint32_t count = 1;
+	size_t sp = 0, cap = 4096;
+	dfs = big_alloc(cap, sizeof *dfs);
+	num[g->root] = 1;
+	vert[0] = g->root;
+	parent[1] = 0;
+	dfs = push_succs(g, num, g->root, 1, dfs, &sp, &cap);
 	while (sp) {
-		uint32_t v = dfs[sp - 1];
-		uint32_t w = next_succ(g, num, v, &semi[sp - 1]);
-		if (w == DOM_NONE) {
-			sp--;
+		uint64_t e = dfs[--sp];
+		uint32_t w = (uint32_t)e;
+		if (num[w])
 			continue;
-		}
 		num[w] = ++count;
 		vert[count - 1] = w;
-		parent[count] = num[v];
-		dfs[sp] = w;
-		semi[sp++] = 0;
+		parent[count] = (uint32_t)(e >> 32);
+		dfs = push_succs(g, num, w, count, dfs, &sp, &cap);
 		if ((count & 0xfffff) == 0) {
 			hs_progress("numbering the objects", count, n);
 			if (hs_interrupted) {
@@ -232,10 +241,13 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 		}
 	}
 
-	/* NCA: climb from the DFS parent to the first ancestor <= semi. */
+	/* NCA: climb from the DFS parent to the first ancestor <= semi; the
+	 * root (1) is everyone's, so a semidominator of 1 is the idom. */
 	for (uint32_t k = 2; k <= count; k++) {
-		uint32_t d = parent[k];
-		while (d > semi[k])
+		uint32_t d = parent[k], sd = semi[k];
+		if (sd == 1)
+			d = 1;
+		while (d > sd)
 			d = parent[d];
 		parent[k] = d;
 	}

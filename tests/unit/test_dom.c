@@ -454,12 +454,47 @@ static void large_graphs(void **state)
 	}
 }
 
+/*
+ * A root with 300,000 successors, each also linked to the next: the DFS's
+ * stack of waiting nodes grows far past its first 4,096 entries (the root
+ * pushes all of them), and all but the first are reached from their
+ * neighbour first, so most entries come off already visited.
+ */
+static void wide_root(void **state)
+{
+	(void)state;
+	uint32_t n = 300001, cap = 2 * n;
+	struct g g = empty_graph(n, cap, 0);
+	for (uint32_t v = 1; v < n; v++)
+		add(&g, 0, v, cap);
+	for (uint32_t v = 1; v + 1 < n; v++)
+		add(&g, v, v + 1, cap);
+	csr(g.n, g.m, g.from, g.to, &g.s_start, &g.s);
+	csr(g.n, g.m, g.to, g.from, &g.p_start, &g.p);
+	uint32_t *idom = malloc(g.n * sizeof *idom), *order = malloc(g.n * sizeof *order), nreach;
+	struct dom_csr arrays = {g.s_start, g.s, NULL, NULL, g.s + g.s_start[0],
+				 g.s_start[1] - g.s_start[0]};
+	for (int way = 0; way < 2; way++) {	/* through succs, then the arrays */
+		struct dom_graph dg = {g.n, 0, &g, succs, preds, NULL, way ? &arrays : NULL};
+		assert_int_equal(dom_build(&dg, idom, order, &nreach), HS_OK);
+		assert_int_equal(nreach, n);
+		for (uint32_t v = 0; v < n; v++) {
+			assert_int_equal(idom[v], 0);	/* the root links to each */
+			assert_int_equal(order[v], v);	/* 1, then 2 through 1's link, ... */
+		}
+	}
+	free(idom);
+	free(order);
+	free_graph(&g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(random_graphs),
 		cmocka_unit_test(long_chain),
 		cmocka_unit_test(large_graphs),
+		cmocka_unit_test(wide_root),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
