@@ -72,8 +72,9 @@ struct dom_graph {
  * (n entries) it receives the reachable nodes in DFS preorder (order[0] =
  * root) and *nreach their count; a dominator always precedes the nodes it
  * dominates in that order, so a reverse sweep is bottom-up.
- * Temporary memory: 16 bytes per node (20 when order is NULL); idom
- * holds the DFS numbers until the end. Returns HS_OK, or HS_INTERRUPTED
+ * Temporary memory: 16 bytes per node (20 when order is NULL), and the
+ * DFS's stack of nodes waiting, 8 bytes each (at most one per edge; 47 k
+ * at most on big1); idom holds the DFS numbers until the end. Returns HS_OK, or HS_INTERRUPTED
  * when hs_interrupted was set (idom is then incomplete).
  */
 int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32_t *nreach);
