@@ -17,6 +17,7 @@
 #define HS_HEAPSH_H
 
 #include "base/big.h"
+#include "base/filemap.h"
 #include "base/mem.h"
 #include "dsl/eval.h"
 #include "dsl/parse.h"

@@ -131,3 +131,45 @@ check "randomly damaged dumps: no crash or hang" 0 "$crashes"
 OUT=$(printf ':show 0x1\n:histogram Order\n' | $HEAPSH --format csv "$KNOWN" 2>&1)
 check_contains "shell goes on after an error" "Order,1000,40000" "$OUT"
 check_contains "error names the input line" "<stdin>:1" "$OUT"
+
+# A dump or index cut short while the shell has it open: reading the part
+# that is gone says which file changed and stops with status 2, no crash
+# (src/base/filemap.h). The shell reads its commands from a FIFO, so the
+# file is cut between two of them.
+# cut_while_open FILE KEEP FIRST THEN DUMP: run FIRST, cut FILE to KEEP
+# bytes, then THEN; sets OUT, ERR, ST.
+cut_while_open() {
+	local fifo=$B/cmds
+	rm -f "$fifo"
+	mkfifo "$fifo"
+	timeout 60 $HEAPSH --format csv "$5" <"$fifo" >"$B/cut.out" 2>"$B/cut.err" &
+	local pid=$!
+	exec 7>"$fifo"
+	printf '%s\n"first-done"\n' "$3" >&7
+	for _ in $(seq 300); do
+		grep -q first-done "$B/cut.out" 2>/dev/null && break
+		sleep 0.1
+	done
+	truncate -s "$2" "$1"
+	printf '%s\n' "$4" >&7
+	exec 7>&-
+	wait "$pid"
+	ST=$?
+	OUT=$(cat "$B/cut.out")
+	ERR=$(cat "$B/cut.err")
+}
+cp "$KNOWN" "$B/cut.hprof"
+cut_while_open "$B/cut.hprof" 4096 ':histogram Order' \
+	'objects.exists([it | it is Order and it.status = 7])' "$B/cut.hprof"
+check_status "dump cut while open: exit 2" 2 "$ST"
+check_contains "dump cut while open: the first command's answer" "Order,1000,40000" "$OUT"
+check_contains "dump cut while open: names the file" "$B/cut.hprof changed on disk while heapsh had it open" "$ERR"
+check_contains "dump cut while open: the byte read" "reading its byte" "$ERR"
+check_contains "dump cut while open: what to do" "open the file again" "$ERR"
+
+cp "$KNOWN" "$B/cut2.hprof"
+rm -f "$B/cut2.hprof.hsidx"
+$HEAPSH -c ':dominators --top 1' "$B/cut2.hprof" >/dev/null 2>&1	# writes the index
+cut_while_open "$B/cut2.hprof.hsidx" 4096 ':dominators --top 1' ':retained Owner' "$B/cut2.hprof"
+check_status "index cut while open: exit 2" 2 "$ST"
+check_contains "index cut while open: names the index" "$B/cut2.hprof.hsidx changed on disk while heapsh had it open" "$ERR"

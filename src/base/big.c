@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #endif
 #include "big.h"
+#include "filemap.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -498,6 +499,7 @@ void *big_realloc(void *p, size_t count, size_t size)
 	}
 	struct region r = regions[k];
 	forget((size_t)k);
+	fm_forget(r.p, r.bytes);	/* when rehomed into an index */
 	/* Anonymous memory grows in place within the budget; either kind
 	 * shrinks in place (a file keeps its blocks until the array goes);
 	 * a file-backed array grows into a new file, copied. */
@@ -614,6 +616,7 @@ bool big_rehome(void *p, int fd, uint64_t off)
 		       (off_t)off);
 	if (q == MAP_FAILED)	/* the old pages may be gone: nothing to go back to */
 		die("move", regions[k].bytes, strerror(errno));
+	fm_note_fd(p, regions[k].bytes, off, fd);
 	pthread_mutex_unlock(&lock);
 	return true;
 }
@@ -659,6 +662,7 @@ void big_free(void *p)
 	}
 unmap:
 	pthread_mutex_unlock(&lock);
+	fm_forget(r.p, r.bytes);
 	munmap(r.p, r.bytes);
 }
 

@@ -2,6 +2,7 @@
 #include "domtree.h"
 
 #include "../base/big.h"
+#include "../base/filemap.h"
 #include "../base/radix.h"
 
 #include <stdlib.h>
@@ -165,6 +166,7 @@ void dom_tree_free(struct dom_tree *t)
 		return;
 	hg_free(&t->g);
 	if (t->map) {
+		fm_forget(t->map, t->maplen);
 		munmap(t->map, t->maplen);
 	} else {
 		big_free(t->idom);

@@ -5,6 +5,7 @@
 #include "idx.h"
 
 #include "../base/big.h"
+#include "../base/filemap.h"
 #include "../base/fmt.h"
 #include "../base/io.h"
 
@@ -308,8 +309,10 @@ static void drop_sections(struct idx *x)
 	free(x->sec);
 	x->sec = NULL;
 	x->nsec = 0;
-	if (x->map)
+	if (x->map) {
+		fm_forget(x->map, x->maplen);
 		munmap((void *)x->map, x->maplen);
+	}
 	x->map = NULL;
 	x->maplen = 0;
 	if (x->fd >= 0)
@@ -383,6 +386,7 @@ static bool load(struct idx *x, const char *path, int fd, bool check_crc)
 			 len ? strerror(errno) : "not a heapsh index or truncated");
 		return false;
 	}
+	fm_note_fd(buf, len, 0, fd);
 	x->map = buf;
 	x->maplen = len;
 	x->fd = fd;
@@ -529,6 +533,7 @@ const void *idx_map_section(const struct idx *x, uint32_t tag, uint64_t *len,
 		void *p = mmap(NULL, maplen ? maplen : 1, PROT_READ, MAP_PRIVATE, x->fd, (off_t)from);
 		if (p == MAP_FAILED)
 			return NULL;
+		fm_note_fd(p, maplen ? maplen : 1, from, x->fd);
 		m->base = p;
 		m->len = maplen ? maplen : 1;
 		*len = s->len;
@@ -539,8 +544,10 @@ const void *idx_map_section(const struct idx *x, uint32_t tag, uint64_t *len,
 
 void idx_unmap(struct idx_mapping *m)
 {
-	if (m && m->base)
+	if (m && m->base) {
+		fm_forget(m->base, m->len);
 		munmap(m->base, m->len);
+	}
 	if (m)
 		memset(m, 0, sizeof *m);
 }

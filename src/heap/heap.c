@@ -11,6 +11,7 @@
 #include "../base/io.h"
 #include "../base/suggest.h"
 #include "../base/big.h"
+#include "../base/filemap.h"
 #include "heap_internal.h"
 
 const char *heap_keep(struct heap *h, char *s)
@@ -78,6 +79,7 @@ void heap_free(struct heap *h)
 		return;
 	if (h->model_map) {
 		heap_forget_mapped(h);
+		fm_forget(h->model_map, h->model_maplen);
 		munmap(h->model_map, h->model_maplen);
 	}
 	for (uint32_t k = 0; k < h->nclasses; k++) {

@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include "../base/big.h"
+#include "../base/filemap.h"
 
 /* NEED: fail unless n bytes remain between cur and lim. */
 #define NEED(cur, lim, n) ((cur) <= (lim) && (lim) - (cur) >= (size_t)(n))
@@ -99,6 +100,7 @@ int hprof_open(const char *path, struct hprof **out, struct hs_error *err)
 			goto fail;
 		}
 		madvise(m, h->file_size, MADV_SEQUENTIAL);
+		fm_note(m, h->file_size, 0, path);
 		h->data = m;
 		h->size = h->file_size;
 	}
@@ -138,10 +140,12 @@ void hprof_close(struct hprof *h)
 	if (!h)
 		return;
 	if (h->data) {
-		if (h->gzip)
+		if (h->gzip) {
 			big_free((void *)h->data);
-		else
+		} else {
+			fm_forget(h->data, h->size);
 			munmap((void *)h->data, h->size);
+		}
 	}
 	free(h->path);
 	free(h);

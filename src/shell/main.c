@@ -19,6 +19,7 @@
 #include "../out/out.h"
 #include "sh.h"
 #include "../base/big.h"
+#include "../base/filemap.h"
 #include "../base/suggest.h"
 
 struct sh *sh_current;
@@ -45,6 +46,25 @@ static void on_sigint(int sig)
 	hs_interrupted = 1;
 	if (at_prompt)
 		le_interrupt();
+}
+
+/*
+ * on_sigbus: a read of a mapped dump or index past its end, because the
+ * file was cut short or is being rewritten in place since heapsh mapped
+ * it (src/base/filemap.h): say which file and stop (exit status 2), not
+ * crash. Any other SIGBUS is a fault of heapsh's: the default action
+ * (SA_RESETHAND restored it) when the read is tried again.
+ */
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	static char msg[FM_PATH + 512];
+	if (!fm_explain(si->si_addr, msg, sizeof msg))
+		return;
+	ssize_t w = write(STDERR_FILENO, msg, strlen(msg));
+	(void)w;
+	_exit(2);
 }
 
 /* The engine's progress after a label (sh_progress_begin): stderr, a terminal only. */
@@ -816,6 +836,10 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_sigint;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = NULL;
+	sa.sa_sigaction = on_sigbus;
+	sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+	sigaction(SIGBUS, &sa, NULL);
 
 	if (dump && is_pid(dump)) {
 		if (sh_attach(&sh, atoi(dump)) != HS_OK)
