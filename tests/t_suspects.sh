@@ -136,6 +136,13 @@ check "--baseline: the cache's growth is its map's retained size now less then" 
 	"$(printf '%s\n' "$B" | grep ',static LeakShop.PRICE_CACHE,' | awk -F, '{ print $(NF-1) "," $NF }')"
 check_contains "--baseline in table mode: growth in each heading" "since the baseline" \
 	"$($HEAPSH -c ":suspects --baseline $SU/r1.hprof" "$SU/r2.hprof")"
+# The same from Lua (the session's hs_suspects for both front ends).
+check "Lua suspects{baseline}: each suspect's retained size then and growth, as :suspects --baseline" \
+	"$(printf '%s\n' "$B" | tail -n +2 | awk -F, '{ print $1, ($(NF-1) == "" ? "nil" : $(NF-1)), $NF }')" \
+	"$($HEAPSH -c ":lua for _, s in ipairs(heapsh.current():suspects{threshold = 5, baseline = '$SU/r1.hprof'}) do print(s.rank, s.base_retained_bytes, s.growth_bytes) end" "$SU/r2.hprof" | tr '\t' ' ')"
+check "Lua suspects{baseline}: a baseline that is not there is nil and the message" \
+	"nil --baseline $SU/nothing.hprof:" \
+	"$($HEAPSH -c ":lua local s, m = heapsh.current():suspects{baseline = '$SU/nothing.hprof'} print(s, m:sub(1, #'--baseline $SU/nothing.hprof:'))" "$SU/r2.hprof" | tr '\t' ' ')"
 
 # Errors: each says what and the shell goes on.
 out=$($HEAPSH -c ':suspects --threshold 0' -c ':suspects --threshold abc' -c ':suspects --child' \

@@ -511,13 +511,15 @@ static double opt_pct(lua_State *L, int opts, const char *key, double dflt)
 }
 
 /*
- * heap:suspects([{threshold = PCT, child = PCT}]) -> list of suspects,
- * largest first (the rows of :suspects; src/engine/suspects.h), each a
- * table: rank, description, retained_bytes, heap_pct, objects (what piles
- * up), piled (its class name or nil), accumulation_point and holder
- * (objects), members (the objects that keep the memory), where (the field
- * chain), path (the shortest path from a GC root to the accumulation
- * point, a list of objects), path_text | nil, message.
+ * heap:suspects([{threshold = PCT, child = PCT, baseline = OLDER_DUMP}])
+ * -> list of suspects, largest first (the rows of :suspects;
+ * src/engine/suspects.h, hs_suspects), each a table: rank, description,
+ * retained_bytes, heap_pct, objects (what piles up), piled (its class name
+ * or nil), accumulation_point and holder (objects), members (the objects
+ * that keep the memory), where (the field chain), path (the shortest path
+ * from a GC root to the accumulation point, a list of objects), path_text;
+ * with a baseline also base_retained_bytes (nil when the suspect is not in
+ * the older dump) and growth_bytes | nil, message.
  */
 static int heap_suspects(lua_State *L)
 {
@@ -525,24 +527,20 @@ static int heap_suspects(lua_State *L)
 	if (!lua_isnoneornil(L, 2))
 		luaL_checktype(L, 2, LUA_TTABLE);
 	struct sus_opts o = {opt_pct(L, 2, "threshold", 10), opt_pct(L, 2, "child", 80)};
-	struct dom_tree *t = hs_dom(hp->ss, hp->ss->no_weak);
-	if (!t) {
+	const char *baseline = NULL;
+	if (!lua_isnoneornil(L, 2)) {
+		lua_getfield(L, 2, "baseline");	/* left on the stack while in use */
+		baseline = lua_isnil(L, -1) ? NULL : luaL_checkstring(L, -1);
+	}
+	struct suspect *s;
+	uint32_t n;
+	if (hs_suspects(hp->ss, &o, hp->ss->no_weak, baseline, &s, &n) != HS_OK) {
 		lua_pushnil(L);
 		lua_pushstring(L, hp->ss->err.msg);
 		return 2;
 	}
+	struct dom_tree *t = hp->ss->dom[hp->ss->no_weak];
 	const struct heap *h = hp->ss->heap;
-	struct hgraph g;
-	hg_init(&g, h, true, true);
-	struct suspect *s;
-	uint32_t n;
-	int st = sus_find(t, &g, &o, &s, &n);
-	hg_free(&g);
-	if (st != HS_OK) {
-		lua_pushnil(L);
-		lua_pushstring(L, "interrupted");
-		return 2;
-	}
 	uint64_t reachable = dom_retained(t, h->n);
 	lua_createtable(L, (int)n, 0);
 	for (uint32_t i = 0; i < n; i++) {
@@ -580,6 +578,15 @@ static int heap_suspects(lua_State *L)
 		lua_pushstring(L, text);
 		free(text);
 		lua_setfield(L, -2, "path_text");
+		if (baseline) {
+			if (s[i].has_base)
+				lua_pushinteger(L, (lua_Integer)s[i].base_retained);
+			else
+				lua_pushnil(L);
+			lua_setfield(L, -2, "base_retained_bytes");
+			lua_pushinteger(L, (lua_Integer)s[i].growth);
+			lua_setfield(L, -2, "growth_bytes");
+		}
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
 	}
 	sus_free(s, n);

@@ -391,6 +391,70 @@ struct dom_tree *hs_dom(struct hs_session *s, bool no_weak)
 	return *slot;
 }
 
+/* baseline_tree: the dominator tree of the older dump at path, with its
+ * heap (*bh), from its index when it has one. */
+static int baseline_tree(struct hs_session *s, const char *path, bool no_weak, struct heap **bh,
+			 struct dom_tree **bt)
+{
+	struct hs_error err;
+	*bt = NULL;
+	stage(s, "reading the baseline %s", path);
+	int st = heap_load(path, &s->load_opts, bh, &err);
+	stage_end(s);
+	if (st == HS_INTERRUPTED) {
+		hs_fail(s, "reading the baseline %s interrupted", path);
+		return HS_INTERRUPTED;
+	}
+	if (st != HS_OK)
+		return hs_fail(s, "--baseline %s: %s", path, err.msg);
+	struct idx *ix = s->no_index || (*bh)->damaged ? NULL : idx_open(path);
+	uint64_t len;
+	const uint8_t *p = ix ? idx_section(ix, no_weak ? IDX_DOM_STRONG : IDX_DOM_ALL, &len) : NULL;
+	bool insane = false;
+	if (p)
+		*bt = dom_tree_load(*bh, no_weak, p, len, NULL, 0, false, &insane);
+	if (!*bt) {
+		stage(s, "computing the baseline's dominator tree of %u objects", (*bh)->n);
+		st = dom_tree_build(*bh, no_weak, !s->no_spill, bt);
+		stage_end(s);
+	}
+	idx_close(ix);
+	if (st != HS_OK) {
+		heap_free(*bh);
+		*bh = NULL;
+		hs_fail(s, "the baseline's dominator tree: interrupted");
+		return HS_INTERRUPTED;
+	}
+	return HS_OK;
+}
+
+int hs_suspects(struct hs_session *s, const struct sus_opts *o, bool no_weak,
+		const char *baseline, struct suspect **out, uint32_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	struct dom_tree *t = hs_dom(s, no_weak);
+	if (!t)
+		return HS_ERR;
+	struct heap *bh = NULL;
+	struct dom_tree *bt = NULL;
+	int st = baseline ? baseline_tree(s, baseline, no_weak, &bh, &bt) : HS_OK;
+	if (st != HS_OK)
+		return st;
+	struct hgraph g;
+	hg_init(&g, s->heap, true, true);	/* paths through strong references, as MAT's */
+	st = sus_find(t, &g, o, out, n);
+	hg_free(&g);
+	if (st != HS_OK)
+		hs_fail(s, "leak suspects: interrupted");
+	else if (bt)
+		sus_baseline(*out, *n, bt);
+	if (bt)
+		dom_tree_free(bt);
+	heap_free(bh);
+	return st;
+}
+
 static void dyn_to_index(struct hs_session *s)
 {
 	uint64_t len;

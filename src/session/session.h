@@ -33,6 +33,7 @@
 #include "../engine/domtree.h"
 #include "../engine/dyn.h"
 #include "../engine/idx.h"
+#include "../engine/suspects.h"
 #include "../heap/heap.h"
 
 struct dsl;
@@ -121,6 +122,19 @@ struct dom_tree *hs_dom(struct hs_session *s, bool no_weak);
 struct dyn *hs_dyn(struct hs_session *s, bool estimates);
 /* hs_dyn_save: write the engine (and its memoized sizes) to the index if it changed. */
 void hs_dyn_save(struct hs_session *s);
+/*
+ * hs_suspects: the leak suspects of the heap (sus_find; Eclipse MAT's
+ * Leak Suspects, docs/leak-suspects.md) in its dominator tree (no_weak:
+ * without Reference.referent edges; hs_dom), with their paths through
+ * strong references, as MAT's. With baseline (NULL: none), the path of an
+ * older dump of the same program: each suspect's retained size there and
+ * its growth (sus_baseline), that dump's tree read from its index file or
+ * computed (not written). *out and *n: the suspects, largest first, freed
+ * with sus_free, pointing into the heap. HS_ERR with s->err (the baseline
+ * cannot be read), HS_INTERRUPTED.
+ */
+int hs_suspects(struct hs_session *s, const struct sus_opts *o, bool no_weak,
+		const char *baseline, struct suspect **out, uint32_t *n);
 /* hs_dsl: the query language's session, made on first use (it may precede the heap). */
 struct dsl *hs_dsl(struct hs_session *s);
 

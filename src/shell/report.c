@@ -469,16 +469,15 @@ int sh_report(struct sh *sh, const char *path)
 	struct waste_dup *dup = NULL;
 	struct waste_coll *coll = NULL, total;
 	struct sus_opts so = {10, 80};
-	struct dom_tree *t = sh_dom(sh, sh->ss->no_weak);
-	if (!t)
-		goto fail;	/* reported */
-	const struct heap *h = sh->ss->heap;
-	struct hgraph g;
-	hg_init(&g, h, true, true);	/* paths through strong references, as :suspects */
-	int st = sus_find(t, &g, &so, &sus, &nsus);
-	hg_free(&g);
+	int st = hs_suspects(sh->ss, &so, sh->ss->no_weak, NULL, &sus, &nsus);
+	if (st == HS_ERR) {
+		sh_error(sh, NULL, "%s", sh->ss->err.msg);
+		goto fail;
+	}
 	if (st != HS_OK)
 		goto interrupted;
+	struct dom_tree *t = sh->ss->dom[sh->ss->no_weak];
+	const struct heap *h = sh->ss->heap;
 	sh_progress_begin("retained sizes per class");
 	st = sh_classes_by_retained(sh, t, REPORT_CANDIDATES, &cls, &ret, &ncls);
 	sh_progress_end();

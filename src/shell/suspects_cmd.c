@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "../base/fmt.h"
-#include "../engine/idx.h"
 #include "../engine/suspects.h"
 #include "../out/out.h"
 #include "sh.h"
@@ -66,41 +65,6 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0;
 }
 
-/* baseline: the older dump's dominator tree (its index file when it has one). */
-static int baseline(struct sh *sh, const char *path, bool no_weak, struct heap **bh,
-		    struct dom_tree **bt)
-{
-	struct hs_error err;
-	*bh = NULL;
-	*bt = NULL;
-	sh_progress_begin("reading the baseline %s", path);
-	int st = heap_load(path, &sh->ss->load_opts, bh, &err);
-	sh_progress_end();
-	if (st == HS_INTERRUPTED)
-		return sh_error(sh, NULL, "interrupted");
-	if (st != HS_OK)
-		return sh_error(sh, NULL, "--baseline %s: %s", path, err.msg);
-	struct idx *ix = sh->ss->no_index || (*bh)->damaged ? NULL : idx_open(path);
-	uint64_t len;
-	const uint8_t *p = ix ? idx_section(ix, no_weak ? IDX_DOM_STRONG : IDX_DOM_ALL, &len) : NULL;
-	bool insane = false;
-	if (p)
-		*bt = dom_tree_load(*bh, no_weak, p, len, NULL, 0, false, &insane);
-	if (!*bt) {
-		sh_progress_begin("computing the baseline's dominator tree of %u objects", (*bh)->n);
-		st = dom_tree_build(*bh, no_weak, !sh->ss->no_spill, bt);
-		sh_progress_end();
-	}
-	if (ix)
-		idx_close(ix);
-	if (st != HS_OK) {
-		heap_free(*bh);
-		*bh = NULL;
-		return sh_error(sh, NULL, "interrupted");
-	}
-	return HS_OK;
-}
-
 int sh_cmd_suspects(struct sh *sh, int argc, char **argv)
 {
 	struct sus_opts o = {10, 80};
@@ -126,31 +90,12 @@ int sh_cmd_suspects(struct sh *sh, int argc, char **argv)
 			return sh_error(sh, NULL, "unexpected '%s'; usage: %s", w, usage);
 		}
 	}
-	struct dom_tree *t = sh_dom(sh, no_weak);
-	if (!t)
-		return HS_ERR;
-	const struct heap *h = sh->ss->heap;
-	struct heap *bh = NULL;
-	struct dom_tree *bt = NULL;
-	if (base_path && baseline(sh, base_path, no_weak, &bh, &bt))
-		return HS_ERR;
-	struct hgraph g;
-	hg_init(&g, h, true, true);	/* paths through strong references, as MAT's */
 	struct suspect *s;
 	uint32_t n;
-	int st = sus_find(t, &g, &o, &s, &n);
-	hg_free(&g);
-	if (st != HS_OK) {
-		if (bt)
-			dom_tree_free(bt);
-		heap_free(bh);
-		return sh_error(sh, NULL, "interrupted");
-	}
-	if (bt) {
-		sus_baseline(s, n, bt);
-		dom_tree_free(bt);
-		heap_free(bh);
-	}
+	if (hs_suspects(sh->ss, &o, no_weak, base_path, &s, &n) != HS_OK)
+		return sh_error(sh, NULL, "%s", sh->ss->err.msg);
+	const struct heap *h = sh->ss->heap;
+	struct dom_tree *t = sh->ss->dom[no_weak];
 	uint64_t reachable = dom_retained(t, h->n);
 	if (out_mode != OUT_TABLE) {
 		static const char *const cols[] = {"rank", "description", "retained_bytes", "heap_pct",
