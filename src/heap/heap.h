@@ -179,7 +179,7 @@ struct heap {
 	uint64_t nrefs;
 
 	/*
-	 * id -> index directory (see build_index): chunks of the id range.
+	 * id -> index directory (see heap_build_directory): chunks of the id range.
 	 * A chunk dense with 8-byte aligned ids (HotSpot's regions) has a
 	 * bitmap, a bit per 8-byte slot, with the index of each 64 slots'
 	 * first object: a lookup reads one entry and compares no ids. Any

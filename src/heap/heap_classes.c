@@ -1,0 +1,546 @@
+/*
+ * heap_classes.c - the loader's classes: CLASS DUMP records decoded, Java
+ * names, reference field layouts, the reference size and every class's
+ * instance size (docs/heap-model.md), and the classes of the objects. See
+ * loader.h.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/big.h"
+#include "loader.h"
+
+/* java_name: JVM class name ("java/lang/String", "[[I") to Java's. */
+static char *java_name(const char *s)
+{
+	int dims = 0;
+	while (s[dims] == '[')
+		dims++;
+	const char *base = s + dims;
+	char *elem;
+	if (dims) {
+		const char *prim = NULL;
+		switch (*base) {
+		case 'Z': prim = "boolean"; break;
+		case 'C': prim = "char"; break;
+		case 'F': prim = "float"; break;
+		case 'D': prim = "double"; break;
+		case 'B': prim = "byte"; break;
+		case 'S': prim = "short"; break;
+		case 'I': prim = "int"; break;
+		case 'J': prim = "long"; break;
+		default: break;
+		}
+		if (prim && base[1] == 0)
+			elem = xstrdup(prim);
+		else if (*base == 'L') {
+			size_t len = strlen(base + 1);
+			if (len && base[len] == ';')
+				len--;
+			elem = xstrndup(base + 1, len);
+		} else
+			elem = xstrdup(base);
+	} else {
+		elem = xstrdup(base);
+	}
+	for (char *c = elem; *c; c++)
+		if (*c == '/')
+			*c = '.';
+	if (!dims)
+		return elem;
+	size_t el = strlen(elem);
+	char *out = xmalloc(el + 2 * (size_t)dims + 1);
+	memcpy(out, elem, el);
+	for (int d = 0; d < dims; d++)
+		memcpy(out + el + 2 * d, "[]", 2);
+	out[el + 2 * (size_t)dims] = 0;
+	free(elem);
+	return out;
+}
+
+static uint8_t prim_elem_type(const char *name)
+{
+	static const struct { const char *n; uint8_t t; } prims[] = {
+		{"boolean[]", HPROF_BOOLEAN}, {"char[]", HPROF_CHAR},
+		{"float[]", HPROF_FLOAT}, {"double[]", HPROF_DOUBLE},
+		{"byte[]", HPROF_BYTE}, {"short[]", HPROF_SHORT},
+		{"int[]", HPROF_INT}, {"long[]", HPROF_LONG}};
+	for (size_t i = 0; i < sizeof prims / sizeof *prims; i++)
+		if (!strcmp(name, prims[i].n))
+			return prims[i].t;
+	return 0;
+}
+
+/* add_class: append a class with no CLASS DUMP (named only by its users). */
+static uint32_t add_class(struct loader *L, uint64_t id, const char *name)
+{
+	struct heap *h = L->h;
+	h->classes = xreallocarray(h->classes, h->nclasses + 1, sizeof *h->classes);
+	struct heap_class *c = &h->classes[h->nclasses];
+	memset(c, 0, sizeof *c);
+	c->id = id;
+	c->obj = HEAP_NONE;
+	c->super = HEAP_NONE;
+	c->loader = HEAP_NONE;
+	c->name = heap_keep(h, xstrdup(name));
+	c->obj_kind = HEAP_KIND_NONE;
+	c->elem_type = prim_elem_type(name);
+	if (!c->elem_type && strlen(name) > 2 && !strcmp(name + strlen(name) - 2, "[]"))
+		c->elem_type = HPROF_OBJECT;
+	if (id)
+		u64map_put(&L->class_index, id, h->nclasses);
+	return h->nclasses++;
+}
+
+const char *heap_class_name_for(struct loader *L, uint64_t id)
+{
+	uint64_t sid;
+	if (u64map_get(&L->class_names, id, &sid))
+		return heap_keep(L->h, java_name(heap_name(L->h, sid)));
+	return heap_keep(L->h, xasprintf("<class 0x%llx>", (unsigned long long)id));
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+void heap_read_classes(struct loader *L)
+{
+	struct heap *h = L->h;
+	struct hprof *hp = L->hp;
+	size_t ids = (size_t)hp->id_size;
+	/*
+	 * The class objects: the CLASS DUMP records pass 1 noted whose id kept
+	 * its record (a duplicate id keeps one record), found by id rather than
+	 * by reading every record's tag, which out of core reads the whole dump
+	 * again. In object order: class indexes follow object indexes, so binary
+	 * search finds them (heap_class_of_object).
+	 */
+	uint32_t *objs = xmalloc((L->nclasspos + 1) * sizeof *objs), nobjs = 0;
+	for (size_t k = 0; k < L->nclasspos; k++) {
+		uint32_t i = heap_index(h, hprof_id(hp, hp->data + L->classpos[k] + 1));
+		if (i != HEAP_NONE && h->pos[i] == L->classpos[k])
+			objs[nobjs++] = i;
+	}
+	qsort(objs, nobjs, sizeof *objs, cmp_u32);
+	uint32_t nc = 0;
+	h->classes = xcalloc(L->nclasspos + 1, sizeof *h->classes);
+	u64map_init(&L->class_index, L->nclasspos + 16);
+	for (uint32_t j = 0; j < nobjs; j++) {
+		uint32_t i = objs[j];
+		if (j && i == objs[j - 1])
+			continue;
+		struct hprof_class_dump cd;
+		/* Already bounds-checked in pass 1. */
+		hprof_class_dump_read(hp, h->pos[i], hp->size, &cd, NULL);
+		struct heap_class *c = &h->classes[nc];
+		c->id = cd.id;
+		c->obj = i;
+		c->hprof_size = cd.instance_size;
+		c->obj_kind = HEAP_KIND_NONE;
+		c->name = heap_class_name_for(L, cd.id);
+		c->elem_type = prim_elem_type(c->name);
+		if (!c->elem_type && strlen(c->name) > 2 &&
+		    !strcmp(c->name + strlen(c->name) - 2, "[]"))
+			c->elem_type = HPROF_OBJECT;
+		c->nstatics = cd.nstatics;
+		c->statics = xcalloc(cd.nstatics + 1u, sizeof *c->statics);
+		size_t p = cd.statics;
+		for (unsigned k = 0; k < cd.nstatics; k++) {
+			c->statics[k].name = heap_name(h, hprof_id(hp, hp->data + p));
+			c->statics[k].type = hp->data[p + ids];
+			c->statics[k].value_pos = p + ids + 1;
+			p += ids + 1 + (size_t)hprof_type_size(hp, c->statics[k].type);
+		}
+		c->nfields = cd.nfields;
+		c->fields = xcalloc(cd.nfields + 1u, sizeof *c->fields);
+		p = cd.fields;
+		for (unsigned k = 0; k < cd.nfields; k++) {
+			c->fields[k].name = heap_name(h, hprof_id(hp, hp->data + p));
+			c->fields[k].type = hp->data[p + ids];
+			p += ids + 1;
+		}
+		/* super and loader ids are resolved below; park them. */
+		c->count = cd.super_id;
+		c->shallow = cd.loader_id;
+		u64map_put(&L->class_index, cd.id, nc);
+		nc++;
+	}
+	free(objs);
+	h->nclasses = nc;
+	for (uint32_t k = 0; k < nc; k++) {
+		struct heap_class *c = &h->classes[k];
+		uint64_t ci;
+		c->super = c->count && u64map_get(&L->class_index, c->count, &ci)
+				   ? (uint32_t)ci : HEAP_NONE;
+		c->loader = c->shallow ? heap_index(h, c->shallow) : HEAP_NONE;
+		c->count = c->shallow = 0;
+	}
+}
+
+/* Field layout over the hierarchy: data size and reference offsets. */
+void heap_layout_classes(struct heap *h)
+{
+	int ids = h->hp->id_size;
+	for (uint32_t k = 0; k < h->nclasses; k++) {
+		struct heap_class *c = &h->classes[k];
+		uint32_t off = 0, nrefs = 0, depth = 0;
+		for (uint32_t s = k; s != HEAP_NONE && depth < 4096; s = h->classes[s].super, depth++)
+			for (unsigned f = 0; f < h->classes[s].nfields; f++) {
+				uint8_t t = h->classes[s].fields[f].type;
+				nrefs += t == HPROF_OBJECT;
+				off += (uint32_t)hprof_type_size(h->hp, t);
+			}
+		c->data_size = off;
+		c->nref_offsets = nrefs;
+		c->ref_offsets = xcalloc(nrefs + 1, sizeof *c->ref_offsets);
+		off = nrefs = depth = 0;
+		for (uint32_t s = k; s != HEAP_NONE && depth < 4096; s = h->classes[s].super, depth++)
+			for (unsigned f = 0; f < h->classes[s].nfields; f++) {
+				uint8_t t = h->classes[s].fields[f].type;
+				if (t == HPROF_OBJECT)
+					c->ref_offsets[nrefs++] = off;
+				off += (uint32_t)(t == HPROF_OBJECT ? ids : hprof_type_size(h->hp, t));
+			}
+	}
+}
+
+/* oops_from_statics: VisualVM's guess from Unsafe field offsets (JDK 8). */
+static int oops_from_statics(struct heap *h, const char *cls, const char *f1, const char *f2)
+{
+	uint32_t c = heap_class_by_name(h, cls);
+	struct heap_value a, b;
+	if (c == HEAP_NONE || !heap_static(h, c, f1, &a) || !heap_static(h, c, f2, &b) ||
+	    a.type != HPROF_LONG || b.type != HPROF_LONG)
+		return 0;
+	int64_t d = b.v.i - a.v.i;
+	return d == 4 || d == 8 ? (int)d : 0;
+}
+
+/*
+ * Shallow sizes follow VisualVM's heap library (ObjectSizeSettings), so
+ * the two agree to the byte; see docs/heap-model.md. An instance is
+ * align8(header + fields), header = id size + oop size, references of oop
+ * size; an array align8(header + 4 + length * element size).
+ */
+/* A Java object has at most 65 535 fields of at most 8 bytes (JVMS 4.1). */
+#define MAX_INSTANCE_SIZE (1u << 20)
+
+/*
+ * Android's sizes, as Android Studio's memory profiler (perflib) and Shark
+ * report them: an instance is its CLASS DUMP's instance size, which ART's
+ * writer (art/runtime/hprof/hprof.cc) sets to the object's size in memory,
+ * its 8-byte header included; an array is its elements (4 bytes per
+ * reference), without ART's 12 or 16 bytes of header and length. Class
+ * objects have java.lang.Class's size; ART's dumps give a class's static
+ * fields a byte[] of their own ("$classOverhead"), counted there.
+ */
+static bool is_art(struct loader *L)
+{
+	return L->hp->minor == 3 || L->nmarks ||
+	       heap_class_by_name(L->h, "java.lang.DexCache") != HEAP_NONE;
+}
+
+static void size_classes_art(struct heap *h)
+{
+	h->oop_size = 4;
+	h->header_size = 8;
+	h->oop_source = "Android (ART): compressed references";
+	for (uint32_t k = 0; k < h->nclasses; k++) {
+		struct heap_class *c = &h->classes[k];
+		if (c->elem_type || c->obj == HEAP_NONE)
+			continue;
+		c->inst_size = c->hprof_size >= 8 && c->hprof_size <= MAX_INSTANCE_SIZE
+				       ? c->hprof_size : 8;
+	}
+}
+
+static void assign_classes(struct loader *L);
+
+void heap_size_classes(struct loader *L)
+{
+	struct heap *h = L->h;
+	int ids = h->hp->id_size;
+	if (!(L->opts && L->opts->oop_size) && (h->art_layout = is_art(L))) {
+		size_classes_art(h);
+		return;
+	}
+	uint32_t obj = heap_class_by_name(h, "java.lang.Object");
+	/* Real instance sizes: java.lang.Object's is then its header, 8 to 32
+	 * bytes in every JVM; anything else is not a size to build on. */
+	bool new_size = obj != HEAP_NONE && h->classes[obj].hprof_size >= 8 &&
+			h->classes[obj].hprof_size <= 32;
+	int min_inst = 0;
+	if (L->opts && (L->opts->oop_size == 4 || L->opts->oop_size == 8)) {
+		h->oop_size = L->opts->oop_size;
+		h->oop_size_forced = true;
+		h->oop_source = "set with --oops";
+	} else if (ids == 4) {
+		h->oop_size = 4;
+		h->oop_source = "identifier size 4";
+	} else if (new_size) {
+		min_inst = (int)h->classes[obj].hprof_size;
+		h->oop_size = min_inst - ids;
+		h->oop_source = "java.lang.Object's instance size in the dump";
+	} else {
+		int g = oops_from_statics(h, "java.lang.Class$Atomic", "annotationDataOffset",
+					  "annotationTypeOffset");
+		if (!g)
+			g = oops_from_statics(h, "java.util.concurrent.FutureTask", "runnerOffset",
+					      "waitersOffset");
+		if (g) {
+			h->oop_size = g;
+			h->oop_source = "Unsafe field offsets in the dump";
+		} else {
+			/* reads fields, so every object's class first */
+			assign_classes(L);
+			char *mode = heap_system_property(h, "java.vm.compressedOopsMode");
+			h->oop_size = mode ? 4 : ids;
+			h->oop_source = mode ? "system property java.vm.compressedOopsMode"
+					     : "no compressed oops found in the dump";
+			free(mode);
+		}
+	}
+	if (h->oop_size != 4 && h->oop_size != 8)
+		h->oop_size = ids;
+	if (!min_inst || h->oop_size_forced)
+		min_inst = ids + h->oop_size;
+	h->header_size = min_inst;
+	for (uint32_t k = 0; k < h->nclasses; k++) {
+		struct heap_class *c = &h->classes[k];
+		if (c->elem_type || c->obj == HEAP_NONE)
+			continue;	/* arrays, and classes known only by name */
+		if (new_size && !h->oop_size_forced && c->hprof_size >= (uint32_t)min_inst &&
+		    c->hprof_size <= MAX_INSTANCE_SIZE) {
+			c->inst_size = c->hprof_size;
+			continue;
+		}
+		uint64_t sz = (uint64_t)min_inst, depth = 0;
+		for (uint32_t s = k; s != HEAP_NONE && depth < 4096; s = h->classes[s].super, depth++)
+			for (unsigned f = 0; f < h->classes[s].nfields; f++) {
+				uint8_t t = h->classes[s].fields[f].type;
+				sz += t == HPROF_OBJECT ? (uint64_t)h->oop_size
+							: (uint64_t)hprof_type_size(h->hp, t);
+			}
+		c->inst_size = (uint32_t)((sz + 7) & ~7ULL);
+	}
+}
+
+uint64_t heap_array_size(const struct heap *h, uint8_t elem, uint64_t len)
+{
+	if (h->art_layout)	/* the elements, as Android Studio and Shark count an array */
+		return (elem == HPROF_OBJECT ? 4 : (uint64_t)hprof_type_size(h->hp, elem)) * len;
+	uint64_t es = elem == HPROF_OBJECT ? (uint64_t)h->oop_size
+					   : (uint64_t)hprof_type_size(h->hp, elem);
+	return ((uint64_t)h->header_size + 4 + es * len + 7) & ~7ULL;
+}
+
+/*
+ * heap_class_object_size: a class mirror is a java.lang.Class plus the static
+ * fields the class declares. The pseudo-statics HotSpot's dumps add
+ * (<resolved_references>, <init_lock>) are not in the mirror and do not
+ * count: a running JVM's agent computes the same size (docs/heap-model.md).
+ */
+uint64_t heap_class_object_size(const struct heap *h, const struct heap_class *c)
+{
+	/* Without a CLASS DUMP for java.lang.Class, a mirror is at least a header. */
+	uint64_t sz = h->class_class != HEAP_NONE && h->classes[h->class_class].obj != HEAP_NONE
+			      ? h->classes[h->class_class].inst_size : (uint64_t)h->header_size;
+	if (h->art_layout)
+		return sz;	/* the statics are in the class's "$classOverhead" byte[] */
+	for (unsigned k = 0; k < c->nstatics; k++) {
+		if (c->statics[k].name && c->statics[k].name[0] == '<')
+			continue;
+		uint8_t t = c->statics[k].type;
+		sz += t == HPROF_OBJECT ? (uint64_t)h->oop_size
+					: (uint64_t)hprof_type_size(h->hp, t);
+	}
+	return (sz + 7) & ~7ULL;
+}
+
+uint64_t heap_record_shallow(const struct heap *h, uint32_t i)
+{
+	const uint8_t *d = h->hp->data;
+	size_t ids = (size_t)h->hp->id_size, p = heap_pos(h, i);
+	switch (d[p]) {
+	case HPROF_GC_INSTANCE_DUMP: {
+		const struct heap_class *k = &h->classes[h->cls[i]];
+		uint32_t len = hprof_u4(d + p + 1 + 2 * ids + 4);
+		return k->obj == HEAP_NONE && !k->inst_size
+			       ? ((uint64_t)h->header_size + len + 7) & ~7ULL : k->inst_size;
+	}
+	case HPROF_GC_OBJ_ARRAY_DUMP:
+		return heap_array_size(h, HPROF_OBJECT, hprof_u4(d + p + 1 + ids + 4));
+	case HPROF_GC_PRIM_ARRAY_DUMP: case HPROF_GC_PRIM_ARRAY_NODATA:
+		return heap_array_size(h, d[p + 1 + ids + 8], hprof_u4(d + p + 1 + ids + 4));
+	default: {
+		uint32_t c = heap_class_of_object(h, i);
+		return c == HEAP_NONE ? (uint64_t)h->header_size : heap_class_object_size(h, &h->classes[c]);
+	}
+	}
+}
+
+/* class_for_id: class index of a class id, adding a nameless class if needed. */
+static uint32_t class_for_id(struct loader *L, uint64_t cid)
+{
+	uint64_t ci;
+	if (u64map_get(&L->class_index, cid, &ci))
+		return (uint32_t)ci;
+	return add_class(L, cid, heap_class_name_for(L, cid));
+}
+
+static uint32_t prim_array_class(struct loader *L, uint8_t t, uint32_t *cache)
+{
+	if (cache[t] != HEAP_NONE)
+		return cache[t];
+	char name[32];
+	snprintf(name, sizeof name, "%s[]", hprof_type_name(t));
+	uint32_t c = heap_class_by_name(L->h, name);
+	if (c == HEAP_NONE)
+		c = add_class(L, 0, name);
+	return cache[t] = c;
+}
+
+struct assign_half {
+	struct loader *L;
+	uint32_t from, to;
+	uint8_t *kind;		/* per class: the kind of its objects seen here */
+	uint64_t misses;	/* class ids not yet known (left HEAP_NONE) */
+};
+
+/* assign_work: classes of objects [from, to), reading the class maps only. */
+static void *assign_work(void *arg)
+{
+	struct assign_half *w = arg;
+	struct loader *L = w->L;
+	struct heap *h = L->h;
+	uint64_t last_cid = 0;
+	uint32_t last_c = HEAP_NONE;
+	for (uint32_t i = w->from; i < w->to; i++) {
+		uint8_t k;
+		uint32_t c = heap_record_class(L, h->pos[i], &last_cid, &last_c, &k);
+		h->cls[i] = c;
+		if (c == HEAP_NONE)
+			w->misses++;
+		else
+			heap_note_kind(w->kind, c, k);
+	}
+	return NULL;
+}
+
+/* heap_layout_added: classes made after heap_layout_classes get a (field-less) layout. */
+void heap_layout_added(struct heap *h)
+{
+	for (uint32_t k = 0; k < h->nclasses; k++)
+		if (!h->classes[k].ref_offsets)
+			h->classes[k].ref_offsets = xcalloc(1, sizeof(uint32_t));
+}
+
+/*
+ * heap_prepare_classes: java.lang.Class (made when the dump has no CLASS DUMP
+ * for it) and the primitive array classes that exist, before any object's
+ * class is looked up.
+ */
+void heap_prepare_classes(struct loader *L)
+{
+	struct heap *h = L->h;
+	for (int t = 0; t < 16; t++)
+		L->prim[t] = HEAP_NONE;
+	h->class_class = heap_class_by_name(h, "java.lang.Class");
+	if (h->class_class == HEAP_NONE)
+		h->class_class = add_class(L, 0, "java.lang.Class");
+	static const uint8_t ptypes[] = {HPROF_BOOLEAN, HPROF_CHAR, HPROF_FLOAT, HPROF_DOUBLE,
+					 HPROF_BYTE, HPROF_SHORT, HPROF_INT, HPROF_LONG};
+	for (size_t t = 0; t < sizeof ptypes; t++) {
+		/* only classes that exist: a missing one is made when first needed */
+		char name[32];
+		snprintf(name, sizeof name, "%s[]", hprof_type_name(ptypes[t]));
+		L->prim[ptypes[t]] = heap_class_by_name(h, name);
+	}
+	heap_layout_added(h);
+	h->cls = big_alloc(h->n + 1, sizeof *h->cls);
+}
+
+/* heap_merge_kinds: per class, the kinds two workers saw (kind[c], c < nc). */
+void heap_merge_kinds(struct heap *h, uint32_t nc, const uint8_t *k0, const uint8_t *k1)
+{
+	for (uint32_t c = 0; c < nc; c++) {
+		h->classes[c].obj_kind = HEAP_KIND_NONE;
+		if (k0[c] != HEAP_KIND_NONE)
+			heap_note_kind(&h->classes[c].obj_kind, 0, k0[c]);
+		if (k1[c] != HEAP_KIND_NONE)
+			heap_note_kind(&h->classes[c].obj_kind, 0, k1[c]);
+	}
+}
+
+/*
+ * heap_assign_missing: the objects left without a class (a class id without a
+ * CLASS DUMP, a primitive array type without its class) get nameless
+ * classes, made here on one thread in object order; with counted, their
+ * count and shallow bytes are added to those classes' (pass 2 could not).
+ */
+void heap_assign_missing(struct loader *L, bool counted)
+{
+	struct heap *h = L->h;
+	struct hprof *hp = L->hp;
+	const uint8_t *d = hp->data;
+	size_t ids = (size_t)hp->id_size;
+	uint32_t prim_cache[16];
+	for (int t = 0; t < 16; t++)
+		prim_cache[t] = HEAP_NONE;
+	for (uint32_t i = 0; i < h->n; i++) {
+		if (h->cls[i] != HEAP_NONE)
+			continue;
+		size_t p = h->pos[i];
+		uint32_t c;
+		uint8_t k;
+		if (d[p] == HPROF_GC_PRIM_ARRAY_DUMP || d[p] == HPROF_GC_PRIM_ARRAY_NODATA) {
+			c = prim_array_class(L, d[p + 1 + ids + 8], prim_cache);
+			k = HEAP_PRIM_ARRAY;
+		} else {
+			bool inst = d[p] == HPROF_GC_INSTANCE_DUMP;
+			c = class_for_id(L, hprof_id(hp, d + p + 1 + ids + (inst ? 4 : 8)));
+			k = inst ? HEAP_INSTANCE : HEAP_OBJ_ARRAY;
+		}
+		h->cls[i] = c;
+		heap_note_kind(&h->classes[c].obj_kind, 0, k);
+		if (counted) {
+			uint64_t sz = heap_record_shallow(h, i);
+			h->classes[c].count++;
+			h->classes[c].shallow += sz;
+		}
+	}
+}
+
+/*
+ * assign_classes: every object's class before pass 2, for a dump whose
+ * sizes cannot be decided without reading fields (size_classes's last
+ * resort, which needs the classes). Otherwise pass 2 assigns them as it
+ * reads each record, which saves a walk of every record: out of core, a
+ * read of the whole dump. Two threads look classes up; ids of classes with
+ * no CLASS DUMP are rare and get their nameless classes afterwards, on one
+ * thread.
+ */
+static void assign_classes(struct loader *L)
+{
+	struct heap *h = L->h;
+	if (L->assigned)
+		return;
+	uint32_t nc = h->nclasses;
+	struct assign_half w[2] = {
+		{L, 0, h->n / 2, xmalloc(nc + 1), 0},
+		{L, h->n / 2, h->n, xmalloc(nc + 1), 0}};
+	memset(w[0].kind, HEAP_KIND_NONE, nc + 1);
+	memset(w[1].kind, HEAP_KIND_NONE, nc + 1);
+	heap_run2(assign_work, &w[0], &w[1], h->n > 100000);
+	heap_merge_kinds(h, nc, w[0].kind, w[1].kind);
+	free(w[0].kind);
+	free(w[1].kind);
+	if (w[0].misses + w[1].misses)
+		heap_assign_missing(L, false);
+	heap_layout_added(h);
+	L->assigned = true;
+}
