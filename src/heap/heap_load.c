@@ -130,6 +130,47 @@ static inline void note_id(struct walk *w, uint64_t id)
 	w->ids.and_ &= id;
 }
 
+/*
+ * object_len: the length of the INSTANCE, OBJECT ARRAY or PRIMITIVE ARRAY
+ * DUMP at p that ends by end, with in *slots its id-sized slots after the
+ * header (walk.ref_slots); 0 for any other record, or one that does not fit
+ * or is malformed: hprof_sub_next then reads it (or says what is wrong).
+ * Most of a dump is these records: read here, inline, without the call.
+ */
+static inline size_t object_len(const struct hprof *hp, size_t p, size_t end, uint64_t *slots)
+{
+	const uint8_t *d = hp->data + p;
+	size_t ids = (size_t)hp->id_size, left = end - p, len;
+	switch (d[0]) {
+	case HPROF_GC_INSTANCE_DUMP:	/* tag, id, serial, class id, u4 bytes */
+		if (left < 1 + 2 * ids + 8)
+			return 0;
+		len = hprof_u4(d + 1 + 2 * ids + 4);
+		*slots = len / ids;
+		len += 1 + 2 * ids + 8;
+		break;
+	case HPROF_GC_OBJ_ARRAY_DUMP:	/* tag, id, serial, u4 count, class id */
+		if (left < 1 + 2 * ids + 8)
+			return 0;
+		*slots = hprof_u4(d + 1 + ids + 4);
+		len = 1 + 2 * ids + 8 + *slots * ids;
+		break;
+	case HPROF_GC_PRIM_ARRAY_DUMP: {	/* tag, id, serial, u4 count, u1 type */
+		if (left < 1 + ids + 9)
+			return 0;
+		int sz = hprof_type_size(hp, d[1 + ids + 8]);
+		if (!sz || d[1 + ids + 8] == HPROF_OBJECT)
+			return 0;
+		*slots = 0;
+		len = 1 + ids + 9 + (size_t)hprof_u4(d + 1 + ids + 4) * (size_t)sz;
+		break;
+	}
+	default:
+		return 0;
+	}
+	return len <= left ? len : 0;
+}
+
 /* walk_segment: the sub-records of one HEAP DUMP (SEGMENT) body. */
 static int walk_segment(struct walk *w, const struct segment *g)
 {
@@ -143,7 +184,21 @@ static int walk_segment(struct walk *w, const struct segment *g)
 		walk_damage(w, w->cut->lost, "the dump is truncated: %s (at byte offset %lld); "
 			    "the complete objects of that segment were loaded", w->cut->err.msg,
 			    (long long)w->cut->err.offset);
-	while ((r = hprof_sub_next(L->hp, &p, end, &s, &e)) == 1) {
+	for (;;) {
+		uint64_t slots;
+		size_t len = p < end ? object_len(L->hp, p, end, &slots) : 0;
+		if (len) {
+			if (w->nobjs == w->capobjs && !grow_objs(w))
+				return HS_ERR;
+			uint64_t id = hprof_id(L->hp, L->hp->data + p + 1);
+			w->objs[w->nobjs++] = (struct objpos){id, p};
+			note_id(w, id);
+			w->ref_slots += slots;
+			p += len;
+			goto next;
+		}
+		if ((r = hprof_sub_next(L->hp, &p, end, &s, &e)) != 1)
+			break;
 		switch (s.tag) {
 		case HPROF_GC_INSTANCE_DUMP: case HPROF_GC_OBJ_ARRAY_DUMP:
 		case HPROF_GC_PRIM_ARRAY_DUMP: case HPROF_GC_PRIM_ARRAY_NODATA:
@@ -188,6 +243,7 @@ static int walk_segment(struct walk *w, const struct segment *g)
 				s.id, s.tag, s.thread_serial, s.frame};
 			break;
 		}
+next:
 		if ((w->nobjs & 0xffff) == 0) {
 			uint64_t done = atomic_fetch_add(&L->walked, p - from) + (p - from);
 			from = p;
@@ -242,28 +298,12 @@ static void *append(void *a, size_t *na, size_t *ca, const void *b, size_t n, si
 }
 
 /*
- * join_walks: b's lists after a's, b's damage after a's, and b freed.
- * Returns false, with a->err set, when the objects would pass the budget
- * with no room on disk (grow_objs).
+ * join_walks: b's lists after a's, b's damage after a's; b's object
+ * records stay in b's array, which L takes (L->objs2: the sort reads both,
+ * the copy's memory and time saved), and the rest of b is freed.
  */
-static bool join_walks(struct walk *a, struct walk *b)
+static void join_walks(struct walk *a, struct walk *b)
 {
-	if (b->nobjs) {
-		uint64_t spill;
-		size_t cap = a->nobjs + b->nobjs;
-		if (cap > a->capobjs &&
-		    big_plan((uint64_t)cap * sizeof *a->objs,
-			     (uint64_t)a->capobjs * sizeof *a->objs, &spill, &a->err) != HS_OK)
-			return false;
-		if (cap > a->capobjs) {
-			a->objs = big_realloc(a->objs, cap, sizeof *a->objs);
-			a->capobjs = cap;
-		}
-		memcpy(a->objs + a->nobjs, b->objs, b->nobjs * sizeof *a->objs);
-		a->nobjs = cap;
-	}
-	big_free(b->objs);
-	b->objs = NULL;
 	a->ref_slots += b->ref_slots;
 	a->unreachable_marks += b->unreachable_marks;
 	a->ids.lo = b->ids.lo < a->ids.lo ? b->ids.lo : a->ids.lo;
@@ -282,7 +322,6 @@ static bool join_walks(struct walk *a, struct walk *b)
 		memcpy(a->damage, b->damage, sizeof a->damage);
 	a->damaged = a->damaged || b->damaged;
 	a->lost_bytes += b->lost_bytes;
-	return true;
 }
 
 static void walk_free(struct walk *w)
@@ -298,9 +337,10 @@ static void walk_free(struct walk *w)
 /*
  * walk_dump: every segment (the last one cut when cut is not NULL), on two
  * threads when there are several and their objects' records fit the
- * memory budget with half as much again (the second thread's are copied
- * after the first's); the result into L. Past the budget one thread walks
- * them all: the copy would be as much disk again.
+ * memory budget with half as much again (each thread's array grows by
+ * half); the result into L, the second thread's records in L->objs2. Past
+ * the budget one thread walks them all: the sorts that cannot read two
+ * arrays would copy them into one (heap_join_objs), as much disk again.
  */
 static int walk_dump(struct loader *L, const struct segment *seg, size_t nseg,
 		     const struct cut *cut)
@@ -326,8 +366,8 @@ static int walk_dump(struct loader *L, const struct segment *seg, size_t nseg,
 		 .cut = cut}};
 	heap_run2(walk_work, &w[0], &w[1], split < nseg);
 	int st = w[0].st != HS_OK ? w[0].st : w[1].st;
-	if (st == HS_OK && !join_walks(&w[0], &w[1]))
-		st = HS_ERR;
+	if (st == HS_OK)
+		join_walks(&w[0], &w[1]);
 	if (st == HS_ERR)
 		*L->err = w[0].st != HS_ERR && w[1].st == HS_ERR ? w[1].err : w[0].err;
 	struct heap *h = L->h;
@@ -335,8 +375,14 @@ static int walk_dump(struct loader *L, const struct segment *seg, size_t nseg,
 		damage(h, w[0].lost_bytes, "%s", w[0].damage);
 	h->unreachable_marks += w[0].unreachable_marks;
 	L->objs = w[0].objs;
-	L->nobjs = w[0].nobjs;
 	L->capobjs = w[0].capobjs;
+	if (st == HS_OK) {
+		L->objs2 = w[1].objs;
+		L->nobjs2 = w[1].nobjs;
+		L->capobjs2 = w[1].capobjs;
+		w[1].objs = NULL;
+	}
+	L->nobjs = w[0].nobjs + L->nobjs2;
 	L->ref_slots = w[0].ref_slots;
 	L->ids = w[0].ids;
 	L->classpos = w[0].classpos;
@@ -928,6 +974,7 @@ static void loader_free(struct loader *L)
 {
 	free(L->marks);
 	big_free(L->objs);
+	big_free(L->objs2);
 	free(L->classpos);
 	free(L->roots);
 	free(L->frames);
@@ -1040,7 +1087,8 @@ int heap_load(const char *path, const struct heap_load_opts *opts,
 	 * hold one (docs/out-of-core.md, "Saying how much disk"). */
 	uint64_t refs = L.ref_slots / 4 * 3;
 	uint64_t need = heap_estimate_bytes(L.nobjs, refs), spill = 0;
-	if ((st = big_plan(need, (uint64_t)L.capobjs * sizeof *L.objs, &spill, err)) != HS_OK)
+	if ((st = big_plan(need, (uint64_t)(L.capobjs + L.capobjs2) * sizeof *L.objs, &spill,
+			   err)) != HS_OK)
 		goto fail;
 	if (opts && opts->plan)
 		opts->plan(opts->progress_ctx, L.nobjs, refs, need, spill);

@@ -98,9 +98,23 @@ static void sort_objs(struct loader *L)
 	free(count);
 }
 
+void heap_join_objs(struct loader *L)
+{
+	if (!L->nobjs2)
+		return;
+	size_t n1 = L->nobjs - L->nobjs2;
+	L->objs = big_realloc(L->objs, L->nobjs, sizeof *L->objs);
+	memcpy(L->objs + n1, L->objs2, L->nobjs2 * sizeof *L->objs);
+	L->capobjs = L->nobjs;
+	big_free(L->objs2);
+	L->objs2 = NULL;
+	L->nobjs2 = L->capobjs2 = 0;
+}
+
 /* Half of sort_packed's keys: made, then laid out on one thread. */
 struct radix_half {
-	const struct objpos *objs;
+	const struct objpos *objs, *objs2;	/* record i: objs[i], or objs2[i - n1] */
+	size_t n1;		/* records in objs */
 	uint64_t lo;		/* the lowest id */
 	size_t from, n;		/* objs[from .. from + n) */
 	uint64_t *key;		/* keys: key[from .. from + n) are this half's */
@@ -109,13 +123,19 @@ struct radix_half {
 	size_t dups;		/* layout: ids equal to the one before, within the half */
 };
 
+/* record: pass 1's record i, in either of its arrays. */
+static inline const struct objpos *record(const struct radix_half *w, size_t i)
+{
+	return i < w->n1 ? &w->objs[i] : &w->objs2[i - w->n1];
+}
+
 /* key_work: make one half's keys. */
 static void *key_work(void *arg)
 {
 	struct radix_half *w = arg;
 	bool sorted = true;
 	for (size_t i = w->from; i < w->from + w->n; i++) {
-		w->key[i] = ((w->objs[i].id - w->lo) >> 3) << 32 | i;
+		w->key[i] = ((record(w, i)->id - w->lo) >> 3) << 32 | i;
 		sorted = sorted && (i == w->from || w->key[i - 1] <= w->key[i]);
 	}
 	w->sorted = sorted;
@@ -130,9 +150,154 @@ static void *layout_work(void *arg)
 		uint64_t id = w->lo + ((w->key[i] >> 32) << 3);
 		w->dups += i > w->from && w->ids[i - 1] == id;
 		w->ids[i] = id;
-		w->key[i] = w->objs[w->key[i] & 0xffffffffu].pos;
+		w->key[i] = record(w, w->key[i] & 0xffffffffu)->pos;
 	}
 	return NULL;
+}
+
+/*
+ * Natural merging (merge_keys): HotSpot writes a region's objects in
+ * address order, so the keys come in long ascending runs: the whole heap
+ * in one (JDK 17's dumper), or one per region or dumping thread. The class
+ * objects come first, in no order: short runs. The short runs' keys are
+ * pooled and radix sorted, then merged with the long runs: two sequential
+ * passes over the keys instead of the radix sort's three to four.
+ */
+#define RUN_MIN 1024	/* shorter runs go to the pool */
+#define RUNS_MAX 32	/* more long runs than this: the radix sort */
+
+/* One source of the merge: keys a[0 .. n). */
+struct source {
+	const uint64_t *a;
+	size_t n;
+};
+
+/* The sources' keys merged into out (a heap of the sources by head). */
+struct merge_part {
+	struct source src[RUNS_MAX + 1];
+	int nsrc;
+	uint64_t *out;
+};
+
+static void sift_down(struct source *h, int n, int i)
+{
+	for (;;) {
+		int l = 2 * i + 1, m = i;
+		if (l < n && h[l].a[0] < h[m].a[0])
+			m = l;
+		if (l + 1 < n && h[l + 1].a[0] < h[m].a[0])
+			m = l + 1;
+		if (m == i)
+			return;
+		struct source t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+static void *merge_work(void *arg)
+{
+	struct merge_part *w = arg;
+	struct source h[RUNS_MAX + 1];
+	int n = 0;
+	for (int s = 0; s < w->nsrc; s++)
+		if (w->src[s].n)
+			h[n++] = w->src[s];
+	for (int i = n / 2; i-- > 0;)
+		sift_down(h, n, i);
+	uint64_t *o = w->out;
+	while (n > 1) {
+		*o++ = *h[0].a++;
+		if (!--h[0].n)
+			h[0] = h[--n];
+		sift_down(h, n, 0);
+	}
+	if (n)
+		memcpy(o, h[0].a, h[0].n * sizeof *o);
+	return NULL;
+}
+
+/* lower_bound: the first of a[0 .. n) not below v. */
+static size_t lower_bound(const uint64_t *a, size_t n, uint64_t v)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (a[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * merge_keys: key[n] (distinct) sorted into tmp[n] by natural merging, on
+ * two threads (each merging the keys on its side of one splitter) when
+ * threads; false, nothing changed, when the keys are not mostly long runs
+ * (more than RUNS_MAX of them, or over an eighth in short ones).
+ */
+static bool merge_keys(uint64_t *key, uint64_t *tmp, size_t n, bool threads)
+{
+	struct merge_part part[2];
+	struct source *src = part[0].src;
+	int nsrc = 0;
+	size_t pooled = 0, start = 0;
+	for (size_t i = 1; i <= n; i++) {
+		if (i < n && key[i] > key[i - 1])
+			continue;
+		if (i - start < RUN_MIN) {
+			pooled += i - start;
+		} else {
+			if (nsrc == RUNS_MAX)
+				return false;
+			src[nsrc++] = (struct source){key + start, i - start};
+		}
+		start = i;
+	}
+	if (pooled > n / 8)
+		return false;
+	uint64_t *pool = NULL;
+	if (pooled) {	/* the short runs, in their order, then sorted */
+		pool = big_alloc(2 * pooled, sizeof *pool);
+		size_t m = 0;
+		start = 0;
+		for (size_t i = 1; i <= n; i++) {
+			if (i < n && key[i] > key[i - 1])
+				continue;
+			if (i - start < RUN_MIN) {
+				memcpy(pool + m, key + start, (i - start) * sizeof *pool);
+				m += i - start;
+			}
+			start = i;
+		}
+		uint64_t *sorted = radix_sort_u64(pool, pool + pooled, pooled, 0, 64);
+		src[nsrc++] = (struct source){sorted, pooled};
+	}
+	part[0].nsrc = part[1].nsrc = nsrc;
+	part[0].out = tmp;
+	if (!threads) {
+		merge_work(&part[0]);
+	} else {
+		/* the splitter: the middle key of the longest source */
+		int big = 0;
+		for (int s = 1; s < nsrc; s++)
+			if (src[s].n > src[big].n)
+				big = s;
+		uint64_t v = src[big].a[src[big].n / 2];
+		size_t below = 0;
+		for (int s = 0; s < nsrc; s++) {
+			size_t cut = lower_bound(src[s].a, src[s].n, v);
+			part[1].src[s] = (struct source){src[s].a + cut, src[s].n - cut};
+			src[s].n = cut;
+			below += cut;
+		}
+		part[1].out = tmp + below;
+		heap_run2(merge_work, &part[0], &part[1], true);
+	}
+	big_free(pool);
+	return true;
 }
 
 /*
@@ -140,9 +305,10 @@ static void *layout_work(void *arg)
  * other: sort 8-byte keys ((id - min) / 8 << 32 | file order) instead of
  * 16-byte pairs, then lay out ids and positions from them. The sort is
  * stable, so of two records with one id the first in the file comes first.
- * Each half of the records is keyed on its own thread, the keys radix
- * sorted on both (radix_sort_u64_2) unless they came in order, and each
- * half of the result laid out on its own thread. Returns false, with
+ * Each half of the records is keyed on its own thread, the keys sorted
+ * on both unless they came in order (merged when they come in long runs,
+ * merge_keys, else radix sorted, radix_sort_u64_2), and each half of the
+ * result laid out on its own thread. Returns false, with
  * nothing changed, when the ids do not fit.
  */
 static bool sort_packed(struct loader *L)
@@ -161,16 +327,19 @@ static bool sort_packed(struct loader *L)
 	 * memory and the records the file (a 30 GiB dump stalled on key
 	 * buffers in files, docs/performance.md). */
 	L->objs = big_demote(L->objs, 2 * (uint64_t)n * sizeof(uint64_t));
+	if (L->objs2)
+		L->objs2 = big_demote(L->objs2, 2 * (uint64_t)n * sizeof(uint64_t));
 	uint64_t *key = big_alloc(n, sizeof *key);
-	size_t mid = n / 2;
+	size_t mid = n / 2, n1 = n - L->nobjs2;
 	bool threads = n > 100000;
-	struct radix_half w[2] = {{L->objs, lo, 0, mid, key, false, NULL, 0},
-				  {L->objs, lo, mid, n - mid, key, false, NULL, 0}};
+	struct radix_half w[2] = {{L->objs, L->objs2, n1, lo, 0, mid, key, false, NULL, 0},
+				  {L->objs, L->objs2, n1, lo, mid, n - mid, key, false, NULL, 0}};
 	heap_run2(key_work, &w[0], &w[1], threads);
 	if (!(w[0].sorted && w[1].sorted && (!mid || mid == n || key[mid - 1] <= key[mid]))) {
 		uint64_t *tmp = big_alloc(n, sizeof *tmp);
-		uint64_t *sorted = threads ? radix_sort_u64_2(key, tmp, n, 32, 64)
-					   : radix_sort_u64(key, tmp, n, 32, 64);
+		uint64_t *sorted = merge_keys(key, tmp, n, threads) ? tmp
+				   : threads ? radix_sort_u64_2(key, tmp, n, 32, 64)
+					     : radix_sort_u64(key, tmp, n, 32, 64);
 		if (sorted != key) {
 			big_free(key);
 			key = tmp;
@@ -199,7 +368,8 @@ static bool sort_packed(struct loader *L)
 		}
 	}
 	big_free(L->objs);
-	L->objs = NULL;
+	big_free(L->objs2);
+	L->objs = L->objs2 = NULL;
 	h->ids = big_realloc(h->ids, m + 1, sizeof *h->ids);
 	h->pos = big_realloc(key, m + 1, sizeof *h->pos);
 	h->n = (uint32_t)m;
@@ -232,6 +402,7 @@ void heap_order_objects(struct loader *L)
 	if (sort_packed(L)) {
 		n = h->n;
 	} else {
+		heap_join_objs(L);
 		sort_objs(L);
 		n = 0;
 		for (size_t i = 0; i < L->nobjs; i++) {

@@ -56,8 +56,10 @@ struct loader {
 	uint32_t want_dump;	/* the heap dump to read, from 1 */
 	struct hprof *hp;
 	const struct heap_load_opts *opts;
-	struct objpos *objs;
-	size_t nobjs, capobjs;
+	/* pass 1's object records: nobjs in all, the first nobjs - nobjs2 in
+	 * objs, the second walk's nobjs2 in objs2 (heap_join_objs: all in objs) */
+	struct objpos *objs, *objs2;
+	size_t nobjs, capobjs, nobjs2, capobjs2;
 	uint64_t ref_slots;	/* id-sized slots of instance fields and object arrays */
 	struct idstats ids;	/* of the objects' ids (walk_dump) */
 	size_t *classpos;	/* CLASS DUMP positions */
@@ -94,6 +96,9 @@ struct loader {
  * threads, or of HotSpot's region runs, else an LSD radix sort.
  */
 void heap_order_objects(struct loader *L);
+/* heap_join_objs: L->objs2's records moved after L->objs's (big_realloc, a
+ * copy; past the budget, disk the size of objs2's records more). */
+void heap_join_objs(struct loader *L);
 
 /*
  * Classes (heap_classes.c), in heap_load's order: heap_read_classes decodes

@@ -1479,6 +1479,59 @@ static void test_sort_halves(void **state)
 	}
 }
 
+/*
+ * Natural merging (heap_sort.c, merge_keys): a prefix of scattered ids (the
+ * class objects of a HotSpot dump: short runs, pooled) and then long
+ * ascending runs whose ranges interleave, as regions or dumping threads
+ * give them; some prefix ids come again in the runs, where the prefix's
+ * record (the first in the file) must stay. Sizes on both sides of the
+ * two-thread cut (100,000 records), and with more long runs than are
+ * merged (RUNS_MAX: the radix sort instead).
+ */
+static void check_runs(size_t nruns, size_t per_run, size_t nprefix)
+{
+	static const uint32_t zero[4];
+	size_t n = nruns * per_run;	/* distinct ids: base + 8 * rank */
+	uint64_t base = 0x7C0000000ULL, seed = 0x5EED + n;
+	struct hw w;
+	hw_init(&w, 8, 2, 0);
+	hw_dump_begin(&w, HPROF_HEAP_DUMP_SEGMENT);
+	uint8_t *in_prefix = calloc(n, 1);
+	for (size_t k = 0; k < nprefix; k++) {	/* scattered, some twice in it */
+		size_t rank = (size_t)(rng_next(&seed) % n);
+		hw_prim_array(&w, base + 8 * rank, HPROF_INT, in_prefix[rank] ? 3 : 1, zero);
+		in_prefix[rank] = 1;
+	}
+	for (size_t r = 0; r < nruns; r++)	/* run r: ranks r, r + nruns, ... */
+		for (size_t j = 0; j < per_run; j++)
+			hw_prim_array(&w, base + 8 * (j * nruns + r), HPROF_INT, 2, zero);
+	hw_dump_end(&w);
+	struct heap *h = load_ok(hw_save(&w), NULL);
+	assert_int_equal(h->n, n);
+	size_t dups = nprefix;	/* every prefix record repeats an id after it, or before */
+	assert_int_equal(h->duplicate_ids, dups);
+	for (size_t rank = 0; rank < n; rank++) {
+		uint32_t i = heap_index(h, base + 8 * rank);
+		if (i != rank)
+			fail_msg("%zu runs of %zu: rank %zu at index %u", nruns, per_run, rank, i);
+		/* the first record of the id in the file: the prefix's, else the run's */
+		assert_int_equal(heap_array_length(h, i), in_prefix[rank] ? 1 : 2);
+	}
+	free(in_prefix);
+	heap_free(h);
+	hw_free(&w);
+}
+
+static void test_sort_runs(void **state)
+{
+	(void)state;
+	check_runs(4, 40000, 500);	/* 160,000 records: two threads merge */
+	check_runs(3, 6000, 300);	/* one thread */
+	check_runs(1, 150000, 2000);	/* one long run and the pool */
+	check_runs(40, 3000, 100);	/* past RUNS_MAX: radix sorted */
+	check_runs(5, 30000, 0);	/* long runs only */
+}
+
 static void test_index_many_ids(void **state)
 {
 	(void)state;
@@ -2353,6 +2406,7 @@ int main(void)
 		cmocka_unit_test(test_model_refused),
 		cmocka_unit_test(test_index_many_ids),
 		cmocka_unit_test(test_sort_halves),
+		cmocka_unit_test(test_sort_runs),
 		cmocka_unit_test(test_truncated_segment),
 		cmocka_unit_test(test_damage_in_both_segments),
 		cmocka_unit_test(test_truncated_record_header),
