@@ -191,6 +191,8 @@ static void hg_dom_prepare(void *ctx)
 	struct hgraph *g = ctx;
 	if (!g->dom_start)
 		heap_incoming_some(g->h, false, dom_keeps, g, &g->dom_start, &g->dom_in);
+	if (g->spill)
+		heap_spill(g->spill);
 }
 
 struct dom_graph hg_dom_graph(struct hgraph *g, bool later)

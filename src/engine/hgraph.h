@@ -36,6 +36,7 @@ struct hgraph {
 	uint32_t *dom_in;
 	struct dom_csr csr;	/* the successors as arrays for dom_build (hg_dom_graph) */
 	uint32_t *class_obj;	/* per class: its object index (csr.extra) */
+	struct heap *spill;	/* hg_dom_prepare then sends its record positions to disk (heap_spill) */
 };
 
 enum { HG_ROOT = 1, HG_CLASS = 2 };

@@ -201,6 +201,38 @@ static void batches(void **state)
 }
 
 /*
+ * spill_during_build: with spill, the record positions go to a file while
+ * the tree is built (on the thread that makes the referrer lists, during
+ * the DFS, when there is one): afterwards they are in a file, and the tree
+ * and every record read through them are what a build without spill gives.
+ */
+static void spill_during_build(void **state)
+{
+	(void)state;
+	struct hw w;
+	struct heap *a = random_heap(40000, 0, &w), *b;
+	struct hs_error err;
+	assert_int_equal(heap_load(w.path, NULL, &b, &err), HS_OK);	/* the same dump */
+	struct dom_tree *ta, *tb;
+	assert_int_equal(dom_tree_build(a, false, true, &ta), HS_OK);
+	assert_int_equal(dom_tree_build(b, false, false, &tb), HS_OK);
+	assert_true(big_spilled_bytes(a->pos_lo) >= (uint64_t)a->n * sizeof *a->pos_lo);
+	assert_int_equal(big_spilled_bytes(b->pos_lo), 0);
+	assert_memory_equal(ta->idom, tb->idom, ((size_t)a->n + 1) * sizeof *ta->idom);
+	for (uint32_t v = 0; v <= a->n; v++)
+		assert_true(dom_retained(ta, v) == dom_retained(tb, v));
+	for (uint32_t v = 0; v < a->n; v++) {
+		assert_true(heap_id(a, v) == heap_id(b, v));
+		assert_int_equal(heap_array_length(a, v), heap_array_length(b, v));
+	}
+	dom_tree_free(ta);
+	dom_tree_free(tb);
+	heap_free(a);
+	heap_free(b);
+	hw_free(&w);
+}
+
+/*
  * children_top: dom_children_top's list is the start of dom_children's
  * (largest retained first, ties by index; random heaps have many ties),
  * its count all the children, for the super-root and some objects, before
@@ -406,6 +438,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(class_lower_bound),
 		cmocka_unit_test(children_top),
+		cmocka_unit_test(spill_during_build),
 		cmocka_unit_test(section_round_trip),
 		cmocka_unit_test(small_heaps),
 		cmocka_unit_test(local_and_wide),
