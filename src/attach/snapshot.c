@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../base/classname.h"
 #include "../base/u64map.h"
 #include "../hprof/hprof.h"
 
@@ -170,41 +171,8 @@ void snap_free(struct snap_builder *b)
 
 char *snap_java_name(const char *sig)
 {
-	int dims = 0;
-	while (sig[dims] == '[')
-		dims++;
-	const char *e = sig + dims;
-	const char *prim = NULL;
-	switch (*e) {
-	case 'Z': prim = "boolean"; break;
-	case 'B': prim = "byte"; break;
-	case 'C': prim = "char"; break;
-	case 'S': prim = "short"; break;
-	case 'I': prim = "int"; break;
-	case 'J': prim = "long"; break;
-	case 'F': prim = "float"; break;
-	case 'D': prim = "double"; break;
-	}
-	char *base;
-	if (prim && dims) {
-		base = xstrdup(prim);
-	} else if (*e == 'L') {
-		size_t n = strlen(e);
-		base = xstrndup(e + 1, n >= 2 && e[n - 1] == ';' ? n - 2 : n - 1);
-		for (char *q = base; *q; q++)
-			if (*q == '/')
-				*q = '.';
-	} else {
-		base = xstrdup(sig);
-		dims = 0;
-	}
-	size_t bl = strlen(base);
-	char *out = xmalloc(bl + 2 * (size_t)dims + 1);
-	memcpy(out, base, bl);
-	for (int d = 0; d < dims; d++)
-		memcpy(out + bl + 2 * d, "[]", 2);
-	out[bl + 2 * (size_t)dims] = 0;
-	free(base);
+	char *out = xmalloc(CN_JAVA_NAME_MAX(sig));
+	cn_java_name(sig, true, out, CN_JAVA_NAME_MAX(sig));
 	return out;
 }
 

@@ -58,3 +58,44 @@ uint32_t cn_select(const char *pattern, const char *const *names, uint32_t n, ui
 				out[m++] = k;
 	return m;
 }
+
+/* put: text, n bytes, at *at in out as far as cap allows (keeping the NUL's byte). */
+static void put(char *out, size_t cap, size_t *at, const char *text, size_t n)
+{
+	for (size_t i = 0; i < n; i++, (*at)++)
+		if (*at + 1 < cap)
+			out[*at] = text[i] == '/' ? '.' : text[i];
+}
+
+size_t cn_java_name(const char *name, bool signature, char *out, size_t cap)
+{
+	size_t dims = 0, at = 0;
+	while (name[dims] == '[')
+		dims++;
+	const char *e = name + dims;
+	const char *prim = NULL;
+	switch (dims && e[0] && !e[1] ? e[0] : 0) {
+	case 'Z': prim = "boolean"; break;
+	case 'B': prim = "byte"; break;
+	case 'C': prim = "char"; break;
+	case 'S': prim = "short"; break;
+	case 'I': prim = "int"; break;
+	case 'J': prim = "long"; break;
+	case 'F': prim = "float"; break;
+	case 'D': prim = "double"; break;
+	default: break;
+	}
+	if (prim) {
+		put(out, cap, &at, prim, strlen(prim));
+	} else if (*e == 'L' && (dims || signature)) {	/* Lpkg/Name; */
+		size_t n = strlen(e + 1);
+		put(out, cap, &at, e + 1, n && e[n] == ';' ? n - 1 : n);
+	} else {
+		put(out, cap, &at, e, strlen(e));
+	}
+	for (size_t d = 0; d < dims; d++)
+		put(out, cap, &at, "[]", 2);
+	if (cap)
+		out[at < cap ? at : cap - 1] = 0;
+	return at;
+}

@@ -13,7 +13,9 @@
 #define HS_CLASSNAME_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* cn_wild: pattern has a * or a ?. */
 bool cn_wild(const char *pattern);
@@ -21,6 +23,17 @@ bool cn_wild(const char *pattern);
 bool cn_glob(const char *pattern, const char *name);
 /* cn_tail: tail ends name at a package or nesting boundary ('.' in tail matches '$'). */
 bool cn_tail(const char *name, const char *tail);
+
+/*
+ * cn_java_name: the Java name of a JVM class name, into out (cap bytes,
+ * NUL-terminated, cut to fit): an internal name as HPROF's LOAD CLASS
+ * records give it (java/lang/String, [[I, [Ljava/lang/Object;) or, with
+ * signature, a type signature as JVMTI gives it (Ljava/lang/String;, [I):
+ * java.lang.String, int[][], java.lang.Object[]. Returns the Java name's
+ * length; CN_JAVA_NAME_MAX(name) bytes always hold it. (JVMS 4.2.1, 4.3.2.)
+ */
+size_t cn_java_name(const char *name, bool signature, char *out, size_t cap);
+#define CN_JAVA_NAME_MAX(name) (2 * strlen(name) + 8)
 
 /*
  * cn_select: which of names[0..n) (Java names) pattern names, by the rule

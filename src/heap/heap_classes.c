@@ -9,53 +9,14 @@
 #include <string.h>
 
 #include "../base/big.h"
+#include "../base/classname.h"
 #include "loader.h"
 
-/* java_name: JVM class name ("java/lang/String", "[[I") to Java's. */
+/* java_name: a JVM class name ("java/lang/String", "[[I") as Java's (malloc'd). */
 static char *java_name(const char *s)
 {
-	int dims = 0;
-	while (s[dims] == '[')
-		dims++;
-	const char *base = s + dims;
-	char *elem;
-	if (dims) {
-		const char *prim = NULL;
-		switch (*base) {
-		case 'Z': prim = "boolean"; break;
-		case 'C': prim = "char"; break;
-		case 'F': prim = "float"; break;
-		case 'D': prim = "double"; break;
-		case 'B': prim = "byte"; break;
-		case 'S': prim = "short"; break;
-		case 'I': prim = "int"; break;
-		case 'J': prim = "long"; break;
-		default: break;
-		}
-		if (prim && base[1] == 0)
-			elem = xstrdup(prim);
-		else if (*base == 'L') {
-			size_t len = strlen(base + 1);
-			if (len && base[len] == ';')
-				len--;
-			elem = xstrndup(base + 1, len);
-		} else
-			elem = xstrdup(base);
-	} else {
-		elem = xstrdup(base);
-	}
-	for (char *c = elem; *c; c++)
-		if (*c == '/')
-			*c = '.';
-	if (!dims)
-		return elem;
-	size_t el = strlen(elem);
-	char *out = xmalloc(el + 2 * (size_t)dims + 1);
-	memcpy(out, elem, el);
-	for (int d = 0; d < dims; d++)
-		memcpy(out + el + 2 * d, "[]", 2);
-	out[el + 2 * (size_t)dims] = 0;
-	free(elem);
+	char *out = xmalloc(CN_JAVA_NAME_MAX(s));
+	cn_java_name(s, false, out, CN_JAVA_NAME_MAX(s));
 	return out;
 }
 
