@@ -186,27 +186,21 @@ check "no seals without HOME or XDG_CACHE_HOME" "" \
 # A model that does not fit the dump (its objects' classes swapped here),
 # with a valid checksum, is refused with a reason and the dump is read.
 python3 - "$K.hsidx" "$E/badmodel.hsidx" <<'PY'
-import struct, sys, zlib
+import struct, sys
+sys.path.insert(0, 'tests')
+import index_file
 d = bytearray(open(sys.argv[1], 'rb').read())
-hdr = 8 + 4 + 4 + 32 + 4
-nsec, = struct.unpack_from('<I', d, hdr - 4)
-p = hdr
-for _ in range(nsec):
-    tag, ln = struct.unpack_from('<IQ', d, p)
-    p = (p + 12 + 4095) // 4096 * 4096
-    if tag == 0x4d4f444c:  # MODL: header, then pos_lo[n+1], pos_base, cls[n], ...
-        n, = struct.unpack_from('<I', d, p + 32)
-        # an array of 64 KiB or more starts at a page, others at 8 bytes (array_align)
-        start = lambda off, ln: -(-off // (4096 if ln >= 65536 else 8)) * (4096 if ln >= 65536 else 8)
-        off = 232  # the header's size (struct mhdr, src/heap/heap_model.c)
-        for sz in ((n + 1) * 4, ((n >> 12) + 1) * 8):  # pos_lo, pos_base
-            off = start(off, sz) + sz
-        at = p + start(off, n * 4)  # cls
-        a, b = struct.unpack_from('<II', d, at + 4 * (n - 2))  # cls of the last two objects
-        struct.pack_into('<II', d, at + 4 * (n - 2), *((b, a) if a != b else (a, a + 1)))
-    p += ln
-struct.pack_into('<I', d, len(d) - 4, zlib.crc32(bytes(d[:-4])))
-open(sys.argv[2], 'wb').write(d)
+p, ln = index_file.payload(d, 0x4d4f444c)  # MODL: header, then pos_lo[n+1], pos_base, cls[n], ...
+n, = struct.unpack_from('<I', d, p + 32)
+# an array of 64 KiB or more starts at a page, others at 8 bytes (array_align)
+start = lambda off, ln: -(-off // (4096 if ln >= 65536 else 8)) * (4096 if ln >= 65536 else 8)
+off = 232  # the header's size (struct mhdr, src/heap/heap_model.c)
+for sz in ((n + 1) * 4, ((n >> 12) + 1) * 8):  # pos_lo, pos_base
+    off = start(off, sz) + sz
+at = p + start(off, n * 4)  # cls
+a, b = struct.unpack_from('<II', d, at + 4 * (n - 2))  # cls of the last two objects
+struct.pack_into('<II', d, at + 4 * (n - 2), *((b, a) if a != b else (a, a + 1)))
+open(sys.argv[2], 'wb').write(index_file.fix(d))
 PY
 cp "$E/badmodel.hsidx" "$K.hsidx"
 OUT=$(printf ':info\n' | $HEAPSH --format csv "$K" 2>&1)
@@ -230,35 +224,29 @@ head -c 100 "$E/good.hsidx" > "$K.hsidx"
 check_contains "truncated index: detected" "truncated" "$(hs ':dominators --top 1' 2>&1 >/dev/null)"
 # A valid checksum proves an index undamaged, not sane: a dominator "tree"
 # with a cycle, a chain to an unreachable object, or retained sizes that do
-# not add up, rewritten with a good CRC, is refused and computed again.
+# not add up, rewritten with good checksums, is refused and computed again.
 for bad in cycle unreachable sum; do
 	python3 - "$E/good.hsidx" "$K.hsidx" "$bad" <<'PY'
-import struct, sys, zlib
+import struct, sys
+sys.path.insert(0, 'tests')
+import index_file
 src, dst, how = sys.argv[1:]
 d = bytearray(open(src, 'rb').read())
-hdr = 8 + 4 + 4 + 32 + 4
-nsec, = struct.unpack_from('<I', d, hdr - 4)
-p = hdr
-for _ in range(nsec):
-    tag, ln = struct.unpack_from('<IQ', d, p)
-    p = (p + 12 + 4095) // 4096 * 4096  # each payload starts at a multiple of 4096
-    if tag == 0x444f4d41:  # DOMA: u32 magic, u32 n, u64 nbig, (n+1) idom, (n+1) u32 retained
-        n, = struct.unpack_from('<I', d, p + 4)
-        idom = list(struct.unpack_from('<%dI' % (n + 1), d, p + 16))
-        ret_at = p + 16 + 4 * (n + 1)
-        reach = [v for v in range(n) if idom[v] != 0xffffffff and idom[v] != n]
-        a, b = reach[0], reach[1]
-        if how == 'cycle':
-            idom[a], idom[b] = b, a
-        elif how == 'unreachable':
-            idom[a] = next(v for v in range(n) if idom[v] == 0xffffffff)
-        else:
-            r, = struct.unpack_from('<I', d, ret_at + 4 * a)
-            struct.pack_into('<I', d, ret_at + 4 * a, r + 1)
-        struct.pack_into('<%dI' % (n + 1), d, p + 16, *idom)
-    p += ln
-struct.pack_into('<I', d, len(d) - 4, zlib.crc32(bytes(d[:-4])))
-open(dst, 'wb').write(d)
+p, ln = index_file.payload(d, 0x444f4d41)  # DOMA: u32 magic, u32 n, u64 nbig, (n+1) idom, (n+1) u32 retained
+n, = struct.unpack_from('<I', d, p + 4)
+idom = list(struct.unpack_from('<%dI' % (n + 1), d, p + 16))
+ret_at = p + 16 + 4 * (n + 1)
+reach = [v for v in range(n) if idom[v] != 0xffffffff and idom[v] != n]
+a, b = reach[0], reach[1]
+if how == 'cycle':
+    idom[a], idom[b] = b, a
+elif how == 'unreachable':
+    idom[a] = next(v for v in range(n) if idom[v] == 0xffffffff)
+else:
+    r, = struct.unpack_from('<I', d, ret_at + 4 * a)
+    struct.pack_into('<I', d, ret_at + 4 * a, r + 1)
+struct.pack_into('<%dI' % (n + 1), d, p + 16, *idom)
+open(dst, 'wb').write(index_file.fix(d))
 PY
 	OUT=$(printf ':graphstats\n:idom %s\n:info\n' "$O0" | timeout 60 $HEAPSH --format csv "$K" 2>&1)
 	check_contains "index with a crafted dominator tree ($bad): refused" \
@@ -292,6 +280,69 @@ OUT=$(printf ':dominators --top 1\n:info\n' | $HEAPSH --format csv "$K" 2>&1)
 check_contains "... the next open writes it" "index file,$K.hsidx" "$OUT"
 check_contains "... whole: the next open reads its tree" "dominator tree,\"read from the index" \
 	"$(printf ':dominators --top 1\n:info\n' | $HEAPSH --format csv "$K" 2>&1)"
+
+# A section the index does not hold yet is appended in place: the file
+# keeps its inode and its bytes so far, the header counts one more section,
+# and a session that had the index mapped before goes on using it.
+rm -f "$K.hsidx"
+hs ':dominators --top 1' >/dev/null
+INODE=$(stat -c %i "$K.hsidx")
+SIZE=$(stat -c %s "$K.hsidx")
+cp "$K.hsidx" "$E/before-append.hsidx"
+rm -f "$E/cmds"; mkfifo "$E/cmds"
+$HEAPSH --format csv "$K" <"$E/cmds" >"$E/mapped.out" 2>&1 &
+MAPPED=$!
+exec 8>"$E/cmds"
+printf ':dominators --top 3\n"first-done"\n' >&8
+for _ in $(seq 300); do grep -q first-done "$E/mapped.out" && break; sleep 0.1; done
+$HEAPSH --no-weak --format csv -c ':dominators --top 1' "$K" >/dev/null
+check "appended: the same file (inode)" "$INODE" "$(stat -c %i "$K.hsidx")"
+check "appended: its bytes so far unchanged but the header's count and checksum" "same" \
+	"$(python3 - "$E/before-append.hsidx" "$K.hsidx" <<'PY'
+import sys
+sys.path.insert(0, 'tests')
+import index_file
+a, b = (open(p, 'rb').read() for p in sys.argv[1:])
+h = index_file.HEADER
+ok = len(b) > len(a) and a[:h - 8] == b[:h - 8] and a[h:] == b[h:len(a)]
+ok = ok and len(index_file.sections(b)) == len(index_file.sections(a)) + 1
+print('same' if ok else 'differ')
+PY
+)"
+printf ':retained %s\n:info\n' "$LEAVES" >&8
+exec 8>&-
+wait "$MAPPED"
+check_contains "appended: a session that mapped the index before goes on" "$((24 + 2016 + 16000))" \
+	"$(cat "$E/mapped.out")"
+OUT=$(printf ':dominators --top 1\n:info\n' | $HEAPSH --no-weak --format csv "$K" 2>&1)
+check_contains "appended: the --no-weak tree is read from the index" "dominator tree (no weak),\"read from the index" "$OUT"
+check "appended: both trees answer as without the index" \
+	"$($HEAPSH --no-index --format csv -c ':dominators --top 5' "$K"; $HEAPSH --no-index --no-weak --format csv -c ':dominators --top 5' "$K")" \
+	"$(hs ':dominators --top 5'; $HEAPSH --no-weak --format csv -c ':dominators --top 5' "$K")"
+# An append cut short leaves bytes after the last section: not read, and
+# written over by the next append; a damaged appended section is caught.
+cp "$K.hsidx" "$E/two-trees.hsidx"
+head -c 5000 /dev/urandom >>"$K.hsidx"
+OUT=$(printf ':dominators --top 1\n:info\n' | $HEAPSH --format csv "$K" 2>&1)
+check_contains "bytes after the last section: the index is used" "dominator tree,\"read from the index" "$OUT"
+hs ':dynsize Leaf' >/dev/null
+check "... and the next append writes over them" \
+	"$(python3 -c "import sys; sys.path.insert(0, 'tests'); import index_file as x; d = open('$K.hsidx', 'rb').read(); t, r, p, n = x.sections(d)[-1]; print(len(d) == p + n, hex(t))")" \
+	"True 0x44594e41"
+cp "$E/two-trees.hsidx" "$K.hsidx"
+python3 - "$K.hsidx" <<'PY'
+import sys
+sys.path.insert(0, 'tests')
+import index_file
+p = sys.argv[1]
+d = bytearray(open(p, 'rb').read())
+off, ln = index_file.payload(d, 0x444f4d53)  # DOMS, the appended tree
+d[off + ln // 2] ^= 0xff
+open(p, 'wb').write(d)
+PY
+OUT=$(printf ':dominators --top 1\n:info\n' | $HEAPSH --no-weak --format csv "$K" 2>&1)
+check_contains "a damaged appended section: detected" "checksum mismatch" "$OUT"
+check_contains "... and the tree computed again" "dominator tree (no weak),\"computed" "$OUT"
 
 # --export-graph, checked with networkx's immediate_dominators when present.
 $HEAPSH --export-graph "$K" "$E/graph.txt"

@@ -23,7 +23,7 @@
 #include <zlib.h>
 
 #define MAGIC "HEAPSHIX"
-#define VERSION 4u	/* 4: the model's arrays at page multiples (heap_model.c) */
+#define VERSION 5u	/* 5: a checksum per section, and sections appended in place */
 #define ALIGN 4096u	/* each section's payload starts at a multiple of this */
 #define BOM 0x01020304u
 
@@ -49,9 +49,18 @@ struct seal {
 	uint32_t pathlen, pad;	/* then the index's path, pathlen bytes */
 };
 
+/* The header: magic, version, byte order mark, the dump's key, the count of
+ * sections and a CRC-32 of all that; then each section: a record (its tag,
+ * length and a CRC-32 of both and the payload) and, from the next multiple
+ * of ALIGN, the payload. Bytes after the last section counted are not
+ * read (an append cut short). */
+#define HEADER (8 + 4 + 4 + sizeof(struct key) + 4 + 4)
+#define RECORD (4 + 8 + 4)
+
 struct section {
 	uint32_t tag;
 	uint64_t len;
+	uint32_t crc;		/* of the tag, the length and the payload */
 	const uint8_t *data;	/* in the file's mapping */
 	uint64_t off;		/* where data is in the file */
 	const struct idx_part *parts;	/* a section being written: the caller's */
@@ -355,6 +364,22 @@ static uint32_t crc_of(const uint8_t *p, size_t n)
 	return (uint32_t)crc32_combine(a.crc, b.crc, (z_off_t)b.n);
 }
 
+/* record_crc: the CRC-32 of a section's tag and length, to go on over its payload. */
+static uLong record_crc(uint32_t tag, uint64_t len)
+{
+	uint8_t r[12];
+	memcpy(r, &tag, 4);
+	memcpy(r + 4, &len, 8);
+	return crc32_z(0, r, sizeof r);
+}
+
+/* section_crc: a mapped section's checksum as its record should hold it. */
+static uint32_t section_crc(const struct section *s)
+{
+	return (uint32_t)crc32_combine(record_crc(s->tag, s->len), crc_of(s->data, s->len),
+				       (z_off_t)s->len);
+}
+
 /*
  * load: map and check the file at path (open on fd, or opened here when fd
  * is -1); false (and a note) if unusable, fd closed. The sections stay in
@@ -390,57 +415,48 @@ static bool load(struct idx *x, const char *path, int fd, bool check_crc)
 	x->map = buf;
 	x->maplen = len;
 	x->fd = fd;
-	const char *why = NULL;
-	size_t hdr = 8 + 4 + 4 + sizeof(struct key) + 4;
-	struct key k;
-	uint32_t v, bom, nsec;
-	if (len < hdr + 4 || memcmp(buf, MAGIC, 8)) {
-		why = "not a heapsh index or truncated";
-		goto bad;
-	}
-	uint32_t crc_stored;
-	memcpy(&crc_stored, buf + len - 4, 4);
-	x->crc = crc_stored;
-	/* A seal (idx_vouch) says the whole file was checked, and it has not
-	 * changed since: the checksum is not read again. */
-	struct seal sl;
-	x->trusted = 0;
-	if (check_crc && x->have_dump_st && seal_read(path, &sl) &&
-	    same_stamp(&sl.file, &x->file_st) && same_stamp(&sl.dump, &x->dump_st) &&
-	    sl.crc == crc_stored) {
-		check_crc = false;
-		x->trusted = sl.mask;
-	}
-	x->vouched = x->trusted;
 	x->from_disk = fd_given < 0;
-	if (check_crc && crc_of(buf, len - 4) != crc_stored) {
-		why = "checksum mismatch (truncated or corrupt)";
+	const char *why = NULL;
+	struct key k;
+	uint32_t v, bom, nsec, hcrc;
+	if (len < HEADER || memcmp(buf, MAGIC, 8)) {
+		why = "not a heapsh index or truncated";
 		goto bad;
 	}
 	memcpy(&v, buf + 8, 4);
 	memcpy(&bom, buf + 12, 4);
 	memcpy(&k, buf + 16, sizeof k);
 	memcpy(&nsec, buf + 16 + sizeof k, 4);
+	memcpy(&hcrc, buf + HEADER - 4, 4);
 	if (v != VERSION || bom != BOM) {
 		why = "written by another heapsh version or machine";
+		goto bad;
+	}
+	if ((uint32_t)crc32_z(0, buf, HEADER - 4) != hcrc) {
+		why = "checksum mismatch (truncated or corrupt)";
 		goto bad;
 	}
 	if (memcmp(&k, &x->key, sizeof k)) {
 		why = "stale: the dump has changed since it was written";
 		goto bad;
 	}
-	size_t p = hdr;
+	/* The sections' records; the file's digest (the seal's checksum): the
+	 * header and every record, each of which holds its payload's CRC. */
+	uLong digest = crc32_z(0, buf, HEADER);
+	size_t p = HEADER;
 	for (uint32_t i = 0; i < nsec; i++) {
 		struct section s = {0};
-		if (len - 4 - p < 12) {
-			why = "section table cut short";
+		if (len - p < RECORD) {
+			why = "truncated: its section table is cut short";
 			goto bad;
 		}
 		memcpy(&s.tag, buf + p, 4);
 		memcpy(&s.len, buf + p + 4, 8);
-		p += 12;
-		if (align_up(p) > len - 4 || s.len > len - 4 - align_up(p)) {
-			why = "section runs past the end";
+		memcpy(&s.crc, buf + p + 12, 4);
+		digest = crc32_z(digest, buf + p, RECORD);
+		p += RECORD;
+		if (align_up(p) > len || s.len > len - align_up(p)) {
+			why = "truncated: a section runs past the end";
 			goto bad;
 		}
 		p = align_up(p);
@@ -450,6 +466,23 @@ static bool load(struct idx *x, const char *path, int fd, bool check_crc)
 		x->sec = xreallocarray(x->sec, (size_t)x->nsec + 1, sizeof *x->sec);
 		x->sec[x->nsec++] = s;
 	}
+	x->crc = (uint32_t)digest;
+	/* A seal (idx_vouch) says every section was checked, and the file has
+	 * not changed since: the payloads' checksums are not read again. */
+	struct seal sl;
+	x->trusted = 0;
+	if (check_crc && x->have_dump_st && seal_read(path, &sl) &&
+	    same_stamp(&sl.file, &x->file_st) && same_stamp(&sl.dump, &x->dump_st) &&
+	    sl.crc == x->crc) {
+		check_crc = false;
+		x->trusted = sl.mask;
+	}
+	x->vouched = x->trusted;
+	for (int i = 0; check_crc && i < x->nsec; i++)
+		if (section_crc(&x->sec[i]) != x->sec[i].crc) {
+			why = "checksum mismatch (truncated or corrupt)";
+			goto bad;
+		}
 	return true;
 bad:
 	snprintf(x->note, sizeof x->note, "ignoring index %s: %s; it will be rebuilt", path, why);
@@ -559,6 +592,19 @@ static bool write_all(int fd, const void *p, size_t n, uLong *crc, uint64_t *at)
 	return io_write_full(fd, p, n);
 }
 
+/* header: the file's header for nsec sections, its checksum last. */
+static void header(const struct idx *x, uint32_t nsec, uint8_t h[HEADER])
+{
+	uint32_t v = VERSION, bom = BOM;
+	memcpy(h, MAGIC, 8);
+	memcpy(h + 8, &v, 4);
+	memcpy(h + 12, &bom, 4);
+	memcpy(h + 16, &x->key, sizeof x->key);
+	memcpy(h + 16 + sizeof x->key, &nsec, 4);
+	uint32_t c = (uint32_t)crc32_z(0, h, HEADER - 4);
+	memcpy(h + HEADER - 4, &c, 4);
+}
+
 /* rehome_part: part is a whole big array in a spill file, which writing it
  * to the index can move there (big_rehome). */
 static bool rehome_part(const struct idx_part *part)
@@ -570,10 +616,40 @@ static bool rehome_part(const struct idx_part *part)
 /* section_bytes: the file's size with sections secs. */
 static uint64_t file_bytes(const struct section *secs, int nsec)
 {
-	uint64_t at = 8 + 4 + 4 + sizeof(struct key) + 4;
+	uint64_t at = HEADER;
 	for (int i = 0; i < nsec; i++)
-		at = align_up(at + 12) + secs[i].len;
-	return at + 4;
+		at = align_up(at + RECORD) + secs[i].len;
+	return at;
+}
+
+/*
+ * write_section: section s's record and payload on fd, from *at on (the
+ * file's position), *at moved past them; its checksum goes into its
+ * record once the payload is written. A part that is a whole big array in
+ * a spill file, written at a multiple of ALIGN, is mapped from fd instead
+ * (big_rehome): the disk then holds it once.
+ */
+static bool write_section(int fd, const struct section *s, uint64_t *at)
+{
+	static const uint8_t zeros[ALIGN];
+	uint64_t rec = *at;
+	uint32_t none = 0;
+	uLong crc = record_crc(s->tag, s->len), skip = 0;
+	bool ok = write_all(fd, &s->tag, 4, &skip, at) && write_all(fd, &s->len, 8, &skip, at) &&
+		  write_all(fd, &none, 4, &skip, at) &&
+		  write_all(fd, zeros, (size_t)(align_up(*at) - *at), &skip, at);
+	if (!s->parts) {
+		ok = ok && write_all(fd, s->data, s->len, &crc, at);
+	} else {
+		for (int k = 0; ok && k < s->nparts; k++) {
+			uint64_t off = *at;
+			ok = write_all(fd, s->parts[k].data, s->parts[k].len, &crc, at);
+			if (ok && !(off % ALIGN) && rehome_part(&s->parts[k]))
+				big_rehome((void *)(uintptr_t)s->parts[k].data, fd, off);
+		}
+	}
+	uint32_t c = (uint32_t)crc;
+	return ok && pwrite(fd, &c, 4, (off_t)(rec + 12)) == 4;
 }
 
 /*
@@ -611,35 +687,14 @@ static int write_file(const struct idx *x, const struct section *secs, int nsec,
 		free(tmp);
 		return -1;
 	}
-	static const uint8_t zeros[ALIGN];
-	uLong crc = crc32(0, NULL, 0);
+	uint8_t h[HEADER];
+	header(x, (uint32_t)nsec, h);
+	uLong skip = 0;
 	uint64_t at = 0;
-	uint32_t v = VERSION, bom = BOM, n = (uint32_t)nsec;
-	bool ok = write_all(fd, MAGIC, 8, &crc, &at) && write_all(fd, &v, 4, &crc, &at) &&
-		  write_all(fd, &bom, 4, &crc, &at) &&
-		  write_all(fd, &x->key, sizeof x->key, &crc, &at) &&
-		  write_all(fd, &n, 4, &crc, &at);
-	for (int i = 0; ok && i < nsec; i++) {
-		const struct section *s = &secs[i];
-		ok = write_all(fd, &s->tag, 4, &crc, &at) && write_all(fd, &s->len, 8, &crc, &at) &&
-		     write_all(fd, zeros, (size_t)(align_up(at) - at), &crc, &at);
-		if (!s->parts) {
-			ok = ok && write_all(fd, s->data, s->len, &crc, &at);
-			continue;
-		}
-		for (int k = 0; ok && k < s->nparts; k++) {
-			uint64_t off = at;
-			ok = write_all(fd, s->parts[k].data, s->parts[k].len, &crc, &at);
-			/* An array in a spill file, now in this one too: mapped
-			 * from here instead, its spill file goes (the disk holds
-			 * it once). */
-			if (ok && !(off % ALIGN) && rehome_part(&s->parts[k]))
-				big_rehome((void *)(uintptr_t)s->parts[k].data, fd, off);
-		}
-	}
-	uint32_t c = (uint32_t)crc;
-	uLong dummy = 0;
-	ok = ok && write_all(fd, &c, 4, &dummy, &at) && fsync(fd) == 0;
+	bool ok = write_all(fd, h, HEADER, &skip, &at);
+	for (int i = 0; ok && i < nsec; i++)
+		ok = write_section(fd, &secs[i], &at);
+	ok = ok && fsync(fd) == 0;
 	if (ok && unnamed) {
 		char proc[64];
 		snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
@@ -744,6 +799,59 @@ static uint64_t moved_bytes(const struct section *secs, int nsec, dev_t dev)
 	return sum - largest;
 }
 
+/*
+ * append: sections add[0 .. nadd), none of them in the file yet, after the
+ * file's last one, in place: the payloads first, then the header's count,
+ * so that a process opening the file meanwhile sees it as it was or as it
+ * is now, and one that has it open keeps what it mapped (the file only
+ * grows past it). A crash leaves bytes after the last section the header
+ * counts, which are not read, and written over by the next append. Only
+ * when the file is the one x mapped, unchanged since; HS_OK with x mapping
+ * it again (remap), else HS_ERR with errno and the file as it was (the
+ * caller then rewrites it whole). The disk must have room for what is
+ * added, with 1/16 to spare.
+ */
+static int append(struct idx *x, const struct section *add, int nadd, uint32_t sane)
+{
+	struct stat st;
+	int fd = open(x->path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return HS_ERR;
+	struct stamp now;
+	if (fstat(fd, &st) < 0 || (now = stamp_of(&st), !same_stamp(&now, &x->file_st))) {
+		close(fd);
+		errno = ESTALE;
+		return HS_ERR;
+	}
+	uint64_t old = (uint64_t)st.st_size;
+	uint64_t end = x->nsec ? x->sec[x->nsec - 1].off + x->sec[x->nsec - 1].len : HEADER;
+	uint64_t at = end, need = 0;
+	for (int i = 0; i < nadd; i++)
+		need = align_up(end + need + RECORD) + add[i].len - end;
+	dev_t dev;
+	uint64_t have = room_for(x->path, &dev);
+	if (have && have + moved_bytes(add, nadd, dev) < need + (need >> 4)) {
+		close(fd);
+		errno = ENOSPC;
+		return HS_ERR;
+	}
+	bool ok = lseek(fd, (off_t)at, SEEK_SET) == (off_t)at;
+	for (int i = 0; ok && i < nadd; i++)
+		ok = write_section(fd, &add[i], &at);
+	uint8_t h[HEADER];
+	header(x, (uint32_t)(x->nsec + nadd), h);
+	ok = ok && fsync(fd) == 0 && pwrite(fd, h, HEADER, 0) == (ssize_t)HEADER && fsync(fd) == 0;
+	if (!ok) {
+		int saved = errno;
+		if (at > old && ftruncate(fd, (off_t)old) != 0)
+			saved = errno;	/* the header still counts only what was there */
+		close(fd);
+		errno = saved;
+		return HS_ERR;
+	}
+	return remap(x, fd, x->nsec + nadd, sane) ? HS_OK : HS_ERR;
+}
+
 int idx_put_parts(struct idx *x, const struct idx_put *puts, int nputs, struct hs_error *err)
 {
 	if (!x->have_key) {
@@ -767,6 +875,17 @@ int idx_put_parts(struct idx *x, const struct idx_put *puts, int nputs, struct h
 			s.len += s.parts[j].len;
 		secs[nsec++] = s;
 	}
+	/* The sections known sane: those written now (made by this process)
+	 * and those carried over that it checked or a seal vouched for. */
+	uint32_t sane = 0;
+	for (int i = 0; i < nsec; i++)
+		if (secs[i].parts || (x->vouched & tag_bit(secs[i].tag)))
+			sane |= tag_bit(secs[i].tag);
+	/* New sections only: appended to the file in place, when it can be. */
+	if (nsec == x->nsec + nputs && x->map && append(x, secs + x->nsec, nputs, sane) == HS_OK) {
+		free(secs);
+		return HS_OK;
+	}
 	uint64_t need = file_bytes(secs, nsec);
 	const char *where[2] = {x->path, x->alt_path};
 	int st = HS_ERR;
@@ -788,12 +907,6 @@ int idx_put_parts(struct idx *x, const struct idx_put *puts, int nputs, struct h
 		}
 		st = HS_OK;
 	}
-	/* The sections known sane: those written now (made by this process)
-	 * and those carried over that it checked or a seal vouched for. */
-	uint32_t sane = 0;
-	for (int i = 0; i < nsec; i++)
-		if (secs[i].parts || (x->vouched & tag_bit(secs[i].tag)))
-			sane |= tag_bit(secs[i].tag);
 	if (st == HS_OK && !remap(x, fd, nsec, sane)) {
 		saved = errno;
 		st = HS_ERR;

@@ -5,11 +5,12 @@
  * One file per dump, next to it (DUMP.hsidx) or, when that folder is not
  * writable, under $XDG_CACHE_HOME/heapsh (default ~/.cache/heapsh). It
  * holds tagged sections and is keyed by the dump's size, mtime and a hash
- * of its first 64 KiB; a CRC-32 covers the whole file. A stale, truncated
- * or corrupt file is ignored (and replaced on the next write); it is
- * written to a temporary file and renamed, so a crash never leaves a file
- * that looks valid. Values are in this machine's byte order, which the
- * header records.
+ * of its first 64 KiB; a CRC-32 covers its header, and one each section.
+ * A stale, truncated or corrupt file is ignored (and replaced on the next
+ * write); a whole file is written to a temporary file and renamed, and a
+ * new section appended after the last one before the header counts it, so
+ * a crash never leaves a file that looks valid. Values are in this
+ * machine's byte order, which the header records.
  *
  * The file is mapped, not read: a section is file pages the kernel reads
  * when they are touched and may drop under memory pressure, so an index
@@ -99,18 +100,22 @@ const void *idx_map_section(const struct idx *x, uint32_t tag, uint64_t *len,
 void idx_unmap(struct idx_mapping *m);
 
 /*
- * idx_put: add or replace section tag (len bytes) and rewrite the file
- * atomically (a temporary file renamed over it), next to the dump or, when
- * that fails, in the cache folder. HS_ERR with err set when neither
- * location is writable or has room for the whole file (with 1/16 to
- * spare): the file is then left as it was and the section is not kept.
+ * idx_put: add or replace section tag (len bytes). A section the file does
+ * not hold is appended to it in place (payload, sync, then the header's
+ * count), when the file is the one x mapped and unchanged since: its other
+ * bytes and inode stay, so another process's mapping of it stays good, and
+ * the disk needs room for the section only. Otherwise the file is written
+ * again atomically (a temporary file renamed over it), next to the dump
+ * or, when that fails, in the cache folder. HS_ERR with err set when
+ * neither location is writable or has room (with 1/16 to spare): the file
+ * is then left as it was and the section is not kept.
  */
 int idx_put(struct idx *x, uint32_t tag, const void *data, uint64_t len, struct hs_error *err);
 
 /*
  * idx_put_parts: idx_put for several sections at once, each the
  * concatenation of its parts, written straight from them (nothing is
- * copied): one rewrite of the file for all. The parts need to live only
+ * copied): one append, or one rewrite of the file, for all. The parts need to live only
  * for the call. A part that is a whole big array in a spill file (big.h),
  * written at a multiple of 4096 bytes in the file, is moved rather than
  * copied: the array is then mapped from the new file and its spill file

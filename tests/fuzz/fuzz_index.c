@@ -5,10 +5,11 @@
  * which checks the tree, docs/engine.md) and the dynamic-size engine
  * (dyn_load), on the tiny heap (tiny_heap.h).
  *
- * The input is an index file without its last four bytes: the harness
- * writes the dump's key into bytes 16..47 and appends the CRC-32, so that
- * mutations reach the sections instead of stopping at the checksum (a
- * valid checksum proves a file undamaged, not sane: issue 15, finding 3).
+ * The input is an index file whose checksums the harness sets (and the
+ * dump's key into bytes 16..47): the header's, and each section's it can
+ * find, so that mutations reach the sections instead of stopping at a
+ * checksum (a valid checksum proves a file undamaged, not sane: issue 15,
+ * finding 3). The layout: src/engine/idx.c, tests/index_file.py.
  * With HEAPSH_FUZZ_SEEDS=DIR, LLVMFuzzerInitialize writes the index heapsh
  * itself makes for the tiny heap there, as the corpus's seed, and exits.
  */
@@ -70,6 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static char dir[64], dump[96], idx_path[4096];
 static struct heap *heap;
 static uint8_t key[32];		/* the dump's key as idx.c writes it */
+#define HEADER_BYTES 56		/* an index file's header (idx.c, version 5) */
 
 static uint8_t *slurp(const char *path, size_t *len)
 {
@@ -139,7 +141,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	dyn_free(d);
 	size_t len = 0;
 	uint8_t *file = slurp(idx_file(x), &len);
-	if (!file || len < 52)
+	if (!file || len < HEADER_BYTES)
 		abort();
 	memcpy(key, file + 16, sizeof key);
 	snprintf(idx_path, sizeof idx_path, "%s", idx_file(x));
@@ -148,7 +150,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		char out[4096];
 		snprintf(out, sizeof out, "%s/tiny.hsidx", seeds);
 		FILE *o = fopen(out, "wb");
-		if (!o || fwrite(file, 1, len - 4, o) != len - 4 || fclose(o))
+		if (!o || fwrite(file, 1, len, o) != len || fclose(o))
 			abort();
 		free(file);
 		idx_close(x);
@@ -188,16 +190,42 @@ static void use_tree(bool no_weak, const uint8_t *p, uint64_t len)
 	dom_tree_free(t);
 }
 
+/*
+ * set_checksums: the key, then the checksums of every section record that
+ * fits (each over its tag, length and payload) and the header's, as
+ * idx.c writes them (16-byte records, each payload from the next multiple
+ * of 4096).
+ */
+static void set_checksums(uint8_t *f, size_t size)
+{
+	if (size < HEADER_BYTES)
+		return;
+	memcpy(f + 16, key, sizeof key);
+	uint32_t nsec;
+	memcpy(&nsec, f + 48, 4);
+	size_t p = HEADER_BYTES;
+	for (uint32_t i = 0; i < nsec && size - p >= 16; i++) {
+		uint64_t len;
+		memcpy(&len, f + p + 4, 8);
+		size_t data = (p + 16 + 4095) / 4096 * 4096;
+		if (data > size || len > size - data)
+			break;
+		uLong crc = crc32_z(0, f + p, 12);
+		uint32_t c = (uint32_t)crc32_z(crc, f + data, (size_t)len);
+		memcpy(f + p + 12, &c, 4);
+		p = data + (size_t)len;
+	}
+	uint32_t h = (uint32_t)crc32_z(0, f, HEADER_BYTES - 4);
+	memcpy(f + HEADER_BYTES - 4, &h, 4);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	uint8_t *file = malloc(size + 4);
+	uint8_t *file = malloc(size + 1);
 	memcpy(file, data, size);
-	if (size >= 48)
-		memcpy(file + 16, key, sizeof key);
-	uint32_t crc = (uint32_t)crc32_z(0, file, size);
-	memcpy(file + size, &crc, 4);
+	set_checksums(file, size);
 	FILE *f = fopen(idx_path, "wb");
-	if (!f || fwrite(file, 1, size + 4, f) != size + 4 || fclose(f))
+	if (!f || fwrite(file, 1, size, f) != size || fclose(f))
 		abort();
 	free(file);
 	struct idx *x = idx_open(dump);

@@ -6,7 +6,7 @@ have unit tests too), written as the inputs of tests/fuzz's harnesses:
   hprof/  a CLASS DUMP of java.lang.Object with an instance size of 0xF9000000
           (finding 1); System.props with 1,000 buckets on a self-linked entry
           (finding 2); a heap with no GC roots, so no leak suspects (finding 12)
-  index/  index files without their CRC (fuzz_index adds it and the key) of the
+  index/  index files (fuzz_index sets their checksums and key) of the
           tiny heap whose DOMA section has an immediate-dominator cycle, or a
           chain to an unreachable object (finding 3), or whose dynamic-size
           section claims an exact size of 2^64-1 (finding 4)
@@ -22,8 +22,12 @@ made. make_regress.py --hprof OUT_DIR writes only OUT_DIR/hprof/: tests/fuzz/
 run.sh writes them into build/fuzz/regress on every run, since the project
 keeps no HPROF files, however small.
 """
+import os
 import struct
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import index_file  # noqa: E402  (tests/index_file.py: the index file's layout)
 
 be = lambda fmt, *v: struct.pack(">" + fmt, *v)
 
@@ -118,22 +122,14 @@ def hprof_files():
 
 # ---- index files (this machine's byte order, as heapsh writes them) ----
 def sections(idx):
-    hdr = 8 + 4 + 4 + 32 + 4
-    nsec = struct.unpack_from("<I", idx, hdr - 4)[0]
-    p, out = hdr, {}
-    for _ in range(nsec):
-        tag, ln = struct.unpack_from("<IQ", idx, p)
-        p = (p + 12 + 4095) // 4096 * 4096  # each payload starts at a multiple of 4096
-        out[tag] = (p, ln)
-        p += ln
-    return out
+    return {tag: (data, ln) for tag, _, data, ln in index_file.sections(idx)}
 
 
 DOMA, DYNA = 0x444F4D41, 0x44594E41
 
 
 def index_variants(tiny):
-    tiny = bytearray(tiny)  # the seed, like every input of fuzz_index, has no CRC
+    tiny = bytearray(tiny)  # fuzz_index sets every input's checksums
     secs = sections(tiny)
     off, ln = secs[DOMA]
     n = struct.unpack_from("<I", tiny, off + 4)[0]  # after the layout's magic
