@@ -622,14 +622,23 @@ static uint64_t file_bytes(const struct section *secs, int nsec)
 	return at;
 }
 
+/* A part written at off that can be mapped from the file instead (big_rehome). */
+struct move {
+	const void *p;
+	uint64_t off;
+};
+
 /*
  * write_section: section s's record and payload on fd, from *at on (the
  * file's position), *at moved past them; its checksum goes into its
  * record once the payload is written. A part that is a whole big array in
- * a spill file, written at a multiple of ALIGN, is mapped from fd instead
- * (big_rehome): the disk then holds it once.
+ * a spill file, written at a multiple of ALIGN, is to be mapped from fd
+ * instead (big_rehome: the disk then holds it once): now, or, with moves,
+ * listed there (room for s->nparts more at *nmoves) for when the file is
+ * whole.
  */
-static bool write_section(int fd, const struct section *s, uint64_t *at)
+static bool write_section(int fd, const struct section *s, uint64_t *at, struct move *moves,
+			  int *nmoves)
 {
 	static const uint8_t zeros[ALIGN];
 	uint64_t rec = *at;
@@ -644,7 +653,11 @@ static bool write_section(int fd, const struct section *s, uint64_t *at)
 		for (int k = 0; ok && k < s->nparts; k++) {
 			uint64_t off = *at;
 			ok = write_all(fd, s->parts[k].data, s->parts[k].len, &crc, at);
-			if (ok && !(off % ALIGN) && rehome_part(&s->parts[k]))
+			if (!ok || off % ALIGN || !rehome_part(&s->parts[k]))
+				continue;
+			if (moves)
+				moves[(*nmoves)++] = (struct move){s->parts[k].data, off};
+			else
 				big_rehome((void *)(uintptr_t)s->parts[k].data, fd, off);
 		}
 	}
@@ -692,8 +705,9 @@ static int write_file(const struct idx *x, const struct section *secs, int nsec,
 	uLong skip = 0;
 	uint64_t at = 0;
 	bool ok = write_all(fd, h, HEADER, &skip, &at);
+	/* rehomed as written: a failure leaves the file whole, if unnamed */
 	for (int i = 0; ok && i < nsec; i++)
-		ok = write_section(fd, &secs[i], &at);
+		ok = write_section(fd, &secs[i], &at, NULL, NULL);
 	ok = ok && fsync(fd) == 0;
 	if (ok && unnamed) {
 		char proc[64];
@@ -835,9 +849,16 @@ static int append(struct idx *x, const struct section *add, int nadd, uint32_t s
 		errno = ENOSPC;
 		return HS_ERR;
 	}
+	/* Arrays move into the file once the header counts them: before, a
+	 * failure would take their bytes from under them, and the next append
+	 * write over them. */
+	int nparts = 0, nmoves = 0;
+	for (int i = 0; i < nadd; i++)
+		nparts += add[i].nparts;
+	struct move *moves = xmallocarray((size_t)nparts + 1, sizeof *moves);
 	bool ok = lseek(fd, (off_t)at, SEEK_SET) == (off_t)at;
 	for (int i = 0; ok && i < nadd; i++)
-		ok = write_section(fd, &add[i], &at);
+		ok = write_section(fd, &add[i], &at, moves, &nmoves);
 	uint8_t h[HEADER];
 	header(x, (uint32_t)(x->nsec + nadd), h);
 	ok = ok && fsync(fd) == 0 && pwrite(fd, h, HEADER, 0) == (ssize_t)HEADER && fsync(fd) == 0;
@@ -846,9 +867,13 @@ static int append(struct idx *x, const struct section *add, int nadd, uint32_t s
 		if (at > old && ftruncate(fd, (off_t)old) != 0)
 			saved = errno;	/* the header still counts only what was there */
 		close(fd);
+		free(moves);
 		errno = saved;
 		return HS_ERR;
 	}
+	for (int k = 0; k < nmoves; k++)
+		big_rehome((void *)(uintptr_t)moves[k].p, fd, moves[k].off);
+	free(moves);
 	return remap(x, fd, x->nsec + nadd, sane) ? HS_OK : HS_ERR;
 }
 

@@ -204,6 +204,77 @@ static void index_moves_spilled_arrays(void **state)
 	cleanup(path);
 }
 
+/*
+ * Appending to the index moves spilled arrays too, once the header counts
+ * them: an index holding only a tree (written here through idx.h) gets the
+ * --no-weak tree and the heap model appended (the same inode), and the
+ * model's arrays that were in spill files are then mapped from it, every
+ * answer the same as without the index.
+ */
+static void append_moves_spilled_arrays(void **state)
+{
+	(void)state;
+	const uint32_t n = 60000;
+	const char *path = chain_path(n);
+	struct heard h;
+	struct hs_session *ref = listening(&h);
+	ref->no_index = true;
+	assert_int_equal(hs_open(ref, path), HS_OK);
+	struct dom_tree *rt = hs_dom(ref, true);
+	assert_non_null(rt);
+	struct idx *x = idx_open(path);	/* an index of one tree, no model */
+	size_t len;
+	uint8_t *sec = dom_tree_save(hs_dom(ref, false), ref->heap->n, &len);
+	struct hs_error err;
+	assert_int_equal(idx_put(x, IDX_DOM_ALL, sec, len, &err), HS_OK);
+	big_free(sec);
+	idx_close(x);
+	char ixpath[160];
+	snprintf(ixpath, sizeof ixpath, "%s.hsidx", path);
+	struct stat before, after;
+	assert_int_equal(stat(ixpath, &before), 0);
+	big_configure(256u << 10, dir);	/* 256 KiB: the model goes to files */
+	struct hs_session *s = listening(&h);
+	assert_int_equal(hs_open(s, path), HS_OK);
+	assert_false(s->model_from_index);
+	struct heap *hp = s->heap;
+	void *arrays[] = {hp->pos_lo, hp->cls, hp->size, hp->out_start, hp->out, hp->inst};
+	bool was[6];
+	int spilled = 0;
+	for (int k = 0; k < 6; k++)
+		spilled += was[k] = big_spilled_bytes(arrays[k]) > 0;
+	assert_true(spilled >= 2);
+	struct dom_tree *t = hs_dom(s, true);	/* computed: it and the model appended */
+	assert_non_null(t);
+	assert_int_equal(stat(ixpath, &after), 0);
+	assert_true(after.st_ino == before.st_ino && after.st_size > before.st_size);
+	char where[1024];
+	for (int k = 0; k < 6; k++)
+		if (was[k])
+			assert_true(mapped_file(arrays[k], where, sizeof where) ==
+				    (unsigned long)after.st_ino);
+	for (uint32_t v = 0; v <= n; v++)
+		assert_true(dom_retained(t, v) == dom_retained(rt, v));
+	for (uint32_t i = 0; i < hp->n; i++) {
+		uint32_t c1, c2;
+		const uint32_t *o1 = heap_out(hp, i, &c1), *o2 = heap_out(ref->heap, i, &c2);
+		assert_int_equal(c1, c2);
+		assert_memory_equal(o1, o2, c1 * sizeof *o1);
+		assert_true(heap_shallow(hp, i) == heap_shallow(ref->heap, i));
+	}
+	hs_session_free(s);
+	big_configure(0, NULL);
+	s = listening(&h);	/* a reopen maps the model and reads both trees */
+	assert_int_equal(hs_open(s, path), HS_OK);
+	assert_true(s->model_from_index);
+	assert_non_null(hs_dom(s, true));
+	assert_non_null(hs_dom(s, false));
+	assert_true(dom_retained(s->dom[1], n / 2) == dom_retained(rt, n / 2));
+	hs_session_free(s);
+	hs_session_free(ref);
+	cleanup(path);
+}
+
 /* Open, the engine on demand, the index for the next session, close. */
 static void open_engine_index(void **state)
 {
@@ -338,6 +409,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(open_engine_index),
 		cmocka_unit_test(index_moves_spilled_arrays),
+		cmocka_unit_test(append_moves_spilled_arrays),
 		cmocka_unit_test(query),
 		cmocka_unit_test(errors),
 		cmocka_unit_test(notices),
