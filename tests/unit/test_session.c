@@ -139,6 +139,32 @@ static unsigned long mapped_file(const void *p, char *out, size_t cap)
 }
 
 /*
+ * moved_and_same: the model arrays that were in spill files (was[k]) are
+ * mapped from the file of inode ino now, and heap hp and tree t answer as
+ * the reference session's (no index) ref and rt.
+ */
+static void moved_and_same(void *const arrays[6], const bool was[6], unsigned long ino,
+			   const struct heap *hp, struct dom_tree *t, const struct heap *ref,
+			   struct dom_tree *rt)
+{
+	char where[1024];
+	for (int k = 0; k < 6; k++)
+		if (was[k])	/* moved: the index's pages now (a file written unnamed,
+				 * O_TMPFILE, keeps that name in the maps) */
+			assert_true(mapped_file(arrays[k], where, sizeof where) == ino);
+	for (uint32_t v = 0; v <= hp->n; v++)
+		assert_true(dom_retained(t, v) == dom_retained(rt, v));
+	for (uint32_t i = 0; i < hp->n; i++) {
+		uint32_t c1, c2;
+		const uint32_t *o1 = heap_out(hp, i, &c1), *o2 = heap_out(ref, i, &c2);
+		assert_int_equal(c1, c2);
+		assert_memory_equal(o1, o2, c1 * sizeof *o1);
+		assert_int_equal(hp->cls[i], ref->cls[i]);
+		assert_true(heap_shallow(hp, i) == heap_shallow(ref, i));
+	}
+}
+
+/*
  * Past the memory budget, the model's arrays that are in spill files when
  * the index is written move into it (idx_put_parts, big_rehome): mapped
  * from the index from then on, their spill files gone, every answer the
@@ -179,21 +205,7 @@ static void index_moves_spilled_arrays(void **state)
 	snprintf(ixpath, sizeof ixpath, "%s.hsidx", path);
 	struct stat ix;
 	assert_int_equal(stat(ixpath, &ix), 0);
-	for (int k = 0; k < 6; k++)
-		if (was[k])	/* moved: the index's pages now (a file written unnamed,
-				 * O_TMPFILE, keeps that name in the maps) */
-			assert_true(mapped_file(arrays[k], where, sizeof where) ==
-				    (unsigned long)ix.st_ino);
-	for (uint32_t v = 0; v <= n; v++)
-		assert_true(dom_retained(t, v) == dom_retained(rt, v));
-	for (uint32_t i = 0; i < hp->n; i++) {
-		uint32_t c1, c2;
-		const uint32_t *o1 = heap_out(hp, i, &c1), *o2 = heap_out(ref->heap, i, &c2);
-		assert_int_equal(c1, c2);
-		assert_memory_equal(o1, o2, c1 * sizeof *o1);
-		assert_int_equal(hp->cls[i], ref->heap->cls[i]);
-		assert_true(heap_shallow(hp, i) == heap_shallow(ref->heap, i));
-	}
+	moved_and_same(arrays, was, (unsigned long)ix.st_ino, hp, t, ref->heap, rt);
 	hs_rest(s);	/* adopts the index's sections */
 	assert_true(s->model_from_index);
 	for (uint32_t i = 0; i < s->heap->n; i++)
@@ -248,20 +260,7 @@ static void append_moves_spilled_arrays(void **state)
 	assert_non_null(t);
 	assert_int_equal(stat(ixpath, &after), 0);
 	assert_true(after.st_ino == before.st_ino && after.st_size > before.st_size);
-	char where[1024];
-	for (int k = 0; k < 6; k++)
-		if (was[k])
-			assert_true(mapped_file(arrays[k], where, sizeof where) ==
-				    (unsigned long)after.st_ino);
-	for (uint32_t v = 0; v <= n; v++)
-		assert_true(dom_retained(t, v) == dom_retained(rt, v));
-	for (uint32_t i = 0; i < hp->n; i++) {
-		uint32_t c1, c2;
-		const uint32_t *o1 = heap_out(hp, i, &c1), *o2 = heap_out(ref->heap, i, &c2);
-		assert_int_equal(c1, c2);
-		assert_memory_equal(o1, o2, c1 * sizeof *o1);
-		assert_true(heap_shallow(hp, i) == heap_shallow(ref->heap, i));
-	}
+	moved_and_same(arrays, was, (unsigned long)after.st_ino, hp, t, ref->heap, rt);
 	hs_session_free(s);
 	big_configure(0, NULL);
 	s = listening(&h);	/* a reopen maps the model and reads both trees */
