@@ -307,22 +307,13 @@ static int collect_slots(struct pnode *p, struct inst *in, char *why, size_t cap
 	return 0;
 }
 
+/* java_name: Lcom/x/Y; -> com.x.Y (cn_java_name), malloc'd; NULL when out of memory. */
 static char *java_name(const char *sig)
 {
-	/* Lcom/x/Y; -> com.x.Y ; arrays keep the JNI form. */
-	size_t n = strlen(sig);
+	size_t n = cn_java_name(sig, true, NULL, 0);
 	char *s = malloc(n + 1);
-	if (!s)
-		return NULL;
-	if (sig[0] == 'L' && n > 2) {
-		memcpy(s, sig + 1, n - 2);
-		s[n - 2] = 0;
-	} else {
-		memcpy(s, sig, n + 1);
-	}
-	for (char *q = s; *q; q++)
-		if (*q == '/')
-			*q = '.';
+	if (s)
+		cn_java_name(sig, true, s, n + 1);
 	return s;
 }
 

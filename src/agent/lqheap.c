@@ -4,6 +4,7 @@
  * model sizes (docs/heap-model.md's rules, so that a size inside the JVM is
  * the size a dump of it shows), and the heap iteration behind `objects`.
  */
+#include "../base/classname.h"
 #include "lq.h"
 
 #include <inttypes.h>
@@ -82,38 +83,12 @@ static void check_collector(struct lq *q)
 
 /* ---- classes ---- */
 
+/* java_name: a JVMTI class signature's Java name (cn_java_name), in the request's arena. */
 static char *java_name(struct lq *q, const char *sig)
 {
-	int dims = 0;
-	while (sig[dims] == '[')
-		dims++;
-	const char *b = sig + dims;
-	const char *base;
-	char tmp[2] = {0, 0};
-	size_t blen;
-	switch (*b) {
-	case 'Z': base = "boolean"; break;
-	case 'B': base = "byte"; break;
-	case 'C': base = "char"; break;
-	case 'S': base = "short"; break;
-	case 'I': base = "int"; break;
-	case 'J': base = "long"; break;
-	case 'F': base = "float"; break;
-	case 'D': base = "double"; break;
-	case 'V': base = "void"; break;
-	case 'L': base = b + 1; break;
-	default: tmp[0] = *b; base = tmp; break;
-	}
-	blen = strlen(base);
-	if (*b == 'L' && blen && base[blen - 1] == ';')
-		blen--;
-	char *s = lq_alloc(q, blen + 2 * (size_t)dims + 1);
-	memcpy(s, base, blen);
-	for (size_t k = 0; k < blen; k++)
-		if (s[k] == '/')
-			s[k] = '.';
-	for (int d = 0; d < dims; d++)
-		memcpy(s + blen + 2 * (size_t)d, "[]", 2);
+	size_t n = cn_java_name(sig, true, NULL, 0);
+	char *s = lq_alloc(q, n + 1);
+	cn_java_name(sig, true, s, n + 1);
 	return s;
 }
 

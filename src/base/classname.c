@@ -74,7 +74,8 @@ size_t cn_java_name(const char *name, bool signature, char *out, size_t cap)
 		dims++;
 	const char *e = name + dims;
 	const char *prim = NULL;
-	switch (dims && e[0] && !e[1] ? e[0] : 0) {
+	/* a primitive type: an array's elements, or a signature's own (int.class: I) */
+	switch ((dims || signature) && e[0] && !e[1] ? e[0] : 0) {
 	case 'Z': prim = "boolean"; break;
 	case 'B': prim = "byte"; break;
 	case 'C': prim = "char"; break;
@@ -83,6 +84,7 @@ size_t cn_java_name(const char *name, bool signature, char *out, size_t cap)
 	case 'J': prim = "long"; break;
 	case 'F': prim = "float"; break;
 	case 'D': prim = "double"; break;
+	case 'V': prim = dims ? NULL : "void"; break;
 	default: break;
 	}
 	if (prim) {

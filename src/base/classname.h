@@ -28,8 +28,9 @@ bool cn_tail(const char *name, const char *tail);
  * cn_java_name: the Java name of a JVM class name, into out (cap bytes,
  * NUL-terminated, cut to fit): an internal name as HPROF's LOAD CLASS
  * records give it (java/lang/String, [[I, [Ljava/lang/Object;) or, with
- * signature, a type signature as JVMTI gives it (Ljava/lang/String;, [I):
- * java.lang.String, int[][], java.lang.Object[]. Returns the Java name's
+ * signature, a type signature as JVMTI gives it (Ljava/lang/String;, [I, I
+ * for int.class): java.lang.String, int[][], java.lang.Object[], int.
+ * Returns the Java name's
  * length; CN_JAVA_NAME_MAX(name) bytes always hold it. (JVMS 4.2.1, 4.3.2.)
  */
 size_t cn_java_name(const char *name, bool signature, char *out, size_t cap);

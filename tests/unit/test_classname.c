@@ -45,7 +45,10 @@ static void signatures(void **state)
 	check("Ljava/lang/String;", true, "java.lang.String");
 	check("[Ljava/lang/String;", true, "java.lang.String[]");
 	check("[[D", true, "double[][]");
-	check("I", true, "I");	/* int.class's signature: left as it is */
+	check("I", true, "int");	/* int.class's signature */
+	check("V", true, "void");
+	check("[V", true, "V[]");	/* no void arrays: taken as it is */
+	check("I", false, "I");	/* an internal name: a class named I */
 }
 
 static void cut_to_fit(void **state)
