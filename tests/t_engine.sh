@@ -142,8 +142,8 @@ for c in "${MODEL_CMDS[@]}"; do
 	check "sealed reopen: $c" "$($HEAPSH --no-index --format csv -c "$c" "$K" 2>&1)" \
 		"$(hs "$c" 2>&1)"
 done
-# (:graphstats and :top above wrote the dynamic-size engine into the index:
-# a new file, sealed by its writer with the sections it carried over.)
+# (:graphstats and :top above appended the dynamic-size engine to the
+# index, which its writer sealed again with the sections it had.)
 check_contains "rewritten index: sealed by its writer" "$TRUSTED" "$(hs ':info')"
 # The seal names the files as they were: any change to either is checked
 # again, and the check seals the file again.
@@ -203,23 +203,55 @@ struct.pack_into('<II', d, at + 4 * (n - 2), *((b, a) if a != b else (a, a + 1))
 open(sys.argv[2], 'wb').write(index_file.fix(d))
 PY
 cp "$E/badmodel.hsidx" "$K.hsidx"
+INODE=$(stat -c %i "$K.hsidx")
 OUT=$(printf ':info\n' | $HEAPSH --format csv "$K" 2>&1)
 check_contains "crafted model: refused, with the reason" "the index's heap model is not usable (" "$OUT"
 check_contains "... the reason: its classes" "the objects by class are not the classes' objects" "$OUT"
-check_contains "crafted model: the dump is read" "model,read from the dump" "$OUT"
+check_contains "crafted model: the dump is read" "reading the dump, whose model the index then keeps" "$OUT"
+# The index holds a tree: the dump's model is appended at once, superseding
+# the refused one, and the next open maps it.
+check "... and appended to the index in its place (same inode, two models)" "$INODE 2" \
+	"$(stat -c %i "$K.hsidx") $(python3 -c "import sys; sys.path.insert(0, 'tests'); import index_file as x; print([t for t, r, p, n in x.sections(open('$K.hsidx', 'rb').read())].count(0x4d4f444c))")"
+check_contains "... which the next open maps" 'model,"read from the index (mapped' "$(hs ':info' 2>&1)"
 check "crafted model: same answers" "$($HEAPSH --no-index --format csv -c ':histogram' "$K")" \
 	"$(cp "$E/badmodel.hsidx" "$K.hsidx"; hs ':histogram' 2>/dev/null)"
 rm -f "$K.hsidx"
 hs ':dominators --top 1' >/dev/null
 cp "$K.hsidx" "$E/good.hsidx"
-python3 - "$K.hsidx" <<'PY'
+# A damaged section is left out and computed again; the others are used.
+damage() {	# damage FILE TAG: a byte in the middle of section TAG's payload
+	python3 - "$1" "$2" <<'PY'
 import sys
-p = sys.argv[1]; d = bytearray(open(p, 'rb').read()); d[len(d) // 2] ^= 0xff; open(p, 'wb').write(d)
+sys.path.insert(0, 'tests')
+import index_file
+p = sys.argv[1]; d = bytearray(open(p, 'rb').read())
+off, ln = index_file.payload(d, int(sys.argv[2], 16)); d[off + ln // 2] ^= 0xff
+open(p, 'wb').write(d)
+PY
+}
+damage "$K.hsidx" 0x444f4d41	# DOMA
+OUT=$(printf ':dominators --top 1\n:info\n' | $HEAPSH --format csv "$K" 2>&1)
+check_contains "damaged tree: detected" "its dominator tree is damaged (checksum mismatch)" "$OUT"
+check_contains "damaged tree: recomputed" "dominator tree,\"computed" "$OUT"
+check_contains "... the model still mapped from the index" "model,read from the index" "$OUT"
+check_contains "damaged tree: same answer" "18040" "$($HEAPSH --format csv -c ":retained $LEAVES" "$K")"
+check_contains "... and replaced: the next open reads it" "dominator tree,\"read from the index" \
+	"$(printf ':dominators --top 1\n:info\n' | $HEAPSH --format csv "$K" 2>&1)"
+cp "$E/good.hsidx" "$K.hsidx"
+damage "$K.hsidx" 0x4d4f444c	# MODL
+OUT=$(printf ':dominators --top 1\n:info\n' | $HEAPSH --format csv "$K" 2>&1)
+check_contains "damaged model: detected" "its heap model is damaged (checksum mismatch)" "$OUT"
+check_contains "... the tree still read from the index" "dominator tree,\"read from the index" "$OUT"
+check_contains "damaged model: same answer" "18040" "$($HEAPSH --format csv -c ":retained $LEAVES" "$K")"
+check_contains "... and replaced: the next open maps it" 'model,"read from the index (mapped' "$(hs ':info' 2>&1)"
+cp "$E/good.hsidx" "$K.hsidx"
+python3 - "$K.hsidx" <<'PY'
+import sys  # the header's count of sections damaged: the whole file is refused
+p = sys.argv[1]; d = bytearray(open(p, 'rb').read()); d[48] ^= 0x40; open(p, 'wb').write(d)
 PY
 OUT=$(printf ':dominators --top 1\n:info\n' | $HEAPSH --format csv "$K" 2>&1)
-check_contains "corrupt index: detected" "checksum mismatch" "$OUT"
-check_contains "corrupt index: recomputed" "dominator tree,\"computed" "$OUT"
-check_contains "corrupt index: same answer" "18040" "$($HEAPSH --format csv -c ":retained $LEAVES" "$K")"
+check_contains "corrupt header: detected" "checksum mismatch" "$OUT"
+check_contains "corrupt header: recomputed" "dominator tree,\"computed" "$OUT"
 head -c 100 "$E/good.hsidx" > "$K.hsidx"
 check_contains "truncated index: detected" "truncated" "$(hs ':dominators --top 1' 2>&1 >/dev/null)"
 # A valid checksum proves an index undamaged, not sane: a dominator "tree"
@@ -325,10 +357,18 @@ cp "$K.hsidx" "$E/two-trees.hsidx"
 head -c 5000 /dev/urandom >>"$K.hsidx"
 OUT=$(printf ':dominators --top 1\n:info\n' | $HEAPSH --format csv "$K" 2>&1)
 check_contains "bytes after the last section: the index is used" "dominator tree,\"read from the index" "$OUT"
+INODE=$(stat -c %i "$K.hsidx")
 hs ':dynsize Leaf' >/dev/null
 check "... and the next append writes over them" \
 	"$(python3 -c "import sys; sys.path.insert(0, 'tests'); import index_file as x; d = open('$K.hsidx', 'rb').read(); t, r, p, n = x.sections(d)[-1]; print(len(d) == p + n, hex(t))")" \
 	"True 0x44594e41"
+# That session wrote the dynamic-size engine when it made it, and its memo
+# of exact sizes again at the end: a replacement, appended too (the file
+# keeps its inode; the first is superseded, not read).
+check "a section replaced: appended, the same file" "$INODE DOMA MODL DOMS DYNA DYNA" \
+	"$(stat -c %i "$K.hsidx") $(python3 -c "import sys; sys.path.insert(0, 'tests'); import index_file as x; print(*[t.to_bytes(4, 'big').decode() for t, r, p, n in x.sections(open('$K.hsidx', 'rb').read())])")"
+check "... and the next open answers from the last" "$($HEAPSH --no-index --format csv -c ':dynsize Leaf' "$K")" \
+	"$(hs ':dynsize Leaf')"
 cp "$E/two-trees.hsidx" "$K.hsidx"
 python3 - "$K.hsidx" <<'PY'
 import sys

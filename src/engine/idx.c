@@ -8,6 +8,7 @@
 #include "../base/filemap.h"
 #include "../base/fmt.h"
 #include "../base/io.h"
+#include "../base/u64map.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -23,9 +24,12 @@
 #include <zlib.h>
 
 #define MAGIC "HEAPSHIX"
-#define VERSION 5u	/* 5: a checksum per section, and sections appended in place */
+#define VERSION 5u	/* 5: a checksum per section, and sections appended in place; a
+			 * tag's last section counts (files of earlier builds of 5
+			 * hold each tag once) */
 #define ALIGN 4096u	/* each section's payload starts at a multiple of this */
 #define BOM 0x01020304u
+#define APPENDS_MAX 256	/* sections a file may hold before it is written again */
 
 struct key {
 	uint64_t size, mtime_s, mtime_ns, head_hash;
@@ -53,12 +57,20 @@ struct seal {
  * sections and a CRC-32 of all that; then each section: a record (its tag,
  * length and a CRC-32 of both and the payload) and, from the next multiple
  * of ALIGN, the payload. Bytes after the last section counted are not
- * read (an append cut short). */
+ * read (an append cut short). A tag may come more than once: its last
+ * section counts, the ones before are superseded (idx_put_parts appends
+ * a replacement rather than writing the file again). */
 #define HEADER (8 + 4 + 4 + sizeof(struct key) + 4 + 4)
 #define RECORD (4 + 8 + 4)
 
+/* A section as the file holds it: in use, superseded by a later one of its
+ * tag (dead bytes until the file is written again), or damaged (its
+ * checksum does not match; ignored, the rest of the file used). */
+enum sec_state { SEC_LIVE, SEC_OLD, SEC_BAD };
+
 struct section {
 	uint32_t tag;
+	enum sec_state state;
 	uint64_t len;
 	uint32_t crc;		/* of the tag, the length and the payload */
 	const uint8_t *data;	/* in the file's mapping */
@@ -364,6 +376,18 @@ static uint32_t crc_of(const uint8_t *p, size_t n)
 	return (uint32_t)crc32_combine(a.crc, b.crc, (z_off_t)b.n);
 }
 
+/* section_name: what section tag holds, for messages. */
+static const char *section_name(uint32_t tag)
+{
+	switch (tag) {
+	case IDX_MODEL: return "heap model";
+	case IDX_DOM_ALL: return "dominator tree";
+	case IDX_DOM_STRONG: return "dominator tree without weak references (--no-weak)";
+	case IDX_DYN: return "dynamic-size engine";
+	default: return "section of a newer heapsh";
+	}
+}
+
 /* record_crc: the CRC-32 of a section's tag and length, to go on over its payload. */
 static uLong record_crc(uint32_t tag, uint64_t len)
 {
@@ -463,26 +487,46 @@ static bool load(struct idx *x, const char *path, int fd, bool check_crc)
 		s.data = buf + p;
 		s.off = p;
 		p += s.len;
-		x->sec = xreallocarray(x->sec, (size_t)x->nsec + 1, sizeof *x->sec);
+		if (!(x->nsec & (x->nsec - 1)))	/* 0, 1, 2, 4, ...: doubled */
+			x->sec = xreallocarray(x->sec, 2 * (size_t)x->nsec + 1, sizeof *x->sec);
 		x->sec[x->nsec++] = s;
 	}
 	x->crc = (uint32_t)digest;
-	/* A seal (idx_vouch) says every section was checked, and the file has
-	 * not changed since: the payloads' checksums are not read again. */
+	/* A tag's last section counts; from the last back, in a map of the
+	 * tags seen (a crafted file may hold a million sections). */
+	struct u64map seen;
+	u64map_init(&seen, 16);
+	for (int i = x->nsec; i-- > 0;) {
+		uint64_t any;
+		if (u64map_get(&seen, (uint64_t)x->sec[i].tag + 1, &any))
+			x->sec[i].state = SEC_OLD;
+		else
+			u64map_put(&seen, (uint64_t)x->sec[i].tag + 1, 1);
+	}
+	u64map_free(&seen);
+	/* A seal (idx_vouch) says which sections were checked, and that the
+	 * file has not changed since: their payloads' checksums are not read
+	 * again. */
 	struct seal sl;
 	x->trusted = 0;
 	if (check_crc && x->have_dump_st && seal_read(path, &sl) &&
 	    same_stamp(&sl.file, &x->file_st) && same_stamp(&sl.dump, &x->dump_st) &&
-	    sl.crc == x->crc) {
-		check_crc = false;
+	    sl.crc == x->crc)
 		x->trusted = sl.mask;
-	}
 	x->vouched = x->trusted;
-	for (int i = 0; check_crc && i < x->nsec; i++)
-		if (section_crc(&x->sec[i]) != x->sec[i].crc) {
-			why = "checksum mismatch (truncated or corrupt)";
-			goto bad;
-		}
+	/* A damaged section is left out, the others used: at 36 GiB each is
+	 * minutes of work (docs/out-of-core.md). Superseded ones are not read. */
+	for (int i = 0; check_crc && i < x->nsec; i++) {
+		struct section *s = &x->sec[i];
+		if (s->state != SEC_LIVE || (x->trusted & tag_bit(s->tag)) ||
+		    section_crc(s) == s->crc)
+			continue;
+		s->state = SEC_BAD;
+		size_t at = strlen(x->note);
+		snprintf(x->note + at, sizeof x->note - at, "%sindex %s: its %s is damaged "
+			 "(checksum mismatch); it is computed again and replaced", at ? "; " : "",
+			 path, section_name(s->tag));
+	}
 	return true;
 bad:
 	snprintf(x->note, sizeof x->note, "ignoring index %s: %s; it will be rebuilt", path, why);
@@ -543,7 +587,7 @@ const char *idx_file(const struct idx *x)
 const void *idx_section(const struct idx *x, uint32_t tag, uint64_t *len)
 {
 	for (int i = 0; i < x->nsec; i++)
-		if (x->sec[i].tag == tag) {
+		if (x->sec[i].tag == tag && x->sec[i].state == SEC_LIVE) {
 			*len = x->sec[i].len;
 			return x->sec[i].data;
 		}
@@ -556,7 +600,7 @@ const void *idx_map_section(const struct idx *x, uint32_t tag, uint64_t *len,
 	memset(m, 0, sizeof *m);
 	for (int i = 0; i < x->nsec; i++) {
 		const struct section *s = &x->sec[i];
-		if (s->tag != tag || x->fd < 0)
+		if (s->tag != tag || s->state != SEC_LIVE || x->fd < 0)
 			continue;
 		/* from the page the payload starts in (ALIGN is one on most systems) */
 		long pg = sysconf(_SC_PAGESIZE);
@@ -730,10 +774,11 @@ static int write_file(const struct idx *x, const struct section *secs, int nsec,
 
 /*
  * remap: after the file at x->path was written on fd, map it and let the
- * sections point there, so that none is kept in memory. False, with x
- * unchanged and fd closed, when the file cannot be mapped.
+ * sections point there, so that none is kept in memory; its first kept
+ * sections are x's first ones (an append: the damaged stay ignored). False,
+ * with x unchanged and fd closed, when the file cannot be mapped.
  */
-static bool remap(struct idx *x, int fd, int nsec, uint32_t sane)
+static bool remap(struct idx *x, int fd, int nsec, int kept, uint32_t sane)
 {
 	struct idx y;
 	memset(&y, 0, sizeof y);
@@ -743,6 +788,9 @@ static bool remap(struct idx *x, int fd, int nsec, uint32_t sane)
 		drop_sections(&y);
 		return false;
 	}
+	for (int i = 0; i < kept; i++)
+		if (x->sec[i].state == SEC_BAD)
+			y.sec[i].state = SEC_BAD;
 	drop_sections(x);
 	x->sec = y.sec;
 	x->nsec = y.nsec;
@@ -814,11 +862,11 @@ static uint64_t moved_bytes(const struct section *secs, int nsec, dev_t dev)
 }
 
 /*
- * append: sections add[0 .. nadd), none of them in the file yet, after the
- * file's last one, in place: the payloads first, then the header's count,
- * so that a process opening the file meanwhile sees it as it was or as it
- * is now, and one that has it open keeps what it mapped (the file only
- * grows past it). A crash leaves bytes after the last section the header
+ * append: sections add[0 .. nadd) after the file's last one, in place: the
+ * payloads first, then the header's count, so that a process opening the
+ * file meanwhile sees it as it was or as it is now, and one that has it
+ * open keeps what it mapped (the file only grows past it; a section of a
+ * tag the file holds supersedes it, whose bytes stay as they were). A crash leaves bytes after the last section the header
  * counts, which are not read, and written over by the next append. Only
  * when the file is the one x mapped, unchanged since; HS_OK with x mapping
  * it again (remap), else HS_ERR with errno and the file as it was (the
@@ -874,7 +922,7 @@ static int append(struct idx *x, const struct section *add, int nadd, uint32_t s
 	for (int k = 0; k < nmoves; k++)
 		big_rehome((void *)(uintptr_t)moves[k].p, fd, moves[k].off);
 	free(moves);
-	return remap(x, fd, x->nsec + nadd, sane) ? HS_OK : HS_ERR;
+	return remap(x, fd, x->nsec + nadd, x->nsec, sane) ? HS_OK : HS_ERR;
 }
 
 int idx_put_parts(struct idx *x, const struct idx_put *puts, int nputs, struct hs_error *err)
@@ -883,21 +931,29 @@ int idx_put_parts(struct idx *x, const struct idx_put *puts, int nputs, struct h
 		hs_error_set(err, -1, "cannot index: the dump file cannot be read for its key");
 		return HS_ERR;
 	}
-	/* The new file's sections: the old ones not replaced, then the new. */
+	/* The new file's sections: the old ones in use and not replaced, then
+	 * the new; the bytes an append would leave dead (dead) and in use (live). */
 	struct section *secs = xcalloc((size_t)x->nsec + (size_t)nputs, sizeof *secs);
 	int nsec = 0;
+	uint64_t dead = 0, live = 0;
 	for (int i = 0; i < x->nsec; i++) {
 		bool replaced = false;
 		for (int k = 0; k < nputs; k++)
 			replaced = replaced || puts[k].tag == x->sec[i].tag;
-		if (!replaced)
+		if (!replaced && x->sec[i].state == SEC_LIVE) {
 			secs[nsec++] = x->sec[i];
+			live += x->sec[i].len;
+		} else {
+			dead += x->sec[i].len;
+		}
 	}
+	int nold = nsec;
 	for (int k = 0; k < nputs; k++) {
 		struct section s = {.tag = puts[k].tag, .parts = puts[k].parts,
 				    .nparts = puts[k].nparts};
 		for (int j = 0; j < s.nparts; j++)
 			s.len += s.parts[j].len;
+		live += s.len;
 		secs[nsec++] = s;
 	}
 	/* The sections known sane: those written now (made by this process)
@@ -906,8 +962,13 @@ int idx_put_parts(struct idx *x, const struct idx_put *puts, int nputs, struct h
 	for (int i = 0; i < nsec; i++)
 		if (secs[i].parts || (x->vouched & tag_bit(secs[i].tag)))
 			sane |= tag_bit(secs[i].tag);
-	/* New sections only: appended to the file in place, when it can be. */
-	if (nsec == x->nsec + nputs && x->map && append(x, secs + x->nsec, nputs, sane) == HS_OK) {
+	/* Appended to the file in place when it can be, new sections and
+	 * replacements alike, while the bytes superseded stay at most those in
+	 * use (the file at most about twice what it holds) and the sections
+	 * are not too many to read at each open; else the file is written
+	 * again with the sections in use only. */
+	if (x->map && dead <= live && x->nsec + nputs <= APPENDS_MAX &&
+	    append(x, secs + nold, nputs, sane) == HS_OK) {
 		free(secs);
 		return HS_OK;
 	}
@@ -932,7 +993,7 @@ int idx_put_parts(struct idx *x, const struct idx_put *puts, int nputs, struct h
 		}
 		st = HS_OK;
 	}
-	if (st == HS_OK && !remap(x, fd, nsec, sane)) {
+	if (st == HS_OK && !remap(x, fd, nsec, 0, sane)) {
 		saved = errno;
 		st = HS_ERR;
 	}

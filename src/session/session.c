@@ -172,6 +172,8 @@ static void load_plan(void *ctx, uint64_t objects, uint64_t refs, uint64_t need,
 		  (unsigned long long)objects, nb, bb, sb, dir, fb, ix);
 }
 
+static void model_to_index(struct hs_session *s);
+
 int hs_open(struct hs_session *s, const char *path)
 {
 	struct hs_error err;
@@ -204,8 +206,8 @@ int hs_open(struct hs_session *s, const char *path)
 			if (st != HS_OK) {
 				idx_unmap(&m);
 				hs_notify(s, HS_NOTICE_ALWAYS, "heapsh: the index's heap model is not "
-					  "usable (%s: %s); reading the dump (replaced when the "
-					  "dominator tree is next computed; --no-index skips it)",
+					  "usable (%s: %s); reading the dump, whose model the index "
+					  "then keeps instead (--no-index skips it)",
 					  idx_file(x), why);
 			}
 		}
@@ -244,6 +246,13 @@ int hs_open(struct hs_session *s, const char *path)
 	s->idx_noted = false;
 	s->model_from_index = from_index;
 	s->model_trusted = from_index && src_trusted;
+	/* An index with a tree but no usable model (refused, damaged, or no
+	 * room for it then) gets this one now, so the next open maps it
+	 * instead of reading the dump; without a tree, dom_to_index adds it. */
+	uint64_t len;
+	if (x && !from_index && (idx_section(x, IDX_DOM_ALL, &len) ||
+				 idx_section(x, IDX_DOM_STRONG, &len)))
+		model_to_index(s);
 	if (h->ndumps > 1)
 		hs_notify(s, HS_NOTICE_ALWAYS, "heapsh: %s holds %u heap dumps; this is dump %u (open "
 			  "another with --dump N, or :open %s --dump N)", path, h->ndumps, h->dump,
@@ -332,9 +341,56 @@ static struct dom_tree *dom_from_index(struct hs_session *s, bool no_weak)
 }
 
 /*
+ * model_put: unless the heap was mapped from the index, its model
+ * (heap_model_save, into *m) as puts[*nputs], its parts in parts[0 .. 32),
+ * *nputs counting it; nothing when the heap cannot be saved.
+ */
+static void model_put(struct hs_session *s, struct heap_model *m, struct idx_part *parts,
+		      struct idx_put *puts, int *nputs)
+{
+	if (s->model_from_index || heap_model_save(s->heap, m) != HS_OK)
+		return;
+	for (int k = 0; k < m->nparts; k++)
+		parts[k] = (struct idx_part){m->parts[k].data, m->parts[k].len};
+	puts[(*nputs)++] = (struct idx_put){IDX_MODEL, parts, m->nparts};
+}
+
+/* model_not_kept: say that the model (len bytes) is not in the index, and why. */
+static void model_not_kept(struct hs_session *s, uint64_t len, const char *why)
+{
+	char mb[32];
+	fmt_bytes(mb, sizeof mb, len);
+	hs_notify(s, HS_NOTICE_ALWAYS, "heapsh: the heap model (%s) is not kept in the index: "
+		  "%s; a reopen reads the dump", mb, why);
+}
+
+/* model_to_index: the heap model read from the dump into the index, which
+ * holds a tree (hs_open): appended, or replacing one that was refused. */
+static void model_to_index(struct hs_session *s)
+{
+	struct heap_model m = {0};
+	struct idx_part parts[32];
+	struct idx_put put;
+	int nputs = 0;
+	hs_index(s);	/* its note first: a damaged model is why, often */
+	model_put(s, &m, parts, &put, &nputs);
+	struct hs_error err;
+	if (nputs) {
+		stage(s, "keeping the heap model in the index");
+		int st = idx_put_parts(s->idx, &put, 1, &err);
+		stage_end(s);
+		if (st == HS_OK)
+			s->adopt |= HS_ADOPT_MODEL;
+		else
+			model_not_kept(s, m.len, err.msg);
+	}
+	heap_model_save_free(&m);
+}
+
+/*
  * dom_to_index: the tree into the index and, unless the heap was mapped from it,
- * the heap model with it, in one rewrite of the file: the next open maps
- * the model instead of reading the dump (heap_model_save).
+ * the heap model with it, in one write: the next open maps the model
+ * instead of reading the dump (heap_model_save).
  */
 static void dom_to_index(struct hs_session *s, const struct dom_tree *t, bool no_weak)
 {
@@ -345,21 +401,13 @@ static void dom_to_index(struct hs_session *s, const struct dom_tree *t, bool no
 	struct idx_put puts[2] = {{no_weak ? IDX_DOM_STRONG : IDX_DOM_ALL, parts, 1}};
 	int nputs = 1;
 	struct heap_model m = {0};
-	/* a model the open refused (or none) is replaced */
-	if (!s->model_from_index && heap_model_save(s->heap, &m) == HS_OK) {
-		for (int k = 0; k < m.nparts; k++)
-			parts[1 + k] = (struct idx_part){m.parts[k].data, m.parts[k].len};
-		puts[nputs++] = (struct idx_put){IDX_MODEL, parts + 1, m.nparts};
-	}
+	model_put(s, &m, parts + 1, puts, &nputs);	/* a model refused (or none) is replaced */
 	int st = idx_put_parts(s->idx, puts, nputs, &err);
 	if (st == HS_OK)
 		s->adopt |= (uint8_t)((HS_ADOPT_DOM << no_weak) | (nputs > 1 ? HS_ADOPT_MODEL : 0));
 	if (st != HS_OK && nputs > 1) {
 		/* no room for the model, say: the tree alone is worth keeping */
-		char mb[32];
-		fmt_bytes(mb, sizeof mb, m.len);
-		hs_notify(s, HS_NOTICE_ALWAYS, "heapsh: the heap model (%s) is not kept in the "
-			  "index: %s; a reopen reads the dump", mb, err.msg);
+		model_not_kept(s, m.len, err.msg);
 		st = idx_put_parts(s->idx, puts, 1, &err);
 		if (st == HS_OK)
 			s->adopt |= (uint8_t)(HS_ADOPT_DOM << no_weak);

@@ -10,6 +10,8 @@
  * find, so that mutations reach the sections instead of stopping at a
  * checksum (a valid checksum proves a file undamaged, not sane: issue 15,
  * finding 3). The layout: src/engine/idx.c, tests/index_file.py.
+ * Then a section is put into the file, appended or written anew, and a
+ * reopen must find it and every section that was read.
  * With HEAPSH_FUZZ_SEEDS=DIR, LLVMFuzzerInitialize writes the index heapsh
  * itself makes for the tiny heap there, as the corpus's seed, and exits.
  */
@@ -219,6 +221,33 @@ static void set_checksums(uint8_t *f, size_t size)
 	memcpy(f + HEADER_BYTES - 4, &h, 4);
 }
 
+/*
+ * put_and_reopen: a section put into whatever file x read (appended, or
+ * the file written again) is what the next open finds, and the sections
+ * x used are still there, the same length (idx_put_parts; a tag's last
+ * section counts).
+ */
+static void put_and_reopen(struct idx *x)
+{
+	static const uint32_t tags[] = {IDX_MODEL, IDX_DOM_ALL, IDX_DOM_STRONG};
+	uint64_t had[3] = {0}, len;
+	for (int k = 0; k < 3; k++)
+		if (!idx_section(x, tags[k], &had[k]))
+			had[k] = UINT64_MAX;
+	static const char memo[] = "a dynamic-size section put by fuzz_index";
+	struct hs_error err;
+	if (idx_put(x, IDX_DYN, memo, sizeof memo, &err) != HS_OK)
+		return;	/* no room: the file is left as it was */
+	struct idx *y = idx_open(dump);
+	const uint8_t *p = idx_section(y, IDX_DYN, &len);
+	if (!p || len != sizeof memo || memcmp(p, memo, sizeof memo))
+		abort();
+	for (int k = 0; k < 3; k++)
+		if (had[k] != UINT64_MAX && (!idx_section(y, tags[k], &len) || len != had[k]))
+			abort();
+	idx_close(y);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8_t *file = malloc(size + 1);
@@ -263,6 +292,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			dyn_free(d);
 		}
 	}
+	put_and_reopen(x);
 	idx_close(x);
 	return 0;
 }

@@ -256,7 +256,11 @@ static void append_moves_spilled_arrays(void **state)
 	for (int k = 0; k < 6; k++)
 		spilled += was[k] = big_spilled_bytes(arrays[k]) > 0;
 	assert_true(spilled >= 2);
-	struct dom_tree *t = hs_dom(s, true);	/* computed: it and the model appended */
+	/* the index holds a tree: the open appended the model, moving them */
+	assert_int_equal(stat(ixpath, &after), 0);
+	assert_true(after.st_ino == before.st_ino && after.st_size > before.st_size);
+	before = after;
+	struct dom_tree *t = hs_dom(s, true);	/* computed and appended */
 	assert_non_null(t);
 	assert_int_equal(stat(ixpath, &after), 0);
 	assert_true(after.st_ino == before.st_ino && after.st_size > before.st_size);
@@ -271,6 +275,110 @@ static void append_moves_spilled_arrays(void **state)
 	assert_true(dom_retained(s->dom[1], n / 2) == dom_retained(rt, n / 2));
 	hs_session_free(s);
 	hs_session_free(ref);
+	cleanup(path);
+}
+
+/* put: section tag of len bytes, each byte fill, into x. */
+static void put(struct idx *x, uint32_t tag, size_t len, uint8_t fill)
+{
+	uint8_t *b = malloc(len);
+	assert_non_null(b);
+	memset(b, fill, len);
+	struct hs_error err;
+	assert_int_equal(idx_put(x, tag, b, len, &err), HS_OK);
+	free(b);
+}
+
+/* holds: x's section tag is len bytes of fill. */
+static void holds(const struct idx *x, uint32_t tag, size_t len, uint8_t fill)
+{
+	uint64_t n;
+	const uint8_t *p = idx_section(x, tag, &n);
+	assert_non_null(p);
+	assert_true(n == len);
+	for (size_t i = 0; i < len; i++)
+		assert_int_equal(p[i], fill);
+}
+
+/* index_at: the index file at path's inode and size. */
+static void index_at(const char *path, struct stat *st)
+{
+	char ixpath[160];
+	snprintf(ixpath, sizeof ixpath, "%s.hsidx", path);
+	assert_int_equal(stat(ixpath, st), 0);
+}
+
+/*
+ * A section the index holds is replaced by appending one of its tag, which
+ * supersedes it: the file keeps its inode and a mapping of the old one
+ * stays good, while the bytes superseded stay at most those in use; past
+ * that the file is written again with the sections in use only. A damaged
+ * section is left out, the others used; the next put of its tag replaces
+ * it. (idx.h, idx_put; the superseded bytes are not read or checked.)
+ */
+static void index_replaces_in_place(void **state)
+{
+	(void)state;
+	const char *path = tiny_path(0);	/* any file: the index is keyed by it */
+	char ixpath[160];
+	snprintf(ixpath, sizeof ixpath, "%s.hsidx", path);
+	struct stat a, b;
+	struct idx *x = idx_open(path);
+	put(x, IDX_DOM_ALL, 40000, 1);	/* a new file */
+	put(x, IDX_DYN, 3000, 2);	/* appended */
+	index_at(path, &a);
+	struct idx_mapping m;
+	uint64_t n;
+	const uint8_t *old = idx_map_section(x, IDX_DYN, &n, &m);
+	assert_non_null(old);
+	put(x, IDX_DYN, 5000, 3);	/* replaced: appended */
+	index_at(path, &b);
+	assert_true(b.st_ino == a.st_ino && b.st_size > a.st_size);
+	holds(x, IDX_DYN, 5000, 3);
+	holds(x, IDX_DOM_ALL, 40000, 1);
+	assert_true(n == 3000 && old[0] == 2 && old[2999] == 2);	/* the old one's bytes stay */
+	idx_unmap(&m);
+	idx_close(x);
+	x = idx_open(path);	/* a reopen reads the last of a tag */
+	assert_null(idx_note(x));
+	holds(x, IDX_DYN, 5000, 3);
+	holds(x, IDX_DOM_ALL, 40000, 1);
+	idx_close(x);
+
+	/* the last DYN damaged: left out (not the one it superseded), the tree used */
+	FILE *f = fopen(ixpath, "r+b");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, (long)b.st_size - 10, SEEK_SET), 0);
+	fputc(0x55, f);
+	fclose(f);
+	x = idx_open(path);
+	assert_non_null(idx_note(x));
+	assert_non_null(strstr(idx_note(x), "dynamic-size engine is damaged"));
+	assert_null(idx_section(x, IDX_DYN, &n));
+	holds(x, IDX_DOM_ALL, 40000, 1);
+	index_at(path, &a);
+	put(x, IDX_DYN, 6000, 4);	/* replaces the damaged one, appended */
+	index_at(path, &b);
+	assert_true(b.st_ino == a.st_ino);
+	holds(x, IDX_DYN, 6000, 4);
+	idx_close(x);
+	x = idx_open(path);
+	assert_null(idx_note(x));
+	holds(x, IDX_DYN, 6000, 4);
+
+	/* superseded bytes past those in use: the file is written again */
+	put(x, IDX_DOM_ALL, 40000, 5);	/* dead 3000 + 5000 + 6000... + 40000 */
+	index_at(path, &a);
+	assert_true(a.st_ino != b.st_ino);
+	assert_true((uint64_t)a.st_size < 2 * 4096 + 40000 + 6000 + 4096);
+	holds(x, IDX_DOM_ALL, 40000, 5);
+	holds(x, IDX_DYN, 6000, 4);
+	idx_close(x);
+	x = idx_open(path);
+	assert_null(idx_note(x));
+	holds(x, IDX_DOM_ALL, 40000, 5);
+	holds(x, IDX_DYN, 6000, 4);
+	idx_close(x);
 	cleanup(path);
 }
 
@@ -409,6 +517,7 @@ int main(void)
 		cmocka_unit_test(open_engine_index),
 		cmocka_unit_test(index_moves_spilled_arrays),
 		cmocka_unit_test(append_moves_spilled_arrays),
+		cmocka_unit_test(index_replaces_in_place),
 		cmocka_unit_test(query),
 		cmocka_unit_test(errors),
 		cmocka_unit_test(notices),
