@@ -6,10 +6,12 @@
  * writable, under $XDG_CACHE_HOME/heapsh (default ~/.cache/heapsh). It
  * holds tagged sections and is keyed by the dump's size, mtime and a hash
  * of its first 64 KiB; a CRC-32 covers its header, and one each section.
- * A stale, truncated or corrupt file is ignored (and replaced on the next
- * write); a whole file is written to a temporary file and renamed, and a
- * new section appended after the last one before the header counts it, so
- * a crash never leaves a file that looks valid. Values are in this
+ * A stale or truncated file, or one whose header or a record is damaged,
+ * is ignored (and replaced on the next write); a section whose payload is
+ * damaged is left out (idx_note says which), the others used. A whole
+ * file is written to a temporary file and renamed, and a section
+ * appended after the last one before the header counts it, so a crash
+ * never leaves a file that looks valid. A tag's last section counts. Values are in this
  * machine's byte order, which the header records.
  *
  * The file is mapped, not read: a section is file pages the kernel reads
@@ -100,12 +102,14 @@ const void *idx_map_section(const struct idx *x, uint32_t tag, uint64_t *len,
 void idx_unmap(struct idx_mapping *m);
 
 /*
- * idx_put: add or replace section tag (len bytes). A section the file does
- * not hold is appended to it in place (payload, sync, then the header's
- * count), when the file is the one x mapped and unchanged since: its other
- * bytes and inode stay, so another process's mapping of it stays good, and
- * the disk needs room for the section only. Otherwise the file is written
- * again atomically (a temporary file renamed over it), next to the dump
+ * idx_put: add or replace section tag (len bytes). It is appended to the
+ * file in place (payload, sync, then the header's count), superseding a
+ * section of its tag, when the file is the one x mapped and unchanged
+ * since, the bytes superseded stay at most those in use and the file holds
+ * at most 256 sections: its other bytes and inode stay, so another
+ * process's mapping of it stays good, and the disk needs room for the
+ * section only. Otherwise the file is written again atomically with the
+ * sections in use (a temporary file renamed over it), next to the dump
  * or, when that fails, in the cache folder. HS_ERR with err set when
  * neither location is writable or has room (with 1/16 to spare): the file
  * is then left as it was and the section is not kept.
