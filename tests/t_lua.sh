@@ -346,6 +346,28 @@ EOF
 check "heapsh.open: nil, message; a heap; close(); extern: libm's cos, nil, message for a bad library or name" \
 	"$(printf 'missing\tnil\ttrue\ngarbage\tnil\ttrue\nopen\t1000\ttrue\ttrue\nclosed\t<heap (closed)>\tfalse\t%s:12: this value belongs to a heap that was closed or replaced\nafter close\tfalse\t%s:13: no heap is open here\ncos\t1.0\t-1.0\nbadlib\tnil\ttrue\nbadsym\tnil\ttrue' "$LU/open.lua" "$LU/open.lua")" \
 	"$($HEAPSH -l "$LU/open.lua" "$K" "$LU" 2>&1)"
+# A heap a script opens uses what it wrote to the index from there, as the
+# shell's session after a command (hs_adopt): after the tree is computed,
+# the next call maps the tree and the model from the index file.
+cp "$KNOWN" "$LU/adopt.hprof"
+rm -f "$LU/adopt.hprof.hsidx"
+cat >"$LU/adopt.lua" <<'EOF'
+local path = arg[2]
+local h = assert(heapsh.open(path))
+local top = h:dominators()[1]
+local ino = io.popen("stat -c %i " .. path .. ".hsidx"):read("l")
+local function mapped()	-- mappings of the index file (its inode: it was written unnamed)
+	local n = 0
+	for l in io.lines("/proc/self/maps") do
+		if l:match("^%S+ %S+ %S+ %S+ (%d+)") == ino then n = n + 1 end
+	end
+	return n
+end
+local before = mapped()
+print(h:dominators()[1] == top, top.retained == h:retained(top), mapped() > before)
+EOF
+check "heapsh.open: the tree and model it wrote are then mapped from the index" "true	true	true" \
+	"$($HEAPSH -l "$LU/adopt.lua" "$K" "$LU/adopt.hprof" 2>&1)"
 cat >"$LU/table.lua" <<'EOF'
 heapsh.print_table({{name = "a,b", n = 1, x = 2.5}, {name = 'say "hi"', n = -3}, {"third", 7, 0.125}},
 	{"name", "n", "x"})

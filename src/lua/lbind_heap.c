@@ -35,6 +35,10 @@ struct lb_heap *lb_checkheap(lua_State *L, int arg)
 		luaL_error(L, "no heap is open here%s%s", hp->ss && hp->ss->err.msg[0] ? ": " : "",
 			   hp->ss ? hp->ss->err.msg : "");
 	}
+	/* What an earlier call wrote to the index is used from there: calls
+	 * keep no pointer into the heap's or the tree's arrays (lb_push_view's
+	 * children index stays), so between two is as safe as a command's end. */
+	hs_adopt(hp->ss);
 	return hp;
 }
 
@@ -117,6 +121,7 @@ static int lb_open(lua_State *L)
 		hs_session_free(s);
 		return 2;
 	}
+	hs_rest(s);	/* as the shell after its open: the loader's arrays go */
 	new_heap(L, s, true);
 	return 1;
 }

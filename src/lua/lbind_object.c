@@ -87,6 +87,7 @@ struct lb_object *lb_checkobject(lua_State *L, int arg)
 {
 	struct lb_object *o = luaL_checkudata(L, arg, LB_OBJECT);
 	lb_check_gen(L, o->hp, o->gen);
+	hs_adopt(o->hp->ss);	/* as lb_checkheap */
 	return o;
 }
 
@@ -311,6 +312,7 @@ static int obj_index(lua_State *L)
 		return luaL_typeerror(L, 1, LB_OBJECT);
 	lua_pop(L, 1);
 	lb_check_gen(L, o->hp, o->gen);
+	hs_adopt(o->hp->ss);	/* as lb_checkheap */
 	const struct heap *h = o->hp->ss->heap;
 	if (lua_type(L, 2) == LUA_TNUMBER) {
 		lua_Integer k = luaL_checkinteger(L, 2);

@@ -289,9 +289,15 @@ static void adopt(struct hs_session *s)
 	s->adopt = 0;
 }
 
+void hs_adopt(struct hs_session *s)
+{
+	if (s->adopt)
+		adopt(s);
+}
+
 void hs_rest(struct hs_session *s)
 {
-	adopt(s);
+	hs_adopt(s);
 	big_trim();	/* the spares are the process's, as the budget is */
 }
 

@@ -101,12 +101,18 @@ void hs_close_heap(struct hs_session *s);
  * hs_rest: the front end has finished a command and may now wait. What the
  * command wrote to the index (the heap model, a dominator tree) is used
  * from there from now on, its memory and spill files given back
- * (heap_model_adopt, dom_tree_adopt): pointers into the heap's or the
- * tree's arrays taken before do not survive hs_rest. The arrays freed
- * during the command and kept for reuse (big.h, big_free) are released,
- * so memory at rest holds only what the session keeps.
+ * (hs_adopt). The arrays freed during the command and kept for reuse
+ * (big.h, big_free) are released, so memory at rest holds only what the
+ * session keeps.
+ * hs_adopt: that first part alone, for a front end between two calls (the
+ * Lua module: the spares stay for the next): the heap model and the trees
+ * the session wrote to the index are used from there (heap_model_adopt,
+ * dom_tree_adopt); nothing when it wrote none. Pointers into the heap's or
+ * the trees' arrays taken before do not survive either (a tree's children
+ * index, dom_children_view, does).
  */
 void hs_rest(struct hs_session *s);
+void hs_adopt(struct hs_session *s);
 
 /* hs_index: the heap's index file, opened on first use; NULL with no_index, a snapshot or a damaged dump. */
 struct idx *hs_index(struct hs_session *s);

@@ -185,6 +185,8 @@ static void use_tree(bool no_weak, const uint8_t *p, uint64_t len)
 	uint32_t n, height, width;
 	free(dom_children(t, heap->n, &n));
 	free(dom_children(t, 0, &n));
+	for (uint32_t v = 0; v <= heap->n; v++)	/* the children index (Lua's walk) */
+		dom_children_view(t, v, &n);
 	dom_tree_shape(t, &height, &width);
 	uint32_t objs[] = {0, 3, heap->n - 1};
 	uint64_t bytes;
