@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -866,12 +867,17 @@ static uint64_t moved_bytes(const struct section *secs, int nsec, dev_t dev)
  * payloads first, then the header's count, so that a process opening the
  * file meanwhile sees it as it was or as it is now, and one that has it
  * open keeps what it mapped (the file only grows past it; a section of a
- * tag the file holds supersedes it, whose bytes stay as they were). A crash leaves bytes after the last section the header
- * counts, which are not read, and written over by the next append. Only
- * when the file is the one x mapped, unchanged since; HS_OK with x mapping
- * it again (remap), else HS_ERR with errno and the file as it was (the
- * caller then rewrites it whole). The disk must have room for what is
- * added, with 1/16 to spare.
+ * tag the file holds supersedes it, whose bytes stay as they were). A
+ * crash leaves bytes after the last section the header counts, which are
+ * not read, and written over by the next append. Only when the file is
+ * the one x mapped, unchanged since, and no other process is appending to
+ * it: an exclusive flock(2), taken without waiting (an append can take
+ * minutes) and held until the header is written, as two appends at once
+ * would write at the same place; the other session then writes the file
+ * whole, renamed over it (which needs no lock). HS_OK with x mapping it
+ * again (remap), else HS_ERR with errno and the file as it was (the caller
+ * then rewrites it whole). The disk must have room for what is added,
+ * with 1/16 to spare.
  */
 static int append(struct idx *x, const struct section *add, int nadd, uint32_t sane)
 {
@@ -879,6 +885,11 @@ static int append(struct idx *x, const struct section *add, int nadd, uint32_t s
 	int fd = open(x->path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return HS_ERR;
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+		close(fd);	/* (where there are no locks, as before them) */
+		errno = EBUSY;
+		return HS_ERR;
+	}
 	struct stamp now;
 	if (fstat(fd, &st) < 0 || (now = stamp_of(&st), !same_stamp(&now, &x->file_st))) {
 		close(fd);
@@ -919,6 +930,7 @@ static int append(struct idx *x, const struct section *add, int nadd, uint32_t s
 		errno = saved;
 		return HS_ERR;
 	}
+	(void)flock(fd, LOCK_UN);	/* fd stays open: x maps the file through it */
 	for (int k = 0; k < nmoves; k++)
 		big_rehome((void *)(uintptr_t)moves[k].p, fd, moves[k].off);
 	free(moves);

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -382,6 +384,56 @@ static void index_replaces_in_place(void **state)
 	cleanup(path);
 }
 
+/*
+ * Two sessions appending to one index at once would write at the same
+ * place: while another process holds the file's lock (an append in
+ * progress), a put does not wait or append but writes the file whole,
+ * renamed over it (idx.c, append).
+ */
+static void index_append_while_locked(void **state)
+{
+	(void)state;
+	const char *path = tiny_path(0);
+	char ixpath[160];
+	snprintf(ixpath, sizeof ixpath, "%s.hsidx", path);
+	struct idx *x = idx_open(path);
+	put(x, IDX_DOM_ALL, 40000, 1);
+	struct stat a, b;
+	index_at(path, &a);
+	int locked[2], done[2];
+	assert_int_equal(pipe(locked), 0);
+	assert_int_equal(pipe(done), 0);
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (!child) {	/* another session, appending */
+		close(done[1]);	/* so that the read ends if the parent goes */
+		int fd = open(ixpath, O_RDWR);
+		char c = 0;
+		_exit(fd < 0 || flock(fd, LOCK_EX) != 0 || write(locked[1], &c, 1) != 1 ||
+		      read(done[0], &c, 1) != 1);
+	}
+	char c;
+	assert_int_equal(read(locked[0], &c, 1), 1);
+	put(x, IDX_DYN, 3000, 2);	/* not appended: written whole */
+	index_at(path, &b);
+	assert_true(b.st_ino != a.st_ino);
+	holds(x, IDX_DYN, 3000, 2);
+	holds(x, IDX_DOM_ALL, 40000, 1);
+	assert_int_equal(write(done[1], &c, 1), 1);
+	int status;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	put(x, IDX_DYN, 4000, 3);	/* no lock held: appended */
+	index_at(path, &a);
+	assert_true(a.st_ino == b.st_ino);
+	idx_close(x);
+	for (int k = 0; k < 2; k++) {
+		close(locked[k]);
+		close(done[k]);
+	}
+	cleanup(path);
+}
+
 /* Open, the engine on demand, the index for the next session, close. */
 static void open_engine_index(void **state)
 {
@@ -518,6 +570,7 @@ int main(void)
 		cmocka_unit_test(index_moves_spilled_arrays),
 		cmocka_unit_test(append_moves_spilled_arrays),
 		cmocka_unit_test(index_replaces_in_place),
+		cmocka_unit_test(index_append_while_locked),
 		cmocka_unit_test(query),
 		cmocka_unit_test(errors),
 		cmocka_unit_test(notices),
