@@ -341,11 +341,15 @@ ok = ok and len(index_file.sections(b)) == len(index_file.sections(a)) + 1
 print('same' if ok else 'differ')
 PY
 )"
-printf ':retained %s\n:info\n' "$LEAVES" >&8
+printf ':retained %s\n:info\n:graphstats\n' "$LEAVES" >&8
 exec 8>&-
 wait "$MAPPED"
 check_contains "appended: a session that mapped the index before goes on" "$((24 + 2016 + 16000))" \
 	"$(cat "$E/mapped.out")"
+# That session then added the dynamic-size engine (:graphstats): after the
+# other's tree, in the same file, so that both are kept.
+check "appended by two sessions: both sections kept, the same file" "$INODE DOMA MODL DOMS DYNA" \
+	"$(stat -c %i "$K.hsidx") $(python3 -c "import sys; sys.path.insert(0, 'tests'); import index_file as x; print(*[t.to_bytes(4, 'big').decode() for t, r, p, n in x.sections(open('$K.hsidx', 'rb').read())])")"
 OUT=$(printf ':dominators --top 1\n:info\n' | $HEAPSH --no-weak --format csv "$K" 2>&1)
 check_contains "appended: the --no-weak tree is read from the index" "dominator tree (no weak),\"read from the index" "$OUT"
 check "appended: both trees answer as without the index" \
@@ -362,9 +366,9 @@ hs ':dynsize Leaf' >/dev/null
 check "... and the next append writes over them" \
 	"$(python3 -c "import sys; sys.path.insert(0, 'tests'); import index_file as x; d = open('$K.hsidx', 'rb').read(); t, r, p, n = x.sections(d)[-1]; print(len(d) == p + n, hex(t))")" \
 	"True 0x44594e41"
-# That session wrote the dynamic-size engine when it made it, and its memo
-# of exact sizes again at the end: a replacement, appended too (the file
-# keeps its inode; the first is superseded, not read).
+# That session saved the dynamic-size engine's memo of exact sizes again
+# at its end: a replacement, appended too (the file keeps its inode; the
+# first is superseded, not read).
 check "a section replaced: appended, the same file" "$INODE DOMA MODL DOMS DYNA DYNA" \
 	"$(stat -c %i "$K.hsidx") $(python3 -c "import sys; sys.path.insert(0, 'tests'); import index_file as x; print(*[t.to_bytes(4, 'big').decode() for t, r, p, n in x.sections(open('$K.hsidx', 'rb').read())])")"
 check "... and the next open answers from the last" "$($HEAPSH --no-index --format csv -c ':dynsize Leaf' "$K")" \

@@ -937,14 +937,65 @@ static int append(struct idx *x, const struct section *add, int nadd, uint32_t s
 	return remap(x, fd, x->nsec + nadd, x->nsec, sane) ? HS_OK : HS_ERR;
 }
 
-int idx_put_parts(struct idx *x, const struct idx_put *puts, int nputs, struct hs_error *err)
+/*
+ * refresh: x's file, grown since x mapped it by another session's append
+ * (the same inode, x's sections its first ones, unchanged), mapped again
+ * with the sections that session added, each checked against its
+ * checksum (a damaged one is left out); false, x unchanged, otherwise.
+ * What the other session added is not vouched for (idx_vouch) here.
+ */
+static bool refresh(struct idx *x)
 {
-	if (!x->have_key) {
-		hs_error_set(err, -1, "cannot index: the dump file cannot be read for its key");
-		return HS_ERR;
+	struct stat st;
+	if (stat(x->path, &st) < 0 || (uint64_t)st.st_dev != x->file_st.dev ||
+	    (uint64_t)st.st_ino != x->file_st.ino || (uint64_t)st.st_size < x->file_st.size)
+		return false;
+	struct idx y;
+	memset(&y, 0, sizeof y);
+	y.fd = -1;
+	y.key = x->key;
+	bool ok = load(&y, x->path, -1, false) && y.nsec >= x->nsec;
+	for (int i = 0; ok && i < x->nsec; i++)
+		ok = y.sec[i].tag == x->sec[i].tag && y.sec[i].off == x->sec[i].off &&
+		     y.sec[i].len == x->sec[i].len && y.sec[i].crc == x->sec[i].crc;
+	if (!ok) {
+		drop_sections(&y);
+		return false;
 	}
-	/* The new file's sections: the old ones in use and not replaced, then
-	 * the new; the bytes an append would leave dead (dead) and in use (live). */
+	uint32_t added = 0;
+	for (int i = 0; i < y.nsec; i++) {
+		struct section *t = &y.sec[i];
+		if (i < x->nsec && x->sec[i].state == SEC_BAD)
+			t->state = SEC_BAD;
+		if (i >= x->nsec && t->state == SEC_LIVE && section_crc(t) != t->crc)
+			t->state = SEC_BAD;
+		if (i >= x->nsec)
+			added |= tag_bit(t->tag);
+	}
+	drop_sections(x);
+	x->sec = y.sec;
+	x->nsec = y.nsec;
+	x->map = y.map;
+	x->maplen = y.maplen;
+	x->fd = y.fd;
+	x->file_st = y.file_st;
+	x->crc = y.crc;
+	x->trusted &= ~added;
+	x->vouched &= ~added;
+	return true;
+}
+
+/*
+ * plan: the sections of x's file after puts: those in use and not
+ * replaced, then the new (a new array, its count in *nsec, the old ones
+ * in *nold); the bytes superseded (*dead) and in use (*live) if they are
+ * appended; the tags known sane (*sane): those written now (made by this
+ * process) and those carried over that it checked or a seal vouched for.
+ */
+static struct section *plan(const struct idx *x, const struct idx_put *puts, int nputs,
+			    int *nsec_out, int *nold, uint64_t *dead_out, uint64_t *live_out,
+			    uint32_t *sane_out)
+{
 	struct section *secs = xcalloc((size_t)x->nsec + (size_t)nputs, sizeof *secs);
 	int nsec = 0;
 	uint64_t dead = 0, live = 0;
@@ -959,7 +1010,7 @@ int idx_put_parts(struct idx *x, const struct idx_put *puts, int nputs, struct h
 			dead += x->sec[i].len;
 		}
 	}
-	int nold = nsec;
+	*nold = nsec;
 	for (int k = 0; k < nputs; k++) {
 		struct section s = {.tag = puts[k].tag, .parts = puts[k].parts,
 				    .nparts = puts[k].nparts};
@@ -968,21 +1019,47 @@ int idx_put_parts(struct idx *x, const struct idx_put *puts, int nputs, struct h
 		live += s.len;
 		secs[nsec++] = s;
 	}
-	/* The sections known sane: those written now (made by this process)
-	 * and those carried over that it checked or a seal vouched for. */
 	uint32_t sane = 0;
 	for (int i = 0; i < nsec; i++)
 		if (secs[i].parts || (x->vouched & tag_bit(secs[i].tag)))
 			sane |= tag_bit(secs[i].tag);
-	/* Appended to the file in place when it can be, new sections and
+	*nsec_out = nsec;
+	*dead_out = dead;
+	*live_out = live;
+	*sane_out = sane;
+	return secs;
+}
+
+int idx_put_parts(struct idx *x, const struct idx_put *puts, int nputs, struct hs_error *err)
+{
+	if (!x->have_key) {
+		hs_error_set(err, -1, "cannot index: the dump file cannot be read for its key");
+		return HS_ERR;
+	}
+	/*
+	 * Appended to the file in place when it can be, new sections and
 	 * replacements alike, while the bytes superseded stay at most those in
 	 * use (the file at most about twice what it holds) and the sections
 	 * are not too many to read at each open; else the file is written
-	 * again with the sections in use only. */
-	if (x->map && dead <= live && x->nsec + nputs <= APPENDS_MAX &&
-	    append(x, secs + nold, nputs, sane) == HS_OK) {
+	 * again with the sections in use only. A file another session has
+	 * appended to since x mapped it is mapped again first (refresh), so
+	 * that what it added is kept.
+	 */
+	int nsec, nold;
+	uint64_t dead, live;
+	uint32_t sane;
+	struct section *secs;
+	for (int tries = 0;; tries++) {
+		secs = plan(x, puts, nputs, &nsec, &nold, &dead, &live, &sane);
+		if (!x->map || dead > live || x->nsec + nputs > APPENDS_MAX)
+			break;
+		if (append(x, secs + nold, nputs, sane) == HS_OK) {
+			free(secs);
+			return HS_OK;
+		}
+		if (errno != ESTALE || tries > 0 || !refresh(x))
+			break;
 		free(secs);
-		return HS_OK;
 	}
 	uint64_t need = file_bytes(secs, nsec);
 	const char *where[2] = {x->path, x->alt_path};

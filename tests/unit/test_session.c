@@ -434,6 +434,59 @@ static void index_append_while_locked(void **state)
 	cleanup(path);
 }
 
+/*
+ * Two sessions with the same index open, each adding a result: the second
+ * to write finds the file grown by the first's append, maps it again and
+ * appends after it, so that both results are kept (idx.c, refresh); a
+ * section the other damaged is left out.
+ */
+static void index_two_sessions_append(void **state)
+{
+	(void)state;
+	const char *path = tiny_path(0);
+	struct idx *x = idx_open(path);
+	put(x, IDX_DOM_ALL, 40000, 1);
+	idx_close(x);
+	struct stat a, b;
+	index_at(path, &a);
+	struct idx *one = idx_open(path), *two = idx_open(path);
+	put(one, IDX_DYN, 3000, 2);
+	put(two, IDX_DOM_STRONG, 5000, 3);	/* after one's, in place */
+	index_at(path, &b);
+	assert_true(b.st_ino == a.st_ino);
+	holds(two, IDX_DYN, 3000, 2);
+	holds(two, IDX_DOM_STRONG, 5000, 3);
+	holds(two, IDX_DOM_ALL, 40000, 1);
+	x = idx_open(path);
+	assert_null(idx_note(x));
+	holds(x, IDX_DYN, 3000, 2);
+	holds(x, IDX_DOM_STRONG, 5000, 3);
+	holds(x, IDX_DOM_ALL, 40000, 1);
+	idx_close(x);
+	/* one appends again; its section is damaged before two writes */
+	put(one, IDX_DYN, 6000, 4);
+	char ixpath[160];
+	snprintf(ixpath, sizeof ixpath, "%s.hsidx", path);
+	index_at(path, &a);
+	FILE *f = fopen(ixpath, "r+b");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, (long)a.st_size - 10, SEEK_SET), 0);
+	fputc(0x55, f);
+	fclose(f);
+	struct timespec t[2] = {a.st_atim, a.st_mtim};
+	utimensat(AT_FDCWD, ixpath, t, 0);
+	put(two, IDX_DOM_STRONG, 5000, 5);	/* dead 5000 + 3000 + 6000 < live 45000: appended */
+	index_at(path, &b);
+	assert_true(b.st_ino == a.st_ino);
+	uint64_t n;
+	assert_null(idx_section(two, IDX_DYN, &n));	/* damaged: left out */
+	holds(two, IDX_DOM_STRONG, 5000, 5);
+	holds(two, IDX_DOM_ALL, 40000, 1);
+	idx_close(one);
+	idx_close(two);
+	cleanup(path);
+}
+
 /* Open, the engine on demand, the index for the next session, close. */
 static void open_engine_index(void **state)
 {
@@ -571,6 +624,7 @@ int main(void)
 		cmocka_unit_test(append_moves_spilled_arrays),
 		cmocka_unit_test(index_replaces_in_place),
 		cmocka_unit_test(index_append_while_locked),
+		cmocka_unit_test(index_two_sessions_append),
 		cmocka_unit_test(query),
 		cmocka_unit_test(errors),
 		cmocka_unit_test(notices),
