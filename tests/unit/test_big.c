@@ -491,6 +491,11 @@ static void test_parse_size(void **state)
 	assert_int_equal(big_parse_size("8X"), 0);
 	assert_int_equal(big_parse_size("-1G"), 0);
 	assert_int_equal(big_parse_size("1e30"), 0);
+	assert_int_equal(big_parse_size("nan"), 0);
+	assert_int_equal(big_parse_size("inf"), 0);
+	assert_int_equal(big_parse_size("1e-30"), 0);
+	assert_int_equal(big_parse_size("0x10M"), 16ULL << 20);	/* strtod reads hex */
+	assert_int_equal(big_parse_size("8 G"), 0);
 }
 
 /* The plan: what does not fit goes to disk; more than the folder holds is an error. */
