@@ -773,6 +773,19 @@ static int write_file(const struct idx *x, const struct section *secs, int nsec,
 	return fd;
 }
 
+/* take_mapping: x's sections and mapping are y's from now on, x's own gone. */
+static void take_mapping(struct idx *x, const struct idx *y)
+{
+	drop_sections(x);
+	x->sec = y->sec;
+	x->nsec = y->nsec;
+	x->map = y->map;
+	x->maplen = y->maplen;
+	x->fd = y->fd;
+	x->file_st = y->file_st;
+	x->crc = y->crc;
+}
+
 /*
  * remap: after the file at x->path was written on fd, map it and let the
  * sections point there, so that none is kept in memory; its first kept
@@ -792,16 +805,9 @@ static bool remap(struct idx *x, int fd, int nsec, int kept, uint32_t sane)
 	for (int i = 0; i < kept; i++)
 		if (x->sec[i].state == SEC_BAD)
 			y.sec[i].state = SEC_BAD;
-	drop_sections(x);
-	x->sec = y.sec;
-	x->nsec = y.nsec;
-	x->map = y.map;
-	x->maplen = y.maplen;
-	x->fd = y.fd;
+	take_mapping(x, &y);
 	/* written here: sane in the sections it made or had checked (sane),
 	 * sealed as such unless others could write the file */
-	x->file_st = y.file_st;
-	x->crc = y.crc;
 	x->from_disk = false;
 	x->trusted = 0;
 	x->vouched = sane;
@@ -972,14 +978,7 @@ static bool refresh(struct idx *x)
 		if (i >= x->nsec)
 			added |= tag_bit(t->tag);
 	}
-	drop_sections(x);
-	x->sec = y.sec;
-	x->nsec = y.nsec;
-	x->map = y.map;
-	x->maplen = y.maplen;
-	x->fd = y.fd;
-	x->file_st = y.file_st;
-	x->crc = y.crc;
+	take_mapping(x, &y);
 	x->trusted &= ~added;
 	x->vouched &= ~added;
 	return true;
