@@ -99,6 +99,8 @@ check_contains "reopen reads the index" "read from the index" \
 # of reading the dump again, and every answer is the dump's.
 check_contains "reopen maps the heap model from the index" "read from the index" \
 	"$(hs ':info' | grep '^model,')"
+check "... and :info says the index holds it and the tree, nothing unused" "yes yes no" \
+	"$(hs ':info' | grep '^index,' | awk '{ print (/heap model/ ? "yes" : "no"), (/dominator tree/ ? "yes" : "no"), (/no longer used/ ? "yes" : "no") }')"
 check_contains "--no-index reads the dump" "model,read from the dump" \
 	"$($HEAPSH --no-index --format csv -c ':info' "$K")"
 MODEL_CMDS=(':histogram' ':classes' ':dominators --top 40' ':dominators --by-class --top 40'
@@ -373,6 +375,10 @@ check "a section replaced: appended, the same file" "$INODE DOMA MODL DOMS DYNA 
 	"$(stat -c %i "$K.hsidx") $(python3 -c "import sys; sys.path.insert(0, 'tests'); import index_file as x; print(*[t.to_bytes(4, 'big').decode() for t, r, p, n in x.sections(open('$K.hsidx', 'rb').read())])")"
 check "... and the next open answers from the last" "$($HEAPSH --no-index --format csv -c ':dynsize Leaf' "$K")" \
 	"$(hs ':dynsize Leaf')"
+OUT=$(hs ':info' | grep '^index,')
+check_contains ":info says what the index holds" "dominator tree without weak references (--no-weak) " "$OUT"
+check_contains "... and what it no longer uses (the first dynamic-size section)" \
+	"no longer used, given back when the file is next written whole" "$OUT"
 cp "$E/two-trees.hsidx" "$K.hsidx"
 python3 - "$K.hsidx" <<'PY'
 import sys

@@ -37,7 +37,7 @@ battery() {
 	local d=$1 out=$2
 	shift 2
 	{
-		$HEAPSH "$@" --format csv -c ':info' "$d" | grep -v '^memory budget,\|^arrays,\|^index file,\|^model,\|^dominator tree,\|^dynamic-size engine,'
+		$HEAPSH "$@" --format csv -c ':info' "$d" | grep -v '^memory budget,\|^arrays,\|^index file,\|^index,\|^model,\|^dominator tree,\|^dynamic-size engine,'
 		$HEAPSH "$@" --format csv -c ':histogram --top 30' -c ':histogram --by retained --top 20' \
 			-c ':dominators --top 25' -c ':dominators --by-class --top 15' \
 			-c ':retained java.lang.String' -c ':retained java.util.HashMap' \

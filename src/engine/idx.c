@@ -585,6 +585,29 @@ const char *idx_file(const struct idx *x)
 	return x->path;
 }
 
+int idx_usage(const struct idx *x, uint32_t *tags, uint64_t *bytes, int cap, uint64_t *unused)
+{
+	int n = 0;
+	*unused = 0;
+	for (int i = 0; i < x->nsec; i++) {
+		if (x->sec[i].state != SEC_LIVE) {
+			*unused += x->sec[i].len;
+			continue;
+		}
+		if (n < cap) {
+			tags[n] = x->sec[i].tag;
+			bytes[n] = x->sec[i].len;
+		}
+		n++;
+	}
+	return n;
+}
+
+const char *idx_section_name(uint32_t tag)
+{
+	return section_name(tag);
+}
+
 const void *idx_section(const struct idx *x, uint32_t tag, uint64_t *len)
 {
 	for (int i = 0; i < x->nsec; i++)

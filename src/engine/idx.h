@@ -85,6 +85,15 @@ bool idx_trusted(const struct idx *x, uint32_t tag);
 void idx_vouch(struct idx *x, uint32_t tag);
 void idx_dump_read_earlier(struct idx *x);
 
+/*
+ * idx_usage: what the mapped file holds: its sections in use, in file
+ * order (up to cap of them: tags[k], bytes[k] their payloads' bytes), and
+ * *unused the payload bytes superseded or damaged (idx_put_parts writes
+ * the file again once those pass the ones in use); returns the count of
+ * sections in use. idx_section_name: what a tag holds, for people.
+ */
+int idx_usage(const struct idx *x, uint32_t *tags, uint64_t *bytes, int cap, uint64_t *unused);
+const char *idx_section_name(uint32_t tag);
 /* idx_section: the payload of section tag, or NULL; *len its bytes. */
 const void *idx_section(const struct idx *x, uint32_t tag, uint64_t *len);
 

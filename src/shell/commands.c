@@ -133,6 +133,30 @@ static void kv(struct out_table *t, const char *k, const char *fmt, ...)
 	out_cell_value(t, buf);	/* counts are numbers in JSON */
 }
 
+/* index_usage: the row of what the index file holds, and what it holds no
+ * longer (superseded or damaged; written over once past what is in use). */
+static void index_usage(struct out_table *t, const struct idx *x)
+{
+	uint32_t tags[8];
+	uint64_t bytes[8], unused, sum = 0;
+	int n = idx_usage(x, tags, bytes, 8, &unused);
+	if (!n && !unused)
+		return;
+	char text[1024], b[32];
+	size_t at = 0;
+	for (int k = 0; k < n && k < 8; k++) {
+		sum += bytes[k];
+		at += (size_t)snprintf(text + at, sizeof text - at, "%s%s %s", k ? ", " : "",
+				       idx_section_name(tags[k]), fmt_bytes(b, sizeof b, bytes[k]));
+		if (at >= sizeof text)
+			break;
+	}
+	char total[32];
+	kv(t, "index", "%s in use (%s)%s%s%s", fmt_bytes(total, sizeof total, sum),
+	   n ? text : "nothing", unused ? "; " : "", unused ? fmt_bytes(b, sizeof b, unused) : "",
+	   unused ? " no longer used, given back when the file is next written whole" : "");
+}
+
 /* What :info adds for what a seal let the open trust (idx.h). */
 #define TRUSTED "; not checked again: unchanged, as the dump, since heapsh wrote or checked it " \
 	"(docs/out-of-core.md)"
@@ -239,8 +263,10 @@ static int cmd_info(struct sh *sh, int argc, char **argv)
 	else
 		kv(t, "dynamic-size engine", "not computed yet (:dynsize, :top or :graphstats "
 		   "computes it)");
-	if (sh->ss->idx)
+	if (sh->ss->idx) {
 		kv(t, "index file", "%s", idx_file(sh->ss->idx));
+		index_usage(t, sh->ss->idx);
+	}
 	struct big_stats bs;
 	big_stats(&bs);
 	char b1[32], b2[32], b3[32], b4[32], b5[32];
