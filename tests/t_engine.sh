@@ -375,6 +375,14 @@ check "a section replaced: appended, the same file" "$INODE DOMA MODL DOMS DYNA 
 	"$(stat -c %i "$K.hsidx") $(python3 -c "import sys; sys.path.insert(0, 'tests'); import index_file as x; print(*[t.to_bytes(4, 'big').decode() for t, r, p, n in x.sections(open('$K.hsidx', 'rb').read())])")"
 check "... and the next open answers from the last" "$($HEAPSH --no-index --format csv -c ':dynsize Leaf' "$K")" \
 	"$(hs ':dynsize Leaf')"
+# Exact sizes found later go on their own (DYNX, 16 bytes a size), not with
+# the whole engine again; the next open answers with them.
+hs ':dynsize java.util.HashMap$Node --exact' >/dev/null
+check "exact sizes found later: appended on their own" "$INODE DOMA MODL DOMS DYNA DYNA DYNX" \
+	"$(stat -c %i "$K.hsidx") $(python3 -c "import sys; sys.path.insert(0, 'tests'); import index_file as x; print(*[t.to_bytes(4, 'big').decode() for t, r, p, n in x.sections(open('$K.hsidx', 'rb').read())])")"
+check "... and the next open answers with them" \
+	"$($HEAPSH --no-index --format csv -c ':dynsize java.util.HashMap$Node --exact' "$K")" \
+	"$(hs ':dynsize java.util.HashMap$Node')"
 OUT=$(hs ':info' | grep '^index,')
 check_contains ":info says what the index holds" "dominator tree without weak references (--no-weak) " "$OUT"
 check_contains "... and what it no longer uses (the first dynamic-size section)" \

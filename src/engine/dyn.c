@@ -401,6 +401,7 @@ void dyn_free(struct dyn *d)
 	big_free(d->unsafe);
 	big_free(d->stack);
 	big_free(d->idom);
+	big_free(d->saved_flags);
 	big_free(d);
 }
 
@@ -772,5 +773,78 @@ struct dyn *dyn_load(const void *buf, uint64_t len, uint32_t n)
 		dyn_free(d);
 		return NULL;
 	}
+	dyn_saved(d);
 	return d;
+}
+
+void dyn_saved(struct dyn *d)
+{
+	size_t nc = d->s.ncomp;
+	if (!d->saved_flags)
+		d->saved_flags = big_alloc(nc + 1, 1);
+	memcpy(d->saved_flags, d->flags, nc);
+	d->saved_est = d->est != NULL;
+}
+
+#define DYX_MAGIC 0x31585944u	/* "DYX1" */
+
+struct dyx_head {
+	uint32_t magic, ncomp;
+	uint64_t count;
+};
+
+void *dyn_save_exact(const struct dyn *d, uint64_t *len)
+{
+	size_t nc = d->s.ncomp;
+	if (!d->saved_flags || (d->est && !d->saved_est))
+		return NULL;
+	uint64_t count = 0;
+	for (size_t c = 0; c < nc; c++)
+		count += (d->flags[c] & DYN_EXACT) && !(d->saved_flags[c] & DYN_EXACT);
+	struct dyn_head hd = {DYN_MAGIC, d->s.n, d->s.ncomp, d->est != NULL,
+			      d->s.out_start[nc], d->stats};
+	if (16 * count > saved_size(&hd) / 8)
+		return NULL;
+	struct dyx_head xh = {DYX_MAGIC, d->s.ncomp, count};
+	*len = sizeof xh + 16 * count;
+	uint8_t *buf = big_alloc(*len, 1);
+	memcpy(buf, &xh, sizeof xh);
+	uint64_t *pair = (uint64_t *)(buf + sizeof xh);
+	for (size_t c = 0; c < nc; c++)
+		if ((d->flags[c] & DYN_EXACT) && !(d->saved_flags[c] & DYN_EXACT)) {
+			*pair++ = c;
+			*pair++ = d->exact[c];
+		}
+	return buf;
+}
+
+bool dyn_load_exact(struct dyn *d, const void *buf, uint64_t len)
+{
+	struct dyx_head xh;
+	if (len < sizeof xh)
+		return false;
+	memcpy(&xh, buf, sizeof xh);
+	size_t nc = d->s.ncomp;
+	if (xh.magic != DYX_MAGIC || xh.ncomp != nc || xh.count > nc ||
+	    len != sizeof xh + 16 * xh.count)
+		return false;
+	const uint8_t *p = (const uint8_t *)buf + sizeof xh;
+	uint64_t total = 0;	/* no overflow: dyn_load checked the sum */
+	for (size_t c = 0; c < nc; c++)
+		total += d->s.weight[c];
+	for (uint64_t k = 0; k < xh.count; k++) {
+		uint64_t c, bytes;
+		memcpy(&c, p + 16 * k, 8);
+		memcpy(&bytes, p + 16 * k + 8, 8);
+		if (c >= nc || bytes > total)
+			return false;
+	}
+	for (uint64_t k = 0; k < xh.count; k++) {
+		uint64_t c, bytes;
+		memcpy(&c, p + 16 * k, 8);
+		memcpy(&bytes, p + 16 * k + 8, 8);
+		d->exact[c] = bytes;
+		d->flags[c] |= DYN_EXACT;
+	}
+	return true;
 }

@@ -68,6 +68,9 @@ struct dyn {
 	float *est;		/* [ncomp] estimate (exact where known), NULL before dyn_estimate */
 	struct dyn_stats stats;
 	bool dirty;		/* exact sizes were added since the engine was built or loaded */
+	uint8_t *saved_flags;	/* [ncomp] flags as the index holds the engine whole
+				 * (dyn_saved, dyn_load), or NULL */
+	bool saved_est;		/* and whether it holds the estimates */
 	uint32_t *stamp;	/* traversal scratch: visited marks */
 	uint32_t *unsafe;	/* dyn_exact_set: DAPs with a start behind them */
 	uint32_t epoch;
@@ -146,5 +149,23 @@ double dyn_est_miss(double eps);
  */
 void *dyn_save(const struct dyn *d, uint64_t *len);
 struct dyn *dyn_load(const void *buf, uint64_t len, uint32_t n);
+
+/*
+ * The exact sizes found after the engine was saved whole, on their own: a
+ * session that adds a few need not write the whole engine again (about 9
+ * bytes per object) but 16 bytes per size (index section DYNX beside DYNA;
+ * docs/engine.md). dyn_saved: the index now holds d whole as it is.
+ * dyn_save_exact: every exact size d has that the whole save lacks, as a
+ * new buffer of *len bytes (big_free), or NULL when the engine should be
+ * saved whole instead: never saved whole, estimates made since, or the
+ * sizes past an eighth of the whole save. dyn_load_exact: those sizes
+ * onto d as loaded from the whole save; false, nothing applied, when the
+ * buffer is not such sizes for d (a count, a component or a size out of
+ * range: no size above the whole heap). Layout: u32 magic "DYX1", u32
+ * components, u64 count, then count pairs of u64 (component, bytes).
+ */
+void dyn_saved(struct dyn *d);
+void *dyn_save_exact(const struct dyn *d, uint64_t *len);
+bool dyn_load_exact(struct dyn *d, const void *buf, uint64_t len);
 
 #endif

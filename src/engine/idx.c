@@ -179,6 +179,7 @@ static uint32_t tag_bit(uint32_t tag)
 	case IDX_DOM_ALL: return 2;
 	case IDX_DOM_STRONG: return 4;
 	case IDX_DYN: return 8;
+	case IDX_DYN_EXACT: return 16;
 	default: return 0;
 	}
 }
@@ -385,6 +386,7 @@ static const char *section_name(uint32_t tag)
 	case IDX_DOM_ALL: return "dominator tree";
 	case IDX_DOM_STRONG: return "dominator tree without weak references (--no-weak)";
 	case IDX_DYN: return "dynamic-size engine";
+	case IDX_DYN_EXACT: return "exact dynamic sizes found later";
 	default: return "section of a newer heapsh";
 	}
 }

@@ -41,6 +41,7 @@ struct idx;
 #define IDX_DOM_ALL 0x444f4d41u		/* "DOMA": dominators, every reference */
 #define IDX_DOM_STRONG 0x444f4d53u	/* "DOMS": dominators, --no-weak */
 #define IDX_DYN 0x44594e41u		/* "DYNA": the dynamic-size engine (dyn_save) */
+#define IDX_DYN_EXACT 0x44594e58u	/* "DYNX": exact sizes found since (dyn_save_exact) */
 #define IDX_MODEL 0x4d4f444cu		/* "MODL": the heap model (heap_model_save) */
 
 /*

@@ -509,12 +509,36 @@ int hs_suspects(struct hs_session *s, const struct sus_opts *o, bool no_weak,
 	return st;
 }
 
+/*
+ * dyn_to_index: the dynamic-size engine into the index: the exact sizes
+ * found since it was saved whole, on their own (DYNX, which supersedes
+ * the last), when that is enough (dyn_save_exact); else whole (DYNA),
+ * with an empty DYNX when the index holds one, so that none is left to
+ * apply to the new whole.
+ */
 static void dyn_to_index(struct hs_session *s)
 {
-	uint64_t len;
-	void *buf = dyn_save(s->dyn, &len);
+	uint64_t len, elen = 0, had;
 	struct hs_error err;
-	if (idx_put(s->idx, IDX_DYN, buf, len, &err) != HS_OK)
+	void *buf = dyn_save_exact(s->dyn, &len);
+	int st;
+	if (buf) {
+		st = idx_put(s->idx, IDX_DYN_EXACT, buf, len, &err);
+	} else {
+		buf = dyn_save(s->dyn, &len);
+		dyn_saved(s->dyn);	/* taken back below if the write fails */
+		void *empty = idx_section(s->idx, IDX_DYN_EXACT, &had)
+				      ? dyn_save_exact(s->dyn, &elen) : NULL;
+		struct idx_part parts[2] = {{buf, len}, {empty, elen}};
+		struct idx_put puts[2] = {{IDX_DYN, parts, 1}, {IDX_DYN_EXACT, parts + 1, 1}};
+		st = idx_put_parts(s->idx, puts, empty ? 2 : 1, &err);
+		big_free(empty);
+		if (st != HS_OK) {
+			big_free(s->dyn->saved_flags);
+			s->dyn->saved_flags = NULL;	/* the next save is whole */
+		}
+	}
+	if (st != HS_OK)
 		hs_notify(s, HS_NOTICE_ALWAYS, "heapsh: warning: %s", err.msg);
 	big_free(buf);
 	s->dyn->dirty = false;
@@ -535,6 +559,12 @@ struct dyn *hs_dyn(struct hs_session *s, bool estimates)
 		const void *p = hs_index(s) ? idx_section(s->idx, IDX_DYN, &len) : NULL;
 		if (p && (s->dyn = dyn_load(p, len, s->heap->n))) {
 			s->dyn_from_index = true;
+			/* the exact sizes found after it was saved whole */
+			if ((p = idx_section(s->idx, IDX_DYN_EXACT, &len)) &&
+			    !dyn_load_exact(s->dyn, p, len))
+				hs_notify(s, HS_NOTICE_ALWAYS, "heapsh: warning: the index's exact "
+					  "dynamic sizes (%s) do not fit its engine; they are "
+					  "computed again when asked for", idx_file(s->idx));
 		} else {
 			stage(s, "computing the strongly connected components and dominating "
 			      "articulation points of %u objects", s->heap->n);

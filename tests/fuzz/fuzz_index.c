@@ -140,6 +140,20 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	void *dsec = dyn_save(d, &dlen);
 	idx_put(x, IDX_DYN, dsec, dlen, &err);
 	big_free(dsec);
+	/* and exact sizes found later, on their own (DYNX; its layout in
+	 * dyn.h): the tiny heap's are all known once built, so three of them
+	 * again, written by hand */
+	struct {
+		uint32_t magic, ncomp;
+		uint64_t count, pairs[6];
+	} dx = {0x31585944u, d->s.ncomp, 0, {0}};
+	for (uint32_t c = 0; c < d->s.ncomp && dx.count < 3; c++)
+		if (d->flags[c] & DYN_EXACT) {
+			dx.pairs[2 * dx.count] = c;
+			dx.pairs[2 * dx.count + 1] = d->exact[c];
+			dx.count++;
+		}
+	idx_put(x, IDX_DYN_EXACT, &dx, 16 + 16 * dx.count, &err);
 	dyn_free(d);
 	size_t len = 0;
 	uint8_t *file = slurp(idx_file(x), &len);
@@ -284,6 +298,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct dyn *d = dyn_load(p, len, heap->n);
 		if (getenv("HEAPSH_FUZZ_VERBOSE"))
 			fprintf(stderr, "fuzz_index: dynamic sizes: %s\n", d ? "used" : "refused");
+		if (d && (p = idx_section(x, IDX_DYN_EXACT, &len)) && !dyn_load_exact(d, p, len) &&
+		    getenv("HEAPSH_FUZZ_VERBOSE"))
+			fprintf(stderr, "fuzz_index: exact sizes found later: refused\n");
 		if (d) {
 			uint64_t bytes;
 			for (uint32_t v = 0; v < heap->n; v++)

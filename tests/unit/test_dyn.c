@@ -399,6 +399,92 @@ static void index_round_trip(void **state)
 	unmake(&g);
 }
 
+/*
+ * The exact sizes found after a whole save, saved on their own and loaded
+ * onto the whole one: the same sizes as the engine that found them; a
+ * buffer that does not fit (another engine, a count, component or size
+ * out of range, cut short) changes nothing; a whole save is asked for
+ * when there is none yet, estimates were made since, or the sizes are
+ * many.
+ */
+static void exact_sizes_on_their_own(void **state)
+{
+	(void)state;
+	uint32_t n = 500;
+	struct g g = random_graph(n, 900);
+	struct scc_graph sg = {n, &g, g_succs, g_weight};
+	struct dyn *d;
+	assert_int_equal(dyn_build(&sg, &d), HS_OK);
+	uint64_t len, xlen, bytes;
+	assert_null(dyn_save_exact(d, &xlen));	/* never saved whole */
+	uint8_t *whole = dyn_save(d, &len);
+	dyn_saved(d);
+	uint32_t nc = d->s.ncomp, was = 0, fresh = 0;
+	for (uint32_t k = 0; k < nc; k++)
+		was += (d->flags[k] & DYN_EXACT) != 0;
+	for (uint32_t k = 0; k < nc && fresh < 3; k += 7)	/* three not known yet */
+		if (!(d->flags[k] & DYN_EXACT)) {
+			assert_int_equal(dyn_exact(d, k, &bytes), HS_OK);
+			fresh++;
+		}
+	assert_int_equal(fresh, 3);
+	uint8_t *x = dyn_save_exact(d, &xlen);
+	assert_non_null(x);
+	uint32_t now = 0;
+	for (uint32_t k = 0; k < nc; k++)
+		now += (d->flags[k] & DYN_EXACT) != 0;
+	assert_true(xlen == 16 + 16 * (uint64_t)(now - was) && now > was);
+	struct dyn *e = dyn_load(whole, len, n);
+	assert_non_null(e);
+	assert_true(dyn_load_exact(e, x, xlen));
+	assert_memory_equal(e->flags, d->flags, nc);
+	for (uint32_t k = 0; k < nc; k++)
+		if (d->flags[k] & DYN_EXACT)
+			assert_true(e->exact[k] == d->exact[k]);
+	dyn_free(e);
+	/* what does not fit changes nothing */
+	uint64_t total = 0;
+	for (uint32_t k = 0; k < nc; k++)
+		total += d->s.weight[k];
+	for (int how = 0; how < 6; how++) {
+		uint8_t *bad = malloc(xlen);
+		memcpy(bad, x, xlen);
+		uint64_t blen = xlen, v;
+		switch (how) {
+		case 0: bad[0] ^= 1; break;			/* not such sizes */
+		case 1: v = nc + 1; memcpy(bad + 4, &v, 4); break;	/* another engine */
+		case 2: v = nc + 1; memcpy(bad + 8, &v, 8); break;	/* count past the components */
+		case 3: v = nc; memcpy(bad + 16, &v, 8); break;	/* a component out of range */
+		case 4: v = total + 1; memcpy(bad + 24, &v, 8); break;	/* above the whole heap */
+		default: blen--; break;			/* cut short */
+		}
+		e = dyn_load(whole, len, n);
+		uint8_t *before = malloc(nc);
+		memcpy(before, e->flags, nc);
+		assert_false(dyn_load_exact(e, bad, blen));
+		assert_memory_equal(before, e->flags, nc);
+		free(before);
+		free(bad);
+		dyn_free(e);
+	}
+	big_free(x);
+	/* estimates made since: a whole save */
+	assert_int_equal(dyn_estimate(d), HS_OK);
+	assert_null(dyn_save_exact(d, &xlen));
+	dyn_saved(d);
+	x = dyn_save_exact(d, &xlen);	/* nothing found since */
+	assert_non_null(x);
+	assert_true(xlen == 16);
+	big_free(x);
+	/* many sizes: a whole save */
+	for (uint32_t k = 0; k < nc; k++)
+		assert_int_equal(dyn_exact(d, k, &bytes), HS_OK);
+	assert_null(dyn_save_exact(d, &xlen));
+	big_free(whole);
+	dyn_free(d);
+	unmake(&g);
+}
+
 /* A million-long chain and a million-long cycle: no recursion, exact sizes. */
 static void long_chain(void **state)
 {
@@ -440,6 +526,7 @@ int main(void)
 		cmocka_unit_test(random_graphs),     cmocka_unit_test(many_batches),
 		cmocka_unit_test(thesis_figure_4_11), cmocka_unit_test(daps_in_a_tree),
 		cmocka_unit_test(estimates),         cmocka_unit_test(index_round_trip),
+		cmocka_unit_test(exact_sizes_on_their_own),
 		cmocka_unit_test(long_chain),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
