@@ -184,4 +184,10 @@ check "no progress bar when stderr is not a terminal" "" "$PROG"
 if command -v script >/dev/null; then
 	PROG=$(script -qec "$HEAPSH -c ':quit' $KNOWN" /dev/null 2>/dev/null | tr '\r' '\n')
 	check_contains "progress bar on a terminal" "loading $KNOWN [" "$PROG"
+	# writing the index says so, with how far it is (minutes at 36 GiB)
+	mkdir -p "$T/shell-progress" && cp "$KNOWN" "$T/shell-progress/p.hprof" &&
+		rm -f "$T/shell-progress/p.hprof.hsidx"
+	PROG=$(script -qec "$HEAPSH -c ':dominators --top 1' $T/shell-progress/p.hprof" /dev/null 2>/dev/null | tr '\r' '\n')
+	check_contains "... and writing the index: what, then how far" "writing the index (" "$PROG"
+	check_contains "... to the end" "written 100%" "$PROG"
 fi

@@ -655,11 +655,23 @@ void idx_unmap(struct idx_mapping *m)
 		memset(m, 0, sizeof *m);
 }
 
-static bool write_all(int fd, const void *p, size_t n, uLong *crc, uint64_t *at)
+/* write_all: n bytes at p onto fd, their CRC-32 on *crc, *at moved past
+ * them; in pieces of 64 MiB, the file's progress towards end said
+ * (hs_progress: minutes at 36 GiB). */
+static bool write_all(int fd, const void *p, size_t n, uLong *crc, uint64_t *at, uint64_t end)
 {
-	*crc = crc32_z(*crc, p, n);
-	*at += n;
-	return io_write_full(fd, p, n);
+	const uint8_t *b = p;
+	while (n) {
+		size_t k = n < ((size_t)64 << 20) ? n : (size_t)64 << 20;
+		*crc = crc32_z(*crc, b, k);
+		if (!io_write_full(fd, b, k))
+			return false;
+		*at += k;
+		b += k;
+		n -= k;
+		hs_progress("written", *at, end);
+	}
+	return true;
 }
 
 /* header: the file's header for nsec sections, its checksum last. */
@@ -707,22 +719,22 @@ struct move {
  * listed there (room for s->nparts more at *nmoves) for when the file is
  * whole.
  */
-static bool write_section(int fd, const struct section *s, uint64_t *at, struct move *moves,
-			  int *nmoves)
+static bool write_section(int fd, const struct section *s, uint64_t *at, uint64_t end,
+			  struct move *moves, int *nmoves)
 {
 	static const uint8_t zeros[ALIGN];
 	uint64_t rec = *at;
 	uint32_t none = 0;
 	uLong crc = record_crc(s->tag, s->len), skip = 0;
-	bool ok = write_all(fd, &s->tag, 4, &skip, at) && write_all(fd, &s->len, 8, &skip, at) &&
-		  write_all(fd, &none, 4, &skip, at) &&
-		  write_all(fd, zeros, (size_t)(align_up(*at) - *at), &skip, at);
+	bool ok = write_all(fd, &s->tag, 4, &skip, at, end) &&
+		  write_all(fd, &s->len, 8, &skip, at, end) && write_all(fd, &none, 4, &skip, at, end) &&
+		  write_all(fd, zeros, (size_t)(align_up(*at) - *at), &skip, at, end);
 	if (!s->parts) {
-		ok = ok && write_all(fd, s->data, s->len, &crc, at);
+		ok = ok && write_all(fd, s->data, s->len, &crc, at, end);
 	} else {
 		for (int k = 0; ok && k < s->nparts; k++) {
 			uint64_t off = *at;
-			ok = write_all(fd, s->parts[k].data, s->parts[k].len, &crc, at);
+			ok = write_all(fd, s->parts[k].data, s->parts[k].len, &crc, at, end);
 			if (!ok || off % ALIGN || !rehome_part(&s->parts[k]))
 				continue;
 			if (moves)
@@ -774,10 +786,11 @@ static int write_file(const struct idx *x, const struct section *secs, int nsec,
 	header(x, (uint32_t)nsec, h);
 	uLong skip = 0;
 	uint64_t at = 0;
-	bool ok = write_all(fd, h, HEADER, &skip, &at);
+	uint64_t end = file_bytes(secs, nsec);
+	bool ok = write_all(fd, h, HEADER, &skip, &at, end);
 	/* rehomed as written: a failure leaves the file whole, if unnamed */
 	for (int i = 0; ok && i < nsec; i++)
-		ok = write_section(fd, &secs[i], &at, NULL, NULL);
+		ok = write_section(fd, &secs[i], &at, end, NULL, NULL);
 	ok = ok && fsync(fd) == 0;
 	if (ok && unnamed) {
 		char proc[64];
@@ -948,7 +961,7 @@ static int append(struct idx *x, const struct section *add, int nadd, uint32_t s
 	struct move *moves = xmallocarray((size_t)nparts + 1, sizeof *moves);
 	bool ok = lseek(fd, (off_t)at, SEEK_SET) == (off_t)at;
 	for (int i = 0; ok && i < nadd; i++)
-		ok = write_section(fd, &add[i], &at, moves, &nmoves);
+		ok = write_section(fd, &add[i], &at, end + need, moves, &nmoves);
 	uint8_t h[HEADER];
 	header(x, (uint32_t)(x->nsec + nadd), h);
 	ok = ok && fsync(fd) == 0 && pwrite(fd, h, HEADER, 0) == (ssize_t)HEADER && fsync(fd) == 0;

@@ -408,7 +408,10 @@ static void dom_to_index(struct hs_session *s, const struct dom_tree *t, bool no
 	int nputs = 1;
 	struct heap_model m = {0};
 	model_put(s, &m, parts + 1, puts, &nputs);	/* a model refused (or none) is replaced */
+	char sz[32];
+	stage(s, "writing the index (%s)", fmt_bytes(sz, sizeof sz, len + m.len));
 	int st = idx_put_parts(s->idx, puts, nputs, &err);
+	stage_end(s);
 	if (st == HS_OK)
 		s->adopt |= (uint8_t)((HS_ADOPT_DOM << no_weak) | (nputs > 1 ? HS_ADOPT_MODEL : 0));
 	if (st != HS_OK && nputs > 1) {
@@ -531,7 +534,10 @@ static void dyn_to_index(struct hs_session *s)
 				      ? dyn_save_exact(s->dyn, &elen) : NULL;
 		struct idx_part parts[2] = {{buf, len}, {empty, elen}};
 		struct idx_put puts[2] = {{IDX_DYN, parts, 1}, {IDX_DYN_EXACT, parts + 1, 1}};
+		char sz[32];
+		stage(s, "writing the index (%s)", fmt_bytes(sz, sizeof sz, len));
 		st = idx_put_parts(s->idx, puts, empty ? 2 : 1, &err);
+		stage_end(s);
 		big_free(empty);
 		if (st != HS_OK) {
 			big_free(s->dyn->saved_flags);
