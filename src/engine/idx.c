@@ -657,11 +657,16 @@ void idx_unmap(struct idx_mapping *m)
 
 /* write_all: n bytes at p onto fd, their CRC-32 on *crc, *at moved past
  * them; in pieces of 64 MiB, the file's progress towards end said
- * (hs_progress: minutes at 36 GiB). */
+ * (hs_progress: minutes at 36 GiB), and Ctrl-C heard between them (false,
+ * errno EINTR). */
 static bool write_all(int fd, const void *p, size_t n, uLong *crc, uint64_t *at, uint64_t end)
 {
 	const uint8_t *b = p;
 	while (n) {
+		if (hs_interrupted) {
+			errno = EINTR;
+			return false;
+		}
 		size_t k = n < ((size_t)64 << 20) ? n : (size_t)64 << 20;
 		*crc = crc32_z(*crc, b, k);
 		if (!io_write_full(fd, b, k))
@@ -1086,6 +1091,7 @@ int idx_put_parts(struct idx *x, const struct idx_put *puts, int nputs, struct h
 	uint64_t dead, live;
 	uint32_t sane;
 	struct section *secs;
+	int saved = 0;	/* why the last try failed */
 	for (int tries = 0;; tries++) {
 		secs = plan(x, puts, nputs, &nsec, &nold, &dead, &live, &sane);
 		if (!x->map || dead > live || x->nsec + nputs > APPENDS_MAX)
@@ -1094,15 +1100,15 @@ int idx_put_parts(struct idx *x, const struct idx_put *puts, int nputs, struct h
 			free(secs);
 			return HS_OK;
 		}
-		if (errno != ESTALE || tries > 0 || !refresh(x))
+		saved = errno;
+		if (saved != ESTALE || tries > 0 || !refresh(x))
 			break;
 		free(secs);
 	}
 	uint64_t need = file_bytes(secs, nsec);
 	const char *where[2] = {x->path, x->alt_path};
-	int st = HS_ERR;
-	int saved = 0, fd = -1;
-	for (int w = 0; w < 2 && st != HS_OK; w++) {
+	int st = HS_ERR, fd = -1;
+	for (int w = 0; w < 2 && st != HS_OK && saved != EINTR; w++) {
 		dev_t dev;
 		uint64_t have = room_for(where[w], &dev);
 		if (have && have + moved_bytes(secs, nsec, dev) < need + (need >> 4)) {
@@ -1124,6 +1130,11 @@ int idx_put_parts(struct idx *x, const struct idx_put *puts, int nputs, struct h
 		st = HS_ERR;
 	}
 	free(secs);
+	if (saved == EINTR) {	/* the file as it was, nothing left behind */
+		hs_error_set(err, -1, "writing the index was interrupted; results are kept for "
+			     "this session only");
+		return HS_INTERRUPTED;
+	}
 	if (st != HS_OK) {
 		char nb[32];
 		fmt_bytes(nb, sizeof nb, need);

@@ -121,8 +121,10 @@ void idx_unmap(struct idx_mapping *m);
  * section only. Otherwise the file is written again atomically with the
  * sections in use (a temporary file renamed over it), next to the dump
  * or, when that fails, in the cache folder. HS_ERR with err set when
- * neither location is writable or has room (with 1/16 to spare): the file
- * is then left as it was and the section is not kept.
+ * neither location is writable or has room (with 1/16 to spare), and
+ * HS_INTERRUPTED on Ctrl-C (hs_interrupted, heard between pieces of 64
+ * MiB): the file is then left as it was and the section is not kept.
+ * Writing says how far it is (hs_progress).
  */
 int idx_put(struct idx *x, uint32_t tag, const void *data, uint64_t len, struct hs_error *err);
 

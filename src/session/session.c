@@ -414,7 +414,7 @@ static void dom_to_index(struct hs_session *s, const struct dom_tree *t, bool no
 	stage_end(s);
 	if (st == HS_OK)
 		s->adopt |= (uint8_t)((HS_ADOPT_DOM << no_weak) | (nputs > 1 ? HS_ADOPT_MODEL : 0));
-	if (st != HS_OK && nputs > 1) {
+	if (st == HS_ERR && nputs > 1) {
 		/* no room for the model, say: the tree alone is worth keeping */
 		model_not_kept(s, m.len, err.msg);
 		st = idx_put_parts(s->idx, puts, 1, &err);
