@@ -57,6 +57,15 @@ static struct g make(uint32_t n, uint32_t m, const uint32_t *a, const uint32_t *
 	return g;
 }
 
+/* built: the engine of graph g (n nodes), which the caller keeps and unmakes. */
+static struct dyn *built(struct g *g, uint32_t n)
+{
+	struct scc_graph sg = {n, g, g_succs, g_weight};
+	struct dyn *d;
+	assert_int_equal(dyn_build(&sg, &d), HS_OK);
+	return d;
+}
+
 static void unmake(struct g *g)
 {
 	free(g->start);
@@ -192,9 +201,7 @@ static void random_graphs(void **state)
 	for (int round = 0; round < 3000; round++) {
 		uint32_t n = 1 + rnd(40), m = rnd(3 * n + 1);
 		struct g g = random_graph(n, m);
-		struct scc_graph sg = {n, &g, g_succs, g_weight};
-		struct dyn *d;
-		assert_int_equal(dyn_build(&sg, &d), HS_OK);
+		struct dyn *d = built(&g, n);
 		if (round < 600)
 			check_structure(&g, d);
 		/* Every node, one at a time and all at once. */
@@ -235,9 +242,7 @@ static void many_batches(void **state)
 	(void)state;
 	uint32_t n = 3000;
 	struct g g = random_graph(n, 4000);
-	struct scc_graph sg = {n, &g, g_succs, g_weight};
-	struct dyn *d;
-	assert_int_equal(dyn_build(&sg, &d), HS_OK);
+	struct dyn *d = built(&g, n);
 	uint32_t *comps = malloc(n * 4);
 	uint64_t *got = malloc(n * 8);
 	for (uint32_t v = 0; v < n; v++)
@@ -318,9 +323,7 @@ static void estimates(void **state)
 	(void)state;
 	uint32_t n = 20000;
 	struct g g = random_graph(n, 26000);
-	struct scc_graph sg = {n, &g, g_succs, g_weight};
-	struct dyn *d;
-	assert_int_equal(dyn_build(&sg, &d), HS_OK);
+	struct dyn *d = built(&g, n);
 	assert_int_equal(dyn_estimate(d), HS_OK);
 	uint32_t nc = d->s.ncomp, within = 0, estimated = 0;
 	uint32_t *all = malloc(nc * 4);
@@ -358,9 +361,7 @@ static void index_round_trip(void **state)
 	(void)state;
 	uint32_t n = 500;
 	struct g g = random_graph(n, 900);
-	struct scc_graph sg = {n, &g, g_succs, g_weight};
-	struct dyn *d;
-	assert_int_equal(dyn_build(&sg, &d), HS_OK);
+	struct dyn *d = built(&g, n);
 	assert_int_equal(dyn_estimate(d), HS_OK);
 	uint64_t len;
 	uint8_t *buf = dyn_save(d, &len);
@@ -412,9 +413,7 @@ static void exact_sizes_on_their_own(void **state)
 	(void)state;
 	uint32_t n = 500;
 	struct g g = random_graph(n, 900);
-	struct scc_graph sg = {n, &g, g_succs, g_weight};
-	struct dyn *d;
-	assert_int_equal(dyn_build(&sg, &d), HS_OK);
+	struct dyn *d = built(&g, n);
 	uint64_t len, xlen, bytes;
 	assert_null(dyn_save_exact(d, &xlen));	/* never saved whole */
 	uint8_t *whole = dyn_save(d, &len);
