@@ -912,6 +912,29 @@ static uint64_t moved_bytes(const struct section *secs, int nsec, dev_t dev)
 }
 
 /*
+ * lock_appends: the exclusive flock(2) of the index open on fd, which an
+ * append holds until its header is written: waited for while another
+ * session appends (an append can take minutes: LOCK_WAIT_S at most,
+ * hs_progress saying so), Ctrl-C heard; 0 once held or where there are
+ * no locks, else EINTR or EBUSY (waited too long).
+ */
+#define LOCK_WAIT_S 600
+static int lock_appends(int fd)
+{
+	for (unsigned tick = 0;; tick++) {	/* ticks of 0.1 s */
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK)
+			return 0;
+		if (hs_interrupted)
+			return EINTR;
+		if (tick >= 10 * LOCK_WAIT_S)
+			return EBUSY;
+		hs_progress("waiting for another heapsh writing it", tick, 10 * LOCK_WAIT_S);
+		struct timespec t = {0, 100 * 1000 * 1000};
+		nanosleep(&t, NULL);
+	}
+}
+
+/*
  * append: sections add[0 .. nadd) after the file's last one, in place: the
  * payloads first, then the header's count, so that a process opening the
  * file meanwhile sees it as it was or as it is now, and one that has it
@@ -919,11 +942,10 @@ static uint64_t moved_bytes(const struct section *secs, int nsec, dev_t dev)
  * tag the file holds supersedes it, whose bytes stay as they were). A
  * crash leaves bytes after the last section the header counts, which are
  * not read, and written over by the next append. Only when the file is
- * the one x mapped, unchanged since, and no other process is appending to
- * it: an exclusive flock(2), taken without waiting (an append can take
- * minutes) and held until the header is written, as two appends at once
- * would write at the same place; the other session then writes the file
- * whole, renamed over it (which needs no lock). HS_OK with x mapping it
+ * the one x mapped, unchanged since (ESTALE: idx_put_parts maps it again
+ * when another session appended to it, refresh), under the exclusive
+ * flock(2) held until the header is written (lock_appends: two appends at
+ * once would write at the same place). HS_OK with x mapping it
  * again (remap), else HS_ERR with errno and the file as it was (the caller
  * then rewrites it whole). The disk must have room for what is added,
  * with 1/16 to spare.
@@ -934,9 +956,10 @@ static int append(struct idx *x, const struct section *add, int nadd, uint32_t s
 	int fd = open(x->path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return HS_ERR;
-	if (flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
-		close(fd);	/* (where there are no locks, as before them) */
-		errno = EBUSY;
+	int why = lock_appends(fd);
+	if (why) {
+		close(fd);
+		errno = why;
 		return HS_ERR;
 	}
 	struct stamp now;

@@ -7,6 +7,7 @@
  * printing.
  */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,6 +17,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -384,11 +386,44 @@ static void index_replaces_in_place(void **state)
 	cleanup(path);
 }
 
+/* sigusr1: the Ctrl-C of index_append_while_locked's second holder. */
+static void sigusr1(int sig)
+{
+	(void)sig;
+	hs_interrupted = 1;
+}
+
+/*
+ * holder: a child process that holds the index's lock (another session
+ * appending): from before it writes to *locked until ms milliseconds
+ * later, then, with hit, sends the parent SIGUSR1 and holds it until the
+ * parent closes done. Returns its pid.
+ */
+static pid_t holder(const char *ixpath, int locked[2], int done[2], int ms, bool hit)
+{
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child)
+		return child;
+	close(done[1]);	/* so that the read ends if the parent goes */
+	int fd = open(ixpath, O_RDWR);
+	char c = 0;
+	if (fd < 0 || flock(fd, LOCK_EX) != 0 || write(locked[1], &c, 1) != 1)
+		_exit(1);
+	struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+	nanosleep(&t, NULL);
+	if (hit) {
+		kill(getppid(), SIGUSR1);
+		_exit(read(done[0], &c, 1) < 0);
+	}
+	_exit(0);	/* the lock goes with it */
+}
+
 /*
  * Two sessions appending to one index at once would write at the same
  * place: while another process holds the file's lock (an append in
- * progress), a put does not wait or append but writes the file whole,
- * renamed over it (idx.c, append).
+ * progress), a put waits for it (lock_appends), then appends; Ctrl-C while
+ * it waits gives up, the file as it was.
  */
 static void index_append_while_locked(void **state)
 {
@@ -400,31 +435,41 @@ static void index_append_while_locked(void **state)
 	put(x, IDX_DOM_ALL, 40000, 1);
 	struct stat a, b;
 	index_at(path, &a);
-	int locked[2], done[2];
+	int locked[2], done[2], status;
 	assert_int_equal(pipe(locked), 0);
 	assert_int_equal(pipe(done), 0);
-	pid_t child = fork();
-	assert_true(child >= 0);
-	if (!child) {	/* another session, appending */
-		close(done[1]);	/* so that the read ends if the parent goes */
-		int fd = open(ixpath, O_RDWR);
-		char c = 0;
-		_exit(fd < 0 || flock(fd, LOCK_EX) != 0 || write(locked[1], &c, 1) != 1 ||
-		      read(done[0], &c, 1) != 1);
-	}
+	pid_t child = holder(ixpath, locked, done, 400, false);
 	char c;
 	assert_int_equal(read(locked[0], &c, 1), 1);
-	put(x, IDX_DYN, 3000, 2);	/* not appended: written whole */
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	put(x, IDX_DYN, 3000, 2);	/* waited for, then appended */
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 >= 300);
 	index_at(path, &b);
-	assert_true(b.st_ino != a.st_ino);
+	assert_true(b.st_ino == a.st_ino && b.st_size > a.st_size);
 	holds(x, IDX_DYN, 3000, 2);
 	holds(x, IDX_DOM_ALL, 40000, 1);
-	assert_int_equal(write(done[1], &c, 1), 1);
-	int status;
 	assert_int_equal(waitpid(child, &status, 0), child);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	put(x, IDX_DYN, 4000, 3);	/* no lock held: appended */
+	/* Ctrl-C while waiting */
+	void (*was)(int) = signal(SIGUSR1, sigusr1);
+	child = holder(ixpath, locked, done, 200, true);
+	assert_int_equal(read(locked[0], &c, 1), 1);
+	uint8_t buf[4000];
+	memset(buf, 3, sizeof buf);
+	struct hs_error err;
+	assert_int_equal(idx_put(x, IDX_DYN, buf, sizeof buf, &err), HS_INTERRUPTED);
+	hs_interrupted = 0;
+	signal(SIGUSR1, was);
 	index_at(path, &a);
+	assert_true(a.st_ino == b.st_ino && a.st_size == b.st_size);
+	holds(x, IDX_DYN, 3000, 2);
+	assert_int_equal(write(done[1], &c, 1), 1);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	put(x, IDX_DYN, 4000, 4);	/* no lock held: appended at once */
+	index_at(path, &b);
 	assert_true(a.st_ino == b.st_ino);
 	idx_close(x);
 	for (int k = 0; k < 2; k++) {
