@@ -1010,24 +1010,29 @@ static int append(struct idx *x, const struct section *add, int nadd, uint32_t s
 }
 
 /*
- * refresh: x's file, grown since x mapped it by another session's append
- * (the same inode, x's sections its first ones, unchanged), mapped again
- * with the sections that session added, each checked against its
- * checksum (a damaged one is left out); false, x unchanged, otherwise.
- * What the other session added is not vouched for (idx_vouch) here.
+ * refresh: x's file as it is now, mapped again, after another session
+ * wrote to it since x mapped it (or found none): grown by an append (the
+ * same inode, x's sections its first ones, unchanged), only the sections
+ * added are checked against their checksums; another file in its place
+ * (written whole), every section is (a damaged one is left out either
+ * way). False, x unchanged, when there is no usable file. What the other
+ * session wrote is not vouched for (idx_vouch) here.
  */
 static bool refresh(struct idx *x)
 {
 	struct stat st;
-	if (stat(x->path, &st) < 0 || (uint64_t)st.st_dev != x->file_st.dev ||
-	    (uint64_t)st.st_ino != x->file_st.ino || (uint64_t)st.st_size < x->file_st.size)
+	if (stat(x->path, &st) < 0)
 		return false;
+	bool grown = x->map && (uint64_t)st.st_dev == x->file_st.dev &&
+		     (uint64_t)st.st_ino == x->file_st.ino &&
+		     (uint64_t)st.st_size >= x->file_st.size;
+	int known = grown ? x->nsec : 0;
 	struct idx y;
 	memset(&y, 0, sizeof y);
 	y.fd = -1;
 	y.key = x->key;
-	bool ok = load(&y, x->path, -1, false) && y.nsec >= x->nsec;
-	for (int i = 0; ok && i < x->nsec; i++)
+	bool ok = load(&y, x->path, -1, !grown) && y.nsec >= known;
+	for (int i = 0; ok && i < known; i++)
 		ok = y.sec[i].tag == x->sec[i].tag && y.sec[i].off == x->sec[i].off &&
 		     y.sec[i].len == x->sec[i].len && y.sec[i].crc == x->sec[i].crc;
 	if (!ok) {
@@ -1037,11 +1042,11 @@ static bool refresh(struct idx *x)
 	uint32_t added = 0;
 	for (int i = 0; i < y.nsec; i++) {
 		struct section *t = &y.sec[i];
-		if (i < x->nsec && x->sec[i].state == SEC_BAD)
+		if (i < known && x->sec[i].state == SEC_BAD)
 			t->state = SEC_BAD;
-		if (i >= x->nsec && t->state == SEC_LIVE && section_crc(t) != t->crc)
+		if (grown && i >= known && t->state == SEC_LIVE && section_crc(t) != t->crc)
 			t->state = SEC_BAD;
-		if (i >= x->nsec)
+		if (i >= known)
 			added |= tag_bit(t->tag);
 	}
 	take_mapping(x, &y);
@@ -1107,8 +1112,8 @@ int idx_put_parts(struct idx *x, const struct idx_put *puts, int nputs, struct h
 	 * use (the file at most about twice what it holds) and the sections
 	 * are not too many to read at each open; else the file is written
 	 * again with the sections in use only. A file another session has
-	 * appended to since x mapped it is mapped again first (refresh), so
-	 * that what it added is kept.
+	 * written since x mapped it (or made, where x found none) is mapped
+	 * again first (refresh), so that what it added is kept.
 	 */
 	int nsec, nold;
 	uint64_t dead, live;
@@ -1117,14 +1122,20 @@ int idx_put_parts(struct idx *x, const struct idx_put *puts, int nputs, struct h
 	int saved = 0;	/* why the last try failed */
 	for (int tries = 0;; tries++) {
 		secs = plan(x, puts, nputs, &nsec, &nold, &dead, &live, &sane);
-		if (!x->map || dead > live || x->nsec + nputs > APPENDS_MAX)
-			break;
-		if (append(x, secs + nold, nputs, sane) == HS_OK) {
-			free(secs);
-			return HS_OK;
+		bool again;
+		if (!x->map) {	/* none when x was opened: one may have come since */
+			again = tries == 0 && refresh(x);
+		} else if (dead > live || x->nsec + nputs > APPENDS_MAX) {
+			again = false;
+		} else {
+			if (append(x, secs + nold, nputs, sane) == HS_OK) {
+				free(secs);
+				return HS_OK;
+			}
+			saved = errno;
+			again = saved == ESTALE && tries == 0 && refresh(x);
 		}
-		saved = errno;
-		if (saved != ESTALE || tries > 0 || !refresh(x))
+		if (!again)
 			break;
 		free(secs);
 	}

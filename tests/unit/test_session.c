@@ -483,7 +483,8 @@ static void index_append_while_locked(void **state)
  * Two sessions with the same index open, each adding a result: the second
  * to write finds the file grown by the first's append, maps it again and
  * appends after it, so that both results are kept (idx.c, refresh); a
- * section the other damaged is left out.
+ * section the other damaged is left out. The same when the first made the
+ * file, or wrote it whole again, after the second opened it.
  */
 static void index_two_sessions_append(void **state)
 {
@@ -527,6 +528,36 @@ static void index_two_sessions_append(void **state)
 	assert_null(idx_section(two, IDX_DYN, &n));	/* damaged: left out */
 	holds(two, IDX_DOM_STRONG, 5000, 5);
 	holds(two, IDX_DOM_ALL, 40000, 1);
+	idx_close(one);
+	idx_close(two);
+	cleanup(path);
+
+	/* both opened before there was a file: the second appends to the first's */
+	path = tiny_path(0);
+	one = idx_open(path);
+	two = idx_open(path);
+	put(one, IDX_DOM_ALL, 40000, 1);
+	index_at(path, &a);
+	put(two, IDX_DOM_STRONG, 5000, 2);
+	index_at(path, &b);
+	assert_true(b.st_ino == a.st_ino && b.st_size > a.st_size);
+	holds(two, IDX_DOM_ALL, 40000, 1);
+	holds(two, IDX_DOM_STRONG, 5000, 2);
+	/* one writes the file whole (past what it superseded): two, with the
+	 * old file mapped, reads the new one, checked, and appends to it */
+	put(one, IDX_DOM_ALL, 40000, 3);
+	put(one, IDX_DOM_ALL, 40000, 4);	/* superseded 80000 > 45000 in use: whole */
+	index_at(path, &a);
+	assert_true(a.st_ino != b.st_ino);
+	put(two, IDX_DYN, 3000, 5);
+	index_at(path, &b);
+	assert_true(b.st_ino == a.st_ino);
+	x = idx_open(path);
+	assert_null(idx_note(x));
+	holds(x, IDX_DOM_ALL, 40000, 4);
+	holds(x, IDX_DOM_STRONG, 5000, 2);
+	holds(x, IDX_DYN, 3000, 5);
+	idx_close(x);
 	idx_close(one);
 	idx_close(two);
 	cleanup(path);
