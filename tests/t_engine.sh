@@ -352,6 +352,22 @@ check_contains "appended: a session that mapped the index before goes on" "$((24
 # other's tree, in the same file, so that both are kept.
 check "appended by two sessions: both sections kept, the same file" "$INODE DOMA MODL DOMS DYNA" \
 	"$(stat -c %i "$K.hsidx") $(python3 -c "import sys; sys.path.insert(0, 'tests'); import index_file as x; print(*[t.to_bytes(4, 'big').decode() for t, r, p, n in x.sections(open('$K.hsidx', 'rb').read())])")"
+# Two sessions on a dump with no index yet: the one that writes second
+# appends to the file the first made, so both trees are kept.
+cp "$K.hsidx" "$E/kept.hsidx"
+rm -f "$K.hsidx" "$E/cmds2"; mkfifo "$E/cmds2"
+$HEAPSH --no-weak --format csv "$K" <"$E/cmds2" >"$E/second.out" 2>&1 &
+SECOND=$!
+exec 9>"$E/cmds2"
+printf '"opened"\n' >&9
+for _ in $(seq 300); do grep -q opened "$E/second.out" && break; sleep 0.1; done
+hs ':dominators --top 1' >/dev/null	# the first: makes the file
+printf ':dominators --top 1\n' >&9	# the second: computes its tree, then writes
+exec 9>&-
+wait "$SECOND"
+check "two sessions on a fresh dump: both trees in the one file" "DOMA MODL DOMS MODL" \
+	"$(python3 -c "import sys; sys.path.insert(0, 'tests'); import index_file as x; print(*[t.to_bytes(4, 'big').decode() for t, r, p, n in x.sections(open('$K.hsidx', 'rb').read())])")"
+cp "$E/kept.hsidx" "$K.hsidx"
 OUT=$(printf ':dominators --top 1\n:info\n' | $HEAPSH --no-weak --format csv "$K" 2>&1)
 check_contains "appended: the --no-weak tree is read from the index" "dominator tree (no weak),\"read from the index" "$OUT"
 check "appended: both trees answer as without the index" \
