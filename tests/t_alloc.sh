@@ -76,7 +76,7 @@ check_status "alloc: on a dump exits 2" 2 "$st"
 # ---- exact mode, started in a running JVM (JDK 17), with accounts ----
 if aw_start 8 java; then
 	P=$AW_PID
-	ha "$P" -c ':alloc start --interval exact --accounts com.acme.web,com.acme.xml.*' >"$A/start"
+	ha "$P" -c ':alloc start --interval exact --depth 64 --accounts com.acme.web,com.acme.xml.*' >"$A/start"
 	check_contains "alloc exact: started" "recording,running" "$(cat "$A/start")"
 	check_contains "alloc exact: mode" 'mode,"exact, by bytecode instrumentation"' "$(cat "$A/start")"
 	n=$(grep '^classes instrumented,' "$A/start" | cut -d, -f2)
@@ -279,7 +279,7 @@ kinds_check() {
 	local java=$1 label=$2 k kl
 	aw_start 9 "$java" || return
 	P=$AW_PID
-	ha "$P" -c ':alloc start --interval exact --accounts com.acme.kinds --depth 1' >/dev/null
+	ha "$P" -c ':alloc start --interval exact --accounts com.acme.kinds' >/dev/null
 	aw 9 kinds
 	ha "$P" -c ':alloc accounts' >"$A/kacc"
 	ha "$P" -c ':alloc sites --top 100000' >"$A/ksites"

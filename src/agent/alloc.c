@@ -780,8 +780,8 @@ void ag_alloc_vm_death(void)
  * configure: check the recording's settings and, when apply, make them the
  * recording's (no recording may be running then); why on error.
  */
-static bool configure(enum mech mech, uint64_t interval, uint64_t depth, const char *accounts,
-		      char sep, bool apply, char *why, size_t cap)
+static bool configure(enum mech mech, uint64_t interval, uint64_t depth, bool live,
+		      const char *accounts, char sep, bool apply, char *why, size_t cap)
 {
 	if (mech == M_SAMPLED && (interval < 1 || interval > 0x7fffffff)) {
 		snprintf(why, cap, "the sampling interval must be 1 to 2147483647 bytes, not %llu",
@@ -815,6 +815,7 @@ static bool configure(enum mech mech, uint64_t interval, uint64_t depth, const c
 	R.mech = mech;
 	R.interval = mech == M_SAMPLED ? interval : 0;
 	R.depth = (uint32_t)depth;
+	R.live = live;
 	return true;
 }
 
@@ -823,8 +824,9 @@ bool ag_alloc_options(const char *opts)
 	char *mode = ag_option(opts, "alloc");
 	if (!mode)
 		return true;
-	char *acc = ag_option(opts, "accounts"), *dep = ag_option(opts, "depth"), *via = ag_option(opts, "via");
-	uint64_t interval = 512 * 1024, depth = 64;
+	char *acc = ag_option(opts, "accounts"), *dep = ag_option(opts, "depth"), *via = ag_option(opts, "via"),
+	     *live = ag_option(opts, "live");
+	uint64_t interval = 512 * 1024, depth = 0;
 	char why[512] = "";
 	enum mech mech = M_SAMPLED;
 	bool ok = true;
@@ -845,7 +847,15 @@ bool ag_alloc_options(const char *opts)
 		snprintf(why, sizeof why, "depth=%s is not a number of frames", dep);
 		ok = false;
 	}
-	ok = ok && configure(mech, interval, depth, acc, ';', true, why, sizeof why) &&
+	if (ok && live && strcmp(live, "yes") && strcmp(live, "no")) {
+		snprintf(why, sizeof why, "live=%s: say live=yes or live=no", live);
+		ok = false;
+	}
+	/* An exact recording counts sites by default; a sampled one keeps stacks (its walks are few). */
+	if (ok && !dep)
+		depth = mech == M_SAMPLED ? 64 : 1;
+	ok = ok && configure(mech, interval, depth, !live || !strcmp(live, "yes"), acc, ';', true, why,
+			     sizeof why) &&
 	     begin(NULL, why, sizeof why);
 	if (!ok)
 		ag_log("no allocation recording: %s", why);
@@ -853,6 +863,7 @@ bool ag_alloc_options(const char *opts)
 	free(acc);
 	free(dep);
 	free(via);
+	free(live);
 	return ok;
 }
 
@@ -865,6 +876,8 @@ bool ag_alloc_options(const char *opts)
  */
 static bool measure(JNIEnv *jni, bool mark, char *why, size_t cap)
 {
+	if (R.mech == M_BYTECODE)
+		ag_sites_fold(jni, FOLD_READ);	/* buffered objects followed before the GC */
 	(*R.env)->ForceGarbageCollection(R.env);
 	pthread_mutex_lock(&R.lock);
 	struct walk_counts w = {R.nkeys, NULL, NULL, 0};
@@ -907,7 +920,7 @@ static uint64_t events(void)
 {
 	uint64_t n = R.events;
 	for (uint32_t k = 0; k < R.nkeys; k++)
-		n += atomic_load_explicit(&KEY(k)->n_objs, memory_order_relaxed);
+		n += atomic_load_explicit(&KEY(k)->n_objs, memory_order_relaxed) + KEY(k)->j_objs;
 	return n;
 }
 
@@ -919,7 +932,7 @@ static void put_status(struct buf *b)
 		ag_bc_status(&instrumented, &failed);
 	ag_bu8(b, (uint8_t)((R.exists ? 1 : 0) | (atomic_load(&R.on) ? 2 : 0) |
 			    (R.exists && R.mech != M_SAMPLED ? 4 : 0) | (R.has_mark ? 8 : 0) |
-			    (R.exists && R.mech == M_BYTECODE ? 16 : 0)));
+			    (R.exists && R.mech == M_BYTECODE ? 16 : 0) | (R.exists && !R.live ? 32 : 0)));
 	ag_bu64(b, R.interval);
 	ag_bu32(b, R.depth);
 	ag_bu64(b, R.started_ms);
@@ -992,11 +1005,14 @@ static bool send_recording(int fd)
 		ag_bu32(&b, k->node);
 		ag_bu32(&b, k->cls);
 		ag_bu32(&b, k->account);
-		put_f64(&b, k->objs + (double)atomic_load_explicit(&k->n_objs, memory_order_relaxed));
-		put_f64(&b, k->bytes + (double)atomic_load_explicit(&k->n_bytes, memory_order_relaxed));
+		put_f64(&b, k->objs + (double)atomic_load_explicit(&k->n_objs, memory_order_relaxed) +
+			       (double)k->j_objs);
+		put_f64(&b, k->bytes + (double)atomic_load_explicit(&k->n_bytes, memory_order_relaxed) +
+			       (double)k->j_bytes);
 		put_f64(&b, k->live_objs);
 		put_f64(&b, k->live_bytes);
-		put_f64(&b, k->elems + (double)atomic_load_explicit(&k->n_elems, memory_order_relaxed));
+		put_f64(&b, k->elems + (double)atomic_load_explicit(&k->n_elems, memory_order_relaxed) +
+			       (double)k->j_elems);
 		put_f64(&b, k->mark_objs);
 		put_f64(&b, k->mark_bytes);
 	}
@@ -1040,7 +1056,8 @@ bool ag_alloc_request(int fd, JNIEnv *env, uint8_t type, struct req *r)
 		}
 		enum mech mech = !(flags & 1) ? M_SAMPLED : (flags & 2) ? M_EVENTS : M_BYTECODE;
 		/* Checked first: a typo neither meets "already running" nor costs a stopped recording. */
-		bool ok = configure(mech, interval, depth, acc, ',', false, why, sizeof why);
+		bool live = !(flags & 4);
+		bool ok = configure(mech, interval, depth, live, acc, ',', false, why, sizeof why);
 		if (ok && atomic_load(&R.on)) {
 			free(acc);
 			return ag_send_error(fd, "a recording is already running (:alloc stop "
@@ -1048,7 +1065,7 @@ bool ag_alloc_request(int fd, JNIEnv *env, uint8_t type, struct req *r)
 		}
 		if (ok) {
 			discard(env);	/* a stopped recording gives way to the new one */
-			ok = configure(mech, interval, depth, acc, ',', true, why, sizeof why) &&
+			ok = configure(mech, interval, depth, live, acc, ',', true, why, sizeof why) &&
 			     begin(env, why, sizeof why);
 		}
 		free(acc);
@@ -1056,6 +1073,8 @@ bool ag_alloc_request(int fd, JNIEnv *env, uint8_t type, struct req *r)
 	}
 	if (r->p != r->end)
 		return false;
+	if (R.exists && R.mech == M_BYTECODE && atomic_load(&R.on) && type == T_ALLOC_STATUS)
+		ag_sites_fold(env, FOLD_READ);
 	if (type == T_ALLOC_STATUS)
 		return send_status(fd, type);
 	if (!R.exists)

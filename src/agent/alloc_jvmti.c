@@ -54,7 +54,8 @@ static void record(jvmtiEnv *e, JNIEnv *jni, jobject obj, jclass klass, jlong si
 	R.events++;
 	pthread_mutex_unlock(&R.lock);
 	jlong words = size / 8 > MAX_WORDS ? MAX_WORDS : size / 8;
-	(*e)->SetTag(e, obj, (jlong)key + 1 + (words << 32));
+	if (R.live)
+		(*e)->SetTag(e, obj, (jlong)key + 1 + (words << 32));
 }
 
 static void JNICALL on_alloc(jvmtiEnv *e, JNIEnv *jni, jthread thread, jobject obj, jclass klass,

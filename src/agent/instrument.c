@@ -628,6 +628,7 @@ static bool start_java(JNIEnv *jni, char *why, size_t cap)
 {
 	if (!define_rt(jni, why, cap) || !define_transformer(jni, why, cap))
 		return false;
+	ag_sites_java(jni);
 	reads_all(jni);
 	atomic_store(&B.transforming, 1);
 	atomic_store(&R.on, 1);
@@ -720,6 +721,7 @@ void ag_bc_halt(JNIEnv *jni)
 	quiet();
 	if (!jni || !R.env)
 		return;
+	ag_sites_fold(jni, FOLD_FINAL);
 	forget_last(jni);
 	(*R.env)->SetEventNotificationMode(R.env, JVMTI_DISABLE, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, NULL);
 	/* Back to their own bytecode: the hook, enabled again, leaves them alone now. */

@@ -63,6 +63,7 @@ struct key {
 	uint32_t node, cls, account;
 	double objs, bytes, elems;	/* events and samples (under the lock) */
 	_Atomic uint64_t n_objs, n_bytes, n_elems;	/* bytecode sites (no lock) */
+	uint64_t j_objs, j_bytes, j_elems;	/* running threads' Java counters at the last fold */
 	double live_objs, live_bytes;	/* at the last read */
 	double mark_objs, mark_bytes;
 };
@@ -85,6 +86,7 @@ extern struct recorder {
 	enum mech mech;
 	uint64_t interval;	/* M_SAMPLED: mean bytes between samples */
 	uint32_t depth;
+	bool live;		/* recorded objects are followed until they die */
 	struct pattern pat[MAX_PATTERNS];
 	int npat;
 	char *accounts;		/* the patterns as given */
@@ -203,6 +205,20 @@ bool ag_sites_bind(JNIEnv *jni, jclass rt, char *why, size_t cap);
 jint ag_sites_add(const char *sig, const char *method, const char *desc, const char *file,
 		  jint line, const char *ty, jint kind);
 void JNICALL ag_sites_on_gc(jvmtiEnv *e);
+/*
+ * ag_sites_java: Rt counts the new recording's sites of a known class and
+ * arrays in Java counters per thread (with --depth 1 and a known array
+ * layout), Rt's settings set from R; an earlier recording's counters let go.
+ * ag_sites_fold: every thread's Java counters added up into the keys:
+ * FOLD_READ (a status or a read: into each key's j_* figures; the buffered
+ * objects followed, so that a full GC can tell which die; the counters of
+ * ended threads moved into the keys' own), FOLD_FINAL (the recording
+ * stops: Rt counts no more, everything moved into the keys' own),
+ * FOLD_DROP (let go, counted nowhere).
+ */
+enum { FOLD_READ, FOLD_FINAL, FOLD_DROP };
+void ag_sites_java(JNIEnv *jni);
+void ag_sites_fold(JNIEnv *jni, int how);
 void ag_sites_measure(JNIEnv *jni, struct walk_counts *w);
 void ag_sites_discard(JNIEnv *jni);
 void ag_sites_summary(void);

@@ -34,7 +34,7 @@
 enum { S_NEW, S_ARRAY, S_MULTI, S_DYNAMIC, S_DYNAMIC_MULTI, S_CLONE_VIRTUAL, S_CLONE_SPECIAL, S_KINDS };
 
 #define MAX_MULTI 255		/* dimensions of an array made by multianewarray */
-#define MAX_OWN 12
+#define MAX_OWN 28
 /* A JNINativeMethod; JNI's fields are not const but are never written. */
 #define NATIVE(name, sig, fn) {(char *)(name), (char *)(sig), (void *)(fn)}
 
@@ -50,6 +50,8 @@ struct dyn {
 	int8_t elem;		/* arrays: the element kind; E_NONE: not an array */
 	bool counts;		/* clone: the call ran Object.clone, so it is counted here */
 	int64_t size;		/* not an array: bytes of an instance */
+	bool cached;		/* in Rt.dyn: Rt counts it under the site `pseudo` */
+	jint pseudo;		/* a site of its own (kind S_NEW or S_ARRAY) for Rt's counters; -1 none */
 	_Atomic uint32_t key[];	/* per account (R.npat + 1), NONE until made */
 };
 
@@ -110,9 +112,20 @@ static struct {
 	_Atomic uint64_t gcs;
 	pthread_key_t tkey;
 	bool tkey_made;
-} S = {.freeze_mu = PTHREAD_MUTEX_INITIALIZER, .dyn_lock = PTHREAD_MUTEX_INITIALIZER};
+	/* Rt's Java counters (fold()): the class, its static fields, whether they count now. */
+	jclass rt;
+	jfieldID f_gen, f_accounts, f_live, f_base, f_shift, f_align, f_all, f_nall;
+	jfieldID f_dyn;
+	pthread_mutex_t cache_lock;	/* Rt.dyn's writers */
+	jmethodID weak_get, is_alive;
+	bool java;		/* Rt counts this recording's sites itself (Rt.gen == S.gen) */
+	_Atomic uint64_t firsts, natives, flushes;	/* calls of Rt.first, the other natives, Rt.flush */
+	size_t java_bytes;	/* the threads' counter arrays, in R.bytes */
+} S = {.freeze_mu = PTHREAD_MUTEX_INITIALIZER, .dyn_lock = PTHREAD_MUTEX_INITIALIZER,
+       .cache_lock = PTHREAD_MUTEX_INITIALIZER};
 
 static __thread struct tstate *me;
+static __thread jint recording_site;	/* the site record() counts at, for cache() */
 __thread int ag_in_hook;
 
 /* dropped: an allocation not recorded (the tables are full, or JVMTI could not say what it is). */
@@ -243,6 +256,8 @@ static bool room(JNIEnv *jni, struct tstate *t)
 /* track: follow obj (of key, size bytes) until it dies. */
 static void track(JNIEnv *jni, struct tstate *t, jobject obj, uint32_t key, jlong size)
 {
+	if (!R.live)
+		return;
 	if (!room(jni, t)) {
 		atomic_fetch_add(&R.untracked, 1);
 		return;
@@ -545,6 +560,7 @@ static struct dyn *dyn_of(JNIEnv *jni, struct site *s, jobject obj, jclass k, ji
 		d->size = 0;
 	d->counts = s->kind == S_CLONE_VIRTUAL || s->kind == S_CLONE_SPECIAL
 			    ? clone_counts(jni, s, k, array) : true;
+	d->pseudo = -1;
 	for (int a = 0; a <= R.npat; a++)
 		atomic_init(&d->key[a], NONE);
 	/* Two threads may add the same class at once: both entries count, under one key. */
@@ -562,6 +578,7 @@ static struct dyn *dyn_of(JNIEnv *jni, struct site *s, jobject obj, jclass k, ji
 
 static void count(JNIEnv *jni, struct tstate *t, jobject obj, struct site *s, uint32_t account,
 		  bool walking, int depth, jclass k, jint hash);
+static jint new_site(uint32_t mi, jint line, uint32_t cls, jint kind, int elem);
 
 /*
  * count_one: obj, of class cls (an array of elem kind, or E_NONE), allocated
@@ -645,6 +662,88 @@ static void count_nested(JNIEnv *jni, struct tstate *t, jobject arr, struct site
 }
 
 /*
+ * cache: let Rt count the objects of class k (d) at dynamic site s itself
+ * (Rt.dynamic): d gets a site of its own, of a known class, and Rt.dyn the
+ * pair {k, int[] {that site, element kind or -1, or -2: not counted here}}
+ * among the site's at most sixteen. A site that sees more classes stays with
+ * the natives.
+ */
+static void cache(JNIEnv *jni, jint site, struct site *s, struct dyn *d, jclass k)
+{
+	enum { WAYS = 16 };
+	if (!S.java || !S.f_dyn || d->cached || R.depth != 1 ||
+	    (s->kind != S_DYNAMIC && s->kind != S_CLONE_VIRTUAL && s->kind != S_CLONE_SPECIAL))
+		return;
+	pthread_mutex_lock(&S.cache_lock);
+	if (d->cached)
+		goto out;
+	d->cached = true;
+	if (d->counts && d->pseudo < 0) {
+		pthread_mutex_lock(&R.lock);
+		d->pseudo = new_site(s->method, s->line, d->cls, d->elem >= 0 ? S_ARRAY : S_NEW, d->elem);
+		if (d->pseudo >= 0) {
+			struct site *p = site_of(d->pseudo);
+			atomic_store(&p->size, d->size);
+		}
+		pthread_mutex_unlock(&R.lock);
+		if (d->pseudo < 0)
+			goto out;
+	}
+	uint32_t si = (uint32_t)site & ((1u << SITE_BITS) - 1);
+	jobjectArray all = (*jni)->GetStaticObjectField(jni, S.rt, S.f_dyn);
+	jsize n = all ? (*jni)->GetArrayLength(jni, all) : 0;
+	if (all && (jsize)si >= n) {
+		jsize want = (jsize)atomic_load(&S.nsites) + 1024;
+		jclass oc = (*jni)->FindClass(jni, "java/lang/Object");
+		jobjectArray bigger = oc ? (*jni)->NewObjectArray(jni, want, oc, NULL) : NULL;
+		for (jsize j = 0; bigger && j < n; j++) {
+			jobject e = (*jni)->GetObjectArrayElement(jni, all, j);
+			if (e) {
+				(*jni)->SetObjectArrayElement(jni, bigger, j, e);
+				(*jni)->DeleteLocalRef(jni, e);
+			}
+		}
+		if (oc)
+			(*jni)->DeleteLocalRef(jni, oc);
+		(*jni)->DeleteLocalRef(jni, all);
+		all = bigger;
+		if (bigger)
+			(*jni)->SetStaticObjectField(jni, S.rt, S.f_dyn, bigger);
+	}
+	jobjectArray old = all ? (*jni)->GetObjectArrayElement(jni, all, (jsize)si) : NULL;
+	jsize had = old ? (*jni)->GetArrayLength(jni, old) : 0;
+	jclass oc = all && had < 2 * WAYS ? (*jni)->FindClass(jni, "java/lang/Object") : NULL;
+	jobjectArray e = oc ? (*jni)->NewObjectArray(jni, had + 2, oc, NULL) : NULL;
+	jintArray v = e ? (*jni)->NewIntArray(jni, 2) : NULL;
+	if (v) {
+		jint vv[2] = {d->pseudo, !d->counts ? -2 : d->elem >= 0 ? d->elem : -1};
+		(*jni)->SetIntArrayRegion(jni, v, 0, 2, vv);
+		for (jsize j = 0; j < had; j++) {
+			jobject x = (*jni)->GetObjectArrayElement(jni, old, j);
+			(*jni)->SetObjectArrayElement(jni, e, j, x);
+			if (x)
+				(*jni)->DeleteLocalRef(jni, x);
+		}
+		(*jni)->SetObjectArrayElement(jni, e, had, k);
+		(*jni)->SetObjectArrayElement(jni, e, had + 1, v);
+		(*jni)->SetObjectArrayElement(jni, all, (jsize)si, e);
+	}
+	ag_jni_clear(jni, "Rt.dyn");
+	if (v)
+		(*jni)->DeleteLocalRef(jni, v);
+	if (e)
+		(*jni)->DeleteLocalRef(jni, e);
+	if (oc)
+		(*jni)->DeleteLocalRef(jni, oc);
+	if (old)
+		(*jni)->DeleteLocalRef(jni, old);
+	if (all)
+		(*jni)->DeleteLocalRef(jni, all);
+out:
+	pthread_mutex_unlock(&S.cache_lock);
+}
+
+/*
  * count: obj allocated at site s, for account (NONE when walking finds it);
  * k and hash: its class and the class's identity hash, for a site whose
  * class is the object's (and the arrays inside a multi-dimensional one).
@@ -666,6 +765,8 @@ static void count(JNIEnv *jni, struct tstate *t, jobject obj, struct site *s, ui
 			hash = identity(jni, k);
 		}
 		struct dyn *d = k ? dyn_of(jni, s, obj, k, hash) : NULL;
+		if (d && depth == 0 && !walking)
+			cache(jni, recording_site, s, d, k);
 		if (own)
 			(*jni)->DeleteLocalRef(jni, own);
 		if (!d) {
@@ -685,6 +786,7 @@ static void count(JNIEnv *jni, struct tstate *t, jobject obj, struct site *s, ui
 static void record(JNIEnv *jni, jobject obj, jint site, uint32_t account, bool walking, jclass k,
 		   jint hash)
 {
+	atomic_fetch_add_explicit(&S.natives, 1, memory_order_relaxed);
 	if (!atomic_load_explicit(&R.on, memory_order_relaxed) || ag_in_hook || ag_in_agent_thread || !obj)
 		return;
 	struct tstate *t = enter();
@@ -693,6 +795,7 @@ static void record(JNIEnv *jni, jobject obj, jint site, uint32_t account, bool w
 		return;
 	}
 	struct site *s = atomic_load(&R.on) ? site_of(site) : NULL;
+	recording_site = site;
 	if (s)
 		count(jni, t, obj, s, account, walking, 0, k, hash);
 	leave(t);
@@ -726,26 +829,399 @@ static void JNICALL rt_record_walking(JNIEnv *jni, jclass rt, jobject obj, jint 
 	record(jni, obj, site, NONE, true, NULL, 0);
 }
 
-jint ag_sites_add(const char *sig, const char *method, const char *desc, const char *file,
-		  jint line, const char *ty, jint kind)
+/* ---- the counters Rt keeps in Java (Rt.java: first, flush; the reads' fold) ---- */
+
+#define C_META 0		/* Rt's counters: int[] {generation, buffered} */
+#define C_COUNTS 1		/* long[]: objects, bytes, elements per (site, account) */
+#define C_BUF 2			/* Object[]: objects waiting to be followed */
+#define C_KEYS 3		/* int[]: per buffered object, its counter index and size in words */
+#define C_THREAD 4		/* WeakReference to the thread */
+
+static jobject elem(JNIEnv *jni, jobjectArray a, jsize i)
 {
-	jint id = -1;
-	if (kind < 0 || kind >= S_KINDS || (kind <= S_MULTI && !ty))
-		return -1;
-	size_t keys = ((size_t)R.npat + 1) * sizeof(uint32_t);
+	jobject o = (*jni)->GetObjectArrayElement(jni, a, i);
+	ag_jni_clear(jni, "Rt's counters");
+	return o;
+}
+
+/* java_key: the key and site of Java counter index i (objects' counter); NONE: none. */
+static uint32_t java_key(jlong i, struct site **sp)
+{
+	uint32_t a = (uint32_t)R.npat + 1;
+	jlong k = i / 3;
+	if (i < 0 || i % 3 || (uint64_t)(k / a) >= atomic_load(&S.nsites))
+		return NONE;
+	uint32_t si = (uint32_t)(k / a), acct = (uint32_t)(k % a);
+	struct site *s = &S.sites[si / SITE_CHUNK][si % SITE_CHUNK];
+	*sp = s;
+	return s->key ? atomic_load_explicit(&s->key[acct], memory_order_acquire) : NONE;
+}
+
+/*
+ * drain: follow the objects buffered in counters c (Rt.flush, or a read on
+ * behalf of a thread) and empty the buffer. A read drains another thread's
+ * buffer while that thread may be adding to it: an object it adds at that
+ * moment may go unfollowed (its live count is then low by one); nothing is
+ * counted twice.
+ */
+static void drain(JNIEnv *jni, struct tstate *t, jobjectArray c, bool clear)
+{
+	jintArray meta = elem(jni, c, C_META);
+	jobjectArray buf = elem(jni, c, C_BUF);
+	jintArray keys = elem(jni, c, C_KEYS);
+	jint mv[2] = {0, 0};
+	if (meta)
+		(*jni)->GetIntArrayRegion(jni, meta, 0, 2, mv);
+	jsize cap = buf ? (*jni)->GetArrayLength(jni, buf) : 0;
+	jint n = mv[1] < 0 ? 0 : mv[1] > cap ? cap : mv[1];
+	jint *kv = n ? malloc((size_t)n * 2 * sizeof *kv) : NULL;
+	if (kv && keys && (*jni)->GetArrayLength(jni, keys) >= 2 * n)
+		(*jni)->GetIntArrayRegion(jni, keys, 0, 2 * n, kv);
+	else
+		n = 0;
+	bool current = mv[0] == (jint)S.gen && S.java;
+	for (jint j = 0; j < n; j++) {
+		jobject o = elem(jni, buf, j);
+		struct site *s = NULL;
+		uint32_t key = current ? java_key(kv[2 * j], &s) : NONE;
+		if (o && key != NONE) {
+			jlong size = kv[2 * j + 1] ? (jlong)kv[2 * j + 1] * 8
+						   : atomic_load_explicit(&s->size, memory_order_relaxed);
+			track(jni, t, o, key, size);
+		} else if (o) {
+			atomic_fetch_add(&R.untracked, 1);
+		}
+		if (o)
+			(*jni)->DeleteLocalRef(jni, o);
+	}
+	free(kv);
+	mv[1] = 0;
+	if (meta)
+		(*jni)->SetIntArrayRegion(jni, meta, 1, 1, &mv[1]);
+	/* The thread overwrites its slots; a read lets go of them now, so that they die. */
+	for (jsize j = 0; clear && j < cap; j++)
+		(*jni)->SetObjectArrayElement(jni, buf, j, NULL);
+	ag_jni_clear(jni, "draining Rt's buffer");
+	if (meta)
+		(*jni)->DeleteLocalRef(jni, meta);
+	if (buf)
+		(*jni)->DeleteLocalRef(jni, buf);
+	if (keys)
+		(*jni)->DeleteLocalRef(jni, keys);
+}
+
+/* Rt.flush(Object[] c): the thread's buffer is full. */
+static void JNICALL rt_flush(JNIEnv *jni, jclass rt, jobjectArray c)
+{
+	(void)rt;
+	atomic_fetch_add_explicit(&S.flushes, 1, memory_order_relaxed);
+	struct tstate *t = enter();
+	if (!t) {
+		dropped(__LINE__);
+		return;
+	}
+	drain(jni, t, c, false);
+	leave(t);
+}
+
+/*
+ * grow: Rt's counters in c made long enough for index i + 2, within the
+ * recorder's bound; the array, or NULL when there is no room.
+ */
+static jlongArray grow(JNIEnv *jni, jobjectArray c, jlongArray counts, jlong i)
+{
+	jsize n = (*jni)->GetArrayLength(jni, counts);
+	if (i + 2 < n)
+		return counts;
+	jlong want = n * 2 > i + 3 ? (jlong)n * 2 : i + 3 + 3 * 64;
+	if (want > INT32_MAX / 2 || !ag_rec_room((size_t)(want - n) * 8))
+		return NULL;
+	jlongArray bigger = (*jni)->NewLongArray(jni, (jsize)want);
+	jlong *old = n ? malloc((size_t)n * sizeof *old) : NULL;
+	if (!bigger || (n && !old)) {
+		ag_jni_clear(jni, "Rt's counters");
+		R.bytes -= (size_t)(want - n) * 8;
+		free(old);
+		return NULL;
+	}
+	if (n) {
+		(*jni)->GetLongArrayRegion(jni, counts, 0, n, old);
+		(*jni)->SetLongArrayRegion(jni, bigger, 0, n, old);
+		free(old);
+	}
+	(*jni)->SetObjectArrayElement(jni, c, C_COUNTS, bigger);
+	S.java_bytes += (size_t)(want - n) * 8;
+	return bigger;
+}
+
+/*
+ * Rt.first(Object o, int site, int account, int len, Object[] c): the first
+ * object of its key on this thread (len: an array's length, -1: not an
+ * array). Counted here; the key made, its size learnt and the counters in c
+ * grown, so that Rt counts the next ones itself. Anything else (a site of
+ * another recording, counters of another, --depth above 1, no room) is
+ * counted by the natives as before.
+ */
+static void JNICALL rt_first(JNIEnv *jni, jclass rt, jobject obj, jint site, jint account, jint len,
+			     jobjectArray c)
+{
+	(void)rt;
+	uint32_t acct = account_arg(account);
+	atomic_fetch_add_explicit(&S.firsts, 1, memory_order_relaxed);
+	if (!atomic_load_explicit(&R.on, memory_order_relaxed) || ag_in_hook || ag_in_agent_thread || !obj)
+		return;
+	struct site *s = S.java ? site_of(site) : NULL;
+	jintArray meta = s && c ? elem(jni, c, C_META) : NULL;
+	jint g = -1;
+	if (meta) {
+		(*jni)->GetIntArrayRegion(jni, meta, 0, 1, &g);
+		(*jni)->DeleteLocalRef(jni, meta);
+	}
+	if (!s || g != (jint)S.gen || (s->kind != S_NEW && s->kind != S_ARRAY) || R.depth != 1) {
+		record(jni, obj, site, acct, false, NULL, 0);
+		return;
+	}
+	struct tstate *t = enter();
+	if (!t) {
+		dropped(__LINE__);
+		return;
+	}
+	uint32_t key = site_key(s, &s->key[acct], s->cls, acct);
+	if (key == NONE) {
+		dropped(__LINE__);
+		leave(t);
+		return;
+	}
+	jlong size = 0;
+	if (s->kind == S_NEW) {
+		size = atomic_load_explicit(&s->size, memory_order_relaxed);
+		if (!size && (*R.env)->GetObjectSize(R.env, obj, &size) == JVMTI_ERROR_NONE)
+			atomic_store_explicit(&s->size, size, memory_order_relaxed);
+	} else {
+		size = array_size(s->elem, len);
+	}
+	jlong i = ((jlong)(site & ((1 << SITE_BITS) - 1)) * (R.npat + 1) + acct) * 3;
+	jlongArray counts = elem(jni, c, C_COUNTS);
+	jlongArray room_ = counts ? grow(jni, c, counts, i) : NULL;
+	if (room_) {
+		jlong v[3];
+		(*jni)->GetLongArrayRegion(jni, room_, (jsize)i, 3, v);
+		v[0]++;
+		if (s->kind == S_ARRAY) {
+			v[1] += size;
+			v[2] += len;
+		}
+		(*jni)->SetLongArrayRegion(jni, room_, (jsize)i, 3, v);
+	} else {
+		/* No room for this thread's counters: counted here, every time. */
+		struct key *k = KEY(key);
+		atomic_fetch_add_explicit(&k->n_objs, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&k->n_bytes, (uint64_t)size, memory_order_relaxed);
+		if (len > 0)
+			atomic_fetch_add_explicit(&k->n_elems, (uint64_t)len, memory_order_relaxed);
+	}
+	ag_jni_clear(jni, "Rt's counters");
+	if (room_ && room_ != counts)
+		(*jni)->DeleteLocalRef(jni, room_);
+	if (counts)
+		(*jni)->DeleteLocalRef(jni, counts);
+	track(jni, t, obj, key, size);
+	leave(t);
+}
+
+/* alive: whether the thread of counters c still runs. */
+static bool alive(JNIEnv *jni, jobjectArray c)
+{
+	jobject w = elem(jni, c, C_THREAD);
+	jobject th = w ? (*jni)->CallObjectMethod(jni, w, S.weak_get) : NULL;
+	bool on = th && (*jni)->CallBooleanMethod(jni, th, S.is_alive);
+	ag_jni_clear(jni, "Rt's thread");
+	if (th)
+		(*jni)->DeleteLocalRef(jni, th);
+	if (w)
+		(*jni)->DeleteLocalRef(jni, w);
+	return on;
+}
+
+/*
+ * add: the counters of c into per-key totals (objs, bytes, elems, n keys),
+ * or into the keys' own atomics when into_keys (a thread that has ended, or
+ * the recording's end). Counters of another recording count nothing.
+ */
+static void add(JNIEnv *jni, jobjectArray c, double *objs, double *bytes, double *elems, uint32_t n,
+		bool into_keys)
+{
+	jlongArray counts = elem(jni, c, C_COUNTS);
+	jsize len = counts ? (*jni)->GetArrayLength(jni, counts) : 0;
+	jlong *v = len ? malloc((size_t)len * sizeof *v) : NULL;
+	if (v)
+		(*jni)->GetLongArrayRegion(jni, counts, 0, len, v);
+	for (jsize i = 0; v && i + 2 < len; i += 3) {
+		if (!v[i])
+			continue;
+		struct site *s = NULL;
+		uint32_t key = java_key(i, &s);
+		if (key == NONE) {
+			atomic_fetch_add(&R.dropped, (uint64_t)v[i]);
+			continue;
+		}
+		uint64_t b = s->kind == S_NEW ? (uint64_t)v[i] * (uint64_t)atomic_load(&s->size)
+					      : (uint64_t)v[i + 1];
+		if (into_keys) {
+			struct key *k = KEY(key);
+			atomic_fetch_add(&k->n_objs, (uint64_t)v[i]);
+			atomic_fetch_add(&k->n_bytes, b);
+			atomic_fetch_add(&k->n_elems, (uint64_t)v[i + 2]);
+		} else if (key < n) {
+			objs[key] += (double)v[i];
+			bytes[key] += (double)b;
+			elems[key] += (double)v[i + 2];
+		}
+	}
+	free(v);
+	if (counts)
+		(*jni)->DeleteLocalRef(jni, counts);
+}
+
+/* stale: counters c belong to no recording now (its thread makes new ones). */
+static void stale(JNIEnv *jni, jobjectArray c)
+{
+	jintArray meta = elem(jni, c, C_META);
+	jint none = -1;
+	if (meta) {
+		(*jni)->SetIntArrayRegion(jni, meta, 0, 1, &none);
+		(*jni)->DeleteLocalRef(jni, meta);
+	}
+}
+
+/* no_cache: Rt.dyn emptied (its classes let go). */
+static void no_cache(JNIEnv *jni)
+{
+	jclass oc = (*jni)->FindClass(jni, "java/lang/Object");
+	jobjectArray none = oc ? (*jni)->NewObjectArray(jni, 0, oc, NULL) : NULL;
+	if (none)
+		(*jni)->SetStaticObjectField(jni, S.rt, S.f_dyn, none);
+	if (none)
+		(*jni)->DeleteLocalRef(jni, none);
+	if (oc)
+		(*jni)->DeleteLocalRef(jni, oc);
+	ag_jni_clear(jni, "Rt.dyn");
+}
+
+void ag_sites_fold(JNIEnv *jni, int how)
+{
+	if (!S.rt || !jni)
+		return;
+	if (how != FOLD_READ) {
+		(*jni)->SetStaticIntField(jni, S.rt, S.f_gen, 0);
+		no_cache(jni);
+	}
 	pthread_mutex_lock(&R.lock);
+	uint32_t n = R.nkeys;
+	pthread_mutex_unlock(&R.lock);
+	double *t = calloc((size_t)n * 3 + 1, sizeof *t);
+	struct tstate *ts = how == FOLD_DROP ? NULL : tstate();
+	if ((*jni)->MonitorEnter(jni, S.rt) != JNI_OK) {
+		ag_jni_clear(jni, "Rt's lock");
+		free(t);
+		return;
+	}
+	jobjectArray all = (*jni)->GetStaticObjectField(jni, S.rt, S.f_all);
+	jint nall = (*jni)->GetStaticIntField(jni, S.rt, S.f_nall), kept = 0;
+	jsize cap = all ? (*jni)->GetArrayLength(jni, all) : 0;
+	if (nall > cap)
+		nall = cap;
+	for (jint i = 0; i < nall; i++) {
+		jobjectArray c = elem(jni, all, i);
+		if (!c)
+			continue;
+		bool keep = how == FOLD_READ && alive(jni, c);
+		if (how != FOLD_DROP && t) {
+			if (R.live && ts && S.java)
+				drain(jni, ts, c, true);
+			add(jni, c, t, t + n, t + 2 * n, n, !keep);
+		}
+		if (keep) {
+			(*jni)->SetObjectArrayElement(jni, all, kept++, c);
+		} else {
+			stale(jni, c);
+			jlongArray counts = elem(jni, c, C_COUNTS);
+			size_t b = counts ? (size_t)(*jni)->GetArrayLength(jni, counts) * 8 : 0;
+			b = b > S.java_bytes ? S.java_bytes : b;
+			S.java_bytes -= b;
+			R.bytes -= b;
+			if (counts)
+				(*jni)->DeleteLocalRef(jni, counts);
+		}
+		(*jni)->DeleteLocalRef(jni, c);
+	}
+	for (jint i = kept; i < nall; i++)
+		(*jni)->SetObjectArrayElement(jni, all, i, NULL);
+	(*jni)->SetStaticIntField(jni, S.rt, S.f_nall, kept);
+	ag_jni_clear(jni, "folding Rt's counters");
+	if (all)
+		(*jni)->DeleteLocalRef(jni, all);
+	(*jni)->MonitorExit(jni, S.rt);
+	pthread_mutex_lock(&R.lock);
+	for (uint32_t k = 0; k < R.nkeys; k++) {
+		struct key *key = KEY(k);
+		key->j_objs = t && k < n ? (uint64_t)t[k] : 0;
+		key->j_bytes = t && k < n ? (uint64_t)t[n + k] : 0;
+		key->j_elems = t && k < n ? (uint64_t)t[2 * n + k] : 0;
+	}
+	pthread_mutex_unlock(&R.lock);
+	free(t);
+}
+
+/*
+ * java_on: Rt counts this recording's sites itself when the recording
+ * counts sites (--depth 1) and the arrays' layout is known; its settings
+ * set. The registry of an earlier recording is let go.
+ */
+void ag_sites_java(JNIEnv *jni)
+{
+	if (!S.rt)
+		return;
+	ag_sites_fold(jni, FOLD_DROP);
+	S.java = R.depth == 1 && S.align > 0 && S.f_gen;
+	jint base[E_KINDS], shift[E_KINDS];
+	for (int k = 0; k < E_KINDS; k++) {
+		base[k] = (jint)S.base[k];
+		shift[k] = S.scale[k] == 8 ? 3 : S.scale[k] == 4 ? 2 : S.scale[k] == 2 ? 1 : 0;
+	}
+	jintArray b = (*jni)->GetStaticObjectField(jni, S.rt, S.f_base);
+	jintArray sh = (*jni)->GetStaticObjectField(jni, S.rt, S.f_shift);
+	if (b && sh && S.align) {
+		(*jni)->SetIntArrayRegion(jni, b, 0, E_KINDS, base);
+		(*jni)->SetIntArrayRegion(jni, sh, 0, E_KINDS, shift);
+		(*jni)->SetStaticLongField(jni, S.rt, S.f_align, S.align);
+	}
+	(*jni)->SetStaticIntField(jni, S.rt, S.f_accounts, R.npat + 1);
+	(*jni)->SetStaticBooleanField(jni, S.rt, S.f_live, R.live ? JNI_TRUE : JNI_FALSE);
+	(*jni)->SetStaticIntField(jni, S.rt, S.f_gen, S.java ? (jint)S.gen : 0);
+	ag_jni_clear(jni, "Rt's settings");
+	if (b)
+		(*jni)->DeleteLocalRef(jni, b);
+	if (sh)
+		(*jni)->DeleteLocalRef(jni, sh);
+}
+
+/*
+ * new_site: a new site of method mi at line, of class cls (NONE: the
+ * object's) and kind; its number, -1 when the tables are full. R.lock is held.
+ */
+static jint new_site(uint32_t mi, jint line, uint32_t cls, jint kind, int elem)
+{
 	uint32_t i = atomic_load(&S.nsites), ch = i / SITE_CHUNK;
 	if (ch >= MAX_SITE_CHUNKS)
-		goto unlock;
+		return -1;
 	if (!S.sites[ch] && !(S.sites[ch] = ag_rec_calloc(SITE_CHUNK, sizeof(struct site))))
-		goto unlock;
+		return -1;
 	struct site *s = &S.sites[ch][i % SITE_CHUNK];
-	uint32_t mi = ag_rec_method_named(sig, method, desc, file);
 	uint32_t node = mi == NONE ? NONE : ag_rec_node(NONE, mi, line < 0 ? -1 : line);
-	uint32_t cls = ty ? ag_rec_class(ty) : NONE;
-	_Atomic uint32_t *k = node == NONE || (ty && cls == NONE) ? NULL : ag_rec_calloc(1, keys);
+	_Atomic uint32_t *k = node == NONE ? NULL : ag_rec_calloc((size_t)R.npat + 1, sizeof *k);
 	if (!k)
-		goto unlock;
+		return -1;
 	for (int a = 0; a <= R.npat; a++)
 		atomic_init(&k[a], NONE);
 	s->method = mi;
@@ -753,14 +1229,26 @@ jint ag_sites_add(const char *sig, const char *method, const char *desc, const c
 	s->cls = cls;
 	s->line = line < 0 ? -1 : line;
 	s->kind = (uint8_t)kind;
-	s->elem = (int8_t)(kind <= S_MULTI ? elem_of(ty) : E_NONE);
+	s->elem = (int8_t)elem;
 	atomic_init(&s->size, 0);
 	atomic_init(&s->dyn, NULL);
 	atomic_init(&s->tab, NULL);
 	s->key = k;
 	atomic_store_explicit(&S.nsites, i + 1, memory_order_release);
-	id = (jint)(S.gen << SITE_BITS | i);
-unlock:
+	return (jint)(S.gen << SITE_BITS | i);
+}
+
+jint ag_sites_add(const char *sig, const char *method, const char *desc, const char *file,
+		  jint line, const char *ty, jint kind)
+{
+	jint id = -1;
+	if (kind < 0 || kind >= S_KINDS || (kind <= S_MULTI && !ty))
+		return -1;
+	pthread_mutex_lock(&R.lock);
+	uint32_t mi = ag_rec_method_named(sig, method, desc, file);
+	uint32_t cls = ty ? ag_rec_class(ty) : NONE;
+	if (!ty || cls != NONE)
+		id = new_site(mi, line, cls, kind, kind <= S_MULTI ? elem_of(ty) : E_NONE);
 	pthread_mutex_unlock(&R.lock);
 	return id;
 }
@@ -781,8 +1269,10 @@ bool ag_sites_bind(JNIEnv *jni, jclass rt, char *why, size_t cap)
 		NATIVE("record", "(Ljava/lang/Object;II)V", rt_record),
 		NATIVE("recordWalking", "(Ljava/lang/Object;I)V", rt_record_walking),
 		NATIVE("recordClass", "(Ljava/lang/Object;IILjava/lang/Class;I)V", rt_record_class),
+		NATIVE("first", "(Ljava/lang/Object;III[Ljava/lang/Object;)V", rt_first),
+		NATIVE("flush", "([Ljava/lang/Object;)V", rt_flush),
 	};
-	if ((*jni)->RegisterNatives(jni, rt, nm, 3) != 0) {
+	if ((*jni)->RegisterNatives(jni, rt, nm, 5) != 0) {
 		ag_jni_clear(jni, "RegisterNatives");
 		snprintf(why, cap, "the JVM refused to bind heapsh.agent.Rt's native methods");
 		return false;
@@ -792,6 +1282,14 @@ bool ag_sites_bind(JNIEnv *jni, jclass rt, char *why, size_t cap)
 		{"allocated", "(Ljava/lang/Object;I)V"}, {"slot", "()[I"},
 		{"dynamic", "(Ljava/lang/Object;II)V"}, {"allocatedDynamic", "(Ljava/lang/Object;I)V"},
 		{"recordClass", "(Ljava/lang/Object;IILjava/lang/Class;I)V"},
+		{"mine", "()[Ljava/lang/Object;"}, {"count", "(Ljava/lang/Object;II)V"},
+		{"countHere", "(Ljava/lang/Object;I)V"}, {"array", "(Ljava/lang/Object;IIII)V"},
+		{"arrayHere", "(Ljava/lang/Object;III)V"}, {"countWalking", "(Ljava/lang/Object;I)V"},
+		{"arrayWalking", "(Ljava/lang/Object;III)V"},
+		{"slow", "(Ljava/lang/Object;III[Ljava/lang/Object;)V"},
+		{"follow", "([Ljava/lang/Object;[ILjava/lang/Object;IJ)V"},
+		{"first", "(Ljava/lang/Object;III[Ljava/lang/Object;)V"}, {"flush", "([Ljava/lang/Object;)V"},
+		{"counters", "(Ljava/lang/Thread;)[Ljava/lang/Object;"},
 	};
 	S.nown = 0;
 	for (size_t i = 0; i < sizeof statics / sizeof statics[0]; i++) {
@@ -805,6 +1303,28 @@ bool ag_sites_bind(JNIEnv *jni, jclass rt, char *why, size_t cap)
 		S.own[S.nown++] = iv;
 	ag_jni_clear(jni, "GetMethodID");
 	layout(jni);
+	if (!S.rt) {
+		S.f_gen = (*jni)->GetStaticFieldID(jni, rt, "gen", "I");
+		S.f_accounts = (*jni)->GetStaticFieldID(jni, rt, "accounts", "I");
+		S.f_live = (*jni)->GetStaticFieldID(jni, rt, "live", "Z");
+		S.f_base = (*jni)->GetStaticFieldID(jni, rt, "BASE", "[I");
+		S.f_shift = (*jni)->GetStaticFieldID(jni, rt, "SHIFT", "[I");
+		S.f_align = (*jni)->GetStaticFieldID(jni, rt, "align", "J");
+		S.f_all = (*jni)->GetStaticFieldID(jni, rt, "all", "[Ljava/lang/Object;");
+		S.f_nall = (*jni)->GetStaticFieldID(jni, rt, "nall", "I");
+		S.f_dyn = (*jni)->GetStaticFieldID(jni, rt, "dyn", "[Ljava/lang/Object;");
+		jclass w = (*jni)->FindClass(jni, "java/lang/ref/WeakReference");
+		jclass th = (*jni)->FindClass(jni, "java/lang/Thread");
+		S.weak_get = w ? (*jni)->GetMethodID(jni, w, "get", "()Ljava/lang/Object;") : NULL;
+		S.is_alive = th ? (*jni)->GetMethodID(jni, th, "isAlive", "()Z") : NULL;
+		ag_jni_clear(jni, "Rt's fields");
+		if (!S.f_gen || !S.f_accounts || !S.f_live || !S.f_base || !S.f_shift || !S.f_align ||
+		    !S.f_all || !S.f_nall || !S.f_dyn || !S.weak_get || !S.is_alive) {
+			snprintf(why, cap, "the agent's class heapsh.agent.Rt is not as the agent expects");
+			return false;
+		}
+		S.rt = (*jni)->NewGlobalRef(jni, rt);
+	}
 	if (!S.object_array) {
 		jclass c = (*jni)->FindClass(jni, "[Ljava/lang/Object;");
 		S.object_array = c ? (*jni)->NewGlobalRef(jni, c) : NULL;
@@ -825,6 +1345,9 @@ void JNICALL ag_sites_on_gc(jvmtiEnv *e)
 
 void ag_sites_discard(JNIEnv *jni)
 {
+	ag_sites_fold(jni, FOLD_DROP);
+	S.java = false;
+	S.java_bytes = 0;
 	if (jni) {
 		freeze();
 		release_all(jni);
@@ -888,4 +1411,8 @@ void ag_sites_summary(void)
 	}
 	ag_log("%u sites; %llu classes seen at sites whose class is the object's, at most %llu at one",
 	       ns, (unsigned long long)classes, (unsigned long long)most);
+	ag_log("Java counters %s; %llu first objects of a key on a thread, %llu objects counted by "
+	       "the agent's natives, %llu buffers of objects followed", S.java ? "on" : "off",
+	       (unsigned long long)atomic_load(&S.firsts), (unsigned long long)atomic_load(&S.natives),
+	       (unsigned long long)atomic_load(&S.flushes));
 }

@@ -142,6 +142,7 @@ struct alc_rec;
 struct proto_alloc_opts {
 	bool exact;
 	bool jvmti;		/* exact by JVMTI events, not bytecode instrumentation */
+	bool no_live;		/* recorded objects not followed: no live counts, less cost */
 	uint64_t interval;	/* bytes, sampled mode */
 	uint32_t depth;		/* frames */
 	const char *accounts;

@@ -126,10 +126,14 @@ static struct proto_conn *conn(struct sh *sh)
 
 static int cmd_start(struct sh *sh, int argc, char **argv)
 {
-	struct proto_alloc_opts o = {false, false, DEFAULT_INTERVAL, DEFAULT_DEPTH, NULL};
+	struct proto_alloc_opts o = {false, false, false, DEFAULT_INTERVAL, 0, NULL};
 	const char *via = NULL;
 	for (int a = 2; a < argc; a++) {
 		const char *opt = argv[a];
+		if (!strcmp(opt, "--no-live")) {
+			o.no_live = true;
+			continue;
+		}
 		if (a + 1 >= argc && (!strcmp(opt, "--interval") || !strcmp(opt, "--accounts") ||
 				      !strcmp(opt, "--depth") || !strcmp(opt, "--via")))
 			return sh_error(sh, NULL, "%s needs a value", opt);
@@ -158,13 +162,16 @@ static int cmd_start(struct sh *sh, int argc, char **argv)
 				return sh_error(sh, NULL, "--via takes bytecode or jvmti, not '%s'", via);
 		} else {
 			return sh_error(sh, NULL, "unknown option '%s' of :alloc start (--interval, "
-					"--accounts, --depth, --via)", opt);
+					"--accounts, --depth, --via, --no-live)", opt);
 		}
 	}
 	if (via && !o.exact)
 		return sh_error(sh, NULL, "--via chooses how an exact recording is made: give "
 				"--interval exact too (a sampled recording always uses JVMTI)");
 	o.jvmti = via && !strcmp(via, "jvmti");
+	/* An exact recording counts sites unless told otherwise; a sampled one keeps stacks. */
+	if (!o.depth)
+		o.depth = o.exact ? 1 : DEFAULT_DEPTH;
 	struct proto_conn *c = conn(sh);
 	if (!c)
 		return HS_ERR;

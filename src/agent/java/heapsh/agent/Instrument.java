@@ -40,7 +40,7 @@
  * the class's stack map frames stay valid. A method that sets the account
  * gets two local variables (the slot and the caller's account), which ASM's
  * LocalVariablesSorter adds to every frame of the method, and one handler
- * with a frame of its own. The operand stack grows by at most 4.
+ * with a frame of its own. The operand stack grows by at most 5.
  */
 package heapsh.agent;
 
@@ -413,24 +413,67 @@ final class Instrument {
             }
         }
 
-        /* report: the object on top of the stack was allocated at a new site of this kind. */
+        /*
+         * report: the object on top of the stack was allocated at a new site
+         * of this kind. Objects of a known class and arrays are counted in
+         * Rt (count, array: Java counters per thread); the rest, whose class
+         * or arrays inside only the agent can find, go to its natives.
+         */
         private void report(String type, int kind, int atLine) {
             int site = site(cls.owner, name, desc, cls.file, atLine, type, kind);
             if (site < 0) {
                 return;
             }
-            super.visitInsn(Opcodes.DUP);
-            push(site);
-            /* A site whose class is the object's passes the class on: Rt.dynamic, allocatedDynamic. */
-            String dyn = kind >= DYNAMIC ? "Dynamic" : "";
-            if (walkingClass(cls.owner)) {
+            boolean here = cls.accounts && cls.account == 0;   /* the slot's account pays */
+            if (walkingClass(cls.owner) && kind == NEW) {
+                super.visitInsn(Opcodes.DUP);
+                push(site);
+                super.visitMethodInsn(Opcodes.INVOKESTATIC, RT, "countWalking", "(Ljava/lang/Object;I)V", false);
+            } else if (walkingClass(cls.owner) && kind == ARRAY) {
+                super.visitInsn(Opcodes.DUP);
+                super.visitInsn(Opcodes.DUP);
+                super.visitInsn(Opcodes.ARRAYLENGTH);
+                push(site);
+                push(element(type));
+                super.visitMethodInsn(Opcodes.INVOKESTATIC, RT, "arrayWalking", "(Ljava/lang/Object;III)V", false);
+            } else if (walkingClass(cls.owner)) {
+                super.visitInsn(Opcodes.DUP);
+                push(site);
                 super.visitMethodInsn(Opcodes.INVOKESTATIC, RT, "recordWalking", "(Ljava/lang/Object;I)V", false);
-            } else if (cls.account > 0 || !cls.accounts) {
-                push(cls.account);
-                super.visitMethodInsn(Opcodes.INVOKESTATIC, RT, kind >= DYNAMIC ? "dynamic" : "record",
-                                      "(Ljava/lang/Object;II)V", false);
+            } else if (kind == NEW) {
+                super.visitInsn(Opcodes.DUP);
+                push(site);
+                if (here) {
+                    super.visitMethodInsn(Opcodes.INVOKESTATIC, RT, "countHere", "(Ljava/lang/Object;I)V", false);
+                } else {
+                    push(cls.account);
+                    super.visitMethodInsn(Opcodes.INVOKESTATIC, RT, "count", "(Ljava/lang/Object;II)V", false);
+                }
+            } else if (kind == ARRAY) {
+                super.visitInsn(Opcodes.DUP);
+                super.visitInsn(Opcodes.DUP);
+                super.visitInsn(Opcodes.ARRAYLENGTH);
+                push(site);
+                if (here) {
+                    push(element(type));
+                    super.visitMethodInsn(Opcodes.INVOKESTATIC, RT, "arrayHere", "(Ljava/lang/Object;III)V", false);
+                } else {
+                    push(cls.account);
+                    push(element(type));
+                    super.visitMethodInsn(Opcodes.INVOKESTATIC, RT, "array", "(Ljava/lang/Object;IIII)V", false);
+                }
             } else {
-                super.visitMethodInsn(Opcodes.INVOKESTATIC, RT, "allocated" + dyn, "(Ljava/lang/Object;I)V", false);
+                super.visitInsn(Opcodes.DUP);
+                push(site);
+                /* A site whose class is the object's passes the class on: Rt.dynamic, allocatedDynamic. */
+                String dyn = kind >= DYNAMIC ? "Dynamic" : "";
+                if (!here) {
+                    push(cls.account);
+                    super.visitMethodInsn(Opcodes.INVOKESTATIC, RT, kind >= DYNAMIC ? "dynamic" : "record",
+                                          "(Ljava/lang/Object;II)V", false);
+                } else {
+                    super.visitMethodInsn(Opcodes.INVOKESTATIC, RT, "allocated" + dyn, "(Ljava/lang/Object;I)V", false);
+                }
             }
         }
 
@@ -591,7 +634,22 @@ final class Instrument {
                 leave();
                 super.visitInsn(Opcodes.ATHROW);
             }
-            super.visitMaxs(maxStack + 4, maxLocals);
+            super.visitMaxs(maxStack + 5, maxLocals);
+        }
+    }
+
+    /* element: the element kind of an array class (src/agent/sites.c's E_* numbers). */
+    private static int element(String arrayType) {
+        switch (arrayType.charAt(1)) {
+            case 'Z': return 0;
+            case 'B': return 1;
+            case 'C': return 2;
+            case 'S': return 3;
+            case 'I': return 4;
+            case 'F': return 5;
+            case 'J': return 6;
+            case 'D': return 7;
+            default: return 8;
         }
     }
 
