@@ -714,6 +714,8 @@ static void forget(void)
 	}
 	pthread_mutex_lock(&R.lock);
 	free_tables();
+	free(R.uncovered);
+	R.uncovered = NULL;
 	pthread_mutex_unlock(&R.lock);
 	R.exists = false;
 }
@@ -924,6 +926,17 @@ static uint64_t events(void)
 	return n;
 }
 
+/* uncovered: R.uncovered made again from the threads' stacks now (bytecode, recording). */
+static void uncovered(JNIEnv *jni)
+{
+	char *u = R.exists && R.mech == M_BYTECODE && atomic_load(&R.on) && jni ? ag_bc_uncovered(jni)
+									     : NULL;
+	pthread_mutex_lock(&R.lock);
+	free(R.uncovered);
+	R.uncovered = u;
+	pthread_mutex_unlock(&R.lock);
+}
+
 /* put_status: the status fields (docs/protocol.md, ALLOC_STATUS); the lock is held. */
 static void put_status(struct buf *b)
 {
@@ -946,6 +959,7 @@ static void put_status(struct buf *b)
 	ag_bu64(b, instrumented);
 	ag_bu64(b, failed);
 	ag_bu64(b, atomic_load(&R.untracked));
+	ag_bstr(b, R.exists ? R.uncovered : NULL);
 }
 
 static bool send_status(int fd, uint8_t type)
@@ -1067,6 +1081,8 @@ bool ag_alloc_request(int fd, JNIEnv *env, uint8_t type, struct req *r)
 			discard(env);	/* a stopped recording gives way to the new one */
 			ok = configure(mech, interval, depth, live, acc, ',', true, why, sizeof why) &&
 			     begin(env, why, sizeof why);
+			if (ok)
+				uncovered(env);
 		}
 		free(acc);
 		return ok ? send_status(fd, T_ALLOC_START) : ag_send_error(fd, "%s", why);
@@ -1075,6 +1091,8 @@ bool ag_alloc_request(int fd, JNIEnv *env, uint8_t type, struct req *r)
 		return false;
 	if (R.exists && R.mech == M_BYTECODE && atomic_load(&R.on) && type == T_ALLOC_STATUS)
 		ag_sites_fold(env, FOLD_READ);
+	if (type == T_ALLOC_STATUS || type == T_ALLOC_READ || type == T_ALLOC_MARK)
+		uncovered(env);
 	if (type == T_ALLOC_STATUS)
 		return send_status(fd, type);
 	if (!R.exists)

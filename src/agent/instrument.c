@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "recorder.h"
+#include "../base/classname.h"
 
 /* The class files built into the agent (classes.c, made by src/agent/java/embed.py). */
 extern const unsigned char ag_classes[];
@@ -762,6 +763,88 @@ bool ag_bc_measure(JNIEnv *jni, struct walk_counts *w, char *why, size_t cap)
 	catch_up(jni);
 	ag_sites_measure(jni, w);
 	return true;
+}
+
+/* text: append to a growable string (*p, *len, *cap); false when out of memory. */
+static bool text(char **p, size_t *len, size_t *cap, const char *s)
+{
+	size_t n = strlen(s);
+	if (*len + n + 1 > *cap) {
+		size_t c = (*len + n + 1) * 2;
+		char *q = realloc(*p, c);
+		if (!q)
+			return false;
+		*p = q;
+		*cap = c;
+	}
+	memcpy(*p + *len, s, n + 1);
+	*len += n;
+	return true;
+}
+
+char *ag_bc_uncovered(JNIEnv *jni)
+{
+	enum { MAX_FRAMES = 512, MAX_LINES = 64, MAX_METHODS = 64 };
+	jvmtiStackInfo *info = NULL;
+	jint nthreads = 0;
+	if (!R.env || (*R.env)->GetAllStackTraces(R.env, MAX_FRAMES, &info, &nthreads) != JVMTI_ERROR_NONE)
+		return NULL;
+	char *out = NULL;
+	size_t len = 0, cap = 0;
+	int methods = 0;
+	for (jint t = 0; t < nthreads && methods < MAX_METHODS; t++) {
+		for (jint f = 0; f < info[t].frame_count && methods < MAX_METHODS; f++) {
+			jmethodID m = info[t].frame_buffer[f].method;
+			jboolean old = JNI_FALSE;
+			if ((*R.env)->IsMethodObsolete(R.env, m, &old) != JVMTI_ERROR_NONE || !old)
+				continue;
+			jclass k = NULL;
+			char *name = NULL, *sig = NULL, *cls = NULL, *file = NULL;
+			jvmtiThreadInfo ti = {0};
+			if ((*R.env)->GetMethodDeclaringClass(R.env, m, &k) == JVMTI_ERROR_NONE &&
+			    (*R.env)->GetMethodName(R.env, m, &name, &sig, NULL) == JVMTI_ERROR_NONE &&
+			    (*R.env)->GetClassSignature(R.env, k, &cls, NULL) == JVMTI_ERROR_NONE) {
+				(*R.env)->GetSourceFileName(R.env, k, &file);
+				int32_t lines[MAX_LINES];
+				int n = ag_sites_lines(cls, name, sig, lines, MAX_LINES);
+				uint32_t acct = ag_rec_account_of(cls);
+				if (n || acct) {
+					(*R.env)->GetThreadInfo(R.env, info[t].thread, &ti);
+					char java[512], buf[1024], *q = buf;
+					cn_java_name(cls, true, java, sizeof java);
+					q += snprintf(q, (size_t)(buf + sizeof buf - q), "%s.%s (%s%s%s", java, name,
+						      file ? file : "no source file", n ? (n > 1 ? " lines " : " line ") : "",
+						      "");
+					for (int i = 0; i < n && q < buf + sizeof buf - 16; i++)
+						q += snprintf(q, (size_t)(buf + sizeof buf - q), "%s%d", i ? ", " : "",
+							      lines[i]);
+					snprintf(q, (size_t)(buf + sizeof buf - q), ") on thread %s%s\n",
+						 ti.name ? ti.name : "?", acct && !n ? ", which sets an account" : "");
+					/* A method in several frames (recursion, threads) once per thread and line. */
+					if (!out || !strstr(out, buf)) {
+						if (!text(&out, &len, &cap, buf))
+							break;
+						methods++;
+					}
+				}
+			}
+			ag_rec_free(name);
+			ag_rec_free(sig);
+			ag_rec_free(cls);
+			ag_rec_free(file);
+			ag_rec_free(ti.name);
+			if (ti.thread_group)
+				(*jni)->DeleteLocalRef(jni, ti.thread_group);
+			if (ti.context_class_loader)
+				(*jni)->DeleteLocalRef(jni, ti.context_class_loader);
+			if (k)
+				(*jni)->DeleteLocalRef(jni, k);
+		}
+	}
+	ag_rec_free(info);
+	if (out && len)
+		out[len - 1] = 0;	/* no newline after the last */
+	return out;
 }
 
 void ag_bc_vm_death(void)

@@ -87,6 +87,7 @@ extern struct recorder {
 	uint64_t interval;	/* M_SAMPLED: mean bytes between samples */
 	uint32_t depth;
 	bool live;		/* recorded objects are followed until they die */
+	char *uncovered;	/* bytecode: methods running old code (ag_bc_uncovered), NULL none */
 	struct pattern pat[MAX_PATTERNS];
 	int npat;
 	char *accounts;		/* the patterns as given */
@@ -217,6 +218,16 @@ void JNICALL ag_sites_on_gc(jvmtiEnv *e);
  * FOLD_DROP (let go, counted nowhere).
  */
 enum { FOLD_READ, FOLD_FINAL, FOLD_DROP };
+int ag_sites_lines(const char *cls, const char *name, const char *sig, int32_t *lines, int max);
+/*
+ * ag_bc_uncovered: what the rewritten code cannot count now, as text for
+ * ALLOC_STATUS (one line per method, new memory; NULL: nothing): the
+ * frames of every thread running a method's version from before the
+ * recording (JVMTI IsMethodObsolete) whose method has allocation sites, or
+ * sets an account, named with their lines and thread. They count nothing
+ * until they return.
+ */
+char *ag_bc_uncovered(JNIEnv *jni);
 void ag_sites_java(JNIEnv *jni);
 void ag_sites_fold(JNIEnv *jni, int how);
 void ag_sites_measure(JNIEnv *jni, struct walk_counts *w);

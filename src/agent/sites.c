@@ -1253,6 +1253,36 @@ jint ag_sites_add(const char *sig, const char *method, const char *desc, const c
 	return id;
 }
 
+/*
+ * ag_sites_lines: the lines of the sites registered for method (class JNI
+ * signature cls, name, descriptor sig) into lines[0..max), ascending and
+ * distinct; how many.
+ */
+int ag_sites_lines(const char *cls, const char *name, const char *sig, int32_t *lines, int max)
+{
+	int n = 0;
+	pthread_mutex_lock(&R.lock);
+	uint32_t ns = atomic_load(&S.nsites);
+	for (uint32_t i = 0; i < ns; i++) {
+		const struct site *st = &S.sites[i / SITE_CHUNK][i % SITE_CHUNK];
+		if (st->method >= R.nmethods)
+			continue;
+		const struct method *m = &R.methods[st->method];
+		if (strcmp(m->name, name) || strcmp(m->sig, sig) || strcmp(m->cls, cls))
+			continue;
+		int j = 0;
+		while (j < n && lines[j] < st->line)
+			j++;
+		if ((j < n && lines[j] == st->line) || n == max)
+			continue;
+		memmove(lines + j + 1, lines + j, (size_t)(n - j) * sizeof *lines);
+		lines[j] = st->line;
+		n++;
+	}
+	pthread_mutex_unlock(&R.lock);
+	return n;
+}
+
 /* ---- a recording's sites ---- */
 
 void ag_sites_begin(void)

@@ -30,6 +30,8 @@ void alc_status_free(struct alc_status *s)
 		return;
 	free(s->accounts);
 	s->accounts = NULL;
+	free(s->uncovered);
+	s->uncovered = NULL;
 }
 
 static void free_strings(char **v, uint32_t n)

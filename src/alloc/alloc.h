@@ -84,6 +84,7 @@ struct alc_status {
 	uint64_t classes_instrumented;	/* bytecode: classes rewritten */
 	uint64_t classes_failed;	/* bytecode: classes left as they were (not instrumentable) */
 	uint64_t untracked;	/* objects counted but not followed (tables full): live counts low */
+	char *uncovered;	/* methods running code from before the start, one a line, or NULL */
 };
 
 struct alc_rec {

@@ -627,8 +627,12 @@ int proto_detach(struct proto_conn *c, struct hs_error *err)
 
 /* ---- allocation recordings (ALLOC_*) ---- */
 
-/* get_status: the status fields of ALLOC_* replies into st (st->accounts: new memory). */
-static void get_status(struct reply *r, struct alc_status *st)
+/*
+ * get_status: the status fields of ALLOC_* replies into st (st->accounts,
+ * st->uncovered: new memory). reply: the status ends the payload, and an
+ * agent from before the uncovered methods leaves them out.
+ */
+static void get_status(struct reply *r, struct alc_status *st, bool reply)
 {
 	memset(st, 0, sizeof *st);
 	uint8_t f = get_u8(r);
@@ -657,6 +661,13 @@ static void get_status(struct reply *r, struct alc_status *st)
 	st->classes_instrumented = get_u64(r);
 	st->classes_failed = get_u64(r);
 	st->untracked = get_u64(r);
+	char *u = !reply || r->at < r->end ? get_str(r) : NULL;
+	if (u && *u) {
+		st->uncovered = u;
+	} else {
+		free(u);
+		st->uncovered = NULL;
+	}
 }
 
 /* alloc_call: send a request of type t with payload b and read a status reply. */
@@ -666,7 +677,7 @@ static int alloc_call(struct proto_conn *c, uint8_t t, const struct obuf *b, int
 	struct reply r;
 	if (send_req(c, t, b, err) || recv_reply(c, &r, ms, err))
 		return HS_ERR;
-	get_status(&r, st);
+	get_status(&r, st, true);
 	if (check_reply(c, &r, t, err)) {
 		alc_status_free(st);
 		return HS_ERR;
@@ -732,7 +743,7 @@ static bool decode(struct reply *r, struct alc_rec *rec, char *why, size_t cap)
 	while (r->at < r->end && !r->bad) {
 		uint8_t t = get_u8(r);
 		if (t == A_STATUS && !status) {
-			get_status(r, &rec->st);
+			get_status(r, &rec->st, false);
 			status = true;
 		} else if (t == A_ACCOUNT) {
 			GROW(rec->accounts, rec->naccounts, capa);

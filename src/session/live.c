@@ -362,6 +362,13 @@ void hs_alloc_bounds(struct hs_session *s, const struct alc_status *st)
 		hs_notify(s, HS_NOTICE_ALWAYS, "warning: %" PRIu64 " recorded objects are not followed "
 			  "because the agent's tables reached their bound; live counts are low by up "
 			  "to that much", st->untracked);
+	if (st->uncovered)
+		hs_notify(s, HS_NOTICE_ALWAYS, "warning: methods running since before the recording "
+			  "started run their old code, and their own allocations are not counted until "
+			  "they return (:alloc status names them):\n  %s", st->uncovered);
+	if (st->no_live && st->exists)
+		hs_notify(s, HS_NOTICE_ALWAYS, "note: this recording does not follow its objects "
+			  "(--no-live): live counts are 0");
 }
 
 int hs_alloc_fetch(struct hs_session *s, struct alc_rec **out)

@@ -95,12 +95,23 @@ static void show_status(struct sh *sh, const struct alc_status *st)
 		out_cell_str(t, "agent memory (bytes)");
 		out_cell_u64(t, st->agent_bytes);
 		out_cell_str(t, "tracked objects alive at the last read");
-		out_cell_u64(t, st->tracked);
+		if (st->no_live)
+			out_cell_str(t, "none: objects not followed (--no-live)");
+		else
+			out_cell_u64(t, st->tracked);
 		if (st->bytecode) {
 			out_cell_str(t, "classes instrumented");
 			out_cell_u64(t, st->classes_instrumented);
 			out_cell_str(t, "classes left as they were");
 			out_cell_u64(t, st->classes_failed);
+			/* Each method running its code from before the start: not counted yet. */
+			for (const char *u = st->uncovered; u && *u;) {
+				const char *nl = strchr(u, '\n');
+				int n = nl ? (int)(nl - u) : (int)strlen(u);
+				out_cell_str(t, "not counted until it returns");
+				out_cell_fmt(t, "%.*s", n, u);
+				u += n + (nl ? 1 : 0);
+			}
 		}
 		out_cell_str(t, "mark");
 		if (st->has_mark) {
