@@ -56,6 +56,11 @@ void ag_bstr(struct buf *b, const char *s);	/* u32 length, bytes; NULL as "" */
 /* ag_send_frame: one frame of type t with payload b (emptied); an oom buffer sends ERROR. */
 bool ag_send_frame(int fd, uint8_t t, struct buf *b);
 bool ag_send_error(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * ag_cancel_waiting: a CANCEL frame waits on fd (taken off the socket), or
+ * the shell went away; never blocks.
+ */
+bool ag_cancel_waiting(int fd);
 
 /* A request's payload; bad is set by the first read past the end. */
 struct req {

@@ -166,6 +166,21 @@ bool ag_send_frame(int fd, uint8_t t, struct buf *b)
 	return ok;
 }
 
+bool ag_cancel_waiting(int fd)
+{
+	uint8_t h[5];
+	ssize_t n = recv(fd, h, sizeof h, MSG_PEEK | MSG_DONTWAIT);
+	if (n == 0)
+		return true;	/* the shell went away */
+	if (n < (ssize_t)sizeof h)
+		return false;
+	uint32_t len = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
+	if (h[4] != T_CANCEL || len != 1)
+		return false;
+	(void)!recv(fd, h, sizeof h, MSG_DONTWAIT);
+	return true;
+}
+
 bool ag_send_error(int fd, const char *fmt, ...)
 {
 	char msg[512];

@@ -750,6 +750,7 @@ bool ag_alloc_exists(void)
 void ag_alloc_init(JavaVM *vm)
 {
 	R.vm = vm;
+	R.start_fd = -1;
 }
 
 void ag_alloc_vm_init(JNIEnv *jni)
@@ -856,6 +857,7 @@ bool ag_alloc_options(const char *opts)
 	/* An exact recording counts sites by default; a sampled one keeps stacks (its walks are few). */
 	if (ok && !dep)
 		depth = mech == M_SAMPLED ? 64 : 1;
+	R.start_fd = -1;
 	ok = ok && configure(mech, interval, depth, !live || !strcmp(live, "yes"), acc, ';', true, why,
 			     sizeof why) &&
 	     begin(NULL, why, sizeof why);
@@ -924,6 +926,18 @@ static uint64_t events(void)
 	for (uint32_t k = 0; k < R.nkeys; k++)
 		n += atomic_load_explicit(&KEY(k)->n_objs, memory_order_relaxed) + KEY(k)->j_objs;
 	return n;
+}
+
+bool ag_rec_starting(uint32_t done, uint32_t total)
+{
+	if (R.start_fd < 0)
+		return true;
+	struct buf b = {0};
+	ag_bu32(&b, done);
+	ag_bu32(&b, total);
+	bool ok = ag_send_frame(R.start_fd, T_DATA, &b);
+	free(b.p);
+	return ok && !ag_cancel_waiting(R.start_fd);
 }
 
 /* uncovered: R.uncovered made again from the threads' stacks now (bytecode, recording). */
@@ -1079,8 +1093,10 @@ bool ag_alloc_request(int fd, JNIEnv *env, uint8_t type, struct req *r)
 		}
 		if (ok) {
 			discard(env);	/* a stopped recording gives way to the new one */
+			R.start_fd = flags & 8 ? fd : -1;
 			ok = configure(mech, interval, depth, live, acc, ',', true, why, sizeof why) &&
 			     begin(env, why, sizeof why);
+			R.start_fd = -1;
 			if (ok)
 				uncovered(env);
 		}

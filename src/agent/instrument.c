@@ -522,11 +522,15 @@ static void reads_all(JNIEnv *jni)
 /*
  * retransform: the given classes through the class-file hook (instrumented
  * while B.transforming, restored to their own bytecode when not), a batch
- * at a time; a batch the JVM refuses is retried class by class.
+ * at a time; a batch the JVM refuses is retried class by class. When start
+ * is set, each batch is told to the starting shell (ag_rec_starting), which
+ * may cancel: false then, with the rest left as they are.
  */
-static void retransform(JNIEnv *jni, jclass *k, jint n)
+static bool retransform(JNIEnv *jni, jclass *k, jint n, bool start)
 {
 	for (jint i = 0; i < n; i += RETRANSFORM_BATCH) {
+		if (start && !ag_rec_starting((uint32_t)i, (uint32_t)n))
+			return false;
 		jint m = n - i < RETRANSFORM_BATCH ? n - i : RETRANSFORM_BATCH;
 		if ((*R.env)->RetransformClasses(R.env, m, k + i) == JVMTI_ERROR_NONE)
 			continue;
@@ -545,6 +549,7 @@ static void retransform(JNIEnv *jni, jclass *k, jint n)
 			}
 		}
 	}
+	return !start || ag_rec_starting((uint32_t)n, (uint32_t)n);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -618,7 +623,7 @@ static void catch_up(JNIEnv *jni)
 			return;
 		jint m = 0;
 		jclass *k = loaded(jni, names, n, &m);
-		retransform(jni, k, m);
+		retransform(jni, k, m, false);
 		release_classes(jni, k, m);
 		free_names(&names, &n, &cap);
 	}
@@ -644,13 +649,23 @@ static bool start_java(JNIEnv *jni, char *why, size_t cap)
 	jint n = 0;
 	jclass *k = loaded(jni, NULL, 0, &n);
 	int64_t t0 = ag_now_ms();
-	retransform(jni, k, n);
-	catch_up(jni);
+	bool go = retransform(jni, k, n, true);
+	if (go)
+		catch_up(jni);
 	if (ag_debug())
-		ag_log("instrumented %llu of %d loaded classes in %lld ms (%llu left as they were)",
-		       (unsigned long long)atomic_load(&B.instrumented), n,
-		       (long long)(ag_now_ms() - t0), (unsigned long long)atomic_load(&B.failed));
+		ag_log("instrumented %llu of %d loaded classes in %lld ms (%llu left as they were, "
+		       "%llu ms in the class-file hook)%s", (unsigned long long)atomic_load(&B.instrumented),
+		       n, (long long)(ag_now_ms() - t0), (unsigned long long)atomic_load(&B.failed),
+		       (unsigned long long)atomic_load(&B.hook_ms), go ? "" : "; cancelled");
 	release_classes(jni, k, n);
+	if (!go) {
+		/* Cancelled: every class rewritten so far goes back to its own bytecode. */
+		atomic_store(&R.on, 0);
+		ag_bc_halt(jni);
+		snprintf(why, cap, "cancelled: no recording was started, and every class rewritten "
+			 "so far was put back as it was");
+		return false;
+	}
 	return true;
 }
 
@@ -735,7 +750,7 @@ void ag_bc_halt(JNIEnv *jni)
 	B.nnames = B.capnames = 0;
 	pthread_mutex_unlock(&R.lock);
 	jclass *k = loaded(jni, names ? names : (char *[]){NULL}, nnames, &n);
-	retransform(jni, k, n);
+	retransform(jni, k, n, false);
 	release_classes(jni, k, n);
 	free_names(&names, &nnames, &(uint32_t){0});
 	(*R.env)->SetEventNotificationMode(R.env, JVMTI_DISABLE, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, NULL);

@@ -305,21 +305,7 @@ struct lval lq_persist(struct lq *q, struct lval v)
 /* cancelled: a CANCEL frame (or the end of the connection) waits on q->fd. */
 static bool cancelled(struct lq *q)
 {
-	if (q->fd < 0)
-		return false;
-	uint8_t h[5];
-	ssize_t n = recv(q->fd, h, sizeof h, MSG_PEEK | MSG_DONTWAIT);
-	if (n == 0)
-		return true;	/* the shell went away */
-	if (n < (ssize_t)sizeof h)
-		return false;
-	uint32_t len = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
-	if (h[4] == T_CANCEL && len == 1) {
-		if (recv(q->fd, h, sizeof h, MSG_DONTWAIT) != (ssize_t)sizeof h)
-			return true;
-		return true;
-	}
-	return false;
+	return q->fd >= 0 && ag_cancel_waiting(q->fd);
 }
 
 void lq_poll(struct lq *q, const struct node *at)

@@ -88,6 +88,7 @@ extern struct recorder {
 	uint32_t depth;
 	bool live;		/* recorded objects are followed until they die */
 	char *uncovered;	/* bytecode: methods running old code (ag_bc_uncovered), NULL none */
+	int start_fd;		/* the shell starting the recording hears progress, -1: none */
 	struct pattern pat[MAX_PATTERNS];
 	int npat;
 	char *accounts;		/* the patterns as given */
@@ -112,6 +113,12 @@ extern struct recorder {
 #define KEY(i) (&R.keys[(i) / KEY_CHUNK][(i) % KEY_CHUNK])
 
 uint64_t ag_wall_ms(void);
+/*
+ * ag_rec_starting: done of total classes are rewritten by a starting
+ * recording: told to the shell that started it (a progress frame, when it
+ * asked for them); false when it cancelled (or went away).
+ */
+bool ag_rec_starting(uint32_t done, uint32_t total);
 /* ag_debug: HEAPSH_AGENT_DEBUG is set: the agent logs what it does (docs/agent.md). */
 bool ag_debug(void);
 /* ag_jni_clear: clear a pending Java exception (described on stderr when debugging) after what. */

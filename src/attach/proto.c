@@ -206,6 +206,19 @@ struct reply {
 	bool bad;
 };
 
+/* error_frame: an ERROR frame's message (str) into err, the frame freed; HS_ERR. */
+static int error_frame(struct reply *r, struct hs_error *err)
+{
+	uint32_t k = r->len >= 4 ? (uint32_t)r->p[0] << 24 | (uint32_t)r->p[1] << 16 |
+				       (uint32_t)r->p[2] << 8 | r->p[3] : 0;
+	if (k > r->len - 4)
+		k = r->len >= 4 ? r->len - 4 : 0;
+	seterr(err, "the agent says: %.*s", (int)k, (const char *)r->p + 4);
+	free(r->p);
+	r->p = NULL;
+	return HS_ERR;
+}
+
 /*
  * recv_reply: the next frame within ms; an ERROR frame becomes HS_ERR with
  * the agent's message (the connection stays open).
@@ -234,16 +247,8 @@ static int recv_reply(struct proto_conn *c, struct reply *r, int ms, struct hs_e
 	}
 	r->at = r->p;
 	r->end = r->p + r->len;
-	if (r->type == T_ERROR) {
-		uint32_t k = r->len >= 4 ? (uint32_t)r->p[0] << 24 | (uint32_t)r->p[1] << 16 |
-					       (uint32_t)r->p[2] << 8 | r->p[3] : 0;
-		if (k > r->len - 4)
-			k = r->len >= 4 ? r->len - 4 : 0;
-		seterr(err, "the agent says: %.*s", (int)k, (const char *)r->p + 4);
-		free(r->p);
-		r->p = NULL;
-		return HS_ERR;
-	}
+	if (r->type == T_ERROR)
+		return error_frame(r, err);
 	return HS_OK;
 }
 
@@ -625,6 +630,78 @@ int proto_detach(struct proto_conn *c, struct hs_error *err)
 	return st;
 }
 
+static int send_cancel(struct proto_conn *c)
+{
+	uint8_t h[5] = {0, 0, 0, 1, T_CANCEL};
+	return io_full(c->fd, h, 5, false, now_ms() + 2000) ? 0 : -1;
+}
+
+/*
+ * wait_frame: the next frame into r, waiting until *wait_until; on Ctrl-C
+ * (hs_interrupted) a CANCEL is sent once (*cancel_sent) and the wait is
+ * bounded by CANCEL_MS from then, for the agent to say how it stopped.
+ * HS_ERR (the connection closed, err set) when the agent went away, did
+ * not answer in time or broke the framing. An ERROR frame is returned as
+ * one, for the caller.
+ */
+static int wait_frame(struct proto_conn *c, struct reply *r, int64_t *wait_until, bool *cancel_sent,
+		      struct hs_error *err)
+{
+	uint8_t h[5];
+	size_t got = 0;
+	memset(r, 0, sizeof *r);
+	while (got < 5) {
+		if (hs_interrupted && !*cancel_sent) {
+			hs_interrupted = 0;
+			if (send_cancel(c))
+				return gone(c, err, "while cancelling");
+			*cancel_sent = true;
+			*wait_until = now_ms() + CANCEL_MS;
+		}
+		if (now_ms() > *wait_until) {
+			errno = ETIMEDOUT;
+			return gone(c, err, *cancel_sent ? "(it did not stop in time after the cancel)"
+							 : "(no reply in time)");
+		}
+		struct pollfd pf = {c->fd, POLLIN, 0};
+		int pr = poll(&pf, 1, 200);
+		if (pr < 0 && errno != EINTR)
+			return gone(c, err, "while waiting for a reply");
+		if (pr <= 0)
+			continue;
+		ssize_t k = recv(c->fd, h + got, 5 - got, 0);
+		if (k == 0 || (k < 0 && errno != EINTR && errno != EAGAIN)) {
+			if (k == 0)
+				errno = 0;
+			return gone(c, err, "while waiting for a reply");
+		}
+		if (k > 0)
+			got += (size_t)k;
+	}
+	uint32_t n = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
+	if (n < 1 || n > MAX_REPLY) {
+		proto_close(c);
+		seterr(err, "the agent sent a frame of %u bytes, which the protocol does not "
+		       "allow; the connection is closed", n);
+		return HS_ERR;
+	}
+	r->type = h[4];
+	r->len = n - 1;
+	r->p = xmalloc((size_t)r->len + 1);
+	int saved = hs_interrupted;
+	hs_interrupted = 0;	/* finish the frame; the cancel comes after */
+	bool ok = io_full(c->fd, r->p, r->len, true, now_ms() + REPLY_MS);
+	hs_interrupted = hs_interrupted || saved;
+	if (!ok) {
+		free(r->p);
+		r->p = NULL;
+		return gone(c, err, "in the middle of a reply");
+	}
+	r->at = r->p;
+	r->end = r->p + r->len;
+	return HS_OK;
+}
+
 /* ---- allocation recordings (ALLOC_*) ---- */
 
 /*
@@ -685,18 +762,55 @@ static int alloc_call(struct proto_conn *c, uint8_t t, const struct obuf *b, int
 	return HS_OK;
 }
 
-int proto_alloc_start(struct proto_conn *c, const struct proto_alloc_opts *o, struct alc_status *st,
-		      struct hs_error *err)
+int proto_alloc_start(struct proto_conn *c, const struct proto_alloc_opts *o,
+		      void (*progress)(void *ctx, uint32_t done, uint32_t total), void *ctx,
+		      struct alc_status *st, struct hs_error *err)
 {
+	memset(st, 0, sizeof *st);
 	struct obuf b = {0};
-	put_u8(&b, (o->exact ? 1 : 0) | (o->exact && o->jvmti ? 2 : 0) | (o->no_live ? 4 : 0));
+	/* Bit 3: this heapsh reads progress frames and may send CANCEL. */
+	put_u8(&b, (o->exact ? 1 : 0) | (o->exact && o->jvmti ? 2 : 0) | (o->no_live ? 4 : 0) | 8);
 	put_u64(&b, o->exact ? 0 : o->interval);
 	put_u32(&b, o->depth);
 	put_str(&b, o->accounts ? o->accounts : "");
-	/* An exact recording's start rewrites every loaded class first: seconds in a big program. */
-	int rc = alloc_call(c, T_ALLOC_START, &b, o->exact ? WALK_MS : REPLY_MS, st, err);
+	int rc = send_req(c, T_ALLOC_START, &b, err);
 	free(b.p);
-	return rc;
+	if (rc)
+		return HS_ERR;
+	/* An exact recording's start rewrites every loaded class first: seconds in a big program. */
+	bool cancel_sent = false;
+	int64_t wait_until = now_ms() + (o->exact ? WALK_MS : REPLY_MS);
+	for (;;) {
+		struct reply r;
+		if (wait_frame(c, &r, &wait_until, &cancel_sent, err))
+			return HS_ERR;
+		if (r.type == T_DATA) {
+			uint32_t done = get_u32(&r), total = get_u32(&r);
+			bool bad = r.bad || r.at != r.end;
+			free(r.p);
+			if (bad) {
+				proto_close(c);
+				seterr(err, "the agent's progress frame does not follow the protocol; the "
+				       "connection is closed");
+				return HS_ERR;
+			}
+			if (progress)
+				progress(ctx, done, total);
+			if (!cancel_sent)
+				wait_until = now_ms() + WALK_MS;
+			continue;
+		}
+		if (r.type == T_ERROR)
+			return error_frame(&r, err);
+		get_status(&r, st, true);
+		if (check_reply(c, &r, T_ALLOC_START, err)) {
+			alc_status_free(st);
+			return HS_ERR;
+		}
+		if (cancel_sent)
+			hs_interrupted = 1;	/* it finished before the cancel came: still stop */
+		return HS_OK;
+	}
 }
 
 int proto_alloc_control(struct proto_conn *c, enum proto_alloc_op op, struct alc_status *st,
@@ -1066,12 +1180,6 @@ static bool decode_results(const uint8_t *p, size_t n, struct proto_analysis *a)
 	return !r.bad;
 }
 
-static int send_cancel(struct proto_conn *c)
-{
-	uint8_t h[5] = {0, 0, 0, 1, T_CANCEL};
-	return io_full(c->fd, h, 5, false, now_ms() + 2000) ? 0 : -1;
-}
-
 int proto_analyze(struct proto_conn *c, const uint8_t *prog, size_t len, uint32_t time_ms,
 		  uint32_t mem_mb, struct proto_analysis *out, struct hs_error *err)
 {
@@ -1094,75 +1202,14 @@ int proto_analyze(struct proto_conn *c, const uint8_t *prog, size_t len, uint32_
 	bool cancel_sent = false;
 	int64_t wait_until = now_ms() + (int64_t)time_ms + WALK_MS;
 	for (;;) {
-		/* wait for a frame; on Ctrl-C ask the agent to stop, then wait for its END */
-		uint8_t h[5];
-		size_t got = 0;
-		while (got < 5) {
-			if (hs_interrupted && !cancel_sent) {
-				hs_interrupted = 0;
-				if (send_cancel(c)) {
-					free(all.p);
-					return gone(c, err, "while cancelling");
-				}
-				cancel_sent = true;
-				wait_until = now_ms() + CANCEL_MS;
-			}
-			if (now_ms() > wait_until) {
-				free(all.p);
-				errno = ETIMEDOUT;
-				return gone(c, err, cancel_sent ? "(it did not stop in time after the "
-					    "cancel)" : "(no reply in time)");
-			}
-			struct pollfd pf = {c->fd, POLLIN, 0};
-			int pr = poll(&pf, 1, 200);
-			if (pr < 0 && errno != EINTR) {
-				free(all.p);
-				return gone(c, err, "while waiting for a reply");
-			}
-			if (pr <= 0)
-				continue;
-			ssize_t k = recv(c->fd, h + got, 5 - got, 0);
-			if (k == 0 || (k < 0 && errno != EINTR && errno != EAGAIN)) {
-				if (k == 0)
-					errno = 0;
-				free(all.p);
-				return gone(c, err, "while waiting for a reply");
-			}
-			if (k > 0)
-				got += (size_t)k;
-		}
-		uint32_t n = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
-		if (n < 1 || n > MAX_REPLY) {
-			free(all.p);
-			proto_close(c);
-			seterr(err, "the agent sent a frame of %u bytes, which the protocol does not "
-			       "allow; the connection is closed", n);
-			return HS_ERR;
-		}
 		struct reply r;
-		memset(&r, 0, sizeof r);
-		r.type = h[4];
-		r.len = n - 1;
-		r.p = xmalloc((size_t)r.len + 1);
-		int saved = hs_interrupted;
-		hs_interrupted = 0;	/* finish the frame; the cancel comes after */
-		bool ok = io_full(c->fd, r.p, r.len, true, now_ms() + REPLY_MS);
-		hs_interrupted = hs_interrupted || saved;
-		if (!ok) {
-			free(r.p);
-			free(all.p);
-			return gone(c, err, "in the middle of a reply");
-		}
-		r.at = r.p;
-		r.end = r.p + r.len;
-		if (r.type == T_ERROR) {
-			uint32_t k = get_u32(&r);
-			if (k > r.len - 4)
-				k = r.len >= 4 ? r.len - 4 : 0;
-			seterr(err, "the agent says: %.*s", (int)k, (const char *)r.at);
-			free(r.p);
+		if (wait_frame(c, &r, &wait_until, &cancel_sent, err)) {
 			free(all.p);
 			return HS_ERR;
+		}
+		if (r.type == T_ERROR) {
+			free(all.p);
+			return error_frame(&r, err);
 		}
 		if (r.type == T_DATA) {
 			if (all.len + r.len > MAX_RESULTS) {

@@ -131,6 +131,9 @@ void proto_instances_free(struct proto_instances *r);
  * average (1 to 2^31-1), depth frames kept per stack (1 to 1024), accounts
  * a comma-separated list of package patterns (a.b, a.b.*) or NULL; an
  * agent error (already recording, a bad pattern) is HS_ERR with its words.
+ * While an exact recording rewrites the loaded classes, progress (when not
+ * NULL) hears how many of how many are done; Ctrl-C (hs_interrupted) asks
+ * the agent to cancel, which puts every class back and answers HS_ERR.
  * proto_alloc_control: stop, status, reset (drop what was recorded; a
  * running recording goes on afresh) or mark (live objects now, after a full
  * GC, kept for later diffs). proto_alloc_read: the whole recording, live
@@ -148,8 +151,9 @@ struct proto_alloc_opts {
 	const char *accounts;
 };
 enum proto_alloc_op { PROTO_ALLOC_STOP, PROTO_ALLOC_STATUS, PROTO_ALLOC_RESET, PROTO_ALLOC_MARK };
-int proto_alloc_start(struct proto_conn *c, const struct proto_alloc_opts *o, struct alc_status *st,
-		      struct hs_error *err);
+int proto_alloc_start(struct proto_conn *c, const struct proto_alloc_opts *o,
+		      void (*progress)(void *ctx, uint32_t done, uint32_t total), void *ctx,
+		      struct alc_status *st, struct hs_error *err);
 int proto_alloc_control(struct proto_conn *c, enum proto_alloc_op op, struct alc_status *st,
 			struct hs_error *err);
 int proto_alloc_read(struct proto_conn *c, struct alc_rec **out, struct hs_error *err);

@@ -135,6 +135,16 @@ static struct proto_conn *conn(struct sh *sh)
 	return sh_live_conn(sh);
 }
 
+/* start_progress: classes rewritten so far by an exact recording's start (on a terminal). */
+static void start_progress(void *ctx, uint32_t done, uint32_t total)
+{
+	(void)ctx;
+	char what[64];
+	snprintf(what, sizeof what, "classes rewritten %u of %u,", done, total);
+	if (hs_progress_fn)
+		hs_progress_fn(what, done, total);
+}
+
 static int cmd_start(struct sh *sh, int argc, char **argv)
 {
 	struct proto_alloc_opts o = {false, false, false, DEFAULT_INTERVAL, 0, NULL};
@@ -188,7 +198,12 @@ static int cmd_start(struct sh *sh, int argc, char **argv)
 		return HS_ERR;
 	struct alc_status st;
 	struct hs_error err;
-	if (proto_alloc_start(c, &o, &st, &err))
+	if (o.exact && !o.jvmti)
+		sh_progress_begin("starting the recording (Ctrl-C cancels)");
+	int rc = proto_alloc_start(c, &o, start_progress, NULL, &st, &err);
+	if (o.exact && !o.jvmti)
+		sh_progress_end();
+	if (rc)
 		return sh_error(sh, NULL, "%s", err.msg);
 	show_status(sh, &st);
 	alc_status_free(&st);
