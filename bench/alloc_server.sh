@@ -211,7 +211,7 @@ fi
 
 # ---------------------------------------------------------------- helpers
 TMPD=$(mktemp -d /tmp/alloc_server.XXXXXX)
-JVM_PID=; WRK_PID=
+JVM_PID=; WRK_PID=; SLEEP_PID=
 # stop_pid PID: end a process this script started (TERM, then KILL after 10 s).
 stop_pid() {
 	local p=$1 k
@@ -223,6 +223,7 @@ stop_pid() {
 	wait "$p" 2>/dev/null || true
 }
 cleanup() {
+	[ -z "$SLEEP_PID" ] || kill "$SLEEP_PID" 2>/dev/null || true
 	[ -z "$WRK_PID" ] || stop_pid "$WRK_PID"
 	[ -z "$JVM_PID" ] || { stop_pid "$JVM_PID"; rm -rf "/tmp/.heapsh-$JVM_PID"; }
 	rm -rf "$TMPD"
@@ -231,7 +232,13 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 now() { echo "$EPOCHREALTIME"; }
-sleep_until() { sleep "$(awk -v t="$1" -v n="$EPOCHREALTIME" 'BEGIN { d = t - n; printf "%.3f", (d > 0) ? d : 0 }')"; }
+# sleep_until CLOCK: sleep in the background and wait, so that a signal is heard at once.
+sleep_until() {
+	sleep "$(awk -v t="$1" -v n="$EPOCHREALTIME" 'BEGIN { d = t - n; printf "%.3f", (d > 0) ? d : 0 }')" &
+	SLEEP_PID=$!
+	wait "$SLEEP_PID"
+	SLEEP_PID=
+}
 add() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.6f", a + b }'; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 # cpu_ticks: user + system time of the JVM so far, in clock ticks.
