@@ -195,7 +195,7 @@ xa_verified_check() {
 	# shellcheck disable=SC2086
 	xa_start 6 "$java" $flags -cp "$XW" AllocWork wait || return
 	local P=$XA_PID
-	st=$(xh "$P" -c ':alloc start --interval exact')
+	st=$(xh "$P" -c ':alloc start --interval exact --live all')
 	check_contains "$label: started" "recording,running" "$st"
 	check "$label: no class refused (start)" "0" "$(xa_left "$st")"
 	xa 6 run
@@ -217,7 +217,7 @@ AllocWork$Loose[],1,1016,1,1016,250
 EOF
 )" "$(xh "$P" -c ':alloc classes --top 100000' | grep -E '^(com\.acme\.|AllocWork\$)' | sort)"
 	check_contains "$label: stop" "recording,stopped" "$(xh "$P" -c ':alloc stop')"
-	st=$(xh "$P" -c ':alloc start --interval exact --accounts com.acme.web,com.acme.xml.*')
+	st=$(xh "$P" -c ':alloc start --interval exact --live all --accounts com.acme.web,com.acme.xml.*')
 	check_contains "$label: started again, with accounts" "recording,running" "$st"
 	check "$label: no class refused (second start)" "0" "$(xa_left "$st")"
 	xa 6 run
@@ -262,7 +262,7 @@ xa_exactwork_check() {
 	# (on-stack replacement), and main goes on running through the start.
 	xa 7 "loop 200000"
 	xa 7 "loop 200000"
-	st=$(xh "$P" -c ':alloc start --interval exact --accounts exact.svc,exact.outer')
+	st=$(xh "$P" -c ':alloc start --interval exact --live all --accounts exact.svc,exact.outer')
 	check_contains "$label: started" "recording,running" "$st"
 	c0=$(xa_left "$st")
 
@@ -419,14 +419,39 @@ xa_start_check() {
 	xa 6 "huge Many"
 	check "$label: the JVM runs on after the cancel" 2 "$(grep -c '^done huge' "$XA/out6")"
 	# --no-live: the same counts, no live objects, said so.
-	xh "$P" -c ':alloc start --interval exact --no-live' >/dev/null
+	xh "$P" -c ':alloc start --interval exact --live none' >/dev/null
 	xa 6 "threads 3 500"
 	st=$(xh "$P" -c ':alloc status')
-	check_contains "$label: --no-live status" "none: objects not followed (--no-live)" "$st"
+	check_contains "$label: --no-live status" "none: objects not followed (--live none)" "$st"
 	check "$label: --no-live counts the Sparks, follows none" \
 		'exact.threads.Worker$Spark,1500,24000,0,0,0' \
 		"$(xh "$P" -c ':alloc classes --top 100000' | grep '^exact.threads.Worker\$Spark,')"
 	check_contains "$label: --no-live says so on a read" "does not follow its objects" "$(cat "$XA/err")"
+	xh "$P" -c ':alloc stop' >/dev/null
+	# The default follows a sample: each (thread, key)'s first 256 objects,
+	# then one in 64 standing for 64. 2 threads x 100 Sparks: all followed,
+	# exact. 2 threads x 20,000 Sparks, all kept: allocated exact; live an
+	# unbiased estimate, 256 + 64 x Binomial(19,744, 1/64) a thread, standard
+	# deviation about 1,580 for the two: within 6 of them (9,500) of 40,000.
+	xh "$P" -c ':alloc start --interval exact' >/dev/null
+	xa 6 "threads 2 100"
+	check "$label: sampled live, few objects: exact" \
+		'exact.threads.Worker$Spark,200,3200,200,3200,0' \
+		"$(xh "$P" -c ':alloc classes --top 100000' | grep '^exact.threads.Worker\$Spark,')"
+	xh "$P" -c ':alloc reset' >/dev/null
+	xa 6 "threads 2 20000"
+	local row est
+	row=$(xh "$P" -c ':alloc classes --top 100000' | grep '^exact.threads.Worker\$Spark,')
+	est=$(cut -d, -f4 <<<"$row")
+	check "$label: sampled live, many objects: allocated exact" '40000,640000' "$(cut -d, -f2,3 <<<"$row")"
+	if [ -n "$est" ] && [ "$est" -ge 30500 ] && [ "$est" -le 49500 ]; then
+		ok "$label: sampled live, many objects: $est estimated live of 40000"
+	else
+		fail "$label: sampled live, many objects: within 9,500 of 40000" "$row"
+	fi
+	check_contains "$label: sampled live shown as estimates" "~" \
+		"$("$HEAPSH" -c ':alloc classes --top 100000' "$P" 2>/dev/null | grep 'Worker\$Spark ')"
+	check_contains "$label: status says live counts are estimated" "estimated" "$(xh "$P" -c ':alloc status')"
 	xh "$P" -c ':alloc stop' >/dev/null
 	xa_stderr_clean "$label ExactWork" 6 "$P"
 	echo exit >&6

@@ -783,7 +783,7 @@ void ag_alloc_vm_death(void)
  * configure: check the recording's settings and, when apply, make them the
  * recording's (no recording may be running then); why on error.
  */
-static bool configure(enum mech mech, uint64_t interval, uint64_t depth, bool live,
+static bool configure(enum mech mech, uint64_t interval, uint64_t depth, int live,
 		      const char *accounts, char sep, bool apply, char *why, size_t cap)
 {
 	if (mech == M_SAMPLED && (interval < 1 || interval > 0x7fffffff)) {
@@ -818,7 +818,7 @@ static bool configure(enum mech mech, uint64_t interval, uint64_t depth, bool li
 	R.mech = mech;
 	R.interval = mech == M_SAMPLED ? interval : 0;
 	R.depth = (uint32_t)depth;
-	R.live = live;
+	R.live = mech == M_BYTECODE ? live : live == LIVE_NONE ? LIVE_NONE : LIVE_ALL;
 	return true;
 }
 
@@ -850,15 +850,20 @@ bool ag_alloc_options(const char *opts)
 		snprintf(why, sizeof why, "depth=%s is not a number of frames", dep);
 		ok = false;
 	}
-	if (ok && live && strcmp(live, "yes") && strcmp(live, "no")) {
-		snprintf(why, sizeof why, "live=%s: say live=yes or live=no", live);
+	int follow = LIVE_SAMPLED;
+	if (ok && live && !strcmp(live, "all"))
+		follow = LIVE_ALL;
+	else if (ok && live && !strcmp(live, "no"))
+		follow = LIVE_NONE;
+	else if (ok && live && strcmp(live, "sampled")) {
+		snprintf(why, sizeof why, "live=%s: say live=sampled, live=all or live=no", live);
 		ok = false;
 	}
 	/* An exact recording counts sites by default; a sampled one keeps stacks (its walks are few). */
 	if (ok && !dep)
 		depth = mech == M_SAMPLED ? 64 : 1;
 	R.start_fd = -1;
-	ok = ok && configure(mech, interval, depth, !live || !strcmp(live, "yes"), acc, ';', true, why,
+	ok = ok && configure(mech, interval, depth, follow, acc, ';', true, why,
 			     sizeof why) &&
 	     begin(NULL, why, sizeof why);
 	if (!ok)
@@ -959,7 +964,8 @@ static void put_status(struct buf *b)
 		ag_bc_status(&instrumented, &failed);
 	ag_bu8(b, (uint8_t)((R.exists ? 1 : 0) | (atomic_load(&R.on) ? 2 : 0) |
 			    (R.exists && R.mech != M_SAMPLED ? 4 : 0) | (R.has_mark ? 8 : 0) |
-			    (R.exists && R.mech == M_BYTECODE ? 16 : 0) | (R.exists && !R.live ? 32 : 0)));
+			    (R.exists && R.mech == M_BYTECODE ? 16 : 0) | (R.exists && R.live == LIVE_NONE ? 32 : 0) |
+			    (R.exists && R.live == LIVE_SAMPLED ? 64 : 0)));
 	ag_bu64(b, R.interval);
 	ag_bu32(b, R.depth);
 	ag_bu64(b, R.started_ms);
@@ -1084,7 +1090,7 @@ bool ag_alloc_request(int fd, JNIEnv *env, uint8_t type, struct req *r)
 		}
 		enum mech mech = !(flags & 1) ? M_SAMPLED : (flags & 2) ? M_EVENTS : M_BYTECODE;
 		/* Checked first: a typo neither meets "already running" nor costs a stopped recording. */
-		bool live = !(flags & 4);
+		int live = flags & 4 ? LIVE_NONE : flags & 16 ? LIVE_ALL : LIVE_SAMPLED;
 		bool ok = configure(mech, interval, depth, live, acc, ',', false, why, sizeof why);
 		if (ok && atomic_load(&R.on)) {
 			free(acc);

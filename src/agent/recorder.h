@@ -43,6 +43,16 @@
 #define SITE_BITS 24		/* a site number: generation << 24 | index */
 #define MAX_SITE_CHUNKS ((1u << SITE_BITS) / SITE_CHUNK)
 
+/*
+ * Which objects an exact recording by bytecode follows for its live counts:
+ * none; each (thread, key)'s first LIVE_FIRST objects and then one in
+ * LIVE_RATE at random, each standing for LIVE_RATE (an unbiased estimate);
+ * or every one. Sampled and JVMTI recordings follow every object they record.
+ */
+enum { LIVE_NONE, LIVE_SAMPLED, LIVE_ALL };
+#define LIVE_FIRST 256
+#define LIVE_RATE 64
+
 /* How a recording sees allocations. */
 enum mech { M_SAMPLED, M_EVENTS, M_BYTECODE };
 
@@ -86,7 +96,7 @@ extern struct recorder {
 	enum mech mech;
 	uint64_t interval;	/* M_SAMPLED: mean bytes between samples */
 	uint32_t depth;
-	bool live;		/* recorded objects are followed until they die */
+	int live;		/* LIVE_*: which recorded objects are followed until they die */
 	char *uncovered;	/* bytecode: methods running old code (ag_bc_uncovered), NULL none */
 	int start_fd;		/* the shell starting the recording hears progress, -1: none */
 	struct pattern pat[MAX_PATTERNS];

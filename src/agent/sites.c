@@ -77,8 +77,9 @@ struct site {
 struct entry {
 	jweak obj;		/* NULL: found dead and released */
 	uint32_t key;
-	uint32_t words;		/* size in 8-byte words */
+	uint32_t words;		/* size in 8-byte words; top bit: one of a sample, stands for LIVE_RATE */
 };
+#define SAMPLED_BIT 0x80000000u
 
 /*
  * A thread's table of recorded objects. Its owner writes it only between
@@ -254,9 +255,9 @@ static bool room(JNIEnv *jni, struct tstate *t)
 }
 
 /* track: follow obj (of key, size bytes) until it dies. */
-static void track(JNIEnv *jni, struct tstate *t, jobject obj, uint32_t key, jlong size)
+static void track(JNIEnv *jni, struct tstate *t, jobject obj, uint32_t key, jlong size, bool sampled)
 {
-	if (!R.live)
+	if (R.live == LIVE_NONE)
 		return;
 	if (!room(jni, t)) {
 		atomic_fetch_add(&R.untracked, 1);
@@ -269,7 +270,8 @@ static void track(JNIEnv *jni, struct tstate *t, jobject obj, uint32_t key, jlon
 		return;
 	}
 	uint64_t words = (uint64_t)size / 8;
-	t->e[t->n++] = (struct entry){w, key, words > UINT32_MAX ? UINT32_MAX : (uint32_t)words};
+	words = words >= SAMPLED_BIT ? SAMPLED_BIT - 1 : words;
+	t->e[t->n++] = (struct entry){w, key, (uint32_t)words | (sampled ? SAMPLED_BIT : 0)};
 }
 
 /*
@@ -614,7 +616,7 @@ static void count_one(JNIEnv *jni, struct tstate *t, jobject obj, struct site *s
 	atomic_fetch_add_explicit(&k->n_bytes, (uint64_t)size, memory_order_relaxed);
 	if (len > 0)
 		atomic_fetch_add_explicit(&k->n_elems, (uint64_t)len, memory_order_relaxed);
-	track(jni, t, obj, key, size);
+	track(jni, t, obj, key, size, false);
 }
 
 /* identity: the identity hash of object o (System.identityHashCode through JNI). */
@@ -880,20 +882,24 @@ static void drain(JNIEnv *jni, struct tstate *t, jobjectArray c, bool clear)
 	else
 		n = 0;
 	bool current = mv[0] == (jint)S.gen && S.java;
+	/* One local frame for the batch: its references go at once, not one by one. */
+	bool framed = n && (*jni)->PushLocalFrame(jni, n + 4) == 0;
 	for (jint j = 0; j < n; j++) {
 		jobject o = elem(jni, buf, j);
 		struct site *s = NULL;
 		uint32_t key = current ? java_key(kv[2 * j], &s) : NONE;
 		if (o && key != NONE) {
-			jlong size = kv[2 * j + 1] ? (jlong)kv[2 * j + 1] * 8
-						   : atomic_load_explicit(&s->size, memory_order_relaxed);
-			track(jni, t, o, key, size);
+			uint32_t v = (uint32_t)kv[2 * j + 1], words = v & ~SAMPLED_BIT;
+			jlong size = words ? (jlong)words * 8 : atomic_load_explicit(&s->size, memory_order_relaxed);
+			track(jni, t, o, key, size, (v & SAMPLED_BIT) != 0);
 		} else if (o) {
 			atomic_fetch_add(&R.untracked, 1);
 		}
-		if (o)
+		if (o && !framed)
 			(*jni)->DeleteLocalRef(jni, o);
 	}
+	if (framed)
+		(*jni)->PopLocalFrame(jni, NULL);
 	free(kv);
 	mv[1] = 0;
 	if (meta)
@@ -1025,7 +1031,7 @@ static void JNICALL rt_first(JNIEnv *jni, jclass rt, jobject obj, jint site, jin
 		(*jni)->DeleteLocalRef(jni, room_);
 	if (counts)
 		(*jni)->DeleteLocalRef(jni, counts);
-	track(jni, t, obj, key, size);
+	track(jni, t, obj, key, size, false);
 	leave(t);
 }
 
@@ -1137,7 +1143,7 @@ void ag_sites_fold(JNIEnv *jni, int how)
 			continue;
 		bool keep = how == FOLD_READ && alive(jni, c);
 		if (how != FOLD_DROP && t) {
-			if (R.live && ts && S.java)
+			if (R.live != LIVE_NONE && ts && S.java)
 				drain(jni, ts, c, true);
 			add(jni, c, t, t + n, t + 2 * n, n, !keep);
 		}
@@ -1197,7 +1203,7 @@ void ag_sites_java(JNIEnv *jni)
 		(*jni)->SetStaticLongField(jni, S.rt, S.f_align, S.align);
 	}
 	(*jni)->SetStaticIntField(jni, S.rt, S.f_accounts, R.npat + 1);
-	(*jni)->SetStaticBooleanField(jni, S.rt, S.f_live, R.live ? JNI_TRUE : JNI_FALSE);
+	(*jni)->SetStaticIntField(jni, S.rt, S.f_live, R.live);
 	(*jni)->SetStaticIntField(jni, S.rt, S.f_gen, S.java ? (jint)S.gen : 0);
 	ag_jni_clear(jni, "Rt's settings");
 	if (b)
@@ -1317,7 +1323,7 @@ bool ag_sites_bind(JNIEnv *jni, jclass rt, char *why, size_t cap)
 		{"arrayHere", "(Ljava/lang/Object;III)V"}, {"countWalking", "(Ljava/lang/Object;I)V"},
 		{"arrayWalking", "(Ljava/lang/Object;III)V"},
 		{"slow", "(Ljava/lang/Object;III[Ljava/lang/Object;)V"},
-		{"follow", "([Ljava/lang/Object;[ILjava/lang/Object;IJ)V"},
+		{"follow", "([Ljava/lang/Object;[ILjava/lang/Object;II)V"}, {"pick", "([I)Z"},
 		{"first", "(Ljava/lang/Object;III[Ljava/lang/Object;)V"}, {"flush", "([Ljava/lang/Object;)V"},
 		{"counters", "(Ljava/lang/Thread;)[Ljava/lang/Object;"},
 	};
@@ -1336,7 +1342,7 @@ bool ag_sites_bind(JNIEnv *jni, jclass rt, char *why, size_t cap)
 	if (!S.rt) {
 		S.f_gen = (*jni)->GetStaticFieldID(jni, rt, "gen", "I");
 		S.f_accounts = (*jni)->GetStaticFieldID(jni, rt, "accounts", "I");
-		S.f_live = (*jni)->GetStaticFieldID(jni, rt, "live", "Z");
+		S.f_live = (*jni)->GetStaticFieldID(jni, rt, "live", "I");
 		S.f_base = (*jni)->GetStaticFieldID(jni, rt, "BASE", "[I");
 		S.f_shift = (*jni)->GetStaticFieldID(jni, rt, "SHIFT", "[I");
 		S.f_align = (*jni)->GetStaticFieldID(jni, rt, "align", "J");
@@ -1415,8 +1421,9 @@ void ag_sites_measure(JNIEnv *jni, struct walk_counts *w)
 		for (uint32_t i = 0; i < t->n; i++) {
 			const struct entry *x = &t->e[i];
 			if (x->key < w->n) {
-				w->objs[x->key] += 1;
-				w->bytes[x->key] += (double)x->words * 8;
+				double weight = x->words & SAMPLED_BIT ? LIVE_RATE : 1;
+				w->objs[x->key] += weight;
+				w->bytes[x->key] += (double)(x->words & ~SAMPLED_BIT) * 8 * weight;
 				w->tracked++;
 			}
 		}

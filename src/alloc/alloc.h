@@ -68,7 +68,8 @@ struct alc_status {
 	bool exists;		/* a recording exists (running or stopped) */
 	bool exact;		/* every allocation, not samples */
 	bool bytecode;		/* exact by bytecode instrumentation (else by JVMTI events) */
-	bool no_live;		/* recorded objects are not followed: no live counts (--no-live) */
+	bool no_live;		/* recorded objects are not followed: no live counts (--live none) */
+	bool live_sampled;	/* exact counts, live counts estimated from a sample (--live sampled) */
 	uint64_t interval;	/* mean bytes between samples (sampled mode) */
 	uint32_t depth;		/* frames kept per stack */
 	uint64_t started_ms;	/* wall clock of the start, ms since the epoch */

@@ -719,6 +719,7 @@ static void get_status(struct reply *r, struct alc_status *st, bool reply)
 	st->has_mark = (f & 8) != 0;
 	st->bytecode = (f & 16) != 0;
 	st->no_live = (f & 32) != 0;
+	st->live_sampled = (f & 64) != 0;
 	st->interval = get_u64(r);
 	st->depth = get_u32(r);
 	st->started_ms = get_u64(r);
@@ -769,7 +770,8 @@ int proto_alloc_start(struct proto_conn *c, const struct proto_alloc_opts *o,
 	memset(st, 0, sizeof *st);
 	struct obuf b = {0};
 	/* Bit 3: this heapsh reads progress frames and may send CANCEL. */
-	put_u8(&b, (o->exact ? 1 : 0) | (o->exact && o->jvmti ? 2 : 0) | (o->no_live ? 4 : 0) | 8);
+	put_u8(&b, (o->exact ? 1 : 0) | (o->exact && o->jvmti ? 2 : 0) | (o->live == PROTO_LIVE_NONE ? 4 : 0) |
+		       8 | (o->live == PROTO_LIVE_ALL ? 16 : 0));
 	put_u64(&b, o->exact ? 0 : o->interval);
 	put_u32(&b, o->depth);
 	put_str(&b, o->accounts ? o->accounts : "");

@@ -145,7 +145,11 @@ struct alc_rec;
 struct proto_alloc_opts {
 	bool exact;
 	bool jvmti;		/* exact by JVMTI events, not bytecode instrumentation */
-	bool no_live;		/* recorded objects not followed: no live counts, less cost */
+	enum proto_live {
+		PROTO_LIVE_SAMPLED,	/* exact: the default; live counts estimated from a sample */
+		PROTO_LIVE_NONE,	/* no live counts, less cost */
+		PROTO_LIVE_ALL		/* every recorded object followed: exact live counts */
+	} live;
 	uint64_t interval;	/* bytes, sampled mode */
 	uint32_t depth;		/* frames */
 	const char *accounts;

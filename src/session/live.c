@@ -368,7 +368,7 @@ void hs_alloc_bounds(struct hs_session *s, const struct alc_status *st)
 			  "they return (:alloc status names them):\n  %s", st->uncovered);
 	if (st->no_live && st->exists)
 		hs_notify(s, HS_NOTICE_ALWAYS, "note: this recording does not follow its objects "
-			  "(--no-live): live counts are 0");
+			  "(--live none): live counts are 0");
 }
 
 int hs_alloc_fetch(struct hs_session *s, struct alc_rec **out)

@@ -96,9 +96,16 @@ static void show_status(struct sh *sh, const struct alc_status *st)
 		out_cell_u64(t, st->agent_bytes);
 		out_cell_str(t, "tracked objects alive at the last read");
 		if (st->no_live)
-			out_cell_str(t, "none: objects not followed (--no-live)");
+			out_cell_str(t, "none: objects not followed (--live none)");
 		else
 			out_cell_u64(t, st->tracked);
+		if (st->exact && st->bytecode) {
+			out_cell_str(t, "live counts");
+			out_cell_str(t, st->no_live ? "none (--live none)"
+				      : st->live_sampled ? "estimated: each key's first 256 objects per thread, "
+							   "then one in 64 at random (--live sampled)"
+				      : "exact: every object followed (--live all)");
+		}
 		if (st->bytecode) {
 			out_cell_str(t, "classes instrumented");
 			out_cell_u64(t, st->classes_instrumented);
@@ -147,16 +154,14 @@ static void start_progress(void *ctx, uint32_t done, uint32_t total)
 
 static int cmd_start(struct sh *sh, int argc, char **argv)
 {
-	struct proto_alloc_opts o = {false, false, false, DEFAULT_INTERVAL, 0, NULL};
+	struct proto_alloc_opts o = {false, false, PROTO_LIVE_SAMPLED, DEFAULT_INTERVAL, 0, NULL};
+	const char *live = NULL;
 	const char *via = NULL;
 	for (int a = 2; a < argc; a++) {
 		const char *opt = argv[a];
-		if (!strcmp(opt, "--no-live")) {
-			o.no_live = true;
-			continue;
-		}
 		if (a + 1 >= argc && (!strcmp(opt, "--interval") || !strcmp(opt, "--accounts") ||
-				      !strcmp(opt, "--depth") || !strcmp(opt, "--via")))
+				      !strcmp(opt, "--depth") || !strcmp(opt, "--via") ||
+				      !strcmp(opt, "--live")))
 			return sh_error(sh, NULL, "%s needs a value", opt);
 		if (!strcmp(opt, "--interval")) {
 			const char *v = argv[++a];
@@ -177,15 +182,29 @@ static int cmd_start(struct sh *sh, int argc, char **argv)
 				return sh_error(sh, NULL, "--depth takes a number of frames from 1 to "
 						"1024, not '%s'", argv[a]);
 			o.depth = (uint32_t)d;
+		} else if (!strcmp(opt, "--live")) {
+			live = argv[++a];
+			if (!strcmp(live, "sampled"))
+				o.live = PROTO_LIVE_SAMPLED;
+			else if (!strcmp(live, "all"))
+				o.live = PROTO_LIVE_ALL;
+			else if (!strcmp(live, "none"))
+				o.live = PROTO_LIVE_NONE;
+			else
+				return sh_error(sh, NULL, "--live takes sampled, all or none, not '%s'", live);
 		} else if (!strcmp(opt, "--via")) {
 			via = argv[++a];
 			if (strcmp(via, "bytecode") && strcmp(via, "jvmti"))
 				return sh_error(sh, NULL, "--via takes bytecode or jvmti, not '%s'", via);
 		} else {
 			return sh_error(sh, NULL, "unknown option '%s' of :alloc start (--interval, "
-					"--accounts, --depth, --via, --no-live)", opt);
+					"--accounts, --depth, --via, --live)", opt);
 		}
 	}
+	if (live && (!o.exact || (via && !strcmp(via, "jvmti"))) && o.live != PROTO_LIVE_NONE)
+		return sh_error(sh, NULL, "--live sampled and --live all choose how an exact recording "
+				"by bytecode follows its objects; a sampled or JVMTI recording follows each "
+				"object it records (--live none leaves them out)");
 	if (via && !o.exact)
 		return sh_error(sh, NULL, "--via chooses how an exact recording is made: give "
 				"--interval exact too (a sampled recording always uses JVMTI)");
@@ -224,6 +243,16 @@ static void count(struct out_table *t, const struct alc_rec *r, double v)
 {
 	uint64_t n = (uint64_t)llround(v);
 	if (r->st.exact || out_mode != OUT_TABLE)
+		out_cell_u64(t, n);
+	else
+		out_cell_fmt(t, "~%" PRIu64, n);
+}
+
+/* live: a live-count cell: an estimate also in an exact recording that follows a sample. */
+static void live(struct out_table *t, const struct alc_rec *r, double v)
+{
+	uint64_t n = (uint64_t)llround(v);
+	if ((r->st.exact && !r->st.live_sampled) || out_mode != OUT_TABLE)
 		out_cell_u64(t, n);
 	else
 		out_cell_fmt(t, "~%" PRIu64, n);
@@ -335,8 +364,8 @@ static int show_rows(struct sh *sh, const char *what, const struct view_opts *o,
 		out_cell_str(t, w->cls);
 		count(t, r, w->objs);
 		count(t, r, w->bytes);
-		count(t, r, w->live_objs);
-		count(t, r, w->live_bytes);
+		live(t, r, w->live_objs);
+		live(t, r, w->live_bytes);
 		if (!acc)
 			count(t, r, w->elems);
 	}
@@ -370,8 +399,8 @@ static int show_tree(const struct view_opts *o, const struct alc_rec *r)
 		count(t, r, w->self_bytes);
 		count(t, r, w->total_objs);
 		count(t, r, w->total_bytes);
-		count(t, r, w->live_objs);
-		count(t, r, w->live_bytes);
+		live(t, r, w->live_objs);
+		live(t, r, w->live_bytes);
 		count(t, r, w->elems);
 	}
 	out_table_end(t);
@@ -398,12 +427,12 @@ static int show_diff(const struct view_opts *o, const struct alc_rec *r, struct 
 		out_cell_str(t, w->account);
 		out_cell_str(t, frame);
 		out_cell_str(t, w->cls);
-		count(t, r, w->live_objs);
-		count(t, r, w->live_bytes);
-		count(t, r, w->mark_objs);
-		count(t, r, w->mark_bytes);
+		live(t, r, w->live_objs);
+		live(t, r, w->live_bytes);
+		live(t, r, w->mark_objs);
+		live(t, r, w->mark_bytes);
 		double go = w->live_objs - w->mark_objs, gb = w->live_bytes - w->mark_bytes;
-		if (r->st.exact || out_mode != OUT_TABLE) {
+		if ((r->st.exact && !r->st.live_sampled) || out_mode != OUT_TABLE) {
 			out_cell_i64(t, (int64_t)llround(go));
 			out_cell_i64(t, (int64_t)llround(gb));
 		} else {

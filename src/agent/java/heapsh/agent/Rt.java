@@ -17,12 +17,15 @@
  * objects' size and grows the array. The agent adds up every thread's
  * counters when it reads the recording (sites.c, fold).
  *
- * Live objects. When the recording follows its objects (the default; not
- * with --no-live), each counted object also goes into a small buffer of the
- * thread's own; when the buffer is full, one native call (flush) turns the
- * whole batch into JNI weak references, and a read drains every buffer
- * before its full GC. A batch costs one JNI transition instead of one per
- * object.
+ * Live objects. Counted objects are followed (not with --live none) by a
+ * small buffer of the thread's own: when it is full, one native call
+ * (flush) turns the whole batch into JNI weak references, and a read drains
+ * every buffer before its full GC; one JNI transition per batch instead of
+ * one per object. By default (--live sampled) the first FIRST objects of a
+ * (site, account) on a thread are followed, then one in 64 at random, each
+ * standing for 64: a weak reference per object is what made following every
+ * one (--live all) cost several times the program's CPU on allocation-heavy
+ * servers (docs/performance.md).
  *
  * Accounts. Each thread has a slot with its current memory account, the
  * account of the nearest accounted frame, which pays for what unaccounted
@@ -31,7 +34,8 @@
  * restore it on every way out.
  *
  * A thread's state is a pair {thread, int[1] account slot, counters} (the
- * value of SLOTS); counters is {int[] {generation, buffered}, long[] counts,
+ * value of SLOTS); counters is {int[] {generation, buffered, misses of `last`,
+ * random state}, long[] counts,
  * Object[] buffer, int[] buffered keys and sizes, WeakReference to the
  * thread}, and the registry ALL holds every thread's counters (not the
  * thread) so that they outlive it until the agent folds them.
@@ -62,6 +66,15 @@ public final class Rt extends ThreadLocal<Object[]> {
     private static final int BUF = 256;
 
     /*
+     * A sampled follow (live 1, the default): the first FIRST objects of a
+     * (site, account) on a thread, then each with probability 1/64 (the low
+     * six bits of a per-thread xorshift), standing for 64 (src/agent/
+     * recorder.h, LIVE_FIRST and LIVE_RATE).
+     */
+    private static final int FIRST = 256;
+    private static final int SAMPLED = 0x80000000;
+
+    /*
      * Set by the agent (sites.c). gen: the recording's generation when the
      * counting is done here (an exact recording of sites, --depth 1), 0
      * when every allocation goes to the natives. accounts: account patterns
@@ -71,7 +84,7 @@ public final class Rt extends ThreadLocal<Object[]> {
      */
     static volatile int gen;
     static int accounts = 1;
-    static boolean live;
+    static int live;    /* 0: none followed, 1: a sample (FIRST, then one in RATE), 2: every one */
     static final int[] BASE = new int[9];
     static final int[] SHIFT = new int[9];
     static long align = 8;
@@ -99,8 +112,8 @@ public final class Rt extends ThreadLocal<Object[]> {
 
     /* counters: a thread's counters of the current recording, registered. */
     private static Object[] counters(Thread t) {
-        boolean follow = live;
-        Object[] c = {new int[] {gen, 0}, new long[0], follow ? new Object[BUF] : null,
+        boolean follow = live != 0;
+        Object[] c = {new int[] {gen, 0, 0, System.identityHashCode(t) | 1}, new long[0], follow ? new Object[BUF] : null,
                       follow ? new int[2 * BUF] : null, new WeakReference<Thread>(t)};
         synchronized (Rt.class) {
             if (nall == all.length) {
@@ -113,11 +126,20 @@ public final class Rt extends ThreadLocal<Object[]> {
         return c;
     }
 
+    /*
+     * mine: this thread's pair. A thread that misses `last` takes it only
+     * every 64th time, so that threads taking turns (a server's workers)
+     * do not write one shared field at every allocation, while a thread
+     * that allocates alone soon finds itself there.
+     */
     private static Object[] mine() {
         Object[] p = last;
         if (p[0] != Thread.currentThread()) {
             p = SLOTS.get();
-            last = p;
+            int[] m = (int[]) ((Object[]) p[2])[0];
+            if ((++m[2] & 63) == 0) {
+                last = p;
+            }
         }
         return p;
     }
@@ -138,10 +160,24 @@ public final class Rt extends ThreadLocal<Object[]> {
             slow(o, site, account, -1, p);
             return;
         }
-        n[i]++;
+        long k = ++n[i];
         if (c[2] != null) {
-            follow(c, m, o, i, 0);
+            if (k <= FIRST || live == 2) {
+                follow(c, m, o, i, 0);
+            } else if (pick(m)) {
+                follow(c, m, o, i, SAMPLED);
+            }
         }
+    }
+
+    /* pick: one time in 64, at random (xorshift32 in m[3]). */
+    private static boolean pick(int[] m) {
+        int x = m[3];
+        x ^= x << 13;
+        x ^= x >>> 17;
+        x ^= x << 5;
+        m[3] = x;
+        return (x & 63) == 0;
     }
 
     /** The same in unaccounted code: the nearest accounted frame pays. */
@@ -161,11 +197,16 @@ public final class Rt extends ThreadLocal<Object[]> {
             return;
         }
         long bytes = (BASE[elem] + ((long) len << SHIFT[elem]) + align - 1) & -align;
-        n[i]++;
+        long k = ++n[i];
         n[i + 1] += bytes;
         n[i + 2] += len;
         if (c[2] != null) {
-            follow(c, m, a, i, bytes);
+            int words = (int) Math.min(bytes >>> 3, Integer.MAX_VALUE >>> 1);
+            if (k <= FIRST || live == 2) {
+                follow(c, m, a, i, words);
+            } else if (pick(m)) {
+                follow(c, m, a, i, words | SAMPLED);
+            }
         }
     }
 
@@ -185,8 +226,12 @@ public final class Rt extends ThreadLocal<Object[]> {
         first(o, site, account, len, c);
     }
 
-    /* follow: o (counter index i, bytes, 0: the site's size) into the buffer; a full one is flushed. */
-    private static void follow(Object[] c, int[] m, Object o, int i, long bytes) {
+    /*
+     * follow: o (counter index i; its size in words, 0: the site's size,
+     * with SAMPLED when it stands for 64) into the buffer; a full one is
+     * flushed.
+     */
+    private static void follow(Object[] c, int[] m, Object o, int i, int words) {
         Object[] buf = (Object[]) c[2];
         int k = m[1];
         if (k >= buf.length) {
@@ -199,7 +244,7 @@ public final class Rt extends ThreadLocal<Object[]> {
         buf[k] = o;
         int[] keys = (int[]) c[3];
         keys[2 * k] = i;
-        keys[2 * k + 1] = (int) Math.min(bytes >>> 3, Integer.MAX_VALUE);
+        keys[2 * k + 1] = words;
         m[1] = k + 1;
     }
 
