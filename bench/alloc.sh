@@ -31,14 +31,19 @@
 #          here). Every run must print the same checksum. Skipped, with a
 #          note, when the jar is missing.
 #
-# Configurations (BENCH_CONFIGS, default "none sampled accounts stacks jfr"):
+# Configurations (BENCH_CONFIGS, default "none sampled exact nolive accounts stacks jfr"):
 #   none      no agent
 #   sampled   -agentpath:AGENT=alloc=524288            (JVMTI sampling, mean 512 KiB)
 #   sampled4k -agentpath:AGENT=alloc=4096: 128 times the samples, so that the
 #             cost of a sample can be measured (not in the default list)
+#   exact     -agentpath:AGENT=alloc=exact: exact by bytecode instrumentation,
+#             counts per site, live counts from a sample (the default)
+#   nolive    -agentpath:AGENT=alloc=exact,live=no: the same, no live counts
+#   liveall   -agentpath:AGENT=alloc=exact,live=all: every object followed
+#             (not in the default list)
 #   accounts  -agentpath:AGENT=alloc=exact,accounts=P,depth=1
-#             (P = com.sun.tools.javac.* for javac, org.h2.* for h2): exact by
-#             bytecode instrumentation, the default of alloc=exact
+#             (P = com.sun.tools.javac.* for javac, org.h2.* for h2): the
+#             default with memory accounts
 #   stacks    -agentpath:AGENT=alloc=exact,depth=64
 #   events    -agentpath:AGENT=alloc=exact,via=jvmti,accounts=P,depth=1: exact
 #             with accounts by JVMTI events, for comparison (not in the default
@@ -96,7 +101,7 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 
 R=${BENCH_RUNS:-5}
-read -r -a CONFIGS <<<"${BENCH_CONFIGS:-none sampled accounts stacks jfr}"
+read -r -a CONFIGS <<<"${BENCH_CONFIGS:-none sampled exact nolive accounts stacks jfr}"
 read -r -a WORKLOADS <<<"${BENCH_WORKLOADS:-javac h2}"
 read -r -a JAVAC_DIRS <<<"${ALLOC_JAVAC_DIRS:-java/util}"
 H2_ROWS=${ALLOC_H2_ROWS:-500000}
@@ -108,7 +113,7 @@ for v in "$R" "$H2_ROWS" "$TMO"; do
 	[[ $v =~ ^[1-9][0-9]*$ ]] || { echo "bench/alloc.sh: BENCH_RUNS, ALLOC_H2_ROWS and ALLOC_TIMEOUT must be positive integers" >&2; exit 2; }
 done
 for c in "${CONFIGS[@]}"; do
-	case $c in none|sampled|sampled4k|accounts|exact|nolive|stacks|events|jfr) ;; *) echo "bench/alloc.sh: unknown configuration '$c' in BENCH_CONFIGS (none sampled sampled4k accounts exact nolive stacks events jfr)" >&2; exit 2;; esac
+	case $c in none|sampled|sampled4k|accounts|exact|nolive|liveall|stacks|events|jfr) ;; *) echo "bench/alloc.sh: unknown configuration '$c' in BENCH_CONFIGS (none sampled sampled4k accounts exact nolive liveall stacks events jfr)" >&2; exit 2;; esac
 done
 for w in "${WORKLOADS[@]}"; do
 	case $w in javac|h2) ;; *) echo "bench/alloc.sh: unknown workload '$w' in BENCH_WORKLOADS (javac h2)" >&2; exit 2;; esac
@@ -137,7 +142,7 @@ if [ -x /usr/bin/time ] && /usr/bin/time -f '%e %U %S %M' -o /dev/null true 2>/d
 AGENT=
 AGENT_ID="not used (no configuration of the agent selected)"
 uses_agent=0
-for c in "${CONFIGS[@]}"; do case $c in sampled|sampled4k|accounts|exact|nolive|stacks|events) uses_agent=1;; esac; done
+for c in "${CONFIGS[@]}"; do case $c in sampled|sampled4k|accounts|exact|nolive|liveall|stacks|events) uses_agent=1;; esac; done
 if [ "$uses_agent" = 1 ]; then
 	AGENT_SRC=${ALLOC_AGENT:-$(dirname "${HEAPSH:-./heapsh}")/libheapsh_agent.so}
 	if [ "$AGENT_SRC" = ./libheapsh_agent.so ]; then
@@ -154,7 +159,7 @@ if [ "$uses_agent" = 1 ]; then
 	else
 		fail "no agent at $AGENT_SRC (run 'make' or set ALLOC_AGENT): the configurations of the agent are left out"
 		keep=()
-		for c in "${CONFIGS[@]}"; do case $c in sampled|sampled4k|accounts|exact|nolive|stacks|events) ;; *) keep+=("$c");; esac; done
+		for c in "${CONFIGS[@]}"; do case $c in sampled|sampled4k|accounts|exact|nolive|liveall|stacks|events) ;; *) keep+=("$c");; esac; done
 		CONFIGS=(${keep[@]+"${keep[@]}"})
 		[ ${#CONFIGS[@]} -gt 0 ] || { echo "bench/alloc.sh: nothing left to run" >&2; exit 1; }
 	fi
@@ -169,6 +174,7 @@ opts() {
 		accounts) echo "-agentpath:$AGENT=alloc=exact,accounts=$([ "$1" = javac ] && echo 'com.sun.tools.javac.*' || echo 'org.h2.*'),depth=1" ;;
 		exact) echo "-agentpath:$AGENT=alloc=exact" ;;
 		nolive) echo "-agentpath:$AGENT=alloc=exact,live=no" ;;
+		liveall) echo "-agentpath:$AGENT=alloc=exact,live=all" ;;
 		stacks) echo "-agentpath:$AGENT=alloc=exact,depth=64" ;;
 		events) echo "-agentpath:$AGENT=alloc=exact,via=jvmti,accounts=$([ "$1" = javac ] && echo 'com.sun.tools.javac.*' || echo 'org.h2.*'),depth=1" ;;
 		jfr) echo "-XX:StartFlightRecording=settings=profile,filename=$PWD/$LOG/$1.jfr.$3.jfr" ;;
@@ -352,7 +358,7 @@ run() {
 		p=${d##*-}
 		[[ " ${before[*]} " == *" $d "* ]] || kill -0 "$p" 2>/dev/null || rm -rf "$d"
 	done
-	case $c in sampled|sampled4k|accounts|exact|nolive|stacks|events)
+	case $c in sampled|sampled4k|accounts|exact|nolive|liveall|stacks|events)
 		EVENTS[$w,$c]+="$(awk '$3 == "recording:" { print $4 }' "$base.err" | tail -n 1) "
 		TABLES_MB[$w,$c]+="$(awk '$3 == "recording:" { printf "%.1f", $9 / 1048576 }' "$base.err" | tail -n 1) "
 		[ -n "${AGENT_SAID[$w,$c]:-}" ] ||

@@ -32,12 +32,15 @@
 #   stop       the stop command, timed
 #   after      ALLOC_SERVER_AFTER s; "after" is its second half
 # Configurations (ALLOC_SERVER_CONFIGS, default "none sampled exact nolive
-# depth64 jfr"), each started with heapsh attached to the running JVM:
+# liveall depth64 jfr"), each started with heapsh attached to the running JVM:
 #   none     no recording; the same phases, no command
 #   sampled  heapsh -c ':alloc start' PID            (sampled, 512k)
-#   exact    heapsh -c ':alloc start --interval exact' PID
-#   nolive   heapsh -c ':alloc start --interval exact --no-live' PID (a heapsh
-#            that does not know --no-live: reported unavailable, not run again)
+#   exact    heapsh -c ':alloc start --interval exact' PID (the default: exact
+#            counts, live counts from a sample of the objects)
+#   nolive   heapsh -c ':alloc start --interval exact --live none' PID (a
+#            heapsh that does not know it: reported unavailable, not run again)
+#   liveall  heapsh -c ':alloc start --interval exact --live all' PID (every
+#            object followed: exact live counts)
 #   depth64  heapsh -c ':alloc start --interval exact --depth 64' PID
 #   jfr      jcmd PID JFR.start name=alloc_server settings=profile filename=F
 #            and jcmd PID JFR.stop name=alloc_server (F in a temporary
@@ -103,7 +106,7 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 
 R=${BENCH_RUNS:-3}
-read -r -a CONFIGS <<<"${ALLOC_SERVER_CONFIGS:-none sampled exact nolive depth64 jfr}"
+read -r -a CONFIGS <<<"${ALLOC_SERVER_CONFIGS:-none sampled exact nolive liveall depth64 jfr}"
 WARMUP=${ALLOC_SERVER_WARMUP:-60}
 BASELINE=${ALLOC_SERVER_BASELINE:-30}
 WINDOW=${ALLOC_SERVER_WINDOW:-60}
@@ -121,7 +124,7 @@ for v in "$R" "$WARMUP" "$BASELINE" "$WINDOW" "$AFTER" "$TOL" "$SMOOTH" "$THREAD
 	[[ $v =~ ^[1-9][0-9]*$ ]] || { echo "$me: BENCH_RUNS and the ALLOC_SERVER_ numbers must be positive integers, not '$v'" >&2; exit 2; }
 done
 for c in "${CONFIGS[@]}"; do
-	case $c in none|sampled|exact|nolive|depth64|jfr) ;; *) echo "$me: unknown configuration '$c' in ALLOC_SERVER_CONFIGS (none sampled exact nolive depth64 jfr)" >&2; exit 2;; esac
+	case $c in none|sampled|exact|nolive|liveall|depth64|jfr) ;; *) echo "$me: unknown configuration '$c' in ALLOC_SERVER_CONFIGS (none sampled exact nolive liveall depth64 jfr)" >&2; exit 2;; esac
 done
 [ ${#CONFIGS[@]} -gt 0 ] || { echo "$me: no configuration" >&2; exit 2; }
 [ -x "$JDK/bin/java" ] && [ -x "$JDK/bin/javac" ] && [ -x "$JDK/bin/jcmd" ] ||
@@ -250,7 +253,8 @@ start_cmd() {
 	case $1 in
 		sampled) printf '%s\n' "$HS" -c ':alloc start' "$JVM_PID" ;;
 		exact) printf '%s\n' "$HS" -c ':alloc start --interval exact' "$JVM_PID" ;;
-		nolive) printf '%s\n' "$HS" -c ':alloc start --interval exact --no-live' "$JVM_PID" ;;
+		nolive) printf '%s\n' "$HS" -c ':alloc start --interval exact --live none' "$JVM_PID" ;;
+		liveall) printf '%s\n' "$HS" -c ':alloc start --interval exact --live all' "$JVM_PID" ;;
 		depth64) printf '%s\n' "$HS" -c ':alloc start --interval exact --depth 64' "$JVM_PID" ;;
 		jfr) printf '%s\n' "$JDK/bin/jcmd" "$JVM_PID" JFR.start name=alloc_server settings=profile "filename=$TMPD/$1.$2.jfr" ;;
 	esac
@@ -373,7 +377,7 @@ run() {
 		S0=$T0; S1=$T1
 		if [ "$RC" != 0 ]; then
 			why="start failed (exit status $RC$([ "$RC" != 124 ] || echo ", timed out after $CMD_TMO s")): $(said "$base.start.err" "$base.start.out")"
-			if [ "$c" = nolive ] && grep -q -- "--no-live" "$base.start.err"; then
+			if [ "$c" = nolive ] && grep -q -- "--live" "$base.start.err"; then
 				UNAVAIL[$c]="heapsh says: $(said "$base.start.err")"
 			fi
 		fi

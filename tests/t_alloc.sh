@@ -212,7 +212,7 @@ EOF
 	check_contains "alloc: --via what" "--via takes bytecode or jvmti, not 'magic'" "$(cat "$A/err")"
 	# A new exact recording with another account after a stop: the classes put back
 	# at the stop are instrumented again, with the new account.
-	ha "$P" -c ':alloc start --interval exact --accounts com.acme.util --depth 1' >/dev/null
+	ha "$P" -c ':alloc start --interval exact --accounts com.acme.util --depth 1 --live all' >/dev/null
 	aw 8 run
 	check "alloc exact: restarted with another account" "$(sort <<'EOF2'
 com.acme.util,com.acme.util.Buffer,900,28800,900,28800

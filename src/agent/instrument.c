@@ -558,9 +558,102 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /*
+ * code_allocates: whether bytecodes (n bytes, JVMS 6.5) hold new, newarray,
+ * anewarray or multianewarray; true also for code it cannot walk (an
+ * unknown opcode, a switch running past the end), to be safe.
+ */
+static bool code_allocates(const unsigned char *b, jint n)
+{
+	/* Instruction lengths of opcodes 0x00-0xc9 (0: tableswitch, lookupswitch, wide). */
+	static const unsigned char len[0xca] = {
+		1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+		2, 3, 2, 3, 3, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1,
+		1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+		1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1,
+		1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+		1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+		1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+		1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+		1, 1, 1, 1, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+		1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3,
+		3, 3, 3, 3, 3, 3, 3, 3, 3, 2, 0, 0, 1, 1, 1, 1,
+		1, 1, 3, 3, 3, 3, 3, 3, 3, 5, 5, 3, 2, 3, 1, 1,
+		3, 3, 1, 1, 0, 4, 3, 3, 5, 5,
+	};
+	for (jint pc = 0; pc < n;) {
+		unsigned op = b[pc];
+		if (op == 0xbb || op == 0xbc || op == 0xbd || op == 0xc5)
+			return true;
+		if (op >= sizeof len)
+			return true;
+		jint l = len[op];
+		if (op == 0xaa || op == 0xab) {		/* tableswitch, lookupswitch */
+			jint q = (pc + 4) & ~3;
+			if ((int64_t)q + 12 > n)
+				return true;
+			int32_t lo = (int32_t)((uint32_t)b[q + 4] << 24 | (uint32_t)b[q + 5] << 16 |
+					       (uint32_t)b[q + 6] << 8 | b[q + 7]);
+			int32_t hi = (int32_t)((uint32_t)b[q + 8] << 24 | (uint32_t)b[q + 9] << 16 |
+					       (uint32_t)b[q + 10] << 8 | b[q + 11]);
+			int64_t cases = op == 0xaa ? (int64_t)hi - lo + 1 : (int64_t)lo * 2;
+			if (cases < 0 || cases > n)
+				return true;
+			l = (jint)(q - pc + (op == 0xaa ? 12 : 8) + cases * 4);
+		} else if (op == 0xc4) {			/* wide */
+			l = pc + 1 < n && b[pc + 1] == 0x84 ? 6 : 4;
+		}
+		pc += l;
+	}
+	return false;
+}
+
+/* ALLOCATING_CALLS: names of the calls Instrument.java counts at their sites. */
+static const char *const ALLOCATING_CALLS[] = {"clone", "newArray", "multiNewArray",
+	"allocateInstance", "newInstance0", "copyOf", "allocateUninitializedArray0"};
+
+/*
+ * worth: whether class k (JNI signature sig) has anything to rewrite: a
+ * method of an accounted class, an allocating instruction in a method
+ * (JVMTI GetBytecodes), or the name of a call counted at its site in its
+ * constant pool (GetConstantPool); true when JVMTI cannot say. Classes with
+ * none are not retransformed at the start, which saves the JVM redefining
+ * them for nothing.
+ */
+static bool worth(jclass k, const char *sig)
+{
+	if (R.npat && ag_rec_account_of(sig))
+		return true;
+	jint cpn = 0, cplen = 0;
+	unsigned char *cp = NULL;
+	if ((*R.env)->GetConstantPool(R.env, k, &cpn, &cplen, &cp) != JVMTI_ERROR_NONE)
+		return true;
+	bool yes = false;
+	for (size_t i = 0; i < sizeof ALLOCATING_CALLS / sizeof *ALLOCATING_CALLS && !yes; i++)
+		yes = memmem(cp, (size_t)cplen, ALLOCATING_CALLS[i], strlen(ALLOCATING_CALLS[i])) != NULL;
+	ag_rec_free(cp);
+	jint nm = 0;
+	jmethodID *ms = NULL;
+	if (!yes && (*R.env)->GetClassMethods(R.env, k, &nm, &ms) != JVMTI_ERROR_NONE)
+		return true;
+	for (jint i = 0; i < nm && !yes; i++) {
+		jint bl = 0;
+		unsigned char *bc = NULL;
+		jvmtiError err = (*R.env)->GetBytecodes(R.env, ms[i], &bl, &bc);
+		if (err == JVMTI_ERROR_NONE)
+			yes = code_allocates(bc, bl);
+		else if (err != JVMTI_ERROR_NATIVE_METHOD && err != JVMTI_ERROR_ABSENT_INFORMATION)
+			yes = true;
+		ag_rec_free(bc);
+	}
+	ag_rec_free(ms);
+	return yes;
+}
+
+/*
  * loaded: the loaded classes to retransform: every modifiable one but the
- * agent's, or only those named in names[0..nnames) (sorted here) when names
- * is not NULL. *n set; JVMTI memory (release_classes).
+ * agent's that has something to rewrite (worth), or only those named in
+ * names[0..nnames) (sorted here) when names is not NULL. *n set; JVMTI
+ * memory (release_classes).
  */
 static jclass *loaded(JNIEnv *jni, char **names, uint32_t nnames, jint *n)
 {
@@ -588,6 +681,8 @@ static jclass *loaded(JNIEnv *jni, char **names, uint32_t nnames, jint *n)
 				sig[strlen(sig) - 1] = 0;
 				char *key = sig + 1;
 				ok = bsearch(&key, names, nnames, sizeof *names, cmp_str) != NULL;
+			} else if (ok) {
+				ok = worth(k[i], sig);
 			}
 		} else {
 			ok = JNI_FALSE;
@@ -679,6 +774,8 @@ bool ag_bc_begin(JNIEnv *jni, char *why, size_t cap)
 	caps.can_get_line_numbers = 1;
 	caps.can_get_source_file_name = 1;
 	caps.can_generate_garbage_collection_events = 1;
+	caps.can_get_bytecodes = 1;
+	caps.can_get_constant_pool = 1;
 	jvmtiEventCallbacks cb;
 	memset(&cb, 0, sizeof cb);
 	cb.ClassFileLoadHook = on_class_file;
@@ -804,8 +901,8 @@ char *ag_bc_uncovered(JNIEnv *jni)
 	jint nthreads = 0;
 	if (!R.env || (*R.env)->GetAllStackTraces(R.env, MAX_FRAMES, &info, &nthreads) != JVMTI_ERROR_NONE)
 		return NULL;
-	char *out = NULL;
-	size_t len = 0, cap = 0;
+	char *out = NULL, *tail = NULL;
+	size_t len = 0, cap = 0, tlen = 0, tcap = 0;
 	int methods = 0;
 	for (jint t = 0; t < nthreads && methods < MAX_METHODS; t++) {
 		for (jint f = 0; f < info[t].frame_count && methods < MAX_METHODS; f++) {
@@ -835,9 +932,16 @@ char *ag_bc_uncovered(JNIEnv *jni)
 							      lines[i]);
 					snprintf(q, (size_t)(buf + sizeof buf - q), ") on thread %s%s\n",
 						 ti.name ? ti.name : "?", acct && !n ? ", which sets an account" : "");
-					/* A method in several frames (recursion, threads) once per thread and line. */
-					if (!out || !strstr(out, buf)) {
-						if (!text(&out, &len, &cap, buf))
+					/*
+					 * A method in several frames (recursion, threads) once per
+					 * thread and line; the JDK's own after the program's.
+					 */
+					bool jdk = !strncmp(cls, "Ljava/", 6) || !strncmp(cls, "Ljdk/", 5) ||
+						   !strncmp(cls, "Lsun/", 5) || !strncmp(cls, "Lcom/sun/", 9);
+					char **o = jdk ? &tail : &out;
+					size_t *l = jdk ? &tlen : &len, *c = jdk ? &tcap : &cap;
+					if (!*o || !strstr(*o, buf)) {
+						if (!text(o, l, c, buf))
 							break;
 						methods++;
 					}
@@ -857,6 +961,11 @@ char *ag_bc_uncovered(JNIEnv *jni)
 		}
 	}
 	ag_rec_free(info);
+	if (tail && !text(&out, &len, &cap, tail)) {
+		free(out);
+		out = NULL;
+	}
+	free(tail);
 	if (out && len)
 		out[len - 1] = 0;	/* no newline after the last */
 	return out;

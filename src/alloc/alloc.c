@@ -34,6 +34,17 @@ void alc_status_free(struct alc_status *s)
 	s->uncovered = NULL;
 }
 
+const char *alc_cost(const struct alc_status *st)
+{
+	if (!st->exact)
+		return ALC_COST_SAMPLED;
+	if (!st->bytecode)
+		return ALC_COST_JVMTI;
+	if (st->depth > 1)
+		return ALC_COST_DEPTH;
+	return st->no_live ? ALC_COST_NO_LIVE : st->live_sampled ? ALC_COST_EXACT : ALC_COST_LIVE_ALL;
+}
+
 static void free_strings(char **v, uint32_t n)
 {
 	if (!v)

@@ -88,6 +88,27 @@ struct alc_status {
 	char *uncovered;	/* methods running code from before the start, one a line, or NULL */
 };
 
+/*
+ * What an allocation recording costs the JVM, as measured (docs/performance.md,
+ * "Allocation recordings"; bench/alloc.sh and bench/alloc_server.sh): the
+ * words :help alloc and :alloc status show, kept here so that they say the
+ * same. Each is one configuration of :alloc start.
+ */
+#define ALC_COST_SAMPLED "no measurable CPU (under 1 %)"
+#define ALC_COST_EXACT "about 1.1x the CPU per request of an allocation-heavy server, 2x of javac and H2 runs"
+#define ALC_COST_NO_LIVE "about 1.1x the CPU per request of an allocation-heavy server, 1.5x of javac and H2 runs"
+#define ALC_COST_LIVE_ALL "4x and more on allocation-heavy code (a weak reference per object)"
+#define ALC_COST_DEPTH "10x and more (a stack walk per object)"
+#define ALC_COST_JVMTI "7-10x (an event, a stack walk and a tag per object)"
+#define ALLOC_COST_HELP \
+	"  exact (--live sampled): " ALC_COST_EXACT "\n" \
+	"  --live none: " ALC_COST_NO_LIVE "\n" \
+	"  --live all: " ALC_COST_LIVE_ALL "\n" \
+	"  --depth N above 1: " ALC_COST_DEPTH "\n"
+
+/* alc_cost: the measured cost of the recording st describes (ALC_COST_*). */
+const char *alc_cost(const struct alc_status *st);
+
 struct alc_rec {
 	struct alc_status st;
 	char **accounts;	/* [0] "(none)", then the patterns in order */

@@ -362,10 +362,18 @@ void hs_alloc_bounds(struct hs_session *s, const struct alc_status *st)
 		hs_notify(s, HS_NOTICE_ALWAYS, "warning: %" PRIu64 " recorded objects are not followed "
 			  "because the agent's tables reached their bound; live counts are low by up "
 			  "to that much", st->untracked);
-	if (st->uncovered)
-		hs_notify(s, HS_NOTICE_ALWAYS, "warning: methods running since before the recording "
-			  "started run their old code, and their own allocations are not counted until "
-			  "they return (:alloc status names them):\n  %s", st->uncovered);
+	if (st->uncovered) {
+		unsigned n = 1;
+		for (const char *p = st->uncovered; *p; p++)
+			n += *p == '\n';
+		const char *nl = strchr(st->uncovered, '\n');
+		hs_notify(s, HS_NOTICE_ALWAYS, "warning: %u method%s running since before the recording "
+			  "started run%s old code, whose own allocations are not counted until %s "
+			  "(:alloc status lists them): %.*s%s", n, n == 1 ? "" : "s", n == 1 ? "s its" : " their",
+			  n == 1 ? "it returns" : "they return",
+			  nl ? (int)(nl - st->uncovered) : (int)strlen(st->uncovered), st->uncovered,
+			  n > 1 ? ", ..." : "");
+	}
 	if (st->no_live && st->exists)
 		hs_notify(s, HS_NOTICE_ALWAYS, "note: this recording does not follow its objects "
 			  "(--live none): live counts are 0");

@@ -76,6 +76,8 @@ static void show_status(struct sh *sh, const struct alc_status *st)
 		else
 			out_cell_fmt(t, "sampled, one per %" PRIu64 " bytes on average (estimates)",
 				     st->interval);
+		out_cell_str(t, "cost (measured, docs/performance.md)");
+		out_cell_str(t, alc_cost(st));
 		out_cell_str(t, "accounts");
 		out_cell_str(t, st->accounts ? st->accounts : "(none given)");
 		out_cell_str(t, "depth");
