@@ -95,13 +95,13 @@ struct alc_status {
  * same. Each is one configuration of :alloc start.
  */
 #define ALC_COST_SAMPLED "no measurable CPU (under 1 %)"
-#define ALC_COST_EXACT "about 1.1x the CPU per request of an allocation-heavy server, 2x of javac and H2 runs"
-#define ALC_COST_NO_LIVE "about 1.1x the CPU per request of an allocation-heavy server, 1.5x of javac and H2 runs"
-#define ALC_COST_LIVE_ALL "4x and more on allocation-heavy code (a weak reference per object)"
-#define ALC_COST_DEPTH "10x and more (a stack walk per object)"
+#define ALC_COST_EXACT "1.2x CPU per request (Jetty), 1.1-1.4x (H2, javac); 1.7-2x with accounts"
+#define ALC_COST_NO_LIVE "1.1x CPU per request (Jetty), 1.4x (H2, javac)"
+#define ALC_COST_LIVE_ALL "4.6x CPU per request (Jetty): a weak reference per object"
+#define ALC_COST_DEPTH "10x (javac, H2) to 150x (Jetty): a stack walk per object"
 #define ALC_COST_JVMTI "7-10x (an event, a stack walk and a tag per object)"
 #define ALLOC_COST_HELP \
-	"  exact (--live sampled): " ALC_COST_EXACT "\n" \
+	"  default (--live sampled): " ALC_COST_EXACT "\n" \
 	"  --live none: " ALC_COST_NO_LIVE "\n" \
 	"  --live all: " ALC_COST_LIVE_ALL "\n" \
 	"  --depth N above 1: " ALC_COST_DEPTH "\n"

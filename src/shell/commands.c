@@ -1090,7 +1090,7 @@ const struct sh_command sh_commands[] = {
 	 "512k; estimates, shown as ~N; no measurable cost) or, with exact, counts every\n"
 	 "allocation per site by rewriting the allocation sites of every class (classes\n"
 	 "rewritten N of M on a terminal; Ctrl-C cancels). Measured cost of exact\n"
-	 "(docs/performance.md), CPU against none on allocation-heavy programs:\n"
+	 "against none (docs/performance.md):\n"
 	 ALLOC_COST_HELP
 	 "--live: which objects exact counting follows for live counts: sampled (the\n"
 	 "default: each site's first 256 per thread, then 1 in 64; live counts ~N),\n"
