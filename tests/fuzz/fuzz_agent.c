@@ -111,7 +111,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		if (!f || fwrite(s.b, 1, s.n, f) != s.n || fclose(f))
 			abort();
 	}
-	static const char *const options[] = {"alloc=exact,accounts=com.shop;org.*,depth=32",
+	static const char *const options[] = {"alloc=exact,accounts=com.shop;org.*,depth=32,live=all",
 					      "alloc=512k,via=jvmti", "port=1,alloc=1g,depth=1024"};
 	for (int k = 0; k < 3; k++) {
 		char path[4096];

@@ -3,7 +3,8 @@
  * protocol (src/attach/proto.c, snapshot.c; docs/protocol.md): the readers
  * of every reply a broken or hostile agent, or a JVM dying mid-stream, can
  * send. The first input byte picks the request (INFO, HISTOGRAM, SNAPSHOT,
- * INSTANCES, ALLOC_STATUS, ALLOC_READ, ANALYZE, LEAVE); the rest is what
+ * INSTANCES, ALLOC_STATUS, ALLOC_READ, ANALYZE, LEAVE, ALLOC_START with its
+ * progress frames); the rest is what
  * the "agent" answers, written by a thread into one end of a socket pair
  * and then closed, while the request runs on the other end as on a real
  * connection. A SNAPSHOT that reads whole becomes an HPROF file, which is
@@ -26,7 +27,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 enum { OP_INFO, OP_HISTOGRAM, OP_SNAPSHOT, OP_INSTANCES, OP_ALLOC_STATUS, OP_ALLOC_READ,
-       OP_ANALYZE, OP_LEAVE, NOPS };
+       OP_ANALYZE, OP_LEAVE, OP_ALLOC_START, NOPS };
 
 static char dir[64];
 
@@ -108,6 +109,7 @@ static void status(struct out *p)
 	be(p, 2, 8);
 	be(p, 0, 8);
 	be(p, 0, 8);
+	str(p, "shop.Main.main (Main.java lines 3, 4) on thread main\nshop.Loop.run (Loop.java line 9) on thread worker");
 }
 
 static void seed(int op, struct out *o)
@@ -208,6 +210,18 @@ static void seed(int op, struct out *o)
 		be(&p, 777, 4);
 		frame(o, 0x0f, &p);
 		break;
+	case OP_ALLOC_START:
+		be(&p, 100, 4);
+		be(&p, 250, 4);
+		frame(o, 0x40, &p);
+		p.n = 0;
+		be(&p, 250, 4);
+		be(&p, 250, 4);
+		frame(o, 0x40, &p);
+		p.n = 0;
+		status(&p);
+		frame(o, 7, &p);
+		break;
 	}
 }
 
@@ -290,6 +304,13 @@ static void request(int op, struct proto_conn *c)
 		struct proto_analysis a;
 		if (proto_analyze(c, prog, sizeof prog, 1000, 0, &a, &err) == HS_OK)
 			proto_analysis_free(&a);
+		break;
+	}
+	case OP_ALLOC_START: {
+		struct alc_status st;
+		struct proto_alloc_opts o = {true, false, PROTO_LIVE_SAMPLED, 0, 1, "shop"};
+		if (proto_alloc_start(c, &o, NULL, NULL, &st, &err) == HS_OK)
+			alc_status_free(&st);
 		break;
 	}
 	case OP_LEAVE: {
