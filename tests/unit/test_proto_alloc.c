@@ -58,7 +58,7 @@ enum { A_STATUS = 1, A_ACCOUNT, A_CLASS, A_METHOD, A_NODE, A_KEY };
 static void status(struct w *w)
 {
 	u8(w, A_STATUS);
-	u8(w, 1 | 2 | 4 | 16);	/* exists, recording, exact, by bytecode instrumentation */
+	u8(w, 1 | 2 | 4 | 16 | 64);	/* exists, recording, exact, by bytecode, live counts sampled */
 	u64(w, 0);
 	u32(w, 64);
 	u64(w, 1700000000000ULL);
@@ -72,6 +72,7 @@ static void status(struct w *w)
 	u64(w, 812);	/* classes instrumented */
 	u64(w, 3);	/* classes left as they were */
 	u64(w, 0);	/* objects not followed */
+	str(w, "Main.main (Main.java lines 3, 4) on thread main\nLoop.run (Loop.java line 9) on thread w");
 	w->records++;
 }
 static void method(struct w *w, const char *cls, const char *name, const char *file, uint32_t acc)
@@ -155,6 +156,9 @@ static void test_valid(void **state)
 	assert_int_equal(r->st.classes_instrumented, 812);
 	assert_int_equal(r->st.classes_failed, 3);
 	assert_int_equal(r->st.untracked, 0);
+	assert_true(r->st.live_sampled && !r->st.no_live);
+	assert_string_equal(r->st.uncovered,
+			    "Main.main (Main.java lines 3, 4) on thread main\nLoop.run (Loop.java line 9) on thread w");
 	assert_int_equal(r->naccounts, 3);
 	assert_string_equal(r->accounts[0], "(none)");
 	assert_string_equal(r->accounts[2], "com.acme.xml.*");
