@@ -23,7 +23,7 @@ alloc_cleanup() {
 		rm -rf "/tmp/.heapsh-$p" "/tmp/.java_pid$p"
 	done
 	ALLOC_PIDS=()
-	exec 8>&- 9>&- 2>/dev/null
+	{ exec 8>&- 9>&-; } 2>/dev/null
 }
 trap alloc_cleanup EXIT
 
@@ -88,25 +88,7 @@ if aw_start 8 java; then
 	check "alloc exact: accounts header" "account,class,allocated_objects,allocated_bytes,live_objects,live_bytes" \
 		"$(head -1 "$A/acc")"
 	# KNOWN FACTS, accounts A: Buffers via Pool.make charged to their callers' accounts.
-	check "alloc exact: accounts rows" "$(sort <<'EOF'
-com.acme.web,com.acme.util.Buffer,700,22400,700,22400
-com.acme.web,com.acme.util.Buffer[],1,2816,1,2816
-com.acme.web,com.acme.web.Session,1000,24000,1000,24000
-com.acme.web,com.acme.web.Session[],1,4016,1,4016
-com.acme.web,com.acme.web.Temp,500,8000,0,0
-com.acme.web,com.acme.web.Temp[],1,2016,0,0
-com.acme.xml.*,com.acme.util.Buffer,200,6400,200,6400
-com.acme.xml.*,com.acme.util.Buffer[],1,816,1,816
-com.acme.xml.*,com.acme.xml.Doc$Attr,40,640,40,640
-com.acme.xml.*,com.acme.xml.Doc$Attr[],1,176,1,176
-com.acme.xml.*,com.acme.xml.parse.Node,300,12000,300,12000
-com.acme.xml.*,com.acme.xml.parse.Node[],1,1216,1,1216
-com.acme.xml.*,int[],100,16800,100,16800
-com.acme.xml.*,int[][],1,416,1,416
-com.acme.xml.*,java.lang.String[],50,2000,50,2000
-com.acme.xml.*,java.lang.String[][],1,216,1,216
-EOF
-)" "$(grep -v '^(none),' "$A/acc" | sed 1d | sort)"
+	check "alloc exact: accounts rows" "$(sort tests/java/alloc/accounts-A.csv)" "$(grep -v '^(none),' "$A/acc" | sed 1d | sort)"
 	check "alloc exact: (none) gets the unaccounted frame's objects" \
 		"(none),AllocWork\$Loose,250,4000,250,4000" "$(grep '^(none),AllocWork\$Loose,' "$A/acc")"
 	check "alloc exact: no account for the helper's package" "" "$(grep '^com.acme.util,' "$A/acc")"

@@ -223,25 +223,7 @@ EOF
 	xa 6 run
 	xh "$P" -c ':alloc accounts' >"$XA/vacc"
 	# KNOWN FACTS, accounts A.
-	check "$label: accounts rows" "$(sort <<'EOF'
-com.acme.web,com.acme.util.Buffer,700,22400,700,22400
-com.acme.web,com.acme.util.Buffer[],1,2816,1,2816
-com.acme.web,com.acme.web.Session,1000,24000,1000,24000
-com.acme.web,com.acme.web.Session[],1,4016,1,4016
-com.acme.web,com.acme.web.Temp,500,8000,0,0
-com.acme.web,com.acme.web.Temp[],1,2016,0,0
-com.acme.xml.*,com.acme.util.Buffer,200,6400,200,6400
-com.acme.xml.*,com.acme.util.Buffer[],1,816,1,816
-com.acme.xml.*,com.acme.xml.Doc$Attr,40,640,40,640
-com.acme.xml.*,com.acme.xml.Doc$Attr[],1,176,1,176
-com.acme.xml.*,com.acme.xml.parse.Node,300,12000,300,12000
-com.acme.xml.*,com.acme.xml.parse.Node[],1,1216,1,1216
-com.acme.xml.*,int[],100,16800,100,16800
-com.acme.xml.*,int[][],1,416,1,416
-com.acme.xml.*,java.lang.String[],50,2000,50,2000
-com.acme.xml.*,java.lang.String[][],1,216,1,216
-EOF
-)" "$(grep -v '^(none),' "$XA/vacc" | sed 1d | sort)"
+	check "$label: accounts rows" "$(sort tests/java/alloc/accounts-A.csv)" "$(grep -v '^(none),' "$XA/vacc" | sed 1d | sort)"
 	check "$label: (none) gets the unaccounted frame's objects" \
 		"(none),AllocWork\$Loose,250,4000,250,4000" "$(grep '^(none),AllocWork\$Loose,' "$XA/vacc")"
 	st=$(xh "$P" -c ':alloc status')

@@ -220,16 +220,14 @@ static int error_frame(struct reply *r, struct hs_error *err)
 }
 
 /*
- * recv_reply: the next frame within ms; an ERROR frame becomes HS_ERR with
- * the agent's message (the connection stays open).
+ * frame_body: the payload of the frame whose 5-byte header is h into r
+ * (new memory), read within REPLY_MS; a length the protocol does not allow
+ * closes the connection. finish: a Ctrl-C meanwhile waits for the frame's
+ * end (hs_interrupted kept for the caller) instead of cutting it short.
  */
-static int recv_reply(struct proto_conn *c, struct reply *r, int ms, struct hs_error *err)
+static int frame_body(struct proto_conn *c, const uint8_t h[5], struct reply *r, bool finish,
+		      struct hs_error *err)
 {
-	memset(r, 0, sizeof *r);
-	uint8_t h[5];
-	if (!io_full(c->fd, h, 5, true, now_ms() + ms))
-		return gone(c, err, errno == ETIMEDOUT ? "(no reply in time)"
-				    : errno == EINTR ? "(interrupted)" : "while waiting for a reply");
 	uint32_t n = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
 	if (n < 1 || n > MAX_REPLY) {
 		proto_close(c);
@@ -240,13 +238,35 @@ static int recv_reply(struct proto_conn *c, struct reply *r, int ms, struct hs_e
 	r->type = h[4];
 	r->len = n - 1;
 	r->p = xmalloc((size_t)r->len + 1);
-	if (!io_full(c->fd, r->p, r->len, true, now_ms() + REPLY_MS)) {
+	int saved = hs_interrupted;
+	if (finish)
+		hs_interrupted = 0;
+	bool ok = io_full(c->fd, r->p, r->len, true, now_ms() + REPLY_MS);
+	if (finish)
+		hs_interrupted = hs_interrupted || saved;
+	if (!ok) {
 		free(r->p);
 		r->p = NULL;
 		return gone(c, err, "in the middle of a reply");
 	}
 	r->at = r->p;
 	r->end = r->p + r->len;
+	return HS_OK;
+}
+
+/*
+ * recv_reply: the next frame within ms; an ERROR frame becomes HS_ERR with
+ * the agent's message (the connection stays open).
+ */
+static int recv_reply(struct proto_conn *c, struct reply *r, int ms, struct hs_error *err)
+{
+	memset(r, 0, sizeof *r);
+	uint8_t h[5];
+	if (!io_full(c->fd, h, 5, true, now_ms() + ms))
+		return gone(c, err, errno == ETIMEDOUT ? "(no reply in time)"
+				    : errno == EINTR ? "(interrupted)" : "while waiting for a reply");
+	if (frame_body(c, h, r, false, err))
+		return HS_ERR;
 	if (r->type == T_ERROR)
 		return error_frame(r, err);
 	return HS_OK;
@@ -678,28 +698,7 @@ static int wait_frame(struct proto_conn *c, struct reply *r, int64_t *wait_until
 		if (k > 0)
 			got += (size_t)k;
 	}
-	uint32_t n = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
-	if (n < 1 || n > MAX_REPLY) {
-		proto_close(c);
-		seterr(err, "the agent sent a frame of %u bytes, which the protocol does not "
-		       "allow; the connection is closed", n);
-		return HS_ERR;
-	}
-	r->type = h[4];
-	r->len = n - 1;
-	r->p = xmalloc((size_t)r->len + 1);
-	int saved = hs_interrupted;
-	hs_interrupted = 0;	/* finish the frame; the cancel comes after */
-	bool ok = io_full(c->fd, r->p, r->len, true, now_ms() + REPLY_MS);
-	hs_interrupted = hs_interrupted || saved;
-	if (!ok) {
-		free(r->p);
-		r->p = NULL;
-		return gone(c, err, "in the middle of a reply");
-	}
-	r->at = r->p;
-	r->end = r->p + r->len;
-	return HS_OK;
+	return frame_body(c, h, r, true, err);
 }
 
 /* ---- allocation recordings (ALLOC_*) ---- */
