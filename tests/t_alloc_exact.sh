@@ -434,6 +434,18 @@ xa_start_check() {
 	check_contains "$label: sampled live shown as estimates" "~" \
 		"$("$HEAPSH" -c ':alloc classes --top 100000' "$P" 2>/dev/null | grep 'Worker\$Spark ')"
 	check_contains "$label: status says live counts are estimated" "estimated" "$(xh "$P" -c ':alloc status')"
+	# main's own loop, running old code: 100,000 x 136 bytes (13.6 MB) the
+	# rewritten code does not see, estimated from the JVM's samples (one per
+	# 512 KB: about 26 of them, so within a factor of 2).
+	local miss
+	xa 6 "loop 100000"
+	miss=$(xh "$P" -c ':alloc status' | awk -F, '/^not seen by the rewritten code/ { sub(/^"?~/, "", $2); sub(/ .*/, "", $2); print $2 }')
+	if [ -n "$miss" ] && [ "$miss" -ge 6800000 ] && [ "$miss" -le 27200000 ]; then
+		ok "$label: main's old loop estimated as not seen: $miss of 13600000 bytes"
+	else
+		fail "$label: main's old loop estimated as not seen (13600000 bytes within a factor of 2)" \
+			"$(xh "$P" -c ':alloc status' | grep 'not seen')"
+	fi
 	xh "$P" -c ':alloc stop' >/dev/null
 	xa_stderr_clean "$label ExactWork" 6 "$P"
 	echo exit >&6

@@ -980,6 +980,11 @@ static void put_status(struct buf *b)
 	ag_bu64(b, failed);
 	ag_bu64(b, atomic_load(&R.untracked));
 	ag_bstr(b, R.exists ? R.uncovered : NULL);
+	uint64_t missed = 0, seen = 0;
+	if (R.exists && R.mech == M_BYTECODE)
+		ag_bc_missed(&missed, &seen);
+	ag_bu64(b, missed);
+	ag_bu64(b, seen);
 }
 
 static bool send_status(int fd, uint8_t type)

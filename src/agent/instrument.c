@@ -29,6 +29,7 @@
  * allocations of methods that were already running when the recording
  * started, until they return.
  */
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -64,7 +65,11 @@ static struct {
 	uint32_t nlater, caplater;
 	jobject *modules;	/* named modules made to read Rt's (global refs) */
 	uint32_t nmodules;
+	_Atomic uint64_t seen_bytes, missed_bytes;	/* JVMTI samples: all, not seen by the rewritten code */
 } B;
+
+/* The JVM's own allocation samples that estimate what the rewritten code misses (MISS_INTERVAL bytes apart). */
+#define MISS_INTERVAL (512 * 1024)
 
 /* ---- what the transformer asks (Instrument's natives) ---- */
 
@@ -753,6 +758,14 @@ static bool start_java(JNIEnv *jni, char *why, size_t cap)
 		       n, (long long)(ag_now_ms() - t0), (unsigned long long)atomic_load(&B.failed),
 		       (unsigned long long)atomic_load(&B.hook_ms), go ? "" : "; cancelled");
 	release_classes(jni, k, n);
+	if (go) {
+		/* From now on: the JVM's samples estimate what the rewritten code does not see. */
+		atomic_store(&B.seen_bytes, 0);
+		atomic_store(&B.missed_bytes, 0);
+		if ((*R.env)->SetHeapSamplingInterval(R.env, MISS_INTERVAL) == JVMTI_ERROR_NONE)
+			(*R.env)->SetEventNotificationMode(R.env, JVMTI_ENABLE,
+							   JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL);
+	}
 	if (!go) {
 		/* Cancelled: every class rewritten so far goes back to its own bytecode. */
 		atomic_store(&R.on, 0);
@@ -762,6 +775,64 @@ static bool start_java(JNIEnv *jni, char *why, size_t cap)
 		return false;
 	}
 	return true;
+}
+
+/*
+ * counted_here: whether the allocation a sample caught at method m, bytecode
+ * index loc (the top Java frame) is one the rewritten code counts: an
+ * allocating instruction of a current (not obsolete) method of a class
+ * JVMTI could rewrite, a call that returns a new object (the JIT's
+ * intrinsics among them), or a native method the rewritten code counts at
+ * its call sites (clone, reflection). Anything else (the VM's own objects,
+ * JNI code, hidden classes, methods running since before the start) is not.
+ */
+static bool counted_here(jvmtiEnv *e, jmethodID m, jlocation loc)
+{
+	jboolean b = JNI_FALSE;
+	if ((*e)->IsMethodObsolete(e, m, &b) != JVMTI_ERROR_NONE || b)
+		return false;
+	if ((*e)->IsMethodNative(e, m, &b) == JVMTI_ERROR_NONE && b) {
+		char *name = NULL;
+		bool yes = false;
+		if ((*e)->GetMethodName(e, m, &name, NULL, NULL) == JVMTI_ERROR_NONE && name)
+			for (size_t i = 0; i < sizeof ALLOCATING_CALLS / sizeof *ALLOCATING_CALLS && !yes; i++)
+				yes = !strcmp(name, ALLOCATING_CALLS[i]);
+		ag_rec_free(name);
+		return yes;
+	}
+	jclass k = NULL;
+	b = JNI_FALSE;
+	if ((*e)->GetMethodDeclaringClass(e, m, &k) != JVMTI_ERROR_NONE ||
+	    (*e)->IsModifiableClass(e, k, &b) != JVMTI_ERROR_NONE || !b)
+		return false;
+	jint n = 0;
+	unsigned char *code = NULL;
+	bool yes = false;
+	if ((*e)->GetBytecodes(e, m, &n, &code) == JVMTI_ERROR_NONE && loc >= 0 && loc < n) {
+		unsigned op = code[loc];
+		yes = op == 0xbb || op == 0xbc || op == 0xbd || op == 0xc5 || (op >= 0xb6 && op <= 0xba);
+	}
+	ag_rec_free(code);
+	return yes;
+}
+
+/* on_sample: one of the JVM's allocation samples, for the estimate of what is not counted. */
+static void JNICALL on_sample(jvmtiEnv *e, JNIEnv *jni, jthread thread, jobject obj, jclass klass,
+			      jlong size)
+{
+	(void)jni;
+	(void)obj;
+	(void)klass;
+	if (!atomic_load(&R.on) || ag_in_hook || ag_in_agent_thread || e != R.env || size <= 0)
+		return;
+	/* A sample falls in an object of s bytes with probability 1 - exp(-s/interval). */
+	uint64_t bytes = (uint64_t)((double)size / -expm1(-(double)size / MISS_INTERVAL));
+	atomic_fetch_add(&B.seen_bytes, bytes);
+	jmethodID m = NULL;
+	jlocation loc = -1;
+	if ((*e)->GetFrameLocation(e, thread, 0, &m, &loc) != JVMTI_ERROR_NONE || !m ||
+	    !counted_here(e, m, loc))
+		atomic_fetch_add(&B.missed_bytes, bytes);
 }
 
 bool ag_bc_begin(JNIEnv *jni, char *why, size_t cap)
@@ -776,9 +847,11 @@ bool ag_bc_begin(JNIEnv *jni, char *why, size_t cap)
 	caps.can_generate_garbage_collection_events = 1;
 	caps.can_get_bytecodes = 1;
 	caps.can_get_constant_pool = 1;
+	caps.can_generate_sampled_object_alloc_events = 1;
 	jvmtiEventCallbacks cb;
 	memset(&cb, 0, sizeof cb);
 	cb.ClassFileLoadHook = on_class_file;
+	cb.SampledObjectAlloc = on_sample;
 	cb.GarbageCollectionFinish = ag_sites_on_gc;
 	if (!ag_rec_env(&caps, &cb, "bytecode instrumentation (try --via jvmti)", why, cap))
 		return false;
@@ -806,9 +879,12 @@ void ag_bc_vm_init(JNIEnv *jni)
 	}
 }
 
-/* quiet: no class-file hook runs any more. */
+/* quiet: no class-file hook runs any more, and no sample is taken. */
 static void quiet(void)
 {
+	if (R.env)
+		(*R.env)->SetEventNotificationMode(R.env, JVMTI_DISABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC,
+						   NULL);
 	atomic_store(&B.transforming, 0);
 	for (int k = 0; k < 5000 && atomic_load(&B.hooks) > 0; k++)
 		sched_yield();
@@ -985,4 +1061,10 @@ void ag_bc_status(uint64_t *instrumented, uint64_t *failed)
 {
 	*instrumented = atomic_load(&B.instrumented);
 	*failed = atomic_load(&B.failed);
+}
+
+void ag_bc_missed(uint64_t *missed, uint64_t *seen)
+{
+	*missed = atomic_load(&B.missed_bytes);
+	*seen = atomic_load(&B.seen_bytes);
 }

@@ -245,6 +245,14 @@ int ag_sites_lines(const char *cls, const char *name, const char *sig, int32_t *
  * until they return.
  */
 char *ag_bc_uncovered(JNIEnv *jni);
+/*
+ * ag_bc_missed: bytes allocated since the start that the rewritten code
+ * does not count (the VM's own objects, JNI code, hidden classes, methods
+ * running since before the start), and all bytes allocated, both estimated
+ * from the JVM's own allocation samples (SampledObjectAlloc, one per 512 KB
+ * on average, weighted as the sampled mode weighs them).
+ */
+void ag_bc_missed(uint64_t *missed, uint64_t *seen);
 void ag_sites_java(JNIEnv *jni);
 void ag_sites_fold(JNIEnv *jni, int how);
 void ag_sites_measure(JNIEnv *jni, struct walk_counts *w);

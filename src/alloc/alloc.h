@@ -86,6 +86,8 @@ struct alc_status {
 	uint64_t classes_failed;	/* bytecode: classes left as they were (not instrumentable) */
 	uint64_t untracked;	/* objects counted but not followed (tables full): live counts low */
 	char *uncovered;	/* methods running code from before the start, one a line, or NULL */
+	uint64_t missed_bytes;	/* bytecode: allocated since the start and not counted (estimate) */
+	uint64_t seen_bytes;	/* bytecode: allocated since the start in all (estimate); 0 unknown */
 };
 
 /*

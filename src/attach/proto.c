@@ -745,6 +745,10 @@ static void get_status(struct reply *r, struct alc_status *st, bool reply)
 		free(u);
 		st->uncovered = NULL;
 	}
+	if (!reply || r->at < r->end) {
+		st->missed_bytes = get_u64(r);
+		st->seen_bytes = get_u64(r);
+	}
 }
 
 /* alloc_call: send a request of type t with payload b and read a status reply. */

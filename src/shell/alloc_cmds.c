@@ -113,6 +113,13 @@ static void show_status(struct sh *sh, const struct alc_status *st)
 			out_cell_u64(t, st->classes_instrumented);
 			out_cell_str(t, "classes left as they were");
 			out_cell_u64(t, st->classes_failed);
+			if (st->seen_bytes) {
+				out_cell_str(t, "not seen by the rewritten code (estimated)");
+				out_cell_fmt(t, "~%" PRIu64 " of ~%" PRIu64 " bytes allocated since the start "
+					     "(%.1f %%): the VM's own objects, JNI, hidden classes, methods "
+					     "running old code", st->missed_bytes, st->seen_bytes,
+					     100.0 * (double)st->missed_bytes / (double)st->seen_bytes);
+			}
 			/* Each method running its code from before the start: not counted yet. */
 			for (const char *u = st->uncovered; u && *u;) {
 				const char *nl = strchr(u, '\n');

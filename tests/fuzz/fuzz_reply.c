@@ -110,6 +110,8 @@ static void status(struct out *p)
 	be(p, 0, 8);
 	be(p, 0, 8);
 	str(p, "shop.Main.main (Main.java lines 3, 4) on thread main\nshop.Loop.run (Loop.java line 9) on thread worker");
+	be(p, 4096, 8);
+	be(p, 1 << 20, 8);
 }
 
 static void seed(int op, struct out *o)

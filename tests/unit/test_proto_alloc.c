@@ -73,6 +73,8 @@ static void status(struct w *w)
 	u64(w, 3);	/* classes left as they were */
 	u64(w, 0);	/* objects not followed */
 	str(w, "Main.main (Main.java lines 3, 4) on thread main\nLoop.run (Loop.java line 9) on thread w");
+	u64(w, 4096);	/* bytes not seen by the rewritten code */
+	u64(w, 1 << 20);	/* bytes allocated in all */
 	w->records++;
 }
 static void method(struct w *w, const char *cls, const char *name, const char *file, uint32_t acc)
@@ -159,6 +161,8 @@ static void test_valid(void **state)
 	assert_true(r->st.live_sampled && !r->st.no_live);
 	assert_string_equal(r->st.uncovered,
 			    "Main.main (Main.java lines 3, 4) on thread main\nLoop.run (Loop.java line 9) on thread w");
+	assert_int_equal(r->st.missed_bytes, 4096);
+	assert_int_equal(r->st.seen_bytes, 1 << 20);
 	assert_int_equal(r->naccounts, 3);
 	assert_string_equal(r->accounts[0], "(none)");
 	assert_string_equal(r->accounts[2], "com.acme.xml.*");
