@@ -1142,10 +1142,12 @@ void ag_sites_fold(JNIEnv *jni, int how)
 		if (!c)
 			continue;
 		bool keep = how == FOLD_READ && alive(jni, c);
-		if (how != FOLD_DROP && t) {
+		if (how != FOLD_DROP) {
 			if (R.live != LIVE_NONE && ts && S.java)
 				drain(jni, ts, c, true);
-			add(jni, c, t, t + n, t + 2 * n, n, !keep);
+			/* Out of memory for the totals: a running thread's counters wait for the next read. */
+			if (!keep || t)
+				add(jni, c, t, t ? t + n : NULL, t ? t + 2 * n : NULL, n, !keep);
 		}
 		if (keep) {
 			(*jni)->SetObjectArrayElement(jni, all, kept++, c);
@@ -1169,7 +1171,8 @@ void ag_sites_fold(JNIEnv *jni, int how)
 		(*jni)->DeleteLocalRef(jni, all);
 	(*jni)->MonitorExit(jni, S.rt);
 	pthread_mutex_lock(&R.lock);
-	for (uint32_t k = 0; k < R.nkeys; k++) {
+	/* Without totals (out of memory) a read keeps the last fold's; the end moved them all. */
+	for (uint32_t k = 0; (t || how != FOLD_READ) && k < R.nkeys; k++) {
 		struct key *key = KEY(k);
 		key->j_objs = t && k < n ? (uint64_t)t[k] : 0;
 		key->j_bytes = t && k < n ? (uint64_t)t[n + k] : 0;
