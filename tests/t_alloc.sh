@@ -76,7 +76,7 @@ check_status "alloc: on a dump exits 2" 2 "$st"
 # ---- exact mode, started in a running JVM (JDK 17), with accounts ----
 if aw_start 8 java; then
 	P=$AW_PID
-	ha "$P" -c ':alloc start --interval exact --depth 64 --accounts com.acme.web,com.acme.xml.*' >"$A/start"
+	ha "$P" -c ':alloc start --interval exact --depth 64 --live all --accounts com.acme.web,com.acme.xml.*' >"$A/start"
 	check_contains "alloc exact: started" "recording,running" "$(cat "$A/start")"
 	check_contains "alloc exact: mode" 'mode,"exact, by bytecode instrumentation"' "$(cat "$A/start")"
 	n=$(grep '^classes instrumented,' "$A/start" | cut -d, -f2)
@@ -360,7 +360,7 @@ fi
 # ---- the agent option at start-up, exact, on JDK 25 ----
 if [ -x "$ALLOC_JDK25/bin/java" ]; then
 	if aw_start 9 "$ALLOC_JDK25/bin/java" \
-		"-agentpath:$AGENT_SO=alloc=exact,accounts=com.acme.web;com.acme.xml,depth=16"; then
+		"-agentpath:$AGENT_SO=alloc=exact,accounts=com.acme.web;com.acme.xml,depth=16,live=all"; then
 		P=$AW_PID
 		aw 9 run
 		ha "$P" -c ':alloc accounts' >"$A/acc25"

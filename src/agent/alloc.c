@@ -570,6 +570,16 @@ static int32_t line_of(const struct method *m, jlocation bci)
 	return best < 0 ? m->lines[0].line_number : m->lines[best].line_number;
 }
 
+bool ag_rec_frames(jvmtiEnv *e, JNIEnv *jni, const jvmtiFrameInfo *fr, int n, uint32_t *mi, int32_t *line)
+{
+	pthread_mutex_lock(&R.lock);
+	bool ok = methods_of(e, jni, fr, n, mi);
+	for (int i = 0; ok && i < n; i++)
+		line[i] = line_of(&R.methods[mi[i]], fr[i].location);
+	pthread_mutex_unlock(&R.lock);
+	return ok;
+}
+
 static bool own_method(jmethodID id, const jmethodID *own, int nown)
 {
 	for (int i = 0; i < nown; i++)

@@ -111,6 +111,27 @@ static jint JNICALL in_site(JNIEnv *jni, jclass c, jstring owner, jstring method
 	return id;
 }
 
+/*
+ * Instrument.method(owner, name, desc, file): the recorder's number of a
+ * method whose frames calling contexts name (--depth above 1), -1 when full.
+ */
+static jint JNICALL in_method(JNIEnv *jni, jclass c, jstring owner, jstring name, jstring desc,
+			      jstring file)
+{
+	(void)c;
+	char *o = utf(jni, owner), *m = utf(jni, name), *d = utf(jni, desc), *f = utf(jni, file),
+	     *sig = sig_of(o);
+	jint id = -1;
+	if (sig && m && d && atomic_load(&B.transforming))
+		id = ag_sites_method(sig, m, d, f);
+	free(o);
+	free(m);
+	free(d);
+	free(f);
+	free(sig);
+	return id;
+}
+
 /* Instrument.account(owner): the account of the class's package, 0: none. */
 static jint JNICALL in_account(JNIEnv *jni, jclass c, jstring owner)
 {
@@ -288,7 +309,7 @@ static void JNICALL on_class_file(jvmtiEnv *e, JNIEnv *jni, jclass redefined, jo
 	if (b) {
 		(*jni)->SetByteArrayRegion(jni, b, 0, len, (const jbyte *)data);
 		out = (*jni)->CallStaticObjectMethod(jni, B.instrument, B.transform, n, b,
-						     (jboolean)(R.npat > 0));
+						     (jboolean)(R.npat > 0), (jint)R.depth);
 	}
 	if ((*jni)->ExceptionCheck(jni) || !b) {
 		ag_jni_clear(jni, "the transformer");
@@ -392,9 +413,10 @@ static void warm_up(JNIEnv *jni)
 	jbyteArray b = n ? (*jni)->NewByteArray(jni, (jsize)len) : NULL;
 	if (b) {
 		(*jni)->SetByteArrayRegion(jni, b, 0, (jsize)len, (const jbyte *)bytes);
-		for (int accounts = 0; accounts < 2; accounts++) {
+		for (int accounts = 0; accounts < 4; accounts++) {
 			jobject out = (*jni)->CallStaticObjectMethod(jni, B.instrument, B.transform, n, b,
-								     (jboolean)accounts);
+								     (jboolean)(accounts & 1),
+								     (jint)(accounts < 2 ? 1 : 2));
 			if (out)
 				(*jni)->DeleteLocalRef(jni, out);
 		}
@@ -482,10 +504,12 @@ static bool define_transformer(JNIEnv *jni, char *why, size_t cap)
 		       "Ljava/lang/String;ILjava/lang/String;I)I", in_site),
 		NATIVE("account", "(Ljava/lang/String;)I", in_account),
 		NATIVE("failed", "(Ljava/lang/String;Ljava/lang/String;)V", in_failed),
+		NATIVE("method", "(Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;"
+		       "Ljava/lang/String;)I", in_method),
 	};
 	jmethodID tr = ins ? (*jni)->GetStaticMethodID(jni, ins, "transform",
-							"(Ljava/lang/String;[BZ)[B") : NULL;
-	if (!tr || (*jni)->RegisterNatives(jni, ins, nm, 3) != 0) {
+							"(Ljava/lang/String;[BZI)[B") : NULL;
+	if (!tr || (*jni)->RegisterNatives(jni, ins, nm, 4) != 0) {
 		ag_jni_clear(jni, "the transformer");
 		snprintf(why, cap, "cannot load the agent's class transformer (%u of %u classes "
 			 "defined)", defined, total);
@@ -617,8 +641,9 @@ static const char *const ALLOCATING_CALLS[] = {"clone", "newArray", "multiNewArr
 	"allocateInstance", "newInstance0", "copyOf", "allocateUninitializedArray0"};
 
 /*
- * worth: whether class k (JNI signature sig) has anything to rewrite: a
- * method of an accounted class, an allocating instruction in a method
+ * worth: whether class k (JNI signature sig) has anything to rewrite: any
+ * method when calling contexts are kept (--depth above 1), a method of an
+ * accounted class, an allocating instruction in a method
  * (JVMTI GetBytecodes), or the name of a call counted at its site in its
  * constant pool (GetConstantPool); true when JVMTI cannot say. Classes with
  * none are not retransformed at the start, which saves the JVM redefining
@@ -626,7 +651,7 @@ static const char *const ALLOCATING_CALLS[] = {"clone", "newArray", "multiNewArr
  */
 static bool worth(jclass k, const char *sig)
 {
-	if (R.npat && ag_rec_account_of(sig))
+	if (R.depth > 1 || (R.npat && ag_rec_account_of(sig)))
 		return true;
 	jint cpn = 0, cplen = 0;
 	unsigned char *cp = NULL;

@@ -157,6 +157,12 @@ uint32_t ag_rec_account_of(const char *sig);
 uint32_t ag_rec_class_of(jvmtiEnv *e, jclass klass, bool *array);
 
 /*
+ * ag_rec_frames: the methods (R.methods indexes, registered when new) and
+ * lines of n frames of a stack trace into mi and line; false when the
+ * tables are full. Takes R.lock.
+ */
+bool ag_rec_frames(jvmtiEnv *e, JNIEnv *jni, const jvmtiFrameInfo *fr, int n, uint32_t *mi, int32_t *line);
+/*
  * ag_rec_stack_key: the key of an object of class cls allocated on the
  * current thread's stack, counted under the lock-held tables: the frames
  * are the calling context (R.depth kept); the account is acct, or, when
@@ -236,6 +242,13 @@ void JNICALL ag_sites_on_gc(jvmtiEnv *e);
  */
 enum { FOLD_READ, FOLD_FINAL, FOLD_DROP };
 int ag_sites_lines(const char *cls, const char *name, const char *sig, int32_t *lines, int max);
+/*
+ * ag_sites_method: the number calling contexts give method (class JNI
+ * signature sig, name, descriptor desc, source file or NULL) in frames of
+ * Rt's stacks (the recording's generation << 24 | its index in R.methods),
+ * -1 when the tables are full. Takes R.lock.
+ */
+jint ag_sites_method(const char *sig, const char *name, const char *desc, const char *file);
 /*
  * ag_bc_uncovered: what the rewritten code cannot count now, as text for
  * ALLOC_STATUS (one line per method, new memory; NULL: nothing): the

@@ -34,7 +34,11 @@
 enum { S_NEW, S_ARRAY, S_MULTI, S_DYNAMIC, S_DYNAMIC_MULTI, S_CLONE_VIRTUAL, S_CLONE_SPECIAL, S_KINDS };
 
 #define MAX_MULTI 255		/* dimensions of an array made by multianewarray */
-#define MAX_OWN 28
+#define MAX_OWN 40
+#define CTX_BIT 0x40000000	/* Rt's counters of calling contexts: their generation's mark */
+#define CTX_CAP 1024		/* Rt.CAP: frames kept per thread */
+/* Rt.P, the rolling hash's multiplier of calling contexts (Rt.java). */
+#define CTX_P 0x9E3779B97F4A7C15ULL
 /* A JNINativeMethod; JNI's fields are not const but are never written. */
 #define NATIVE(name, sig, fn) {(char *)(name), (char *)(sig), (void *)(fn)}
 
@@ -116,10 +120,11 @@ static struct {
 	/* Rt's Java counters (fold()): the class, its static fields, whether they count now. */
 	jclass rt;
 	jfieldID f_gen, f_accounts, f_live, f_base, f_shift, f_align, f_all, f_nall;
-	jfieldID f_dyn;
+	jfieldID f_dyn, f_cgen, f_depth, f_pn;
 	pthread_mutex_t cache_lock;	/* Rt.dyn's writers */
 	jmethodID weak_get, is_alive;
 	bool java;		/* Rt counts this recording's sites itself (Rt.gen == S.gen) */
+	bool ctx;		/* ... in their calling contexts (Rt.cgen == S.gen, --depth above 1) */
 	_Atomic uint64_t firsts, natives, flushes;	/* calls of Rt.first, the other natives, Rt.flush */
 	size_t java_bytes;	/* the threads' counter arrays, in R.bytes */
 } S = {.freeze_mu = PTHREAD_MUTEX_INITIALIZER, .dyn_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -838,6 +843,13 @@ static void JNICALL rt_record_walking(JNIEnv *jni, jclass rt, jobject obj, jint 
 #define C_BUF 2			/* Object[]: objects waiting to be followed */
 #define C_KEYS 3		/* int[]: per buffered object, its counter index and size in words */
 #define C_THREAD 4		/* WeakReference to the thread */
+#define C_KIDS 7		/* calling contexts: int[] {used, then key and site per counter} */
+
+/* The agent's map of a thread's counters of calling contexts (C_KIDS), copied. */
+struct kids {
+	jint *v;
+	jsize n;
+};
 
 static jobject elem(JNIEnv *jni, jobjectArray a, jsize i)
 {
@@ -846,9 +858,37 @@ static jobject elem(JNIEnv *jni, jobjectArray a, jsize i)
 	return o;
 }
 
-/* java_key: the key and site of Java counter index i (objects' counter); NONE: none. */
-static uint32_t java_key(jlong i, struct site **sp)
+/* kids_of: counters c's map of calling contexts, copied (v NULL: none, or out of memory). */
+static struct kids kids_of(JNIEnv *jni, jobjectArray c)
 {
+	struct kids k = {NULL, 0};
+	jintArray a = elem(jni, c, C_KIDS);
+	jsize n = a ? (*jni)->GetArrayLength(jni, a) : 0;
+	if (n > 0 && (k.v = malloc((size_t)n * sizeof *k.v))) {
+		(*jni)->GetIntArrayRegion(jni, a, 0, n, k.v);
+		k.n = n;
+	}
+	if (a)
+		(*jni)->DeleteLocalRef(jni, a);
+	return k;
+}
+
+/*
+ * java_key: the key and site of Java counter index i (objects' counter),
+ * through map k when the counters are of calling contexts; NONE: none.
+ */
+static uint32_t java_key(jlong i, const struct kids *ks, struct site **sp)
+{
+	if (ks && ks->v) {
+		jlong t = i / 3;
+		if (i < 0 || i % 3 || t >= ks->v[0] || 2 + 2 * t >= ks->n)
+			return NONE;
+		uint32_t key = (uint32_t)ks->v[1 + 2 * t], si = (uint32_t)ks->v[2 + 2 * t];
+		if (si >= atomic_load(&S.nsites) || key >= R.nkeys)
+			return NONE;
+		*sp = &S.sites[si / SITE_CHUNK][si % SITE_CHUNK];
+		return key;
+	}
 	uint32_t a = (uint32_t)R.npat + 1;
 	jlong k = i / 3;
 	if (i < 0 || i % 3 || (uint64_t)(k / a) >= atomic_load(&S.nsites))
@@ -881,13 +921,14 @@ static void drain(JNIEnv *jni, struct tstate *t, jobjectArray c, bool clear)
 		(*jni)->GetIntArrayRegion(jni, keys, 0, 2 * n, kv);
 	else
 		n = 0;
-	bool current = mv[0] == (jint)S.gen && S.java;
+	bool current = (mv[0] & ~CTX_BIT) == (jint)S.gen && S.java && (mv[0] & CTX_BIT ? S.ctx : !S.ctx);
+	struct kids ks = current && S.ctx ? kids_of(jni, c) : (struct kids){NULL, 0};
 	/* One local frame for the batch: its references go at once, not one by one. */
 	bool framed = n && (*jni)->PushLocalFrame(jni, n + 4) == 0;
 	for (jint j = 0; j < n; j++) {
 		jobject o = elem(jni, buf, j);
 		struct site *s = NULL;
-		uint32_t key = current ? java_key(kv[2 * j], &s) : NONE;
+		uint32_t key = current && (!S.ctx || ks.v) ? java_key(kv[2 * j], &ks, &s) : NONE;
 		if (o && key != NONE) {
 			uint32_t v = (uint32_t)kv[2 * j + 1], words = v & ~SAMPLED_BIT;
 			jlong size = words ? (jlong)words * 8 : atomic_load_explicit(&s->size, memory_order_relaxed);
@@ -901,6 +942,7 @@ static void drain(JNIEnv *jni, struct tstate *t, jobjectArray c, bool clear)
 	if (framed)
 		(*jni)->PopLocalFrame(jni, NULL);
 	free(kv);
+	free(ks.v);
 	mv[1] = 0;
 	if (meta)
 		(*jni)->SetIntArrayRegion(jni, meta, 1, 1, &mv[1]);
@@ -1035,6 +1077,218 @@ static void JNICALL rt_first(JNIEnv *jni, jclass rt, jobject obj, jint site, jin
 	leave(t);
 }
 
+/*
+ * ctx_key: the key of an object of site s for acct in the calling context
+ * on the thread's stack of frames st (Rt.java: {depth, scratch, bottom,
+ * then per frame {method, line, hash}}; pushed: the allocating method's own
+ * frame is its top): the site's node under its R.depth - 1 nearest callers.
+ * Frames of another recording's methods are left out. NONE when full.
+ */
+static uint32_t ctx_key(JNIEnv *jni, jlongArray st, jint pushed, const struct site *s, uint32_t acct)
+{
+	jsize len = st ? (*jni)->GetArrayLength(jni, st) : 0;
+	jlong d = 0;
+	if (len >= 3)
+		(*jni)->GetLongArrayRegion(jni, st, 0, 1, &d);
+	if (d < 0 || d > CTX_CAP || 3 * d + 3 > len)
+		d = 0;
+	jlong hi = pushed ? d - 1 : d, want = (jlong)R.depth - 1;
+	jlong lo = hi - want + 1 < 1 ? 1 : hi - want + 1;
+	jlong n = hi >= lo ? hi - lo + 1 : 0;
+	jlong *fr = n ? malloc((size_t)n * 3 * sizeof *fr) : NULL;
+	if (n && !fr)
+		return NONE;
+	if (n)
+		(*jni)->GetLongArrayRegion(jni, st, (jsize)(3 * lo), (jsize)(3 * n), fr);
+	ag_jni_clear(jni, "Rt's stack of frames");
+	uint32_t key = NONE, parent = NONE;
+	pthread_mutex_lock(&R.lock);
+	for (jlong j = 0; j < n; j++) {
+		uint64_t m = (uint64_t)fr[3 * j];
+		uint32_t mi = (uint32_t)(m & ((1u << SITE_BITS) - 1));
+		if (m >> SITE_BITS != S.gen || mi >= R.nmethods)
+			continue;
+		int32_t line = fr[3 * j + 1] > 0 && fr[3 * j + 1] <= INT32_MAX ? (int32_t)fr[3 * j + 1] : -1;
+		if ((parent = ag_rec_node(parent, mi, line)) == NONE)
+			goto out;
+	}
+	uint32_t node = ag_rec_node(parent, s->method, s->line);
+	if (node != NONE)
+		key = ag_rec_key(node, s->cls, acct);
+out:
+	pthread_mutex_unlock(&R.lock);
+	free(fr);
+	return key;
+}
+
+/*
+ * kid: counter index i (of key and site index si) into counters c's map of
+ * calling contexts (C_KIDS), grown within the recorder's bound; false when
+ * there is no room.
+ */
+static bool kid(JNIEnv *jni, jobjectArray c, jint used, uint32_t key, uint32_t si)
+{
+	jintArray a = elem(jni, c, C_KIDS);
+	jsize n = a ? (*jni)->GetArrayLength(jni, a) : 0;
+	jsize need = 3 + 2 * used;
+	if (need > n) {
+		jsize want = n * 2 > need ? n * 2 : need + 2 * 64;
+		if (want > INT32_MAX / 8 || !ag_rec_room((size_t)(want - n) * 4)) {
+			if (a)
+				(*jni)->DeleteLocalRef(jni, a);
+			return false;
+		}
+		jintArray b = (*jni)->NewIntArray(jni, want);
+		jint *old = n ? malloc((size_t)n * sizeof *old) : NULL;
+		if (!b || (n && !old)) {
+			ag_jni_clear(jni, "Rt's map of contexts");
+			R.bytes -= (size_t)(want - n) * 4;
+			free(old);
+			if (a)
+				(*jni)->DeleteLocalRef(jni, a);
+			return false;
+		}
+		if (n) {
+			(*jni)->GetIntArrayRegion(jni, a, 0, n, old);
+			(*jni)->SetIntArrayRegion(jni, b, 0, n, old);
+			free(old);
+		}
+		S.java_bytes += (size_t)(want - n) * 4;
+		(*jni)->SetObjectArrayElement(jni, c, C_KIDS, b);
+		if (a)
+			(*jni)->DeleteLocalRef(jni, a);
+		a = b;
+	}
+	jint v[2] = {(jint)key, (jint)si}, u = used + 1;
+	(*jni)->SetIntArrayRegion(jni, a, 1 + 2 * used, 2, v);
+	(*jni)->SetIntArrayRegion(jni, a, 0, 1, &u);
+	ag_jni_clear(jni, "Rt's map of contexts");
+	(*jni)->DeleteLocalRef(jni, a);
+	return true;
+}
+
+/*
+ * Rt.firstCtx(Object o, int site, int account, int len, Object[] c, long[]
+ * stack, int pushed): the first object of its (site, account, calling
+ * context) key on this thread, counted here; the key made from the frames
+ * on stack (ctx_key), a counter for it in c, whose index is returned so
+ * that Rt counts the next ones itself. -1: counted here for good (a site
+ * of another recording, a dynamic one, no room).
+ */
+static jint JNICALL rt_first_ctx(JNIEnv *jni, jclass rt, jobject obj, jint site, jint account, jint len,
+				 jobjectArray c, jlongArray st, jint pushed)
+{
+	(void)rt;
+	uint32_t acct = account_arg(account);
+	atomic_fetch_add_explicit(&S.firsts, 1, memory_order_relaxed);
+	if (!atomic_load_explicit(&R.on, memory_order_relaxed) || ag_in_hook || ag_in_agent_thread || !obj)
+		return -1;
+	struct site *s = S.ctx ? site_of(site) : NULL;
+	jintArray meta = s && c ? elem(jni, c, C_META) : NULL;
+	jint mv[5] = {-1, 0, 0, 0, 0};
+	if (meta && (*jni)->GetArrayLength(jni, meta) >= 5)
+		(*jni)->GetIntArrayRegion(jni, meta, 0, 5, mv);
+	if (meta)
+		(*jni)->DeleteLocalRef(jni, meta);
+	if (!s || mv[0] != (jint)(S.gen | CTX_BIT) || (s->kind != S_NEW && s->kind != S_ARRAY)) {
+		record(jni, obj, site, acct, false, NULL, 0);
+		return -1;
+	}
+	struct tstate *t = enter();
+	if (!t) {
+		dropped(__LINE__);
+		return -1;
+	}
+	uint32_t key = ctx_key(jni, st, pushed, s, acct);
+	if (key == NONE) {
+		dropped(__LINE__);
+		leave(t);
+		return -1;
+	}
+	jlong size = 0;
+	if (s->kind == S_NEW) {
+		size = atomic_load_explicit(&s->size, memory_order_relaxed);
+		if (!size && (*R.env)->GetObjectSize(R.env, obj, &size) == JVMTI_ERROR_NONE)
+			atomic_store_explicit(&s->size, size, memory_order_relaxed);
+	} else {
+		size = array_size(s->elem, len);
+	}
+	/* The map's first int counts the counters in use (Rt's table knows them by key). */
+	jintArray ka = elem(jni, c, C_KIDS);
+	jint used = 0;
+	if (ka) {
+		(*jni)->GetIntArrayRegion(jni, ka, 0, 1, &used);
+		(*jni)->DeleteLocalRef(jni, ka);
+	}
+	jlong i = (jlong)used * 3;
+	uint32_t si = (uint32_t)site & ((1u << SITE_BITS) - 1);
+	jlongArray counts = elem(jni, c, C_COUNTS);
+	jlongArray room_ = counts && used >= 0 ? grow(jni, c, counts, i) : NULL;
+	if (room_ && !kid(jni, c, used, key, si)) {
+		if (room_ != counts)
+			(*jni)->DeleteLocalRef(jni, room_);
+		room_ = NULL;
+	}
+	if (room_) {
+		jlong v[3] = {1, s->kind == S_ARRAY ? size : 0, s->kind == S_ARRAY ? len : 0};
+		(*jni)->SetLongArrayRegion(jni, room_, (jsize)i, 3, v);
+	} else {
+		/* No room for this thread's counters: counted here, every time. */
+		struct key *k = KEY(key);
+		atomic_fetch_add_explicit(&k->n_objs, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&k->n_bytes, (uint64_t)size, memory_order_relaxed);
+		if (len > 0)
+			atomic_fetch_add_explicit(&k->n_elems, (uint64_t)len, memory_order_relaxed);
+	}
+	ag_jni_clear(jni, "Rt's counters");
+	if (room_ && room_ != counts)
+		(*jni)->DeleteLocalRef(jni, room_);
+	if (counts)
+		(*jni)->DeleteLocalRef(jni, counts);
+	track(jni, t, obj, key, size, false);
+	leave(t);
+	return room_ ? (jint)i : -1;
+}
+
+/*
+ * Rt.seed(): the frames under the method whose entry asks (methods running
+ * since before the recording, or not instrumented: the bottom of a thread's
+ * stack of frames when it first enters instrumented code), outermost first,
+ * as {method, line} pairs of at most R.depth frames; NULL: none.
+ */
+static jlongArray JNICALL rt_seed(JNIEnv *jni, jclass rt)
+{
+	(void)rt;
+	if (!S.ctx || !atomic_load_explicit(&R.on, memory_order_relaxed) || ag_in_hook || ag_in_agent_thread)
+		return NULL;
+	int want = (R.depth < 256 ? (int)R.depth : 256) + MAX_OWN + 1, n = 0, skip = 0;
+	jvmtiFrameInfo *fr = malloc((size_t)want * sizeof *fr);
+	uint32_t *mi = malloc((size_t)want * sizeof *mi);
+	int32_t *line = malloc((size_t)want * sizeof *line);
+	jint count = 0;
+	if (fr && mi && line && (*R.env)->GetStackTrace(R.env, NULL, 0, want, fr, &count) != JVMTI_ERROR_NONE)
+		count = 0;
+	for (bool own = true; own && skip < count; skip += own) {
+		own = false;
+		for (int i = 0; i < S.nown && !own; i++)
+			own = S.own[i] == fr[skip].method;
+	}
+	skip++;		/* the method entering */
+	if (skip < count && ag_rec_frames(R.env, jni, fr + skip, count - skip, mi, line))
+		n = count - skip < (int)R.depth ? count - skip : (int)R.depth;
+	jlongArray a = n ? (*jni)->NewLongArray(jni, 2 * n) : NULL;
+	for (int i = 0; a && i < n; i++) {
+		int j = n - 1 - i;	/* outermost first */
+		jlong v[2] = {mi[j] >> SITE_BITS ? 0 : (jlong)(S.gen << SITE_BITS | mi[j]), line[j]};
+		(*jni)->SetLongArrayRegion(jni, a, 2 * i, 2, v);
+	}
+	ag_jni_clear(jni, "Rt.seed");
+	free(fr);
+	free(mi);
+	free(line);
+	return a;
+}
+
 /* alive: whether the thread of counters c still runs. */
 static bool alive(JNIEnv *jni, jobjectArray c)
 {
@@ -1062,11 +1316,12 @@ static void add(JNIEnv *jni, jobjectArray c, double *objs, double *bytes, double
 	jlong *v = len ? malloc((size_t)len * sizeof *v) : NULL;
 	if (v)
 		(*jni)->GetLongArrayRegion(jni, counts, 0, len, v);
+	struct kids ks = S.ctx && v ? kids_of(jni, c) : (struct kids){NULL, 0};
 	for (jsize i = 0; v && i + 2 < len; i += 3) {
 		if (!v[i])
 			continue;
 		struct site *s = NULL;
-		uint32_t key = java_key(i, &s);
+		uint32_t key = !S.ctx || ks.v ? java_key(i, &ks, &s) : NONE;
 		if (key == NONE) {
 			atomic_fetch_add(&R.dropped, (uint64_t)v[i]);
 			continue;
@@ -1085,6 +1340,7 @@ static void add(JNIEnv *jni, jobjectArray c, double *objs, double *bytes, double
 		}
 	}
 	free(v);
+	free(ks.v);
 	if (counts)
 		(*jni)->DeleteLocalRef(jni, counts);
 }
@@ -1120,6 +1376,7 @@ void ag_sites_fold(JNIEnv *jni, int how)
 		return;
 	if (how != FOLD_READ) {
 		(*jni)->SetStaticIntField(jni, S.rt, S.f_gen, 0);
+		(*jni)->SetStaticIntField(jni, S.rt, S.f_cgen, 0);
 		no_cache(jni);
 	}
 	pthread_mutex_lock(&R.lock);
@@ -1183,8 +1440,8 @@ void ag_sites_fold(JNIEnv *jni, int how)
 }
 
 /*
- * java_on: Rt counts this recording's sites itself when the recording
- * counts sites (--depth 1) and the arrays' layout is known; its settings
+ * java_on: Rt counts this recording's sites itself when the arrays' layout
+ * is known, in their calling contexts with --depth above 1; its settings
  * set. The registry of an earlier recording is let go.
  */
 void ag_sites_java(JNIEnv *jni)
@@ -1192,7 +1449,11 @@ void ag_sites_java(JNIEnv *jni)
 	if (!S.rt)
 		return;
 	ag_sites_fold(jni, FOLD_DROP);
-	S.java = R.depth == 1 && S.align > 0 && S.f_gen;
+	S.java = S.align > 0 && S.f_gen;
+	S.ctx = S.java && R.depth > 1;
+	uint64_t pn = 1;	/* Rt.pn = P^(depth - 1), wrapping as Java's long does */
+	for (uint32_t d = 1; d < R.depth; d++)
+		pn *= CTX_P;
 	jint base[E_KINDS], shift[E_KINDS];
 	for (int k = 0; k < E_KINDS; k++) {
 		base[k] = (jint)S.base[k];
@@ -1207,7 +1468,10 @@ void ag_sites_java(JNIEnv *jni)
 	}
 	(*jni)->SetStaticIntField(jni, S.rt, S.f_accounts, R.npat + 1);
 	(*jni)->SetStaticIntField(jni, S.rt, S.f_live, R.live);
-	(*jni)->SetStaticIntField(jni, S.rt, S.f_gen, S.java ? (jint)S.gen : 0);
+	(*jni)->SetStaticIntField(jni, S.rt, S.f_depth, (jint)R.depth);
+	(*jni)->SetStaticLongField(jni, S.rt, S.f_pn, (jlong)pn);
+	(*jni)->SetStaticIntField(jni, S.rt, S.f_cgen, S.ctx ? (jint)S.gen : 0);
+	(*jni)->SetStaticIntField(jni, S.rt, S.f_gen, S.java && !S.ctx ? (jint)S.gen : 0);
 	ag_jni_clear(jni, "Rt's settings");
 	if (b)
 		(*jni)->DeleteLocalRef(jni, b);
@@ -1262,6 +1526,14 @@ jint ag_sites_add(const char *sig, const char *method, const char *desc, const c
 	return id;
 }
 
+jint ag_sites_method(const char *sig, const char *name, const char *desc, const char *file)
+{
+	pthread_mutex_lock(&R.lock);
+	uint32_t mi = ag_rec_method_named(sig, name, desc, file);
+	pthread_mutex_unlock(&R.lock);
+	return mi == NONE || mi >> SITE_BITS ? -1 : (jint)(S.gen << SITE_BITS | mi);
+}
+
 /*
  * ag_sites_lines: the lines of the sites registered for method (class JNI
  * signature cls, name, descriptor sig) into lines[0..max), ascending and
@@ -1310,8 +1582,10 @@ bool ag_sites_bind(JNIEnv *jni, jclass rt, char *why, size_t cap)
 		NATIVE("recordClass", "(Ljava/lang/Object;IILjava/lang/Class;I)V", rt_record_class),
 		NATIVE("first", "(Ljava/lang/Object;III[Ljava/lang/Object;)V", rt_first),
 		NATIVE("flush", "([Ljava/lang/Object;)V", rt_flush),
+		NATIVE("firstCtx", "(Ljava/lang/Object;III[Ljava/lang/Object;[JI)I", rt_first_ctx),
+		NATIVE("seed", "()[J", rt_seed),
 	};
-	if ((*jni)->RegisterNatives(jni, rt, nm, 5) != 0) {
+	if ((*jni)->RegisterNatives(jni, rt, nm, 7) != 0) {
 		ag_jni_clear(jni, "RegisterNatives");
 		snprintf(why, cap, "the JVM refused to bind heapsh.agent.Rt's native methods");
 		return false;
@@ -1329,9 +1603,15 @@ bool ag_sites_bind(JNIEnv *jni, jclass rt, char *why, size_t cap)
 		{"follow", "([Ljava/lang/Object;[ILjava/lang/Object;II)V"}, {"pick", "([I)Z"},
 		{"first", "(Ljava/lang/Object;III[Ljava/lang/Object;)V"}, {"flush", "([Ljava/lang/Object;)V"},
 		{"counters", "(Ljava/lang/Thread;)[Ljava/lang/Object;"},
+		{"stack", "()[J"}, {"stack", "([Ljava/lang/Object;)[J"}, {"enter", "([JI)I"},
+		{"ctxCount", "(Ljava/lang/Object;III)V"}, {"ctxArray", "(Ljava/lang/Object;IIIII)V"},
+		{"ctxSlow", "(Ljava/lang/Object;III[Ljava/lang/Object;[JIJ)V"},
+		{"firstCtx", "(Ljava/lang/Object;III[Ljava/lang/Object;[JI)I"},
+		{"ctxPut", "([Ljava/lang/Object;JI)V"}, {"ctxFind", "([Ljava/lang/Object;J)I"},
+		{"seed", "()[J"}, {"seeded", "([Ljava/lang/Object;[J)[J"},
 	};
 	S.nown = 0;
-	for (size_t i = 0; i < sizeof statics / sizeof statics[0]; i++) {
+	for (size_t i = 0; i < sizeof statics / sizeof statics[0] && S.nown < MAX_OWN - 1; i++) {
 		jmethodID m = (*jni)->GetStaticMethodID(jni, rt, statics[i][0], statics[i][1]);
 		if (m)
 			S.own[S.nown++] = m;
@@ -1352,13 +1632,17 @@ bool ag_sites_bind(JNIEnv *jni, jclass rt, char *why, size_t cap)
 		S.f_all = (*jni)->GetStaticFieldID(jni, rt, "all", "[Ljava/lang/Object;");
 		S.f_nall = (*jni)->GetStaticFieldID(jni, rt, "nall", "I");
 		S.f_dyn = (*jni)->GetStaticFieldID(jni, rt, "dyn", "[Ljava/lang/Object;");
+		S.f_cgen = (*jni)->GetStaticFieldID(jni, rt, "cgen", "I");
+		S.f_depth = (*jni)->GetStaticFieldID(jni, rt, "depth", "I");
+		S.f_pn = (*jni)->GetStaticFieldID(jni, rt, "pn", "J");
 		jclass w = (*jni)->FindClass(jni, "java/lang/ref/WeakReference");
 		jclass th = (*jni)->FindClass(jni, "java/lang/Thread");
 		S.weak_get = w ? (*jni)->GetMethodID(jni, w, "get", "()Ljava/lang/Object;") : NULL;
 		S.is_alive = th ? (*jni)->GetMethodID(jni, th, "isAlive", "()Z") : NULL;
 		ag_jni_clear(jni, "Rt's fields");
 		if (!S.f_gen || !S.f_accounts || !S.f_live || !S.f_base || !S.f_shift || !S.f_align ||
-		    !S.f_all || !S.f_nall || !S.f_dyn || !S.weak_get || !S.is_alive) {
+		    !S.f_all || !S.f_nall || !S.f_dyn || !S.f_cgen || !S.f_depth || !S.f_pn ||
+		    !S.weak_get || !S.is_alive) {
 			snprintf(why, cap, "the agent's class heapsh.agent.Rt is not as the agent expects");
 			return false;
 		}
@@ -1386,6 +1670,7 @@ void ag_sites_discard(JNIEnv *jni)
 {
 	ag_sites_fold(jni, FOLD_DROP);
 	S.java = false;
+	S.ctx = false;
 	S.java_bytes = 0;
 	if (jni) {
 		freeze();

@@ -22,6 +22,14 @@
  *    (a lambda capturing values is made through a method handle of its
  *    class's constructor, DirectMethodHandle.allocateInstance, whose
  *    Unsafe.allocateInstance call counts it)
+ *  - with --depth N above 1, every method that calls anything (outside the
+ *    packages Rt itself runs) keeps its frame on the thread's stack of
+ *    frames (Rt.enter on entry, after the super or this call in a
+ *    constructor; its line stored in the frame before each call; the depth
+ *    put back before each return and in a handler for every exception that
+ *    leaves the method), and its allocation sites of a known class count in
+ *    their calling context (Rt.ctxCount, ctxArray: seed 004's method call
+ *    tree, per thread)
  *  - every method of an accounted class that calls anything sets the
  *    thread's current account (Rt.slot()) to its own on entry (after the
  *    super or this call in a constructor), keeping the caller's in a local
@@ -77,6 +85,9 @@ final class Instrument {
     static native int site(String owner, String method, String desc, String file, int line,
                            String type, int kind);
 
+    /** The agent's number of a method, for its frames in calling contexts; -1 when its tables are full. */
+    static native int method(String owner, String name, String desc, String file);
+
     /** The memory account of a class (internal name): 1.. for an account pattern, 0 for none. */
     static native int account(String owner);
 
@@ -86,11 +97,12 @@ final class Instrument {
     /**
      * transform: the instrumented class file of class name (internal form,
      * may be null for classes defined without a name), or null to leave it as
-     * it is. accounts: whether the recording has account patterns.
+     * it is. accounts: whether the recording has account patterns; depth:
+     * its --depth (above 1: calling contexts are kept).
      */
-    static byte[] transform(String name, byte[] bytes, boolean accounts) {
+    static byte[] transform(String name, byte[] bytes, boolean accounts, int depth) {
         try {
-            return rewrite(name, bytes, accounts);
+            return rewrite(name, bytes, accounts, depth > 1);
         } catch (Throwable t) {
             failed(name == null ? "?" : name, String.valueOf(t));
             return null;
@@ -223,7 +235,7 @@ final class Instrument {
         }
     }
 
-    private static byte[] rewrite(String name, byte[] bytes, boolean accounts) {
+    private static byte[] rewrite(String name, byte[] bytes, boolean accounts, boolean contexts) {
         if (name == null || name.startsWith("heapsh/agent/") || bytes.length < 8) {
             return null;
         }
@@ -240,13 +252,14 @@ final class Instrument {
         reader.accept(scan, ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES);
         int account = accounts ? account(name) : 0;
         boolean stack = account > 0 && !noAccountStack(name) && scan.anyCall;
-        if (!scan.anySite && !stack) {
+        boolean frames = contexts && !noAccountStack(name) && scan.anyCall;
+        if (!scan.anySite && !stack && !frames) {
             return null;
         }
         ClassWriter writer = new ClassWriter(reader, 0);
         /* LocalVariablesSorter needs every frame expanded. */
-        reader.accept(new Rewriter(writer, name, version, scan, accounts, account, stack),
-                      stack ? ClassReader.EXPAND_FRAMES : 0);
+        reader.accept(new Rewriter(writer, name, version, scan, accounts, account, stack, contexts, frames),
+                      stack || frames ? ClassReader.EXPAND_FRAMES : 0);
         return writer.toByteArray();
     }
 
@@ -254,13 +267,13 @@ final class Instrument {
         final String owner;
         final int version;
         final Scan scan;
-        final boolean accounts, stack;
+        final boolean accounts, stack, contexts, frames;
         final int account;
         String superName, file;
         int index;
 
         Rewriter(ClassVisitor next, String owner, int version, Scan scan, boolean accounts,
-                 int account, boolean stack) {
+                 int account, boolean stack, boolean contexts, boolean frames) {
             super(Opcodes.ASM9, next);
             this.owner = owner;
             this.version = version;
@@ -268,6 +281,8 @@ final class Instrument {
             this.accounts = accounts;
             this.account = account;
             this.stack = stack;
+            this.contexts = contexts;
+            this.frames = frames;
         }
 
         @Override
@@ -288,12 +303,14 @@ final class Instrument {
             boolean[] m = index < scan.methods.size() ? scan.methods.get(index) : new boolean[2];
             index++;
             boolean sites = m[0] && !intrinsic(owner, name, desc);
-            boolean keep = stack && m[1] && (access & (Opcodes.ACC_ABSTRACT | Opcodes.ACC_NATIVE)) == 0;
-            if (mv == null || (!sites && !keep)) {
+            boolean code = m[1] && (access & (Opcodes.ACC_ABSTRACT | Opcodes.ACC_NATIVE)) == 0;
+            boolean keep = stack && code;
+            int mid = frames && code && mv != null ? method(owner, name, desc, file) : -1;
+            if (mv == null || (!sites && !keep && mid < 0)) {
                 return mv;
             }
-            Slots slots = keep ? new Slots(access, desc, mv) : null;
-            return new Method(keep ? slots : mv, this, name, desc, sites, slots);
+            Slots slots = keep || mid >= 0 ? new Slots(access, desc, mv) : null;
+            return new Method(slots != null ? slots : mv, this, name, desc, sites, slots, keep, mid);
         }
     }
 
@@ -325,8 +342,10 @@ final class Instrument {
         final Rewriter cls;
         final String name, desc;
         final boolean sites, keep, constructor;
-        final Slots slots;      /* keep: the local variables added */
+        final int mid;          /* the method's number for its frame (--depth above 1), -1: no frame */
+        final Slots slots;      /* keep or a frame: the local variables added */
         int slotVar, savedVar;  /* keep: Rt.slot() and the caller's account */
+        int stackVar, depthVar, lineVar;  /* a frame: Rt.stack(), the caller's depth, the frame's line index */
         final List<Pending> pending = new ArrayList<>();
         Pending justNew;        /* the NEW just visited, until the next instruction */
         int line = -1;
@@ -334,31 +353,49 @@ final class Instrument {
         boolean superDone;
         final Label start = new Label(), end = new Label(), handler = new Label();
 
-        Method(MethodVisitor next, Rewriter cls, String name, String desc, boolean sites, Slots slots) {
+        Method(MethodVisitor next, Rewriter cls, String name, String desc, boolean sites, Slots slots,
+               boolean keep, int mid) {
             super(Opcodes.ASM9, next);
             this.cls = cls;
             this.name = name;
             this.desc = desc;
             this.sites = sites;
             this.slots = slots;
-            this.keep = slots != null;
+            this.keep = keep;
+            this.mid = mid;
             this.constructor = name.equals("<init>");
+        }
+
+        /* Whether the method sets anything on entry and puts it back on the way out. */
+        private boolean wraps() {
+            return keep || mid >= 0;
         }
 
         @Override
         public void visitCode() {
             super.visitCode();
+            /*
+             * Made and given a value first, so that every frame may name
+             * them, even before a constructor's super() call.
+             */
             if (keep) {
-                /*
-                 * Made and given a value first, so that every frame may name
-                 * them, even before a constructor's super() call.
-                 */
                 slotVar = slots.newLocal(Type.getType("[I"));
                 savedVar = slots.newLocal(Type.INT_TYPE);
                 super.visitInsn(Opcodes.ACONST_NULL);
                 slots.raw().visitVarInsn(Opcodes.ASTORE, slotVar);
                 super.visitInsn(Opcodes.ICONST_0);
                 slots.raw().visitVarInsn(Opcodes.ISTORE, savedVar);
+            }
+            if (mid >= 0) {
+                stackVar = slots.newLocal(Type.getType("[J"));
+                depthVar = slots.newLocal(Type.INT_TYPE);
+                lineVar = slots.newLocal(Type.INT_TYPE);
+                super.visitInsn(Opcodes.ACONST_NULL);
+                slots.raw().visitVarInsn(Opcodes.ASTORE, stackVar);
+                super.visitInsn(Opcodes.ICONST_0);
+                slots.raw().visitVarInsn(Opcodes.ISTORE, depthVar);
+                super.visitInsn(Opcodes.ICONST_1);
+                slots.raw().visitVarInsn(Opcodes.ISTORE, lineVar);
             }
         }
 
@@ -369,36 +406,75 @@ final class Instrument {
          * waits for the super() or this() call.
          */
         private void begin() {
-            if (keep && !started && !constructor) {
+            if (wraps() && !started && !constructor) {
                 enter();
             }
         }
 
-        /* enter: the caller's account saved, this class's set; the handler's range begins. */
+        /*
+         * enter: the caller's account saved, this class's set; the frame
+         * pushed (the caller's depth saved); the handler's range begins.
+         */
         private void enter() {
             started = true;
             MethodVisitor raw = slots.raw();
-            super.visitMethodInsn(Opcodes.INVOKESTATIC, RT, "slot", "()[I", false);
-            super.visitInsn(Opcodes.DUP);
-            raw.visitVarInsn(Opcodes.ASTORE, slotVar);
-            super.visitInsn(Opcodes.ICONST_0);
-            super.visitInsn(Opcodes.IALOAD);
-            raw.visitVarInsn(Opcodes.ISTORE, savedVar);
-            raw.visitVarInsn(Opcodes.ALOAD, slotVar);
-            super.visitInsn(Opcodes.ICONST_0);
-            push(cls.account);
-            super.visitInsn(Opcodes.IASTORE);
+            if (keep) {
+                super.visitMethodInsn(Opcodes.INVOKESTATIC, RT, "slot", "()[I", false);
+                super.visitInsn(Opcodes.DUP);
+                raw.visitVarInsn(Opcodes.ASTORE, slotVar);
+                super.visitInsn(Opcodes.ICONST_0);
+                super.visitInsn(Opcodes.IALOAD);
+                raw.visitVarInsn(Opcodes.ISTORE, savedVar);
+                raw.visitVarInsn(Opcodes.ALOAD, slotVar);
+                super.visitInsn(Opcodes.ICONST_0);
+                push(cls.account);
+                super.visitInsn(Opcodes.IASTORE);
+            }
+            if (mid >= 0) {
+                super.visitMethodInsn(Opcodes.INVOKESTATIC, RT, "stack", "()[J", false);
+                super.visitInsn(Opcodes.DUP);
+                raw.visitVarInsn(Opcodes.ASTORE, stackVar);
+                super.visitInsn(Opcodes.ICONST_0);
+                super.visitInsn(Opcodes.LALOAD);
+                super.visitInsn(Opcodes.L2I);
+                raw.visitVarInsn(Opcodes.ISTORE, depthVar);
+                raw.visitVarInsn(Opcodes.ALOAD, stackVar);
+                push(mid);
+                super.visitMethodInsn(Opcodes.INVOKESTATIC, RT, "enter", "([JI)I", false);
+                raw.visitVarInsn(Opcodes.ISTORE, lineVar);
+            }
             super.visitTryCatchBlock(start, end, handler, null);
             super.visitLabel(start);
         }
 
-        /* leave: the caller's account back. */
+        /* leave: the caller's account and depth back. */
         private void leave() {
             MethodVisitor raw = slots.raw();
-            raw.visitVarInsn(Opcodes.ALOAD, slotVar);
-            super.visitInsn(Opcodes.ICONST_0);
-            raw.visitVarInsn(Opcodes.ILOAD, savedVar);
-            super.visitInsn(Opcodes.IASTORE);
+            if (keep) {
+                raw.visitVarInsn(Opcodes.ALOAD, slotVar);
+                super.visitInsn(Opcodes.ICONST_0);
+                raw.visitVarInsn(Opcodes.ILOAD, savedVar);
+                super.visitInsn(Opcodes.IASTORE);
+            }
+            if (mid >= 0) {
+                raw.visitVarInsn(Opcodes.ALOAD, stackVar);
+                super.visitInsn(Opcodes.ICONST_0);
+                raw.visitVarInsn(Opcodes.ILOAD, depthVar);
+                super.visitInsn(Opcodes.I2L);
+                super.visitInsn(Opcodes.LASTORE);
+            }
+        }
+
+        /* callLine: before a call, the frame's line is the call's. */
+        private void callLine() {
+            if (mid >= 0 && started) {
+                MethodVisitor raw = slots.raw();
+                raw.visitVarInsn(Opcodes.ALOAD, stackVar);
+                raw.visitVarInsn(Opcodes.ILOAD, lineVar);
+                push(line < 0 ? 0 : line);
+                super.visitInsn(Opcodes.I2L);
+                super.visitInsn(Opcodes.LASTORE);
+            }
         }
 
         private void push(int v) {
@@ -425,7 +501,22 @@ final class Instrument {
                 return;
             }
             boolean here = cls.accounts && cls.account == 0;   /* the slot's account pays */
-            if (walkingClass(cls.owner) && kind == NEW) {
+            if (cls.contexts && !walkingClass(cls.owner) && (kind == NEW || kind == ARRAY)) {
+                int pushed = mid >= 0 && started ? 1 : 0;
+                super.visitInsn(Opcodes.DUP);
+                if (kind == ARRAY) {
+                    super.visitInsn(Opcodes.DUP);
+                    super.visitInsn(Opcodes.ARRAYLENGTH);
+                }
+                push(site);
+                push(here ? -1 : cls.account);
+                if (kind == ARRAY) {
+                    push(element(type));
+                }
+                push(pushed);
+                super.visitMethodInsn(Opcodes.INVOKESTATIC, RT, kind == NEW ? "ctxCount" : "ctxArray",
+                                      kind == NEW ? "(Ljava/lang/Object;III)V" : "(Ljava/lang/Object;IIIII)V", false);
+            } else if (walkingClass(cls.owner) && kind == NEW) {
                 super.visitInsn(Opcodes.DUP);
                 push(site);
                 super.visitMethodInsn(Opcodes.INVOKESTATIC, RT, "countWalking", "(Ljava/lang/Object;I)V", false);
@@ -547,6 +638,7 @@ final class Instrument {
         @Override
         public void visitMethodInsn(int op, String owner, String mname, String mdesc, boolean itf) {
             instruction();
+            callLine();
             super.visitMethodInsn(op, owner, mname, mdesc, itf);
             if (op == Opcodes.INVOKESPECIAL && mname.equals("<init>")) {
                 Pending p = pending.isEmpty() ? null : pending.get(pending.size() - 1);
@@ -559,7 +651,7 @@ final class Instrument {
                     /* super(...) or this(...): the object under construction is initialized */
                     superDone = true;
                     pending.clear();
-                    if (keep && !started) {
+                    if (wraps() && !started) {
                         enter();
                     }
                 } else {
@@ -576,6 +668,7 @@ final class Instrument {
         @Override
         public void visitInvokeDynamicInsn(String mname, String mdesc, Handle bsm, Object... args) {
             instruction();
+            callLine();
             super.visitInvokeDynamicInsn(mname, mdesc, bsm, args);
         }
 
@@ -634,7 +727,7 @@ final class Instrument {
                 leave();
                 super.visitInsn(Opcodes.ATHROW);
             }
-            super.visitMaxs(maxStack + 5, maxLocals);
+            super.visitMaxs(maxStack + 6, maxLocals);
         }
     }
 

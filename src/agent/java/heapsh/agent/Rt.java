@@ -33,12 +33,29 @@
  * sections 4 and 5): methods of accounted classes set it on entry and
  * restore it on every way out.
  *
- * A thread's state is a pair {thread, int[1] account slot, counters} (the
- * value of SLOTS); counters is {int[] {generation, buffered, misses of `last`,
- * random state}, long[] counts,
- * Object[] buffer, int[] buffered keys and sizes, WeakReference to the
- * thread}, and the registry ALL holds every thread's counters (not the
- * thread) so that they outlive it until the agent folds them.
+ * Calling contexts (--depth N above 1). Every instrumented method that
+ * calls something keeps its frame on the thread's stack of frames (stack(),
+ * enter(); seed 004's method call tree, kept per thread as JP does, without
+ * a native call or a stack walk): on entry it pushes its method's number,
+ * before each call it stores the call's line in its frame, and on every way
+ * out it puts the depth back. Each frame also holds a hash of its N - 1
+ * nearest callers (method and line), rolled on from its caller's in O(1)
+ * (a polynomial rolling hash, Karp and Rabin), so that an allocation finds
+ * its (site, account, calling context) counter in a table of the thread's
+ * own by one 64-bit key (ctxCount, ctxArray). The first object of a key on
+ * a thread goes to the agent (firstCtx), which reads the frames and makes
+ * the key. Two contexts with one 64-bit key would share a counter: with
+ * 2^20 contexts that happens with probability below 2^-23.
+ *
+ * A thread's state is {thread, int[1] account slot, counters, long[] stack
+ * of frames or null} (the value of SLOTS); counters is {int[] {generation,
+ * buffered, misses of `last`, random state, contexts in the table}, long[]
+ * counts, Object[] buffer, int[] buffered keys and sizes, WeakReference to
+ * the thread, and for calling contexts long[] table of keys, int[] their
+ * counter indexes, int[] the agent's key and site per counter (sites.c)},
+ * and the registry ALL
+ * holds every thread's counters (not the thread) so that they outlive it
+ * until the agent folds them.
  *
  * This class is compiled apart from the transformer and must stay small and
  * self-contained: it is never instrumented itself, allocates only its
@@ -60,7 +77,7 @@ public final class Rt extends ThreadLocal<Object[]> {
      * ThreadLocal lookup (a single-threaded program always does); another
      * one looks up its own pair and puts it here.
      */
-    private static Object[] last = {null, null, null};
+    private static Object[] last = {null, null, null, null};
 
     /* Objects buffered per thread before one native call follows them all. */
     private static final int BUF = 256;
@@ -97,6 +114,21 @@ public final class Rt extends ThreadLocal<Object[]> {
      */
     static volatile Object[] dyn = new Object[0];
 
+    /*
+     * Calling contexts, set by the agent: cgen, the recording's generation
+     * when contexts are counted here (--depth above 1), else 0; depth, N;
+     * pn, P^(N-1) (sites.c computes it with the same P). A thread's counters
+     * of contexts carry CTX in their generation, so that count() and array()
+     * never take them for counters of sites.
+     */
+    static volatile int cgen;
+    static int depth = 1;
+    static long pn;
+    private static final long P = 0x9E3779B97F4A7C15L;
+    private static final int CTX = 0x40000000;
+    /* Frames kept per thread; a deeper one shares the deepest kept. */
+    private static final int CAP = 1024;
+
     /* Every thread's counters, for the agent; guarded by Rt.class. */
     static Object[] all = new Object[16];
     static int nall;
@@ -107,14 +139,15 @@ public final class Rt extends ThreadLocal<Object[]> {
     @Override
     protected Object[] initialValue() {
         Thread t = Thread.currentThread();
-        return new Object[] {t, new int[1], counters(t)};
+        return new Object[] {t, new int[1], counters(t), null};
     }
 
     /* counters: a thread's counters of the current recording, registered. */
     private static Object[] counters(Thread t) {
         boolean follow = live != 0;
-        Object[] c = {new int[] {gen, 0, 0, System.identityHashCode(t) | 1}, new long[0], follow ? new Object[BUF] : null,
-                      follow ? new int[2 * BUF] : null, new WeakReference<Thread>(t)};
+        int g = gen != 0 ? gen : cgen != 0 ? cgen | CTX : 0;
+        Object[] c = {new int[] {g, 0, 0, System.identityHashCode(t) | 1, 0}, new long[0], follow ? new Object[BUF] : null,
+                      follow ? new int[2 * BUF] : null, new WeakReference<Thread>(t), null, null, null};
         synchronized (Rt.class) {
             if (nall == all.length) {
                 Object[] a = new Object[2 * nall];
@@ -327,4 +360,224 @@ public final class Rt extends ThreadLocal<Object[]> {
      * slot() or allocated() could recurse.
      */
     public static native void recordWalking(Object o, int site);
+
+    /* ---- calling contexts (--depth above 1) ---- */
+
+    /** The calling thread's stack of frames: {depth, scratch, bottom's depth, then per frame {method, line, callers' hash}}. */
+    public static long[] stack() {
+        return stack(mine());
+    }
+
+    private static long[] stack(Object[] p) {
+        long[] s = (long[]) p[3];
+        if (s == null || s[0] == (int) s[2]) {
+            s = seeded(p, s);
+        }
+        return s;
+    }
+
+    /*
+     * seeded: the thread's stack of frames, made, or holding nothing above
+     * its bottom (no instrumented method runs on the thread), given a new
+     * bottom: the frames under the method entering (the agent's seed():
+     * methods running since before the recording, which keep their old
+     * code, or not instrumented). s[2] keeps the bottom's depth, so that
+     * the next method entered at the bottom asks again: one stack walk per
+     * entry from code not instrumented into code that is.
+     */
+    private static long[] seeded(Object[] p, long[] s) {
+        if (s == null) {
+            s = new long[3 * (CAP + 1)];
+            p[3] = s;
+        }
+        s[0] = 0;
+        long[] f = cgen != 0 ? seed() : null;
+        for (int j = 0; f != null && j + 1 < f.length && s[0] < CAP; j += 2) {
+            s[enter(s, (int) f[j])] = f[j + 1];
+        }
+        s[2] = s[0];
+        return s;
+    }
+
+    /* seed: the frames under the method entering, outermost first, {method, line} each; null: none. */
+    private static native long[] seed();
+
+    /* frame: a frame's value in the rolling hash (method and line, mixed: MurmurHash3's fmix64). */
+    private static long frame(long method, long line) {
+        long x = method << 32 ^ (line & 0xffffffffL);
+        x ^= x >>> 33;
+        x *= 0xff51afd7ed558ccdL;
+        x ^= x >>> 33;
+        x *= 0xc4ceb9fe1a85ec53L;
+        return x ^ x >>> 33;
+    }
+
+    /* next: the callers' hash of a frame called from the top frame of s (depth d > 0). */
+    private static long next(long[] s, int d) {
+        int b = 3 * d;
+        long h = frame(s[b], s[b + 1]) + P * s[b + 2];
+        int o = d - depth + 1;  /* the caller leaving the window of N - 1 */
+        if (o >= 1) {
+            h -= frame(s[3 * o], s[3 * o + 1]) * pn;
+        }
+        return h;
+    }
+
+    /**
+     * A method (the agent's number) begins: its frame pushed on s. Returns
+     * the index of the frame's line, which the method sets before each call
+     * (1, a scratch slot, past CAP frames: the frame is not kept).
+     */
+    public static int enter(long[] s, int method) {
+        int d = (int) s[0];
+        if (d >= CAP || d < 0) {
+            return 1;
+        }
+        long h = d > 0 ? next(s, d) : 0;
+        int b = 3 * (d + 1);
+        s[0] = d + 1;
+        s[b] = method;
+        s[b + 1] = 0;
+        s[b + 2] = h;
+        return b + 1;
+    }
+
+    /* ctxKey: the table key of (site, account) in the context of s (pushed: the allocating method's frame is the top). */
+    private static long ctxKey(long[] s, int pushed, int site, int account) {
+        int d = (int) s[0];
+        long h = d <= 0 || d > CAP ? 0 : pushed != 0 ? s[3 * d + 2] : next(s, d);
+        long k = frame(h ^ site, account) ^ h;
+        return k == 0 ? 1 : k;
+    }
+
+    /* ctxFind: the counter index of key k in counters c, -1: not there. */
+    private static int ctxFind(Object[] c, long k) {
+        long[] keys = (long[]) c[5];
+        if (keys == null) {
+            return -1;
+        }
+        int mask = keys.length - 1;
+        for (int j = (int) (k ^ k >>> 32) & mask;; j = (j + 1) & mask) {
+            long x = keys[j];
+            if (x == k) {
+                return ((int[]) c[6])[j];
+            }
+            if (x == 0) {
+                return -1;
+            }
+        }
+    }
+
+    /* ctxPut: key k has counter index i in c (the table doubled at half full). */
+    private static void ctxPut(Object[] c, long k, int i) {
+        long[] keys = (long[]) c[5];
+        int[] idx = (int[]) c[6];
+        int[] m = (int[]) c[0];
+        if (keys == null || 2 * (m[4] + 1) > keys.length) {
+            int cap = keys == null ? 64 : 2 * keys.length;
+            long[] nk = new long[cap];
+            int[] ni = new int[cap];
+            for (int j = 0; keys != null && j < keys.length; j++) {
+                if (keys[j] != 0) {
+                    insert(nk, ni, keys[j], idx[j]);
+                }
+            }
+            c[5] = keys = nk;
+            c[6] = idx = ni;
+        }
+        insert(keys, idx, k, i);
+        m[4]++;
+    }
+
+    private static void insert(long[] keys, int[] idx, long k, int i) {
+        int mask = keys.length - 1;
+        int j = (int) (k ^ k >>> 32) & mask;
+        while (keys[j] != 0) {
+            j = (j + 1) & mask;
+        }
+        keys[j] = k;
+        idx[j] = i;
+    }
+
+    /**
+     * A new object of a site whose class is known, in its calling context,
+     * charged to account (-1: the thread's current account). pushed: the
+     * allocating method's own frame is on the stack.
+     */
+    public static void ctxCount(Object o, int site, int account, int pushed) {
+        Object[] p = mine();
+        if (account < 0) {
+            account = ((int[]) p[1])[0];
+        }
+        long[] s = stack(p);
+        Object[] c = (Object[]) p[2];
+        int[] m = (int[]) c[0];
+        long k = ctxKey(s, pushed, site, account);
+        int i = m[0] == (site >>> 24 | CTX) ? ctxFind(c, k) : -1;
+        long[] n = (long[]) c[1];
+        if (i < 0 || i + 2 >= n.length) {
+            ctxSlow(o, site, account, -1, p, s, pushed, k);
+            return;
+        }
+        long x = ++n[i];
+        if (c[2] != null) {
+            if (x <= FIRST || live == 2) {
+                follow(c, m, o, i, 0);
+            } else if (pick(m)) {
+                follow(c, m, o, i, SAMPLED);
+            }
+        }
+    }
+
+    /** A new array of len elements of kind elem, in its calling context (as ctxCount). */
+    public static void ctxArray(Object a, int len, int site, int account, int elem, int pushed) {
+        Object[] p = mine();
+        if (account < 0) {
+            account = ((int[]) p[1])[0];
+        }
+        long[] s = stack(p);
+        Object[] c = (Object[]) p[2];
+        int[] m = (int[]) c[0];
+        long k = ctxKey(s, pushed, site, account);
+        int i = m[0] == (site >>> 24 | CTX) ? ctxFind(c, k) : -1;
+        long[] n = (long[]) c[1];
+        if (i < 0 || i + 2 >= n.length) {
+            ctxSlow(a, site, account, len, p, s, pushed, k);
+            return;
+        }
+        long bytes = (BASE[elem] + ((long) len << SHIFT[elem]) + align - 1) & -align;
+        long x = ++n[i];
+        n[i + 1] += bytes;
+        n[i + 2] += len;
+        if (c[2] != null) {
+            int words = (int) Math.min(bytes >>> 3, Integer.MAX_VALUE >>> 1);
+            if (x <= FIRST || live == 2) {
+                follow(c, m, a, i, words);
+            } else if (pick(m)) {
+                follow(c, m, a, i, words | SAMPLED);
+            }
+        }
+    }
+
+    /* ctxSlow: the first object of its key on this thread, or counters of an earlier recording. */
+    private static void ctxSlow(Object o, int site, int account, int len, Object[] p, long[] s, int pushed, long k) {
+        Object[] c = (Object[]) p[2];
+        int g = cgen;
+        if (g != 0 && ((int[]) c[0])[0] != (g | CTX)) {
+            c = counters((Thread) p[0]);
+            p[2] = c;
+        }
+        int i = firstCtx(o, site, account, len, c, s, pushed);
+        if (i >= 0 && ((int[]) c[0])[0] == (site >>> 24 | CTX)) {
+            ctxPut(c, k, i);
+        }
+    }
+
+    /*
+     * firstCtx: the agent counts o (len: its length, -1 for an object) at
+     * site for account in the calling context on s, makes the key, its
+     * counter in c and returns the counter's index, or -1 when it counted
+     * the object itself (another recording's site, no room).
+     */
+    private static native int firstCtx(Object o, int site, int account, int len, Object[] c, long[] s, int pushed);
 }
