@@ -21,6 +21,11 @@
 #  5. Threads that start and die while the recording runs (ExactWork
 #     `threads`, `wake`): exact totals after they have all ended, the same on
 #     a second read.
+#  6. Calling contexts (--depth 3) counted in bytecode (ExactWork `ctx`,
+#     tests/java/alloc/exact/ctx/Ctx.java's KNOWN FACTS): calls on one line,
+#     recursion past the frames a thread keeps, exceptions through six
+#     frames, an interface call; under the verifier on JDK 17 and JDK 25,
+#     and the same folded stacks as the JVM's own stack walks (--via jvmti).
 #
 # ExactWork runs under -Xverify:all too (JDK 17). Every JVM started here is
 # killed at the end. JDK25=DIR points at another JDK 25 (default: Temurin's).
@@ -360,6 +365,63 @@ if [ $xa_built = 1 ]; then
 		echo "skip alloc exact verified JDK 25: not installed at $XA_JDK25"
 	fi
 fi
+# ---- 6: calling contexts (--depth 3), JDK 17 and JDK 25, verified ----
+# xa_ctx_line KIND NAME: the line of Ctx.java's "CTX-KIND NAME" comment.
+xa_ctx_line() { grep -nE "// CTX-$1 $2\$" tests/java/alloc/exact/ctx/Ctx.java | cut -d: -f1; }
+xa_ctx_check() {
+	local java=$1 label="alloc exact contexts $2" flags st P C want got ref
+	flags=$(xa_verify_flags "$java")
+	# shellcheck disable=SC2086
+	xa_start 6 "$java" $flags -cp "$XW" ExactWork wait || return
+	P=$XA_PID
+	C=exact.ctx.Ctx
+	# The reference: the same program recorded by the JVM's own stack walks
+	# (JVMTI), its contexts without the counts. A thread's samples begin
+	# after its next TLAB or pending sample (up to 512 KB after a bytecode
+	# recording): main's loop allocates 13.6 MB first.
+	st=$(xh "$P" -c ':alloc start --interval exact --via jvmti --depth 3')
+	check_contains "$label: JVMTI recording started" "recording,running" "$st"
+	xa 6 "loop 100000" || return
+	xa 6 "ctx 100" || return
+	xh "$P" -c ":alloc collapsed $XA/ctx-jvmti.txt --objects" >/dev/null
+	ref=$(grep -F "$C" "$XA/ctx-jvmti.txt" 2>/dev/null | sed 's/ [0-9]*$//' | sort)
+	xh "$P" -c ':alloc stop' >/dev/null
+	st=$(xh "$P" -c ':alloc start --interval exact --depth 3 --live all')
+	check_contains "$label: started" "recording,running" "$st"
+	check "$label: no class refused" "0" "$(xa_left "$st")"
+	xa 6 "ctx 100" || return
+	# KNOWN FACTS of Ctx.java, R = 100: folded stacks, outermost frame first, in objects.
+	want=$(sort <<EOF
+ExactWork.command:$(grep -n 'exact.ctx.Ctx.run(Integer' tests/java/alloc/ExactWork.java | cut -d: -f1);$C.run:$(xa_ctx_line CALL run-b);$C.b:$(xa_ctx_line SITE 'int\[\]');int[]_[i] 100
+$C.boom:$(xa_ctx_line CALL boom-boom);$C.boom:$(xa_ctx_line CALL boom-boom);$C.boom:$(xa_ctx_line SITE Boom);$C\$Boom_[i] 100
+$C.c:$(xa_ctx_line CALL c-mid);$C.mid:$(xa_ctx_line CALL mid-leaf);$C.leaf:$(xa_ctx_line SITE Leaf);$C\$Leaf_[i] 300
+$C.far:$(xa_ctx_line CALL far-far);$C.far:$(xa_ctx_line CALL far-far);$C.far:$(xa_ctx_line SITE Far);$C\$Far_[i] 100
+$C.rec:$(xa_ctx_line CALL rec-rec);$C.rec:$(xa_ctx_line CALL rec-rec);$C.rec:$(xa_ctx_line SITE Deep);$C\$Deep_[i] 100
+$C.run:$(xa_ctx_line CALL run-a);$C.a:$(xa_ctx_line CALL a-leaf);$C.leaf:$(xa_ctx_line SITE Leaf);$C\$Leaf_[i] 100
+$C.run:$(xa_ctx_line CALL run-b);$C.b:$(xa_ctx_line CALL b-leaf);$C.leaf:$(xa_ctx_line SITE Leaf);$C\$Leaf_[i] 200
+$C.run:$(xa_ctx_line CALL run-catcher);$C.catcher:$(xa_ctx_line CALL catcher-after);$C.after:$(xa_ctx_line SITE After);$C\$After_[i] 100
+$C.run:$(xa_ctx_line CALL run-viaItf);$C.viaItf:$(xa_ctx_line CALL viaItf-make);$C\$Impl.make:$(xa_ctx_line SITE Made);$C\$Made_[i] 100
+EOF
+)
+	xh "$P" -c ":alloc collapsed $XA/ctx-bytecode.txt --objects" >/dev/null
+	got=$(grep -F "$C" "$XA/ctx-bytecode.txt" 2>/dev/null | sort)
+	check "$label: folded stacks of Ctx, exact" "$want" "$got"
+	check "$label: the same contexts as JVMTI's stack walks" "$ref" "$(printf '%s\n' "$got" | sed 's/ [0-9]*$//')"
+	check_contains "$label: nothing dropped" "dropped (tables full),0" "$(xh "$P" -c ':alloc status')"
+	xh "$P" -c ':alloc stop' >/dev/null
+	xa_stderr_clean "$label" 6 "$P"
+	echo exit >&6
+}
+
+if [ $xa_built = 1 ]; then
+	xa_ctx_check java "JDK 17"
+	if [ -x "$XA_JDK25/bin/java" ]; then
+		xa_ctx_check "$XA_JDK25/bin/java" "JDK 25"
+	else
+		echo "skip alloc exact contexts JDK 25: not installed at $XA_JDK25"
+	fi
+fi
+
 # ---- starting: progress on a terminal, Ctrl-C, and --no-live ----
 # An exact start shows "classes rewritten N of M" on a terminal (script(1)
 # gives heapsh one) and Ctrl-C cancels it, leaving no recording; a

@@ -28,6 +28,8 @@
  *                    no-argument constructor and call its run() (a
  *                    Runnable): the test's generated classes, whose run()
  *                    calls one huge method.
+ *         ctx R      R rounds of exact.ctx.Ctx.run (calling contexts
+ *                    known by construction: its KNOWN FACTS).
  *         gc         System.gc().
  *         exit       exit 0 (so does end of file on stdin).
  *       Anything else: a line on stderr, and the next command is read.
@@ -122,6 +124,8 @@ public final class ExactWork {
             "exact.threads.Worker", "exact.threads.Worker$Spark", "exact.threads.Worker$Ash",
             "exact.threads.Worker$Glow", "exact.threads.Worker$Ember",
             "exact.threads.Worker$Spawned", "exact.threads.Worker$Sleeper",
+            "exact.ctx.Ctx", "exact.ctx.Ctx$Leaf", "exact.ctx.Ctx$Deep", "exact.ctx.Ctx$Far",
+            "exact.ctx.Ctx$After", "exact.ctx.Ctx$Made", "exact.ctx.Ctx$Boom", "exact.ctx.Ctx$Impl",
         };
         ClassLoader loader = ExactWork.class.getClassLoader();
         for (String name : names) {
@@ -176,6 +180,8 @@ public final class ExactWork {
             wake(Integer.parseInt(w[1]));
         } else if (cmd.equals("huge") && w.length == 2) {
             huge(w[1]);
+        } else if (cmd.equals("ctx") && w.length == 2) {
+            exact.ctx.Ctx.run(Integer.parseInt(w[1]));
         } else if (cmd.equals("gc") && w.length == 1) {
             System.gc();
         } else {
