@@ -37,6 +37,8 @@ enum { S_NEW, S_ARRAY, S_MULTI, S_DYNAMIC, S_DYNAMIC_MULTI, S_CLONE_VIRTUAL, S_C
 #define MAX_OWN 40
 #define CTX_BIT 0x40000000	/* Rt's counters of calling contexts: their generation's mark */
 #define CTX_CAP 1024		/* Rt.CAP: frames kept per thread */
+#define CTX_HDR 8		/* Rt.HDR: longs before the frames, 4 per frame */
+#define CTX_COMPUTED (1ULL << 62)	/* Rt.COMPUTED: a frame's callers' hash is known */
 /* Rt.P, the rolling hash's multiplier of calling contexts (Rt.java). */
 #define CTX_P 0x9E3779B97F4A7C15ULL
 /* A JNINativeMethod; JNI's fields are not const but are never written. */
@@ -126,12 +128,16 @@ static struct {
 	bool java;		/* Rt counts this recording's sites itself (Rt.gen == S.gen) */
 	bool ctx;		/* ... in their calling contexts (Rt.cgen == S.gen, --depth above 1) */
 	_Atomic uint64_t firsts, natives, flushes;	/* calls of Rt.first, the other natives, Rt.flush */
+	_Atomic uint64_t ctx_firsts, seeds;	/* calls of Rt.firstCtx, Rt.seed */
 	size_t java_bytes;	/* the threads' counter arrays, in R.bytes */
 } S = {.freeze_mu = PTHREAD_MUTEX_INITIALIZER, .dyn_lock = PTHREAD_MUTEX_INITIALIZER,
        .cache_lock = PTHREAD_MUTEX_INITIALIZER};
 
 static __thread struct tstate *me;
 static __thread jint recording_site;	/* the site record() counts at, for cache() */
+/* recordCtx: the calling thread's stack of frames (Rt.java) and whether its top is the site's method. */
+static __thread jlongArray recording_stack;
+static __thread jint recording_pushed;
 __thread int ag_in_hook;
 
 /* dropped: an allocation not recorded (the tables are full, or JVMTI could not say what it is). */
@@ -586,6 +592,8 @@ static struct dyn *dyn_of(JNIEnv *jni, struct site *s, jobject obj, jclass k, ji
 static void count(JNIEnv *jni, struct tstate *t, jobject obj, struct site *s, uint32_t account,
 		  bool walking, int depth, jclass k, jint hash);
 static jint new_site(uint32_t mi, jint line, uint32_t cls, jint kind, int elem);
+static uint32_t ctx_key(JNIEnv *jni, jlongArray st, jint pushed, const struct site *s, uint32_t cls,
+		       uint32_t acct);
 
 /*
  * count_one: obj, of class cls (an array of elem kind, or E_NONE), allocated
@@ -599,6 +607,8 @@ static void count_one(JNIEnv *jni, struct tstate *t, jobject obj, struct site *s
 	uint32_t key = NONE;
 	if (slot && account != NONE && R.depth == 1) {
 		key = site_key(s, slot, cls, account);
+	} else if (recording_stack && account != NONE) {
+		key = ctx_key(jni, recording_stack, recording_pushed, s, cls, account);
 	} else {
 		int r = ag_rec_stack_key(R.env, jni, cls, account, S.own, S.nown, s->method, s->line,
 					 &key);
@@ -670,15 +680,17 @@ static void count_nested(JNIEnv *jni, struct tstate *t, jobject arr, struct site
 
 /*
  * cache: let Rt count the objects of class k (d) at dynamic site s itself
- * (Rt.dynamic): d gets a site of its own, of a known class, and Rt.dyn the
- * pair {k, int[] {that site, element kind or -1, or -2: not counted here}}
- * among the site's at most sixteen. A site that sees more classes stays with
- * the natives.
+ * (Rt.dynamic, ctxDynamic): d gets a site of its own, of a known class, and
+ * the site's table in Rt.dyn the pair {k, int[] {that site, element kind
+ * or -1, or -2: not counted here; k's identity hash}} (open addressing on
+ * the identity hash, at most half full; replaced whole when it grows). A
+ * site that sees more than WAYS classes stays with the natives for the
+ * rest.
  */
 static void cache(JNIEnv *jni, jint site, struct site *s, struct dyn *d, jclass k)
 {
-	enum { WAYS = 16 };
-	if (!S.java || !S.f_dyn || d->cached || R.depth != 1 ||
+	enum { WAYS = 1024 };
+	if (!S.java || !S.f_dyn || d->cached ||
 	    (s->kind != S_DYNAMIC && s->kind != S_CLONE_VIRTUAL && s->kind != S_CLONE_SPECIAL))
 		return;
 	pthread_mutex_lock(&S.cache_lock);
@@ -718,21 +730,43 @@ static void cache(JNIEnv *jni, jint site, struct site *s, struct dyn *d, jclass 
 			(*jni)->SetStaticObjectField(jni, S.rt, S.f_dyn, bigger);
 	}
 	jobjectArray old = all ? (*jni)->GetObjectArrayElement(jni, all, (jsize)si) : NULL;
-	jsize had = old ? (*jni)->GetArrayLength(jni, old) : 0;
-	jclass oc = all && had < 2 * WAYS ? (*jni)->FindClass(jni, "java/lang/Object") : NULL;
-	jobjectArray e = oc ? (*jni)->NewObjectArray(jni, had + 2, oc, NULL) : NULL;
-	jintArray v = e ? (*jni)->NewIntArray(jni, 2) : NULL;
+	jsize had = old ? (*jni)->GetArrayLength(jni, old) / 2 : 0, used = 0;
+	for (jsize j = 0; j < had; j++) {
+		jobject x = (*jni)->GetObjectArrayElement(jni, old, 2 * j);
+		used += x != NULL;
+		if (x)
+			(*jni)->DeleteLocalRef(jni, x);
+	}
+	jsize cap = had ? had : 4;
+	while (2 * (used + 1) > cap)
+		cap *= 2;
+	jclass oc = all && used < WAYS ? (*jni)->FindClass(jni, "java/lang/Object") : NULL;
+	jobjectArray e = oc ? (*jni)->NewObjectArray(jni, 2 * cap, oc, NULL) : NULL;
+	jintArray v = e ? (*jni)->NewIntArray(jni, 3) : NULL;
 	if (v) {
-		jint vv[2] = {d->pseudo, !d->counts ? -2 : d->elem >= 0 ? d->elem : -1};
-		(*jni)->SetIntArrayRegion(jni, v, 0, 2, vv);
-		for (jsize j = 0; j < had; j++) {
-			jobject x = (*jni)->GetObjectArrayElement(jni, old, j);
-			(*jni)->SetObjectArrayElement(jni, e, j, x);
-			if (x)
+		jint vv[3] = {d->pseudo, !d->counts ? -2 : d->elem >= 0 ? d->elem : -1, d->hash};
+		(*jni)->SetIntArrayRegion(jni, v, 0, 3, vv);
+		/* Every entry of the old table, then k, each at its hash's first free slot. */
+		for (jsize j = 0; j <= had; j++) {
+			jobject x = j < had ? (*jni)->GetObjectArrayElement(jni, old, 2 * j) : k;
+			jintArray xv = j < had ? (*jni)->GetObjectArrayElement(jni, old, 2 * j + 1) : v;
+			jint h = 0;
+			if (x && xv)
+				(*jni)->GetIntArrayRegion(jni, xv, 2, 1, &h);
+			for (jsize q = h & (cap - 1); x && xv; q = (q + 1) & (cap - 1)) {
+				jobject y = (*jni)->GetObjectArrayElement(jni, e, 2 * q);
+				if (!y) {
+					(*jni)->SetObjectArrayElement(jni, e, 2 * q, x);
+					(*jni)->SetObjectArrayElement(jni, e, 2 * q + 1, xv);
+					break;
+				}
+				(*jni)->DeleteLocalRef(jni, y);
+			}
+			if (j < had && x)
 				(*jni)->DeleteLocalRef(jni, x);
+			if (j < had && xv)
+				(*jni)->DeleteLocalRef(jni, xv);
 		}
-		(*jni)->SetObjectArrayElement(jni, e, had, k);
-		(*jni)->SetObjectArrayElement(jni, e, had + 1, v);
 		(*jni)->SetObjectArrayElement(jni, all, (jsize)si, e);
 	}
 	ag_jni_clear(jni, "Rt.dyn");
@@ -834,6 +868,22 @@ static void JNICALL rt_record_walking(JNIEnv *jni, jclass rt, jobject obj, jint 
 {
 	(void)rt;
 	record(jni, obj, site, NONE, true, NULL, 0);
+}
+
+/*
+ * Rt.recordCtx(Object o, int site, int account, long[] stack, int pushed,
+ * Class c, int hash): o (of class c, identity hash hash; null: o's own) was
+ * just allocated at a site of no known class or with arrays inside
+ * (clone, reflection, multianewarray), in the calling context on stack.
+ */
+static void JNICALL rt_record_ctx(JNIEnv *jni, jclass rt, jobject obj, jint site, jint account,
+				  jlongArray st, jint pushed, jclass k, jint hash)
+{
+	(void)rt;
+	recording_stack = S.ctx ? st : NULL;
+	recording_pushed = pushed;
+	record(jni, obj, site, account_arg(account), false, k, hash);
+	recording_stack = NULL;
 }
 
 /* ---- the counters Rt keeps in Java (Rt.java: first, flush; the reads' fold) ---- */
@@ -1025,6 +1075,8 @@ static void JNICALL rt_first(JNIEnv *jni, jclass rt, jobject obj, jint site, jin
 		(*jni)->GetIntArrayRegion(jni, meta, 0, 1, &g);
 		(*jni)->DeleteLocalRef(jni, meta);
 	}
+	if (getenv("XX_SEED") && atomic_load(&S.firsts) < 30)
+		ag_log("first site %d s %p g %d gen %u kind %d depth %u java %d", site, (void *)s, g, S.gen, s ? s->kind : -1, R.depth, S.java);
 	if (!s || g != (jint)S.gen || (s->kind != S_NEW && s->kind != S_ARRAY) || R.depth != 1) {
 		record(jni, obj, site, acct, false, NULL, 0);
 		return;
@@ -1078,43 +1130,51 @@ static void JNICALL rt_first(JNIEnv *jni, jclass rt, jobject obj, jint site, jin
 }
 
 /*
- * ctx_key: the key of an object of site s for acct in the calling context
- * on the thread's stack of frames st (Rt.java: {depth, scratch, bottom,
- * then per frame {method, line, hash}}; pushed: the allocating method's own
+ * ctx_key: the key of an object of class cls at site s for acct in the calling context
+ * on the thread's stack of frames st (Rt.java: a header of CTX_HDR, then
+ * per frame {method, line, hash, unused}; pushed: the allocating method's own
  * frame is its top): the site's node under its R.depth - 1 nearest callers.
  * Frames of another recording's methods are left out. NONE when full.
  */
-static uint32_t ctx_key(JNIEnv *jni, jlongArray st, jint pushed, const struct site *s, uint32_t acct)
+static uint32_t ctx_key(JNIEnv *jni, jlongArray st, jint pushed, const struct site *s, uint32_t cls,
+		       uint32_t acct)
 {
 	jsize len = st ? (*jni)->GetArrayLength(jni, st) : 0;
 	jlong d = 0;
-	if (len >= 3)
+	if (len >= CTX_HDR)
 		(*jni)->GetLongArrayRegion(jni, st, 0, 1, &d);
-	if (d < 0 || d > CTX_CAP || 3 * d + 3 > len)
+	if (d < 0 || d > CTX_CAP || CTX_HDR + 4 * d > len)
 		d = 0;
 	jlong hi = pushed ? d - 1 : d, want = (jlong)R.depth - 1;
 	jlong lo = hi - want + 1 < 1 ? 1 : hi - want + 1;
 	jlong n = hi >= lo ? hi - lo + 1 : 0;
-	jlong *fr = n ? malloc((size_t)n * 3 * sizeof *fr) : NULL;
+	jlong *fr = n ? malloc((size_t)n * 4 * sizeof *fr) : NULL;
 	if (n && !fr)
 		return NONE;
 	if (n)
-		(*jni)->GetLongArrayRegion(jni, st, (jsize)(3 * lo), (jsize)(3 * n), fr);
+		(*jni)->GetLongArrayRegion(jni, st, (jsize)(4 * lo + 4), (jsize)(4 * n), fr);
 	ag_jni_clear(jni, "Rt's stack of frames");
 	uint32_t key = NONE, parent = NONE;
+	if (getenv("XX_SEED") && atomic_load(&S.ctx_firsts) < 60) {
+		char b[512];
+		int o = snprintf(b, sizeof b, "ctx first site %u line %d pushed %d d %lld:", s->method, s->line, pushed, (long long)d);
+		for (jlong j = 0; j < n && o < 400; j++)
+			o += snprintf(b + o, sizeof b - (size_t)o, " [%llx %lld]", (unsigned long long)fr[3*j], (long long)fr[3*j+1]);
+		ag_log("%s", b);
+	}
 	pthread_mutex_lock(&R.lock);
 	for (jlong j = 0; j < n; j++) {
-		uint64_t m = (uint64_t)fr[3 * j];
+		uint64_t m = (uint64_t)fr[4 * j] & ~CTX_COMPUTED;
 		uint32_t mi = (uint32_t)(m & ((1u << SITE_BITS) - 1));
 		if (m >> SITE_BITS != S.gen || mi >= R.nmethods)
 			continue;
-		int32_t line = fr[3 * j + 1] > 0 && fr[3 * j + 1] <= INT32_MAX ? (int32_t)fr[3 * j + 1] : -1;
+		int32_t line = fr[4 * j + 1] > 0 && fr[4 * j + 1] <= INT32_MAX ? (int32_t)fr[4 * j + 1] : -1;
 		if ((parent = ag_rec_node(parent, mi, line)) == NONE)
 			goto out;
 	}
 	uint32_t node = ag_rec_node(parent, s->method, s->line);
 	if (node != NONE)
-		key = ag_rec_key(node, s->cls, acct);
+		key = ag_rec_key(node, cls, acct);
 out:
 	pthread_mutex_unlock(&R.lock);
 	free(fr);
@@ -1180,7 +1240,7 @@ static jint JNICALL rt_first_ctx(JNIEnv *jni, jclass rt, jobject obj, jint site,
 {
 	(void)rt;
 	uint32_t acct = account_arg(account);
-	atomic_fetch_add_explicit(&S.firsts, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&S.ctx_firsts, 1, memory_order_relaxed);
 	if (!atomic_load_explicit(&R.on, memory_order_relaxed) || ag_in_hook || ag_in_agent_thread || !obj)
 		return -1;
 	struct site *s = S.ctx ? site_of(site) : NULL;
@@ -1199,12 +1259,11 @@ static jint JNICALL rt_first_ctx(JNIEnv *jni, jclass rt, jobject obj, jint site,
 		dropped(__LINE__);
 		return -1;
 	}
-	uint32_t key = ctx_key(jni, st, pushed, s, acct);
-	if (key == NONE) {
-		dropped(__LINE__);
-		leave(t);
-		return -1;
-	}
+	/*
+	 * Tables full: the context still gets a counter of the thread's, of no
+	 * key, which the reads count as dropped, so that Rt asks no more.
+	 */
+	uint32_t key = ctx_key(jni, st, pushed, s, s->cls, acct);
 	jlong size = 0;
 	if (s->kind == S_NEW) {
 		size = atomic_load_explicit(&s->size, memory_order_relaxed);
@@ -1232,6 +1291,8 @@ static jint JNICALL rt_first_ctx(JNIEnv *jni, jclass rt, jobject obj, jint site,
 	if (room_) {
 		jlong v[3] = {1, s->kind == S_ARRAY ? size : 0, s->kind == S_ARRAY ? len : 0};
 		(*jni)->SetLongArrayRegion(jni, room_, (jsize)i, 3, v);
+	} else if (key == NONE) {
+		dropped(__LINE__);
 	} else {
 		/* No room for this thread's counters: counted here, every time. */
 		struct key *k = KEY(key);
@@ -1245,7 +1306,8 @@ static jint JNICALL rt_first_ctx(JNIEnv *jni, jclass rt, jobject obj, jint site,
 		(*jni)->DeleteLocalRef(jni, room_);
 	if (counts)
 		(*jni)->DeleteLocalRef(jni, counts);
-	track(jni, t, obj, key, size, false);
+	if (key != NONE)
+		track(jni, t, obj, key, size, false);
 	leave(t);
 	return room_ ? (jint)i : -1;
 }
@@ -1259,6 +1321,7 @@ static jint JNICALL rt_first_ctx(JNIEnv *jni, jclass rt, jobject obj, jint site,
 static jlongArray JNICALL rt_seed(JNIEnv *jni, jclass rt)
 {
 	(void)rt;
+	atomic_fetch_add_explicit(&S.seeds, 1, memory_order_relaxed);
 	if (!S.ctx || !atomic_load_explicit(&R.on, memory_order_relaxed) || ag_in_hook || ag_in_agent_thread)
 		return NULL;
 	int want = (R.depth < 256 ? (int)R.depth : 256) + MAX_OWN + 1, n = 0, skip = 0;
@@ -1276,6 +1339,13 @@ static jlongArray JNICALL rt_seed(JNIEnv *jni, jclass rt)
 	skip++;		/* the method entering */
 	if (skip < count && ag_rec_frames(R.env, jni, fr + skip, count - skip, mi, line))
 		n = count - skip < (int)R.depth ? count - skip : (int)R.depth;
+	if (getenv("XX_SEED") && atomic_load(&S.seeds) < 40) {
+		for (int i = 0; i < count && i < 8; i++) {
+			char *nm = NULL;
+			(*R.env)->GetMethodName(R.env, fr[i].method, &nm, NULL, NULL);
+			ag_log("seed %d/%d skip %d: %s", i, count, skip, nm ? nm : "?");
+		}
+	}
 	jlongArray a = n ? (*jni)->NewLongArray(jni, 2 * n) : NULL;
 	for (int i = 0; a && i < n; i++) {
 		int j = n - 1 - i;	/* outermost first */
@@ -1584,8 +1654,9 @@ bool ag_sites_bind(JNIEnv *jni, jclass rt, char *why, size_t cap)
 		NATIVE("flush", "([Ljava/lang/Object;)V", rt_flush),
 		NATIVE("firstCtx", "(Ljava/lang/Object;III[Ljava/lang/Object;[JI)I", rt_first_ctx),
 		NATIVE("seed", "()[J", rt_seed),
+		NATIVE("recordCtx", "(Ljava/lang/Object;II[JILjava/lang/Class;I)V", rt_record_ctx),
 	};
-	if ((*jni)->RegisterNatives(jni, rt, nm, 7) != 0) {
+	if ((*jni)->RegisterNatives(jni, rt, nm, 8) != 0) {
 		ag_jni_clear(jni, "RegisterNatives");
 		snprintf(why, cap, "the JVM refused to bind heapsh.agent.Rt's native methods");
 		return false;
@@ -1603,12 +1674,15 @@ bool ag_sites_bind(JNIEnv *jni, jclass rt, char *why, size_t cap)
 		{"follow", "([Ljava/lang/Object;[ILjava/lang/Object;II)V"}, {"pick", "([I)Z"},
 		{"first", "(Ljava/lang/Object;III[Ljava/lang/Object;)V"}, {"flush", "([Ljava/lang/Object;)V"},
 		{"counters", "(Ljava/lang/Thread;)[Ljava/lang/Object;"},
-		{"stack", "()[J"}, {"stack", "([Ljava/lang/Object;)[J"}, {"enter", "([JI)I"},
+		{"stack", "([Ljava/lang/Object;)[J"}, {"enter", "(I)[J"}, {"callers", "([JI)J"},
+		{"next", "([JI)J"}, {"ctxKey", "([JIII)J"}, {"roll", "([JI)J"},
 		{"ctxCount", "(Ljava/lang/Object;III)V"}, {"ctxArray", "(Ljava/lang/Object;IIIII)V"},
 		{"ctxSlow", "(Ljava/lang/Object;III[Ljava/lang/Object;[JIJ)V"},
 		{"firstCtx", "(Ljava/lang/Object;III[Ljava/lang/Object;[JI)I"},
 		{"ctxPut", "([Ljava/lang/Object;JI)V"}, {"ctxFind", "([Ljava/lang/Object;J)I"},
 		{"seed", "()[J"}, {"seeded", "([Ljava/lang/Object;[J)[J"},
+		{"ctxDynamic", "(Ljava/lang/Object;III)V"},
+		{"recordCtx", "(Ljava/lang/Object;II[JILjava/lang/Class;I)V"},
 	};
 	S.nown = 0;
 	for (size_t i = 0; i < sizeof statics / sizeof statics[0] && S.nown < MAX_OWN - 1; i++) {
@@ -1740,4 +1814,8 @@ void ag_sites_summary(void)
 	       "the agent's natives, %llu buffers of objects followed", S.java ? "on" : "off",
 	       (unsigned long long)atomic_load(&S.firsts), (unsigned long long)atomic_load(&S.natives),
 	       (unsigned long long)atomic_load(&S.flushes));
+	if (S.ctx)
+		ag_log("calling contexts: %llu first objects of a key on a thread, %llu stack walks "
+		       "for the frames under instrumented code", (unsigned long long)atomic_load(&S.ctx_firsts),
+		       (unsigned long long)atomic_load(&S.seeds));
 }

@@ -101,11 +101,14 @@ final class Instrument {
      * its --depth (above 1: calling contexts are kept).
      */
     static byte[] transform(String name, byte[] bytes, boolean accounts, int depth) {
+        Rt.pause(1);
         try {
             return rewrite(name, bytes, accounts, depth > 1);
         } catch (Throwable t) {
             failed(name == null ? "?" : name, String.valueOf(t));
             return null;
+        } finally {
+            Rt.pause(-1);
         }
     }
 
@@ -345,7 +348,7 @@ final class Instrument {
         final int mid;          /* the method's number for its frame (--depth above 1), -1: no frame */
         final Slots slots;      /* keep or a frame: the local variables added */
         int slotVar, savedVar;  /* keep: Rt.slot() and the caller's account */
-        int stackVar, depthVar, lineVar;  /* a frame: Rt.stack(), the caller's depth, the frame's line index */
+        int stackVar, depthVar, lineVar;  /* a frame: Rt.enter()'s stack, the caller's depth, the frame's line index */
         final List<Pending> pending = new ArrayList<>();
         Pending justNew;        /* the NEW just visited, until the next instruction */
         int line = -1;
@@ -431,17 +434,19 @@ final class Instrument {
                 super.visitInsn(Opcodes.IASTORE);
             }
             if (mid >= 0) {
-                super.visitMethodInsn(Opcodes.INVOKESTATIC, RT, "stack", "()[J", false);
+                push(mid);
+                super.visitMethodInsn(Opcodes.INVOKESTATIC, RT, "enter", "(I)[J", false);
                 super.visitInsn(Opcodes.DUP);
                 raw.visitVarInsn(Opcodes.ASTORE, stackVar);
-                super.visitInsn(Opcodes.ICONST_0);
+                super.visitInsn(Opcodes.ICONST_3);
+                super.visitInsn(Opcodes.LALOAD);
+                super.visitInsn(Opcodes.L2I);
+                raw.visitVarInsn(Opcodes.ISTORE, lineVar);
+                raw.visitVarInsn(Opcodes.ALOAD, stackVar);
+                super.visitInsn(Opcodes.ICONST_4);
                 super.visitInsn(Opcodes.LALOAD);
                 super.visitInsn(Opcodes.L2I);
                 raw.visitVarInsn(Opcodes.ISTORE, depthVar);
-                raw.visitVarInsn(Opcodes.ALOAD, stackVar);
-                push(mid);
-                super.visitMethodInsn(Opcodes.INVOKESTATIC, RT, "enter", "([JI)I", false);
-                raw.visitVarInsn(Opcodes.ISTORE, lineVar);
             }
             super.visitTryCatchBlock(start, end, handler, null);
             super.visitLabel(start);
@@ -501,7 +506,13 @@ final class Instrument {
                 return;
             }
             boolean here = cls.accounts && cls.account == 0;   /* the slot's account pays */
-            if (cls.contexts && !walkingClass(cls.owner) && (kind == NEW || kind == ARRAY)) {
+            if (cls.contexts && !walkingClass(cls.owner) && kind != NEW && kind != ARRAY) {
+                super.visitInsn(Opcodes.DUP);
+                push(site);
+                push(here ? -1 : cls.account);
+                push(mid >= 0 && started ? 1 : 0);
+                super.visitMethodInsn(Opcodes.INVOKESTATIC, RT, "ctxDynamic", "(Ljava/lang/Object;III)V", false);
+            } else if (cls.contexts && !walkingClass(cls.owner)) {
                 int pushed = mid >= 0 && started ? 1 : 0;
                 super.visitInsn(Opcodes.DUP);
                 if (kind == ARRAY) {

@@ -34,20 +34,26 @@
  * restore it on every way out.
  *
  * Calling contexts (--depth N above 1). Every instrumented method that
- * calls something keeps its frame on the thread's stack of frames (stack(),
- * enter(); seed 004's method call tree, kept per thread as JP does, without
- * a native call or a stack walk): on entry it pushes its method's number,
- * before each call it stores the call's line in its frame, and on every way
- * out it puts the depth back. Each frame also holds a hash of its N - 1
- * nearest callers (method and line), rolled on from its caller's in O(1)
- * (a polynomial rolling hash, Karp and Rabin), so that an allocation finds
+ * calls something keeps its frame on the thread's stack of frames (enter();
+ * seed 004's method call tree, kept per thread as JP does, without a native
+ * call or a stack walk): on entry it pushes its method's number, before
+ * each call it stores the call's line in its frame, and on every way out it
+ * puts the depth back. A frame below an allocation also holds a hash of its
+ * N - 1 nearest callers (method and line), rolled on from its caller's in
+ * O(1) when first needed (callers(); a polynomial rolling hash, Karp and
+ * Rabin), so that an allocation finds
  * its (site, account, calling context) counter in a table of the thread's
  * own by one 64-bit key (ctxCount, ctxArray). The first object of a key on
  * a thread goes to the agent (firstCtx), which reads the frames and makes
  * the key. Two contexts with one 64-bit key would share a counter: with
  * 2^20 contexts that happens with probability below 2^-23.
  *
- * A thread's state is {thread, int[1] account slot, counters, long[] stack
+ * The transformer's own allocations. Instrument.transform runs inside the
+ * class-file hook, on the thread that loads the class, through rewritten
+ * code of the JDK: it pauses the thread's counting (pause()) meanwhile, so
+ * that what the agent allocates is never counted as the program's.
+ *
+ * A thread's state is {thread, int[2] {account slot, paused}, counters, long[] stack
  * of frames or null} (the value of SLOTS); counters is {int[] {generation,
  * buffered, misses of `last`, random state, contexts in the table}, long[]
  * counts, Object[] buffer, int[] buffered keys and sizes, WeakReference to
@@ -107,10 +113,11 @@ public final class Rt extends ThreadLocal<Object[]> {
     static long align = 8;
 
     /*
-     * Per site whose class is the object's (its number's low 24 bits): up
-     * to four pairs {Class, int[] {a site of that class, its element kind,
-     * -1 not an array, -2 not counted here}}, put here by the agent once it
-     * has seen the class there (sites.c, cache).
+     * Per site whose class is the object's (its number's low 24 bits): a
+     * table of pairs {Class, int[] {a site of that class, its element kind,
+     * -1 not an array, -2 not counted here; the class's identity hash}}, by
+     * identity hash (open addressing), put here by the agent once it has
+     * seen the class there (sites.c, cache).
      */
     static volatile Object[] dyn = new Object[0];
 
@@ -139,7 +146,7 @@ public final class Rt extends ThreadLocal<Object[]> {
     @Override
     protected Object[] initialValue() {
         Thread t = Thread.currentThread();
-        return new Object[] {t, new int[1], counters(t), null};
+        return new Object[] {t, new int[2], counters(t), null};
     }
 
     /* counters: a thread's counters of the current recording, registered. */
@@ -177,6 +184,11 @@ public final class Rt extends ThreadLocal<Object[]> {
         return p;
     }
 
+    /** The transformer begins (1) or ends (-1) its work on this thread: nothing it allocates is counted. */
+    public static void pause(int d) {
+        ((int[]) mine()[1])[1] += d;
+    }
+
     /** This thread's account slot. */
     public static int[] slot() {
         return (int[]) mine()[1];
@@ -185,6 +197,9 @@ public final class Rt extends ThreadLocal<Object[]> {
     /** A new object of a site whose class is known (new C), charged to account (0: none). */
     public static void count(Object o, int site, int account) {
         Object[] p = mine();
+        if (((int[]) p[1])[1] != 0) {
+            return;
+        }
         Object[] c = (Object[]) p[2];
         int[] m = (int[]) c[0];
         long[] n = (long[]) c[1];
@@ -221,6 +236,9 @@ public final class Rt extends ThreadLocal<Object[]> {
     /** A new array of len elements of kind elem (newarray, anewarray), charged to account. */
     public static void array(Object a, int len, int site, int account, int elem) {
         Object[] p = mine();
+        if (((int[]) p[1])[1] != 0) {
+            return;
+        }
         Object[] c = (Object[]) p[2];
         int[] m = (int[]) c[0];
         long[] n = (long[]) c[1];
@@ -302,23 +320,42 @@ public final class Rt extends ThreadLocal<Object[]> {
     /** The same at a site whose class is the object's (clone, reflection). */
     public static void dynamic(Object o, int site, int account) {
         Class<?> c = o.getClass();
+        int[] v = cached(site, gen, c);
+        if (v == null) {
+            recordClass(o, site, account, c, System.identityHashCode(c));
+        } else if (v[1] == -1) {
+            count(o, v[0], account);
+        } else if (v[1] >= 0) {
+            array(o, Array.getLength(o), v[0], account, v[1]);
+        }
+    }
+
+    /*
+     * cached: what the agent put in dyn for class c at site (of recording
+     * g): {a site of c's own, its element kind or -1 not an array, -2 not
+     * counted here; c's identity hash}, or null: not there (yet).
+     */
+    private static int[] cached(int site, int g, Class<?> c) {
         Object[] d = dyn;
         int s = site & 0xffffff;
-        if (s < d.length && site >>> 24 == gen) {
-            Object[] e = (Object[]) d[s];
-            for (int j = 0; e != null && j + 1 < e.length; j += 2) {
-                if (e[j] == c) {
-                    int[] v = (int[]) e[j + 1];
-                    if (v[1] == -1) {
-                        count(o, v[0], account);
-                    } else if (v[1] >= 0) {
-                        array(o, Array.getLength(o), v[0], account, v[1]);
-                    }
-                    return;
-                }
+        if (s >= d.length || site >>> 24 != g) {
+            return null;
+        }
+        Object[] e = (Object[]) d[s];
+        if (e == null) {
+            return null;
+        }
+        int mask = (e.length >> 1) - 1;
+        for (int j = System.identityHashCode(c) & mask, n = 0; n <= mask; j = (j + 1) & mask, n++) {
+            Object k = e[2 * j];
+            if (k == c) {
+                return (int[]) e[2 * j + 1];
+            }
+            if (k == null) {
+                return null;
             }
         }
-        recordClass(o, site, account, c, System.identityHashCode(c));
+        return null;
     }
 
     /** The same in unaccounted code. */
@@ -363,14 +400,43 @@ public final class Rt extends ThreadLocal<Object[]> {
 
     /* ---- calling contexts (--depth above 1) ---- */
 
-    /** The calling thread's stack of frames: {depth, scratch, bottom's depth, then per frame {method, line, callers' hash}}. */
-    public static long[] stack() {
-        return stack(mine());
+    /*
+     * A thread's stack of frames (long[]): s[0] its depth, s[1] the line of
+     * a frame past CAP (not kept), s[2] the depth of its bottom (seeded()),
+     * s[3] and s[4] what the last enter() returns besides s: the index of
+     * the new frame's line and the depth before it; then frame j (1..CAP) at
+     * 4j + 4: {method, with COMPUTED once its callers' hash is known; the
+     * line it calls from; its callers' hash; unused}.
+     */
+    private static final int HDR = 8;
+    private static final long COMPUTED = 1L << 62;
+
+    /**
+     * A method (the agent's number) begins: its frame pushed on the calling
+     * thread's stack of frames, which is returned, with s[3] the index of
+     * the frame's line, which the method sets before each call, and s[4]
+     * the depth to put back on every way out.
+     */
+    public static long[] enter(int method) {
+        long[] s = stack(mine());
+        int d = (int) s[0];
+        s[4] = d;
+        if (d >= CAP || d < 0) {
+            s[3] = 1;
+            return s;
+        }
+        d++;
+        s[0] = d;
+        int b = 4 * d + 4;
+        s[b] = method;
+        s[b + 1] = 0;
+        s[3] = b + 1;
+        return s;
     }
 
     private static long[] stack(Object[] p) {
         long[] s = (long[]) p[3];
-        if (s == null || s[0] == (int) s[2]) {
+        if (s == null || (s[0] == s[2] && ((int[]) p[1])[1] == 0)) {
             s = seeded(p, s);
         }
         return s;
@@ -387,13 +453,16 @@ public final class Rt extends ThreadLocal<Object[]> {
      */
     private static long[] seeded(Object[] p, long[] s) {
         if (s == null) {
-            s = new long[3 * (CAP + 1)];
+            s = new long[HDR + 4 * CAP];
             p[3] = s;
         }
         s[0] = 0;
         long[] f = cgen != 0 ? seed() : null;
         for (int j = 0; f != null && j + 1 < f.length && s[0] < CAP; j += 2) {
-            s[enter(s, (int) f[j])] = f[j + 1];
+            int d = (int) s[0] + 1;
+            s[0] = d;
+            s[4 * d + 4] = f[j];
+            s[4 * d + 5] = f[j + 1];
         }
         s[2] = s[0];
         return s;
@@ -404,7 +473,7 @@ public final class Rt extends ThreadLocal<Object[]> {
 
     /* frame: a frame's value in the rolling hash (method and line, mixed: MurmurHash3's fmix64). */
     private static long frame(long method, long line) {
-        long x = method << 32 ^ (line & 0xffffffffL);
+        long x = (method & ~COMPUTED) << 32 ^ (line & 0xffffffffL);
         x ^= x >>> 33;
         x *= 0xff51afd7ed558ccdL;
         x ^= x >>> 33;
@@ -412,40 +481,58 @@ public final class Rt extends ThreadLocal<Object[]> {
         return x ^ x >>> 33;
     }
 
-    /* next: the callers' hash of a frame called from the top frame of s (depth d > 0). */
+    /*
+     * callers: the hash of the N - 1 nearest callers of frame j (1..CAP) of
+     * s, computed when first asked (from the nearest frame below that knows
+     * its own, rolled on one frame at a time: Karp and Rabin's rolling hash,
+     * h(j + 1) = v(j) + P h(j) - v(j - N + 1) P^(N-1)) and kept in the frame
+     * until it returns, so that a method entry only pushes.
+     */
+    private static long callers(long[] s, int j) {
+        if ((s[4 * j + 4] & COMPUTED) != 0) {
+            return s[4 * j + 6];
+        }
+        return roll(s, j);
+    }
+
+    /* roll: callers() of a frame whose hash is not known yet (apart, so that compiled code keeps it out of line). */
+    private static long roll(long[] s, int j) {
+        int i = j;
+        while (i > 1 && (s[4 * i + 4] & COMPUTED) == 0) {
+            i--;
+        }
+        if ((s[4 * i + 4] & COMPUTED) == 0) {
+            s[4 * i + 6] = 0;   /* the bottom frame: no caller kept */
+            s[4 * i + 4] |= COMPUTED;
+        }
+        for (; i < j; i++) {
+            s[4 * i + 10] = next(s, i);
+            s[4 * i + 8] |= COMPUTED;
+        }
+        return s[4 * j + 6];
+    }
+
+    /* next: the callers' hash of a frame called from frame d of s, whose own is known. */
     private static long next(long[] s, int d) {
-        int b = 3 * d;
+        int b = 4 * d + 4;
         long h = frame(s[b], s[b + 1]) + P * s[b + 2];
         int o = d - depth + 1;  /* the caller leaving the window of N - 1 */
         if (o >= 1) {
-            h -= frame(s[3 * o], s[3 * o + 1]) * pn;
+            h -= frame(s[4 * o + 4], s[4 * o + 5]) * pn;
         }
         return h;
-    }
-
-    /**
-     * A method (the agent's number) begins: its frame pushed on s. Returns
-     * the index of the frame's line, which the method sets before each call
-     * (1, a scratch slot, past CAP frames: the frame is not kept).
-     */
-    public static int enter(long[] s, int method) {
-        int d = (int) s[0];
-        if (d >= CAP || d < 0) {
-            return 1;
-        }
-        long h = d > 0 ? next(s, d) : 0;
-        int b = 3 * (d + 1);
-        s[0] = d + 1;
-        s[b] = method;
-        s[b + 1] = 0;
-        s[b + 2] = h;
-        return b + 1;
     }
 
     /* ctxKey: the table key of (site, account) in the context of s (pushed: the allocating method's frame is the top). */
     private static long ctxKey(long[] s, int pushed, int site, int account) {
         int d = (int) s[0];
-        long h = d <= 0 || d > CAP ? 0 : pushed != 0 ? s[3 * d + 2] : next(s, d);
+        long h = 0;
+        if (d > 0 && d <= CAP) {
+            h = callers(s, d);
+            if (pushed == 0) {
+                h = next(s, d);    /* the site's method is a callee of the top frame */
+            }
+        }
         long k = frame(h ^ site, account) ^ h;
         return k == 0 ? 1 : k;
     }
@@ -506,8 +593,12 @@ public final class Rt extends ThreadLocal<Object[]> {
      */
     public static void ctxCount(Object o, int site, int account, int pushed) {
         Object[] p = mine();
+        int[] slot = (int[]) p[1];
+        if (slot[1] != 0) {
+            return;
+        }
         if (account < 0) {
-            account = ((int[]) p[1])[0];
+            account = slot[0];
         }
         long[] s = stack(p);
         Object[] c = (Object[]) p[2];
@@ -532,8 +623,12 @@ public final class Rt extends ThreadLocal<Object[]> {
     /** A new array of len elements of kind elem, in its calling context (as ctxCount). */
     public static void ctxArray(Object a, int len, int site, int account, int elem, int pushed) {
         Object[] p = mine();
+        int[] slot = (int[]) p[1];
+        if (slot[1] != 0) {
+            return;
+        }
         if (account < 0) {
-            account = ((int[]) p[1])[0];
+            account = slot[0];
         }
         long[] s = stack(p);
         Object[] c = (Object[]) p[2];
@@ -580,4 +675,35 @@ public final class Rt extends ThreadLocal<Object[]> {
      * the object itself (another recording's site, no room).
      */
     private static native int firstCtx(Object o, int site, int account, int len, Object[] c, long[] s, int pushed);
+
+    /**
+     * A new object at a site whose class is the object's (clone, reflection)
+     * or with arrays inside (multianewarray), in its calling context: counted
+     * here under the site the agent made for its class there (dyn), by the
+     * agent otherwise (recordCtx).
+     */
+    public static void ctxDynamic(Object o, int site, int account, int pushed) {
+        Object[] p = mine();
+        int[] slot = (int[]) p[1];
+        if (slot[1] != 0) {
+            return;
+        }
+        if (account < 0) {
+            account = slot[0];
+        }
+        Class<?> c = o.getClass();
+        int[] v = cached(site, cgen, c);
+        if (v != null) {
+            if (v[1] == -1) {
+                ctxCount(o, v[0], account, pushed);
+            } else if (v[1] >= 0) {
+                ctxArray(o, Array.getLength(o), v[0], account, v[1], pushed);
+            }
+            return;
+        }
+        recordCtx(o, site, account, stack(p), pushed, c, System.identityHashCode(c));
+    }
+
+    /* recordCtx: the agent counts o (of class c, identity hash hash) at site in the calling context on s. */
+    private static native void recordCtx(Object o, int site, int account, long[] s, int pushed, Class<?> c, int hash);
 }
