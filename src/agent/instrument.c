@@ -920,7 +920,7 @@ static void forget_last(JNIEnv *jni)
 {
 	jfieldID f = B.rt ? (*jni)->GetStaticFieldID(jni, B.rt, "last", "[Ljava/lang/Object;") : NULL;
 	jclass oc = f ? (*jni)->FindClass(jni, "java/lang/Object") : NULL;
-	jobjectArray none = oc ? (*jni)->NewObjectArray(jni, 2, oc, NULL) : NULL;
+	jobjectArray none = oc ? (*jni)->NewObjectArray(jni, 5, oc, NULL) : NULL;
 	if (none)
 		(*jni)->SetStaticObjectField(jni, B.rt, f, none);
 	ag_jni_clear(jni, "Rt.last");

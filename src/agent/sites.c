@@ -18,10 +18,15 @@
  * JVMTI tag (a tag costs 0.4-1.4 us per object on JDK 17 and 25, a weak
  * reference about 0.1 us; docs/performance.md).
  *
- * With --depth above 1 each allocation also walks the stack for its calling
- * context (ag_rec_stack_key), like the JVMTI mechanism. Sites in the classes
- * Rt's account slot itself runs (ThreadLocal's) call Rt.recordWalking, which
- * finds the account by walking the stack.
+ * With --depth above 1 Rt counts each allocation under its calling context,
+ * which the rewritten methods keep on the thread's stack of frames in Java
+ * (Rt.java, "Calling contexts"); the first of a context on a thread comes
+ * here (Rt.firstCtx, ctx_key reads the frames), as do the frames under the
+ * first rewritten method a thread enters (Rt.seed, a stack walk) and the
+ * objects of a site whose class only the agent can tell (Rt.recordCtx). Sites
+ * in the classes Rt's account slot itself runs (ThreadLocal's) call
+ * Rt.recordWalking, which finds the account and the context by walking the
+ * stack (ag_rec_stack_key), like the JVMTI mechanism.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -34,7 +39,7 @@
 enum { S_NEW, S_ARRAY, S_MULTI, S_DYNAMIC, S_DYNAMIC_MULTI, S_CLONE_VIRTUAL, S_CLONE_SPECIAL, S_KINDS };
 
 #define MAX_MULTI 255		/* dimensions of an array made by multianewarray */
-#define MAX_OWN 40
+#define MAX_OWN 96
 #define CTX_BIT 0x40000000	/* Rt's counters of calling contexts: their generation's mark */
 #define CTX_CAP 1024		/* Rt.CAP: frames kept per thread */
 #define CTX_HDR 8		/* Rt.HDR: longs before the frames, 4 per frame */
@@ -128,7 +133,7 @@ static struct {
 	bool java;		/* Rt counts this recording's sites itself (Rt.gen == S.gen) */
 	bool ctx;		/* ... in their calling contexts (Rt.cgen == S.gen, --depth above 1) */
 	_Atomic uint64_t firsts, natives, flushes;	/* calls of Rt.first, the other natives, Rt.flush */
-	_Atomic uint64_t ctx_firsts, seeds;	/* calls of Rt.firstCtx, Rt.seed */
+	_Atomic uint64_t ctx_firsts, seeds, seeds_same;	/* calls of Rt.firstCtx; of Rt.seed, walks that found new frames or the same */
 	size_t java_bytes;	/* the threads' counter arrays, in R.bytes */
 } S = {.freeze_mu = PTHREAD_MUTEX_INITIALIZER, .dyn_lock = PTHREAD_MUTEX_INITIALIZER,
        .cache_lock = PTHREAD_MUTEX_INITIALIZER};
@@ -1075,8 +1080,6 @@ static void JNICALL rt_first(JNIEnv *jni, jclass rt, jobject obj, jint site, jin
 		(*jni)->GetIntArrayRegion(jni, meta, 0, 1, &g);
 		(*jni)->DeleteLocalRef(jni, meta);
 	}
-	if (getenv("XX_SEED") && atomic_load(&S.firsts) < 30)
-		ag_log("first site %d s %p g %d gen %u kind %d depth %u java %d", site, (void *)s, g, S.gen, s ? s->kind : -1, R.depth, S.java);
 	if (!s || g != (jint)S.gen || (s->kind != S_NEW && s->kind != S_ARRAY) || R.depth != 1) {
 		record(jni, obj, site, acct, false, NULL, 0);
 		return;
@@ -1155,13 +1158,6 @@ static uint32_t ctx_key(JNIEnv *jni, jlongArray st, jint pushed, const struct si
 		(*jni)->GetLongArrayRegion(jni, st, (jsize)(4 * lo + 4), (jsize)(4 * n), fr);
 	ag_jni_clear(jni, "Rt's stack of frames");
 	uint32_t key = NONE, parent = NONE;
-	if (getenv("XX_SEED") && atomic_load(&S.ctx_firsts) < 60) {
-		char b[512];
-		int o = snprintf(b, sizeof b, "ctx first site %u line %d pushed %d d %lld:", s->method, s->line, pushed, (long long)d);
-		for (jlong j = 0; j < n && o < 400; j++)
-			o += snprintf(b + o, sizeof b - (size_t)o, " [%llx %lld]", (unsigned long long)fr[3*j], (long long)fr[3*j+1]);
-		ag_log("%s", b);
-	}
 	pthread_mutex_lock(&R.lock);
 	for (jlong j = 0; j < n; j++) {
 		uint64_t m = (uint64_t)fr[4 * j] & ~CTX_COMPUTED;
@@ -1313,23 +1309,25 @@ static jint JNICALL rt_first_ctx(JNIEnv *jni, jclass rt, jobject obj, jint site,
 }
 
 /*
- * Rt.seed(): the frames under the method whose entry asks (methods running
- * since before the recording, or not instrumented: the bottom of a thread's
- * stack of frames when it first enters instrumented code), outermost first,
- * as {method, line} pairs of at most R.depth frames; NULL: none.
+ * Rt.seed(Object[] known): the frames under the method whose entry (or
+ * allocation) asks: methods running since before the recording, or not
+ * instrumented, the bottom of a thread's stack of frames whenever it enters
+ * instrumented code from code that is not. Returned as {generation, n, n
+ * frames as the stack walk gave them (jmethodID, location), then the frames
+ * outermost first as {method, line} pairs (at most R.depth)}; or the one
+ * of the thread's earlier answers (known) the walk finds the same frames
+ * in, which spares resolving them (a server's worker loop enters rewritten
+ * code from the same few frames for every request). NULL: none.
  */
-static jlongArray JNICALL rt_seed(JNIEnv *jni, jclass rt)
+static jlongArray JNICALL rt_seed(JNIEnv *jni, jclass rt, jobjectArray known)
 {
 	(void)rt;
-	atomic_fetch_add_explicit(&S.seeds, 1, memory_order_relaxed);
 	if (!S.ctx || !atomic_load_explicit(&R.on, memory_order_relaxed) || ag_in_hook || ag_in_agent_thread)
 		return NULL;
-	int want = (R.depth < 256 ? (int)R.depth : 256) + MAX_OWN + 1, n = 0, skip = 0;
+	int depth = R.depth < 256 ? (int)R.depth : 256, want = depth + MAX_OWN + 1, skip = 0;
 	jvmtiFrameInfo *fr = malloc((size_t)want * sizeof *fr);
-	uint32_t *mi = malloc((size_t)want * sizeof *mi);
-	int32_t *line = malloc((size_t)want * sizeof *line);
 	jint count = 0;
-	if (fr && mi && line && (*R.env)->GetStackTrace(R.env, NULL, 0, want, fr, &count) != JVMTI_ERROR_NONE)
+	if (!fr || (*R.env)->GetStackTrace(R.env, NULL, 0, want, fr, &count) != JVMTI_ERROR_NONE)
 		count = 0;
 	for (bool own = true; own && skip < count; skip += own) {
 		own = false;
@@ -1337,23 +1335,58 @@ static jlongArray JNICALL rt_seed(JNIEnv *jni, jclass rt)
 			own = S.own[i] == fr[skip].method;
 	}
 	skip++;		/* the method entering */
-	if (skip < count && ag_rec_frames(R.env, jni, fr + skip, count - skip, mi, line))
-		n = count - skip < (int)R.depth ? count - skip : (int)R.depth;
-	if (getenv("XX_SEED") && atomic_load(&S.seeds) < 40) {
-		for (int i = 0; i < count && i < 8; i++) {
-			char *nm = NULL;
-			(*R.env)->GetMethodName(R.env, fr[i].method, &nm, NULL, NULL);
-			ag_log("seed %d/%d skip %d: %s", i, count, skip, nm ? nm : "?");
-		}
+	int m = count - skip < depth ? count - skip : depth;
+	if (m <= 0) {
+		free(fr);
+		return NULL;
 	}
-	jlongArray a = n ? (*jni)->NewLongArray(jni, 2 * n) : NULL;
-	for (int i = 0; a && i < n; i++) {
-		int j = n - 1 - i;	/* outermost first */
-		jlong v[2] = {mi[j] >> SITE_BITS ? 0 : (jlong)(S.gen << SITE_BITS | mi[j]), line[j]};
-		(*jni)->SetLongArrayRegion(jni, a, 2 * i, 2, v);
+	/* The frames of an earlier answer: that answer. */
+	jlong *raw = malloc((size_t)(2 + 2 * m) * sizeof *raw);
+	jlong *old = malloc((size_t)(2 + 2 * m) * sizeof *old);
+	jlongArray same = NULL;
+	if (raw && old) {
+		raw[0] = S.gen;
+		raw[1] = m;
+		for (int i = 0; i < m; i++) {
+			raw[2 + 2 * i] = (jlong)(intptr_t)fr[skip + i].method;
+			raw[3 + 2 * i] = fr[skip + i].location;
+		}
+		jsize nk = known ? (*jni)->GetArrayLength(jni, known) : 0;
+		for (jsize k = 0; k < nk && !same; k++) {
+			jlongArray x = (jlongArray)(*jni)->GetObjectArrayElement(jni, known, k);
+			if (x && (*jni)->GetArrayLength(jni, x) >= 2 + 2 * m) {
+				(*jni)->GetLongArrayRegion(jni, x, 0, 2 + 2 * m, old);
+				if (!memcmp(old, raw, (size_t)(2 + 2 * m) * sizeof *raw))
+					same = x;
+			}
+			if (x && !same)
+				(*jni)->DeleteLocalRef(jni, x);
+		}
+		ag_jni_clear(jni, "Rt.seed");
+	}
+	free(old);
+	atomic_fetch_add_explicit(same ? &S.seeds_same : &S.seeds, 1, memory_order_relaxed);
+	if (same || !raw) {
+		free(fr);
+		free(raw);
+		return same;
+	}
+	uint32_t *mi = malloc((size_t)m * sizeof *mi);
+	int32_t *line = malloc((size_t)m * sizeof *line);
+	jlongArray a = NULL;
+	if (mi && line && ag_rec_frames(R.env, jni, fr + skip, m, mi, line))
+		a = (*jni)->NewLongArray(jni, 2 + 4 * m);
+	if (a) {
+		(*jni)->SetLongArrayRegion(jni, a, 0, 2 + 2 * m, raw);
+		for (int i = 0; i < m; i++) {
+			int j = m - 1 - i;	/* outermost first */
+			jlong v[2] = {mi[j] >> SITE_BITS ? 0 : (jlong)(S.gen << SITE_BITS | mi[j]), line[j]};
+			(*jni)->SetLongArrayRegion(jni, a, 2 + 2 * m + 2 * i, 2, v);
+		}
 	}
 	ag_jni_clear(jni, "Rt.seed");
 	free(fr);
+	free(raw);
 	free(mi);
 	free(line);
 	return a;
@@ -1653,7 +1686,7 @@ bool ag_sites_bind(JNIEnv *jni, jclass rt, char *why, size_t cap)
 		NATIVE("first", "(Ljava/lang/Object;III[Ljava/lang/Object;)V", rt_first),
 		NATIVE("flush", "([Ljava/lang/Object;)V", rt_flush),
 		NATIVE("firstCtx", "(Ljava/lang/Object;III[Ljava/lang/Object;[JI)I", rt_first_ctx),
-		NATIVE("seed", "()[J", rt_seed),
+		NATIVE("seed", "([Ljava/lang/Object;)[J", rt_seed),
 		NATIVE("recordCtx", "(Ljava/lang/Object;II[JILjava/lang/Class;I)V", rt_record_ctx),
 	};
 	if ((*jni)->RegisterNatives(jni, rt, nm, 8) != 0) {
@@ -1661,40 +1694,24 @@ bool ag_sites_bind(JNIEnv *jni, jclass rt, char *why, size_t cap)
 		snprintf(why, cap, "the JVM refused to bind heapsh.agent.Rt's native methods");
 		return false;
 	}
-	const char *statics[][2] = {
-		{"record", "(Ljava/lang/Object;II)V"}, {"recordWalking", "(Ljava/lang/Object;I)V"},
-		{"allocated", "(Ljava/lang/Object;I)V"}, {"slot", "()[I"},
-		{"dynamic", "(Ljava/lang/Object;II)V"}, {"allocatedDynamic", "(Ljava/lang/Object;I)V"},
-		{"recordClass", "(Ljava/lang/Object;IILjava/lang/Class;I)V"},
-		{"mine", "()[Ljava/lang/Object;"}, {"count", "(Ljava/lang/Object;II)V"},
-		{"countHere", "(Ljava/lang/Object;I)V"}, {"array", "(Ljava/lang/Object;IIII)V"},
-		{"arrayHere", "(Ljava/lang/Object;III)V"}, {"countWalking", "(Ljava/lang/Object;I)V"},
-		{"arrayWalking", "(Ljava/lang/Object;III)V"},
-		{"slow", "(Ljava/lang/Object;III[Ljava/lang/Object;)V"},
-		{"follow", "([Ljava/lang/Object;[ILjava/lang/Object;II)V"}, {"pick", "([I)Z"},
-		{"first", "(Ljava/lang/Object;III[Ljava/lang/Object;)V"}, {"flush", "([Ljava/lang/Object;)V"},
-		{"counters", "(Ljava/lang/Thread;)[Ljava/lang/Object;"},
-		{"stack", "([Ljava/lang/Object;)[J"}, {"enter", "(I)[J"}, {"callers", "([JI)J"},
-		{"next", "([JI)J"}, {"ctxKey", "([JIII)J"}, {"roll", "([JI)J"},
-		{"ctxCount", "(Ljava/lang/Object;III)V"}, {"ctxArray", "(Ljava/lang/Object;IIIII)V"},
-		{"ctxSlow", "(Ljava/lang/Object;III[Ljava/lang/Object;[JIJ)V"},
-		{"firstCtx", "(Ljava/lang/Object;III[Ljava/lang/Object;[JI)I"},
-		{"ctxPut", "([Ljava/lang/Object;JI)V"}, {"ctxFind", "([Ljava/lang/Object;J)I"},
-		{"seed", "()[J"}, {"seeded", "([Ljava/lang/Object;[J)[J"},
-		{"ctxDynamic", "(Ljava/lang/Object;III)V"},
-		{"recordCtx", "(Ljava/lang/Object;II[JILjava/lang/Class;I)V"},
-	};
+	/*
+	 * Every method of Rt is the agent's own: its frames are skipped in stack
+	 * walks. Looking one up links the class, which GetClassMethods needs.
+	 */
+	(*jni)->GetStaticMethodID(jni, rt, "mine", "()[Ljava/lang/Object;");
+	ag_jni_clear(jni, "Rt.mine");
+	jint nm_ = 0;
+	jmethodID *ms = NULL;
 	S.nown = 0;
-	for (size_t i = 0; i < sizeof statics / sizeof statics[0] && S.nown < MAX_OWN - 1; i++) {
-		jmethodID m = (*jni)->GetStaticMethodID(jni, rt, statics[i][0], statics[i][1]);
-		if (m)
-			S.own[S.nown++] = m;
-		ag_jni_clear(jni, "GetStaticMethodID");
+	if (R.env && (*R.env)->GetClassMethods(R.env, rt, &nm_, &ms) == JVMTI_ERROR_NONE) {
+		for (jint i = 0; i < nm_ && S.nown < MAX_OWN; i++)
+			S.own[S.nown++] = ms[i];
+		ag_rec_free(ms);
 	}
-	jmethodID iv = (*jni)->GetMethodID(jni, rt, "initialValue", "()Ljava/lang/Object;");
-	if (iv)
-		S.own[S.nown++] = iv;
-	ag_jni_clear(jni, "GetMethodID");
+	if (S.nown == 0 || nm_ > MAX_OWN) {
+		snprintf(why, cap, "cannot list the methods of the agent's class heapsh.agent.Rt");
+		return false;
+	}
 	layout(jni);
 	if (!S.rt) {
 		S.f_gen = (*jni)->GetStaticFieldID(jni, rt, "gen", "I");
@@ -1816,6 +1833,8 @@ void ag_sites_summary(void)
 	       (unsigned long long)atomic_load(&S.flushes));
 	if (S.ctx)
 		ag_log("calling contexts: %llu first objects of a key on a thread, %llu stack walks "
-		       "for the frames under instrumented code", (unsigned long long)atomic_load(&S.ctx_firsts),
-		       (unsigned long long)atomic_load(&S.seeds));
+		       "for the frames under instrumented code (%llu found the frames of the last)",
+		       (unsigned long long)atomic_load(&S.ctx_firsts),
+		       (unsigned long long)(atomic_load(&S.seeds) + atomic_load(&S.seeds_same)),
+		       (unsigned long long)atomic_load(&S.seeds_same));
 }

@@ -527,6 +527,17 @@ final class Instrument {
                 push(pushed);
                 super.visitMethodInsn(Opcodes.INVOKESTATIC, RT, kind == NEW ? "ctxCount" : "ctxArray",
                                       kind == NEW ? "(Ljava/lang/Object;III)V" : "(Ljava/lang/Object;IIIII)V", false);
+            } else if (cls.contexts && kind == NEW) {
+                super.visitInsn(Opcodes.DUP);
+                push(site);
+                super.visitMethodInsn(Opcodes.INVOKESTATIC, RT, "ctxCountWalking", "(Ljava/lang/Object;I)V", false);
+            } else if (cls.contexts && kind == ARRAY) {
+                super.visitInsn(Opcodes.DUP);
+                super.visitInsn(Opcodes.DUP);
+                super.visitInsn(Opcodes.ARRAYLENGTH);
+                push(site);
+                push(element(type));
+                super.visitMethodInsn(Opcodes.INVOKESTATIC, RT, "ctxArrayWalking", "(Ljava/lang/Object;III)V", false);
             } else if (walkingClass(cls.owner) && kind == NEW) {
                 super.visitInsn(Opcodes.DUP);
                 push(site);

@@ -54,7 +54,7 @@
  * that what the agent allocates is never counted as the program's.
  *
  * A thread's state is {thread, int[2] {account slot, paused}, counters, long[] stack
- * of frames or null} (the value of SLOTS); counters is {int[] {generation,
+ * of frames or null, Object[] the last answers of seed() or null} (the value of SLOTS); counters is {int[] {generation,
  * buffered, misses of `last`, random state, contexts in the table}, long[]
  * counts, Object[] buffer, int[] buffered keys and sizes, WeakReference to
  * the thread, and for calling contexts long[] table of keys, int[] their
@@ -83,7 +83,7 @@ public final class Rt extends ThreadLocal<Object[]> {
      * ThreadLocal lookup (a single-threaded program always does); another
      * one looks up its own pair and puts it here.
      */
-    private static Object[] last = {null, null, null, null};
+    private static Object[] last = {null, null, null, null, null};
 
     /* Objects buffered per thread before one native call follows them all. */
     private static final int BUF = 256;
@@ -146,7 +146,7 @@ public final class Rt extends ThreadLocal<Object[]> {
     @Override
     protected Object[] initialValue() {
         Thread t = Thread.currentThread();
-        return new Object[] {t, new int[2], counters(t), null};
+        return new Object[] {t, new int[2], counters(t), null, null};
     }
 
     /* counters: a thread's counters of the current recording, registered. */
@@ -457,8 +457,15 @@ public final class Rt extends ThreadLocal<Object[]> {
             p[3] = s;
         }
         s[0] = 0;
-        long[] f = cgen != 0 ? seed() : null;
-        for (int j = 0; f != null && j + 1 < f.length && s[0] < CAP; j += 2) {
+        Object[] known = (Object[]) p[4];
+        if (known == null) {
+            known = new Object[SEEDS];
+            p[4] = known;
+        }
+        long[] f = cgen != 0 ? seed(known) : null;
+        remember(known, f);
+        int from = f == null || f.length < 2 ? 0 : 2 + 2 * (int) f[1];
+        for (int j = from; f != null && j + 1 < f.length && s[0] < CAP; j += 2) {
             int d = (int) s[0] + 1;
             s[0] = d;
             s[4 * d + 4] = f[j];
@@ -468,8 +475,28 @@ public final class Rt extends ThreadLocal<Object[]> {
         return s;
     }
 
-    /* seed: the frames under the method entering, outermost first, {method, line} each; null: none. */
-    private static native long[] seed();
+    /* The thread's last answers of seed() it keeps, the newest first. */
+    private static final int SEEDS = 8;
+
+    /* remember: f first among the answers known, unless it is one of them. */
+    private static void remember(Object[] known, long[] f) {
+        for (int i = 0; f != null && i < known.length; i++) {
+            if (known[i] == f) {
+                return;
+            }
+        }
+        if (f != null) {
+            System.arraycopy(known, 0, known, 1, known.length - 1);
+            known[0] = f;
+        }
+    }
+
+    /*
+     * seed: the frames under the method entering: {generation, n, n frames
+     * as walked, then {method, line} pairs outermost first}, or the one of
+     * known walked the same (sites.c); null: none.
+     */
+    private static native long[] seed(Object[] known);
 
     /* frame: a frame's value in the rolling hash (method and line, mixed: MurmurHash3's fmix64). */
     private static long frame(long method, long line) {
@@ -592,7 +619,11 @@ public final class Rt extends ThreadLocal<Object[]> {
      * allocating method's own frame is on the stack.
      */
     public static void ctxCount(Object o, int site, int account, int pushed) {
-        Object[] p = mine();
+        ctxCountIn(mine(), o, site, account, pushed);
+    }
+
+    /* ctxCountIn: ctxCount on the thread whose state is p. */
+    private static void ctxCountIn(Object[] p, Object o, int site, int account, int pushed) {
         int[] slot = (int[]) p[1];
         if (slot[1] != 0) {
             return;
@@ -622,7 +653,11 @@ public final class Rt extends ThreadLocal<Object[]> {
 
     /** A new array of len elements of kind elem, in its calling context (as ctxCount). */
     public static void ctxArray(Object a, int len, int site, int account, int elem, int pushed) {
-        Object[] p = mine();
+        ctxArrayIn(mine(), a, len, site, account, elem, pushed);
+    }
+
+    /* ctxArrayIn: ctxArray on the thread whose state is p. */
+    private static void ctxArrayIn(Object[] p, Object a, int len, int site, int account, int elem, int pushed) {
         int[] slot = (int[]) p[1];
         if (slot[1] != 0) {
             return;
@@ -651,6 +686,31 @@ public final class Rt extends ThreadLocal<Object[]> {
             } else if (pick(m)) {
                 follow(c, m, a, i, words | SAMPLED);
             }
+        }
+    }
+
+    /**
+     * A new object of a known class in the classes that mine() itself runs
+     * (ThreadLocal's), in its calling context: counted here when this
+     * thread's state is the last one looked up, by the agent's stack walk
+     * otherwise (as countWalking).
+     */
+    public static void ctxCountWalking(Object o, int site) {
+        Object[] p = last;
+        if (p[0] == Thread.currentThread()) {
+            ctxCountIn(p, o, site, -1, 0);
+        } else {
+            recordWalking(o, site);
+        }
+    }
+
+    /** The same for an array. */
+    public static void ctxArrayWalking(Object a, int len, int site, int elem) {
+        Object[] p = last;
+        if (p[0] == Thread.currentThread()) {
+            ctxArrayIn(p, a, len, site, -1, elem, 0);
+        } else {
+            recordWalking(a, site);
         }
     }
 
