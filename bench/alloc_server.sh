@@ -481,7 +481,8 @@ mm() {
 	function p(x) { return (nv != "" && x >= 999999) ? ">" nv : sprintf(f, x) }
 	NF { a[++n] = $1 } END {
 		if (!n) { print "n/a"; exit }
-		m = (n % 2) ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
+		# the middle of an even count: their mean, or "never" when one of them is
+		m = (n % 2) ? a[(n+1)/2] : (a[n/2+1] >= 999999 ? a[n/2+1] : (a[n/2] + a[n/2+1]) / 2)
 		if (n == 1) print p(m); else print p(m) " (" p(a[1]) "-" p(a[n]) ")" }'
 }
 has() { local x; for x in "${CONFIGS[@]}"; do [ "$x" = "$1" ] && return 0; done; return 1; }

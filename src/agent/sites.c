@@ -596,6 +596,17 @@ static struct dyn *dyn_of(JNIEnv *jni, struct site *s, jobject obj, jclass k, ji
 
 static void count(JNIEnv *jni, struct tstate *t, jobject obj, struct site *s, uint32_t account,
 		  bool walking, int depth, jclass k, jint hash);
+
+/* add_to_key: one object of size bytes (an array of len elements, else len 0) counted under key. */
+static void add_to_key(uint32_t key, jlong size, jint len)
+{
+	struct key *k = KEY(key);
+	atomic_fetch_add_explicit(&k->n_objs, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&k->n_bytes, (uint64_t)size, memory_order_relaxed);
+	if (len > 0)
+		atomic_fetch_add_explicit(&k->n_elems, (uint64_t)len, memory_order_relaxed);
+}
+
 static jint new_site(uint32_t mi, jint line, uint32_t cls, jint kind, int elem);
 static uint32_t ctx_key(JNIEnv *jni, jlongArray st, jint pushed, const struct site *s, uint32_t cls,
 		       uint32_t acct);
@@ -631,11 +642,7 @@ static void count_one(JNIEnv *jni, struct tstate *t, jobject obj, struct site *s
 		size = array_size(elem, len);
 	if (!size && (*R.env)->GetObjectSize(R.env, obj, &size) != JVMTI_ERROR_NONE)
 		size = 0;
-	struct key *k = KEY(key);
-	atomic_fetch_add_explicit(&k->n_objs, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&k->n_bytes, (uint64_t)size, memory_order_relaxed);
-	if (len > 0)
-		atomic_fetch_add_explicit(&k->n_elems, (uint64_t)len, memory_order_relaxed);
+	add_to_key(key, size, len);
 	track(jni, t, obj, key, size, false);
 }
 
@@ -1116,12 +1123,7 @@ static void JNICALL rt_first(JNIEnv *jni, jclass rt, jobject obj, jint site, jin
 		}
 		(*jni)->SetLongArrayRegion(jni, room_, (jsize)i, 3, v);
 	} else {
-		/* No room for this thread's counters: counted here, every time. */
-		struct key *k = KEY(key);
-		atomic_fetch_add_explicit(&k->n_objs, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&k->n_bytes, (uint64_t)size, memory_order_relaxed);
-		if (len > 0)
-			atomic_fetch_add_explicit(&k->n_elems, (uint64_t)len, memory_order_relaxed);
+		add_to_key(key, size, len);	/* no room for this thread's counters: counted here, every time */
 	}
 	ag_jni_clear(jni, "Rt's counters");
 	if (room_ && room_ != counts)
@@ -1268,7 +1270,12 @@ static jint JNICALL rt_first_ctx(JNIEnv *jni, jclass rt, jobject obj, jint site,
 	} else {
 		size = array_size(s->elem, len);
 	}
-	/* The map's first int counts the counters in use (Rt's table knows them by key). */
+	/*
+	 * The map's first int counts the counters in use (Rt's table knows them
+	 * by key). Counter 0 is the thread's dropped one, of no key: a context
+	 * the tables have no room for is counted there (and read as dropped), so
+	 * that Rt does not ask again.
+	 */
 	jintArray ka = elem(jni, c, C_KIDS);
 	jint used = 0;
 	if (ka) {
@@ -1278,7 +1285,18 @@ static jint JNICALL rt_first_ctx(JNIEnv *jni, jclass rt, jobject obj, jint site,
 	jlong i = (jlong)used * 3;
 	uint32_t si = (uint32_t)site & ((1u << SITE_BITS) - 1);
 	jlongArray counts = elem(jni, c, C_COUNTS);
-	jlongArray room_ = counts && used >= 0 ? grow(jni, c, counts, i) : NULL;
+	if (used == 0 && counts) {
+		jlongArray r = grow(jni, c, counts, 0);
+		if (r && kid(jni, c, 0, NONE, 0)) {
+			used = 1;
+			i = 3;
+		}
+		if (r && r != counts) {
+			(*jni)->DeleteLocalRef(jni, counts);
+			counts = r;
+		}
+	}
+	jlongArray room_ = counts && used > 0 && key != NONE ? grow(jni, c, counts, i) : NULL;
 	if (room_ && !kid(jni, c, used, key, si)) {
 		if (room_ != counts)
 			(*jni)->DeleteLocalRef(jni, room_);
@@ -1287,25 +1305,23 @@ static jint JNICALL rt_first_ctx(JNIEnv *jni, jclass rt, jobject obj, jint site,
 	if (room_) {
 		jlong v[3] = {1, s->kind == S_ARRAY ? size : 0, s->kind == S_ARRAY ? len : 0};
 		(*jni)->SetLongArrayRegion(jni, room_, (jsize)i, 3, v);
+	} else if (used > 0) {
+		dropped(__LINE__);	/* no room: the context goes to counter 0 from now on */
+		i = 0;
 	} else if (key == NONE) {
 		dropped(__LINE__);
 	} else {
-		/* No room for this thread's counters: counted here, every time. */
-		struct key *k = KEY(key);
-		atomic_fetch_add_explicit(&k->n_objs, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&k->n_bytes, (uint64_t)size, memory_order_relaxed);
-		if (len > 0)
-			atomic_fetch_add_explicit(&k->n_elems, (uint64_t)len, memory_order_relaxed);
+		add_to_key(key, size, len);	/* no room for this thread's counters: counted here, every time */
 	}
 	ag_jni_clear(jni, "Rt's counters");
 	if (room_ && room_ != counts)
 		(*jni)->DeleteLocalRef(jni, room_);
 	if (counts)
 		(*jni)->DeleteLocalRef(jni, counts);
-	if (key != NONE)
+	if (key != NONE && (room_ || used == 0))
 		track(jni, t, obj, key, size, false);
 	leave(t);
-	return room_ ? (jint)i : -1;
+	return room_ || used > 0 ? (jint)i : -1;
 }
 
 /*

@@ -133,6 +133,11 @@ public final class Rt extends ThreadLocal<Object[]> {
     static long pn;
     private static final long P = 0x9E3779B97F4A7C15L;
     private static final int CTX = 0x40000000;
+    /*
+     * Contexts a thread's table holds (its counter 0, of no key, counts the
+     * rest as dropped): 2^18, a table of 6 MB at most.
+     */
+    private static final int MAX_CONTEXTS = 1 << 18;
     /* Frames kept per thread; a deeper one shares the deepest kept. */
     private static final int CAP = 1024;
 
@@ -619,45 +624,16 @@ public final class Rt extends ThreadLocal<Object[]> {
      * allocating method's own frame is on the stack.
      */
     public static void ctxCount(Object o, int site, int account, int pushed) {
-        ctxCountIn(mine(), o, site, account, pushed);
-    }
-
-    /* ctxCountIn: ctxCount on the thread whose state is p. */
-    private static void ctxCountIn(Object[] p, Object o, int site, int account, int pushed) {
-        int[] slot = (int[]) p[1];
-        if (slot[1] != 0) {
-            return;
-        }
-        if (account < 0) {
-            account = slot[0];
-        }
-        long[] s = stack(p);
-        Object[] c = (Object[]) p[2];
-        int[] m = (int[]) c[0];
-        long k = ctxKey(s, pushed, site, account);
-        int i = m[0] == (site >>> 24 | CTX) ? ctxFind(c, k) : -1;
-        long[] n = (long[]) c[1];
-        if (i < 0 || i + 2 >= n.length) {
-            ctxSlow(o, site, account, -1, p, s, pushed, k);
-            return;
-        }
-        long x = ++n[i];
-        if (c[2] != null) {
-            if (x <= FIRST || live == 2) {
-                follow(c, m, o, i, 0);
-            } else if (pick(m)) {
-                follow(c, m, o, i, SAMPLED);
-            }
-        }
+        ctxIn(mine(), o, -1, site, account, 0, pushed);
     }
 
     /** A new array of len elements of kind elem, in its calling context (as ctxCount). */
     public static void ctxArray(Object a, int len, int site, int account, int elem, int pushed) {
-        ctxArrayIn(mine(), a, len, site, account, elem, pushed);
+        ctxIn(mine(), a, len, site, account, elem, pushed);
     }
 
-    /* ctxArrayIn: ctxArray on the thread whose state is p. */
-    private static void ctxArrayIn(Object[] p, Object a, int len, int site, int account, int elem, int pushed) {
+    /* ctxIn: ctxCount (len -1) or ctxArray on the thread whose state is p. */
+    private static void ctxIn(Object[] p, Object o, int len, int site, int account, int elem, int pushed) {
         int[] slot = (int[]) p[1];
         if (slot[1] != 0) {
             return;
@@ -672,19 +648,22 @@ public final class Rt extends ThreadLocal<Object[]> {
         int i = m[0] == (site >>> 24 | CTX) ? ctxFind(c, k) : -1;
         long[] n = (long[]) c[1];
         if (i < 0 || i + 2 >= n.length) {
-            ctxSlow(a, site, account, len, p, s, pushed, k);
+            ctxSlow(o, site, account, len, p, s, pushed, k);
             return;
         }
-        long bytes = (BASE[elem] + ((long) len << SHIFT[elem]) + align - 1) & -align;
         long x = ++n[i];
-        n[i + 1] += bytes;
-        n[i + 2] += len;
-        if (c[2] != null) {
-            int words = (int) Math.min(bytes >>> 3, Integer.MAX_VALUE >>> 1);
+        int words = 0;
+        if (len >= 0) {
+            long bytes = (BASE[elem] + ((long) len << SHIFT[elem]) + align - 1) & -align;
+            n[i + 1] += bytes;
+            n[i + 2] += len;
+            words = (int) Math.min(bytes >>> 3, Integer.MAX_VALUE >>> 1);
+        }
+        if (c[2] != null && i != 0) {
             if (x <= FIRST || live == 2) {
-                follow(c, m, a, i, words);
+                follow(c, m, o, i, words);
             } else if (pick(m)) {
-                follow(c, m, a, i, words | SAMPLED);
+                follow(c, m, o, i, words | SAMPLED);
             }
         }
     }
@@ -698,7 +677,7 @@ public final class Rt extends ThreadLocal<Object[]> {
     public static void ctxCountWalking(Object o, int site) {
         Object[] p = last;
         if (p[0] == Thread.currentThread()) {
-            ctxCountIn(p, o, site, -1, 0);
+            ctxIn(p, o, -1, site, -1, 0, 0);
         } else {
             recordWalking(o, site);
         }
@@ -708,7 +687,7 @@ public final class Rt extends ThreadLocal<Object[]> {
     public static void ctxArrayWalking(Object a, int len, int site, int elem) {
         Object[] p = last;
         if (p[0] == Thread.currentThread()) {
-            ctxArrayIn(p, a, len, site, -1, elem, 0);
+            ctxIn(p, a, len, site, -1, elem, 0);
         } else {
             recordWalking(a, site);
         }
@@ -722,8 +701,14 @@ public final class Rt extends ThreadLocal<Object[]> {
             c = counters((Thread) p[0]);
             p[2] = c;
         }
+        int[] m = (int[]) c[0];
+        long[] n = (long[]) c[1];
+        if (m[4] >= MAX_CONTEXTS && n.length >= 3) {
+            n[0]++;     /* the thread's table is full: counter 0, read as dropped */
+            return;
+        }
         int i = firstCtx(o, site, account, len, c, s, pushed);
-        if (i >= 0 && ((int[]) c[0])[0] == (site >>> 24 | CTX)) {
+        if (i >= 0 && m[0] == (site >>> 24 | CTX)) {
             ctxPut(c, k, i);
         }
     }
