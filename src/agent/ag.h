@@ -135,7 +135,7 @@ void ag_alloc_init(JavaVM *vm);
 bool ag_alloc_options(const char *options);
 void ag_alloc_vm_init(JNIEnv *jni);
 bool ag_alloc_request(int fd, JNIEnv *env, uint8_t type, struct req *r);
-void ag_alloc_vm_death(void);
+void ag_alloc_vm_death(JNIEnv *jni);
 /* ag_alloc_exists: a recording (running or stopped) lives in the agent. */
 bool ag_alloc_exists(void);
 

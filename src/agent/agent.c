@@ -559,9 +559,8 @@ static void JNICALL on_vm_init(jvmtiEnv *e, JNIEnv *env, jthread thread)
 static void JNICALL on_vm_death(jvmtiEnv *e, JNIEnv *env)
 {
 	(void)e;
-	(void)env;
 	ag_stop = 2;
-	ag_alloc_vm_death();
+	ag_alloc_vm_death(env);
 	unlink(sock_path);
 	rmdir(ag_sock_dir);
 }

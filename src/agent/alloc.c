@@ -378,6 +378,7 @@ static void free_tables(void)
 	R.nkeys = R.nclasses = R.capclasses = 0;
 	R.events = R.tracked = 0;
 	R.dropped = 0;
+	R.j_dropped = 0;
 	R.untracked = 0;
 	R.has_mark = false;
 	R.mark_ms = 0;
@@ -769,17 +770,17 @@ void ag_alloc_vm_init(JNIEnv *jni)
 		ag_bc_vm_init(jni);
 }
 
-void ag_alloc_vm_death(void)
+void ag_alloc_vm_death(JNIEnv *jni)
 {
 	if (R.exists && R.mech == M_BYTECODE)
-		ag_bc_vm_death();
+		ag_bc_vm_death(jni);
 	if (R.exists && ag_debug()) {
 		pthread_mutex_lock(&R.lock);
 		uint64_t n = events();
 		pthread_mutex_unlock(&R.lock);
 		ag_log("recording: %llu %s recorded, %llu dropped, %llu bytes of tables, %u keys",
 		       (unsigned long long)n, R.mech == M_SAMPLED ? "samples" : "allocations",
-		       (unsigned long long)atomic_load(&R.dropped),
+		       (unsigned long long)(atomic_load(&R.dropped) + R.j_dropped),
 		       (unsigned long long)atomic_load(&R.bytes), R.nkeys);
 	}
 	if (atomic_load(&R.on)) {
@@ -981,7 +982,7 @@ static void put_status(struct buf *b)
 	ag_bu64(b, R.started_ms);
 	ag_bu64(b, R.stopped_ms);
 	ag_bu64(b, events());
-	ag_bu64(b, atomic_load(&R.dropped));
+	ag_bu64(b, atomic_load(&R.dropped) + R.j_dropped);
 	ag_bu64(b, atomic_load(&R.bytes));
 	ag_bu64(b, R.tracked);
 	ag_bu64(b, R.mark_ms);

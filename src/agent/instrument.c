@@ -1072,10 +1072,12 @@ char *ag_bc_uncovered(JNIEnv *jni)
 	return out;
 }
 
-void ag_bc_vm_death(void)
+void ag_bc_vm_death(JNIEnv *jni)
 {
 	if (!ag_debug())
 		return;
+	if (jni && atomic_load(&R.on))
+		ag_sites_fold(jni, FOLD_READ);
 	ag_log("%llu classes instrumented, %llu left as they were, %llu ms in the class-file hook",
 	       (unsigned long long)atomic_load(&B.instrumented),
 	       (unsigned long long)atomic_load(&B.failed), (unsigned long long)atomic_load(&B.hook_ms));

@@ -106,6 +106,7 @@ extern struct recorder {
 	bool has_mark;
 	uint64_t events;	/* M_SAMPLED and M_EVENTS; bytecode keys count their own */
 	_Atomic uint64_t dropped, untracked;
+	uint64_t j_dropped;	/* running threads' Java counters of no key at the last fold (dropped too) */
 	uint64_t tracked;	/* recorded objects alive at the last read */
 	_Atomic size_t bytes;	/* memory of the tables below and of the tracking */
 	struct method *methods;
@@ -273,8 +274,8 @@ void ag_sites_discard(JNIEnv *jni);
 void ag_sites_summary(void);
 extern __thread int ag_in_hook;
 
-/* ag_bc_vm_death: the VM ends (a debug summary). */
-void ag_bc_vm_death(void);
+/* ag_bc_vm_death: the VM ends (a debug summary, the threads' counters added up first). */
+void ag_bc_vm_death(JNIEnv *jni);
 /* ag_bc_status: classes instrumented and classes left as they were. */
 void ag_bc_status(uint64_t *instrumented, uint64_t *failed);
 

@@ -127,7 +127,7 @@ static struct {
 	/* Rt's Java counters (fold()): the class, its static fields, whether they count now. */
 	jclass rt;
 	jfieldID f_gen, f_accounts, f_live, f_base, f_shift, f_align, f_all, f_nall;
-	jfieldID f_dyn, f_cgen, f_depth, f_pn;
+	jfieldID f_dyn, f_cgen, f_depth, f_pn, f_off;
 	pthread_mutex_t cache_lock;	/* Rt.dyn's writers */
 	jmethodID weak_get, is_alive;
 	bool java;		/* Rt counts this recording's sites itself (Rt.gen == S.gen) */
@@ -1428,7 +1428,7 @@ static bool alive(JNIEnv *jni, jobjectArray c)
  * the recording's end). Counters of another recording count nothing.
  */
 static void add(JNIEnv *jni, jobjectArray c, double *objs, double *bytes, double *elems, uint32_t n,
-		bool into_keys)
+		bool into_keys, uint64_t *dropped_now)
 {
 	jlongArray counts = elem(jni, c, C_COUNTS);
 	jsize len = counts ? (*jni)->GetArrayLength(jni, counts) : 0;
@@ -1442,7 +1442,11 @@ static void add(JNIEnv *jni, jobjectArray c, double *objs, double *bytes, double
 		struct site *s = NULL;
 		uint32_t key = !S.ctx || ks.v ? java_key(i, &ks, &s) : NONE;
 		if (key == NONE) {
-			atomic_fetch_add(&R.dropped, (uint64_t)v[i]);
+			/* Dropped: for good when the counters end, else as of this fold. */
+			if (into_keys)
+				atomic_fetch_add(&R.dropped, (uint64_t)v[i]);
+			else
+				*dropped_now += (uint64_t)v[i];
 			continue;
 		}
 		uint64_t b = s->kind == S_NEW ? (uint64_t)v[i] * (uint64_t)atomic_load(&s->size)
@@ -1494,6 +1498,7 @@ void ag_sites_fold(JNIEnv *jni, int how)
 	if (!S.rt || !jni)
 		return;
 	if (how != FOLD_READ) {
+		(*jni)->SetStaticIntField(jni, S.rt, S.f_off, 1);
 		(*jni)->SetStaticIntField(jni, S.rt, S.f_gen, 0);
 		(*jni)->SetStaticIntField(jni, S.rt, S.f_cgen, 0);
 		no_cache(jni);
@@ -1502,6 +1507,7 @@ void ag_sites_fold(JNIEnv *jni, int how)
 	uint32_t n = R.nkeys;
 	pthread_mutex_unlock(&R.lock);
 	double *t = calloc((size_t)n * 3 + 1, sizeof *t);
+	uint64_t dropped_now = 0;
 	struct tstate *ts = how == FOLD_DROP ? NULL : tstate();
 	if ((*jni)->MonitorEnter(jni, S.rt) != JNI_OK) {
 		ag_jni_clear(jni, "Rt's lock");
@@ -1523,7 +1529,7 @@ void ag_sites_fold(JNIEnv *jni, int how)
 				drain(jni, ts, c, true);
 			/* Out of memory for the totals: a running thread's counters wait for the next read. */
 			if (!keep || t)
-				add(jni, c, t, t ? t + n : NULL, t ? t + 2 * n : NULL, n, !keep);
+				add(jni, c, t, t ? t + n : NULL, t ? t + 2 * n : NULL, n, !keep, &dropped_now);
 		}
 		if (keep) {
 			(*jni)->SetObjectArrayElement(jni, all, kept++, c);
@@ -1547,6 +1553,8 @@ void ag_sites_fold(JNIEnv *jni, int how)
 		(*jni)->DeleteLocalRef(jni, all);
 	(*jni)->MonitorExit(jni, S.rt);
 	pthread_mutex_lock(&R.lock);
+	if (t || how != FOLD_READ)
+		R.j_dropped = dropped_now;
 	/* Without totals (out of memory) a read keeps the last fold's; the end moved them all. */
 	for (uint32_t k = 0; (t || how != FOLD_READ) && k < R.nkeys; k++) {
 		struct key *key = KEY(k);
@@ -1591,6 +1599,7 @@ void ag_sites_java(JNIEnv *jni)
 	(*jni)->SetStaticLongField(jni, S.rt, S.f_pn, (jlong)pn);
 	(*jni)->SetStaticIntField(jni, S.rt, S.f_cgen, S.ctx ? (jint)S.gen : 0);
 	(*jni)->SetStaticIntField(jni, S.rt, S.f_gen, S.java && !S.ctx ? (jint)S.gen : 0);
+	(*jni)->SetStaticIntField(jni, S.rt, S.f_off, 0);
 	ag_jni_clear(jni, "Rt's settings");
 	if (b)
 		(*jni)->DeleteLocalRef(jni, b);
@@ -1742,13 +1751,14 @@ bool ag_sites_bind(JNIEnv *jni, jclass rt, char *why, size_t cap)
 		S.f_cgen = (*jni)->GetStaticFieldID(jni, rt, "cgen", "I");
 		S.f_depth = (*jni)->GetStaticFieldID(jni, rt, "depth", "I");
 		S.f_pn = (*jni)->GetStaticFieldID(jni, rt, "pn", "J");
+		S.f_off = (*jni)->GetStaticFieldID(jni, rt, "off", "I");
 		jclass w = (*jni)->FindClass(jni, "java/lang/ref/WeakReference");
 		jclass th = (*jni)->FindClass(jni, "java/lang/Thread");
 		S.weak_get = w ? (*jni)->GetMethodID(jni, w, "get", "()Ljava/lang/Object;") : NULL;
 		S.is_alive = th ? (*jni)->GetMethodID(jni, th, "isAlive", "()Z") : NULL;
 		ag_jni_clear(jni, "Rt's fields");
 		if (!S.f_gen || !S.f_accounts || !S.f_live || !S.f_base || !S.f_shift || !S.f_align ||
-		    !S.f_all || !S.f_nall || !S.f_dyn || !S.f_cgen || !S.f_depth || !S.f_pn ||
+		    !S.f_all || !S.f_nall || !S.f_dyn || !S.f_cgen || !S.f_depth || !S.f_pn || !S.f_off ||
 		    !S.weak_get || !S.is_alive) {
 			snprintf(why, cap, "the agent's class heapsh.agent.Rt is not as the agent expects");
 			return false;

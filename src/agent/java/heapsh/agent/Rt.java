@@ -129,6 +129,12 @@ public final class Rt extends ThreadLocal<Object[]> {
      * never take them for counters of sites.
      */
     static volatile int cgen;
+    /*
+     * Set by the agent when its recording ends (until the next begins):
+     * rewritten code still running then (until the classes are put back)
+     * asks the agent nothing.
+     */
+    static volatile int off;
     static int depth = 1;
     static long pn;
     private static final long P = 0x9E3779B97F4A7C15L;
@@ -275,6 +281,9 @@ public final class Rt extends ThreadLocal<Object[]> {
     private static void slow(Object o, int site, int account, int len, Object[] p) {
         Object[] c = (Object[]) p[2];
         int g = gen;
+        if (off != 0) {
+            return;
+        }
         if (g != 0 && ((int[]) c[0])[0] != g) {
             c = counters((Thread) p[0]);
             p[2] = c;
@@ -697,6 +706,9 @@ public final class Rt extends ThreadLocal<Object[]> {
     private static void ctxSlow(Object o, int site, int account, int len, Object[] p, long[] s, int pushed, long k) {
         Object[] c = (Object[]) p[2];
         int g = cgen;
+        if (off != 0) {
+            return;
+        }
         if (g != 0 && ((int[]) c[0])[0] != (g | CTX)) {
             c = counters((Thread) p[0]);
             p[2] = c;
