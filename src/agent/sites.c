@@ -1064,6 +1064,27 @@ static jlongArray grow(JNIEnv *jni, jobjectArray c, jlongArray counts, jlong i)
 	return bigger;
 }
 
+/* first_size: the bytes of obj, the first object of a site of a known class (len: an array's length). */
+static jlong first_size(struct site *s, jobject obj, jint len)
+{
+	if (s->kind != S_NEW)
+		return array_size(s->elem, len);
+	jlong size = atomic_load_explicit(&s->size, memory_order_relaxed);
+	if (!size && (*R.env)->GetObjectSize(R.env, obj, &size) == JVMTI_ERROR_NONE)
+		atomic_store_explicit(&s->size, size, memory_order_relaxed);
+	return size;
+}
+
+/* let_go_counts: the local references to a thread's counters (room_: grown, maybe the same) let go. */
+static void let_go_counts(JNIEnv *jni, jlongArray room_, jlongArray counts)
+{
+	ag_jni_clear(jni, "Rt's counters");
+	if (room_ && room_ != counts)
+		(*jni)->DeleteLocalRef(jni, room_);
+	if (counts)
+		(*jni)->DeleteLocalRef(jni, counts);
+}
+
 /*
  * Rt.first(Object o, int site, int account, int len, Object[] c): the first
  * object of its key on this thread (len: an array's length, -1: not an
@@ -1102,14 +1123,7 @@ static void JNICALL rt_first(JNIEnv *jni, jclass rt, jobject obj, jint site, jin
 		leave(t);
 		return;
 	}
-	jlong size = 0;
-	if (s->kind == S_NEW) {
-		size = atomic_load_explicit(&s->size, memory_order_relaxed);
-		if (!size && (*R.env)->GetObjectSize(R.env, obj, &size) == JVMTI_ERROR_NONE)
-			atomic_store_explicit(&s->size, size, memory_order_relaxed);
-	} else {
-		size = array_size(s->elem, len);
-	}
+	jlong size = first_size(s, obj, len);
 	jlong i = ((jlong)(site & ((1 << SITE_BITS) - 1)) * (R.npat + 1) + acct) * 3;
 	jlongArray counts = elem(jni, c, C_COUNTS);
 	jlongArray room_ = counts ? grow(jni, c, counts, i) : NULL;
@@ -1125,11 +1139,7 @@ static void JNICALL rt_first(JNIEnv *jni, jclass rt, jobject obj, jint site, jin
 	} else {
 		add_to_key(key, size, len);	/* no room for this thread's counters: counted here, every time */
 	}
-	ag_jni_clear(jni, "Rt's counters");
-	if (room_ && room_ != counts)
-		(*jni)->DeleteLocalRef(jni, room_);
-	if (counts)
-		(*jni)->DeleteLocalRef(jni, counts);
+	let_go_counts(jni, room_, counts);
 	track(jni, t, obj, key, size, false);
 	leave(t);
 }
@@ -1262,14 +1272,7 @@ static jint JNICALL rt_first_ctx(JNIEnv *jni, jclass rt, jobject obj, jint site,
 	 * key, which the reads count as dropped, so that Rt asks no more.
 	 */
 	uint32_t key = ctx_key(jni, st, pushed, s, s->cls, acct);
-	jlong size = 0;
-	if (s->kind == S_NEW) {
-		size = atomic_load_explicit(&s->size, memory_order_relaxed);
-		if (!size && (*R.env)->GetObjectSize(R.env, obj, &size) == JVMTI_ERROR_NONE)
-			atomic_store_explicit(&s->size, size, memory_order_relaxed);
-	} else {
-		size = array_size(s->elem, len);
-	}
+	jlong size = first_size(s, obj, len);
 	/*
 	 * The map's first int counts the counters in use (Rt's table knows them
 	 * by key). Counter 0 is the thread's dropped one, of no key: a context
@@ -1313,11 +1316,7 @@ static jint JNICALL rt_first_ctx(JNIEnv *jni, jclass rt, jobject obj, jint site,
 	} else {
 		add_to_key(key, size, len);	/* no room for this thread's counters: counted here, every time */
 	}
-	ag_jni_clear(jni, "Rt's counters");
-	if (room_ && room_ != counts)
-		(*jni)->DeleteLocalRef(jni, room_);
-	if (counts)
-		(*jni)->DeleteLocalRef(jni, counts);
+	let_go_counts(jni, room_, counts);
 	if (key != NONE && (room_ || used == 0))
 		track(jni, t, obj, key, size, false);
 	leave(t);
