@@ -21,6 +21,10 @@
 #  5. Threads that start and die while the recording runs (ExactWork
 #     `threads`, `wake`): exact totals after they have all ended, the same on
 #     a second read.
+#  7. A class loaded before the start but not linked (ExactWork `lazy`,
+#     exact.lazy.Lazy): rewritten when the JVM links it, every object
+#     counted; beside it one that cannot be linked (exact.lazy.Broken) slows
+#     and fails nothing.
 #  6. Calling contexts (--depth 3) counted in bytecode (ExactWork `ctx`,
 #     tests/java/alloc/exact/ctx/Ctx.java's KNOWN FACTS): calls on one line,
 #     recursion past the frames a thread keeps, exceptions through six
@@ -99,6 +103,8 @@ xa_many_source() {
 
 xa_built=1
 javac --release 11 -d "$XW" $(find tests/java/alloc -name '*.java') || { fail "alloc exact: javac ExactWork"; xa_built=0; }
+# exact.lazy.Broken cannot be linked without it (part 7).
+rm -f "$XW/exact/lazy/Broken\$Gone.class"
 xa_huge_source HugeA "$XA_HUGE_SITES" >"$XG/HugeA.java"
 xa_huge_source HugeB "$XA_HUGE_SITES" >"$XG/HugeB.java"
 xa_many_source 3000 >"$XG/Many.java"
@@ -238,7 +244,7 @@ EOF
 	echo exit >&6
 }
 
-# ---- ExactWork: 1, 4, 5, 3 in one JVM (JDK 17, verified) ----
+# ---- ExactWork: 1, 4, 5, 7, 3 in one JVM (JDK 17, verified) ----
 xa_exactwork_check() {
 	local java=$1 label="alloc exact" flags st L items sites exact named c0
 	flags=$(xa_verify_flags "$java")
@@ -318,6 +324,14 @@ EOF
 )
 	check "$label: 16 more threads: totals add up" "$want2" \
 		"$(xh "$P" -c ':alloc classes --top 100000' | grep -E '^exact\.threads\.Worker\$(Spark|Ash|Glow|Ember),' | sort)"
+
+	# -- 7: a class loaded before the start but not linked (exact.lazy.Lazy's KNOWN FACTS) --
+	xa 7 "lazy 777"
+	check "$label: a class loaded before the start and linked after it: counted exactly" "$(sort <<'EOF'
+exact.lazy.Lazy$Bit,777,12432,777,12432,0
+exact.lazy.Lazy$Bit[],1,3128,1,3128,777
+EOF
+)" "$(xh "$P" -c ':alloc classes --top 100000' | grep -E '^exact\.lazy\.' | sort)"
 
 	# -- 3: methods close to the 64 KB limit --
 	# HugeA was loaded before the start (rewritten, or not, through

@@ -58,6 +58,7 @@ static struct {
 	atomic_int transforming;	/* the class-file hook rewrites classes */
 	atomic_int hooks;	/* class-file hooks running */
 	_Atomic uint64_t instrumented, failed;
+	_Atomic uint64_t prepared;	/* classes retransformed when linked (on_class_prepare) */
 	_Atomic uint64_t hook_ms;	/* time in the class-file hook (HEAPSH_AGENT_DEBUG only) */
 	char **names;		/* classes instrumented (internal names), restored at halt */
 	uint32_t nnames, capnames;
@@ -273,6 +274,9 @@ static void resolve_rt(JNIEnv *jni, jvmtiEnv *e, jobject loader)
 		(*jni)->DeleteLocalRef(jni, n);
 }
 
+/* Classes the hook rewrote on this thread (a retransforming thread's own, for retransform_some). */
+static __thread uint64_t rewritten_here;
+
 static void JNICALL on_class_file(jvmtiEnv *e, JNIEnv *jni, jclass redefined, jobject loader,
 				  const char *name, jobject pd, jint len, const unsigned char *data,
 				  jint *new_len, unsigned char **new_data)
@@ -324,6 +328,7 @@ static void JNICALL on_class_file(jvmtiEnv *e, JNIEnv *jni, jclass redefined, jo
 			*new_len = olen;
 			*new_data = p;
 			atomic_fetch_add(&B.instrumented, 1);
+			rewritten_here++;
 			remember(name);
 		}
 		(*jni)->DeleteLocalRef(jni, out);
@@ -549,34 +554,51 @@ static void reads_all(JNIEnv *jni)
 }
 
 /*
+ * retransform_some: the m classes k through the class-file hook in one
+ * RetransformClasses call; when the JVM refuses the call (one class it
+ * cannot redefine, such as one that failed to link, fails the whole call),
+ * each half again, down to the classes it refuses, which are counted in
+ * B.failed. A call costs the JVM a pass over all its compiled code and
+ * classes (about 6 ms on Jetty), so that halving (2 log2 m calls for one bad
+ * class) is much cheaper than retrying each class alone.
+ */
+static void retransform_some(JNIEnv *jni, jclass *k, jint m)
+{
+	uint64_t before = rewritten_here;
+	jvmtiError err = (*R.env)->RetransformClasses(R.env, m, k);
+	ag_jni_clear(jni, "RetransformClasses");
+	if (err == JVMTI_ERROR_NONE)
+		return;
+	/* The classes the hook rewrote in a refused call were not redefined. */
+	atomic_fetch_sub(&B.instrumented, rewritten_here - before);
+	rewritten_here = before;
+	if (m > 1) {
+		retransform_some(jni, k, m / 2);
+		retransform_some(jni, k + m / 2, m - m / 2);
+		return;
+	}
+	atomic_fetch_add(&B.failed, 1);
+	if (ag_debug()) {
+		char *sig = NULL;
+		(*R.env)->GetClassSignature(R.env, k[0], &sig, NULL);
+		ag_log("cannot retransform %s (JVMTI error %d)", sig ? sig : "?", err);
+		ag_rec_free(sig);
+	}
+}
+
+/*
  * retransform: the given classes through the class-file hook (instrumented
  * while B.transforming, restored to their own bytecode when not), a batch
- * at a time; a batch the JVM refuses is retried class by class. When start
- * is set, each batch is told to the starting shell (ag_rec_starting), which
- * may cancel: false then, with the rest left as they are.
+ * at a time (retransform_some). When start is set, each batch is told to
+ * the starting shell (ag_rec_starting), which may cancel: false then, with
+ * the rest left as they are.
  */
 static bool retransform(JNIEnv *jni, jclass *k, jint n, bool start)
 {
 	for (jint i = 0; i < n; i += RETRANSFORM_BATCH) {
 		if (start && !ag_rec_starting((uint32_t)i, (uint32_t)n))
 			return false;
-		jint m = n - i < RETRANSFORM_BATCH ? n - i : RETRANSFORM_BATCH;
-		if ((*R.env)->RetransformClasses(R.env, m, k + i) == JVMTI_ERROR_NONE)
-			continue;
-		ag_jni_clear(jni, "RetransformClasses");
-		for (jint j = 0; j < m; j++) {
-			jvmtiError err = (*R.env)->RetransformClasses(R.env, 1, k + i + j);
-			ag_jni_clear(jni, "RetransformClasses");
-			if (err != JVMTI_ERROR_NONE) {
-				atomic_fetch_add(&B.failed, 1);
-				if (ag_debug()) {
-					char *sig = NULL;
-					(*R.env)->GetClassSignature(R.env, k[i + j], &sig, NULL);
-					ag_log("cannot retransform %s (JVMTI error %d)", sig ? sig : "?", err);
-					ag_rec_free(sig);
-				}
-			}
-		}
+		retransform_some(jni, k + i, n - i < RETRANSFORM_BATCH ? n - i : RETRANSFORM_BATCH);
 	}
 	return !start || ag_rec_starting((uint32_t)n, (uint32_t)n);
 }
@@ -680,20 +702,87 @@ static bool worth(jclass k, const char *sig)
 }
 
 /*
+ * Linking and retransformation race in the JVM (JDK-8277444: the class-file
+ * reconstituter reads a method's bytecodes while the linking thread rewrites
+ * them; a bad class, or a crash where the JVM does not verify), so that a
+ * class not linked yet is never retransformed:
+ * - at the start (and for classes loaded inside the transformer), it is left
+ *   as it is, tagged DEFER_TAG in R.env, and retransformed when the JVM has
+ *   linked it (on_class_prepare, JVMTI ClassPrepare), before any of its code
+ *   runs: a third of H2's loaded classes are never linked, and cost nothing;
+ * - when its classes are put back, it is linked first (link()).
+ */
+#define DEFER_TAG (1LL << 59)
+
+/* linked: whether class k is linked (JVMTI GetClassStatus: PREPARED); true when JVMTI cannot say. */
+static bool linked(jclass k)
+{
+	jint status = 0;
+	return (*R.env)->GetClassStatus(R.env, k, &status) != JVMTI_ERROR_NONE ||
+	       (status & (JVMTI_CLASS_STATUS_PREPARED | JVMTI_CLASS_STATUS_ERROR)) != 0;
+}
+
+/*
+ * deferred: whether class k, not linked yet, is left for on_class_prepare
+ * (tagged). A class linked meanwhile is not (retransformed now, and perhaps
+ * by on_class_prepare too, which does no harm).
+ */
+static bool deferred(jclass k)
+{
+	if (linked(k))
+		return false;
+	jlong t = 0;
+	if ((*R.env)->GetTag(R.env, k, &t) != JVMTI_ERROR_NONE ||
+	    (*R.env)->SetTag(R.env, k, t | DEFER_TAG) != JVMTI_ERROR_NONE)
+		return false;
+	return !linked(k);
+}
+
+/*
+ * link: class k linked, not initialized (Class.getDeclaredConstructors links
+ * its class: jvm.cpp, get_class_declared_methods_helper); false when it
+ * cannot be (a class it refers to is missing: then none of its code can run,
+ * and the JVM would refuse to redefine it).
+ */
+static bool link(JNIEnv *jni, jclass k)
+{
+	static jmethodID ctors;
+	if (!ctors) {
+		jclass c = (*jni)->FindClass(jni, "java/lang/Class");
+		ctors = c ? (*jni)->GetMethodID(jni, c, "getDeclaredConstructors",
+						 "()[Ljava/lang/reflect/Constructor;") : NULL;
+		if (c)
+			(*jni)->DeleteLocalRef(jni, c);
+		ag_jni_clear(jni, "Class.getDeclaredConstructors");
+		if (!ctors)
+			return false;
+	}
+	jobject a = (*jni)->CallObjectMethod(jni, k, ctors);
+	bool thrown = (*jni)->ExceptionCheck(jni);
+	if (thrown)
+		(*jni)->ExceptionClear(jni);
+	if (a)
+		(*jni)->DeleteLocalRef(jni, a);
+	return !thrown && linked(k);
+}
+
+/*
  * loaded: the loaded classes to retransform: every modifiable one but the
  * agent's that has something to rewrite (worth), or only those named in
- * names[0..nnames) (sorted here) when names is not NULL. *n set; JVMTI
- * memory (release_classes).
+ * names[0..nnames) (sorted here) when names is not NULL. With defer, those
+ * not linked yet are left to on_class_prepare; without, they are linked
+ * first and left out when they cannot be. *n set; JVMTI memory
+ * (release_classes).
  */
-static jclass *loaded(JNIEnv *jni, char **names, uint32_t nnames, jint *n)
+static jclass *loaded(JNIEnv *jni, char **names, uint32_t nnames, bool defer, jint *n)
 {
-	bool restore = names != NULL;
+	bool named = names != NULL;
 	jint count = 0;
 	jclass *k = NULL;
 	*n = 0;
 	if ((*R.env)->GetLoadedClasses(R.env, &count, &k) != JVMTI_ERROR_NONE)
 		return NULL;
-	if (restore)
+	if (named)
 		qsort(names, nnames, sizeof *names, cmp_str);
 	jint m = 0;
 	for (jint i = 0; i < count; i++) {
@@ -707,13 +796,17 @@ static jclass *loaded(JNIEnv *jni, char **names, uint32_t nnames, jint *n)
 			ok = !l || !B.loader || !(*jni)->IsSameObject(jni, l, B.loader);
 			if (l)
 				(*jni)->DeleteLocalRef(jni, l);
-			if (ok && restore) {
+			if (ok && named) {
 				sig[strlen(sig) - 1] = 0;
 				char *key = sig + 1;
 				ok = bsearch(&key, names, nnames, sizeof *names, cmp_str) != NULL;
-			} else if (ok) {
-				ok = worth(k[i], sig);
 			}
+			if (ok && defer && deferred(k[i]))
+				ok = JNI_FALSE;
+			else if (ok && !defer && !linked(k[i]))
+				ok = link(jni, k[i]);
+			else if (ok && !named)
+				ok = worth(k[i], sig);
 		} else {
 			ok = JNI_FALSE;
 		}
@@ -725,6 +818,29 @@ static jclass *loaded(JNIEnv *jni, char **names, uint32_t nnames, jint *n)
 	}
 	*n = m;
 	return k;
+}
+
+/*
+ * on_class_prepare (JVMTI ClassPrepare, R.env): a class left as it was at
+ * the start because it was not linked is retransformed now, on the thread
+ * that linked it, before any of its code runs: one RetransformClasses call
+ * (a few ms, once per such class that the program ever uses).
+ */
+static void JNICALL on_class_prepare(jvmtiEnv *e, JNIEnv *jni, jthread thread, jclass klass)
+{
+	(void)thread;
+	jlong t = 0;
+	if (e != R.env || (*e)->GetTag(e, klass, &t) != JVMTI_ERROR_NONE || !(t & DEFER_TAG))
+		return;
+	(*e)->SetTag(e, klass, t & ~DEFER_TAG);
+	if (!atomic_load(&B.transforming) || ag_in_hook)
+		return;
+	char *sig = NULL;
+	if ((*e)->GetClassSignature(e, klass, &sig, NULL) == JVMTI_ERROR_NONE && sig && worth(klass, sig)) {
+		atomic_fetch_add(&B.prepared, 1);
+		retransform_some(jni, &klass, 1);
+	}
+	ag_rec_free(sig);
 }
 
 static void release_classes(JNIEnv *jni, jclass *k, jint n)
@@ -747,7 +863,7 @@ static void catch_up(JNIEnv *jni)
 		if (!n)
 			return;
 		jint m = 0;
-		jclass *k = loaded(jni, names, n, &m);
+		jclass *k = loaded(jni, names, n, true, &m);
 		retransform(jni, k, m, false);
 		release_classes(jni, k, m);
 		free_names(&names, &n, &cap);
@@ -771,8 +887,10 @@ static bool start_java(JNIEnv *jni, char *why, size_t cap)
 		snprintf(why, cap, "the JVM refused the class-file hook (JVMTI error %d)", err);
 		return false;
 	}
+	/* Before the classes are listed: none is linked unseen between the two (deferred). */
+	(*R.env)->SetEventNotificationMode(R.env, JVMTI_ENABLE, JVMTI_EVENT_CLASS_PREPARE, NULL);
 	jint n = 0;
-	jclass *k = loaded(jni, NULL, 0, &n);
+	jclass *k = loaded(jni, NULL, 0, true, &n);
 	int64_t t0 = ag_now_ms();
 	bool go = retransform(jni, k, n, true);
 	if (go)
@@ -878,6 +996,7 @@ bool ag_bc_begin(JNIEnv *jni, char *why, size_t cap)
 	cb.ClassFileLoadHook = on_class_file;
 	cb.SampledObjectAlloc = on_sample;
 	cb.GarbageCollectionFinish = ag_sites_on_gc;
+	cb.ClassPrepare = on_class_prepare;
 	if (!ag_rec_env(&caps, &cb, "bytecode instrumentation (try --via jvmti)", why, cap))
 		return false;
 	jvmtiEnv *e = R.env;
@@ -907,9 +1026,11 @@ void ag_bc_vm_init(JNIEnv *jni)
 /* quiet: no class-file hook runs any more, and no sample is taken. */
 static void quiet(void)
 {
-	if (R.env)
+	if (R.env) {
 		(*R.env)->SetEventNotificationMode(R.env, JVMTI_DISABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC,
 						   NULL);
+		(*R.env)->SetEventNotificationMode(R.env, JVMTI_DISABLE, JVMTI_EVENT_CLASS_PREPARE, NULL);
+	}
 	atomic_store(&B.transforming, 0);
 	for (int k = 0; k < 5000 && atomic_load(&B.hooks) > 0; k++)
 		sched_yield();
@@ -947,7 +1068,7 @@ void ag_bc_halt(JNIEnv *jni)
 	B.names = NULL;
 	B.nnames = B.capnames = 0;
 	pthread_mutex_unlock(&R.lock);
-	jclass *k = loaded(jni, names ? names : (char *[]){NULL}, nnames, &n);
+	jclass *k = loaded(jni, names ? names : (char *[]){NULL}, nnames, false, &n);
 	retransform(jni, k, n, false);
 	release_classes(jni, k, n);
 	free_names(&names, &nnames, &(uint32_t){0});
@@ -965,6 +1086,7 @@ void ag_bc_discard(JNIEnv *jni)
 	pthread_mutex_unlock(&R.lock);
 	atomic_store(&B.instrumented, 0);
 	atomic_store(&B.failed, 0);
+	atomic_store(&B.prepared, 0);
 	if (jni)
 		drop_transformer(jni);
 }
@@ -1078,8 +1200,9 @@ void ag_bc_vm_death(JNIEnv *jni)
 		return;
 	if (jni && atomic_load(&R.on))
 		ag_sites_fold(jni, FOLD_READ);
-	ag_log("%llu classes instrumented, %llu left as they were, %llu ms in the class-file hook",
-	       (unsigned long long)atomic_load(&B.instrumented),
+	ag_log("%llu classes instrumented (%llu of them when linked), %llu left as they were, "
+	       "%llu ms in the class-file hook", (unsigned long long)atomic_load(&B.instrumented),
+	       (unsigned long long)atomic_load(&B.prepared),
 	       (unsigned long long)atomic_load(&B.failed), (unsigned long long)atomic_load(&B.hook_ms));
 	ag_sites_summary();
 }

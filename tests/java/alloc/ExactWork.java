@@ -30,6 +30,10 @@
  *                    calls one huge method.
  *         ctx R      R rounds of exact.ctx.Ctx.run (calling contexts
  *                    known by construction: its KNOWN FACTS).
+ *         lazy N     exact.lazy.Lazy.make(N) (its KNOWN FACTS): Lazy is
+ *                    loaded at "wait" but not linked, so that this links it;
+ *                    then exact.lazy.Broken linked, which throws
+ *                    NoClassDefFoundError (caught: the command is done).
  *         gc         System.gc().
  *         exit       exit 0 (so does end of file on stdin).
  *       Anything else: a line on stderr, and the next command is read.
@@ -134,6 +138,10 @@ public final class ExactWork {
         for (int i = 1; i < extra.length; i++) {
             Class.forName(extra[i], true, loader);
         }
+        // Loaded, not linked (command lazy): Broken cannot be (Broken$Gone deleted).
+        for (String name : new String[] {"exact.lazy.Lazy", "exact.lazy.Lazy$Bit", "exact.lazy.Broken"}) {
+            Class.forName(name, false, loader);
+        }
     }
 
     static void rounds(int r) {
@@ -182,6 +190,14 @@ public final class ExactWork {
             huge(w[1]);
         } else if (cmd.equals("ctx") && w.length == 2) {
             exact.ctx.Ctx.run(Integer.parseInt(w[1]));
+        } else if (cmd.equals("lazy") && w.length == 2) {
+            exact.lazy.Lazy.make(Integer.parseInt(w[1]));
+            try {
+                Class.forName("exact.lazy.Broken", true, ExactWork.class.getClassLoader());
+                throw new IllegalStateException("exact.lazy.Broken linked: Broken$Gone is there");
+            } catch (NoClassDefFoundError expected) {
+                // KNOWN FACTS: Broken cannot be linked.
+            }
         } else if (cmd.equals("gc") && w.length == 1) {
             System.gc();
         } else {
