@@ -420,7 +420,7 @@ public final class Rt extends ThreadLocal<Object[]> {
      * s[3] and s[4] what the last enter() returns besides s: the index of
      * the new frame's line and the depth before it; then frame j (1..CAP) at
      * 4j + 4: {method, with COMPUTED once its callers' hash is known; the
-     * line it calls from; its callers' hash; unused}.
+     * line it calls from; its callers' hash; its own value in the hash (next)}.
      */
     private static final int HDR = 8;
     private static final long COMPUTED = 1L << 62;
@@ -512,9 +512,19 @@ public final class Rt extends ThreadLocal<Object[]> {
      */
     private static native long[] seed(Object[] known);
 
-    /* frame: a frame's value in the rolling hash (method and line, mixed: MurmurHash3's fmix64). */
+    /*
+     * frame: a frame's value in the rolling hash, from its method and line:
+     * a bijection (an odd multiplier, then the high half folded in), so
+     * that distinct frames have distinct values; one multiply, as it runs
+     * for every frame the hash rolls over.
+     */
     private static long frame(long method, long line) {
-        long x = (method & ~COMPUTED) << 32 ^ (line & 0xffffffffL);
+        long x = ((method & ~COMPUTED) << 32 ^ (line & 0xffffffffL)) * 0xff51afd7ed558ccdL;
+        return x ^ x >>> 32;
+    }
+
+    /* mix: MurmurHash3's fmix64, for the table key made once per allocation. */
+    private static long mix(long x) {
         x ^= x >>> 33;
         x *= 0xff51afd7ed558ccdL;
         x ^= x >>> 33;
@@ -553,13 +563,21 @@ public final class Rt extends ThreadLocal<Object[]> {
         return s[4 * j + 6];
     }
 
-    /* next: the callers' hash of a frame called from frame d of s, whose own is known. */
+    /*
+     * next: the callers' hash of a frame called from frame d of s, whose own
+     * is known. Frame d's value is kept in its fourth word for when it
+     * leaves the window: its line cannot change while a frame above it runs,
+     * and every frame above a frame whose hash is known has had its own
+     * computed since it was pushed (roll goes up from the highest known).
+     */
     private static long next(long[] s, int d) {
         int b = 4 * d + 4;
-        long h = frame(s[b], s[b + 1]) + P * s[b + 2];
+        long v = frame(s[b], s[b + 1]);
+        s[b + 3] = v;
+        long h = v + P * s[b + 2];
         int o = d - depth + 1;  /* the caller leaving the window of N - 1 */
         if (o >= 1) {
-            h -= frame(s[4 * o + 4], s[4 * o + 5]) * pn;
+            h -= s[4 * o + 7] * pn;
         }
         return h;
     }
@@ -574,7 +592,7 @@ public final class Rt extends ThreadLocal<Object[]> {
                 h = next(s, d);    /* the site's method is a callee of the top frame */
             }
         }
-        long k = frame(h ^ site, account) ^ h;
+        long k = mix(h ^ ((long) site << 32 | account & 0xffffffffL)) ^ h;
         return k == 0 ? 1 : k;
     }
 
