@@ -179,7 +179,15 @@ final class Instrument {
             || owner.startsWith("heapsh/agent/");
     }
 
-    /* What the first, quick pass finds in each method, in class-file order. */
+    /*
+     * What the first, quick pass finds in each method, in class-file order.
+     * "Calls something" counts only the calls a frame pushed on entry would
+     * be under: in a constructor, those after its super(...) or this(...)
+     * call (the frame and the account are entered there), so that the
+     * common constructor that only calls super() and sets fields pushes no
+     * frame; its sites count as a callee's of the frame below (as a method
+     * that calls nothing does), which names the same calling context.
+     */
     private static final class Scan extends ClassVisitor {
         final List<boolean[]> methods = new ArrayList<>();  /* {has a site, calls something} */
         boolean anySite, anyCall;
@@ -192,21 +200,31 @@ final class Instrument {
         public MethodVisitor visitMethod(int access, String name, String desc, String sig, String[] ex) {
             boolean[] m = new boolean[2];
             methods.add(m);
+            boolean constructor = name.equals("<init>");
             return new MethodVisitor(Opcodes.ASM9) {
+                /* A constructor's NEWs not initialized yet (their classes), until its super() or this() call. */
+                final List<String> news = new ArrayList<>();
+                boolean superDone = !constructor;
+
                 private void site() {
                     m[0] = true;
                     anySite = true;
                 }
 
                 private void call() {
-                    m[1] = true;
-                    anyCall = true;
+                    if (superDone) {
+                        m[1] = true;
+                        anyCall = true;
+                    }
                 }
 
                 @Override
                 public void visitTypeInsn(int op, String type) {
                     if (op == Opcodes.NEW || op == Opcodes.ANEWARRAY) {
                         site();
+                    }
+                    if (op == Opcodes.NEW && !superDone) {
+                        news.add(type);
                     }
                 }
 
@@ -225,6 +243,14 @@ final class Instrument {
                 @Override
                 public void visitMethodInsn(int op, String owner, String mname, String mdesc, boolean itf) {
                     call();
+                    if (!superDone && op == Opcodes.INVOKESPECIAL && mname.equals("<init>")) {
+                        /* As Method.visitMethodInsn tells the super() call from a NEW's. */
+                        if (!news.isEmpty() && news.get(news.size() - 1).equals(owner)) {
+                            news.remove(news.size() - 1);
+                        } else {
+                            superDone = true;
+                        }
+                    }
                     if (allocatingCall(op, owner, mname, mdesc) >= 0) {
                         site();
                     }
