@@ -178,6 +178,7 @@ bench: deps heapsh $(BUILD)/bench/gen_hprof
 	bash bench/lua.sh
 	bash bench/suspects.sh
 	bash bench/alloc.sh
+	bash bench/alloc_start.sh
 	bash bench/gen.sh
 	bash bench/outofcore.sh || test $$? -eq 2	# 2: no root or no memory cgroup: skipped
 

@@ -171,18 +171,7 @@ WRK_ID=$(wrk --version 2>&1 | head -n 1 | cut -d' ' -f1-2 || true)
 JDK_VERSION=$("$JDK/bin/java" -version 2>&1 | head -n 1)
 
 # The load: 1000 different orders (users, line counts, coupons, searches), in turn.
-cat >"$OUT/load.lua" <<'EOF'
-local reqs, n = {}, 0
-local coupons = { "SPRING", "VIP", "NONE", "welcome" }
-local queries = { "blue", "lamp", "modern+chair", "steel", "oak+table", "kids", "glass+vase", "copper" }
-init = function(args)
-  for i = 1, 1000 do
-    reqs[i] = wrk.format("GET", string.format("/api/order?user=u%d&items=%d&coupon=%s&q=%s",
-      (i * 7919) % 50000, 1 + i % 9, coupons[i % 4 + 1], queries[i % 8 + 1]))
-  end
-end
-request = function() n = n % #reqs + 1; return reqs[n] end
-EOF
+cp bench/alloc_load.lua "$OUT/load.lua" || exit 2
 
 # ---------------------------------------------------------------- heapsh
 HS=

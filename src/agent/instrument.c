@@ -58,7 +58,8 @@ static struct {
 	atomic_int transforming;	/* the class-file hook rewrites classes */
 	atomic_int hooks;	/* class-file hooks running */
 	_Atomic uint64_t instrumented, failed;
-	_Atomic uint64_t prepared;	/* classes retransformed when linked (on_class_prepare) */
+	_Atomic uint64_t deferred;	/* classes left until linked (DEFER_TAG) */
+	_Atomic uint64_t prepared;	/* ... and retransformed when linked (on_class_prepare) */
 	_Atomic uint64_t hook_ms;	/* time in the class-file hook (HEAPSH_AGENT_DEBUG only) */
 	char **names;		/* classes instrumented (internal names), restored at halt */
 	uint32_t nnames, capnames;
@@ -801,8 +802,10 @@ static jclass *loaded(JNIEnv *jni, char **names, uint32_t nnames, bool defer, ji
 				char *key = sig + 1;
 				ok = bsearch(&key, names, nnames, sizeof *names, cmp_str) != NULL;
 			}
-			if (ok && defer && deferred(k[i]))
+			if (ok && defer && deferred(k[i])) {
 				ok = JNI_FALSE;
+				atomic_fetch_add(&B.deferred, 1);
+			}
 			else if (ok && !defer && !linked(k[i]))
 				ok = link(jni, k[i]);
 			else if (ok && !named)
@@ -896,9 +899,10 @@ static bool start_java(JNIEnv *jni, char *why, size_t cap)
 	if (go)
 		catch_up(jni);
 	if (ag_debug())
-		ag_log("instrumented %llu of %d loaded classes in %lld ms (%llu left as they were, "
-		       "%llu ms in the class-file hook)%s", (unsigned long long)atomic_load(&B.instrumented),
-		       n, (long long)(ag_now_ms() - t0), (unsigned long long)atomic_load(&B.failed),
+		ag_log("instrumented %llu of %d loaded classes in %lld ms (%llu not linked yet, left until "
+		       "linked; %llu left as they were, %llu ms in the class-file hook)%s",
+		       (unsigned long long)atomic_load(&B.instrumented), n, (long long)(ag_now_ms() - t0),
+		       (unsigned long long)atomic_load(&B.deferred), (unsigned long long)atomic_load(&B.failed),
 		       (unsigned long long)atomic_load(&B.hook_ms), go ? "" : "; cancelled");
 	release_classes(jni, k, n);
 	if (go) {
@@ -1087,6 +1091,7 @@ void ag_bc_discard(JNIEnv *jni)
 	atomic_store(&B.instrumented, 0);
 	atomic_store(&B.failed, 0);
 	atomic_store(&B.prepared, 0);
+	atomic_store(&B.deferred, 0);
 	if (jni)
 		drop_transformer(jni);
 }
