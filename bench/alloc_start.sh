@@ -120,12 +120,14 @@ for ((r = 1; r <= RUNS; r++)); do
 	done
 done
 
-# stat COLUMN WORKLOAD CONFIG: "median (min-max)" of a column of runs.tsv.
+# stat COLUMN WORKLOAD CONFIG [SCALE]: "median (min-max)" of a column of
+# runs.tsv, divided by SCALE (default 1); counts (SCALE 0) as integers.
 stat() {
 	awk -F'\t' -v col="$1" -v w="$2" -v c="$3" '$1 == w && $2 == c { print $col }' "$OUT/runs.tsv" | sort -g |
-		awk '{ v[NR] = $1 } END { if (!NR) { print "-"; exit }
+		awk -v scale="${4:-1}" '{ v[NR] = scale ? $1 / scale : $1 } END { if (!NR) { print "-"; exit }
 			m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-			printf "%.2f (%.2f-%.2f)", m, v[1], v[NR] }'
+			f = scale ? "%.2f (%.2f-%.2f)" : "%d (%d-%d)"
+			printf f, m, v[1], v[NR] }'
 }
 {
 	echo "# bench/alloc_start.sh, $START to $(date -u '+%H:%M UTC')"
@@ -138,7 +140,7 @@ stat() {
 	echo "|---|---|---|---|---|---|---|---|"
 	for w in "${WORKLOADS[@]}"; do
 		for c in "${CONFIGS[@]}"; do
-			echo "| $w | $c | $(stat 6 "$w" "$c") | $(stat 7 "$w" "$c") | $(stat 8 "$w" "$c") | $(stat 4 "$w" "$c") | $(awk -F'\t' -v w="$w" -v c="$c" '$1 == w && $2 == c { printf "%.2f\n", $9 / 1000 }' "$OUT/runs.tsv" | sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "%.2f (%.2f-%.2f)", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[1], v[NR]; else printf "-" }') | $(stat 5 "$w" "$c") |"
+			echo "| $w | $c | $(stat 6 "$w" "$c" 0) | $(stat 7 "$w" "$c" 0) | $(stat 8 "$w" "$c" 0) | $(stat 4 "$w" "$c") | $(stat 9 "$w" "$c" 1000) | $(stat 5 "$w" "$c") |"
 		done
 	done
 	echo
