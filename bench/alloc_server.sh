@@ -69,7 +69,10 @@
 #   ALLOC_SERVER_CONFIGS="..."    configurations, of the six above, in run order
 #   ALLOC_SERVER_WARMUP=S         warm-up under load (default 60)
 #   ALLOC_SERVER_BASELINE=S       baseline window (default 30)
-#   ALLOC_SERVER_WINDOW=S         recording window (default 60)
+#   ALLOC_SERVER_WINDOW=S         recording window (default 180: its second half,
+#                                 90-180 s after the start, is steady; after a
+#                                 --depth 64 start the JIT compiles the rewritten
+#                                 code for about 100 s)
 #   ALLOC_SERVER_AFTER=S          window after the stop (default 30)
 #   ALLOC_SERVER_TOLERANCE=P      the band of settle and recover, % (default 10)
 #   ALLOC_SERVER_SMOOTH=N         the seconds of the centred median they read
@@ -109,7 +112,7 @@ R=${BENCH_RUNS:-3}
 read -r -a CONFIGS <<<"${ALLOC_SERVER_CONFIGS:-none sampled exact nolive liveall depth64 jfr}"
 WARMUP=${ALLOC_SERVER_WARMUP:-60}
 BASELINE=${ALLOC_SERVER_BASELINE:-30}
-WINDOW=${ALLOC_SERVER_WINDOW:-60}
+WINDOW=${ALLOC_SERVER_WINDOW:-180}
 AFTER=${ALLOC_SERVER_AFTER:-30}
 TOL=${ALLOC_SERVER_TOLERANCE:-10}
 SMOOTH=${ALLOC_SERVER_SMOOTH:-5}
