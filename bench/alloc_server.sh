@@ -151,16 +151,7 @@ JETTY=(jetty9-server jetty9-http jetty9-io jetty9-util jetty9-util-ajax jetty9-s
 missing=()
 for j in "${JETTY[@]}"; do [ -s "$JARS/$j.jar" ] || { missing+=(libjetty9-java); break; }; done
 command -v wrk >/dev/null || missing+=(wrk)
-if [ ${#missing[@]} -gt 0 ]; then
-	if [ "$(id -u)" = 0 ]; then
-		echo "== installing ${missing[*]} (apt-get)"
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >"$LOG/apt.log" 2>&1 ||
-			{ echo "$me: apt-get install ${missing[*]} failed ($LOG/apt.log)" >&2; exit 2; }
-	else
-		echo "$me: missing ${missing[*]}; run: sudo apt-get install -y ${missing[*]}" >&2
-		exit 2
-	fi
-fi
+bench_install "$me" "$LOG/apt.log" ${missing[@]+"${missing[@]}"}
 CP=
 for j in "${JETTY[@]}"; do
 	[ -s "$JARS/$j.jar" ] || { echo "$me: no $JARS/$j.jar (libjetty9-java; or set ALLOC_SERVER_JARS)" >&2; exit 2; }

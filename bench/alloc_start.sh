@@ -29,6 +29,7 @@
 # the JVMs' logs in build/bench/alloc_start/log/.
 set -u
 cd "$(dirname "$0")/.." || exit 2
+. bench/lib.sh
 me=bench/alloc_start.sh
 RUNS=${BENCH_RUNS:-3}
 read -r -a WORKLOADS <<<"${ALLOC_START_WORKLOADS:-jetty h2}"
@@ -46,15 +47,7 @@ missing=()
 for j in "${JETTY[@]}"; do [ -s "$JARS/$j.jar" ] || { missing+=(libjetty9-java); break; }; done
 [ -s "$JARS/h2.jar" ] || missing+=(libh2-java)
 command -v wrk >/dev/null || missing+=(wrk)
-if [ ${#missing[@]} -gt 0 ]; then
-	if [ "$(id -u)" = 0 ]; then
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >"$LOG/apt.log" 2>&1 ||
-			{ echo "$me: apt-get install ${missing[*]} failed ($LOG/apt.log)" >&2; exit 2; }
-	else
-		echo "$me: missing ${missing[*]}; run: sudo apt-get install -y ${missing[*]}" >&2
-		exit 2
-	fi
-fi
+bench_install "$me" "$LOG/apt.log" ${missing[@]+"${missing[@]}"}
 CP=
 for j in "${JETTY[@]}"; do CP+="$JARS/$j.jar:"; done
 CP+=$OUT/java

@@ -98,3 +98,21 @@ sample_run() {
 	awk -v t0="$t0" -v t1="$t1" -v r="$rss" -v a="$anon" -v f="$fil" -v s="$st" \
 		'BEGIN { printf "%.2f %.0f %.0f %.0f %s\n", t1 - t0, r / 1024, a / 1024, f / 1024, s }' >>"$log"
 }
+
+# bench_install ME LOG PACKAGE...: the Debian packages installed with apt-get
+# (as root; its output in LOG), or the script ME ends (exit 2) saying which
+# are missing and how to install them.
+bench_install() {
+	local me=$1 log=$2
+	shift 2
+	[ $# -gt 0 ] || return 0
+	if [ "$(id -u)" != 0 ]; then
+		echo "$me: missing $*; run: sudo apt-get install -y $*" >&2
+		exit 2
+	fi
+	echo "== installing $* (apt-get)"
+	if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"; } >"$log" 2>&1; then
+		echo "$me: apt-get install $* failed ($log)" >&2
+		exit 2
+	fi
+}
