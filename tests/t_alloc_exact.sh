@@ -24,7 +24,9 @@
 #  7. A class loaded before the start but not linked (ExactWork `lazy`,
 #     exact.lazy.Lazy): rewritten when the JVM links it, every object
 #     counted; beside it one that cannot be linked (exact.lazy.Broken) slows
-#     and fails nothing.
+#     and fails nothing. One loaded during the recording and not linked
+#     (exact.lazy.Later) is linked before the stop puts it back, and then
+#     runs its own code, counted by nothing.
 #  6. Calling contexts (--depth 3) counted in bytecode (ExactWork `ctx`,
 #     tests/java/alloc/exact/ctx/Ctx.java's KNOWN FACTS): calls on one line,
 #     recursion past the frames a thread keeps, exceptions through six
@@ -332,6 +334,8 @@ exact.lazy.Lazy$Bit,777,12432,777,12432,0
 exact.lazy.Lazy$Bit[],1,3128,1,3128,777
 EOF
 )" "$(xh "$P" -c ':alloc classes --top 100000' | grep -E '^exact\.lazy\.' | sort)"
+	# Loaded now, not linked: rewritten as it loads; linked before it is put back at the stop (below).
+	xa 7 "load exact.lazy.Later"
 
 	# -- 3: methods close to the 64 KB limit --
 	# HugeA was loaded before the start (rewritten, or not, through
@@ -366,6 +370,20 @@ $name\$Cell[],1,$(((16 + 4 * k + 7) / 8 * 8)),1,$(((16 + 4 * k + 7) / 8 * 8)),$k
 				"the agent's log on $name: $(grep '^heapsh agent: ' "$XA/err7" | grep -w "$name" | head -2)"
 		fi
 	done
+	# -- 7, the stop: exact.lazy.Later, loaded during the recording and not linked --
+	check_contains "$label: stopped" "recording,stopped" "$(xh "$P" -c ':alloc stop')"
+	local put linked_first
+	put=$(grep '^heapsh agent: put [0-9]* classes back as they were' "$XA/err7" | tail -1)
+	linked_first=$(printf '%s\n' "$put" | sed -n 's/.*(\([0-9]*\) linked first).*/\1/p')
+	if [ -n "$linked_first" ] && [ "$linked_first" -ge 1 ]; then
+		ok "$label: classes not linked at the stop are linked before they are put back ($put)"
+	else
+		fail "$label: classes not linked at the stop are linked before they are put back" \
+			"the agent's log: ${put:-(no 'put ... back' line)}"
+	fi
+	xa 7 "later 100"
+	check "$label: a class put back after the stop counts nothing" "" \
+		"$(xh "$P" -c ':alloc classes --top 100000' | grep -E '^exact\.lazy\.Later')"
 	xa_stderr_clean "$label ExactWork (verified)" 7 "$P"
 	echo exit >&7
 }

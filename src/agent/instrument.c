@@ -59,6 +59,7 @@ static struct {
 	atomic_int hooks;	/* class-file hooks running */
 	_Atomic uint64_t instrumented, failed;
 	_Atomic uint64_t deferred;	/* classes left until linked (DEFER_TAG) */
+	_Atomic uint64_t linked;	/* classes linked (link()) before they were put back */
 	_Atomic uint64_t prepared;	/* ... and retransformed when linked (on_class_prepare) */
 	_Atomic uint64_t hook_ms;	/* time in the class-file hook (HEAPSH_AGENT_DEBUG only) */
 	char **names;		/* classes instrumented (internal names), restored at halt */
@@ -806,8 +807,8 @@ static jclass *loaded(JNIEnv *jni, char **names, uint32_t nnames, bool defer, ji
 				ok = JNI_FALSE;
 				atomic_fetch_add(&B.deferred, 1);
 			}
-			else if (ok && !defer && !linked(k[i]))
-				ok = link(jni, k[i]);
+			else if (ok && !defer && !linked(k[i]) && (ok = link(jni, k[i])))
+				atomic_fetch_add(&B.linked, 1);
 			else if (ok && !named)
 				ok = worth(k[i], sig);
 		} else {
@@ -1072,8 +1073,12 @@ void ag_bc_halt(JNIEnv *jni)
 	B.names = NULL;
 	B.nnames = B.capnames = 0;
 	pthread_mutex_unlock(&R.lock);
+	atomic_store(&B.linked, 0);
 	jclass *k = loaded(jni, names ? names : (char *[]){NULL}, nnames, false, &n);
 	retransform(jni, k, n, false);
+	if (ag_debug())
+		ag_log("put %d classes back as they were (%llu linked first)", n,
+		       (unsigned long long)atomic_load(&B.linked));
 	release_classes(jni, k, n);
 	free_names(&names, &nnames, &(uint32_t){0});
 	(*R.env)->SetEventNotificationMode(R.env, JVMTI_DISABLE, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, NULL);

@@ -30,6 +30,9 @@
  *                    calls one huge method.
  *         ctx R      R rounds of exact.ctx.Ctx.run (calling contexts
  *                    known by construction: its KNOWN FACTS).
+ *         load CLASS load CLASS without linking it (Class.forName(CLASS,
+ *                    false, loader)).
+ *         later N    exact.lazy.Later.make(N) (its KNOWN FACTS).
  *         lazy N     exact.lazy.Lazy.make(N) (its KNOWN FACTS): Lazy is
  *                    loaded at "wait" but not linked, so that this links it;
  *                    then exact.lazy.Broken linked, which throws
@@ -198,6 +201,10 @@ public final class ExactWork {
             } catch (NoClassDefFoundError expected) {
                 // KNOWN FACTS: Broken cannot be linked.
             }
+        } else if (cmd.equals("load") && w.length == 2) {
+            Class.forName(w[1], false, ExactWork.class.getClassLoader());
+        } else if (cmd.equals("later") && w.length == 2) {
+            exact.lazy.Later.make(Integer.parseInt(w[1]));
         } else if (cmd.equals("gc") && w.length == 1) {
             System.gc();
         } else {
