@@ -837,10 +837,18 @@ static void JNICALL on_class_prepare(jvmtiEnv *e, JNIEnv *jni, jthread thread, j
 	if (e != R.env || (*e)->GetTag(e, klass, &t) != JVMTI_ERROR_NONE || !(t & DEFER_TAG))
 		return;
 	(*e)->SetTag(e, klass, t & ~DEFER_TAG);
-	if (!atomic_load(&B.transforming) || ag_in_hook)
+	if (!atomic_load(&B.transforming))
 		return;
 	char *sig = NULL;
-	if ((*e)->GetClassSignature(e, klass, &sig, NULL) == JVMTI_ERROR_NONE && sig && worth(klass, sig)) {
+	if ((*e)->GetClassSignature(e, klass, &sig, NULL) != JVMTI_ERROR_NONE || !sig || sig[0] != 'L') {
+		ag_rec_free(sig);
+		return;
+	}
+	if (ag_in_hook) {
+		/* Linked inside the transformer: rewritten afterwards (catch_up), as a class loaded there is. */
+		sig[strlen(sig) - 1] = 0;
+		later(sig + 1);
+	} else if (worth(klass, sig)) {
 		atomic_fetch_add(&B.prepared, 1);
 		retransform_some(jni, &klass, 1);
 	}
