@@ -33,7 +33,7 @@
 #     frames, an interface call; under the verifier on JDK 17 and JDK 25,
 #     and the same folded stacks as the JVM's own stack walks (--via jvmti).
 #
-# ExactWork runs under -Xverify:all too (JDK 17). Every JVM started here is
+# ExactWork runs under -Xverify:all too (JDK 17 and JDK 25). Every JVM started here is
 # killed at the end. JDK25=DIR points at another JDK 25 (default: Temurin's).
 XA=$T/alloc_exact
 XW=$JAVA_OUT/alloc_exact
@@ -246,9 +246,9 @@ EOF
 	echo exit >&6
 }
 
-# ---- ExactWork: 1, 4, 5, 7, 3 in one JVM (JDK 17, verified) ----
+# ---- ExactWork: 1, 4, 5, 7, 3 in one JVM (JDK 17 and JDK 25, verified) ----
 xa_exactwork_check() {
-	local java=$1 label="alloc exact" flags st L items sites exact named c0
+	local java=$1 label="alloc exact${2:+ $2}" flags st L items sites exact named c0
 	flags=$(xa_verify_flags "$java")
 	# shellcheck disable=SC2086
 	xa_start 7 "$java" $flags -cp "$XW:$XG" ExactWork wait HugeA || return
@@ -390,6 +390,9 @@ $name\$Cell[],1,$(((16 + 4 * k + 7) / 8 * 8)),1,$(((16 + 4 * k + 7) / 8 * 8)),$k
 
 if [ $xa_built = 1 ]; then
 	xa_exactwork_check java
+	if [ -x "$XA_JDK25/bin/java" ]; then
+		xa_exactwork_check "$XA_JDK25/bin/java" "JDK 25"
+	fi
 	xa_verified_check java "JDK 17"
 	if [ -x "$XA_JDK25/bin/java" ]; then
 		xa_verified_check "$XA_JDK25/bin/java" "JDK 25"
