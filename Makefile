@@ -17,7 +17,7 @@ WARN     = -std=c11 -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototy
 CPPFLAGS += -D_GNU_SOURCE
 BUILD    = build
 
-PKGS     = zlib lua5.4 libffi
+PKGS     = zlib lua5.4 libffi libprotobuf-c
 ifeq ($(READLINE),yes)
 PKGS    += readline
 LE_SRC   = src/shell/le_readline.c
@@ -28,12 +28,12 @@ endif
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl
 
-LIB_SRC  = src/base/mem.c src/base/big.c src/base/filemap.c src/base/packed.c src/base/radix.c src/base/u64map.c src/base/classname.c src/base/fmt.c src/base/suggest.c src/base/io.c src/hprof/hprof.c \
+LIB_SRC  = src/base/mem.c src/base/big.c src/base/filemap.c src/base/packed.c src/base/radix.c src/base/u64map.c src/base/classname.c src/base/fmt.c src/base/suggest.c src/base/io.c src/base/pprof.c src/hprof/hprof.c \
            src/engine/dom.c src/engine/hgraph.c src/engine/domtree.c src/engine/path.c src/engine/suspects.c src/engine/waste.c \
            src/engine/idx.c src/engine/scc.c src/engine/dyn.c src/dsl/arena.c src/dsl/parse.c src/dsl/plan.c src/dsl/prog.c src/dsl/extern.c \
            src/dsl/eval.c src/dsl/eval_builtin.c src/dsl/eval_allocations.c src/dsl/eval_settype.c \
            src/dsl/eval_session.c src/dsl/pushdown.c src/heap/heap_load.c src/heap/heap_sort.c src/heap/heap_classes.c src/heap/heap.c src/heap/heap_model.c src/attach/attach.c \
-           src/attach/proto.c src/attach/snapshot.c src/alloc/alloc.c src/alloc/flame.c \
+           src/attach/proto.c src/attach/snapshot.c src/alloc/alloc.c src/alloc/flame.c src/alloc/alloc_pprof.c \
            src/session/session.c src/session/live.c
 # The front ends (docs/architecture.md): the Lua module with the output modes
 # both front ends use, and the shell, which embeds Lua for :lua.
@@ -42,7 +42,10 @@ SH_SRC   = src/shell/commands.c src/shell/alloc_cmds.c src/shell/engine_cmds.c s
            src/shell/query.c src/shell/lua_cmds.c \
            src/shell/main.c \
            $(LE_SRC)
-LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/profile.pb-c.o
+# pprof's profile.proto (src/alloc/proto) compiled by Debian's protoc-c.
+GEN      = $(BUILD)/gen
+CPPFLAGS += -I$(GEN)
 LIB_A    = $(BUILD)/libheapsh.a
 LUA_OBJ  = $(LUA_SRC:%.c=$(BUILD)/%.o)
 SH_OBJ   = $(SH_SRC:%.c=$(BUILD)/$(READLINE)/%.o)
@@ -51,6 +54,7 @@ SH_OBJ   = $(SH_SRC:%.c=$(BUILD)/$(READLINE)/%.o)
 DEB_PKGS = gcc make pkg-config zlib1g-dev liblua5.4-dev libffi-dev libreadline-dev \
            libcmocka-dev openjdk-17-jdk-headless visualvm python3 python3-networkx tmux gzip \
            zsh groff-base chromium fonts-dejavu-core libh2-java libasm-java \
+           libprotobuf-c-dev protobuf-c-compiler golang-go \
            clang libclang-rt-14-dev
 
 .PHONY: all deps demo test unit bench fuzz fuzz-check fuzz-cov clean FORCE
@@ -95,6 +99,14 @@ $(LIB_A): $(LIB_OBJ)
 
 $(BIN): $(LIB_A) $(LUA_OBJ) $(SH_OBJ) $(BUILD)/le-mode
 	$(CC) $(CFLAGS) -o $@ $(SH_OBJ) $(LUA_OBJ) $(LIB_A) $(PKG_LIBS) -lm -pthread
+
+$(GEN)/profile.pb-c.c $(GEN)/profile.pb-c.h: src/alloc/proto/profile.proto
+	@mkdir -p $(GEN)
+	protoc-c --c_out=$(GEN) -Isrc/alloc/proto $<
+# Generated code: built without our warnings (protoc-c's own style).
+$(GEN)/profile.pb-c.o: $(GEN)/profile.pb-c.c $(GEN)/profile.pb-c.h
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+$(BUILD)/src/base/pprof.o: $(GEN)/profile.pb-c.h
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -192,7 +204,7 @@ FUZZ_FLAGS    = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -fno-sanitize-recover=undefined
 FUZZ_TARGETS  = hprof index query reply agent lua
 FUZZ_BINS     = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
-FUZZ_LIB_OBJ  = $(LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o)
+FUZZ_LIB_OBJ  = $(LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o) $(FUZZ_DIR)/obj/$(GEN)/profile.pb-c.o
 FUZZ_LUA_OBJ  = $(LUA_SRC:%.c=$(FUZZ_DIR)/obj/%.o)
 FUZZ_AGENT_SRC = src/agent/req.c src/dsl/prog.c src/dsl/plan.c src/base/classname.c \
                  src/base/fmt.c
@@ -200,8 +212,9 @@ FUZZ_HDRS     = tests/fuzz/fuzz.h tests/fuzz/tiny_heap.h tests/unit/hprof_writer
 
 $(FUZZ_DIR)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -D_GNU_SOURCE $(PKG_CFLAGS) \
+	$(FUZZ_CC) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -D_GNU_SOURCE -I$(GEN) $(PKG_CFLAGS) \
 	  -MMD -MP -c -o $@ $<
+$(FUZZ_DIR)/obj/src/base/pprof.o: $(GEN)/profile.pb-c.h
 $(FUZZ_DIR)/fuzz_lua: tests/fuzz/fuzz_lua.c $(FUZZ_LIB_OBJ) $(FUZZ_LUA_OBJ) $(FUZZ_HDRS)
 	$(FUZZ_CC) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer -D_GNU_SOURCE $(PKG_CFLAGS) -o $@ $< \
 	  $(FUZZ_LIB_OBJ) $(FUZZ_LUA_OBJ) $(PKG_LIBS) -lm -pthread

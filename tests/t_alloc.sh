@@ -133,6 +133,37 @@ if aw_start 8 java; then
 	77) echo "skip alloc exact: flame graph rendering (no chromium)" ;;
 	*) fail "alloc exact: flame graph renders in Chromium" "$(tail -3 "$A/render")" ;;
 	esac
+	# pprof, read by Go's own pprof: totals, top classes, accounts and frames as heapsh's tables say.
+	ha "$P" -c ':alloc classes --top 1000' >"$A/classes2"
+	ha "$P" -c ":alloc pprof $A/alloc.pb.gz" >"$A/pprof.out"
+	check_contains "alloc pprof: written" "wrote $A/alloc.pb.gz" "$(cat "$A/pprof.out")"
+	if ! command -v go >/dev/null; then
+		fail "alloc pprof: go tool pprof is installed (make deps: golang-go)"
+	else
+		gp() { go tool pprof -unit=B "$@" "$A/alloc.pb.gz" 2>/dev/null; }
+		check "alloc pprof: total allocated bytes as :alloc classes" \
+			"$(awk -F, 'NR > 1 { s += $3 } END { print s "B total" }' "$A/classes2")" \
+			"$(gp -sample_index=alloc_space -top | grep -o '[0-9]*B total')"
+		check "alloc pprof: total allocated objects as :alloc classes" \
+			"$(awk -F, 'NR > 1 { s += $2 } END { print s " total" }' "$A/classes2")" \
+			"$(go tool pprof -sample_index=alloc_objects -top "$A/alloc.pb.gz" 2>/dev/null | grep -o '[0-9]* total')"
+		check "alloc pprof: top classes by allocated bytes as :alloc classes" \
+			"$(grep -E '^com\.acme\.' "$A/classes2" | head -4 | awk -F, '{ print $3 "B " $1 }')" \
+			"$(gp -sample_index=alloc_space -top -nodecount=100 | grep -E ' com\.acme\.[A-Za-z.]*$' | head -4 | awk '{ print $1, $6 }')"
+		check "alloc pprof: live bytes of a class as :alloc classes" \
+			"$(grep '^com.acme.web.Session,' "$A/classes2" | cut -d, -f5)B" \
+			"$(gp -sample_index=inuse_space -top -nodecount=100 | awk '$6 == "com.acme.web.Session" { print $1 }')"
+		check "alloc pprof: an account's bytes as :alloc accounts" \
+			"$(ha "$P" -c ':alloc accounts' | awk -F, '$1 == "com.acme.web" { s += $4 } END { print s }')" \
+			"$(gp -sample_index=alloc_space -raw | awk '/^Samples:/ { on = 1; next } on && /^ *[0-9]+ +[0-9]+ / { b = $2 } on && /account:\[com.acme.web\]/ { s += b } END { print s }')"
+		L=$(site_line com/acme/util/Pool.java com.acme.util.Buffer)
+		check_contains "alloc pprof: the calling context, with files and lines" \
+			"$(printf '%s\n' "com.acme.util.Buffer" "com.acme.util.Pool.make com/acme/util/Pool.java:$L" \
+				"com.acme.web.WebHandler.handle com/acme/web/WebHandler.java:")" \
+			"$(gp -lines -traces | sed -E 's/^ +[0-9.]+[kMG]?B +//; s/^ +//')"
+	fi
+	ha "$P" -c ":alloc pprof $A/no/such/dir/x.pb.gz" >/dev/null
+	check_contains "alloc pprof: a folder that is not there" "cannot write $A/no/such/dir/x.pb.gz: No such file or directory" "$(cat "$A/err")"
 	# The recording goes on after detach; a later heapsh reads it; a mark and a diff.
 	ha "$P" -c ':detach' >/dev/null
 	check_contains "alloc exact: detach says the recording goes on" "goes on without heapsh" "$(cat "$A/err")"

@@ -243,6 +243,25 @@ int alc_collapsed(const struct alc_rec *r, FILE *f, bool objects, bool live);
 int alc_flamegraph(const struct alc_rec *r, FILE *f, const char *title);
 
 /*
+ * alc_pprof: the recording as a pprof profile (github.com/google/pprof,
+ * profile.proto; src/base/pprof.h), gzip-compressed, written to path: one
+ * sample per key with the values alloc_objects (count), alloc_space
+ * (bytes), inuse_objects (count) and inuse_space (bytes), the live ones
+ * 0 without live counts; sampled recordings' estimates rounded, their
+ * period the sampling interval (space, bytes). A sample's stack is, innermost
+ * first, the allocated class (a frame of its own, as async-profiler writes
+ * allocation profiles), then the key's frames: function "com.acme.Foo.parse",
+ * system name with the descriptor, file "com/acme/Foo.java", the line (0
+ * unknown); "(no Java frame)" for keys without one. With accounts, each
+ * sample carries the label account. comment (NULL: none) goes into the
+ * profile's comments. HS_OK, or HS_ERR with err set (the file is then not
+ * written).
+ */
+struct hs_error;
+int alc_pprof(const struct alc_rec *r, const char *path, const char *comment,
+	      struct hs_error *err);
+
+/*
  * alc_fold: the recording as the tree folded stacks and flame graphs show:
  * frames named by text (alc_collapsed's), frames of one name under one
  * caller merged whatever their nodes, the classes allocated as leaves on

@@ -462,6 +462,18 @@ static int show_diff(const struct view_opts *o, const struct alc_rec *r, struct 
 static int write_file(struct sh *sh, const char *what, const struct view_opts *o,
 		      const struct alc_rec *r)
 {
+	if (!strcmp(what, "pprof")) {
+		struct hs_error err;
+		char *note = xasprintf("heapsh allocation recording of JVM %d (%s)",
+				       sh->ss->live ? sh->ss->live->pid : 0, sh->ss->live ? sh->ss->live->vm : "?");
+		int rc = alc_pprof(r, o->file, note, &err);
+		free(note);
+		if (rc != HS_OK)
+			return sh_error(sh, NULL, "%s", err.msg);
+		out_printf("wrote %s (pprof: go tool pprof -sample_index=alloc_space %s)\n", o->file,
+			   o->file);
+		return HS_OK;
+	}
 	FILE *f = fopen(o->file, "w");
 	if (!f)
 		return sh_error(sh, NULL, "cannot write %s: %s", o->file, strerror(errno));
@@ -477,7 +489,7 @@ int sh_cmd_alloc(struct sh *sh, int argc, char **argv)
 {
 	if (argc < 2)
 		return sh_error(sh, NULL, "usage: :alloc start|stop|status|reset|mark|accounts|classes|"
-				"sites|tree|diff|collapsed|flamegraph (:help alloc)");
+				"sites|tree|diff|collapsed|flamegraph|pprof (:help alloc)");
 	const char *sub = argv[1];
 	if (!sh_is_live(sh))
 		return sh_error(sh, NULL, "%s", NEED_LIVE);
@@ -510,7 +522,7 @@ int sh_cmd_alloc(struct sh *sh, int argc, char **argv)
 	} views[] = {{"accounts", "--live --top", false}, {"classes", "--live --top", false},
 		     {"sites", "--live --top", false},	  {"tree", "--min", false},
 		     {"diff", "--top", false},		  {"collapsed", "--objects --live", true},
-		     {"flamegraph", "", true}};
+		     {"flamegraph", "", true},		  {"pprof", "", true}};
 	for (size_t k = 0; k < sizeof views / sizeof *views; k++) {
 		if (strcmp(sub, views[k].name))
 			continue;
@@ -533,5 +545,5 @@ int sh_cmd_alloc(struct sh *sh, int argc, char **argv)
 		return rc;
 	}
 	return sh_error(sh, NULL, "unknown :alloc subcommand '%s' (start, stop, status, reset, "
-			"mark, accounts, classes, sites, tree, diff, collapsed, flamegraph)", sub);
+			"mark, accounts, classes, sites, tree, diff, collapsed, flamegraph, pprof)", sub);
 }

@@ -1078,14 +1078,14 @@ const struct sh_command sh_commands[] = {
 	 "Have the attached JVM write a heap dump (jcmd GC.heap_dump) and open it."},
 	{"alloc", sh_cmd_alloc,
 	 ":alloc start|stop|status|reset|mark|accounts|classes|sites|tree|diff|collapsed|"
-	 "flamegraph [OPTIONS]",
+	 "flamegraph|pprof [OPTIONS]",
 	 "Allocation recording in the attached JVM (docs/agent.md): who allocates what,\n"
 	 "and what of it is still alive.\n"
 	 "  start [--interval BYTES|exact] [--accounts PATTERNS] [--depth N]\n"
 	 "        [--live sampled|all|none] [--via bytecode|jvmti]\n"
 	 "  stop | status | reset | mark\n"
 	 "  accounts|classes|sites [--live] [--top N] | tree [--min PCT] | diff [--top N]\n"
-	 "  collapsed FILE [--objects] [--live] | flamegraph FILE.svg\n"
+	 "  collapsed FILE [--objects] [--live] | flamegraph FILE.svg | pprof FILE.pb.gz\n"
 	 "start samples about one allocation per --interval bytes per thread (default\n"
 	 "512k; estimates, shown as ~N; no measurable cost) or, with exact, counts every\n"
 	 "allocation per site by rewriting the allocation sites of every class (classes\n"
@@ -1106,7 +1106,9 @@ const struct sh_command sh_commands[] = {
 	 "accounts: account,class,allocated_objects,allocated_bytes,live_objects,live_bytes.\n"
 	 "classes, sites (Class.method(File:line)), tree (the calling-context tree, self\n"
 	 "and total), mark then diff (live objects now against the mark, growth first),\n"
-	 "collapsed (folded stacks for flame-graph tools), flamegraph (an SVG page).\n"
+	 "collapsed (folded stacks for flame-graph tools), flamegraph (an SVG page),\n"
+	 "pprof (a profile for go tool pprof, Pyroscope: alloc_objects, alloc_space,\n"
+	 "inuse_objects, inuse_space; the class as the innermost frame).\n"
 	 "Live counts are taken after a full GC; --live sorts by live bytes."},
 	{"dynsize", sh_cmd_dynsize, ":dynsize ID|CLASS [--exact] [--top N]",
 	 "Dynamic size: the shallow sizes of everything an object reaches (its fields,\n"
