@@ -140,7 +140,7 @@ if aw_start 8 java; then
 	if ! command -v go >/dev/null; then
 		fail "alloc pprof: go tool pprof is installed (make deps: golang-go)"
 	else
-		gp() { go tool pprof -unit=B "$@" "$A/alloc.pb.gz" 2>/dev/null; }
+		gp() { go tool pprof -unit=B -nodefraction=0 "$@" "$A/alloc.pb.gz" 2>/dev/null; }
 		check "alloc pprof: total allocated bytes as :alloc classes" \
 			"$(awk -F, 'NR > 1 { s += $3 } END { print s "B total" }' "$A/classes2")" \
 			"$(gp -sample_index=alloc_space -top | grep -o '[0-9]*B total')"
@@ -149,10 +149,10 @@ if aw_start 8 java; then
 			"$(go tool pprof -sample_index=alloc_objects -top "$A/alloc.pb.gz" 2>/dev/null | grep -o '[0-9]* total')"
 		check "alloc pprof: top classes by allocated bytes as :alloc classes" \
 			"$(grep -E '^com\.acme\.' "$A/classes2" | head -4 | awk -F, '{ print $3 "B " $1 }')" \
-			"$(gp -sample_index=alloc_space -top -nodecount=100 | grep -E ' com\.acme\.[A-Za-z.]*$' | head -4 | awk '{ print $1, $6 }')"
+			"$(gp -sample_index=alloc_space -top -nodecount=100000 | grep -E ' com\.acme\.[A-Za-z.]*$' | head -4 | awk '{ print $1, $6 }')"
 		check "alloc pprof: live bytes of a class as :alloc classes" \
 			"$(grep '^com.acme.web.Session,' "$A/classes2" | cut -d, -f5)B" \
-			"$(gp -sample_index=inuse_space -top -nodecount=100 | awk '$6 == "com.acme.web.Session" { print $1 }')"
+			"$(gp -sample_index=inuse_space -top -nodecount=100000 | awk '$6 == "com.acme.web.Session" { print $1 }')"
 		check "alloc pprof: an account's bytes as :alloc accounts" \
 			"$(ha "$P" -c ':alloc accounts' | awk -F, '$1 == "com.acme.web" { s += $4 } END { print s }')" \
 			"$(gp -sample_index=alloc_space -raw | awk '/^Samples:/ { on = 1; next } on && /^ *[0-9]+ +[0-9]+ / { b = $2 } on && /account:\[com.acme.web\]/ { s += b } END { print s }')"

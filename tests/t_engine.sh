@@ -52,6 +52,29 @@ check "top-level retained sizes add up to all reachable bytes" "$REACH" "$SUM"
 check "reachable + unreachable = all shallow bytes" "$TOTAL" "$((REACH + UNREACH))"
 check_contains "dominators --by-class" "Holder,1,16,4128" "$(hs ':dominators --by-class --top 500')"
 
+# :dominators --pprof, read by Go's own pprof: the whole reachable heap, a
+# class's flat value its reachable instances, its cum what they retain.
+hs ":dominators --pprof $E/dom.pb.gz" >"$E/pprof.out"
+check_contains "dominators --pprof: written" "wrote $E/dom.pb.gz" "$(cat "$E/pprof.out")"
+if ! command -v go >/dev/null; then
+	fail "dominators --pprof: go tool pprof is installed (make deps: golang-go)"
+else
+	gp() { go tool pprof -unit=B -nodefraction=0 "$@" "$E/dom.pb.gz" 2>/dev/null; }
+	check "dominators --pprof: the total is the reachable bytes" "${REACH}B total" "$(gp -top | grep -o '[0-9]*B total')"
+	check "dominators --pprof: Leaf's flat and cum, its 500 instances" "16000B 16000B" \
+		"$(gp -top -nodecount=100000 | awk '$6 == "Leaf" { print $1, $4 }')"
+	check "dominators --pprof: Holder's cum is its retained size" "$(retained_of Holder)B" \
+		"$(gp -top -nodecount=100000 | awk '$6 == "Holder" { print $4 }')"
+	check "dominators --pprof: String's cum is what :histogram --retained says" \
+		"$(hs ':histogram java.lang.String --retained' | awk -F, 'NR == 2 { print $4 "B" }')" \
+		"$(gp -top -nodecount=100000 | awk '$6 == "java.lang.String" { print $4 }')"
+	check_contains "dominators --pprof: the Orders under Order[] under class KnownHeap" \
+		"$(printf '%s\n' "$((990 * 40))B   Order" "Order[]" "class KnownHeap")" \
+		"$(gp -traces | sed -E 's/^ +//')"
+fi
+check_contains "dominators --pprof: no ID with it" "--pprof writes the whole tree" \
+	"$($HEAPSH -c ":dominators $LEAVES --pprof $E/x.pb.gz" "$K" 2>&1)"
+
 # Weak and soft references: Cached is held only by a SoftReference.
 check "Cached retained through its SoftReference" $((16 + 2064)) "$(retained_of Cached)"
 check "--no-weak: Cached is unreachable" 0 "$($HEAPSH --no-weak --format csv -c ':retained Cached' "$K" | awk -F, 'NR == 2 { print $NF }')"

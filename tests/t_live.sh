@@ -142,6 +142,11 @@ live_main() {
 	DH=$(answer "$L/cmp.dump" 1 | ours)
 	check_contains "snapshot: Order 1000 instances, 40000 shallow, 42800 retained" "Order,1000,40000,42800" "$SH"
 	check "snapshot and dump: same histogram with retained sizes for KnownHeap's classes" "$DH" "$SH"
+	# A report of a snapshot names the JVM, not the snapshot's temporary file.
+	hsl -c ":report $L/snap.html" "$KP" >/dev/null
+	check_contains "report of a snapshot names the JVM" "<title>Heap report: snapshot of JVM $KP (KnownHeap, " \
+		"$(cat "$L/snap.html" 2>/dev/null)"
+	check "report of a snapshot: no temporary file named" "" "$(grep -o 'heapsh-snap[^<]*' "$L/snap.html" | head -1)"
 	i=2
 	for c in $CLASSES; do
 		s=$(answer "$L/cmp.snapshot" $i | grep -v '^value$' | sort -n)

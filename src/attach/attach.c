@@ -1145,3 +1145,43 @@ int att_class_histogram(int pid, bool all, int timeout_ms, struct att_hist_row *
 	*n = m;
 	return HS_OK;
 }
+
+bool att_main_class(int pid, char *buf, size_t cap)
+{
+	if (cap)
+		buf[0] = 0;
+	char path[64], args[8192];
+	snprintf(path, sizeof path, "/proc/%d/cmdline", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	size_t n = fread(args, 1, sizeof args - 1, f);
+	fclose(f);
+	args[n] = 0;
+	/* the java launcher's options that take the next word as their value */
+	static const char *const with_value[] = {"-cp", "-classpath", "--class-path", "-p",
+						 "--module-path", "--add-modules", "--add-opens",
+						 "--add-exports", "--add-reads", "--patch-module",
+						 "--limit-modules", "--upgrade-module-path"};
+	const char *p = args + strlen(args) + 1;	/* after the launcher */
+	bool jar = false;
+	for (; p < args + n; p += strlen(p) + 1) {
+		if (!strcmp(p, "-jar")) {
+			jar = true;
+			continue;
+		}
+		if (!jar && p[0] == '-') {
+			bool skip = false;
+			for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
+				skip |= !strcmp(p, with_value[k]);
+			if (skip)
+				p += strlen(p) + 1;
+			continue;
+		}
+		if (!strcmp(p, "-m") || !strcmp(p, "--module"))
+			continue;
+		snprintf(buf, cap, "%s", p);
+		return true;
+	}
+	return false;
+}

@@ -135,6 +135,15 @@ int att_tmp_dir(int pid, char *buf, size_t cap);
  * line of /proc/PID/status; pid itself when that line is missing or unreadable. */
 int att_nspid(int pid);
 
+/*
+ * att_main_class: what the JVM pid runs, as jps names it: its main class
+ * (com.acme.Main), or the jar given to -jar, read from /proc/pid/cmdline
+ * (the first word after the JVM's options and their values). Into buf
+ * (cap bytes, cut short, NUL-terminated); false, with buf "", when it
+ * cannot be read.
+ */
+bool att_main_class(int pid, char *buf, size_t cap);
+
 /* ---- the pieces att_command is made of, exported for tests ---- */
 
 /*

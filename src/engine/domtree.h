@@ -176,6 +176,34 @@ int dom_retained_sets(struct dom_tree *t, uint32_t k, const uint32_t *const *obj
 int dom_class_retained_lower(struct dom_tree *t, uint64_t *own);
 
 /*
+ * dom_class_paths: the dominator tree merged by paths of classes (as
+ * Eclipse MAT's "merge by class" of the dominator tree, and as pprof's
+ * stacks read it): each reachable object's path is the classes of its
+ * chain of immediate dominators from the GC roots down to it, a class
+ * object being "class com.acme.Foo" rather than java.lang.Class; a run of
+ * one class (a linked list's nodes) is one step, and paths are cut at
+ * max_depth steps (deeper objects count in the path of their dominator at
+ * that depth). Every reachable object counts in exactly one path, so the
+ * objects and shallow bytes of the paths add up to the reachable heap,
+ * and a path's own figures plus those of the paths under it are what the
+ * objects at its end retain together.
+ *
+ * *paths gets *n entries in a new array (free()), each path after its
+ * parent. Returns HS_OK, or HS_INTERRUPTED on Ctrl-C (*paths NULL). Time
+ * O(n) after the tree's depth-first numbering; memory 4 bytes per object
+ * while it runs, plus the paths.
+ */
+struct dom_cpath {
+	uint32_t parent;	/* the path one step shorter; UINT32_MAX: dominated by the GC roots */
+	uint32_t cls;		/* the class of the objects at its end (class objects: the class they are) */
+	bool class_object;	/* the objects at its end are class objects (statics) */
+	uint32_t depth;		/* steps: 1 for a path of one class */
+	uint64_t objects, shallow;	/* objects whose path this is, and their shallow bytes */
+};
+int dom_class_paths(struct dom_tree *t, uint32_t max_depth, struct dom_cpath **paths,
+		    uint32_t *n);
+
+/*
  * dom_tree_shape: the tree's height (the deepest object's depth; objects
  * dominated directly by the GC roots have depth 1) and width (most objects
  * at one depth). Unreachable objects are not in the tree. Cost O(n) once.

@@ -15,6 +15,7 @@
 
 #include "../base/fmt.h"
 #include "../alloc/alloc.h"
+#include "../attach/attach.h"
 #include "../attach/proto.h"
 #include "../out/out.h"
 #include "sh.h"
@@ -464,8 +465,11 @@ static int write_file(struct sh *sh, const char *what, const struct view_opts *o
 {
 	if (!strcmp(what, "pprof")) {
 		struct hs_error err;
-		char *note = xasprintf("heapsh allocation recording of JVM %d (%s)",
-				       sh->ss->live ? sh->ss->live->pid : 0, sh->ss->live ? sh->ss->live->vm : "?");
+		const struct hs_live *l = sh->ss->live;
+		char main_class[512];
+		att_main_class(l->pid, main_class, sizeof main_class);
+		char *note = xasprintf("heapsh allocation recording of JVM %d (%s%s%s)", l->pid,
+				       main_class, main_class[0] ? ", " : "", l->vm);
 		int rc = alc_pprof(r, o->file, note, &err);
 		free(note);
 		if (rc != HS_OK)

@@ -1024,10 +1024,15 @@ const struct sh_command sh_commands[] = {
 	 "system-class, thread, monitor, ... or all): the roots, with thread and frame."},
 	{"threads", cmd_threads, ":threads",
 	 "Threads of the dump with their stack depth and top frame."},
-{"dominators", sh_cmd_dominators, ":dominators [ID] [--top N] [--by-class] [--no-weak]",
+{"dominators", sh_cmd_dominators,
+	 ":dominators [ID] [--top N] [--by-class] [--no-weak] | --pprof FILE.pb.gz",
 	 "The dominator tree: objects dominated directly by the GC roots (or by ID),\n"
 	 "largest retained size first (25 unless --top). --by-class groups them by\n"
-	 "class. CSV header: id,class,shallow_bytes,retained_bytes."},
+	 "class. CSV header: id,class,shallow_bytes,retained_bytes.\n"
+	 "--pprof writes the whole tree, merged by paths of classes (class objects as\n"
+	 "\"class Foo\"), as a pprof profile (inuse_objects, inuse_space) for go tool\n"
+	 "pprof or Pyroscope: a class's flat value is the shallow size of its reachable\n"
+	 "instances, its cum what they retain together (MAT's approximate retained)."},
 	{"retained", sh_cmd_retained, ":retained ID|CLASS [--no-weak]",
 	 "Bytes freed if the object, or every instance of CLASS together, went away.\n"
 	 "For a class this counts objects kept alive only by several instances."},

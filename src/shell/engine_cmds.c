@@ -10,6 +10,7 @@
 
 #include "../base/fmt.h"
 #include "../dsl/eval.h"
+#include "../engine/dom_pprof.h"
 #include "../engine/path.h"
 #include "../out/out.h"
 #include "sh.h"
@@ -39,6 +40,7 @@ struct eopts {
 	long top;
 	long all;
 	bool by_class, no_weak, merged, weak;
+	const char *pprof;	/* --pprof FILE */
 };
 
 static int parse_eopts(struct sh *sh, int argc, char **argv, struct eopts *o,
@@ -58,6 +60,10 @@ static int parse_eopts(struct sh *sh, int argc, char **argv, struct eopts *o,
 				return sh_error(sh, NULL, "%s wants a positive number, not '%s'", w,
 						argv[a]);
 			*(w[2] == 't' ? &o->top : &o->all) = v;
+		} else if (ok && !strcmp(w, "--pprof")) {
+			if (a + 1 >= argc)
+				return sh_error(sh, NULL, "--pprof wants a file name; usage: %s", usage);
+			o->pprof = argv[++a];
 		} else if (ok && !strcmp(w, "--by-class")) {
 			o->by_class = true;
 		} else if (ok && !strcmp(w, "--no-weak")) {
@@ -157,14 +163,29 @@ static int by_row_retained(const void *a, const void *b)
 
 int sh_cmd_dominators(struct sh *sh, int argc, char **argv)
 {
-	static const char usage[] = ":dominators [ID] [--top N] [--by-class] [--no-weak]";
+	static const char usage[] =
+		":dominators [ID] [--top N] [--by-class] [--no-weak] | --pprof FILE.pb.gz [--no-weak]";
 	struct eopts o;
-	if (parse_eopts(sh, argc, argv, &o, usage, "--top --by-class --no-weak"))
+	if (parse_eopts(sh, argc, argv, &o, usage, "--top --by-class --no-weak --pprof"))
 		return HS_ERR;
+	if (o.pprof && (o.target || o.top || o.by_class))
+		return sh_error(sh, NULL, "--pprof writes the whole tree: no ID, --top or --by-class; "
+				"usage: %s", usage);
 	struct dom_tree *t = sh_dom(sh, o.no_weak);
 	if (!t)
 		return HS_ERR;
 	const struct heap *h = sh->ss->heap;
+	if (o.pprof) {
+		struct hs_error err;
+		char *note = sh_heap_label(sh);
+		int rc = dom_pprof(t, o.pprof, note, &err);
+		free(note);
+		if (rc != HS_OK)
+			return sh_error(sh, NULL, "%s", err.msg);
+		out_printf("wrote %s (pprof: go tool pprof -top %s; a class's cum is what its "
+			   "instances retain)\n", o.pprof, o.pprof);
+		return HS_OK;
+	}
 	uint32_t v = h->n;
 	if (o.target) {
 		if (sh_parse_object(sh, o.target, &v))

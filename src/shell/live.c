@@ -419,6 +419,20 @@ int sh_live_pushdown(struct sh *sh, const char *text, bool *handled)
 
 /* ---- the prompt and :info ---- */
 
+char *sh_heap_label(const struct sh *sh)
+{
+	const struct hs_live *l = sh->ss->live;
+	if (!l || !l->snap_time)
+		return xasprintf("heap dump %s", sh->ss->dump_path ? sh->ss->dump_path
+				 : sh->ss->heap ? sh->ss->heap->hp->path : "?");
+	char main_class[512], when[64];
+	att_main_class(l->pid, main_class, sizeof main_class);
+	struct tm tm;
+	strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&l->snap_time, &tm));
+	return xasprintf("snapshot of JVM %d (%s%s%s) taken %s", l->pid, main_class,
+			 main_class[0] ? ", " : "", l->vm, when);
+}
+
 char *sh_live_prompt(const struct sh *sh)
 {
 	const struct hs_live *l = sh->ss->live;

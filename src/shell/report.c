@@ -138,9 +138,19 @@ static void summary(FILE *f, struct sh *sh, struct dom_tree *t)
 {
 	const struct heap *h = sh->ss->heap;
 	fputs("<section id=\"summary\"><h2>Summary</h2><table class=\"kv\">\n", f);
-	fputs("<tr><th>File</th><td><code>", f);
-	esc(f, h->hp->path);
-	fputs("</code></td></tr>\n<tr><th>Dump size</th><td>", f);
+	if (!sh->ss->live || !sh->ss->live->snap_time) {
+		fputs("<tr><th>File</th><td><code>", f);
+		esc(f, h->hp->path);
+		fputs("</code></td></tr>\n", f);
+	} else {
+		/* a snapshot's file is a temporary one, gone when the session ends: name the JVM */
+		char *label = sh_heap_label(sh);
+		fputs("<tr><th>Heap</th><td>", f);
+		esc(f, label);
+		fputs("</td></tr>\n", f);
+		free(label);
+	}
+	fputs("<tr><th>Dump size</th><td>", f);
 	bytes(f, h->hp->file_size);
 	if (h->hp->gzip) {
 		fputs(" (gzip; ", f);
@@ -485,8 +495,10 @@ int sh_report(struct sh *sh, const char *path)
 	    waste_collections(h, 25, false, &coll, &ncoll, &total) != HS_OK)
 		goto interrupted;
 
+	/* a dump's file name; a snapshot's is temporary: the JVM it was taken of */
+	char *label = sh->ss->live && sh->ss->live->snap_time ? sh_heap_label(sh) : NULL;
 	const char *base = strrchr(h->hp->path, '/');
-	base = base ? base + 1 : h->hp->path;
+	base = label ? label : base ? base + 1 : h->hp->path;
 	time_t now = time(NULL);
 	char when[64];
 	strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
@@ -502,6 +514,7 @@ int sh_report(struct sh *sh, const char *path)
 		"is</a><a href=\"#suspects\">Leak suspects</a><a href=\"#classes\">Classes</a>"
 		"<a href=\"#duplicates\">Duplicate strings</a><a href=\"#collections\">"
 		"Collections</a></nav></header>\n", HEAPSH_VERSION, when);
+	free(label);
 	summary(f, sh, t);
 	dominators(f, h, t);
 	suspects(f, h, t, sus, nsus, &so);

@@ -190,6 +190,13 @@ void sh_query_report(struct sh *sh, const char *text, const char *where, int fir
 		     const struct hs_error *err);
 int sh_live_info(struct sh *sh);
 char *sh_live_prompt(const struct sh *sh);
+/*
+ * sh_heap_label: what the loaded heap is, for a file that outlives the
+ * session: "heap dump PATH", or for a snapshot "snapshot of JVM PID
+ * (MAIN CLASS, VM) taken YYYY-MM-DD HH:MM:SS UTC" (not its temporary
+ * file). New memory (free()).
+ */
+char *sh_heap_label(const struct sh *sh);
 void sh_live_close(struct sh *sh);
 
 /*
