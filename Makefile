@@ -33,7 +33,7 @@ LIB_SRC  = src/base/mem.c src/base/big.c src/base/filemap.c src/base/packed.c sr
            src/engine/idx.c src/engine/scc.c src/engine/dyn.c src/engine/dom_pprof.c src/dsl/arena.c src/dsl/parse.c src/dsl/plan.c src/dsl/prog.c src/dsl/extern.c \
            src/dsl/eval.c src/dsl/eval_builtin.c src/dsl/eval_allocations.c src/dsl/eval_settype.c \
            src/dsl/eval_session.c src/dsl/pushdown.c src/heap/heap_load.c src/heap/heap_sort.c src/heap/heap_classes.c src/heap/heap.c src/heap/heap_model.c src/attach/attach.c \
-           src/attach/proto.c src/attach/snapshot.c src/alloc/alloc.c src/alloc/flame.c src/alloc/alloc_pprof.c \
+           src/attach/proto.c src/attach/snapshot.c src/alloc/alloc.c src/alloc/flame.c src/alloc/alloc_pprof.c src/alloc/jfr.c \
            src/session/session.c src/session/live.c
 # The front ends (docs/architecture.md): the Lua module with the output modes
 # both front ends use, and the shell, which embeds Lua for :lua.
@@ -42,7 +42,7 @@ SH_SRC   = src/shell/commands.c src/shell/alloc_cmds.c src/shell/engine_cmds.c s
            src/shell/query.c src/shell/lua_cmds.c \
            src/shell/main.c \
            $(LE_SRC)
-LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/profile.pb-c.o
+LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/profile.pb-c.o $(BUILD)/gen/jfr_classes.o
 # pprof's profile.proto (src/alloc/proto) compiled by Debian's protoc-c.
 GEN      = $(BUILD)/gen
 CPPFLAGS += -I$(GEN)
@@ -103,6 +103,15 @@ $(BIN): $(LIB_A) $(LUA_OBJ) $(SH_OBJ) $(BUILD)/le-mode
 $(GEN)/profile.pb-c.c $(GEN)/profile.pb-c.h: src/alloc/proto/profile.proto
 	@mkdir -p $(GEN)
 	protoc-c --c_out=$(GEN) -Isrc/alloc/proto $<
+# The JFR reader (src/alloc/jfr.c runs it with the JDK's java), built into heapsh as data.
+JFR_JAVA = src/alloc/java/heapsh/jfr/JfrAlloc.java
+$(GEN)/jfr_classes.c: $(JFR_JAVA) src/agent/java/embed.py
+	rm -rf $(GEN)/jfr
+	@mkdir -p $(GEN)/jfr
+	javac --release 11 -nowarn -d $(GEN)/jfr $(JFR_JAVA)
+	python3 src/agent/java/embed.py --name=alc_jfr_classes $@ $(GEN)/jfr
+$(GEN)/jfr_classes.o: $(GEN)/jfr_classes.c
+	$(CC) $(CFLAGS) -c -o $@ $<
 # Generated code: built without our warnings (protoc-c's own style).
 $(GEN)/profile.pb-c.o: $(GEN)/profile.pb-c.c $(GEN)/profile.pb-c.h
 	$(CC) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -c -o $@ $<
@@ -204,7 +213,8 @@ FUZZ_FLAGS    = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -fno-sanitize-recover=undefined
 FUZZ_TARGETS  = hprof index query reply agent lua
 FUZZ_BINS     = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
-FUZZ_LIB_OBJ  = $(LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o) $(FUZZ_DIR)/obj/$(GEN)/profile.pb-c.o
+FUZZ_LIB_OBJ  = $(LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o) $(FUZZ_DIR)/obj/$(GEN)/profile.pb-c.o \
+                $(FUZZ_DIR)/obj/$(GEN)/jfr_classes.o
 FUZZ_LUA_OBJ  = $(LUA_SRC:%.c=$(FUZZ_DIR)/obj/%.o)
 FUZZ_AGENT_SRC = src/agent/req.c src/dsl/prog.c src/dsl/plan.c src/base/classname.c \
                  src/base/fmt.c

@@ -75,6 +75,58 @@ void alc_free(struct alc_rec *r)
 	free(r);
 }
 
+static char *dup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+static char **dup_strings(char *const *v, uint32_t n)
+{
+	if (!v)
+		return NULL;
+	char **c = xcalloc((size_t)n + 1, sizeof *c);
+	for (uint32_t i = 0; i < n; i++)
+		c[i] = dup_or_null(v[i]);
+	return c;
+}
+
+static void *dup_array(const void *a, size_t n, size_t size)
+{
+	if (!a || !n)
+		return NULL;
+	void *c = xmallocarray(n, size);
+	memcpy(c, a, n * size);
+	return c;
+}
+
+struct alc_rec *alc_copy(const struct alc_rec *r)
+{
+	struct alc_rec *c = xcalloc(1, sizeof *c);
+	c->st = r->st;
+	c->st.accounts = dup_or_null(r->st.accounts);
+	c->st.uncovered = dup_or_null(r->st.uncovered);
+	c->accounts = dup_strings(r->accounts, r->naccounts);
+	c->naccounts = r->accounts ? r->naccounts : 0;
+	c->classes = dup_strings(r->classes, r->nclasses);
+	c->nclasses = r->classes ? r->nclasses : 0;
+	if (r->methods && r->nmethods) {
+		c->methods = xcalloc(r->nmethods, sizeof *c->methods);
+		for (uint32_t i = 0; i < r->nmethods; i++) {
+			c->methods[i] = r->methods[i];
+			c->methods[i].cls = dup_or_null(r->methods[i].cls);
+			c->methods[i].name = dup_or_null(r->methods[i].name);
+			c->methods[i].sig = dup_or_null(r->methods[i].sig);
+			c->methods[i].file = dup_or_null(r->methods[i].file);
+		}
+		c->nmethods = r->nmethods;
+	}
+	c->nodes = dup_array(r->nodes, r->nnodes, sizeof *r->nodes);
+	c->nnodes = c->nodes ? r->nnodes : 0;
+	c->keys = dup_array(r->keys, r->nkeys, sizeof *r->keys);
+	c->nkeys = c->keys ? r->nkeys : 0;
+	return c;
+}
+
 /* ---- names ---- */
 
 static const char *primitive(char c)
@@ -166,6 +218,8 @@ void alc_frame_text(const struct alc_rec *r, uint32_t node, char *buf, size_t ca
 		snprintf(buf, cap, "%s.%s(%s:%d)", cls, name, m->file, (int)line);
 	else if (m && m->file)
 		snprintf(buf, cap, "%s.%s(%s)", cls, name, m->file);
+	else if (m && line >= 0)
+		snprintf(buf, cap, "%s.%s(line %d)", cls, name, (int)line);	/* JFR: no file names */
 	else
 		snprintf(buf, cap, "%s.%s(no source)", cls, name);
 }

@@ -133,6 +133,8 @@ struct alc_rec {
  * (s->accounts, then NULL), not s; s may be NULL.
  */
 void alc_free(struct alc_rec *r);
+/* alc_copy: a deep copy of r, freed with alc_free. */
+struct alc_rec *alc_copy(const struct alc_rec *r);
 void alc_status_free(struct alc_status *s);
 
 /*
@@ -175,7 +177,7 @@ struct alc_row *alc_diff(const struct alc_rec *r, uint32_t *n);
 /*
  * alc_frame_text: a frame as a person reads it, into buf:
  * "com.acme.Foo.parse(Foo.java:42)", "(Foo.java)" when the line is
- * unknown, "(Native Method)"-style "(no source)" when the file is; node
+ * unknown, "(line 42)" when the file is (JFR recordings name none), "(Native Method)"-style "(no source)" when the file is; node
  * ALC_NONE gives "(no Java frame)". Cut short to fit cap bytes, always
  * NUL-terminated when cap > 0.
  */
@@ -260,6 +262,27 @@ int alc_flamegraph(const struct alc_rec *r, FILE *f, const char *title);
 struct hs_error;
 int alc_pprof(const struct alc_rec *r, const char *path, const char *comment,
 	      struct hs_error *err);
+
+/*
+ * alc_read_jfr: the allocation events of the JFR recording at path as a
+ * recording (*out, alc_free): jdk.ObjectAllocationSample events (or, in a
+ * recording without them, jdk.ObjectAllocationInNewTLAB / OutsideTLAB),
+ * one key per (stack trace, class) with objects = events and bytes = the
+ * sum of their weights (the sample's weight; the TLAB's size; the object's
+ * size outside a TLAB); jdk.OldObjectSample events as live objects (and
+ * bytes where the JDK records objectSize). Frames are the stack traces'
+ * methods and lines (no source file names: JFR has none); one account,
+ * "(none)"; st.exact false (estimates), st.no_live without old object
+ * samples. The file is read by the JDK's jdk.jfr.consumer API in heapsh's
+ * bundled reader (src/alloc/java/heapsh/jfr/JfrAlloc.java) run with
+ * $JAVA_HOME/bin/java or java on PATH (JDK 11 or later), its class file
+ * written to a folder of its own in $TMPDIR (or /tmp) and removed after.
+ * *notes (NULL: not wanted) gets lines for a person (free()): where the
+ * numbers come from, the first samples' weight, cut stacks, live counts.
+ * HS_OK; HS_ERR with err set (no JDK, not a JFR file or a damaged one, with
+ * the JDK's own words); HS_INTERRUPTED on Ctrl-C (the reader is stopped).
+ */
+int alc_read_jfr(const char *path, struct alc_rec **out, char **notes, struct hs_error *err);
 
 /*
  * alc_fold: the recording as the tree folded stacks and flame graphs show:

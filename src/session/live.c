@@ -382,6 +382,10 @@ void hs_alloc_bounds(struct hs_session *s, const struct alc_status *st)
 int hs_alloc_fetch(struct hs_session *s, struct alc_rec **out)
 {
 	*out = NULL;
+	if (!s->live && s->recording) {
+		*out = alc_copy(s->recording);
+		return HS_OK;
+	}
 	struct proto_conn *c = hs_live_conn(s);
 	if (!c)
 		return HS_ERR;

@@ -30,6 +30,8 @@ void hs_session_free(struct hs_session *s)
 		return;
 	hs_live_close(s);
 	hs_close_heap(s);
+	alc_free(s->recording);
+	free(s->recording_path);
 	dsl_free(s->dsl);
 	free(s->dump_path);
 	free(s);
@@ -174,8 +176,51 @@ static void load_plan(void *ctx, uint64_t objects, uint64_t refs, uint64_t need,
 
 static void model_to_index(struct hs_session *s);
 
+/* is_jfr: whether the file at path starts as a JFR recording ("FLR\0", JFR's chunk header). */
+static bool is_jfr(const char *path)
+{
+	unsigned char m[4];
+	FILE *f = fopen(path, "rb");
+	bool yes = f && fread(m, 1, 4, f) == 4 && !memcmp(m, "FLR\0", 4);
+	if (f)
+		fclose(f);
+	return yes;
+}
+
+int hs_open_recording(struct hs_session *s, const char *path)
+{
+	struct hs_error err;
+	hs_error_clear(&err);
+	struct alc_rec *r;
+	char *notes = NULL;
+	hs_interrupted = 0;
+	stage(s, "reading the JFR recording");
+	int st = alc_read_jfr(path, &r, &notes, &err);
+	stage_end(s);
+	if (st != HS_OK) {
+		hs_fail(s, "%s", err.msg);
+		return st;
+	}
+	alc_free(s->recording);
+	free(s->recording_path);
+	s->recording = r;
+	s->recording_path = xstrdup(path);
+	for (char *line = notes, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		hs_notify(s, HS_NOTICE_ALWAYS, "%s", line);
+		if (!next)
+			break;
+	}
+	free(notes);
+	return HS_OK;
+}
+
 int hs_open(struct hs_session *s, const char *path)
 {
+	if (is_jfr(path))
+		return hs_open_recording(s, path);
 	struct hs_error err;
 	hs_error_clear(&err);
 	struct heap *h;
@@ -620,6 +665,8 @@ static struct dyn *dyn_cb(void *ctx, bool estimates)
 static struct alc_rec *alloc_cb(void *ctx, struct hs_error *err)
 {
 	struct hs_session *s = ctx;
+	if (!s->live && s->recording)
+		return alc_copy(s->recording);
 	if (!s->live) {
 		hs_error_set(err, -1, "%s", s->heap ? "this is a heap dump, not a running JVM "
 			     "(heapsh PID attaches to one)" : "not attached to a JVM");

@@ -74,6 +74,8 @@ struct hs_session {
 	uint8_t adopt;		/* HS_ADOPT_*: written to the index, to be used from there at rest */
 	struct dsl *dsl;	/* the query language's session, made on first use */
 	struct hs_live *live;	/* the attached JVM, or NULL */
+	struct alc_rec *recording;	/* an allocation recording read from a file (hs_open of a JFR), or NULL */
+	char *recording_path;	/* its file */
 	unsigned gen;		/* heaps closed so far */
 	struct hs_error err;	/* the last error */
 	/* The front end's hooks; NULL: silent. */
@@ -95,6 +97,15 @@ void hs_session_free(struct hs_session *s);
  * HS_OK with an HS_NOTICE_ERROR notice.
  */
 int hs_open(struct hs_session *s, const char *path);
+/*
+ * hs_open_recording: read the allocation events of the JFR recording at
+ * path (alc_read_jfr) as the session's recording, replacing the one before;
+ * the heap and the attached JVM, if any, stay. hs_open calls it for a file
+ * that starts as a JFR recording does ("FLR\0"). Notes about the numbers go
+ * to the front end (HS_NOTICE_ALWAYS). HS_ERR with s->err, or
+ * HS_INTERRUPTED.
+ */
+int hs_open_recording(struct hs_session *s, const char *path);
 /* hs_close_heap: the heap and everything made of it go (the index is saved first). */
 void hs_close_heap(struct hs_session *s);
 /*
@@ -165,8 +176,9 @@ void hs_leave(struct hs_session *s);
 void hs_live_close(struct hs_session *s);
 /*
  * hs_alloc_fetch: the attached JVM's allocation recording, read now (after
- * a full GC), in *out (alc_rec_free); notices when the agent's tables
- * reached their bounds. HS_ERR with s->err.
+ * a full GC), in *out (alc_free); notices when the agent's tables
+ * reached their bounds. Without a JVM, a copy of the recording read from a
+ * file (hs_open_recording). HS_ERR with s->err.
  */
 int hs_alloc_fetch(struct hs_session *s, struct alc_rec **out);
 /* hs_alloc_bounds: notices of what the agent's bounds left out of a recording (st). */

@@ -24,7 +24,8 @@
 #define DEFAULT_DEPTH 64
 
 static const char NEED_LIVE[] = ":alloc needs a live JVM: attach with 'heapsh PID' or ':attach PID' "
-				"(a heap dump records no allocations)";
+				"(a heap dump records no allocations), or a JFR recording: "
+				"':open REC.jfr'";
 
 /* parse_bytes: "524288", "512k", "4m", "1g" -> bytes; false when not a whole number. */
 static bool parse_bytes(const char *s, uint64_t *out)
@@ -64,6 +65,27 @@ static void show_status(struct sh *sh, const struct alc_status *st)
 	static const char *const cols[] = {"property", "value"};
 	struct out_table *t = out_table_new(2, cols);
 	char buf[64];
+	if (!sh_is_live(sh) && sh->ss->recording) {
+		out_cell_str(t, "file");
+		out_cell_str(t, sh->ss->recording_path);
+		out_cell_str(t, "recording");
+		out_cell_str(t, "read from a JFR recording (events; estimates)");
+		out_cell_str(t, "depth");
+		out_cell_fmt(t, "%u frame%s at most", st->depth, fmt_s(st->depth));
+		when(st->started_ms, buf, sizeof buf);
+		out_cell_str(t, "first event");
+		out_cell_str(t, buf);
+		when(st->stopped_ms, buf, sizeof buf);
+		out_cell_str(t, "last event");
+		out_cell_str(t, buf);
+		out_cell_str(t, "allocation events read");
+		out_cell_u64(t, st->events);
+		out_cell_str(t, "live objects");
+		out_cell_str(t, st->no_live ? "unknown: no jdk.OldObjectSample events"
+					    : "jdk.OldObjectSample events");
+		out_table_end(t);
+		return;
+	}
 	out_cell_str(t, "jvm");
 	out_cell_fmt(t, "pid %d", sh_live_pid(sh));
 	out_cell_str(t, "recording");
@@ -241,7 +263,7 @@ static int cmd_start(struct sh *sh, int argc, char **argv)
 
 int sh_alloc_fetch(struct sh *sh, struct alc_rec **out)
 {
-	if (!sh_is_live(sh))
+	if (!sh_is_live(sh) && !sh->ss->recording)
 		return sh_error(sh, NULL, "%s", NEED_LIVE);
 	if (hs_alloc_fetch(sh->ss, out) != HS_OK)
 		return sh_error(sh, NULL, "%s", sh->ss->err.msg);
@@ -466,10 +488,13 @@ static int write_file(struct sh *sh, const char *what, const struct view_opts *o
 	if (!strcmp(what, "pprof")) {
 		struct hs_error err;
 		const struct hs_live *l = sh->ss->live;
-		char main_class[512];
-		att_main_class(l->pid, main_class, sizeof main_class);
-		char *note = xasprintf("heapsh allocation recording of JVM %d (%s%s%s)", l->pid,
-				       main_class, main_class[0] ? ", " : "", l->vm);
+		char main_class[512] = "";
+		if (l)
+			att_main_class(l->pid, main_class, sizeof main_class);
+		char *note = l ? xasprintf("heapsh allocation recording of JVM %d (%s%s%s)", l->pid,
+					   main_class, main_class[0] ? ", " : "", l->vm)
+			       : xasprintf("heapsh: allocation events of the JFR recording %s",
+					   sh->ss->recording_path);
 		int rc = alc_pprof(r, o->file, note, &err);
 		free(note);
 		if (rc != HS_OK)
@@ -495,8 +520,18 @@ int sh_cmd_alloc(struct sh *sh, int argc, char **argv)
 		return sh_error(sh, NULL, "usage: :alloc start|stop|status|reset|mark|accounts|classes|"
 				"sites|tree|diff|collapsed|flamegraph|pprof (:help alloc)");
 	const char *sub = argv[1];
-	if (!sh_is_live(sh))
+	if (!sh_is_live(sh) && !sh->ss->recording)
 		return sh_error(sh, NULL, "%s", NEED_LIVE);
+	bool from_file = !sh_is_live(sh);
+	if (from_file && !strcmp(sub, "status") && argc == 2) {
+		show_status(sh, &sh->ss->recording->st);
+		return HS_OK;
+	}
+	if (from_file && (!strcmp(sub, "start") || !strcmp(sub, "stop") || !strcmp(sub, "reset") ||
+			  !strcmp(sub, "mark")))
+		return sh_error(sh, NULL, ":alloc %s: %s is a recording read from a file; attach to a "
+				"JVM ('heapsh PID', ':attach PID') to record", sub,
+				sh->ss->recording_path);
 	if (!strcmp(sub, "start"))
 		return cmd_start(sh, argc, argv);
 	static const struct {

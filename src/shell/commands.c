@@ -928,11 +928,11 @@ static int cmd_open(struct sh *sh, int argc, char **argv)
 		} else if (!path && argv[a][0] != '-') {
 			path = argv[a];
 		} else {
-			return sh_error(sh, NULL, "usage: :open DUMP [--dump N]");
+			return sh_error(sh, NULL, "usage: :open DUMP [--dump N] | :open REC.jfr");
 		}
 	}
 	if (!path)
-		return sh_error(sh, NULL, "usage: :open DUMP [--dump N]");
+		return sh_error(sh, NULL, "usage: :open DUMP [--dump N] | :open REC.jfr");
 	bool live = sh_is_live(sh);
 	sh->ss->load_opts.dump = (uint32_t)dump;
 	int st = sh_open(sh, path);
@@ -1167,10 +1167,12 @@ const struct sh_command sh_commands[] = {
 	 "Reference.referent (weak, soft, phantom, final) links."},
 	{"format", cmd_format, ":format [table|csv|json]",
 	 "Show or set the output mode for results."},
-	{"open", cmd_open, ":open DUMP [--dump N]",
+	{"open", cmd_open, ":open DUMP [--dump N] | :open REC.jfr",
 	 "Open another dump (HPROF, gzip'd HPROF, Android's). A file holding several\n"
 	 "heap dumps (the old HPROF agent writes one per request) opens at its first;\n"
-	 "--dump N opens the N-th."},
+	 "--dump N opens the N-th. A JFR recording (REC.jfr) is read for its\n"
+	 "allocation events, which the :alloc views and the query language's\n"
+	 "allocations then show (the dump, if any, stays open); it needs a JDK's java."},
 	{"load", cmd_load, ":load FILE", "Run the commands in FILE, one per line."},
 	{"timer", cmd_timer, ":timer on|off",
 	 "Report how long each command or query takes (wall time, on stderr)."},

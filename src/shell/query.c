@@ -171,8 +171,12 @@ int sh_query(struct sh *sh, const char *text, const char *where, int first_line,
 	if (sh_live_explain_pending())
 		return sh_live_explain(sh, text, incomplete);
 	bool heapless = false;	/* run with no snapshot: the snippet needs no heap */
-	if (!sh->ss->heap && sh_is_live(sh)) {
-		/* Finish reading it first; then maybe the JVM can answer it without a snapshot. */
+	if (!sh->ss->heap && (sh_is_live(sh) || sh->ss->recording)) {
+		/*
+		 * Finish reading it first; then maybe the JVM can answer it without
+		 * a snapshot, or it needs no heap (allocations of a JVM or of a
+		 * recording read from a file).
+		 */
 		struct arena a = {0};
 		struct stmt **st;
 		int ns;
@@ -184,12 +188,13 @@ int sh_query(struct sh *sh, const char *text, const char *where, int first_line,
 			return HS_OK;
 		}
 		/* a query that does not parse needs no snapshot to say so */
-		heapless = ps == PARSE_ERROR || dsl_heapless(sh->ss->dsl, text);
+		heapless = ps == PARSE_ERROR || dsl_heapless(sh_dsl(sh), text);
 		bool handled = false;
-		int r = heapless ? HS_OK : sh_live_pushdown(sh, text, &handled);
+		int r = heapless || !sh_is_live(sh) ? HS_OK : sh_live_pushdown(sh, text, &handled);
 		if (handled)
 			return r;
-		r = heapless ? HS_OK : sh_live_analyze(sh, text, where, first_line, &handled);
+		r = heapless || !sh_is_live(sh) ? HS_OK
+						: sh_live_analyze(sh, text, where, first_line, &handled);
 		if (handled)
 			return r;
 	}

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """embed.py - the agent's Java classes as C data (src/agent/instrument.c reads them).
 
-Usage: embed.py OUT.c CLASSDIR JAR[:CLASS,CLASS...]...
+Usage: embed.py [--name=SYMBOL] OUT.c CLASSDIR JAR[:CLASS,CLASS...]...
 
 Writes OUT.c defining ag_classes (a sequence of records: u32 name length,
 the class's internal name, u32 class-file length, the class file; big-endian)
-and ag_classes_len, holding every .class file under CLASSDIR and in each JAR
+and ag_classes_len (SYMBOL and SYMBOL_len with --name; src/alloc/jfr.c's
+reader is embedded so), holding every .class file under CLASSDIR and in each JAR
 (module-info and META-INF entries left out), or only the classes named after
 a JAR's colon (internal names; their inner classes come along). Rt comes first; the agent
 defines the rest, superclasses first, in a class loader of its own.
@@ -42,6 +43,10 @@ def classes(out_dir, jars):
 
 
 def main(argv):
+    symbol = 'ag_classes'
+    if len(argv) > 1 and argv[1].startswith('--name='):
+        symbol = argv[1][len('--name='):]
+        argv = argv[:1] + argv[2:]
     if len(argv) < 3:
         sys.stderr.write('usage: embed.py OUT.c CLASSDIR JAR...\n')
         return 2
@@ -51,11 +56,11 @@ def main(argv):
         blob += struct.pack('>I', len(n)) + n + struct.pack('>I', len(data)) + data
     tmp = argv[1] + '.tmp'
     with open(tmp, 'w') as out:
-        out.write('/* Made by src/agent/java/embed.py from the agent\'s classes and ASM: do not edit. */\n')
-        out.write('const unsigned char ag_classes[] = {\n')
+        out.write('/* Made by src/agent/java/embed.py from Java classes: do not edit. */\n')
+        out.write('const unsigned char %s[] = {\n' % symbol)
         for i in range(0, len(blob), 24):
             out.write(','.join(str(b) for b in blob[i:i + 24]) + ',\n')
-        out.write('};\nconst unsigned long ag_classes_len = %d;\n' % len(blob))
+        out.write('};\nconst unsigned long %s_len = %d;\n' % (symbol, len(blob)))
     os.replace(tmp, argv[1])
     return 0
 
