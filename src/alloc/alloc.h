@@ -283,6 +283,15 @@ int alc_pprof(const struct alc_rec *r, const char *path, const char *comment,
  * the JDK's own words); HS_INTERRUPTED on Ctrl-C (the reader is stopped).
  */
 int alc_read_jfr(const char *path, struct alc_rec **out, char **notes, struct hs_error *err);
+/*
+ * alc_jfr_parse: the bundled reader's output (f; its format is in
+ * JfrAlloc.java's opening comment) as a recording, as alc_read_jfr makes it;
+ * what alc_read_jfr runs on the reader's standard output, and what
+ * tests/fuzz/fuzz_jfr.c feeds bad bytes. Ids must come in order, parents
+ * and methods before the frames naming them, counts within int64; a line
+ * out of place gives HS_ERR naming it, an "E" line the reader's error.
+ */
+int alc_jfr_parse(FILE *f, struct alc_rec **out, char **notes, struct hs_error *err);
 
 /*
  * alc_fold: the recording as the tree folded stacks and flame graphs show:

@@ -281,6 +281,42 @@ bad:
 	return st;
 }
 
+/* finish: the recording's account and status from the reader's facts. */
+static void finish(struct alc_rec *r, const struct facts *fa)
+{
+	r->naccounts = 1;
+	r->accounts = xcalloc(1, sizeof *r->accounts);
+	r->accounts[0] = xstrdup("(none)");
+	r->st.exists = true;
+	r->st.exact = false;
+	r->st.no_live = fa->old == 0;
+	r->st.depth = fa->depth > 0 && fa->depth < UINT32_MAX ? (uint32_t)fa->depth : 0;
+	r->st.events = fa->events > 0 ? (uint64_t)fa->events : 0;
+	r->st.started_ms = fa->start_ms > 0 ? (uint64_t)fa->start_ms : 0;
+	r->st.stopped_ms = fa->end_ms > 0 ? (uint64_t)fa->end_ms : 0;
+}
+
+static char *notes_of(const struct facts *fa, const struct alc_rec *r);
+
+int alc_jfr_parse(FILE *f, struct alc_rec **out, char **notes, struct hs_error *err)
+{
+	struct alc_rec *r = xcalloc(1, sizeof *r);
+	struct facts fa = {0};
+	*out = NULL;
+	if (notes)
+		*notes = NULL;
+	int st = parse(f, r, &fa, err);
+	if (st != HS_OK) {
+		alc_free(r);
+		return st;
+	}
+	finish(r, &fa);
+	if (notes)
+		*notes = notes_of(&fa, r);
+	*out = r;
+	return HS_OK;
+}
+
 /* notes: what a person should know about numbers read from a recording. */
 static char *notes_of(const struct facts *fa, const struct alc_rec *r)
 {
@@ -333,8 +369,8 @@ int alc_read_jfr(const char *path, struct alc_rec **out, char **notes, struct hs
 	}
 	const char *tmp = getenv("TMPDIR");
 	char *dir = xasprintf("%s/heapsh-jfr-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	struct alc_rec *r = xcalloc(1, sizeof *r);
-	struct facts fa = {0};
+	struct alc_rec *r = NULL;
+	char *facts = NULL;	/* the notes */
 	int st = HS_ERR;
 	FILE *f = NULL;
 	pid_t pid = -1;
@@ -381,7 +417,7 @@ int alc_read_jfr(const char *path, struct alc_rec **out, char **notes, struct hs
 		close(pfd[0]);
 		hs_error_set(err, -1, "cannot read the JFR reader: %s", strerror(errno));
 	} else {
-		st = parse(f, r, &fa, err);
+		st = alc_jfr_parse(f, &r, &facts, err);
 		fclose(f);
 	}
 	if (st != HS_OK)
@@ -421,20 +457,13 @@ done:
 	free(java);
 	if (st != HS_OK) {
 		alc_free(r);
+		free(facts);
 		return st;
 	}
-	r->naccounts = 1;
-	r->accounts = xcalloc(1, sizeof *r->accounts);
-	r->accounts[0] = xstrdup("(none)");
-	r->st.exists = true;
-	r->st.exact = false;
-	r->st.no_live = fa.old == 0;
-	r->st.depth = fa.depth > 0 && fa.depth < UINT32_MAX ? (uint32_t)fa.depth : 0;
-	r->st.events = fa.events > 0 ? (uint64_t)fa.events : 0;
-	r->st.started_ms = fa.start_ms > 0 ? (uint64_t)fa.start_ms : 0;
-	r->st.stopped_ms = fa.end_ms > 0 ? (uint64_t)fa.end_ms : 0;
 	if (notes)
-		*notes = notes_of(&fa, r);
+		*notes = facts;
+	else
+		free(facts);
 	*out = r;
 	return HS_OK;
 }

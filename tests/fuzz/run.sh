@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 F=build/fuzz
-TARGETS="hprof index query reply agent lua"
+TARGETS="hprof index query reply agent lua jfr"
 DICT_hprof=tests/fuzz/hprof.dict
 DICT_query=tests/fuzz/query.dict
 DICT_lua=tests/fuzz/query.dict
@@ -41,6 +41,7 @@ corpus() {
 	HEAPSH_FUZZ_SEEDS="$F/corpus/hprof" "$F/fuzz_hprof" >/dev/null 2>&1
 	HEAPSH_FUZZ_SEEDS="$F/corpus/index" "$F/fuzz_index" >/dev/null 2>&1
 	HEAPSH_FUZZ_SEEDS="$F/corpus/reply" "$F/fuzz_reply" >/dev/null 2>&1
+	HEAPSH_FUZZ_SEEDS="$F/corpus/jfr" "$F/fuzz_jfr" >/dev/null 2>&1
 	# Queries: every query file of queries/ and tests/queries, and seeds for
 	# the tiny heap's own classes (tests/fuzz/seeds/query); their
 	# programs (prog_encode) go to the agent's corpus as ANALYZE payloads.
@@ -125,6 +126,7 @@ coverage() {
 	reply) srcs="src/attach/proto.c src/attach/snapshot.c" ;;
 	agent) srcs="src/agent/req.c src/dsl/prog.c" ;;
 	lua) srcs="src/lua" ;;
+	jfr) srcs="src/alloc/jfr.c src/alloc/alloc.c" ;;
 	esac
 	# shellcheck disable=SC2086
 	llvm-cov report "$dir/fuzz_$t" -instr-profile="$dir/$t.profdata" $srcs | tail -n +3 |
