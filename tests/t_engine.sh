@@ -50,6 +50,8 @@ TOTAL=$(printf '%s\n' "$INFO" | awk -F, '$1 == "shallow bytes" { print $2 }')
 UNREACH=$(printf '%s\n' "$INFO" | grep '^unreachable,' | sed 's/.*objects, \([0-9]*\) bytes.*/\1/')
 check "top-level retained sizes add up to all reachable bytes" "$REACH" "$SUM"
 check "reachable + unreachable = all shallow bytes" "$TOTAL" "$((REACH + UNREACH))"
+check ":info in a table gives sizes for a person, CSV the bytes" "shallow bytes $(awk -v b="$TOTAL" 'BEGIN { printf "%.1f MB", b / 1048576 }')" \
+	"$($HEAPSH -c ':info' "$K" | sed -n 's/^\(shallow bytes\) *\(.*\)$/\1 \2/p')"
 check_contains "dominators --by-class" "Holder,1,16,4128" "$(hs ':dominators --by-class --top 500')"
 
 # :dominators --pprof, read by Go's own pprof: the whole reachable heap, a

@@ -8,6 +8,8 @@
  */
 #include "session.h"
 
+#include "../base/fmt.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -188,8 +190,11 @@ int hs_attach(struct hs_session *s, int pid)
 	free(s->dump_path);
 	s->dump_path = NULL;
 	s->live = l;
-	hs_notify(s, HS_NOTICE_ECHO, "attached to JVM %d (%s); heap used %" PRIu64 " of %" PRIu64
-		  " bytes", pid, l->vm, info.heap_used, info.heap_max);
+	char used[32], max[32];
+	fmt_bytes(used, sizeof used, info.heap_used);
+	fmt_bytes(max, sizeof max, info.heap_max);
+	hs_notify(s, HS_NOTICE_ECHO, "attached to JVM %d (%s); heap used %s of %s", pid, l->vm,
+		  used, max);
 	return HS_OK;
 }
 

@@ -182,9 +182,12 @@ static int cmd_info(struct sh *sh, int argc, char **argv)
 	if (h->ndumps > 1)
 		kv(t, "heap dumps in the file", "%u; this is dump %u (--dump N for another)",
 		   h->ndumps, h->dump);
-	kv(t, "file bytes", "%zu", h->hp->file_size);
-	if (h->hp->gzip)
-		kv(t, "inflated bytes", "%zu", h->hp->size);
+	out_cell_str(t, "file bytes");
+	sh_bytes_cell(t, h->hp->file_size);
+	if (h->hp->gzip) {
+		out_cell_str(t, "inflated bytes");
+		sh_bytes_cell(t, h->hp->size);
+	}
 	kv(t, "id size", "%d", h->hp->id_size);
 	time_t ts = (time_t)(h->hp->timestamp_ms / 1000);
 	char when[64];
@@ -209,7 +212,8 @@ static int cmd_info(struct sh *sh, int argc, char **argv)
 	kv(t, "references", "%" PRIu64, h->nrefs);
 	kv(t, "gc roots", "%u", h->nroots);
 	kv(t, "threads", "%u", h->nthreads);
-	kv(t, "shallow bytes", "%" PRIu64, h->total_shallow);
+	out_cell_str(t, "shallow bytes");
+	sh_bytes_cell(t, h->total_shallow);
 	kv(t, "object header", "%d bytes (oops %d bytes: %s)", h->header_size, h->oop_size,
 	   h->oop_source);
 	if (h->art_layout)
@@ -279,6 +283,16 @@ static int cmd_info(struct sh *sh, int argc, char **argv)
 	   bs.dir && bs.file_peak ? " under " : "", bs.dir && bs.file_peak ? bs.dir : "");
 	out_table_end(t);
 	return HS_OK;
+}
+
+void sh_bytes_cell(struct out_table *t, uint64_t n)
+{
+	if (out_mode != OUT_TABLE) {
+		out_cell_u64(t, n);
+		return;
+	}
+	char b[32];
+	out_cell_str(t, fmt_bytes(b, sizeof b, n));
 }
 
 /* ---- :histogram and :classes ---- */

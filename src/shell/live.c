@@ -460,11 +460,11 @@ int sh_live_info(struct sh *sh)
 	out_cell_fmt(t, "pid %" PRIu64 ", %s %s (%s)", in.pid, in.vm_name, in.vm_version,
 		     in.vm_vendor);
 	out_cell_str(t, "heap used");
-	out_cell_u64(t, in.heap_used);
+	sh_bytes_cell(t, in.heap_used);
 	out_cell_str(t, "heap committed");
-	out_cell_u64(t, in.heap_committed);
+	sh_bytes_cell(t, in.heap_committed);
 	out_cell_str(t, "heap max");
-	out_cell_u64(t, in.heap_max);
+	sh_bytes_cell(t, in.heap_max);
 	out_cell_str(t, "loaded classes");
 	out_cell_u64(t, in.classes);
 	out_cell_str(t, "agent");

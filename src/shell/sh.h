@@ -197,6 +197,12 @@ char *sh_live_prompt(const struct sh *sh);
  * file). New memory (free()).
  */
 char *sh_heap_label(const struct sh *sh);
+/*
+ * sh_bytes_cell: a byte count as a cell: for a person in table mode
+ * ("85.3 MB", fmt_bytes), the exact number in CSV and JSON.
+ */
+struct out_table;
+void sh_bytes_cell(struct out_table *t, uint64_t n);
 void sh_live_close(struct sh *sh);
 
 /*
