@@ -154,8 +154,14 @@ demo: deps
 	$(MAKE) heapsh $(AGENT) $(DEMO)
 	@if [ -t 0 ]; then ./heapsh $(DEMO); else ./heapsh --echo -f docs/tour.hsh $(DEMO); fi
 
+# puppeteer-core from npm drives Debian's Chromium in the browser tests (tests/flame_check.js).
+PUPPETEER = $(BUILD)/node/node_modules/puppeteer-core/package.json
+$(PUPPETEER):
+	@mkdir -p $(BUILD)/node
+	npm install --prefix $(BUILD)/node --no-audit --no-fund --loglevel=error puppeteer-core@24.43.1
+
 test: deps
-	$(MAKE) heapsh $(AGENT)
+	$(MAKE) heapsh $(AGENT) $(PUPPETEER)
 	$(MAKE) unit
 	$(MAKE) READLINE=no BIN=$(BUILD)/heapsh-plain
 	bash tests/run.sh

@@ -69,7 +69,7 @@ site_line() { grep -nE "// SITE $2\$" "tests/java/alloc/$1" | cut -d: -f1; }
 # ---- :alloc needs a live JVM ----
 out=$("$HEAPSH" -c ':alloc accounts' "$KNOWN" 2>&1)
 st=$?
-check "alloc: on a dump" ":alloc needs a live JVM: attach with 'heapsh PID' or ':attach PID' (a heap dump records no allocations)" \
+check "alloc: on a dump" ":alloc needs a live JVM: attach with 'heapsh PID' or ':attach PID' (a heap dump records no allocations), or a JFR recording: ':open REC.jfr'" \
 	"$(printf '%s' "$out" | sed 's/^[^:]*: //; s/^error: //')"
 check_status "alloc: on a dump exits 2" 2 "$st"
 
@@ -133,6 +133,36 @@ if aw_start 8 java; then
 	77) echo "skip alloc exact: flame graph rendering (no chromium)" ;;
 	*) fail "alloc exact: flame graph renders in Chromium" "$(tail -3 "$A/render")" ;;
 	esac
+	# The interactive flame graph page, driven in Chromium as a person would (tests/flame_check.js).
+	ha "$P" -c ':alloc classes --top 1000' >"$A/classes1"
+	ha "$P" -c ":alloc flamegraph $A/flame.html" >/dev/null
+	if [ ! -f build/node/node_modules/puppeteer-core/package.json ]; then
+		fail "alloc flame graph page: puppeteer-core is installed (make test installs it into build/node)"
+	else
+		node tests/flame_check.js "$A/flame.html" "$A/flame-page.png" '^com\.acme\.web\.Session$' \
+			com.acme.web.WebHandler.handle 600 >"$A/flame.json" 2>"$A/flame.err"
+		fj() { python3 -c 'import json, sys; v = json.load(open(sys.argv[1])).get(sys.argv[2]); print(v if isinstance(v, str) else json.dumps(v))' "$A/flame.json" "$1" 2>/dev/null; }
+		check "alloc flame graph page: no script error" "[]" "$(fj errors)"
+		check "alloc flame graph page: frames drawn" "yes" "$([ "$(fj frames)" -gt 10 ] 2>/dev/null && echo yes)"
+		check "alloc flame graph page: every label fits its box" "[]" "$(fj overflowing)"
+		check "alloc flame graph page: no label cut that fitted whole" "[]" "$(fj cut_needlessly)"
+		check_contains "alloc flame graph page: packages cut to initials where the name does not fit" '"c.a.' "$(fj shortened)"
+		# grouped N: N with thousands separators, as the page shows numbers
+		grouped() { python3 -c 'import sys; print(f"{int(float(sys.argv[1])):,}")' "$1"; }
+		sb=$(grouped "$(awk -F, '$1 == "com.acme.web.Session" { print $3 }' "$A/classes1")")
+		check_contains "alloc flame graph page: search, matches and their share" \
+			"match: $sb bytes allocated, " "$(fj search_status)"
+		check "alloc flame graph page: a zoomed frame is as wide as the graph" "$(fj full_width)" "$(fj zoom_width)"
+		check_contains "alloc flame graph page: zoomed, it says where" "zoomed to com.acme.web.WebHandler.handle" "$(fj zoom_total)"
+		check "alloc flame graph page: reset" "$(grouped "$(awk -F, 'NR > 1 { s += $3 } END { print s }' "$A/classes1")") bytes allocated" "$(fj reset_total)"
+		check "alloc flame graph page: objects instead of bytes" \
+			"$(grouped "$(awk -F, 'NR > 1 { s += $2 } END { print s }' "$A/classes1")") objects allocated" "$(fj objects_total)"
+		if python3 -c 'import sys; sys.path.insert(0, "tests"); import render_svg as r; w, h, c, rows = r.decode_png(sys.argv[1]); ink, colours = r.census(w, h, c, rows); sys.exit(0 if ink / (w * h) > r.MIN_INK and len(colours) >= r.MIN_COLOURS else 1)' "$A/flame-page.png" 2>"$A/png.err"; then
+			ok "alloc flame graph page: the screenshot shows a graph"
+		else
+			fail "alloc flame graph page: the screenshot shows a graph" "$(tail -2 "$A/png.err")"
+		fi
+	fi
 	# pprof, read by Go's own pprof: totals, top classes, accounts and frames as heapsh's tables say.
 	ha "$P" -c ':alloc classes --top 1000' >"$A/classes2"
 	ha "$P" -c ":alloc pprof $A/alloc.pb.gz" >"$A/pprof.out"

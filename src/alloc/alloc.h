@@ -245,6 +245,21 @@ int alc_collapsed(const struct alc_rec *r, FILE *f, bool objects, bool live);
 int alc_flamegraph(const struct alc_rec *r, FILE *f, const char *title);
 
 /*
+ * alc_flamegraph_html: the flame graph as one self-contained HTML page (no
+ * file or network fetched) that a person explores: the frames of alc_fold
+ * as data, laid out by the page's script to the window's width and to the
+ * height of the deepest stack shown; click-to-zoom (ancestors kept, dimmed,
+ * below), a reset, a search (a regular expression, or the text as it is)
+ * that colours the matching frames and says their share of the total,
+ * the value switchable (allocated bytes or objects, live bytes or objects),
+ * and labels that fit their box: the whole name, else the package cut to
+ * initials ("o.a.d.i.s.r.StoredPage.read:42"), else class and method, else
+ * cut with an ellipsis. Names are written as JSON (bad UTF-8 as '?').
+ * Returns 0, or -1 when writing f failed.
+ */
+int alc_flamegraph_html(const struct alc_rec *r, FILE *f, const char *title);
+
+/*
  * alc_pprof: the recording as a pprof profile (github.com/google/pprof,
  * profile.proto; src/base/pprof.h), gzip-compressed, written to path: one
  * sample per key with the values alloc_objects (count), alloc_space

@@ -241,3 +241,188 @@ int alc_flamegraph(const struct alc_rec *r, FILE *f, const char *title)
 	alc_fold_free(fd);
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }
+
+/* ---- the interactive page (alc_flamegraph_html) ---- */
+
+/* json_str: s as a JSON string safe inside a <script> element (no "<", ">", "&"). */
+static void json_str(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s);
+	fputc('"', f);
+	for (size_t i = 0; i < n;) {
+		unsigned char c = p[i];
+		size_t len = 1;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f || c == '<' || c == '>' || c == '&')
+			fprintf(f, "\\u%04x", c);
+		else if (c < 0x80)
+			fputc(c, f);
+		else if ((len = utf8_len(p + i, n - i)) > 0)
+			fwrite(p + i, 1, len, f);
+		else {
+			fputc('?', f);
+			len = 1;
+		}
+		i += len;
+	}
+	fputc('"', f);
+}
+
+/*
+ * The page's script: it lays the frames out from the data (alc_fold's
+ * preorder, each frame [name, depth, end, objects, bytes, live objects,
+ * live bytes, class?]) for the chosen value, flamegraph.pl's way (callers
+ * below, width by value), and handles zoom, search and the value switch.
+ */
+static const char FLAME_JS[] =
+	"(function () {\n"
+	"'use strict';\n"
+	"const D = JSON.parse(document.getElementById('data').textContent);\n"
+	"const F = D.frames, N = D.names, ROW = 18, PAD = 10;\n"
+	"const TYPES = {bytes: [4, 'bytes allocated'], objects: [3, 'objects allocated'],\n"
+	"  live_bytes: [6, 'live bytes'], live_objects: [5, 'live objects']};\n"
+	"const svg = document.getElementById('flame'), NS = 'http://www.w3.org/2000/svg';\n"
+	"const ctx = document.createElement('canvas').getContext('2d');\n"
+	"ctx.font = '12px \"DejaVu Sans Mono\", monospace';\n"
+	"const P = new Int32Array(F.length).fill(-1);\n"
+	"{ const st = []; for (let i = 0; i < F.length; i++) { st.length = F[i][1];\n"
+	"    P[i] = st.length ? st[st.length - 1] : -1; st.push(i); } }\n"
+	"let type = 'bytes', zoom = -1, query = null;\n"
+	"const val = i => F[i][TYPES[type][0]];\n"
+	"function total() { let t = 0; for (let i = 0; i < F.length; i = F[i][2]) t += val(i); return t; }\n"
+	"const fmt = v => Math.round(v).toLocaleString('en-US');\n"
+	"const pct = (v, t) => t > 0 ? (100 * v / t).toFixed(2) + '%' : '0%';\n"
+	"/* a frame's name shortened: its package to initials, then class and method alone */\n"
+	"function cut(name) {\n"
+	"  const parts = name.split('.'); let k = 0;\n"
+	"  while (k < parts.length - 1 && /^[a-z_$]/.test(parts[k])) k++;\n"
+	"  if (!k) return [name];\n"
+	"  const rest = parts.slice(k).join('.');\n"
+	"  return [name, parts.slice(0, k).map(p => p[0]).join('.') + '.' + rest, rest];\n"
+	"}\n"
+	"function label(name, w) {\n"
+	"  const room = w - 6, c = cut(name);\n"
+	"  for (const s of c) if (ctx.measureText(s).width <= room) return s;\n"
+	"  let s = c[c.length - 1];\n"
+	"  while (s.length > 1 && ctx.measureText(s + '\\u2026').width > room) s = s.slice(0, -1);\n"
+	"  return s.length > 1 ? s + '\\u2026' : '';\n"
+	"}\n"
+	"function colour(i) {\n"
+	"  let h = 2166136261; const s = N[F[i][0]];\n"
+	"  for (let k = 0; k < s.length; k++) h = Math.imul(h ^ s.charCodeAt(k), 16777619) >>> 0;\n"
+	"  const a = (h & 255) / 255, b = ((h >> 8) & 255) / 255, c = ((h >> 16) & 255) / 255;\n"
+	"  if (F[i][7]) return `rgb(${80 + 60 * a | 0},${150 + 50 * b | 0},${215 + 40 * c | 0})`;\n"
+	"  if (s === '(no Java frame)') return 'rgb(190,190,190)';\n"
+	"  return `rgb(${205 + 50 * c | 0},${230 * a | 0},${55 * b | 0})`;\n"
+	"}\n"
+	"function matches(i) {\n"
+	"  if (!query) return false;\n"
+	"  return query.test(N[F[i][0]]);\n"
+	"}\n"
+	"function render() {\n"
+	"  const W = Math.max(300, document.documentElement.clientWidth - 2 * PAD - 4);\n"
+	"  const T = total(), span = zoom >= 0 ? val(zoom) : T;\n"
+	"  svg.textContent = '';\n"
+	"  const rects = [];\n"
+	"  if (zoom >= 0) for (let a = P[zoom]; a >= 0; a = P[a]) rects.push({i: a, x: 0, w: W, dim: true});\n"
+	"  const from = zoom >= 0 ? zoom : 0, to = zoom >= 0 ? F[zoom][2] : F.length;\n"
+	"  const cur = []; cur[F[from] ? F[from][1] : 0] = 0;\n"
+	"  for (let i = from; i < to;) {\n"
+	"    const d = F[i][1], w = span > 0 ? val(i) / span * W : 0, x = cur[d] || 0;\n"
+	"    cur[d] = x + w;\n"
+	"    if (!(w >= 0.3)) { i = F[i][2]; continue; }\n"
+	"    cur[d + 1] = x; rects.push({i: i, x: x, w: w}); i++;\n"
+	"  }\n"
+	"  let top = 0; for (const r of rects) top = Math.max(top, F[r.i][1]);\n"
+	"  svg.setAttribute('width', W + 2 * PAD);\n"
+	"  svg.setAttribute('height', (top + 1) * ROW + PAD);\n"
+	"  for (const r of rects) {\n"
+	"    const i = r.i, g = document.createElementNS(NS, 'g'), name = N[F[i][0]];\n"
+	"    g.setAttribute('data-i', i); g.setAttribute('data-name', name);\n"
+	"    const m = matches(i); if (m) g.setAttribute('class', 'match');\n"
+	"    if (r.dim) g.setAttribute('opacity', '0.55');\n"
+	"    const t = document.createElementNS(NS, 'title');\n"
+	"    t.textContent = `${name}\\n${fmt(val(i))} ${TYPES[type][1]} (${pct(val(i), T)})` +\n"
+	"      `\\nallocated: ${fmt(F[i][4])} bytes, ${fmt(F[i][3])} objects; live: ${fmt(F[i][6])} bytes, ${fmt(F[i][5])} objects`;\n"
+	"    g.appendChild(t);\n"
+	"    const rc = document.createElementNS(NS, 'rect'), y = (top - F[i][1]) * ROW;\n"
+	"    rc.setAttribute('x', (PAD + r.x).toFixed(2)); rc.setAttribute('y', y);\n"
+	"    rc.setAttribute('width', r.w.toFixed(2)); rc.setAttribute('height', ROW - 1);\n"
+	"    rc.setAttribute('rx', 2); rc.setAttribute('fill', m ? 'rgb(230,0,230)' : colour(i));\n"
+	"    g.appendChild(rc);\n"
+	"    const s = label(name, r.w);\n"
+	"    if (s) { const tx = document.createElementNS(NS, 'text'); tx.textContent = s;\n"
+	"      tx.setAttribute('x', (PAD + r.x + 3).toFixed(2)); tx.setAttribute('y', y + ROW - 5);\n"
+	"      g.appendChild(tx); }\n"
+	"    g.addEventListener('click', () => { zoom = i === zoom ? P[i] : i; render(); });\n"
+	"    svg.appendChild(g);\n"
+	"  }\n"
+	"  document.getElementById('total').textContent = `${fmt(T)} ${TYPES[type][1]}` +\n"
+	"    (zoom >= 0 ? `; zoomed to ${N[F[zoom][0]]}: ${fmt(span)} (${pct(span, T)})` : '');\n"
+	"  let hit = 0, n = 0;\n"
+	"  if (query) for (let i = 0; i < F.length;) {\n"
+	"    if (matches(i)) { hit += val(i); n++; i = F[i][2]; } else i++;\n"
+	"  }\n"
+	"  document.getElementById('status').textContent = query ?\n"
+	"    `${n} frame${n === 1 ? '' : 's'} match: ${fmt(hit)} ${TYPES[type][1]}, ${pct(hit, T)} of all` : '';\n"
+	"}\n"
+	"document.getElementById('search').addEventListener('input', e => {\n"
+	"  const q = e.target.value; query = null;\n"
+	"  if (q) { try { query = new RegExp(q, 'i'); } catch (x) {\n"
+	"    query = new RegExp(q.replace(/[.*+?^${}()|[\\]\\\\]/g, '\\\\$&'), 'i'); } }\n"
+	"  render();\n"
+	"});\n"
+	"document.getElementById('reset').addEventListener('click', () => { zoom = -1; render(); });\n"
+	"document.getElementById('type').addEventListener('change', e => {\n"
+	"  type = e.target.value; if (zoom >= 0 && !(val(zoom) > 0)) zoom = -1; render();\n"
+	"});\n"
+	"window.addEventListener('resize', render);\n"
+	"render();\n"
+	"})();\n";
+
+static const char FLAME_CSS[] =
+	"body{font:13px \"DejaVu Sans\",Verdana,sans-serif;margin:10px;color:#222}"
+	"h1{font-size:18px;margin:0 0 6px}#bar{margin:6px 0;display:flex;gap:10px;align-items:center;"
+	"flex-wrap:wrap}#search{width:18em}#status{color:#a0a}#total{color:#555}"
+	"#flame text{font:12px \"DejaVu Sans Mono\",monospace;pointer-events:none}"
+	"#flame g{cursor:pointer}#flame rect:hover{stroke:#000;stroke-width:1}"
+	"p.sub{color:#555;margin:2px 0}";
+
+int alc_flamegraph_html(const struct alc_rec *r, FILE *f, const char *title)
+{
+	struct alc_fold *fd = alc_fold(r);
+	const struct alc_fold_frame *fr = fd->frames;
+	if (!title)
+		title = "Allocations";
+	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", f);
+	put(f, title, SIZE_MAX);
+	fprintf(f, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>", FLAME_CSS);
+	put(f, title, SIZE_MAX);
+	fputs("</h1>\n<p class=\"sub\">Width: the chosen value in a frame and the frames it "
+	      "called; callers below; blue: the classes allocated. Click a frame to zoom to it, "
+	      "again (or below it) to zoom out.</p>\n<div id=\"bar\"><label>Show <select id=\"type\">"
+	      "<option value=\"bytes\">allocated bytes</option><option value=\"objects\">allocated "
+	      "objects</option><option value=\"live_bytes\">live bytes</option><option "
+	      "value=\"live_objects\">live objects</option></select></label><input id=\"search\" "
+	      "placeholder=\"Search (regular expression)\" autocomplete=\"off\"><button "
+	      "id=\"reset\">Reset zoom</button><span id=\"total\"></span><span id=\"status\">"
+	      "</span></div>\n<svg id=\"flame\" xmlns=\"http://www.w3.org/2000/svg\"></svg>\n", f);
+	/* the data: each frame's name in names, by the frame's first field */
+	fputs("<script id=\"data\" type=\"application/json\">{\"names\":[", f);
+	for (uint32_t i = 0; i < fd->n; i++) {
+		if (i)
+			fputc(',', f);
+		json_str(f, fr[i].name);
+	}
+	fputs("],\"frames\":[", f);
+	for (uint32_t i = 0; i < fd->n; i++)
+		fprintf(f, "%s[%u,%u,%u,%.0f,%.0f,%.0f,%.0f,%d]", i ? "," : "", i, fr[i].depth,
+			fr[i].end, fr[i].objs, fr[i].bytes, fr[i].live_objs, fr[i].live_bytes,
+			fr[i].is_class ? 1 : 0);
+	fprintf(f, "],\"exact\":%s}</script>\n<script>\n%s</script>\n</body>\n</html>\n",
+		r->st.exact ? "true" : "false", FLAME_JS);
+	alc_fold_free(fd);
+	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
+}

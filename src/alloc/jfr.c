@@ -390,7 +390,7 @@ int alc_read_jfr(const char *path, struct alc_rec **out, char **notes, struct hs
 		hs_error_set(err, -1, "cannot start the JFR reader: %s", strerror(errno));
 		goto done;
 	}
-	char *errfile = xasprintf("%s/stderr", dir);
+	char *errfile = xasprintf("%s/reader.log", dir);
 	pid = fork();
 	if (pid == 0) {
 		dup2(pfd[1], STDOUT_FILENO);

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "../base/fmt.h"
@@ -506,8 +507,11 @@ static int write_file(struct sh *sh, const char *what, const struct view_opts *o
 	FILE *f = fopen(o->file, "w");
 	if (!f)
 		return sh_error(sh, NULL, "cannot write %s: %s", o->file, strerror(errno));
+	size_t len = strlen(o->file);
+	bool html = len > 5 && !strcasecmp(o->file + len - 5, ".html");
 	int rc = !strcmp(what, "collapsed") ? alc_collapsed(r, f, o->objects, o->live)
-					    : alc_flamegraph(r, f, "heapsh: allocated bytes");
+		 : html ? alc_flamegraph_html(r, f, "heapsh: allocations")
+			: alc_flamegraph(r, f, "heapsh: allocated bytes");
 	if (fclose(f) != 0 || rc != 0)
 		return sh_error(sh, NULL, "writing %s failed: %s", o->file, strerror(errno));
 	out_printf("wrote %s\n", o->file);

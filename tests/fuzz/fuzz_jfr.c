@@ -3,7 +3,8 @@
  * events (src/alloc/jfr.c, alc_jfr_parse): the bundled reader's output,
  * which carries the recording's own strings (class and method names) and
  * numbers, as bad bytes; a recording that parses goes through the views
- * (per class, per site, the calling-context tree, folded stacks).
+ * (per class, per site, the calling-context tree, folded stacks, the flame
+ * graph page).
  *
  * With HEAPSH_FUZZ_SEEDS=DIR, LLVMFuzzerInitialize writes a well-formed
  * reader output there (the corpus's seed) and exits.
@@ -76,6 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FILE *sink = fopen("/dev/null", "w");
 		if (sink) {
 			alc_collapsed(r, sink, false, false);
+			alc_flamegraph_html(r, sink, "fuzz");
 			fclose(sink);
 		}
 		alc_free(alc_copy(r));
