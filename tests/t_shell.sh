@@ -191,3 +191,10 @@ if command -v script >/dev/null; then
 	check_contains "... and writing the index: what, then how far" "writing the index (" "$PROG"
 	check_contains "... to the end" "written 100%" "$PROG"
 fi
+
+# Output in scripts: with both streams in one file, notes and timer lines come
+# after the results they belong to and before the next command's.
+"$HEAPSH" -c ':timer on' -c ':histogram --top 2' -c ':info' "$KNOWN" >"$T/mixed.txt" 2>&1
+check "one file for both streams: each timer line follows its command's output" \
+	"class time property time" \
+	"$(awk '/^class +instances/ { printf "class " } /^time: / { printf "time " } /^property +value/ { printf "property " }' "$T/mixed.txt" | sed 's/ $//')"

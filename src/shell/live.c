@@ -170,6 +170,7 @@ int sh_cmd_dump(struct sh *sh, int argc, char **argv)
 	if (st == HS_OK) {
 		l->snap_time = time(NULL);
 		/* Say what was written: it stays after heapsh exits. */
+		out_flush();	/* what came before it first, in one file too */
 		fprintf(stderr, "wrote %s: %lld bytes, %u objects (the JVM's live heap, as jcmd "
 			"GC.heap_dump writes it); the shell answers from it until :refresh\n", file,
 			(long long)sb.st_size, sh->ss->heap->n);
@@ -277,9 +278,11 @@ int sh_live_histogram(struct sh *sh, const char *pattern, bool count, long top, 
 		out_printf("live histogram of JVM %d after a full GC, from %s\n", sh->ss->live->pid,
 			   from_vm ? "HotSpot's heap inspection (as jcmd GC.class_histogram)"
 				   : "the agent's heap iteration (bytes as GetObjectSize)");
-	if (vm_failed[0])
+	if (vm_failed[0]) {
+		out_flush();	/* what came before it first, in one file too */
 		fprintf(stderr, "heapsh: note: the attach mechanism could not run "
 			"GC.class_histogram (%s); the agent counted instead\n", vm_failed);
+	}
 	att_hist_free(rows, m);
 	return HS_OK;
 }
@@ -366,9 +369,11 @@ int sh_live_pushdown(struct sh *sh, const char *text, bool *handled)
 	if (st != HS_OK && st != HS_INTERRUPTED && !strncmp(err.msg, "the agent says: ", 16) &&
 	    proto_alive(&sh->ss->live->conn)) {
 		/* What the agent cannot evaluate (a member that is not a field, ...) a snapshot can. */
-		if (sh->timer || isatty(STDERR_FILENO))
+		if (sh->timer || isatty(STDERR_FILENO)) {
+			out_flush();	/* what came before it first, in one file too */
 			fprintf(stderr, "heapsh: the agent cannot evaluate this query in JVM %d (%s); "
 				"taking a snapshot\n", sh->ss->live->pid, err.msg + 16);
+		}
 		dsl_pushdown_free(&pd);
 		*handled = false;
 		return HS_OK;
@@ -408,10 +413,12 @@ int sh_live_pushdown(struct sh *sh, const char *text, bool *handled)
 	if (out_mode == OUT_TABLE && pd.op == PD_FILTER && r.matched > r.nrows)
 		out_printf("... %" PRIu64 " more (the first %u shown)\n", r.matched - r.nrows,
 			   r.nrows);
-	if (out_mode == OUT_TABLE && (sh->timer || isatty(STDERR_FILENO)))
+	if (out_mode == OUT_TABLE && (sh->timer || isatty(STDERR_FILENO))) {
+		out_flush();	/* what came before it first, in one file too */
 		fprintf(stderr, "evaluated inside JVM %d: %" PRIu64 " instance%s of %s examined, "
 			"%" PRIu64 " matched%s; no snapshot taken\n", sh->ss->live->pid, r.examined,
 			fmt_s(r.examined), pd.cls, r.matched, pd.op == PD_EXISTS && r.matched ? " (stopped at the first)" : "");
+	}
 	proto_instances_free(&r);
 	dsl_pushdown_free(&pd);
 	return HS_OK;

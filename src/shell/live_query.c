@@ -348,6 +348,7 @@ static void note(struct sh *sh, const char *fmt, ...)
 	(void)sh;
 	va_list ap;
 	va_start(ap, fmt);
+	out_flush();	/* what came before it first, in one file too */
 	fprintf(stderr, "heapsh: ");
 	vfprintf(stderr, fmt, ap);
 	fprintf(stderr, "\n");
@@ -441,12 +442,14 @@ int sh_live_analyze(struct sh *sh, const char *text, const char *where, int firs
 	out_flush();
 	int ret = HS_OK;
 	if (an.status == PROTO_ANALYSIS_OK) {
-		if (out_mode == OUT_TABLE || sh->timer || isatty(STDERR_FILENO))
+		if (out_mode == OUT_TABLE || sh->timer || isatty(STDERR_FILENO)) {
+			out_flush();	/* what came before it first, in one file too */
 			fprintf(stderr, "inside JVM %d, no snapshot taken: %" PRIu64 " heap walk%s, "
 				"the JVM paused %" PRIu64 " ms (%" PRIu64 " ms of it a full GC), %"
 				PRIu64 " ms in all\n", sh_live_pid(sh), an.walks,
 				an.walks == 1 ? "" : "s", an.pause_ms + an.gc_ms, an.gc_ms,
 				an.total_ms);
+		}
 	} else if (an.status == PROTO_ANALYSIS_CANCELLED) {
 		ret = sh_error(sh, where, "interrupted (the analysis inside JVM %d stopped)",
 			       sh_live_pid(sh));

@@ -221,8 +221,10 @@ static int timed_query(struct sh *sh, const char *text, const char *where, int f
 {
 	double t0 = now_ms();
 	int st = sh_query(sh, text, where, first, incomplete);
-	if (sh->timer && !*incomplete)
+	if (sh->timer && !*incomplete) {
+		out_flush();	/* what came before it first, in one file too */
 		fprintf(stderr, "time: %.1f ms\n", now_ms() - t0);
+	}
 	return st;
 }
 
@@ -290,12 +292,16 @@ static int execute(struct sh *sh, const char *line, const char *where)
 	double t0 = now_ms();
 	unsigned long errors = sh->nerrors;
 	st = c->run(sh, argc, argv);
-	if (sh->timer && strcmp(c->name, "timer"))
+	if (sh->timer && strcmp(c->name, "timer")) {
+		out_flush();	/* what came before it first, in one file too */
 		fprintf(stderr, "time: %.1f ms\n", now_ms() - t0);
+	}
 	sh->where = outer;
 	/* One line per Ctrl-C: the command's own "interrupted", or this one. */
-	if (hs_interrupted && sh->nerrors == errors)
+	if (hs_interrupted && sh->nerrors == errors) {
+		out_flush();	/* what came before it first, in one file too */
 		fprintf(stderr, "heapsh: interrupted; back at the prompt\n");
+	}
 	hs_interrupted = 0;
 	out_flush();
 done:
