@@ -123,7 +123,7 @@ check "--baseline: two more columns" "rank,description,retained_bytes,heap_pct,o
 	"$(printf '%s\n' "$B" | head -1)"
 order=$(printf '%s\n' "$B" | tail -n +2 | awk -F, '{ g = $NF; w = "?" }
 	/static LeakShop.PRICE_CACHE,/ { w = "PRICE_CACHE" } /,Thread.threadLocals/ { w = "Thread" }
-	/static LeakShop.BUS.listeners,/ { w = "BUS" } /static LeakShop.PLUGINS,/ { w = "PLUGINS" }
+	/static LeakShop.BUS.listeners,/ { w = "BUS" } /static LeakShop.PLUGINS[,.]/ { w = "PLUGINS" }
 	/static LeakShop.CATALOG,/ { w = "CATALOG" } /static LeakShop.LRU,/ { w = "LRU" }
 	{ print w ":" (g > 0 ? "+" : g) }')
 check "--baseline: the four leaks grew and rank first, the look-alikes grew 0 and rank after" \
@@ -156,9 +156,28 @@ check_contains "errors: the shell went on" "objects" "$out"
 printf 'not a dump' > "$SU/bad.hprof"
 check_contains "errors: a baseline that is not a dump" "--baseline $SU/bad.hprof:" \
 	"$($HEAPSH -c ":suspects --baseline $SU/bad.hprof" "$SU/r2.hprof" 2>&1)"
-check "nothing reaches the threshold: said so" \
-	"no leak suspects: nothing keeps 100% or more of the 1.1 MB reachable (--threshold with a lower figure to look closer)" \
+check_contains "nothing reaches the threshold: said so, and what lies under it" \
+	"no leak suspects: nothing keeps 100% or more of the 1.1 MB reachable. Under the 100% threshold: 1 place each keeping 10% to 100%" \
 	"$($HEAPSH -c ':suspects --threshold 100' "$KNOWN" 2>/dev/null | tr '\n' ' ' | sed 's/ *$//; s/of the [0-9.]* [KM]B/of the 1.1 MB/')"
+
+# Growth points: under a threshold of 20%, two of the leaks (18-19% each)
+# are no suspects; what lies under the threshold is said, and with a
+# baseline the growing ones come back, ranked by growth, and the stable
+# look-alikes (6% and 7%) do not.
+T20=$($HEAPSH -c ':suspects --threshold 20' "$SU/r2.hprof" | tr '\n' ' ')
+check_contains "under the threshold: what lies there and how to see it" \
+	"Under the 20% threshold: " "$T20"
+check_contains "under the threshold: --threshold and --baseline named" \
+	"--threshold 2 looks at them; --baseline OLDER.hprof ranks what grew first, small ones included" "$T20"
+G20=$($HEAPSH --format csv -c ":suspects --threshold 20 --baseline $SU/r1.hprof" "$SU/r2.hprof" | tail -n +2 | awk -F, '{ w = "?" }
+	/static LeakShop.PRICE_CACHE,/ { w = "PRICE_CACHE" } /,Thread.threadLocals/ { w = "Thread" }
+	/static LeakShop.BUS.listeners,/ { w = "BUS" } /static LeakShop.PLUGINS[,.]/ { w = "PLUGINS" }
+	/static LeakShop.CATALOG,/ { w = "CATALOG" } /static LeakShop.LRU,/ { w = "LRU" }
+	{ print w ":" ($NF > 0 ? "+" : $NF) }' | sort | tr '\n' ' ')
+check "with a baseline, the growing ones under the threshold are listed, the stable ones not" \
+	"BUS:+ PLUGINS:+ PRICE_CACHE:+ Thread:+ " "$G20"
+check_contains "with a baseline, a small one says it is under the threshold" "(under the threshold); +" \
+	"$($HEAPSH -c ":suspects --threshold 20 --baseline $SU/r1.hprof" "$SU/r2.hprof")"
 
 # Merged paths on a class with thousands of instances (MAT's "merge shortest
 # paths to GC roots"): one row per step, the 3,000 listeners one row.

@@ -1135,6 +1135,56 @@ void sus_baseline(struct suspect *s, uint32_t n, struct dom_tree *base)
 		qsort(s, n, sizeof *s, cmp_growth);
 }
 
+void sus_growing(struct suspect *s, uint32_t *n, double threshold_pct, uint64_t reachable)
+{
+	uint64_t limit = (uint64_t)((double)reachable * threshold_pct / 100.0);
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < *n; i++) {
+		if (s[i].retained >= limit || s[i].growth > 0) {
+			s[m++] = s[i];
+		} else {
+			struct suspect one = s[i];
+			big_free(one.members);
+			big_free(one.accs);
+			big_free(one.path.nodes);
+			for (uint32_t c = 0; c < one.nchains; c++)
+				free_chain(&one.chains[c]);
+			big_free(one.chains);
+			big_free(one.where);
+			big_free(one.description);
+		}
+	}
+	*n = m;
+}
+
+void sus_under(const struct dom_tree *t, double threshold_pct, double low_pct,
+	       struct sus_under *u)
+{
+	const struct heap *h = t->h;
+	uint64_t all = dom_retained(t, h->n);
+	uint64_t hi = (uint64_t)((double)all * threshold_pct / 100.0);
+	uint64_t lo = (uint64_t)((double)all * low_pct / 100.0);
+	if (!lo)
+		lo = 1;
+	memset(u, 0, sizeof *u);
+	u->low_pct = low_pct;
+	u->largest = HEAP_NONE;
+	for (uint32_t v = 0; v < h->n; v++) {
+		uint32_t d = t->idom[v];
+		if (d == HEAP_NONE)
+			continue;
+		uint64_t r = dom_retained(t, v);
+		if (r < lo || r >= hi || (d != h->n && dom_retained(t, d) < hi))
+			continue;
+		u->n++;
+		u->bytes += r;
+		if (r > u->largest_bytes) {
+			u->largest_bytes = r;
+			u->largest = v;
+		}
+	}
+}
+
 char *sus_path_text(const struct heap *h, const struct path *p, bool short_names,
 		    uint32_t max_steps)
 {

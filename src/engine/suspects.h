@@ -117,6 +117,32 @@ void sus_free(struct suspect *s, uint32_t n);
 void sus_baseline(struct suspect *s, uint32_t n, struct dom_tree *base);
 
 /*
+ * sus_growing: after sus_baseline on suspects found with a lower threshold
+ * than the user's, keep those that retain threshold_pct or more of the
+ * reachable heap (reachable bytes) and, below it, those that grew: growing
+ * candidates first, small ones included. Frees what it drops; *n shrinks.
+ */
+void sus_growing(struct suspect *s, uint32_t *n, double threshold_pct, uint64_t reachable);
+
+/*
+ * What lies under the threshold (sus_under): the objects retaining between
+ * low_pct and threshold_pct of the reachable heap whose immediate
+ * dominator retains the threshold or more (or is the GC roots): the
+ * places the suspects' descent stopped at, none inside another, so their
+ * bytes add up. largest is the one retaining the most (HEAP_NONE: none).
+ */
+struct sus_under {
+	double low_pct;
+	uint32_t n;
+	uint64_t bytes;
+	uint32_t largest;
+	uint64_t largest_bytes;
+};
+/* sus_under: that summary for t's heap, in one pass over the objects (O(n)). */
+void sus_under(const struct dom_tree *t, double threshold_pct, double low_pct,
+	       struct sus_under *u);
+
+/*
  * sus_path_text: path p as one line: the GC root object with its root kind
  * in brackets, then " -field-> object" for each step ("[i]" for
  * elements). short_names writes classes without their package; max_steps

@@ -539,7 +539,7 @@ static int heap_suspects(lua_State *L)
 	}
 	struct suspect *s;
 	uint32_t n;
-	if (hs_suspects(hp->ss, &o, hp->ss->no_weak, baseline, &s, &n) != HS_OK) {
+	if (hs_suspects(hp->ss, &o, hp->ss->no_weak, baseline, &s, &n, NULL) != HS_OK) {
 		lua_pushnil(L);
 		lua_pushstring(L, hp->ss->err.msg);
 		return 2;

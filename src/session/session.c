@@ -531,7 +531,7 @@ static int baseline_tree(struct hs_session *s, const char *path, bool no_weak, s
 }
 
 int hs_suspects(struct hs_session *s, const struct sus_opts *o, bool no_weak,
-		const char *baseline, struct suspect **out, uint32_t *n)
+		const char *baseline, struct suspect **out, uint32_t *n, struct sus_under *under)
 {
 	*out = NULL;
 	*n = 0;
@@ -545,12 +545,20 @@ int hs_suspects(struct hs_session *s, const struct sus_opts *o, bool no_weak,
 		return st;
 	struct hgraph g;
 	hg_init(&g, s->heap, true, true);	/* paths through strong references, as MAT's */
-	st = sus_find(t, &g, o, out, n);
+	/* growth known: look closer, so that small growing candidates are seen too */
+	struct sus_opts closer = *o;
+	if (bt)
+		closer.threshold_pct = o->threshold_pct / 10;
+	st = sus_find(t, &g, &closer, out, n);
 	hg_free(&g);
-	if (st != HS_OK)
+	if (st != HS_OK) {
 		hs_fail(s, "leak suspects: interrupted");
-	else if (bt)
+	} else if (bt) {
 		sus_baseline(*out, *n, bt);
+		sus_growing(*out, n, o->threshold_pct, dom_retained(t, s->heap->n));
+	}
+	if (st == HS_OK && under)
+		sus_under(t, o->threshold_pct, o->threshold_pct / 10, under);
 	if (bt)
 		dom_tree_free(bt);
 	heap_free(bh);

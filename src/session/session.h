@@ -146,12 +146,16 @@ void hs_dyn_save(struct hs_session *s);
  * strong references, as MAT's. With baseline (NULL: none), the path of an
  * older dump of the same program: each suspect's retained size there and
  * its growth (sus_baseline), that dump's tree read from its index file or
- * computed (not written). *out and *n: the suspects, largest first, freed
- * with sus_free, pointing into the heap. HS_ERR with s->err (the baseline
- * cannot be read), HS_INTERRUPTED.
+ * computed (not written); the suspects are then looked for down to a tenth
+ * of the threshold, and those under it that grew are kept (sus_growing):
+ * growing candidates first, small ones included. *out and *n: the
+ * suspects, largest first (with a baseline: largest growth first), freed
+ * with sus_free, pointing into the heap. under (NULL: not wanted): what
+ * lies between a tenth of the threshold and the threshold (sus_under).
+ * HS_ERR with s->err (the baseline cannot be read), HS_INTERRUPTED.
  */
 int hs_suspects(struct hs_session *s, const struct sus_opts *o, bool no_weak,
-		const char *baseline, struct suspect **out, uint32_t *n);
+		const char *baseline, struct suspect **out, uint32_t *n, struct sus_under *under);
 /* hs_dsl: the query language's session, made on first use (it may precede the heap). */
 struct dsl *hs_dsl(struct hs_session *s);
 

@@ -479,7 +479,7 @@ int sh_report(struct sh *sh, const char *path)
 	struct waste_dup *dup = NULL;
 	struct waste_coll *coll = NULL, total;
 	struct sus_opts so = {10, 80};
-	int st = hs_suspects(sh->ss, &so, sh->ss->no_weak, NULL, &sus, &nsus);
+	int st = hs_suspects(sh->ss, &so, sh->ss->no_weak, NULL, &sus, &nsus, NULL);
 	if (st == HS_ERR) {
 		sh_error(sh, NULL, "%s", sh->ss->err.msg);
 		goto fail;

@@ -92,7 +92,8 @@ int sh_cmd_suspects(struct sh *sh, int argc, char **argv)
 	}
 	struct suspect *s;
 	uint32_t n;
-	if (hs_suspects(sh->ss, &o, no_weak, base_path, &s, &n) != HS_OK)
+	struct sus_under under;
+	if (hs_suspects(sh->ss, &o, no_weak, base_path, &s, &n, &under) != HS_OK)
 		return sh_error(sh, NULL, "%s", sh->ss->err.msg);
 	const struct heap *h = sh->ss->heap;
 	struct dom_tree *t = sh->ss->dom[no_weak];
@@ -131,10 +132,14 @@ int sh_cmd_suspects(struct sh *sh, int argc, char **argv)
 		return HS_OK;
 	}
 	int cols = width();
-	char b1[32], b2[32], head[128];
+	char b1[32], b2[32], head[192];
 	for (uint32_t i = 0; i < n; i++) {
 		snprintf(head, sizeof head, "%u. %s, %.1f%% of the heap", i + 1,
 			 fmt_bytes(b1, sizeof b1, s[i].retained), pct(s[i].retained, reachable));
+		if (base_path && pct(s[i].retained, reachable) < o.threshold_pct) {
+			size_t l = strlen(head);
+			snprintf(head + l, sizeof head - l, " (under the threshold)");
+		}
 		if (base_path) {
 			size_t l = strlen(head);
 			if (s[i].has_base)
@@ -157,14 +162,39 @@ int sh_cmd_suspects(struct sh *sh, int argc, char **argv)
 		free(p);
 	}
 	char *last;
+	uint32_t small = 0;
+	for (uint32_t i = 0; i < n; i++)
+		small += pct(s[i].retained, reachable) < o.threshold_pct;
 	if (!n)
-		last = xasprintf("no leak suspects: nothing keeps %g%% or more of the %s reachable "
-				 "(--threshold with a lower figure to look closer)",
+		last = xasprintf("no leak suspects: nothing keeps %g%% or more of the %s reachable",
 				 o.threshold_pct, fmt_bytes(b1, sizeof b1, reachable));
+	else if (base_path)
+		last = xasprintf("%u suspect%s, largest growth since the baseline first; %u of them "
+				 "under %g%% of the %s reachable, listed as they grew (--format csv "
+				 "for the full paths)", n, fmt_s(n), small, o.threshold_pct,
+				 fmt_bytes(b1, sizeof b1, reachable));
 	else
 		last = xasprintf("%u suspect%s; each keeps at least %g%% of the %s reachable "
 				 "(--format csv for the full paths)",
 				 n, fmt_s(n), o.threshold_pct, fmt_bytes(b1, sizeof b1, reachable));
+	/* what lies under the threshold, and how to see it */
+	char *more;
+	if (under.n) {
+		char *l = heap_object_label(h, under.largest);
+		more = xasprintf("%s. Under the %g%% threshold: %u place%s each keeping %g%% to %g%% "
+				 "(%s together; the largest 0x%" PRIx64 " %s, %s): --threshold %g looks "
+				 "at them%s", last, o.threshold_pct, under.n, fmt_s(under.n), under.low_pct,
+				 o.threshold_pct, fmt_bytes(b2, sizeof b2, under.bytes),
+				 heap_id(h, under.largest), l, fmt_bytes(b1, sizeof b1, under.largest_bytes),
+				 under.low_pct, base_path ? "" : "; --baseline OLDER.hprof ranks what grew "
+				 "first, small ones included");
+		free(l);
+	} else {
+		more = xasprintf("%s. Under the %g%% threshold nothing keeps %g%% or more on its own",
+				 last, o.threshold_pct, under.low_pct);
+	}
+	free(last);
+	last = more;
 	if (n)
 		out_printf("\n");
 	wrap("", last, 0, cols);
