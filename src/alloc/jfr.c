@@ -400,7 +400,7 @@ int alc_read_jfr(const char *path, struct alc_rec **out, char **notes, struct hs
 		if (e >= 0)
 			dup2(e, STDERR_FILENO);
 		signal(SIGINT, SIG_IGN);	/* heapsh stops it on Ctrl-C */
-		char *argv[] = {java, (char *)"-XX:+UseSerialGC", (char *)"-XX:TieredStopAtLevel=1",
+		char *argv[] = {java, (char *)"-XX:+UseSerialGC", (char *)"-Xshare:auto",
 				(char *)"-cp", dir, (char *)"heapsh.jfr.JfrAlloc", (char *)path, NULL};
 		execv(java, argv);
 		_exit(127);

@@ -38,6 +38,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -54,11 +55,41 @@ import jdk.jfr.consumer.RecordingFile;
 public final class JfrAlloc {
     private final PrintWriter out;
     private final Map<String, Integer> methods = new HashMap<>();
-    private final Map<String, Integer> nodes = new HashMap<>();
+    private final Map<Frame, Integer> nodes = new HashMap<>();
     private final Map<String, Integer> classes = new HashMap<>();
-    /* per event family: "node class" -> {objects, bytes, live objects, live bytes} */
-    private final Map<String, double[]> samples = new LinkedHashMap<>(), tlab = new LinkedHashMap<>(),
+    /*
+     * The consumer resolves a chunk's stack traces, methods and classes once
+     * and hands the same objects to every event naming them: these caches
+     * make an event with a stack seen before cost a lookup, not a walk.
+     */
+    private final Map<RecordedStackTrace, Integer> stackNodes = new IdentityHashMap<>();
+    private final Map<RecordedMethod, Integer> methodIds = new IdentityHashMap<>();
+    private final Map<RecordedClass, Integer> classIds = new IdentityHashMap<>();
+    /* per event family: (node, class) -> {objects, bytes, live objects, live bytes} */
+    private final Map<Long, double[]> samples = new LinkedHashMap<>(), tlab = new LinkedHashMap<>(),
         old = new LinkedHashMap<>();
+
+    /* A frame of the tree: its caller's node, its method, its line. */
+    private static final class Frame {
+        final int parent, method, line;
+
+        Frame(int parent, int method, int line) {
+            this.parent = parent;
+            this.method = method;
+            this.line = line;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Frame && ((Frame) o).parent == parent && ((Frame) o).method == method
+                && ((Frame) o).line == line;
+        }
+
+        @Override
+        public int hashCode() {
+            return (parent * 31 + method) * 31 + line;
+        }
+    }
     private final Map<Long, Long> firstWeight = new HashMap<>();
     private long events, sampleEvents, tlabEvents, oldEvents, truncated, maxDepth;
     private long startMs = Long.MAX_VALUE, endMs = Long.MIN_VALUE;
@@ -88,6 +119,10 @@ public final class JfrAlloc {
     }
 
     private int method(RecordedMethod m) {
+        Integer known = methodIds.get(m);
+        if (known != null) {
+            return known;
+        }
         String cls = m.getType() == null ? "?" : m.getType().getName();
         String key = cls + "\t" + m.getName() + "\t" + m.getDescriptor();
         Integer id = methods.get(key);
@@ -96,6 +131,7 @@ public final class JfrAlloc {
             methods.put(key, id);
             out.println("M\t" + id + "\t" + esc(cls) + "\t" + esc(m.getName()) + "\t" + esc(m.getDescriptor()));
         }
+        methodIds.put(m, id);
         return id;
     }
 
@@ -107,6 +143,10 @@ public final class JfrAlloc {
         if (st.isTruncated()) {
             truncated++;
         }
+        Integer known = stackNodes.get(st);
+        if (known != null) {
+            return known;
+        }
         List<RecordedFrame> frames = st.getFrames();
         maxDepth = Math.max(maxDepth, frames.size());
         int parent = -1;
@@ -117,7 +157,7 @@ public final class JfrAlloc {
             }
             int m = method(f.getMethod());
             int line = f.getLineNumber();
-            String key = parent + " " + m + " " + line;
+            Frame key = new Frame(parent, m, line);
             Integer id = nodes.get(key);
             if (id == null) {
                 id = nodes.size();
@@ -126,16 +166,24 @@ public final class JfrAlloc {
             }
             parent = id;
         }
+        stackNodes.put(st, parent);
         return parent;
     }
 
     private int cls(RecordedClass c) {
+        Integer id = c == null ? null : classIds.get(c);
+        if (id != null) {
+            return id;
+        }
         String name = c == null ? "?" : c.getName();
-        Integer id = classes.get(name);
+        id = classes.get(name);
         if (id == null) {
             id = classes.size();
             classes.put(name, id);
             out.println("C\t" + id + "\t" + esc(javaName(name)));
+        }
+        if (c != null) {
+            classIds.put(c, id);
         }
         return id;
     }
@@ -170,9 +218,9 @@ public final class JfrAlloc {
         return b.toString();
     }
 
-    private static void add(Map<String, double[]> m, int node, int cls, double objs, double bytes,
+    private static void add(Map<Long, double[]> m, int node, int cls, double objs, double bytes,
                             double liveObjs, double liveBytes) {
-        double[] v = m.computeIfAbsent(node + "\t" + cls, k -> new double[4]);
+        double[] v = m.computeIfAbsent((long) node << 32 | (cls & 0xffffffffL), k -> new double[4]);
         v[0] += objs;
         v[1] += bytes;
         v[2] += liveObjs;
@@ -224,11 +272,12 @@ public final class JfrAlloc {
         }
     }
 
-    private void keys(Map<String, double[]> m) {
-        for (Map.Entry<String, double[]> k : m.entrySet()) {
+    private void keys(Map<Long, double[]> m) {
+        for (Map.Entry<Long, double[]> k : m.entrySet()) {
             double[] v = k.getValue();
-            out.println("K\t" + k.getKey() + "\t" + (long) v[0] + "\t" + (long) v[1] + "\t" + (long) v[2]
-                        + "\t" + (long) v[3]);
+            long key = k.getKey();
+            out.println("K\t" + (int) (key >> 32) + "\t" + (int) key + "\t" + (long) v[0] + "\t" + (long) v[1]
+                        + "\t" + (long) v[2] + "\t" + (long) v[3]);
         }
     }
 
