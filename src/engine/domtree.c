@@ -652,59 +652,74 @@ int dom_class_retained_lower(struct dom_tree *t, uint64_t *own)
 	return st;
 }
 
+#define PATH_UNSET (UINT32_MAX - 1)	/* dom_class_paths: not reached yet */
+
 int dom_class_paths(struct dom_tree *t, uint32_t max_depth, struct dom_cpath **paths,
 		    uint32_t *n)
 {
-	ensure_preorder(t);
 	const struct heap *h = t->h;
 	uint32_t jlc = HEAP_NONE;	/* java.lang.Class */
 	for (uint32_t c = 0; c < h->nclasses && jlc == HEAP_NONE; c++)
 		if (h->classes[c].name && !strcmp(h->classes[c].name, "java.lang.Class"))
 			jlc = c;
 	uint32_t *path = big_alloc((size_t)h->n + 1, sizeof *path);
-	path[h->n] = UINT32_MAX;
+	for (uint32_t v = 0; v < h->n; v++)
+		path[v] = PATH_UNSET;
+	path[h->n] = UINT32_MAX;	/* the super-root: the empty path */
 	struct u64map ids;	/* (parent + 1, class object?, class) + 1 -> path + 1 */
 	u64map_init(&ids, 1024);
 	struct dom_cpath *out = NULL;
-	uint32_t np = 0, cap = 0;
+	uint32_t np = 0, cap = 0, *stack = NULL, sp = 0, capstack = 0;
 	int st = HS_OK;
-	for (uint32_t p = 1; p < t->npre; p++) {
-		if (!(p & 0xfffff) && hs_interrupted) {
+	for (uint32_t v = 0; v < h->n && st == HS_OK; v++) {
+		if (!(v & 0xfffff) && hs_interrupted)
 			st = HS_INTERRUPTED;
-			break;
-		}
-		uint32_t v = t->order[p], up = path[t->idom[v]];
-		uint32_t c = h->cls[v];
-		bool co = false;
-		if (c == jlc) {
-			uint32_t of = heap_class_of_object(h, v);
-			if (of != HEAP_NONE) {
-				c = of;
-				co = true;
+		if (t->idom[v] == HEAP_NONE || path[v] != PATH_UNSET)
+			continue;
+		/* climb to a dominator whose path is known, then come down giving each its own */
+		for (uint32_t x = v; path[x] == PATH_UNSET; x = t->idom[x]) {
+			if (sp == capstack) {
+				capstack = capstack ? capstack * 2 : 1024;
+				stack = xreallocarray(stack, capstack, sizeof *stack);
 			}
+			stack[sp++] = x;
 		}
-		uint32_t id = up;
-		bool same = up != UINT32_MAX && out[up].cls == c && out[up].class_object == co;
-		if (!same && (up == UINT32_MAX || out[up].depth < max_depth)) {
-			uint64_t key = (((uint64_t)(up + 1) << 33 | (uint64_t)co << 32 | c) + 1), got;
-			if (u64map_get(&ids, key, &got)) {
-				id = (uint32_t)(got - 1);
-			} else {
-				if (np == cap) {
-					cap = cap ? cap * 2 : 1024;
-					out = xreallocarray(out, cap, sizeof *out);
+		while (sp) {
+			uint32_t x = stack[--sp], up = path[t->idom[x]];
+			uint32_t c = h->cls[x];
+			bool co = false;
+			if (c == jlc) {
+				uint32_t of = heap_class_of_object(h, x);
+				if (of != HEAP_NONE) {
+					c = of;
+					co = true;
 				}
-				id = np++;
-				out[id] = (struct dom_cpath){up, c, co, up == UINT32_MAX ? 1 : out[up].depth + 1, 0, 0};
-				u64map_put(&ids, key, (uint64_t)id + 1);
 			}
-		}
-		path[v] = id;
-		if (id != UINT32_MAX) {
-			out[id].objects++;
-			out[id].shallow += heap_shallow(h, v);
+			uint32_t id = up;
+			bool same = up != UINT32_MAX && out[up].cls == c && out[up].class_object == co;
+			if (!same && (up == UINT32_MAX || out[up].depth < max_depth)) {
+				uint64_t key = (((uint64_t)(up + 1) << 33 | (uint64_t)co << 32 | c) + 1), got;
+				if (u64map_get(&ids, key, &got)) {
+					id = (uint32_t)(got - 1);
+				} else {
+					if (np == cap) {
+						cap = cap ? cap * 2 : 1024;
+						out = xreallocarray(out, cap, sizeof *out);
+					}
+					id = np++;
+					out[id] = (struct dom_cpath){up, c, co, up == UINT32_MAX ? 1 : out[up].depth + 1,
+								     0, 0};
+					u64map_put(&ids, key, (uint64_t)id + 1);
+				}
+			}
+			path[x] = id;
+			if (id != UINT32_MAX) {
+				out[id].objects++;
+				out[id].shallow += heap_shallow(h, x);
+			}
 		}
 	}
+	free(stack);
 	big_free(path);
 	u64map_free(&ids);
 	if (st != HS_OK) {

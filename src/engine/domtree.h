@@ -190,8 +190,10 @@ int dom_class_retained_lower(struct dom_tree *t, uint64_t *own);
  *
  * *paths gets *n entries in a new array (free()), each path after its
  * parent. Returns HS_OK, or HS_INTERRUPTED on Ctrl-C (*paths NULL). Time
- * O(n) after the tree's depth-first numbering; memory 4 bytes per object
- * while it runs, plus the paths.
+ * O(n): each object's path from its immediate dominator's, found by
+ * climbing to a dominator whose path is known (no depth-first numbering of
+ * the tree); memory 4 bytes per object while it runs, a stack as deep as the
+ * tree, plus the paths.
  */
 struct dom_cpath {
 	uint32_t parent;	/* the path one step shorter; UINT32_MAX: dominated by the GC roots */
