@@ -221,7 +221,11 @@ static int parse(FILE *f, struct alc_rec *r, struct facts *fa, struct hs_error *
 			if (!num(fl[1], r->nclasses, r->nclasses, &a) || r->nclasses >= MAX_IDS)
 				goto bad;
 			grow((void **)&r->classes, &capc, r->nclasses, sizeof *r->classes);
-			r->classes[r->nclasses++] = xstrdup(fl[2]);
+			/* JFR names arrays as the JVM does ("[I", "[Ljava.lang.String;") */
+			size_t cap = 2 * strlen(fl[2]) + 16;
+			char *name = xmalloc(cap);
+			alc_java_name(fl[2], name, cap);
+			r->classes[r->nclasses++] = name;
 		} else if (!strcmp(fl[0], "K") && n == 7) {
 			if (r->nkeys >= MAX_IDS || !num(fl[1], -1, (long long)r->nnodes - 1, &a) ||
 			    !num(fl[2], 0, (long long)r->nclasses - 1, &b) || !num(fl[3], 0, INT64_MAX, &c) ||

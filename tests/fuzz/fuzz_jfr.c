@@ -23,7 +23,7 @@ static const char SEED[] =
 	"M\t1\tJfrWork\tmake\t(J)Ljava/lang/Object;\n"
 	"N\t0\t-1\t0\t30\n"
 	"N\t1\t0\t1\t22\n"
-	"C\t0\tlong[]\n"
+	"C\t0\t[J\n"
 	"C\t1\tJfrWork$Block\n"
 	"K\t1\t0\t12\t123456\t0\t0\n"
 	"K\t1\t1\t1\t4096\t0\t0\n"

@@ -23,7 +23,7 @@
  *   H  heapsh-jfr 1
  *   M  id  class  method  descriptor           (a method)
  *   N  id  parent  method  line                (a frame: parent -1 = outermost kept)
- *   C  id  class                               (an allocated class, Java name)
+ *   C  id  class                               (an allocated class, as JFR names it: "[I" for int[])
  *   K  node  class  objects  bytes  live_objects  live_bytes  (node -1: no stack)
  *   S  key  value                              (a fact: events, start_ms, end_ms, source, depth, ...)
  *   E  message                                 (an error; the exit status is 1)
@@ -180,42 +180,12 @@ public final class JfrAlloc {
         if (id == null) {
             id = classes.size();
             classes.put(name, id);
-            out.println("C\t" + id + "\t" + esc(javaName(name)));
+            out.println("C\t" + id + "\t" + esc(name));
         }
         if (c != null) {
             classIds.put(c, id);
         }
         return id;
-    }
-
-    /* javaName: "[Ljava.lang.String;" as "java.lang.String[]", "[I" as "int[]"; others as they are. */
-    static String javaName(String n) {
-        int dims = 0;
-        while (dims < n.length() && n.charAt(dims) == '[') {
-            dims++;
-        }
-        if (dims == 0) {
-            return n;
-        }
-        String e = n.substring(dims);
-        String base;
-        switch (e) {
-            case "Z": base = "boolean"; break;
-            case "B": base = "byte"; break;
-            case "C": base = "char"; break;
-            case "S": base = "short"; break;
-            case "I": base = "int"; break;
-            case "J": base = "long"; break;
-            case "F": base = "float"; break;
-            case "D": base = "double"; break;
-            default:
-                base = e.startsWith("L") && e.endsWith(";") ? e.substring(1, e.length() - 1) : e;
-        }
-        StringBuilder b = new StringBuilder(base.replace('/', '.'));
-        for (int i = 0; i < dims; i++) {
-            b.append("[]");
-        }
-        return b.toString();
     }
 
     private static void add(Map<Long, double[]> m, int node, int cls, double objs, double bytes,
