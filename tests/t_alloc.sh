@@ -163,6 +163,10 @@ if aw_start 8 java; then
 			fail "alloc flame graph page: the screenshot shows a graph" "$(tail -2 "$A/png.err")"
 		fi
 	fi
+	ha "$P" -c ':alloc leaks' >/dev/null
+	check_contains "alloc leaks in a running JVM: says it reads JFR's, and how to get them" \
+		":alloc leaks reads the paths of a JFR recording's old object samples; in a running JVM heapsh does not find them yet: record with 'jcmd $P JFR.start settings=profile path-to-gc-roots=true'" \
+		"$(cat "$A/err")"
 	# pprof, read by Go's own pprof: totals, top classes, accounts and frames as heapsh's tables say.
 	ha "$P" -c ':alloc classes --top 1000' >"$A/classes2"
 	ha "$P" -c ":alloc pprof $A/alloc.pb.gz" >"$A/pprof.out"

@@ -74,6 +74,33 @@ for v in 17 25; do
 		"$(hj "$rec" -c ':alloc start'; cat "$J/err")"
 done
 
+# Leaks: JFR's old object samples with their paths from GC roots
+# (path-to-gc-roots=true), merged: JfrLeak's three leaks, each by its path.
+javac --release 11 -d "$JW" tests/java/jfr/JfrLeak.java || fail "jfr: javac JfrLeak"
+for v in 17 25; do
+	jdk=JFR_JDK$v
+	jdk=${!jdk}
+	[ -x "$jdk/bin/java" ] || continue
+	rec=$J/leak$v.jfr
+	rm -f "$rec"
+	"$jdk/bin/java" -XX:FlightRecorderOptions:old-object-queue-size=4096 \
+		-XX:StartFlightRecording=filename=$rec,settings=profile,path-to-gc-roots=true \
+		-cp "$JW" JfrLeak 3 >"$J/leak$v.out" 2>&1 || fail "jfr $v: JfrLeak ran" "$(tail -3 "$J/leak$v.out")"
+	out=$(hj "$rec" -c ':alloc leaks --top 1000')
+	check "jfr $v leaks: columns" "class,samples,path,allocated_at" "$(printf '%s\n' "$out" | head -1)"
+	check_contains "jfr $v leaks: the static map grown in main's loop" \
+		"class JfrLeak.CACHE → java.util.HashMap.table → java.util.HashMap\$Node[] → java.util.HashMap\$Node.value → JfrLeak\$Entry.data → byte[],JfrLeak\$Entry.<init>(line " "$out"
+	check_contains "jfr $v leaks: the listener list" \
+		"class JfrLeak.LISTENERS → java.util.ArrayList.elementData → java.lang.Object[] → JfrLeak\$Listener.buffer → byte[],JfrLeak\$Listener.<init>(line " "$out"
+	check_contains "jfr $v leaks: the ThreadLocal" \
+		"java.lang.Thread.threadLocals → java.lang.ThreadLocal\$ThreadLocalMap.table → java.lang.ThreadLocal\$ThreadLocalMap\$Entry[] → java.lang.ThreadLocal\$ThreadLocalMap\$Entry.value → java.util.ArrayList.elementData → java.lang.Object[] → byte[],JfrLeak.growLocal(line " "$out"
+	check "jfr $v leaks: samples add up to the old object samples with paths" \
+		"$(printf '%s\n' "$out" | python3 -c 'import csv, sys; print(sum(int(r[1]) for r in list(csv.reader(sys.stdin))[1:]))')" \
+		"$("$jdk/bin/jfr" print --json --events jdk.OldObjectSample "$rec" | python3 -c 'import json, sys; print(sum(1 for e in json.load(sys.stdin)["recording"]["events"] if (e["values"].get("object") or {}).get("referrer")))')"
+done
+hj "$J/work17.jfr" -c ':alloc leaks' >/dev/null
+check_contains "jfr: leaks of a recording without paths" "has no old object samples with paths to GC roots: JFR writes them with path-to-gc-roots=true" "$(cat "$J/err")"
+
 # :open a recording in a session on a dump; the dump stays.
 out=$(printf ':open %s\n:alloc classes --top 1\n:histogram --top 1\n' "$J/work17.jfr" | "$HEAPSH" --format csv "$KNOWN" 2>"$J/err")
 check_contains "jfr: :open REC.jfr in a session" "long[]," "$out"

@@ -72,6 +72,9 @@ void alc_free(struct alc_rec *r)
 	free(r->methods);
 	free(r->nodes);
 	free(r->keys);
+	for (uint32_t i = 0; r->leaks && i < r->nleaks; i++)
+		free(r->leaks[i].path);
+	free(r->leaks);
 	free(r);
 }
 
@@ -124,7 +127,50 @@ struct alc_rec *alc_copy(const struct alc_rec *r)
 	c->nnodes = c->nodes ? r->nnodes : 0;
 	c->keys = dup_array(r->keys, r->nkeys, sizeof *r->keys);
 	c->nkeys = c->keys ? r->nkeys : 0;
+	c->leaks = dup_array(r->leaks, r->nleaks, sizeof *r->leaks);
+	c->nleaks = c->leaks ? r->nleaks : 0;
+	for (uint32_t i = 0; i < c->nleaks; i++)
+		c->leaks[i].path = dup_or_null(r->leaks[i].path);
 	return c;
+}
+
+static int by_class_path(const void *a, const void *b)
+{
+	const struct alc_leak_row *x = a, *y = b;
+	int c = strcmp(x->cls, y->cls);
+	return c ? c : strcmp(x->path, y->path);
+}
+
+static int by_samples(const void *a, const void *b)
+{
+	const struct alc_leak_row *x = a, *y = b;
+	if (x->samples != y->samples)
+		return x->samples < y->samples ? 1 : -1;
+	return by_class_path(a, b);
+}
+
+struct alc_leak_row *alc_leaks(const struct alc_rec *r, uint32_t *n)
+{
+	struct alc_leak_row *rows = xcalloc((size_t)r->nleaks + 1, sizeof *rows);
+	for (uint32_t i = 0; i < r->nleaks; i++) {
+		const struct alc_leak *l = &r->leaks[i];
+		rows[i] = (struct alc_leak_row){
+			l->cls < r->nclasses && r->classes && r->classes[l->cls] ? r->classes[l->cls] : "?",
+			l->path ? l->path : "?", l->node, 1, l->skipped};
+	}
+	qsort(rows, r->nleaks, sizeof *rows, by_class_path);
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < r->nleaks; i++) {
+		if (m && !by_class_path(&rows[m - 1], &rows[i])) {
+			rows[m - 1].samples++;
+			rows[m - 1].skipped += rows[i].skipped;
+		} else {
+			rows[m++] = rows[i];
+		}
+	}
+	qsort(rows, m, sizeof *rows, by_samples);
+	*n = m;
+	return rows;
 }
 
 /* ---- names ---- */

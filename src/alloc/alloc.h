@@ -111,6 +111,14 @@ struct alc_status {
 /* alc_cost: the measured cost of the recording st describes (ALC_COST_*). */
 const char *alc_cost(const struct alc_status *st);
 
+/* A sampled live object's path from a GC root (JFR's jdk.OldObjectSample with path-to-gc-roots). */
+struct alc_leak {
+	uint32_t node;		/* its allocation site's frame, ALC_NONE: no stack */
+	uint32_t cls;		/* index into classes */
+	uint64_t skipped;	/* links of the chain JFR left out */
+	char *path;		/* "[root] class Foo.CACHE -> java.util.HashMap.table -> ... -> Foo$Entry" */
+};
+
 struct alc_rec {
 	struct alc_status st;
 	char **accounts;	/* [0] "(none)", then the patterns in order */
@@ -123,6 +131,8 @@ struct alc_rec {
 	uint32_t nnodes;
 	struct alc_key *keys;
 	uint32_t nkeys;
+	struct alc_leak *leaks;	/* read from a JFR recording; none from an agent */
+	uint32_t nleaks;
 };
 
 /*
@@ -307,6 +317,21 @@ int alc_read_jfr(const char *path, struct alc_rec **out, char **notes, struct hs
  * out of place gives HS_ERR naming it, an "E" line the reader's error.
  */
 int alc_jfr_parse(FILE *f, struct alc_rec **out, char **notes, struct hs_error *err);
+
+/*
+ * alc_leaks: the recording's sampled live objects with paths (r->leaks)
+ * merged by class and path: one row per (class, path) with how many samples
+ * took it, most first (ties by class, then path); *n rows in a new array
+ * (free()), pointing into r. Time O(k log k) for k samples.
+ */
+struct alc_leak_row {
+	const char *cls;
+	const char *path;
+	uint32_t node;		/* the first sample's allocation site */
+	uint64_t samples;
+	uint64_t skipped;	/* links JFR left out of the samples' chains, in all */
+};
+struct alc_leak_row *alc_leaks(const struct alc_rec *r, uint32_t *n);
 
 /*
  * alc_fold: the recording as the tree folded stacks and flame graphs show:

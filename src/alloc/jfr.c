@@ -158,6 +158,64 @@ static void grow(void **a, uint32_t *cap, uint32_t i, size_t sz)
 	*cap = c;
 }
 
+/* step: one step of a path, "java.util.HashMap.table", "java.util.HashMap$Node[]", appended to b. */
+static void step(char **b, const char *type, const char *field)
+{
+	size_t cap = 2 * strlen(type) + 16;
+	char *name = xmalloc(cap);
+	if (!strncmp(type, "class ", 6) || type[0] == '(')
+		snprintf(name, cap, "%s", type);
+	else
+		alc_java_name(type, name, cap);
+	bool has_field = field[0] && strcmp(field, "[]");
+	char *t = xasprintf("%s%s%s%s%s", *b ? *b : "", *b ? " \xe2\x86\x92 " : "", name,
+			    has_field ? "." : "", has_field ? field : "");
+	free(name);
+	free(*b);
+	*b = t;
+}
+
+/*
+ * leak: a P line's fields (after "P\t": node, class, skipped, root, then
+ * type and field pairs, root first) as a path of r->leaks. HS_ERR when the
+ * line is not as the reader writes it.
+ */
+static int leak(struct alc_rec *r, uint32_t *cap, char *line)
+{
+	size_t nf = 1;
+	for (const char *p = line; (p = strchr(p, '\t')); p++)
+		nf++;
+	char **f = xmallocarray(nf, sizeof *f);
+	int n = 0;
+	for (char *p = line;;) {
+		f[n++] = p;
+		char *t = strchr(p, '\t');
+		if (!t)
+			break;
+		*t = 0;
+		p = t + 1;
+	}
+	long long node, cls, skipped;
+	if (n < 6 || (n - 4) % 2 || r->nleaks >= MAX_IDS || !num(f[0], -1, (long long)r->nnodes - 1, &node) ||
+	    !num(f[1], 0, (long long)r->nclasses - 1, &cls) || !num(f[2], 0, INT64_MAX, &skipped)) {
+		free(f);
+		return HS_ERR;
+	}
+	for (int k = 3; k < n; k++)
+		unesc(f[k]);
+	char *b = xasprintf("[%s]", f[3]), *text = NULL;
+	for (int k = 4; k + 1 < n; k += 2)
+		step(&text, f[k], f[k + 1]);
+	char *all = xasprintf("%s %s \xe2\x86\x92 %s", b, text ? text : "", r->classes[cls]);
+	free(b);
+	free(text);
+	free(f);
+	grow((void **)&r->leaks, cap, r->nleaks, sizeof *r->leaks);
+	r->leaks[r->nleaks++] = (struct alc_leak){node < 0 ? ALC_NONE : (uint32_t)node, (uint32_t)cls,
+						  (uint64_t)skipped, all};
+	return HS_OK;
+}
+
 struct facts {
 	long long events, sample_events, tlab_events, old, truncated, depth, start_ms, end_ms;
 	long long first_threads, first_bytes, first_max;
@@ -170,7 +228,7 @@ struct facts {
  */
 static int parse(FILE *f, struct alc_rec *r, struct facts *fa, struct hs_error *err)
 {
-	uint32_t capm = 0, capn = 0, capc = 0, capk = 0;
+	uint32_t capm = 0, capn = 0, capc = 0, capk = 0, capl = 0;
 	char *line = NULL;
 	size_t lcap = 0;
 	ssize_t len;
@@ -188,6 +246,11 @@ static int parse(FILE *f, struct alc_rec *r, struct facts *fa, struct hs_error *
 			line[--len] = 0;
 		if ((size_t)len > MAX_LINE || strlen(line) != (size_t)len)
 			goto bad;
+		if (header && line[0] == 'P' && line[1] == '\t') {
+			if (leak(r, &capl, line + 2) != HS_OK)
+				goto bad;
+			continue;
+		}
 		char *fl[8];
 		int n = fields(line, fl, 8);
 		for (int k = 0; k < n; k++)

@@ -483,6 +483,48 @@ static int show_diff(const struct view_opts *o, const struct alc_rec *r, struct 
 	return HS_OK;
 }
 
+/*
+ * show_leaks: the recording's sampled live objects with their paths from GC
+ * roots, merged (alc_leaks): what a JFR recording's jdk.OldObjectSample
+ * events with path-to-gc-roots=true hold.
+ */
+static int show_leaks(struct sh *sh, const struct view_opts *o, const struct alc_rec *r)
+{
+	if (sh_is_live(sh))
+		return sh_error(sh, NULL, ":alloc leaks reads the paths of a JFR recording's old object "
+				"samples; in a running JVM heapsh does not find them yet: record with "
+				"'jcmd %d JFR.start settings=profile path-to-gc-roots=true', then "
+				"'jcmd %d JFR.dump filename=REC.jfr' and ':open REC.jfr'",
+				sh_live_pid(sh), sh_live_pid(sh));
+	if (!r->nleaks)
+		return sh_error(sh, NULL, "%s has no old object samples with paths to GC roots: JFR "
+				"writes them with path-to-gc-roots=true (JFR.dump, JFR.stop or "
+				"-XX:StartFlightRecording)", sh->ss->recording_path);
+	uint32_t n = 0;
+	struct alc_leak_row *rows = alc_leaks(r, &n);
+	static const char *const cols[] = {"class", "samples", "path", "allocated_at"};
+	struct out_table *t = out_table_new(4, cols);
+	uint32_t shown = cut(o, n, 25);
+	uint64_t skipped = 0;
+	for (uint32_t i = 0; i < shown; i++) {
+		char frame[1024];
+		alc_frame_text(r, rows[i].node, frame, sizeof frame);
+		out_cell_str(t, rows[i].cls);
+		out_cell_u64(t, rows[i].samples);
+		out_cell_str(t, rows[i].path);
+		out_cell_str(t, frame);
+		skipped += rows[i].skipped;
+	}
+	out_table_end(t);
+	more(shown, n);
+	if (out_mode == OUT_TABLE)
+		out_printf("(%u live object%s sampled by JFR, with their paths from GC roots%s)\n",
+			   r->nleaks, r->nleaks == 1 ? "" : "s",
+			   skipped ? "; \"links JFR left out\": JFR keeps the ends of long chains" : "");
+	free(rows);
+	return HS_OK;
+}
+
 static int write_file(struct sh *sh, const char *what, const struct view_opts *o,
 		      const struct alc_rec *r)
 {
@@ -522,7 +564,7 @@ int sh_cmd_alloc(struct sh *sh, int argc, char **argv)
 {
 	if (argc < 2)
 		return sh_error(sh, NULL, "usage: :alloc start|stop|status|reset|mark|accounts|classes|"
-				"sites|tree|diff|collapsed|flamegraph|pprof (:help alloc)");
+				"sites|tree|diff|collapsed|flamegraph|pprof|leaks (:help alloc)");
 	const char *sub = argv[1];
 	if (!sh_is_live(sh) && !sh->ss->recording)
 		return sh_error(sh, NULL, "%s", NEED_LIVE);
@@ -565,7 +607,8 @@ int sh_cmd_alloc(struct sh *sh, int argc, char **argv)
 	} views[] = {{"accounts", "--live --top", false}, {"classes", "--live --top", false},
 		     {"sites", "--live --top", false},	  {"tree", "--min", false},
 		     {"diff", "--top", false},		  {"collapsed", "--objects --live", true},
-		     {"flamegraph", "", true},		  {"pprof", "", true}};
+		     {"flamegraph", "", true},		  {"pprof", "", true},
+		     {"leaks", "--top", false}};
 	for (size_t k = 0; k < sizeof views / sizeof *views; k++) {
 		if (strcmp(sub, views[k].name))
 			continue;
@@ -582,11 +625,13 @@ int sh_cmd_alloc(struct sh *sh, int argc, char **argv)
 			rc = show_tree(&o, r);
 		else if (!strcmp(sub, "diff"))
 			rc = show_diff(&o, r, sh);
+		else if (!strcmp(sub, "leaks"))
+			rc = show_leaks(sh, &o, r);
 		else
 			rc = show_rows(sh, sub, &o, r);
 		alc_free(r);
 		return rc;
 	}
 	return sh_error(sh, NULL, "unknown :alloc subcommand '%s' (start, stop, status, reset, "
-			"mark, accounts, classes, sites, tree, diff, collapsed, flamegraph, pprof)", sub);
+			"mark, accounts, classes, sites, tree, diff, collapsed, flamegraph, pprof, leaks)", sub);
 }

@@ -1097,7 +1097,7 @@ const struct sh_command sh_commands[] = {
 	 "Have the attached JVM write a heap dump (jcmd GC.heap_dump) and open it."},
 	{"alloc", sh_cmd_alloc,
 	 ":alloc start|stop|status|reset|mark|accounts|classes|sites|tree|diff|collapsed|"
-	 "flamegraph|pprof [OPTIONS]",
+	 "flamegraph|pprof|leaks [OPTIONS]",
 	 "Allocation recording in the attached JVM (docs/agent.md): who allocates what,\n"
 	 "and what of it is still alive.\n"
 	 "  start [--interval BYTES|exact] [--accounts PATTERNS] [--depth N]\n"
@@ -1105,7 +1105,7 @@ const struct sh_command sh_commands[] = {
 	 "  stop | status | reset | mark\n"
 	 "  accounts|classes|sites [--live] [--top N] | tree [--min PCT] | diff [--top N]\n"
 	 "  collapsed FILE [--objects] [--live] | flamegraph FILE.html|FILE.svg |\n"
-	 "  pprof FILE.pb.gz\n"
+	 "  pprof FILE.pb.gz | leaks [--top N]\n"
 	 "start samples about one allocation per --interval bytes per thread (default\n"
 	 "512k; estimates, shown as ~N; no measurable cost) or, with exact, counts every\n"
 	 "allocation per site by rewriting the allocation sites of every class (classes\n"
@@ -1129,7 +1129,9 @@ const struct sh_command sh_commands[] = {
 	 "collapsed (folded stacks for flame-graph tools), flamegraph (FILE.html: a page\n"
 	 "to explore, with zoom, search and objects/bytes/live; FILE.svg: a picture),\n"
 	 "pprof (a profile for go tool pprof, Pyroscope: alloc_objects, alloc_space,\n"
-	 "inuse_objects, inuse_space; the class as the innermost frame).\n"
+	 "inuse_objects, inuse_space; the class as the innermost frame), leaks (of a JFR\n"
+	 "recording made with path-to-gc-roots=true: its old object samples' paths from\n"
+	 "GC roots, merged, most samples first; not yet in a running JVM).\n"
 	 "Live counts are taken after a full GC; --live sorts by live bytes."},
 	{"dynsize", sh_cmd_dynsize, ":dynsize ID|CLASS [--exact] [--top N]",
 	 "Dynamic size: the shallow sizes of everything an object reaches (its fields,\n"

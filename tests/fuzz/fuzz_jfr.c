@@ -4,7 +4,7 @@
  * which carries the recording's own strings (class and method names) and
  * numbers, as bad bytes; a recording that parses goes through the views
  * (per class, per site, the calling-context tree, folded stacks, the flame
- * graph page).
+ * graph page, the old object samples' paths).
  *
  * With HEAPSH_FUZZ_SEEDS=DIR, LLVMFuzzerInitialize writes a well-formed
  * reader output there (the corpus's seed) and exits.
@@ -29,6 +29,8 @@ static const char SEED[] =
 	"K\t1\t1\t1\t4096\t0\t0\n"
 	"K\t-1\t0\t1\t1024\t0\t0\n"
 	"K\t0\t1\t0\t0\t2\t48\n"
+	"P\t1\t0\t0\tThreads\tclass JfrWork\tKEPT\tjava.util.ArrayList\telementData\t[Ljava.lang.Object;\t[]\n"
+	"P\t-1\t1\t3\tClass Loader Data\tjava.lang.Thread\tthreadLocals\t\t(3 links JFR left out)\n"
 	"S\tevents\t16\n"
 	"S\tsource\tjdk.ObjectAllocationSample\n"
 	"S\tsample_events\t14\n"
@@ -74,6 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(alc_by_class(r, false, &n));
 		free(alc_by_site(r, true, &n));
 		free(alc_tree(r, 0, &n));
+		free(alc_leaks(r, &n));
 		FILE *sink = fopen("/dev/null", "w");
 		if (sink) {
 			alc_collapsed(r, sink, false, false);

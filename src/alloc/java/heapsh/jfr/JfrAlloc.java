@@ -25,6 +25,10 @@
  *   N  id  parent  method  line                (a frame: parent -1 = outermost kept)
  *   C  id  class                               (an allocated class, as JFR names it: "[I" for int[])
  *   K  node  class  objects  bytes  live_objects  live_bytes  (node -1: no stack)
+ *   P  node  class  skipped  root  type  field  type  field ...  (an old object
+ *      sample's path from its GC root: root system, then each referrer's type
+ *      and the field, "[]" an array element, that holds the next; the sample,
+ *      of class, last)
  *   S  key  value                              (a fact: events, start_ms, end_ms, source, depth, ...)
  *   E  message                                 (an error; the exit status is 1)
  * Ids count from 0 in order of appearance; parents come before children.
@@ -37,6 +41,7 @@ import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
@@ -238,8 +243,62 @@ public final class JfrAlloc {
             oldEvents++;
             RecordedObject o = e.getValue("object");
             RecordedClass c = o != null && o.hasField("type") ? o.getClass("type") : null;
-            add(old, node, cls(c), 0, 0, 1, longField(e, "objectSize"));
+            int k = cls(c);
+            add(old, node, k, 0, 0, 1, longField(e, "objectSize"));
+            path(node, k, o, e.hasField("root") ? e.getValue("root") : null);
         }
+    }
+
+    /*
+     * path: an old object sample's reference chain (path-to-gc-roots=true), as
+     * a P line, root first: the GC root's system, then each referrer's type
+     * and the field it holds the next one by ("[]" for an array element; a
+     * class object's type is "class NAME", its statics' holder). Chains JFR
+     * cut in the middle count their skipped links. No line without a chain.
+     */
+    private void path(int node, int k, RecordedObject o, RecordedObject root) {
+        List<String> steps = new ArrayList<>();
+        long skipped = 0;
+        RecordedObject ref = o != null && o.hasField("referrer") ? o.getValue("referrer") : null;
+        for (int guard = 0; ref != null && guard < 10000; guard++) {
+            RecordedObject next = ref.hasField("object") ? ref.getValue("object") : null;
+            if (next == null) {
+                break;
+            }
+            String field = "?";
+            RecordedObject f = ref.hasField("field") ? ref.getValue("field") : null;
+            RecordedObject a = ref.hasField("array") ? ref.getValue("array") : null;
+            if (f != null && f.hasField("name")) {
+                field = f.getString("name");
+            } else if (a != null) {
+                field = "[]";
+            }
+            int skip = ref.hasField("skip") ? Math.max(0, ref.getInt("skip")) : 0;
+            skipped += skip;
+            RecordedClass t = next.hasField("type") ? next.getClass("type") : null;
+            String type = t == null ? "?" : t.getName();
+            String d = next.hasField("description") ? next.getString("description") : null;
+            if (type.equals("java.lang.Class") && d != null && d.startsWith("Class Name: ")) {
+                type = "class " + d.substring("Class Name: ".length());
+            }
+            steps.add(field);
+            steps.add(type);
+            if (skip > 0) {
+                steps.add("");
+                steps.add("(" + skip + " links JFR left out)");
+            }
+            ref = next.hasField("referrer") ? next.getValue("referrer") : null;
+        }
+        if (steps.isEmpty()) {
+            return;
+        }
+        String system = root != null && root.hasField("system") ? root.getString("system") : null;
+        StringBuilder b = new StringBuilder("P\t").append(node).append('\t').append(k).append('\t')
+            .append(skipped).append('\t').append(esc(system == null ? "?" : system));
+        for (int i = steps.size() - 1; i >= 0; i--) {
+            b.append('\t').append(esc(steps.get(i)));
+        }
+        out.println(b);
     }
 
     private void keys(Map<Long, double[]> m) {
