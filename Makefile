@@ -66,7 +66,7 @@ all: $(BIN) $(AGENT)
 JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(command -v javac))) 2>/dev/null)
 AGENT_SRC = src/agent/agent.c src/agent/classes.c src/agent/histogram.c src/agent/snapshot.c \
             src/agent/instances.c src/agent/req.c src/agent/alloc.c src/agent/alloc_jvmti.c src/agent/instrument.c \
-            src/agent/sites.c src/agent/dump.c src/agent/analyze.c src/agent/lq.c \
+            src/agent/sites.c src/agent/leaks.c src/agent/dump.c src/agent/analyze.c src/agent/lq.c \
             src/agent/lqheap.c src/agent/lqset.c src/dsl/prog.c src/dsl/plan.c \
             src/base/classname.c src/base/fmt.c
 # Exact recordings rewrite classes with ASM (Debian's libasm-java) inside the

@@ -30,7 +30,7 @@
 enum {
 	T_HELLO = 1, T_INFO, T_HISTOGRAM, T_SNAPSHOT, T_INSTANCES, T_DETACH,
 	T_ALLOC_START, T_ALLOC_STOP, T_ALLOC_STATUS, T_ALLOC_RESET, T_ALLOC_MARK, T_ALLOC_READ,
-	T_DUMP, T_CLIENT, T_LEAVE, T_ANALYZE, T_CANCEL,
+	T_DUMP, T_CLIENT, T_LEAVE, T_ANALYZE, T_CANCEL, T_ALLOC_LEAKS,
 	T_DATA = 0x40, T_END = 0x41, T_ERROR = 0x7f
 };
 
@@ -138,6 +138,12 @@ bool ag_alloc_request(int fd, JNIEnv *env, uint8_t type, struct req *r);
 void ag_alloc_vm_death(JNIEnv *jni);
 /* ag_alloc_exists: a recording (running or stopped) lives in the agent. */
 bool ag_alloc_exists(void);
+/*
+ * ag_leaks_request (leaks.c): ALLOC_LEAKS on fd: paths from GC roots to the
+ * leak sample of the classes asked, in one walk in an environment of its
+ * own (docs/protocol.md); false closes the connection.
+ */
+bool ag_leaks_request(int fd, JNIEnv *jni, struct req *r);
 
 /*
  * ag_dump_request: serve DUMP on fd (dump.c): HotSpot's heap dumper writes

@@ -373,7 +373,7 @@ static int handle(int fd, JNIEnv *env, bool *hello, uint8_t type, uint8_t *paylo
 			ag_bu32(&b, AG_MAGIC);
 			ag_bu16(&b, AG_PROTO);
 			ag_bstr(&b, AG_VERSION);
-			ag_bstr(&b, "can_tag_objects,alloc,dump,clients,analyze");
+			ag_bstr(&b, "can_tag_objects,alloc,dump,clients,analyze,leaks");
 			ok = ag_send_frame(fd, T_HELLO, &b);
 			free(b.p);
 			*hello = true;
@@ -390,6 +390,8 @@ static int handle(int fd, JNIEnv *env, bool *hello, uint8_t type, uint8_t *paylo
 		ok = ag_alloc_request(fd, env, type, &r);
 	} else if (type == T_DUMP) {
 		ok = ag_dump_request(fd, env, &r);
+	} else if (type == T_ALLOC_LEAKS) {
+		ok = ag_leaks_request(fd, env, &r);
 	} else if (type == T_ANALYZE) {
 		JavaVM *vm = NULL;
 		ok = (*env)->GetJavaVM(env, &vm) == 0 && ag_analyze_request(fd, env, vm, &r);

@@ -696,6 +696,14 @@ static void halt(JNIEnv *jni)
 	R.stopped_ms = ag_wall_ms();
 }
 
+/* on_gc: GarbageCollectionFinish (a GC thread; no JNI): counted, then the mechanism's own. */
+static void JNICALL on_gc(jvmtiEnv *e)
+{
+	atomic_fetch_add(&R.gcs, 1);
+	if (R.gc_next)
+		R.gc_next(e);
+}
+
 bool ag_rec_env(const jvmtiCapabilities *caps, const jvmtiEventCallbacks *cb, const char *what,
 		char *why, size_t cap)
 {
@@ -711,8 +719,112 @@ bool ag_rec_env(const jvmtiCapabilities *caps, const jvmtiEventCallbacks *cb, co
 		snprintf(why, cap, "the JVM refused the capabilities of %s (JVMTI error %d)", what, err);
 		return false;
 	}
-	(*e)->SetEventCallbacks(e, cb, sizeof *cb);
+	/* GCs are counted for the ages of the leak sample, the mechanism's own callback chained. */
+	jvmtiCapabilities gc;
+	memset(&gc, 0, sizeof gc);
+	gc.can_generate_garbage_collection_events = 1;
+	atomic_store(&R.gcs, 0);
+	R.has_gcs = caps->can_generate_garbage_collection_events ||
+		    (*e)->AddCapabilities(e, &gc) == JVMTI_ERROR_NONE;
+	jvmtiEventCallbacks all = *cb;
+	R.gc_next = cb->GarbageCollectionFinish;
+	if (R.has_gcs)
+		all.GarbageCollectionFinish = on_gc;
+	(*e)->SetEventCallbacks(e, &all, sizeof all);
+	if (R.has_gcs)
+		(*e)->SetEventNotificationMode(e, JVMTI_ENABLE, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, NULL);
 	return true;
+}
+
+/* ---- the leak sample (recorder.h) ---- */
+
+/* rnd: a thread's own xorshift64* (Vigna 2016); only the sample's choices depend on it. */
+static uint64_t rnd(void)
+{
+	static __thread uint64_t x;
+	if (!x)
+		x = ((uint64_t)(uintptr_t)&x * 0x9e3779b97f4a7c15ULL) ^ ag_wall_ms() ^ 1;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	return x * 0x2545f4914f6cdd1dULL;
+}
+
+void ag_rsv_offer(JNIEnv *jni, jobject obj, uint32_t key)
+{
+	uint32_t cls = KEY(key)->cls;
+	if (cls >= RSV_CLASSES)
+		return;
+	struct rsv *chunk = atomic_load(&R.rsv[cls / RSV_CHUNK]);
+	if (!chunk) {
+		pthread_mutex_lock(&R.lock);
+		chunk = atomic_load(&R.rsv[cls / RSV_CHUNK]);
+		if (!chunk && (chunk = ag_rec_calloc(RSV_CHUNK, sizeof *chunk)))
+			atomic_store(&R.rsv[cls / RSV_CHUNK], chunk);
+		pthread_mutex_unlock(&R.lock);
+		if (!chunk)
+			return;
+	}
+	struct rsv *r = &chunk[cls % RSV_CHUNK];
+	uint64_t n = atomic_fetch_add(&r->seen, 1) + 1;
+	uint64_t j = n <= RSV_K ? n - 1 : rnd() % n;
+	if (j >= RSV_K)
+		return;
+	jweak w = (*jni)->NewWeakGlobalRef(jni, obj);
+	if (!w) {
+		ag_jni_clear(jni, "NewWeakGlobalRef");
+		return;
+	}
+	pthread_mutex_lock(&R.lock);
+	jweak old = r->s[j].ref;
+	r->s[j] = (struct rsv_slot){w, key, atomic_load(&R.gcs)};
+	pthread_mutex_unlock(&R.lock);
+	if (old)
+		(*jni)->DeleteWeakGlobalRef(jni, old);
+}
+
+uint32_t ag_rsv_take(JNIEnv *jni, uint32_t cls, jobject *objs, uint32_t *keys, uint32_t *ages,
+		     uint32_t cap)
+{
+	struct rsv *chunk = cls < RSV_CLASSES ? atomic_load(&R.rsv[cls / RSV_CHUNK]) : NULL;
+	if (!chunk)
+		return 0;
+	struct rsv_slot s[RSV_K];
+	pthread_mutex_lock(&R.lock);
+	memcpy(s, chunk[cls % RSV_CHUNK].s, sizeof s);
+	uint32_t now = atomic_load(&R.gcs);
+	/*
+	 * JNI under R.lock, which cannot block: an offer deletes the reference it
+	 * replaces only after taking the lock, so each one copied stays valid
+	 * here; a thread waiting for the lock in an allocation hook is in native
+	 * code and holds up no safepoint.
+	 */
+	uint32_t n = 0;
+	for (uint32_t j = 0; j < RSV_K && n < cap; j++) {
+		jobject o = s[j].ref ? (*jni)->NewLocalRef(jni, s[j].ref) : NULL;
+		if (!o)
+			continue;
+		objs[n] = o;
+		keys[n] = s[j].key;
+		ages[n++] = now - s[j].gc;
+	}
+	pthread_mutex_unlock(&R.lock);
+	return n;
+}
+
+void ag_rsv_drop(JNIEnv *jni)
+{
+	for (uint32_t c = 0; c < RSV_CLASSES / RSV_CHUNK; c++) {
+		struct rsv *chunk = atomic_exchange(&R.rsv[c], NULL);
+		if (!chunk)
+			continue;
+		for (uint32_t i = 0; jni && i < RSV_CHUNK; i++)
+			for (uint32_t j = 0; j < RSV_K; j++)
+				if (chunk[i].s[j].ref)
+					(*jni)->DeleteWeakGlobalRef(jni, chunk[i].s[j].ref);
+		free(chunk);
+		atomic_fetch_sub(&R.bytes, RSV_CHUNK * sizeof *chunk);
+	}
 }
 
 /* forget: the recording's environment and tables go (nothing records or follows any more). */
@@ -737,6 +849,7 @@ static void discard(JNIEnv *jni)
 	halt(jni);
 	if (R.mech == M_BYTECODE)
 		ag_bc_discard(jni);
+	ag_rsv_drop(jni);
 	forget();
 }
 

@@ -54,8 +54,10 @@ static void record(jvmtiEnv *e, JNIEnv *jni, jobject obj, jclass klass, jlong si
 	R.events++;
 	pthread_mutex_unlock(&R.lock);
 	jlong words = size / 8 > MAX_WORDS ? MAX_WORDS : size / 8;
-	if (R.live != LIVE_NONE)
+	if (R.live != LIVE_NONE) {
 		(*e)->SetTag(e, obj, (jlong)key + 1 + (words << 32));
+		ag_rsv_offer(jni, obj, key);
+	}
 }
 
 static void JNICALL on_alloc(jvmtiEnv *e, JNIEnv *jni, jthread thread, jobject obj, jclass klass,

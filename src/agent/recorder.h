@@ -86,6 +86,24 @@ struct tab {
 
 struct site;			/* instrument.c's */
 
+/*
+ * The leak sample (leaks.c, ALLOC_LEAKS): per recorded class, RSV_K of the
+ * objects the recording follows, chosen uniformly at random among all it
+ * followed (reservoir sampling: Vitter 1985, algorithm R), each a JNI weak
+ * reference with its key and the number of GCs finished when it was
+ * recorded (its age is the GCs since). Classes past RSV_CLASSES have none.
+ */
+#define RSV_K 32
+#define RSV_CHUNK 256
+#define RSV_CLASSES (256 * RSV_CHUNK)
+struct rsv {
+	_Atomic uint64_t seen;	/* followed objects offered */
+	struct rsv_slot {
+		jweak ref;	/* NULL: empty */
+		uint32_t key, gc;
+	} s[RSV_K];
+};
+
 extern struct recorder {
 	JavaVM *vm;
 	pthread_mutex_t lock;
@@ -118,7 +136,24 @@ extern struct recorder {
 	char **classes;
 	uint32_t nclasses, capclasses;
 	struct tab tmethods, tnames, tnodes, tkeys, tclasses;
+	struct rsv *_Atomic rsv[RSV_CLASSES / RSV_CHUNK];	/* the leak sample, by class */
+	_Atomic uint32_t gcs;	/* GCs finished since the recording's environment began */
+	bool has_gcs;		/* the JVM sends GarbageCollectionFinish: gcs counts */
+	jvmtiEventGarbageCollectionFinish gc_next;/* the mechanism's own GarbageCollectionFinish */
 } R;
+
+/*
+ * ag_rsv_offer: obj, just followed under key, offered to its class's leak
+ * sample (RSV_K kept; a weak reference made only for those kept). Takes
+ * R.lock only when obj is kept. ag_rsv_take: the live objects of class
+ * cls's sample as new local references into objs (with keys and ages in
+ * GCs), at most cap; their count. ag_rsv_drop: every sample let go (the
+ * weak references deleted; jni NULL: memory only).
+ */
+void ag_rsv_offer(JNIEnv *jni, jobject obj, uint32_t key);
+uint32_t ag_rsv_take(JNIEnv *jni, uint32_t cls, jobject *objs, uint32_t *keys, uint32_t *ages,
+		     uint32_t cap);
+void ag_rsv_drop(JNIEnv *jni);
 
 /* KEY: key i (i < R.nkeys); its chunk never moves. */
 #define KEY(i) (&R.keys[(i) / KEY_CHUNK][(i) % KEY_CHUNK])

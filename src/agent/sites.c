@@ -288,6 +288,7 @@ static void track(JNIEnv *jni, struct tstate *t, jobject obj, uint32_t key, jlon
 	uint64_t words = (uint64_t)size / 8;
 	words = words >= SAMPLED_BIT ? SAMPLED_BIT - 1 : words;
 	t->e[t->n++] = (struct entry){w, key, (uint32_t)words | (sampled ? SAMPLED_BIT : 0)};
+	ag_rsv_offer(jni, obj, key);
 }
 
 /*

@@ -156,7 +156,8 @@ struct alc_leak_row *alc_leaks(const struct alc_rec *r, uint32_t *n)
 		const struct alc_leak *l = &r->leaks[i];
 		rows[i] = (struct alc_leak_row){
 			l->cls < r->nclasses && r->classes && r->classes[l->cls] ? r->classes[l->cls] : "?",
-			l->path ? l->path : "?", l->node, 1, l->skipped};
+			l->path ? l->path : "?", l->node, 1, l->skipped,
+			l->age != ALC_NONE ? l->age : 0, l->age != ALC_NONE};
 	}
 	qsort(rows, r->nleaks, sizeof *rows, by_class_path);
 	uint32_t m = 0;
@@ -164,6 +165,8 @@ struct alc_leak_row *alc_leaks(const struct alc_rec *r, uint32_t *n)
 		if (m && !by_class_path(&rows[m - 1], &rows[i])) {
 			rows[m - 1].samples++;
 			rows[m - 1].skipped += rows[i].skipped;
+			rows[m - 1].age_sum += rows[i].age_sum;
+			rows[m - 1].aged += rows[i].aged;
 		} else {
 			rows[m++] = rows[i];
 		}
@@ -171,6 +174,61 @@ struct alc_leak_row *alc_leaks(const struct alc_rec *r, uint32_t *n)
 	qsort(rows, m, sizeof *rows, by_samples);
 	*n = m;
 	return rows;
+}
+
+static int by_growth(const void *a, const void *b)
+{
+	const struct alc_growth *x = a, *y = b;
+	if (x->growth_bytes != y->growth_bytes)
+		return x->growth_bytes < y->growth_bytes ? 1 : -1;
+	if (x->live_bytes != y->live_bytes)
+		return x->live_bytes < y->live_bytes ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+struct alc_growth *alc_growth(const struct alc_rec *r, uint32_t *n)
+{
+	struct alc_growth *g = xcalloc((size_t)r->nclasses + 1, sizeof *g);
+	for (uint32_t c = 0; c < r->nclasses; c++)
+		g[c] = (struct alc_growth){.cls = c, .name = r->classes[c] ? r->classes[c] : "?"};
+	for (uint32_t k = 0; k < r->nkeys; k++) {
+		const struct alc_key *key = &r->keys[k];
+		if (key->cls >= r->nclasses)
+			continue;
+		struct alc_growth *x = &g[key->cls];
+		x->live_objs += key->live_objs;
+		x->live_bytes += key->live_bytes;
+		x->growth_objs += key->live_objs - (r->st.has_mark ? key->mark_objs : 0);
+		x->growth_bytes += key->live_bytes - (r->st.has_mark ? key->mark_bytes : 0);
+	}
+	uint32_t m = 0;
+	for (uint32_t c = 0; c < r->nclasses; c++)
+		if (g[c].live_objs > 0)
+			g[m++] = g[c];
+	qsort(g, m, sizeof *g, by_growth);
+	*n = m;
+	return g;
+}
+
+void alc_path_step(char **b, const char *type, const char *field)
+{
+	size_t cap = 2 * strlen(type) + 16;
+	char *name = xmalloc(cap);
+	if (!strncmp(type, "class ", 6) || type[0] == '(')
+		snprintf(name, cap, "%s", type);
+	else
+		alc_java_name(type, name, cap);
+	bool has_field = field[0] && strcmp(field, "[]");
+	char *t = xasprintf("%s%s%s%s%s", *b ? *b : "", *b ? " \xe2\x86\x92 " : "", name,
+			    has_field ? "." : "", has_field ? field : "");
+	free(name);
+	free(*b);
+	*b = t;
+}
+
+char *alc_path_end(const char *root, const char *steps, const char *cls)
+{
+	return xasprintf("%s %s \xe2\x86\x92 %s", root, steps ? steps : "", cls);
 }
 
 /* ---- names ---- */

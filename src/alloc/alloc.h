@@ -111,13 +111,27 @@ struct alc_status {
 /* alc_cost: the measured cost of the recording st describes (ALC_COST_*). */
 const char *alc_cost(const struct alc_status *st);
 
-/* A sampled live object's path from a GC root (JFR's jdk.OldObjectSample with path-to-gc-roots). */
+/*
+ * A sampled live object's path from a GC root: JFR's jdk.OldObjectSample
+ * with path-to-gc-roots, or the agent's leak search (ALLOC_LEAKS).
+ */
 struct alc_leak {
 	uint32_t node;		/* its allocation site's frame, ALC_NONE: no stack */
 	uint32_t cls;		/* index into classes */
-	uint64_t skipped;	/* links of the chain JFR left out */
+	uint64_t skipped;	/* links of the chain left out */
+	uint32_t age;		/* GCs it survived since it was recorded, ALC_NONE: unknown */
 	char *path;		/* "[root] class Foo.CACHE -> java.util.HashMap.table -> ... -> Foo$Entry" */
 };
+
+/*
+ * alc_path_step: one step of a leak path appended to *b (new memory, the
+ * old freed): " → " and type as a Java name (a JNI signature or JFR's
+ * name converted; "class Foo" and "(...)" kept as they are), then ".field"
+ * unless field is "" or "[]". alc_path_end: the path's last step, its
+ * object's class cls, after root ("[root] steps → cls"); new memory.
+ */
+void alc_path_step(char **b, const char *type, const char *field);
+char *alc_path_end(const char *root, const char *steps, const char *cls);
 
 struct alc_rec {
 	struct alc_status st;
@@ -329,9 +343,26 @@ struct alc_leak_row {
 	const char *path;
 	uint32_t node;		/* the first sample's allocation site */
 	uint64_t samples;
-	uint64_t skipped;	/* links JFR left out of the samples' chains, in all */
+	uint64_t skipped;	/* links left out of the samples' chains, in all */
+	uint64_t age_sum;	/* GCs survived, added up over the samples of known age */
+	uint64_t aged;		/* samples of known age */
 };
 struct alc_leak_row *alc_leaks(const struct alc_rec *r, uint32_t *n);
+
+/*
+ * alc_growth: per class, the live objects and bytes of the recording's
+ * keys at the read and their growth: since the mark when there is one
+ * (live minus live at the mark), else since the start (all of it). Classes
+ * with live objects only, largest growth in bytes first (ties: live bytes,
+ * then name); *n rows in a new array (free()). Time O(k + c log c).
+ */
+struct alc_growth {
+	uint32_t cls;
+	const char *name;	/* r's class name */
+	double live_objs, live_bytes;
+	double growth_objs, growth_bytes;
+};
+struct alc_growth *alc_growth(const struct alc_rec *r, uint32_t *n);
 
 /*
  * alc_fold: the recording as the tree folded stacks and flame graphs show:

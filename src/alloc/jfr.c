@@ -158,23 +158,6 @@ static void grow(void **a, uint32_t *cap, uint32_t i, size_t sz)
 	*cap = c;
 }
 
-/* step: one step of a path, "java.util.HashMap.table", "java.util.HashMap$Node[]", appended to b. */
-static void step(char **b, const char *type, const char *field)
-{
-	size_t cap = 2 * strlen(type) + 16;
-	char *name = xmalloc(cap);
-	if (!strncmp(type, "class ", 6) || type[0] == '(')
-		snprintf(name, cap, "%s", type);
-	else
-		alc_java_name(type, name, cap);
-	bool has_field = field[0] && strcmp(field, "[]");
-	char *t = xasprintf("%s%s%s%s%s", *b ? *b : "", *b ? " \xe2\x86\x92 " : "", name,
-			    has_field ? "." : "", has_field ? field : "");
-	free(name);
-	free(*b);
-	*b = t;
-}
-
 /*
  * leak: a P line's fields (after "P\t": node, class, skipped, root, then
  * type and field pairs, root first) as a path of r->leaks. HS_ERR when the
@@ -205,14 +188,14 @@ static int leak(struct alc_rec *r, uint32_t *cap, char *line)
 		unesc(f[k]);
 	char *b = xasprintf("[%s]", f[3]), *text = NULL;
 	for (int k = 4; k + 1 < n; k += 2)
-		step(&text, f[k], f[k + 1]);
-	char *all = xasprintf("%s %s \xe2\x86\x92 %s", b, text ? text : "", r->classes[cls]);
+		alc_path_step(&text, f[k], f[k + 1]);
+	char *all = alc_path_end(b, text, r->classes[cls]);
 	free(b);
 	free(text);
 	free(f);
 	grow((void **)&r->leaks, cap, r->nleaks, sizeof *r->leaks);
 	r->leaks[r->nleaks++] = (struct alc_leak){node < 0 ? ALC_NONE : (uint32_t)node, (uint32_t)cls,
-						  (uint64_t)skipped, all};
+						  (uint64_t)skipped, ALC_NONE, all};
 	return HS_OK;
 }
 

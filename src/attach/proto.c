@@ -26,7 +26,7 @@
 enum {
 	T_HELLO = 1, T_INFO, T_HISTOGRAM, T_SNAPSHOT, T_INSTANCES, T_DETACH,
 	T_ALLOC_START, T_ALLOC_STOP, T_ALLOC_STATUS, T_ALLOC_RESET, T_ALLOC_MARK, T_ALLOC_READ,
-	T_DUMP, T_CLIENT, T_LEAVE, T_ANALYZE, T_CANCEL,
+	T_DUMP, T_CLIENT, T_LEAVE, T_ANALYZE, T_CANCEL, T_ALLOC_LEAKS,
 	T_DATA = 0x40, T_END = 0x41, T_ERROR = 0x7f
 };
 #define MAX_RECORDING ((size_t)1 << 30)	/* bytes of one ALLOC_READ stream */
@@ -1018,6 +1018,126 @@ int proto_alloc_read(struct proto_conn *c, struct alc_rec **out, struct hs_error
 			return HS_ERR;
 		}
 		*out = rec;
+		return HS_OK;
+	}
+}
+
+/* ---- ALLOC_LEAKS ---- */
+
+#define MAX_LEAK_STEPS 1024	/* the agent sends at most 256 */
+
+void proto_leaks_free(struct proto_leaks *l)
+{
+	for (uint32_t i = 0; l->v && i < l->n; i++) {
+		struct proto_leak *p = &l->v[i];
+		free(p->root);
+		for (uint32_t k = 0; k < p->nsteps; k++) {
+			free(p->type[k]);
+			free(p->field[k]);
+		}
+		free(p->type);
+		free(p->field);
+	}
+	free(l->v);
+	memset(l, 0, sizeof *l);
+}
+
+/* decode_leaks: the records of an ALLOC_LEAKS stream into out; false when malformed. */
+static bool decode_leaks(const uint8_t *p, size_t n, uint64_t records, struct proto_leaks *out)
+{
+	struct reply d = {T_DATA, (uint8_t *)p, (uint32_t)n, p, p + n, false};
+	if (records > n / 17)	/* a record takes at least 17 bytes */
+		return false;
+	out->v = xcalloc((size_t)records + 1, sizeof *out->v);
+	for (uint64_t i = 0; i < records && !d.bad; i++) {
+		struct proto_leak *l = &out->v[out->n++];
+		l->key = get_u32(&d);
+		l->age = get_u32(&d);
+		l->reached = get_u8(&d) != 0;
+		l->skipped = get_u32(&d);
+		l->root = get_str(&d);
+		uint32_t ns = get_u32(&d);
+		if (ns > MAX_LEAK_STEPS || !need(&d, (size_t)ns * 8))
+			return false;
+		l->type = xcalloc((size_t)ns + 1, sizeof *l->type);
+		l->field = xcalloc((size_t)ns + 1, sizeof *l->field);
+		for (; l->nsteps < ns && !d.bad; l->nsteps++) {
+			l->type[l->nsteps] = get_str(&d);
+			l->field[l->nsteps] = get_str(&d);
+		}
+	}
+	return !d.bad && d.at == d.end;
+}
+
+int proto_alloc_leaks(struct proto_conn *c, const uint32_t *classes, uint32_t n, uint64_t time_ms,
+		      uint64_t mem, struct proto_leaks *out, struct hs_error *err)
+{
+	memset(out, 0, sizeof *out);
+	if (!has_cap(c, "leaks")) {
+		seterr(err, "the agent in JVM %d is older than this heapsh and cannot find leaks "
+		       "(:detach, then attach again to load this heapsh's agent)", c->pid);
+		return HS_ERR;
+	}
+	struct obuf b = {0};
+	put_u32(&b, n);
+	for (uint32_t i = 0; i < n; i++)
+		put_u32(&b, classes[i]);
+	put_u64(&b, time_ms);
+	put_u64(&b, mem);
+	int st = send_req(c, T_ALLOC_LEAKS, &b, err);
+	free(b.p);
+	if (st)
+		return HS_ERR;
+	struct obuf all = {0};
+	bool cancel_sent = false;
+	int64_t wait_until = now_ms() + (int64_t)time_ms + WALK_MS;
+	for (;;) {
+		struct reply r;
+		if (wait_frame(c, &r, &wait_until, &cancel_sent, err)) {
+			free(all.p);
+			return HS_ERR;
+		}
+		if (r.type == T_ERROR) {
+			free(all.p);
+			return error_frame(&r, err);
+		}
+		if (r.type == T_DATA) {
+			if (all.len + r.len > MAX_RESULTS) {
+				free(r.p);
+				free(all.p);
+				proto_close(c);
+				seterr(err, "the agent's leak paths are over %zu MiB; the connection is "
+				       "closed", MAX_RESULTS >> 20);
+				return HS_ERR;
+			}
+			put(&all, r.p, r.len);
+			free(r.p);
+			continue;
+		}
+		uint64_t records = get_u64(&r);
+		out->reached = get_u32(&r);
+		out->nodes = get_u32(&r);
+		out->cut = get_u64(&r);
+		out->refs = get_u64(&r);
+		out->prep_ms = get_u64(&r);
+		out->walk_ms = get_u64(&r);
+		uint8_t flags = get_u8(&r);
+		out->gcs = get_u32(&r);
+		out->timed_out = flags & 1;
+		out->has_gcs = (flags & 4) != 0;
+		if (check_reply(c, &r, T_END, err)) {
+			free(all.p);
+			return HS_ERR;
+		}
+		bool ok = decode_leaks(all.p, all.len, records, out);
+		free(all.p);
+		if (!ok || out->reached > out->n) {
+			proto_leaks_free(out);
+			proto_close(c);
+			seterr(err, "the agent's leak paths do not follow the protocol; the connection "
+			       "is closed");
+			return HS_ERR;
+		}
 		return HS_OK;
 	}
 }

@@ -172,6 +172,38 @@ int proto_alloc_decode(const uint8_t *p, size_t n, uint64_t records, struct alc_
 		       size_t cap);
 
 /*
+ * proto_alloc_leaks: paths from GC roots to the leak sample (up to 32 live
+ * followed objects per class) of the recording's classes classes[0..n)
+ * (the recorder's class numbers, as ALLOC_READ gives them; n <= 64), found
+ * by the agent in one walk of the heap inside the JVM (docs/protocol.md,
+ * ALLOC_LEAKS; docs/agent.md), within time_ms for the walk and mem bytes
+ * of tags. Each sampled object is one path: its key, its age in GCs since
+ * it was recorded, reached or not, links left out, the root's words and
+ * the steps from the root (type as a JNI signature or "class NAME", field
+ * name, "[]" for an array element, "" for none). Ctrl-C sends CANCEL.
+ * HS_ERR with the agent's words (no recording, --live none, cancelled) or
+ * the connection's; out is new memory (proto_leaks_free).
+ */
+struct proto_leak {
+	uint32_t key, age, skipped;
+	bool reached;
+	char *root;
+	uint32_t nsteps;
+	char **type, **field;
+};
+struct proto_leaks {
+	struct proto_leak *v;
+	uint32_t n;
+	uint32_t reached, nodes, gcs;	/* sampled objects reached; objects tagged; GCs so far */
+	uint64_t cut, refs;	/* objects left unwalked by the memory limit; references seen */
+	uint64_t prep_ms, walk_ms;	/* classes and fixed point (JVM running); the walk (JVM paused) */
+	bool timed_out, has_gcs;
+};
+int proto_alloc_leaks(struct proto_conn *c, const uint32_t *classes, uint32_t n, uint64_t time_ms,
+		      uint64_t mem, struct proto_leaks *out, struct hs_error *err);
+void proto_leaks_free(struct proto_leaks *l);
+
+/*
  * proto_dump: the agent has HotSpot's heap dumper (HotSpotDiagnosticMXBean)
  * write the JVM's live objects to path (absolute; a file that must not
  * exist); *ms: how long the dump took in the JVM. For JVMs whose attach

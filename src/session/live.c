@@ -384,6 +384,52 @@ void hs_alloc_bounds(struct hs_session *s, const struct alc_status *st)
 			  "(--live none): live counts are 0");
 }
 
+int hs_alloc_leaks(struct hs_session *s, struct alc_rec *r, uint64_t time_ms, uint64_t mem,
+		   struct hs_leak_search *st)
+{
+	memset(st, 0, sizeof *st);
+	if (!s->live)
+		return hs_fail(s, "no JVM is attached");
+	struct proto_conn *c = hs_live_conn(s);
+	if (!c)
+		return HS_ERR;
+	uint32_t ng = 0, classes[16];
+	struct alc_growth *g = alc_growth(r, &ng);
+	for (uint32_t i = 0; i < ng && st->classes < 16; i++)
+		if (g[i].growth_bytes > 0)
+			classes[st->classes++] = g[i].cls;
+	free(g);
+	if (!st->classes)
+		return HS_OK;
+	struct proto_leaks pl;
+	struct hs_error err;
+	if (proto_alloc_leaks(c, classes, st->classes, time_ms, mem, &pl, &err))
+		return hs_fail(s, "%s", err.msg);
+	for (uint32_t i = 0; r->leaks && i < r->nleaks; i++)
+		free(r->leaks[i].path);
+	free(r->leaks);
+	r->leaks = xcalloc((size_t)pl.n + 1, sizeof *r->leaks);
+	r->nleaks = 0;
+	for (uint32_t i = 0; i < pl.n; i++) {
+		const struct proto_leak *l = &pl.v[i];
+		if (!l->reached)
+			continue;
+		const struct alc_key *k = l->key < r->nkeys ? &r->keys[l->key] : NULL;
+		char *root = xasprintf("[%s]", l->root), *steps = NULL;
+		for (uint32_t j = 0; j < l->nsteps; j++)
+			alc_path_step(&steps, l->type[j], l->field[j]);
+		char *path = alc_path_end(root, steps, k && k->cls < r->nclasses ? r->classes[k->cls] : "?");
+		free(root);
+		free(steps);
+		r->leaks[r->nleaks++] = (struct alc_leak){k ? k->node : ALC_NONE, k ? k->cls : ALC_NONE,
+							  l->skipped, pl.has_gcs ? l->age : ALC_NONE, path};
+	}
+	*st = (struct hs_leak_search){st->classes, pl.n, pl.reached, pl.nodes, pl.cut,
+				      pl.prep_ms, pl.walk_ms, pl.timed_out, pl.has_gcs};
+	proto_leaks_free(&pl);
+	return HS_OK;
+}
+
 int hs_alloc_fetch(struct hs_session *s, struct alc_rec **out)
 {
 	*out = NULL;

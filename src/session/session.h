@@ -185,6 +185,25 @@ void hs_live_close(struct hs_session *s);
  * file (hs_open_recording). HS_ERR with s->err.
  */
 int hs_alloc_fetch(struct hs_session *s, struct alc_rec **out);
+/*
+ * hs_alloc_leaks: paths from GC roots to the leak sample of up to 16 of
+ * r's classes that grew most (alc_growth; r read from the attached JVM by
+ * hs_alloc_fetch), found by the agent inside the JVM in one walk, without a
+ * heap dump (proto_alloc_leaks; docs/agent.md, "Leaks in a running JVM"),
+ * within time_ms of walk and mem bytes of the agent's memory. The paths
+ * become r->leaks (replacing any), one per sampled object reached, with
+ * its allocation site and age; *st says what the search did. HS_ERR with
+ * s->err (no JVM, no recording, --live none, cancelled, connection lost).
+ */
+struct hs_leak_search {
+	uint32_t classes, sampled, reached;	/* classes searched; their sampled objects; reached */
+	uint32_t nodes;		/* objects the walk tagged */
+	uint64_t cut;		/* objects not walked for the memory limit */
+	uint64_t prep_ms, walk_ms;	/* the JVM running; the JVM paused */
+	bool timed_out, has_gcs;
+};
+int hs_alloc_leaks(struct hs_session *s, struct alc_rec *r, uint64_t time_ms, uint64_t mem,
+		   struct hs_leak_search *st);
 /* hs_alloc_bounds: notices of what the agent's bounds left out of a recording (st). */
 void hs_alloc_bounds(struct hs_session *s, const struct alc_status *st);
 

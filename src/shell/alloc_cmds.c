@@ -483,19 +483,124 @@ static int show_diff(const struct view_opts *o, const struct alc_rec *r, struct 
 	return HS_OK;
 }
 
+/* leak_rank: rows of the agent's leak search, the class that grew most first, then most samples. */
+struct ranked {
+	struct alc_leak_row row;
+	uint32_t rank;		/* the class's place in alc_growth */
+	const struct alc_growth *g;
+};
+
+static int by_rank(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	if (x->row.samples != y->row.samples)
+		return x->row.samples < y->row.samples ? 1 : -1;
+	return strcmp(x->row.path, y->row.path);
+}
+
+/*
+ * show_live_leaks: :alloc leaks in a running JVM: the agent's search for
+ * paths from GC roots to the leak sample of the classes that grew most
+ * (hs_alloc_leaks), one row per class and path, with the class's live
+ * objects, bytes and growth and the samples' mean age in GCs.
+ */
+static int show_live_leaks(struct sh *sh, const struct view_opts *o, struct alc_rec *r)
+{
+	if (r->st.no_live)
+		return sh_error(sh, NULL, "this recording does not follow its objects (--live none): "
+				":alloc start without --live none to find leaks");
+	uint32_t secs = 0, mib = 0;
+	sh_live_limits(&secs, &mib);
+	struct hs_leak_search ls;
+	if (hs_alloc_leaks(sh->ss, r, (uint64_t)secs * 1000, (uint64_t)mib << 20, &ls) != HS_OK)
+		return sh_error(sh, NULL, "%s", sh->ss->err.msg);
+	uint32_t ng = 0, n = 0;
+	struct alc_growth *g = alc_growth(r, &ng);
+	uint32_t *rank = xmallocarray((size_t)r->nclasses + 1, sizeof *rank);
+	for (uint32_t c = 0; c <= r->nclasses; c++)
+		rank[c] = UINT32_MAX;
+	for (uint32_t i = 0; i < ng; i++)
+		rank[g[i].cls] = i;
+	struct alc_leak_row *rows = alc_leaks(r, &n);
+	struct ranked *rk = xcalloc((size_t)n + 1, sizeof *rk);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t c = UINT32_MAX;
+		for (uint32_t k = 0; k < r->nclasses && c == UINT32_MAX; k++)
+			if (r->classes[k] == rows[i].cls)
+				c = k;
+		rk[i].row = rows[i];
+		rk[i].rank = c < r->nclasses ? rank[c] : UINT32_MAX;
+		rk[i].g = rk[i].rank < ng ? &g[rk[i].rank] : NULL;
+	}
+	qsort(rk, n, sizeof *rk, by_rank);
+	static const char *const cols[] = {"class",	   "samples",	 "path",	  "allocated_at",
+					   "live_objects", "live_bytes", "growth_bytes", "age_gcs"};
+	struct out_table *t = out_table_new(8, cols);
+	uint32_t shown = cut(o, n, 25);
+	for (uint32_t i = 0; i < shown; i++) {
+		const struct alc_leak_row *w = &rk[i].row;
+		char frame[1024];
+		alc_frame_text(r, w->node, frame, sizeof frame);
+		out_cell_str(t, w->cls);
+		out_cell_u64(t, w->samples);
+		out_cell_str(t, w->path);
+		out_cell_str(t, frame);
+		if (rk[i].g) {
+			count(t, r, rk[i].g->live_objs);
+			sh_bytes_cell(t, (uint64_t)llround(rk[i].g->live_bytes));
+			out_cell_i64(t, (int64_t)llround(rk[i].g->growth_bytes));
+		} else {
+			out_cell_null(t);
+			out_cell_null(t);
+			out_cell_null(t);
+		}
+		if (w->aged)
+			out_cell_u64(t, (w->age_sum + w->aged / 2) / w->aged);
+		else
+			out_cell_null(t);
+	}
+	out_table_end(t);
+	more(shown, n);
+	if (out_mode == OUT_TABLE) {
+		out_printf("(paths to %u of %u sampled live objects of the %u classes that grew most%s, "
+			   "found inside the JVM in one walk of its heap: JVM paused %" PRIu64 " ms, "
+			   "%u objects tagged%s)\n",
+			   ls.reached, ls.sampled, ls.classes,
+			   r->st.has_mark ? " since the mark" : " since the start", ls.walk_ms, ls.nodes,
+			   ls.has_gcs ? "; age_gcs: the GCs a sample survived, its mean" : "");
+		if (!ls.classes)
+			out_printf("(no recorded class has more live objects than %s: nothing grew)\n",
+				   r->st.has_mark ? "at the mark" : "at the start");
+		if (ls.reached < ls.sampled)
+			out_printf("(%u sampled objects were not reached: dead since the read, held only "
+				   "through a String or a weak reference%s)\n", ls.sampled - ls.reached,
+				   ls.timed_out || ls.cut ? ", or past the limits" : "");
+		if (ls.timed_out)
+			out_printf("(the walk stopped at the time limit, :live --time %u: paths are missing)\n",
+				   secs);
+		if (ls.cut)
+			out_printf("(the memory limit, :live --memory %u, left %" PRIu64 " objects unwalked: "
+				   "paths through them are missing)\n", mib, ls.cut);
+	}
+	free(rk);
+	free(rows);
+	free(rank);
+	free(g);
+	return HS_OK;
+}
+
 /*
  * show_leaks: the recording's sampled live objects with their paths from GC
- * roots, merged (alc_leaks): what a JFR recording's jdk.OldObjectSample
+ * roots, merged (alc_leaks): in a running JVM the agent's search
+ * (show_live_leaks); from a JFR recording, what its jdk.OldObjectSample
  * events with path-to-gc-roots=true hold.
  */
-static int show_leaks(struct sh *sh, const struct view_opts *o, const struct alc_rec *r)
+static int show_leaks(struct sh *sh, const struct view_opts *o, struct alc_rec *r)
 {
 	if (sh_is_live(sh))
-		return sh_error(sh, NULL, ":alloc leaks reads the paths of a JFR recording's old object "
-				"samples; in a running JVM heapsh does not find them yet: record with "
-				"'jcmd %d JFR.start settings=profile path-to-gc-roots=true', then "
-				"'jcmd %d JFR.dump filename=REC.jfr' and ':open REC.jfr'",
-				sh_live_pid(sh), sh_live_pid(sh));
+		return show_live_leaks(sh, o, r);
 	if (!r->nleaks)
 		return sh_error(sh, NULL, "%s has no old object samples with paths to GC roots: JFR "
 				"writes them with path-to-gc-roots=true (JFR.dump, JFR.stop or "

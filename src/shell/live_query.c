@@ -606,6 +606,12 @@ out:
 	return rc;
 }
 
+void sh_live_limits(uint32_t *secs, uint32_t *mib)
+{
+	*secs = live_time_s;
+	*mib = live_mem_mb;
+}
+
 int sh_cmd_live(struct sh *sh, int argc, char **argv)
 {
 	for (int k = 1; k < argc; k++) {

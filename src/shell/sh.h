@@ -235,6 +235,8 @@ bool sh_live_farewell(struct sh *sh);
  */
 void sh_live_leave(struct sh *sh);
 int sh_alloc_fetch(struct sh *sh, struct alc_rec **out);
+/* sh_live_limits: :live's time limit (seconds) and agent memory limit (MiB) for work inside the JVM. */
+void sh_live_limits(uint32_t *secs, uint32_t *mib);
 
 /* sh_dsl: the query language session of the current heap, made on first use. */
 struct dsl *sh_dsl(struct sh *sh);

@@ -12,6 +12,9 @@ import java.util.concurrent.CountDownLatch;
  * - a byte[1000] to a list in a ThreadLocal of the thread "leak-holder",
  *   which stays alive, parked,
  * each up to 15,000 (30, 15 and 15 MB), and makes garbage as it goes.
+ * With "wait" for SECONDS (heapsh's :alloc leaks in the running JVM,
+ * tests/t_alloc.sh): it prints "ready PID", grows about one round a
+ * millisecond until the maximum, and runs until its stdin ends.
  * KNOWN FACTS, the paths from their GC roots:
  *   class JfrLeak.CACHE -> java.util.HashMap.table -> java.util.HashMap$Node[]
  *     -> java.util.HashMap$Node.value -> JfrLeak$Entry.data -> byte[]
@@ -36,14 +39,32 @@ public class JfrLeak {
     static volatile Object sink;
 
     public static void main(String[] args) throws Exception {
-        long end = System.nanoTime() + Long.parseLong(args[0]) * 1_000_000_000L;
+        boolean wait = args[0].equals("wait");
+        long end = wait ? Long.MAX_VALUE : System.nanoTime() + Long.parseLong(args[0]) * 1_000_000_000L;
+        int every = wait ? 1 : 200;
+        if (wait) {
+            Thread reader = new Thread(() -> {
+                try {
+                    while (System.in.read() >= 0) {
+                        // until the end of stdin
+                    }
+                } catch (java.io.IOException e) {
+                    // exit
+                }
+                System.exit(0);
+            }, "stdin");
+            reader.setDaemon(true);
+            reader.start();
+            System.out.println("ready " + ProcessHandle.current().pid());
+            System.out.flush();
+        }
         CountDownLatch done = new CountDownLatch(1);
         CountDownLatch holderDone = new CountDownLatch(1);
         Thread holder = new Thread(() -> {
             for (int i = 0; System.nanoTime() < end; i++) {
                 growLocal();
                 sink = new byte[1000];
-                if (i % 200 == 0) {
+                if (i % every == 0) {
                     pause();
                 }
             }
@@ -62,7 +83,7 @@ public class JfrLeak {
                 LISTENERS.add(new Listener());
             }
             sink = new byte[2000];
-            if (i % 200 == 0) {
+            if (i % every == 0) {
                 pause();
             }
         }

@@ -1,0 +1,821 @@
+/*
+ * leaks.c - the agent's ALLOC_LEAKS request (docs/protocol.md; `:alloc leaks`
+ * in a running JVM): paths from GC roots to the leak sample of chosen
+ * classes (recorder.h: the recording's followed objects ag_rsv_offer kept),
+ * found inside the JVM without a heap dump, in one FollowReferences walk.
+ *
+ * Why one walk, and what it walks (docs/agent.md, "Leaks in a running
+ * JVM"). Between callbacks JVMTI knows an object only by a tag, and a tag
+ * costs 1-2 us: tagging the 10.6 M objects of a 1 GB heap took 12 s on JDK
+ * 17 and 24 s on JDK 25, where HotSpot's heap dump paused it 1.8 s and a
+ * walk that tags nothing 0.6-0.8 s. A search backwards from the sampled
+ * objects needs a whole walk per link. So the one walk tags, with the link
+ * it came by, only objects that can lie on a path to a sampled object, and
+ * does not go past the others: an object can when its class declares an
+ * instance field (or, for an array class, an element type) whose type
+ * admits a class that can, or a sampled class itself (a least fixed point
+ * over the loaded classes' declared field types, from the sampled classes
+ * up). Class objects are always walked (their static fields start paths);
+ * java.lang.String is not (its byte[] is no leak's holder), nor the
+ * referent of a java.lang.ref.Reference (it holds nothing alive). The
+ * first path the walk meets to a sampled object is its path (HotSpot walks
+ * depth first: a path, not always the shortest, as MAT's "merge shortest
+ * paths" would give). The tags live in an environment of the request's own,
+ * disposed at the end: nothing is left in the JVM.
+ *
+ * Bounds: nodes (tagged objects) by the request's memory limit, the walk's
+ * time by its time limit (the walk is aborted, a pause no longer than it),
+ * Ctrl-C (CANCEL) looked for every 65,536 references; a path is kept up to
+ * MAX_STEPS links from its object, the rest counted as left out.
+ */
+#include <jvmti.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recorder.h"
+#include "../base/classname.h"
+
+#define CLS_BIT (1LL << 62)	/* a class's tag: CLS_BIT | index + 1 */
+#define NODE_BIT (1LL << 61)	/* a walked object's tag: NODE_BIT | node + 1 */
+#define SELF_TAG (1LL << 60)	/* the agent's own thread */
+#define LOW(t) ((uint32_t)((t) & 0xffffffffLL))
+
+#define UNSET 0xffffffffu	/* a sampled object not reached (yet) */
+#define P_UNKNOWN 0xfffffffeu	/* reached from an object walked without a tag */
+#define P_CLASS 0x80000000u	/* | class: a static field of that class */
+#define P_ROOT 0x40000000u	/* | root: a GC root (roots[]) */
+#define MAX_NODES (1u << 30)
+#define MAX_ROOTS (1u << 20)
+#define MAX_STEPS 256
+#define MAX_CLASSES_ASKED 64
+#define NODE_COST 96		/* bytes a node costs: ours and the JVM's tag map entry */
+
+/* A loaded class, as the fixed point and the paths need it. */
+struct lcls {
+	jclass k;		/* local reference */
+	char *sig;		/* JNI signature (a copy) */
+	uint32_t sid;		/* its signature's number */
+	uint32_t *sup, nsup;	/* signatures it is assignable to (itself included) */
+	uint32_t *ft, nft;	/* declared types of its instance reference fields (arrays: element) */
+	int32_t referent;	/* JVMTI index of Reference.referent, -1: not a Reference */
+	bool reach;		/* an instance can lie on a path to a sampled object */
+	char **names;		/* field names by JVMTI index (made for the paths), NULL: not yet */
+	uint32_t nnames;
+};
+
+/* A walked (tagged) object: the link it was reached by. */
+struct lnode {
+	uint32_t parent;	/* node, P_CLASS | class, P_ROOT | root, P_UNKNOWN, UNSET */
+	uint32_t cls;		/* its class, UINT32_MAX: a class loaded after the walk began */
+	int32_t index;		/* field index or array index of the link; -1 */
+	uint8_t kind;		/* jvmtiHeapReferenceKind of the link */
+};
+
+struct lroot {
+	uint8_t kind;
+	jmethodID method;	/* stack and JNI locals: the frame's method, or NULL */
+};
+
+struct walk {
+	int fd;
+	struct lcls *c;
+	uint32_t nc, class_class;	/* java.lang.Class's index */
+	uint32_t string_class;
+	struct lnode *nodes;
+	uint32_t n, cap;	/* nodes; the first ntarget are the sampled objects */
+	uint32_t ntarget, reached;
+	struct lroot *roots;
+	uint32_t nroots;
+	uint64_t refs, cut;	/* references seen; objects not walked for the memory limit */
+	int64_t deadline;
+	int stop;		/* 0, or why the walk was aborted: 1 time, 2 cancelled */
+	bool oom;
+};
+
+/* ---- signatures ---- */
+
+struct sigtab {
+	char **s;		/* by number */
+	uint32_t n, cap;
+	uint32_t *slot;		/* open addressing: number + 1, 0 empty */
+	uint32_t mask;
+};
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 1099511628211ULL;
+	return h;
+}
+
+/* sig_id: the number of signature s (copied when new); UINT32_MAX when out of memory. */
+static uint32_t sig_id(struct sigtab *t, const char *s)
+{
+	if (2 * (t->n + 1) > t->mask) {
+		uint32_t m = t->mask ? 2 * t->mask + 1 : 1023;
+		uint32_t *slot = calloc((size_t)m + 1, sizeof *slot);
+		if (!slot)
+			return UINT32_MAX;
+		for (uint32_t i = 0; i < t->n; i++) {
+			uint32_t h = (uint32_t)str_hash(t->s[i]) & m;
+			while (slot[h])
+				h = (h + 1) & m;
+			slot[h] = i + 1;
+		}
+		free(t->slot);
+		t->slot = slot;
+		t->mask = m;
+	}
+	uint32_t h = (uint32_t)str_hash(s) & t->mask;
+	for (; t->slot[h]; h = (h + 1) & t->mask)
+		if (!strcmp(t->s[t->slot[h] - 1], s))
+			return t->slot[h] - 1;
+	if (t->n == t->cap) {
+		uint32_t cap = t->cap ? 2 * t->cap : 1024;
+		char **g = realloc(t->s, (size_t)cap * sizeof *g);
+		if (!g)
+			return UINT32_MAX;
+		t->s = g;
+		t->cap = cap;
+	}
+	char *copy = strdup(s);
+	if (!copy)
+		return UINT32_MAX;
+	t->s[t->n] = copy;
+	t->slot[h] = t->n + 1;
+	return t->n++;
+}
+
+static void sig_free(struct sigtab *t)
+{
+	for (uint32_t i = 0; i < t->n; i++)
+		free(t->s[i]);
+	free(t->s);
+	free(t->slot);
+}
+
+/* add_id: v to the set a (n used, *cap room) unless there; false when out of memory. */
+static bool add_id(uint32_t **a, uint32_t *n, uint32_t *cap, uint32_t v)
+{
+	for (uint32_t i = 0; i < *n; i++)
+		if ((*a)[i] == v)
+			return true;
+	if (*n == *cap) {
+		uint32_t c = *cap ? 2 * *cap : 8;
+		uint32_t *g = realloc(*a, (size_t)c * sizeof *g);
+		if (!g)
+			return false;
+		*a = g;
+		*cap = c;
+	}
+	(*a)[(*n)++] = v;
+	return true;
+}
+
+/* ---- the loaded classes: supertypes and declared field types ---- */
+
+/* supers_of: the signatures k (not an array) is assignable to, into c->sup. */
+static bool supers_of(jvmtiEnv *e, JNIEnv *jni, struct sigtab *st, struct lcls *c)
+{
+	uint32_t cap = 0;
+	jclass todo[256];
+	int nt = 0;
+	todo[nt++] = (*jni)->NewLocalRef(jni, c->k);
+	bool ok = true;
+	while (nt > 0 && ok) {
+		jclass k = todo[--nt];
+		char *sig = NULL;
+		if ((*e)->GetClassSignature(e, k, &sig, NULL) == JVMTI_ERROR_NONE && sig) {
+			uint32_t id = sig_id(st, sig);
+			ok = id != UINT32_MAX && add_id(&c->sup, &c->nsup, &cap, id);
+			(*e)->Deallocate(e, (unsigned char *)sig);
+		}
+		jclass s = (*jni)->GetSuperclass(jni, k);
+		if (s && nt < 256)
+			todo[nt++] = s;
+		jint ni = 0;
+		jclass *ifs = NULL;
+		if ((*e)->GetImplementedInterfaces(e, k, &ni, &ifs) == JVMTI_ERROR_NONE) {
+			for (jint i = 0; i < ni; i++) {
+				if (nt < 256)
+					todo[nt++] = ifs[i];
+				else
+					(*jni)->DeleteLocalRef(jni, ifs[i]);
+			}
+			(*e)->Deallocate(e, (unsigned char *)ifs);
+		}
+		(*jni)->DeleteLocalRef(jni, k);
+	}
+	while (nt > 0)
+		(*jni)->DeleteLocalRef(jni, todo[--nt]);
+	uint32_t obj = sig_id(st, "Ljava/lang/Object;");	/* interfaces are Objects too */
+	return ok && obj != UINT32_MAX && add_id(&c->sup, &c->nsup, &cap, obj);
+}
+
+/*
+ * chain_fields: every field of k's class chain in JVMTI index order (the
+ * interfaces' fields first, counted only; then java.lang.Object's down to
+ * k's own, static and instance alike: jvmtiHeapReferenceInfoField), each
+ * given to f with its index. The first index is returned through *first.
+ */
+typedef void (*field_fn)(void *ctx, jint index, const char *declaring, const char *name,
+			 const char *sig, bool is_static);
+static void chain_fields(jvmtiEnv *e, JNIEnv *jni, jclass k, field_fn f, void *ctx)
+{
+	jclass chain[64];
+	int depth = 0;
+	for (jclass c = (*jni)->NewLocalRef(jni, k); c && depth < 64;) {
+		chain[depth++] = c;
+		c = (*jni)->GetSuperclass(jni, c);
+	}
+	jclass seen[512];
+	jint nseen = 0;
+	jint index = (jint)ag_iface_fields(e, jni, k, seen, &nseen, 512);
+	for (jint i = 0; i < nseen; i++)
+		(*jni)->DeleteLocalRef(jni, seen[i]);
+	for (int d = depth; d-- > 0;) {
+		char *decl = NULL;
+		(*e)->GetClassSignature(e, chain[d], &decl, NULL);
+		jint nf = 0;
+		jfieldID *fs = NULL;
+		if ((*e)->GetClassFields(e, chain[d], &nf, &fs) != JVMTI_ERROR_NONE)
+			nf = 0;
+		for (jint i = 0; i < nf; i++, index++) {
+			char *name = NULL, *sig = NULL;
+			jint mods = 0;
+			(*e)->GetFieldName(e, chain[d], fs[i], &name, &sig, NULL);
+			(*e)->GetFieldModifiers(e, chain[d], fs[i], &mods);
+			if (name && sig)
+				f(ctx, index, decl ? decl : "", name, sig, (mods & 0x0008) != 0);
+			(*e)->Deallocate(e, (unsigned char *)name);
+			(*e)->Deallocate(e, (unsigned char *)sig);
+		}
+		(*e)->Deallocate(e, (unsigned char *)fs);
+		(*e)->Deallocate(e, (unsigned char *)decl);
+		(*jni)->DeleteLocalRef(jni, chain[d]);
+	}
+}
+
+struct ftctx {
+	struct sigtab *st;
+	struct lcls *c;
+	uint32_t cap;
+	bool ok;
+};
+
+static void field_type(void *ctx, jint index, const char *declaring, const char *name,
+		       const char *sig, bool is_static)
+{
+	struct ftctx *x = ctx;
+	if (is_static || (sig[0] != 'L' && sig[0] != '['))
+		return;
+	if (!strcmp(declaring, "Ljava/lang/ref/Reference;") && !strcmp(name, "referent")) {
+		x->c->referent = index;
+		return;
+	}
+	uint32_t id = sig_id(x->st, sig);
+	x->ok = x->ok && id != UINT32_MAX && add_id(&x->c->ft, &x->c->nft, &x->cap, id);
+}
+
+struct ntctx {
+	struct lcls *c;
+};
+
+static void field_name(void *ctx, jint index, const char *declaring, const char *name,
+		       const char *sig, bool is_static)
+{
+	struct lcls *c = ((struct ntctx *)ctx)->c;
+	(void)declaring;
+	(void)sig;
+	(void)is_static;
+	if (index < 0 || (uint32_t)index >= c->nnames)
+		return;
+	free(c->names[index]);
+	c->names[index] = strdup(name);
+}
+
+/* name_of: the name of field index of class c ("?" when unknown); made on first use. */
+static const char *name_of(jvmtiEnv *e, JNIEnv *jni, struct lcls *c, int32_t index)
+{
+	if (!c->names) {
+		c->nnames = 4096;
+		c->names = calloc(c->nnames, sizeof *c->names);
+		if (!c->names)
+			return "?";
+		struct ntctx x = {c};
+		chain_fields(e, jni, c->k, field_name, &x);
+	}
+	return index >= 0 && (uint32_t)index < c->nnames && c->names[index] ? c->names[index] : "?";
+}
+
+/*
+ * classes: the loaded classes into w->c, tagged CLS_BIT | index + 1 in e,
+ * with supertypes and field types; false (why) when the JVM or memory fails.
+ */
+static bool classes(jvmtiEnv *e, JNIEnv *jni, struct walk *w, struct sigtab *st, char *why, size_t cap)
+{
+	jint n = 0;
+	jclass *ks = NULL;
+	if ((*e)->GetLoadedClasses(e, &n, &ks) != JVMTI_ERROR_NONE) {
+		snprintf(why, cap, "GetLoadedClasses failed");
+		return false;
+	}
+	w->c = calloc((size_t)n + 1, sizeof *w->c);
+	if (!w->c) {
+		for (jint i = 0; i < n; i++)
+			(*jni)->DeleteLocalRef(jni, ks[i]);
+		(*e)->Deallocate(e, (unsigned char *)ks);
+		snprintf(why, cap, "out of memory in the agent");
+		return false;
+	}
+	w->nc = (uint32_t)n;
+	w->class_class = w->string_class = UINT32_MAX;
+	bool ok = true;
+	for (uint32_t i = 0; i < w->nc; i++) {
+		struct lcls *c = &w->c[i];
+		c->k = ks[i];
+		c->referent = -1;
+		(*e)->SetTag(e, c->k, CLS_BIT | (i + 1));
+		char *sig = NULL;
+		if ((*e)->GetClassSignature(e, c->k, &sig, NULL) != JVMTI_ERROR_NONE || !sig)
+			continue;
+		c->sig = strdup(sig);
+		(*e)->Deallocate(e, (unsigned char *)sig);
+		if (!c->sig) {
+			ok = false;
+			continue;
+		}
+		c->sid = sig_id(st, c->sig);
+		ok = ok && c->sid != UINT32_MAX;
+		if (!strcmp(c->sig, "Ljava/lang/Class;"))
+			w->class_class = i;
+		else if (!strcmp(c->sig, "Ljava/lang/String;"))
+			w->string_class = i;
+	}
+	(*e)->Deallocate(e, (unsigned char *)ks);
+	/* Plain classes first: an array's supertypes follow its element's. */
+	for (uint32_t i = 0; ok && i < w->nc; i++) {
+		struct lcls *c = &w->c[i];
+		if (!c->sig || c->sig[0] == '[')
+			continue;
+		ok = supers_of(e, jni, st, c);
+		struct ftctx x = {st, c, 0, true};
+		chain_fields(e, jni, c->k, field_type, &x);
+		ok = ok && x.ok;
+	}
+	/* Arrays, fewest dimensions first: [X is assignable to Object, Cloneable,
+	 * Serializable and [S for each S that X is assignable to (JLS 4.10.3). */
+	for (int dims = 1; ok && dims < 256; dims++) {
+		bool any = false;
+		for (uint32_t i = 0; ok && i < w->nc; i++) {
+			struct lcls *c = &w->c[i];
+			if (!c->sig || strspn(c->sig, "[") != (size_t)dims)
+				continue;
+			any = true;
+			uint32_t scap = 0, fcap = 0;
+			static const char *const base[] = {"Ljava/lang/Object;", "Ljava/lang/Cloneable;",
+							   "Ljava/io/Serializable;"};
+			ok = add_id(&c->sup, &c->nsup, &scap, c->sid);
+			for (int b = 0; ok && b < 3; b++) {
+				uint32_t id = sig_id(st, base[b]);
+				ok = id != UINT32_MAX && add_id(&c->sup, &c->nsup, &scap, id);
+			}
+			const char *elem = c->sig + 1;
+			if (elem[0] != 'L' && elem[0] != '[')
+				continue;	/* a primitive array holds no reference */
+			uint32_t eid = sig_id(st, elem);
+			ok = ok && eid != UINT32_MAX && add_id(&c->ft, &c->nft, &fcap, eid);
+			for (uint32_t j = 0; ok && j < w->nc; j++) {
+				struct lcls *x = &w->c[j];
+				if (!x->sig || x->sid != eid)
+					continue;
+				for (uint32_t s = 0; ok && s < x->nsup; s++) {
+					const char *ss = st->s[x->sup[s]];
+					size_t len = strlen(ss);
+					char *arr = malloc(len + 2);
+					if (!arr) {
+						ok = false;
+						break;
+					}
+					arr[0] = '[';
+					memcpy(arr + 1, ss, len + 1);
+					uint32_t id = sig_id(st, arr);
+					free(arr);
+					ok = id != UINT32_MAX && add_id(&c->sup, &c->nsup, &scap, id);
+				}
+				break;
+			}
+		}
+		if (!any)
+			break;
+	}
+	if (!ok)
+		snprintf(why, cap, "out of memory in the agent");
+	return ok;
+}
+
+/*
+ * reach: which classes' instances can lie on a path to an instance of a
+ * class in asked (sig numbers): the least fixed point of "declares a
+ * reference field (arrays: an element type) admitting a class that can, or
+ * a sampled class"; java.lang.String is left out.
+ */
+static bool reach(struct walk *w, const struct sigtab *st, const uint32_t *asked, uint32_t nasked)
+{
+	uint8_t *admits = calloc((size_t)st->n + 1, 1);	/* a field of this type can hold one */
+	if (!admits)
+		return false;
+	for (uint32_t a = 0; a < nasked; a++)
+		for (uint32_t i = 0; i < w->nc; i++)
+			if (w->c[i].sig && w->c[i].sid == asked[a])
+				for (uint32_t s = 0; s < w->c[i].nsup; s++)
+					admits[w->c[i].sup[s]] = 1;
+	for (bool changed = true; changed;) {
+		changed = false;
+		for (uint32_t i = 0; i < w->nc; i++) {
+			struct lcls *c = &w->c[i];
+			if (c->reach || !c->sig || i == w->string_class)
+				continue;
+			for (uint32_t f = 0; f < c->nft && !c->reach; f++)
+				c->reach = admits[c->ft[f]];
+			if (!c->reach)
+				continue;
+			changed = true;
+			for (uint32_t s = 0; s < c->nsup; s++)
+				admits[c->sup[s]] = 1;
+		}
+	}
+	free(admits);
+	return true;
+}
+
+/* ---- the walk ---- */
+
+static bool over(struct walk *w)
+{
+	if (w->stop)
+		return true;
+	if (ag_now_ms() > w->deadline)
+		w->stop = 1;
+	else if ((w->refs & 65535) == 0 && ag_cancel_waiting(w->fd))
+		w->stop = 2;
+	return w->stop != 0;
+}
+
+/* link: node nd was reached by this reference: its parent and the link's kind and index. */
+static void link(struct walk *w, struct lnode *nd, jvmtiHeapReferenceKind kind,
+		 const jvmtiHeapReferenceInfo *info, const jlong *referrer_tag_ptr)
+{
+	nd->kind = (uint8_t)kind;
+	nd->index = kind == JVMTI_HEAP_REFERENCE_FIELD || kind == JVMTI_HEAP_REFERENCE_STATIC_FIELD
+			    ? info->field.index
+		    : kind == JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT ? info->array.index
+								  : -1;
+	if (!referrer_tag_ptr) {
+		if (w->nroots >= MAX_ROOTS) {
+			nd->parent = P_UNKNOWN;
+			return;
+		}
+		if ((w->nroots & (w->nroots - 1)) == 0 && w->nroots >= 64) {
+			struct lroot *g = realloc(w->roots, (size_t)w->nroots * 2 * sizeof *g);
+			if (!g) {
+				nd->parent = P_UNKNOWN;
+				return;
+			}
+			w->roots = g;
+		}
+		jmethodID m = kind == JVMTI_HEAP_REFERENCE_STACK_LOCAL ? info->stack_local.method
+			      : kind == JVMTI_HEAP_REFERENCE_JNI_LOCAL ? info->jni_local.method
+								       : NULL;
+		w->roots[w->nroots] = (struct lroot){(uint8_t)kind, m};
+		nd->parent = P_ROOT | w->nroots++;
+		return;
+	}
+	jlong rt = *referrer_tag_ptr;
+	if ((rt & CLS_BIT) && LOW(rt) - 1 < w->nc)
+		nd->parent = P_CLASS | (LOW(rt) - 1);
+	else if ((rt & NODE_BIT) && LOW(rt) - 1 < w->n)
+		nd->parent = LOW(rt) - 1;
+	else
+		nd->parent = P_UNKNOWN;
+}
+
+static jint JNICALL on_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
+			   jlong class_tag, jlong referrer_class_tag, jlong size, jlong *tag_ptr,
+			   jlong *referrer_tag_ptr, jint length, void *ud)
+{
+	struct walk *w = ud;
+	(void)size;
+	(void)length;
+	if ((++w->refs & 4095) == 0 && over(w))
+		return JVMTI_VISIT_ABORT;
+	jlong tag = *tag_ptr;
+	if (tag & CLS_BIT)
+		return JVMTI_VISIT_OBJECTS;	/* a Class: its static fields start paths */
+	if ((kind == JVMTI_HEAP_REFERENCE_JNI_LOCAL && info->jni_local.thread_tag == SELF_TAG) ||
+	    (kind == JVMTI_HEAP_REFERENCE_STACK_LOCAL && info->stack_local.thread_tag == SELF_TAG))
+		return 0;	/* what the agent holds right now */
+	uint32_t ci = (class_tag & CLS_BIT) && LOW(class_tag) - 1 < w->nc ? LOW(class_tag) - 1 : UINT32_MAX;
+	if (ci != UINT32_MAX && ci == w->class_class)
+		return JVMTI_VISIT_OBJECTS;	/* a class loaded after the walk began */
+	if (kind == JVMTI_HEAP_REFERENCE_FIELD && (referrer_class_tag & CLS_BIT) &&
+	    LOW(referrer_class_tag) - 1 < w->nc &&
+	    w->c[LOW(referrer_class_tag) - 1].referent == info->field.index)
+		return 0;	/* a weak, soft or phantom reference's referent */
+	bool walks = ci == UINT32_MAX || w->c[ci].reach;
+	if (tag & NODE_BIT) {
+		uint32_t id = LOW(tag) - 1;
+		if (id >= w->ntarget || id >= w->n || w->nodes[id].parent != UNSET)
+			return 0;	/* met before: walked or about to be */
+		link(w, &w->nodes[id], kind, info, referrer_tag_ptr);
+		w->reached++;
+		return walks ? JVMTI_VISIT_OBJECTS : 0;
+	}
+	if (tag || !walks)
+		return 0;
+	if (w->n >= w->cap) {
+		w->cut++;
+		return 0;
+	}
+	uint32_t id = w->n++;
+	w->nodes[id] = (struct lnode){UNSET, ci, -1, 0};
+	link(w, &w->nodes[id], kind, info, referrer_tag_ptr);
+	*tag_ptr = NODE_BIT | (id + 1);
+	return JVMTI_VISIT_OBJECTS;
+}
+
+/* ---- the reply ---- */
+
+static const char *root_name(uint8_t kind)
+{
+	switch (kind) {
+	case JVMTI_HEAP_REFERENCE_JNI_GLOBAL: return "JNI global";
+	case JVMTI_HEAP_REFERENCE_SYSTEM_CLASS: return "system class";
+	case JVMTI_HEAP_REFERENCE_MONITOR: return "busy monitor";
+	case JVMTI_HEAP_REFERENCE_STACK_LOCAL: return "Java local";
+	case JVMTI_HEAP_REFERENCE_JNI_LOCAL: return "JNI local";
+	case JVMTI_HEAP_REFERENCE_THREAD: return "thread";
+	default: return "other root";
+	}
+}
+
+/* root_label: what a path starts from, into out. */
+static void root_label(jvmtiEnv *e, JNIEnv *jni, const struct walk *w, uint32_t parent, char *out, size_t cap)
+{
+	if (parent == P_UNKNOWN) {
+		snprintf(out, cap, "unknown holder");
+	} else if (parent & P_CLASS) {
+		snprintf(out, cap, "static field");
+	} else {
+		const struct lroot *r = &w->roots[parent & ~P_ROOT];
+		char *name = NULL, *csig = NULL;
+		jclass k = NULL;
+		if (r->method && (*e)->GetMethodName(e, r->method, &name, NULL, NULL) == JVMTI_ERROR_NONE &&
+		    (*e)->GetMethodDeclaringClass(e, r->method, &k) == JVMTI_ERROR_NONE)
+			(*e)->GetClassSignature(e, k, &csig, NULL);
+		if (name && csig) {
+			char jn[512];
+			cn_java_name(csig, true, jn, sizeof jn);
+			snprintf(out, cap, "%s in %s.%s", root_name(r->kind), jn, name);
+		} else {
+			snprintf(out, cap, "%s", root_name(r->kind));
+		}
+		(*e)->Deallocate(e, (unsigned char *)name);
+		(*e)->Deallocate(e, (unsigned char *)csig);
+		if (k)
+			(*jni)->DeleteLocalRef(jni, k);
+	}
+}
+
+/*
+ * put_path: sampled object t's record (docs/protocol.md, ALLOC_LEAKS): key,
+ * age, reached, links left out, root, then (type, field) steps root first.
+ */
+static void put_path(jvmtiEnv *e, JNIEnv *jni, struct walk *w, struct buf *b, uint32_t t, uint32_t key,
+		     uint32_t age)
+{
+	uint32_t chain[MAX_STEPS + 1];
+	uint32_t n = 0, skipped = 0, top = t;
+	if (w->nodes[t].parent != UNSET) {
+		for (uint32_t p = w->nodes[t].parent; p < P_ROOT && p < w->n; p = w->nodes[p].parent) {
+			if (n < MAX_STEPS)
+				chain[n++] = p;
+			else
+				skipped++;
+			if (skipped > w->n)
+				break;	/* a cycle cannot be, but the loop stays bounded */
+		}
+		top = n ? chain[n - 1] : t;
+	}
+	ag_bu32(b, key);
+	ag_bu32(b, age);
+	ag_bu8(b, w->nodes[t].parent != UNSET);
+	ag_bu32(b, skipped);
+	char label[600];
+	uint32_t rootp = w->nodes[top].parent;
+	if (w->nodes[t].parent == UNSET)
+		snprintf(label, sizeof label, "not reached");
+	else if (skipped)
+		snprintf(label, sizeof label, "%u links left out", skipped);
+	else
+		root_label(e, jni, w, rootp, label, sizeof label);
+	ag_bstr(b, label);
+	bool from_class = !skipped && w->nodes[t].parent != UNSET && (rootp & P_CLASS) && rootp != P_UNKNOWN;
+	ag_bu32(b, w->nodes[t].parent == UNSET ? 0 : n + from_class);
+	if (w->nodes[t].parent == UNSET)
+		return;
+	/* Each step: a holder's type, and the field (or element) by which it holds the next. */
+	if (from_class) {
+		struct lcls *c = &w->c[rootp & ~P_CLASS];
+		char jn[1024], ty[1100];
+		cn_java_name(c->sig ? c->sig : "?", true, jn, sizeof jn);
+		snprintf(ty, sizeof ty, "class %s", jn);
+		ag_bstr(b, ty);
+		ag_bstr(b, name_of(e, jni, c, w->nodes[top].index));
+	}
+	for (uint32_t i = n; i-- > 0;) {
+		const struct lnode *h = &w->nodes[chain[i]];
+		const struct lnode *next = &w->nodes[i ? chain[i - 1] : t];
+		struct lcls *c = h->cls < w->nc ? &w->c[h->cls] : NULL;
+		ag_bstr(b, c && c->sig ? c->sig : "?");
+		if (next->kind == JVMTI_HEAP_REFERENCE_FIELD && c)
+			ag_bstr(b, name_of(e, jni, c, next->index));
+		else
+			ag_bstr(b, next->kind == JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT ? "[]" : "");
+	}
+}
+
+static void free_walk(JNIEnv *jni, struct walk *w)
+{
+	for (uint32_t i = 0; w->c && i < w->nc; i++) {
+		struct lcls *c = &w->c[i];
+		if (c->k)
+			(*jni)->DeleteLocalRef(jni, c->k);
+		free(c->sig);
+		free(c->sup);
+		free(c->ft);
+		for (uint32_t j = 0; c->names && j < c->nnames; j++)
+			free(c->names[j]);
+		free(c->names);
+	}
+	free(w->c);
+	free(w->nodes);
+	free(w->roots);
+}
+
+bool ag_leaks_request(int fd, JNIEnv *jni, struct req *r)
+{
+	uint32_t nasked = ag_ru32(r);
+	if (r->bad || nasked > MAX_CLASSES_ASKED)
+		return false;
+	uint32_t asked[MAX_CLASSES_ASKED];
+	for (uint32_t i = 0; i < nasked; i++)
+		asked[i] = ag_ru32(r);
+	uint64_t time_ms = ag_ru64(r), mem = ag_ru64(r);
+	if (r->bad || r->p != r->end)
+		return false;
+	if (!R.exists)
+		return ag_send_error(fd, "this JVM has no allocation recording; start one with :alloc start");
+	if (R.live == LIVE_NONE)
+		return ag_send_error(fd, "this recording does not follow its objects (--live none): "
+				     "start one that does to find leaks");
+	/* The sample, as local references, before anything is tagged. */
+	uint32_t cap = nasked * RSV_K;
+	jobject *objs = calloc((size_t)cap + 1, sizeof *objs);
+	uint32_t *keys = calloc((size_t)cap + 1, sizeof *keys), *ages = calloc((size_t)cap + 1, sizeof *ages);
+	struct walk w = {.fd = fd};
+	struct sigtab st = {0};
+	char why[256] = "";
+	jvmtiEnv *e = NULL;
+	bool ok = false, sent = false;
+	if (!objs || !keys || !ages || (*jni)->PushLocalFrame(jni, (jint)cap + 16) != 0) {
+		ag_jni_clear(jni, "PushLocalFrame");
+		snprintf(why, sizeof why, "out of memory in the agent");
+		free(objs);
+		free(keys);
+		free(ages);
+		return ag_send_error(fd, "%s", why);
+	}
+	uint32_t nt = 0;
+	for (uint32_t i = 0; i < nasked; i++) {
+		pthread_mutex_lock(&R.lock);
+		uint32_t nclasses = R.nclasses;
+		pthread_mutex_unlock(&R.lock);
+		if (asked[i] < nclasses)
+			nt += ag_rsv_take(jni, asked[i], objs + nt, keys + nt, ages + nt, cap - nt);
+	}
+	if ((*R.vm)->GetEnv(R.vm, (void **)&e, JVMTI_VERSION_11) != JNI_OK || !e) {
+		snprintf(why, sizeof why, "this JVM offers no JVMTI 11 environment");
+		goto out;
+	}
+	jvmtiCapabilities caps;
+	memset(&caps, 0, sizeof caps);
+	caps.can_tag_objects = 1;
+	if ((*e)->AddCapabilities(e, &caps) != JVMTI_ERROR_NONE) {
+		snprintf(why, sizeof why, "the JVM refused to tag objects");
+		goto out;
+	}
+	int64_t t0 = ag_now_ms();
+	if (!classes(e, jni, &w, &st, why, sizeof why))
+		goto out;
+	/* The class signatures asked for, and the fixed point over the loaded classes. */
+	uint32_t sids[MAX_CLASSES_ASKED];
+	uint32_t ns = 0;
+	pthread_mutex_lock(&R.lock);
+	for (uint32_t i = 0; i < nasked; i++)
+		if (asked[i] < R.nclasses) {
+			uint32_t id = sig_id(&st, R.classes[asked[i]]);
+			if (id != UINT32_MAX)
+				sids[ns++] = id;
+		}
+	pthread_mutex_unlock(&R.lock);
+	if (!reach(&w, &st, sids, ns)) {
+		snprintf(why, sizeof why, "out of memory in the agent");
+		goto out;
+	}
+	uint64_t cap_nodes = mem / NODE_COST;
+	w.cap = cap_nodes > MAX_NODES ? MAX_NODES : cap_nodes < nt + 1024 ? nt + 1024 : (uint32_t)cap_nodes;
+	w.nodes = malloc((size_t)w.cap * sizeof *w.nodes);
+	w.roots = malloc(64 * sizeof *w.roots);
+	if (!w.nodes || !w.roots) {
+		snprintf(why, sizeof why, "out of memory in the agent (%u nodes)", w.cap);
+		goto out;
+	}
+	/* The sampled objects are the first nodes; the agent's own references to them go. */
+	for (uint32_t i = 0; i < nt; i++) {
+		jclass k = (*jni)->GetObjectClass(jni, objs[i]);
+		jlong ct = 0;
+		if (k)
+			(*e)->GetTag(e, k, &ct);
+		w.nodes[i] = (struct lnode){UNSET, (ct & CLS_BIT) ? LOW(ct) - 1 : UINT32_MAX, -1, 0};
+		(*e)->SetTag(e, objs[i], NODE_BIT | (i + 1));
+		(*jni)->DeleteLocalRef(jni, k);
+		(*jni)->DeleteLocalRef(jni, objs[i]);
+		objs[i] = NULL;
+	}
+	w.n = w.ntarget = nt;
+	jthread self = NULL;
+	if ((*e)->GetCurrentThread(e, &self) == JVMTI_ERROR_NONE && self)
+		(*e)->SetTag(e, self, SELF_TAG);
+	int64_t prep_ms = ag_now_ms() - t0;
+	w.deadline = ag_now_ms() + (int64_t)time_ms;
+	jvmtiHeapCallbacks cb;
+	memset(&cb, 0, sizeof cb);
+	cb.heap_reference_callback = on_ref;
+	int64_t t1 = ag_now_ms();
+	jvmtiError err = nt ? (*e)->FollowReferences(e, 0, NULL, NULL, &cb, &w) : JVMTI_ERROR_NONE;
+	int64_t walk_ms = ag_now_ms() - t1;
+	if (err != JVMTI_ERROR_NONE) {
+		snprintf(why, sizeof why, "FollowReferences failed (JVMTI error %d)", err);
+		goto out;
+	}
+	if (w.stop == 2) {
+		snprintf(why, sizeof why, "cancelled");
+		goto out;
+	}
+	/* The paths, as DATA frames of up to 64 KiB. */
+	struct buf b = {0};
+	uint64_t records = 0;
+	ok = true;
+	for (uint32_t i = 0; ok && i < nt; i++) {
+		put_path(e, jni, &w, &b, i, keys[i], ages[i]);
+		records++;
+		if (b.len > 65536)
+			ok = ag_send_frame(fd, T_DATA, &b);
+	}
+	if (ok && b.len)
+		ok = ag_send_frame(fd, T_DATA, &b);
+	free(b.p);
+	struct buf end = {0};
+	ag_bu64(&end, records);
+	ag_bu32(&end, w.reached);
+	ag_bu32(&end, w.n - w.ntarget);
+	ag_bu64(&end, w.cut);
+	ag_bu64(&end, w.refs);
+	ag_bu64(&end, (uint64_t)prep_ms);
+	ag_bu64(&end, (uint64_t)walk_ms);
+	ag_bu8(&end, (uint8_t)((w.stop == 1) | (w.cut ? 2 : 0) | (R.has_gcs ? 4 : 0)));
+	ag_bu32(&end, atomic_load(&R.gcs));
+	ok = ok && ag_send_frame(fd, T_END, &end);
+	free(end.p);
+	sent = true;
+out:
+	if (e)
+		(*e)->DisposeEnvironment(e);	/* every tag of the walk goes with it */
+	for (uint32_t i = 0; i < nt; i++)
+		if (objs[i])
+			(*jni)->DeleteLocalRef(jni, objs[i]);
+	free_walk(jni, &w);
+	sig_free(&st);
+	(*jni)->PopLocalFrame(jni, NULL);
+	free(objs);
+	free(keys);
+	free(ages);
+	if (!sent)
+		return ag_send_error(fd, "%s", why[0] ? why : "the leak search failed");
+	return ok;
+}
