@@ -163,10 +163,9 @@ if aw_start 8 java; then
 			fail "alloc flame graph page: the screenshot shows a graph" "$(tail -2 "$A/png.err")"
 		fi
 	fi
-	ha "$P" -c ':alloc leaks' >/dev/null
-	check_contains "alloc leaks in a running JVM: says it reads JFR's, and how to get them" \
-		":alloc leaks reads the paths of a JFR recording's old object samples; in a running JVM heapsh does not find them yet: record with 'jcmd $P JFR.start settings=profile path-to-gc-roots=true'" \
-		"$(cat "$A/err")"
+	check "alloc leaks in a running JVM: AllocWork's recording answers" \
+		"class,samples,path,allocated_at,live_objects,live_bytes,growth_bytes,age_gcs" \
+		"$(ha "$P" -c ':alloc leaks' | head -1)"
 	# pprof, read by Go's own pprof: totals, top classes, accounts and frames as heapsh's tables say.
 	ha "$P" -c ':alloc classes --top 1000' >"$A/classes2"
 	ha "$P" -c ":alloc pprof $A/alloc.pb.gz" >"$A/pprof.out"
@@ -460,5 +459,81 @@ EOF
 else
 	echo "skip alloc: JDK 25 not installed at $ALLOC_JDK25"
 fi
+
+# ---- :alloc leaks in a running JVM (issue 34): tests/java/jfr/JfrLeak.java's
+# three leaks (a static map grown in main's running loop, a listener list, a
+# ThreadLocal), each path found by the agent inside the JVM without a dump,
+# on JDK 17 and 25, sampled and exact (its byte[]s come from the constructors
+# and growLocal, methods that start after the recording, so exact counts them).
+LK=$AW/leak
+mkdir -p "$LK"
+javac --release 11 -d "$LK" tests/java/jfr/JfrLeak.java || fail "alloc leaks: javac JfrLeak"
+# lk_start JAVA: JfrLeak wait under JAVA, stdin on a fifo held as fd 9; sets LK_PID.
+lk_start() {
+	local i
+	{ exec 9>&-; } 2>/dev/null
+	rm -f "$A/lkin" "$A/lkout"
+	mkfifo "$A/lkin"
+	exec 9<>"$A/lkin"
+	"$1" -cp "$LK" JfrLeak wait <"$A/lkin" >"$A/lkout" 2>"$A/lkerr" &
+	ALLOC_PIDS+=("$!")
+	LK_PID=
+	for ((i = 0; i < 300; i++)); do
+		read -r _ LK_PID < <(grep '^ready ' "$A/lkout" 2>/dev/null)
+		[ -n "$LK_PID" ] && return 0
+		sleep 0.1
+	done
+	fail "alloc leaks: JfrLeak started under $1" "$(head -5 "$A/lkerr")"
+	return 1
+}
+LK_CACHE='[static field] class JfrLeak.CACHE → java.util.HashMap.table → java.util.HashMap$Node[] → java.util.HashMap$Node.value → JfrLeak$Entry.data → byte[],JfrLeak$Entry.<init>(JfrLeak.java:'
+LK_LISTENERS='[static field] class JfrLeak.LISTENERS → java.util.ArrayList.elementData → java.lang.Object[] → JfrLeak$Listener.buffer → byte[],JfrLeak$Listener.<init>(JfrLeak.java:'
+LK_LOCAL='java.lang.Thread.threadLocals → java.lang.ThreadLocal$ThreadLocalMap.table → java.lang.ThreadLocal$ThreadLocalMap$Entry[] → java.lang.ThreadLocal$ThreadLocalMap$Entry.value → java.util.ArrayList.elementData → java.lang.Object[] → byte[],JfrLeak.growLocal(JfrLeak.java:'
+for lk_java in "${JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java" "$ALLOC_JDK25/bin/java"; do
+	[ -x "$lk_java" ] || { echo "skip alloc leaks: no $lk_java"; continue; }
+	v=$("$lk_java" -version 2>&1 | awk -F'"' '/version/ { split($2, a, "."); print a[1]; exit }')
+	for mode in sampled exact; do
+		lk_start "$lk_java" || continue
+		if [ "$mode" = sampled ]; then
+			check_contains "alloc leaks $v: no recording" "has no allocation recording" \
+				"$(ha "$LK_PID" -c ':alloc leaks' 2>&1; cat "$A/err")"
+			ha "$LK_PID" -c ':alloc start --interval 4096' >/dev/null ||
+				fail "alloc leaks $v: sampled start" "$(cat "$A/err")"
+		else
+			ha "$LK_PID" -c ':alloc start --interval exact' >/dev/null ||
+				fail "alloc leaks $v: exact start" "$(cat "$A/err")"
+		fi
+		sleep 3
+		out=$(ha "$LK_PID" -c ':alloc leaks --top 1000')
+		check "alloc leaks $v $mode: columns" \
+			"class,samples,path,allocated_at,live_objects,live_bytes,growth_bytes,age_gcs" \
+			"$(printf '%s\n' "$out" | head -1)"
+		check_contains "alloc leaks $v $mode: the static map grown in main's loop" "$LK_CACHE" "$out"
+		check_contains "alloc leaks $v $mode: the listener list" "$LK_LISTENERS" "$out"
+		check_contains "alloc leaks $v $mode: the ThreadLocal" "$LK_LOCAL" "$out"
+		check "alloc leaks $v $mode: the class that grew most (byte[]) comes first" "byte[]" \
+			"$(printf '%s\n' "$out" | sed -n 2p | cut -d, -f1)"
+		check "alloc leaks $v $mode: no class has more samples than its sample (32)" "" \
+			"$(printf '%s\n' "$out" | sed 1d | awk -F, '{ n[$1] += $2 } END { for (c in n) if (n[c] > 32) print c, n[c] }')"
+		check "alloc leaks $v $mode: no path through a weak referent" "" \
+			"$(printf '%s\n' "$out" | grep -F 'Reference.referent')"
+		check "alloc leaks $v $mode: every age is a count of GCs" "" \
+			"$(printf '%s\n' "$out" | sed 1d | awk -F, '$NF !~ /^[0-9]+$/')"
+		table=$(timeout 120 "$HEAPSH" -c ':alloc leaks' "$LK_PID" 2>&1)
+		check_contains "alloc leaks $v $mode: the note says how the paths were found" \
+			"found inside the JVM in one walk of its heap: JVM paused" "$table"
+		if [ "$mode" = exact ] && [ "$v" = 17 ]; then
+			ha "$LK_PID" -c ':alloc stop' -c ':alloc start --interval exact --live none' >/dev/null
+			check_contains "alloc leaks: a recording that follows no object" \
+				"does not follow its objects (--live none)" \
+				"$(ha "$LK_PID" -c ':alloc leaks' 2>&1; cat "$A/err")"
+		fi
+		echo quit >&9
+		{ exec 9>&-; } 2>/dev/null
+	done
+done
+check_contains "alloc leaks: a dump has no recording" "allocation" \
+	"$("$HEAPSH" -c ':alloc leaks' "$KNOWN" 2>&1)"
+
 alloc_cleanup
 trap - EXIT

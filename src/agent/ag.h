@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define AG_VERSION "heapsh-agent 1.2"
+#define AG_VERSION "heapsh-agent 1.3"
 #define AG_MAGIC 0x48534147u
 #define AG_PROTO 1
 #define MAX_REQUEST 65536u

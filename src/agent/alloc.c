@@ -750,6 +750,45 @@ static uint64_t rnd(void)
 	return x * 0x2545f4914f6cdd1dULL;
 }
 
+/*
+ * offer_locked: under R.lock, r's dead objects let go when a GC came since
+ * the last time (JNI under the lock, which cannot block: see ag_rsv_take),
+ * then obj takes a free place if there is one. The weak reference is made
+ * first and deleted when no place is free.
+ */
+static void offer_locked(JNIEnv *jni, struct rsv *r, jobject obj, uint32_t key, uint32_t gcs)
+{
+	jweak w = (*jni)->NewWeakGlobalRef(jni, obj);
+	if (!w) {
+		ag_jni_clear(jni, "NewWeakGlobalRef");
+		return;
+	}
+	pthread_mutex_lock(&R.lock);
+	if (atomic_load(&r->gen) != gcs) {
+		for (uint32_t j = 0; j < RSV_K; j++)
+			if (r->s[j].ref && (*jni)->IsSameObject(jni, r->s[j].ref, NULL)) {
+				(*jni)->DeleteWeakGlobalRef(jni, r->s[j].ref);
+				r->s[j].ref = NULL;
+				atomic_fetch_add(&r->holes, 1);
+			}
+		atomic_store(&r->gen, gcs);
+	}
+	uint32_t j = 0;
+	while (j < RSV_K && r->s[j].ref)
+		j++;
+	if (j < RSV_K) {
+		r->s[j] = (struct rsv_slot){w, key, gcs};
+		w = NULL;
+	}
+	uint32_t holes = 0;
+	for (uint32_t k = 0; k < RSV_K; k++)
+		holes += !r->s[k].ref;
+	atomic_store(&r->holes, holes);
+	pthread_mutex_unlock(&R.lock);
+	if (w)
+		(*jni)->DeleteWeakGlobalRef(jni, w);
+}
+
 void ag_rsv_offer(JNIEnv *jni, jobject obj, uint32_t key)
 {
 	uint32_t cls = KEY(key)->cls;
@@ -767,7 +806,12 @@ void ag_rsv_offer(JNIEnv *jni, jobject obj, uint32_t key)
 	}
 	struct rsv *r = &chunk[cls % RSV_CHUNK];
 	uint64_t n = atomic_fetch_add(&r->seen, 1) + 1;
-	uint64_t j = n <= RSV_K ? n - 1 : rnd() % n;
+	uint32_t gcs = atomic_load(&R.gcs);
+	if (n <= RSV_K)
+		atomic_fetch_add(&r->holes, 1);	/* a place never filled is free */
+	if (atomic_load(&r->gen) != gcs || atomic_load(&r->holes))
+		return offer_locked(jni, r, obj, key, gcs);
+	uint64_t j = rnd() % n;
 	if (j >= RSV_K)
 		return;
 	jweak w = (*jni)->NewWeakGlobalRef(jni, obj);
@@ -777,7 +821,7 @@ void ag_rsv_offer(JNIEnv *jni, jobject obj, uint32_t key)
 	}
 	pthread_mutex_lock(&R.lock);
 	jweak old = r->s[j].ref;
-	r->s[j] = (struct rsv_slot){w, key, atomic_load(&R.gcs)};
+	r->s[j] = (struct rsv_slot){w, key, gcs};
 	pthread_mutex_unlock(&R.lock);
 	if (old)
 		(*jni)->DeleteWeakGlobalRef(jni, old);

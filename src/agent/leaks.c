@@ -62,6 +62,8 @@ struct lcls {
 	uint32_t *ft, nft;	/* declared types of its instance reference fields (arrays: element) */
 	int32_t referent;	/* JVMTI index of Reference.referent, -1: not a Reference */
 	bool reach;		/* an instance can lie on a path to a sampled object */
+	bool iface;		/* an interface */
+	uint64_t live;		/* instances in the heap (count_cb), UINT64_MAX: not counted */
 	char **names;		/* field names by JVMTI index (made for the paths), NULL: not yet */
 	uint32_t nnames;
 };
@@ -148,6 +150,17 @@ static uint32_t sig_id(struct sigtab *t, const char *s)
 	t->s[t->n] = copy;
 	t->slot[h] = t->n + 1;
 	return t->n++;
+}
+
+/* sig_find: the number of signature s, UINT32_MAX when it has none. */
+static uint32_t sig_find(const struct sigtab *t, const char *s)
+{
+	if (!t->mask)
+		return UINT32_MAX;
+	for (uint32_t h = (uint32_t)str_hash(s) & t->mask; t->slot[h]; h = (h + 1) & t->mask)
+		if (!strcmp(t->s[t->slot[h] - 1], s))
+			return t->slot[h] - 1;
+	return UINT32_MAX;
 }
 
 static void sig_free(struct sigtab *t)
@@ -350,6 +363,8 @@ static bool classes(jvmtiEnv *e, JNIEnv *jni, struct walk *w, struct sigtab *st,
 			continue;
 		}
 		c->sid = sig_id(st, c->sig);
+		jint mods = 0;
+		c->iface = (*e)->GetClassModifiers(e, c->k, &mods) == JVMTI_ERROR_NONE && (mods & 0x0200);
 		ok = ok && c->sid != UINT32_MAX;
 		if (!strcmp(c->sig, "Ljava/lang/Class;"))
 			w->class_class = i;
@@ -418,39 +433,92 @@ static bool classes(jvmtiEnv *e, JNIEnv *jni, struct walk *w, struct sigtab *st,
 	return ok;
 }
 
-/*
- * reach: which classes' instances can lie on a path to an instance of a
- * class in asked (sig numbers): the least fixed point of "declares a
- * reference field (arrays: an element type) admitting a class that can, or
- * a sampled class"; java.lang.String is left out.
- */
-static bool reach(struct walk *w, const struct sigtab *st, const uint32_t *asked, uint32_t nasked)
+/* count_cb: IterateThroughHeap: one more instance of its class. */
+static jint JNICALL count_cb(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *ud)
 {
-	uint8_t *admits = calloc((size_t)st->n + 1, 1);	/* a field of this type can hold one */
-	if (!admits)
-		return false;
-	for (uint32_t a = 0; a < nasked; a++)
-		for (uint32_t i = 0; i < w->nc; i++)
-			if (w->c[i].sig && w->c[i].sid == asked[a])
-				for (uint32_t s = 0; s < w->c[i].nsup; s++)
-					admits[w->c[i].sup[s]] = 1;
+	struct walk *w = ud;
+	(void)size;
+	(void)tag_ptr;
+	(void)length;
+	if ((class_tag & CLS_BIT) && LOW(class_tag) - 1 < w->nc)
+		w->c[LOW(class_tag) - 1].live++;
+	return 0;
+}
+
+/*
+ * closure: which classes' instances can lie on a path to an instance of
+ * the class with signature sid, into in[] (one byte per class; weight[],
+ * one per signature, is scratch): the least fixed point of "has instances
+ * and declares a reference field (arrays: an element type) that can hold an
+ * object of a class that can, or of the sampled class"; java.lang.String
+ * is left out. Two uses of the instance counts (count_cb) keep the closure
+ * near the objects that matter: a class with no instance holds nothing,
+ * whatever its fields say (a database's unused value types); and a field
+ * of a named class type (not Object, an interface or an array of those:
+ * generic[]) counts only when the objects it could point to are at least a
+ * hundredth as many as the class's instances, so that two million values
+ * sharing a hundred type descriptors are not walked for the descriptors'
+ * sake (the descriptors are reached from elsewhere; when they are not,
+ * their objects are reported not reached). weight[s]: the instances of
+ * the classes in the closure assignable to signature s. The closure of
+ * several classes is the union of theirs.
+ */
+static void closure(const struct walk *w, const struct sigtab *st, uint32_t sid, const uint8_t *generic,
+		    uint8_t *in, uint64_t *weight)
+{
+	memset(in, 0, w->nc);
+	memset(weight, 0, st->n * sizeof *weight);
+	for (uint32_t i = 0; i < w->nc; i++)
+		if (w->c[i].sig && w->c[i].sid == sid)
+			for (uint32_t s = 0; s < w->c[i].nsup; s++)
+				weight[w->c[i].sup[s]] += w->c[i].live == UINT64_MAX ? 1 : w->c[i].live + 1;
 	for (bool changed = true; changed;) {
 		changed = false;
 		for (uint32_t i = 0; i < w->nc; i++) {
-			struct lcls *c = &w->c[i];
-			if (c->reach || !c->sig || i == w->string_class)
+			const struct lcls *c = &w->c[i];
+			if (in[i] || !c->sig || i == w->string_class || !c->live)
 				continue;
-			for (uint32_t f = 0; f < c->nft && !c->reach; f++)
-				c->reach = admits[c->ft[f]];
-			if (!c->reach)
+			uint64_t need = c->live == UINT64_MAX ? 1 : c->live / 100 + 1;
+			for (uint32_t f = 0; f < c->nft && !in[i]; f++)
+				in[i] = weight[c->ft[f]] && (generic[c->ft[f]] || weight[c->ft[f]] >= need);
+			if (!in[i])
 				continue;
 			changed = true;
 			for (uint32_t s = 0; s < c->nsup; s++)
-				admits[c->sup[s]] = 1;
+				weight[c->sup[s]] += c->live == UINT64_MAX ? 1 : c->live;
 		}
 	}
-	free(admits);
-	return true;
+}
+
+/* debug_closure: the five classes of most instances in a closure (HEAPSH_AGENT_DEBUG). */
+static void debug_closure(const struct walk *w, const char *sig, const uint8_t *in, uint64_t cost)
+{
+	uint32_t top[5];
+	int nt = 0;
+	for (uint32_t i = 0; i < w->nc; i++) {
+		if (!in[i] || w->c[i].live == UINT64_MAX)
+			continue;
+		int k;
+		if (nt < 5)
+			k = nt++;
+		else if (w->c[top[4]].live < w->c[i].live)
+			k = 4;
+		else
+			continue;
+		top[k] = i;
+		for (; k > 0 && w->c[top[k - 1]].live < w->c[top[k]].live; k--) {
+			uint32_t t = top[k];
+			top[k] = top[k - 1];
+			top[k - 1] = t;
+		}
+	}
+	char line[1024];
+	int len = snprintf(line, sizeof line, "leaks: %s: %llu objects could hold it:", sig,
+			   (unsigned long long)cost);
+	for (int k = 0; k < nt && len > 0 && (size_t)len < sizeof line; k++)
+		len += snprintf(line + len, sizeof line - (size_t)len, " %s %llu", w->c[top[k]].sig,
+				(unsigned long long)w->c[top[k]].live);
+	ag_log("%s", line);
 }
 
 /* ---- the walk ---- */
@@ -504,6 +572,21 @@ static void link(struct walk *w, struct lnode *nd, jvmtiHeapReferenceKind kind,
 		nd->parent = P_UNKNOWN;
 }
 
+/*
+ * on_stack: parent is a thread's stack or JNI local. HotSpot walks the
+ * threads' stacks first, so an object a running method holds in a local is
+ * first met from there; met again from a static field or as a root of
+ * another kind (a thread, a JNI global), it takes that link, as MAT and JFR
+ * show it.
+ */
+static bool on_stack(const struct walk *w, uint32_t parent)
+{
+	if (parent == UNSET || parent == P_UNKNOWN || (parent & P_CLASS) || !(parent & P_ROOT))
+		return false;
+	uint8_t k = w->roots[parent & ~P_ROOT].kind;
+	return k == JVMTI_HEAP_REFERENCE_STACK_LOCAL || k == JVMTI_HEAP_REFERENCE_JNI_LOCAL;
+}
+
 static jint JNICALL on_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
 			   jlong class_tag, jlong referrer_class_tag, jlong size, jlong *tag_ptr,
 			   jlong *referrer_tag_ptr, jint length, void *ud)
@@ -529,6 +612,11 @@ static jint JNICALL on_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReference
 	bool walks = ci == UINT32_MAX || w->c[ci].reach;
 	if (tag & NODE_BIT) {
 		uint32_t id = LOW(tag) - 1;
+		bool better = kind == JVMTI_HEAP_REFERENCE_STATIC_FIELD ||
+			      (!referrer_tag_ptr && kind != JVMTI_HEAP_REFERENCE_STACK_LOCAL &&
+			       kind != JVMTI_HEAP_REFERENCE_JNI_LOCAL);
+		if (id < w->n && better && on_stack(w, w->nodes[id].parent))
+			link(w, &w->nodes[id], kind, info, referrer_tag_ptr);	/* a static field or a thread first */
 		if (id >= w->ntarget || id >= w->n || w->nodes[id].parent != UNSET)
 			return 0;	/* met before: walked or about to be */
 		link(w, &w->nodes[id], kind, info, referrer_tag_ptr);
@@ -700,14 +788,16 @@ bool ag_leaks_request(int fd, JNIEnv *jni, struct req *r)
 		free(ages);
 		return ag_send_error(fd, "%s", why);
 	}
-	uint32_t nt = 0;
+	uint32_t nt = 0, first[MAX_CLASSES_ASKED + 1];
 	for (uint32_t i = 0; i < nasked; i++) {
 		pthread_mutex_lock(&R.lock);
 		uint32_t nclasses = R.nclasses;
 		pthread_mutex_unlock(&R.lock);
+		first[i] = nt;
 		if (asked[i] < nclasses)
 			nt += ag_rsv_take(jni, asked[i], objs + nt, keys + nt, ages + nt, cap - nt);
 	}
+	first[nasked] = nt;
 	if ((*R.vm)->GetEnv(R.vm, (void **)&e, JVMTI_VERSION_11) != JNI_OK || !e) {
 		snprintf(why, sizeof why, "this JVM offers no JVMTI 11 environment");
 		goto out;
@@ -724,20 +814,76 @@ bool ag_leaks_request(int fd, JNIEnv *jni, struct req *r)
 		goto out;
 	/* The class signatures asked for, and the fixed point over the loaded classes. */
 	uint32_t sids[MAX_CLASSES_ASKED];
-	uint32_t ns = 0;
+	uint32_t ns = nasked;
+	uint64_t skipped_cost[MAX_CLASSES_ASKED] = {0};
 	pthread_mutex_lock(&R.lock);
 	for (uint32_t i = 0; i < nasked; i++)
-		if (asked[i] < R.nclasses) {
-			uint32_t id = sig_id(&st, R.classes[asked[i]]);
-			if (id != UINT32_MAX)
-				sids[ns++] = id;
-		}
+		sids[i] = asked[i] < R.nclasses ? sig_id(&st, R.classes[asked[i]]) : UINT32_MAX;
 	pthread_mutex_unlock(&R.lock);
-	if (!reach(&w, &st, sids, ns)) {
+	/* Instances per class: one iteration over the heap (the JVM paused), nothing tagged. */
+	jvmtiHeapCallbacks cc;
+	memset(&cc, 0, sizeof cc);
+	cc.heap_iteration_callback = count_cb;
+	int64_t tc = ag_now_ms();
+	if ((*e)->IterateThroughHeap(e, JVMTI_HEAP_FILTER_CLASS_UNTAGGED, NULL, &cc, &w) != JVMTI_ERROR_NONE)
+		for (uint32_t i = 0; i < w.nc; i++)
+			w.c[i].live = UINT64_MAX;	/* not counted: every class may hold */
+	int64_t count_ms = ag_now_ms() - tc;
+	/*
+	 * The classes searched, in the order asked (most growth first), each
+	 * while the objects that may lie on their paths (the instances of the
+	 * union of their closures) stay within the budget: 5 % of the heap's
+	 * objects (at least 100,000) and the memory limit. The others are
+	 * reported with what they would have cost.
+	 */
+	uint64_t total = 0, used = 0;
+	for (uint32_t i = 0; i < w.nc; i++)
+		total += w.c[i].live == UINT64_MAX ? 0 : w.c[i].live;
+	uint64_t budget = total / 20 < 100000 ? 100000 : total / 20;
+	if (budget > mem / NODE_COST)
+		budget = mem / NODE_COST;
+	uint8_t *in = calloc((size_t)w.nc + 1, 1), *generic = calloc((size_t)st.n + 1, 1);
+	uint64_t *weight = calloc((size_t)st.n + 1, sizeof *weight);
+	if (!in || !generic || !weight) {
+		free(in);
+		free(generic);
+		free(weight);
 		snprintf(why, sizeof why, "out of memory in the agent");
 		goto out;
 	}
-	uint64_t cap_nodes = mem / NODE_COST;
+	/* Generic types: Object, the interfaces, and arrays of them. */
+	for (uint32_t i = 0; i < w.nc; i++)
+		if (w.c[i].sig && w.c[i].iface)
+			generic[w.c[i].sid] = 1;
+	uint32_t object = sig_find(&st, "Ljava/lang/Object;");
+	if (object != UINT32_MAX)
+		generic[object] = 1;
+	for (uint32_t g = 0; g < st.n; g++) {
+		uint32_t el = st.s[g][0] == '[' ? sig_find(&st, st.s[g] + strspn(st.s[g], "[")) : UINT32_MAX;
+		if (el != UINT32_MAX && generic[el] && st.s[el][0] != '[')
+			generic[g] = 1;
+	}
+	bool searched[MAX_CLASSES_ASKED] = {false};
+	for (uint32_t a = 0; a < ns; a++) {
+		closure(&w, &st, sids[a], generic, in, weight);
+		uint64_t extra = 0;
+		for (uint32_t i = 0; i < w.nc; i++)
+			if (in[i] && !w.c[i].reach)
+				extra += w.c[i].live == UINT64_MAX ? 0 : w.c[i].live;
+		skipped_cost[a] = extra;
+		if (ag_debug())
+			debug_closure(&w, a < ns && sids[a] < st.n ? st.s[sids[a]] : "?", in, extra);
+		if (used + extra > budget)
+			continue;
+		searched[a] = true;
+		used += extra;
+		for (uint32_t i = 0; i < w.nc; i++)
+			w.c[i].reach = w.c[i].reach || in[i];
+	}
+	free(in);
+	free(generic);
+	free(weight);
+	uint64_t cap_nodes = budget + (budget >> 2);	/* the estimate misses objects of new classes */
 	w.cap = cap_nodes > MAX_NODES ? MAX_NODES : cap_nodes < nt + 1024 ? nt + 1024 : (uint32_t)cap_nodes;
 	w.nodes = malloc((size_t)w.cap * sizeof *w.nodes);
 	w.roots = malloc(64 * sizeof *w.roots);
@@ -745,7 +891,23 @@ bool ag_leaks_request(int fd, JNIEnv *jni, struct req *r)
 		snprintf(why, sizeof why, "out of memory in the agent (%u nodes)", w.cap);
 		goto out;
 	}
-	/* The sampled objects are the first nodes; the agent's own references to them go. */
+	/* The sampled objects of the classes searched are the first nodes; the agent's own
+	 * references to them go. */
+	uint32_t kept = 0;
+	for (uint32_t a = 0; a < nasked; a++)
+		for (uint32_t i = first[a]; i < first[a + 1]; i++) {
+			if (!searched[a] && objs[i]) {
+				(*jni)->DeleteLocalRef(jni, objs[i]);
+				objs[i] = NULL;
+				continue;
+			}
+			objs[kept] = objs[i];
+			keys[kept] = keys[i];
+			ages[kept++] = ages[i];
+			if (kept - 1 != i)
+				objs[i] = NULL;
+		}
+	nt = kept;
 	for (uint32_t i = 0; i < nt; i++) {
 		jclass k = (*jni)->GetObjectClass(jni, objs[i]);
 		jlong ct = 0;
@@ -761,7 +923,7 @@ bool ag_leaks_request(int fd, JNIEnv *jni, struct req *r)
 	jthread self = NULL;
 	if ((*e)->GetCurrentThread(e, &self) == JVMTI_ERROR_NONE && self)
 		(*e)->SetTag(e, self, SELF_TAG);
-	int64_t prep_ms = ag_now_ms() - t0;
+	int64_t prep_ms = ag_now_ms() - t0 - count_ms;
 	w.deadline = ag_now_ms() + (int64_t)time_ms;
 	jvmtiHeapCallbacks cb;
 	memset(&cb, 0, sizeof cb);
@@ -797,9 +959,19 @@ bool ag_leaks_request(int fd, JNIEnv *jni, struct req *r)
 	ag_bu64(&end, w.cut);
 	ag_bu64(&end, w.refs);
 	ag_bu64(&end, (uint64_t)prep_ms);
-	ag_bu64(&end, (uint64_t)walk_ms);
+	ag_bu64(&end, (uint64_t)(walk_ms + count_ms));
 	ag_bu8(&end, (uint8_t)((w.stop == 1) | (w.cut ? 2 : 0) | (R.has_gcs ? 4 : 0)));
 	ag_bu32(&end, atomic_load(&R.gcs));
+	ag_bu64(&end, budget);
+	uint32_t nskip = 0;
+	for (uint32_t a = 0; a < nasked; a++)
+		nskip += !searched[a];
+	ag_bu32(&end, nskip);
+	for (uint32_t a = 0; a < nasked; a++)
+		if (!searched[a]) {
+			ag_bu32(&end, asked[a]);
+			ag_bu64(&end, skipped_cost[a]);
+		}
 	ok = ok && ag_send_frame(fd, T_END, &end);
 	free(end.p);
 	sent = true;

@@ -88,16 +88,22 @@ struct site;			/* instrument.c's */
 
 /*
  * The leak sample (leaks.c, ALLOC_LEAKS): per recorded class, RSV_K of the
- * objects the recording follows, chosen uniformly at random among all it
- * followed (reservoir sampling: Vitter 1985, algorithm R), each a JNI weak
- * reference with its key and the number of GCs finished when it was
- * recorded (its age is the GCs since). Classes past RSV_CLASSES have none.
+ * objects the recording follows, each a JNI weak reference with its key and
+ * the number of GCs finished when it was recorded (its age is the GCs
+ * since). The sample keeps the survivors: after each GC the first offer of
+ * the class lets its dead objects go, and a free place takes the next
+ * object offered; with no free place, an object replaces one at random
+ * with probability RSV_K / (objects offered) (reservoir sampling: Vitter
+ * 1985, algorithm R), so that what stays long is what lives long, as in
+ * JFR's old object sample. Classes past RSV_CLASSES have none.
  */
 #define RSV_K 32
 #define RSV_CHUNK 256
 #define RSV_CLASSES (256 * RSV_CHUNK)
 struct rsv {
 	_Atomic uint64_t seen;	/* followed objects offered */
+	_Atomic uint32_t gen;	/* R.gcs when its dead objects were last let go */
+	_Atomic uint32_t holes;	/* free places */
 	struct rsv_slot {
 		jweak ref;	/* NULL: empty */
 		uint32_t key, gc;

@@ -138,7 +138,9 @@ static int by_class_path(const void *a, const void *b)
 {
 	const struct alc_leak_row *x = a, *y = b;
 	int c = strcmp(x->cls, y->cls);
-	return c ? c : strcmp(x->path, y->path);
+	if (!c)
+		c = strcmp(x->path, y->path);
+	return c ? c : x->node < y->node ? -1 : x->node > y->node;
 }
 
 static int by_samples(const void *a, const void *b)
@@ -176,6 +178,14 @@ struct alc_leak_row *alc_leaks(const struct alc_rec *r, uint32_t *n)
 	return rows;
 }
 
+static int by_site(const void *a, const void *b)
+{
+	const struct alc_growth *x = a, *y = b;
+	if (x->cls != y->cls)
+		return x->cls < y->cls ? -1 : 1;
+	return x->node < y->node ? -1 : x->node > y->node;
+}
+
 static int by_growth(const void *a, const void *b)
 {
 	const struct alc_growth *x = a, *y = b;
@@ -183,28 +193,39 @@ static int by_growth(const void *a, const void *b)
 		return x->growth_bytes < y->growth_bytes ? 1 : -1;
 	if (x->live_bytes != y->live_bytes)
 		return x->live_bytes < y->live_bytes ? 1 : -1;
-	return strcmp(x->name, y->name);
+	int c = strcmp(x->name, y->name);
+	return c ? c : by_site(a, b);
 }
 
 struct alc_growth *alc_growth(const struct alc_rec *r, uint32_t *n)
 {
-	struct alc_growth *g = xcalloc((size_t)r->nclasses + 1, sizeof *g);
-	for (uint32_t c = 0; c < r->nclasses; c++)
-		g[c] = (struct alc_growth){.cls = c, .name = r->classes[c] ? r->classes[c] : "?"};
+	struct alc_growth *g = xcalloc((size_t)r->nkeys + 1, sizeof *g);
+	uint32_t m = 0;
 	for (uint32_t k = 0; k < r->nkeys; k++) {
 		const struct alc_key *key = &r->keys[k];
 		if (key->cls >= r->nclasses)
 			continue;
-		struct alc_growth *x = &g[key->cls];
-		x->live_objs += key->live_objs;
-		x->live_bytes += key->live_bytes;
-		x->growth_objs += key->live_objs - (r->st.has_mark ? key->mark_objs : 0);
-		x->growth_bytes += key->live_bytes - (r->st.has_mark ? key->mark_bytes : 0);
+		double mo = r->st.has_mark ? key->mark_objs : 0, mb = r->st.has_mark ? key->mark_bytes : 0;
+		g[m++] = (struct alc_growth){key->cls, key->node, r->classes[key->cls] ? r->classes[key->cls] : "?",
+					     key->live_objs, key->live_bytes, key->live_objs - mo,
+					     key->live_bytes - mb};
 	}
-	uint32_t m = 0;
-	for (uint32_t c = 0; c < r->nclasses; c++)
-		if (g[c].live_objs > 0)
-			g[m++] = g[c];
+	qsort(g, m, sizeof *g, by_site);
+	uint32_t u = 0;
+	for (uint32_t i = 0; i < m; i++) {
+		if (u && !by_site(&g[u - 1], &g[i])) {
+			g[u - 1].live_objs += g[i].live_objs;
+			g[u - 1].live_bytes += g[i].live_bytes;
+			g[u - 1].growth_objs += g[i].growth_objs;
+			g[u - 1].growth_bytes += g[i].growth_bytes;
+		} else {
+			g[u++] = g[i];
+		}
+	}
+	m = 0;
+	for (uint32_t i = 0; i < u; i++)
+		if (g[i].live_objs > 0)
+			g[m++] = g[i];
 	qsort(g, m, sizeof *g, by_growth);
 	*n = m;
 	return g;

@@ -334,14 +334,15 @@ int alc_jfr_parse(FILE *f, struct alc_rec **out, char **notes, struct hs_error *
 
 /*
  * alc_leaks: the recording's sampled live objects with paths (r->leaks)
- * merged by class and path: one row per (class, path) with how many samples
+ * merged by class, path and allocation site: one row per (class, path,
+ * site) with how many samples
  * took it, most first (ties by class, then path); *n rows in a new array
  * (free()), pointing into r. Time O(k log k) for k samples.
  */
 struct alc_leak_row {
 	const char *cls;
 	const char *path;
-	uint32_t node;		/* the first sample's allocation site */
+	uint32_t node;		/* the samples' allocation site */
 	uint64_t samples;
 	uint64_t skipped;	/* links left out of the samples' chains, in all */
 	uint64_t age_sum;	/* GCs survived, added up over the samples of known age */
@@ -350,14 +351,16 @@ struct alc_leak_row {
 struct alc_leak_row *alc_leaks(const struct alc_rec *r, uint32_t *n);
 
 /*
- * alc_growth: per class, the live objects and bytes of the recording's
- * keys at the read and their growth: since the mark when there is one
- * (live minus live at the mark), else since the start (all of it). Classes
- * with live objects only, largest growth in bytes first (ties: live bytes,
- * then name); *n rows in a new array (free()). Time O(k + c log c).
+ * alc_growth: per allocation site (class and allocating frame, accounts
+ * merged), the live objects and bytes of the recording's keys at the read
+ * and their growth: since the mark when there is one (live minus live at
+ * the mark), else since the start (all of it). Sites with live objects
+ * only, largest growth in bytes first (ties: live bytes, then class name,
+ * then frame); *n rows in a new array (free()). Time O(k log k).
  */
 struct alc_growth {
 	uint32_t cls;
+	uint32_t node;		/* the allocating frame, ALC_NONE: none */
 	const char *name;	/* r's class name */
 	double live_objs, live_bytes;
 	double growth_objs, growth_bytes;

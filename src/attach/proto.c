@@ -1073,6 +1073,10 @@ int proto_alloc_leaks(struct proto_conn *c, const uint32_t *classes, uint32_t n,
 		      uint64_t mem, struct proto_leaks *out, struct hs_error *err)
 {
 	memset(out, 0, sizeof *out);
+	if (n > 64) {
+		seterr(err, "at most 64 classes a leak search");
+		return HS_ERR;
+	}
 	if (!has_cap(c, "leaks")) {
 		seterr(err, "the agent in JVM %d is older than this heapsh and cannot find leaks "
 		       "(:detach, then attach again to load this heapsh's agent)", c->pid);
@@ -1125,6 +1129,14 @@ int proto_alloc_leaks(struct proto_conn *c, const uint32_t *classes, uint32_t n,
 		out->gcs = get_u32(&r);
 		out->timed_out = flags & 1;
 		out->has_gcs = (flags & 4) != 0;
+		out->budget = get_u64(&r);
+		out->nskipped = get_u32(&r);
+		if (out->nskipped > n)
+			r.bad = true;
+		for (uint32_t i = 0; i < out->nskipped && !r.bad; i++) {
+			out->skipped_cls[i] = get_u32(&r);
+			out->skipped_cost[i] = get_u64(&r);
+		}
 		if (check_reply(c, &r, T_END, err)) {
 			free(all.p);
 			return HS_ERR;

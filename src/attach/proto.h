@@ -198,6 +198,10 @@ struct proto_leaks {
 	uint64_t cut, refs;	/* objects left unwalked by the memory limit; references seen */
 	uint64_t prep_ms, walk_ms;	/* classes and fixed point (JVM running); the walk (JVM paused) */
 	bool timed_out, has_gcs;
+	uint64_t budget;	/* objects the walk could tag: 5 % of the heap's, within the memory limit */
+	uint32_t nskipped;	/* classes asked but not searched: the objects that could hold them */
+	uint32_t skipped_cls[64];	/* ... are over the budget: these classes, with that count */
+	uint64_t skipped_cost[64];
 };
 int proto_alloc_leaks(struct proto_conn *c, const uint32_t *classes, uint32_t n, uint64_t time_ms,
 		      uint64_t mem, struct proto_leaks *out, struct hs_error *err);

@@ -395,9 +395,13 @@ int hs_alloc_leaks(struct hs_session *s, struct alc_rec *r, uint64_t time_ms, ui
 		return HS_ERR;
 	uint32_t ng = 0, classes[16];
 	struct alc_growth *g = alc_growth(r, &ng);
-	for (uint32_t i = 0; i < ng && st->classes < 16; i++)
-		if (g[i].growth_bytes > 0)
+	for (uint32_t i = 0; i < ng && st->classes < 16; i++) {
+		bool seen = false;
+		for (uint32_t k = 0; k < st->classes && !seen; k++)
+			seen = classes[k] == g[i].cls;
+		if (g[i].growth_bytes > 0 && !seen)
 			classes[st->classes++] = g[i].cls;
+	}
 	free(g);
 	if (!st->classes)
 		return HS_OK;
@@ -425,7 +429,12 @@ int hs_alloc_leaks(struct hs_session *s, struct alc_rec *r, uint64_t time_ms, ui
 							  l->skipped, pl.has_gcs ? l->age : ALC_NONE, path};
 	}
 	*st = (struct hs_leak_search){st->classes, pl.n, pl.reached, pl.nodes, pl.cut,
-				      pl.prep_ms, pl.walk_ms, pl.timed_out, pl.has_gcs};
+				      pl.prep_ms, pl.walk_ms, pl.timed_out, pl.has_gcs, pl.budget, 0, {0}, {0}};
+	for (uint32_t i = 0; i < pl.nskipped && st->nskipped < 16; i++)
+		if (pl.skipped_cls[i] < r->nclasses) {
+			st->skipped_cls[st->nskipped] = pl.skipped_cls[i];
+			st->skipped_cost[st->nskipped++] = pl.skipped_cost[i];
+		}
 	proto_leaks_free(&pl);
 	return HS_OK;
 }

@@ -186,9 +186,9 @@ void hs_live_close(struct hs_session *s);
  */
 int hs_alloc_fetch(struct hs_session *s, struct alc_rec **out);
 /*
- * hs_alloc_leaks: paths from GC roots to the leak sample of up to 16 of
- * r's classes that grew most (alc_growth; r read from the attached JVM by
- * hs_alloc_fetch), found by the agent inside the JVM in one walk, without a
+ * hs_alloc_leaks: paths from GC roots to the leak sample of the classes of
+ * the allocation sites that grew most, up to 16 classes (alc_growth; r read
+ * from the attached JVM by hs_alloc_fetch), found by the agent inside the JVM in one walk, without a
  * heap dump (proto_alloc_leaks; docs/agent.md, "Leaks in a running JVM"),
  * within time_ms of walk and mem bytes of the agent's memory. The paths
  * become r->leaks (replacing any), one per sampled object reached, with
@@ -201,6 +201,10 @@ struct hs_leak_search {
 	uint64_t cut;		/* objects not walked for the memory limit */
 	uint64_t prep_ms, walk_ms;	/* the JVM running; the JVM paused */
 	bool timed_out, has_gcs;
+	uint64_t budget;	/* objects the walk could tag */
+	uint32_t nskipped;	/* classes not searched: more objects could hold them than the budget */
+	uint32_t skipped_cls[16];	/* r's class numbers */
+	uint64_t skipped_cost[16];	/* the objects that could hold each */
 };
 int hs_alloc_leaks(struct hs_session *s, struct alc_rec *r, uint64_t time_ms, uint64_t mem,
 		   struct hs_leak_search *st);

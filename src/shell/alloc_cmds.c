@@ -483,13 +483,14 @@ static int show_diff(const struct view_opts *o, const struct alc_rec *r, struct 
 	return HS_OK;
 }
 
-/* leak_rank: rows of the agent's leak search, the class that grew most first, then most samples. */
+/* A row of the agent's leak search with its site's growth (NULL: none) and place in alc_growth. */
 struct ranked {
 	struct alc_leak_row row;
-	uint32_t rank;		/* the class's place in alc_growth */
+	uint32_t rank;
 	const struct alc_growth *g;
 };
 
+/* by_rank: the site that grew most first, then most samples, then path. */
 static int by_rank(const void *a, const void *b)
 {
 	const struct ranked *x = a, *y = b;
@@ -502,9 +503,9 @@ static int by_rank(const void *a, const void *b)
 
 /*
  * show_live_leaks: :alloc leaks in a running JVM: the agent's search for
- * paths from GC roots to the leak sample of the classes that grew most
- * (hs_alloc_leaks), one row per class and path, with the class's live
- * objects, bytes and growth and the samples' mean age in GCs.
+ * paths from GC roots to the leak sample of the classes of the sites that
+ * grew most (hs_alloc_leaks), one row per class, path and site, with the
+ * site's live objects, bytes and growth and the samples' mean age in GCs.
  */
 static int show_live_leaks(struct sh *sh, const struct view_opts *o, struct alc_rec *r)
 {
@@ -518,20 +519,14 @@ static int show_live_leaks(struct sh *sh, const struct view_opts *o, struct alc_
 		return sh_error(sh, NULL, "%s", sh->ss->err.msg);
 	uint32_t ng = 0, n = 0;
 	struct alc_growth *g = alc_growth(r, &ng);
-	uint32_t *rank = xmallocarray((size_t)r->nclasses + 1, sizeof *rank);
-	for (uint32_t c = 0; c <= r->nclasses; c++)
-		rank[c] = UINT32_MAX;
-	for (uint32_t i = 0; i < ng; i++)
-		rank[g[i].cls] = i;
 	struct alc_leak_row *rows = alc_leaks(r, &n);
 	struct ranked *rk = xcalloc((size_t)n + 1, sizeof *rk);
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t c = UINT32_MAX;
-		for (uint32_t k = 0; k < r->nclasses && c == UINT32_MAX; k++)
-			if (r->classes[k] == rows[i].cls)
-				c = k;
 		rk[i].row = rows[i];
-		rk[i].rank = c < r->nclasses ? rank[c] : UINT32_MAX;
+		rk[i].rank = UINT32_MAX;
+		for (uint32_t k = 0; k < ng && rk[i].rank == UINT32_MAX; k++)
+			if (g[k].node == rows[i].node && !strcmp(g[k].name, rows[i].cls))
+				rk[i].rank = k;
 		rk[i].g = rk[i].rank < ng ? &g[rk[i].rank] : NULL;
 	}
 	qsort(rk, n, sizeof *rk, by_rank);
@@ -564,7 +559,7 @@ static int show_live_leaks(struct sh *sh, const struct view_opts *o, struct alc_
 	out_table_end(t);
 	more(shown, n);
 	if (out_mode == OUT_TABLE) {
-		out_printf("(paths to %u of %u sampled live objects of the %u classes that grew most%s, "
+		out_printf("(paths to %u of %u sampled live objects of the %u classes whose sites grew most%s, "
 			   "found inside the JVM in one walk of its heap: JVM paused %" PRIu64 " ms, "
 			   "%u objects tagged%s)\n",
 			   ls.reached, ls.sampled, ls.classes,
@@ -577,6 +572,14 @@ static int show_live_leaks(struct sh *sh, const struct view_opts *o, struct alc_
 			out_printf("(%u sampled objects were not reached: dead since the read, held only "
 				   "through a String or a weak reference%s)\n", ls.sampled - ls.reached,
 				   ls.timed_out || ls.cut ? ", or past the limits" : "");
+		if (ls.nskipped) {
+			out_printf("(not searched, as more objects could hold them than the walk may tag, "
+				   "%" PRIu64 ": 5 %% of the heap's objects within :live --memory:", ls.budget);
+			for (uint32_t i = 0; i < ls.nskipped; i++)
+				out_printf("%s %s (%" PRIu64 ")", i ? "," : "", r->classes[ls.skipped_cls[i]],
+					   ls.skipped_cost[i]);
+			out_printf(")\n");
+		}
 		if (ls.timed_out)
 			out_printf("(the walk stopped at the time limit, :live --time %u: paths are missing)\n",
 				   secs);
@@ -586,7 +589,6 @@ static int show_live_leaks(struct sh *sh, const struct view_opts *o, struct alc_
 	}
 	free(rk);
 	free(rows);
-	free(rank);
 	free(g);
 	return HS_OK;
 }
