@@ -18,7 +18,7 @@
 # rotated order, GAP s apart:
 #   heapsh   heapsh -c ':alloc leaks --top 20' PID
 #   dump     jcmd PID GC.heap_dump FILE (then FILE removed)
-#   jfr      jcmd PID JFR.dump name=1 path-to-gc-roots=true filename=FILE,
+#   jfr      jcmd PID JFR.dump name=leakbench path-to-gc-roots=true filename=FILE,
 #            then heapsh FILE -c ':alloc leaks' (not timed: how JFR names it)
 # A command's pause: the "Total" of every safepoint the JVM logged while it
 # ran, except the program's own collections (G1CollectForAllocation,
@@ -50,19 +50,21 @@ bench_install "$me" "$OUT/apt.log" ${missing[@]+"${missing[@]}"}
 "$JDK/bin/javac" -nowarn -cp /usr/share/java/h2.jar -d "$OUT/java" bench/java/H2Leak.java || exit 2
 bench_heapsh leaks src
 make -s libheapsh_agent.so || exit 2
+export HEAPSH_AGENT=$PWD/libheapsh_agent.so
 
 SP=$PWD/$OUT/safepoint.log
 mkfifo "$OUT/in"
 exec 7<>"$OUT/in"
 "$JDK/bin/java" -Xms"$XMX" -Xmx"$XMX" -Xlog:safepoint:file="$SP" \
-	-XX:StartFlightRecording=name=1,settings=profile \
+	-XX:StartFlightRecording=name=leakbench,settings=profile \
 	-cp /usr/share/java/h2.jar:"$OUT/java" H2Leak "$ROWS" <"$OUT/in" >"$OUT/h2.out" 2>"$OUT/h2.err" &
 JVM=$!
 trap 'kill $JVM 2>/dev/null; wait $JVM 2>/dev/null' EXIT
 PID=
-for ((i = 0; i < 600 && -z "$PID"; i++)); do
+for ((i = 0; i < 600; i++)); do
 	read -r _ PID < <(grep '^ready ' "$OUT/h2.out" 2>/dev/null)
-	[ -n "$PID" ] || sleep 0.5
+	[ -z "$PID" ] || break
+	sleep 0.5
 done
 [ -n "$PID" ] || { echo "$me: H2Leak did not start ($OUT/h2.err)" >&2; exit 2; }
 echo "# bench/leaks.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -88,7 +90,7 @@ one() {
 	case $what in
 	heapsh) "$HS" --format csv -c ':alloc leaks --top 20' "$PID" >"$OUT/leaks.$r.csv" 2>"$OUT/leaks.$r.err" ;;
 	dump) "$JDK/bin/jcmd" "$PID" GC.heap_dump "$PWD/$OUT/h.$r.hprof" >"$OUT/dump.$r.out" 2>&1 ;;
-	jfr) "$JDK/bin/jcmd" "$PID" JFR.dump name=1 path-to-gc-roots=true filename="$PWD/$OUT/r.$r.jfr" >"$OUT/jfr.$r.out" 2>&1 ;;
+	jfr) "$JDK/bin/jcmd" "$PID" JFR.dump name=leakbench path-to-gc-roots=true filename="$PWD/$OUT/r.$r.jfr" >"$OUT/jfr.$r.out" 2>&1 ;;
 	esac
 	t1=$(date +%s.%N)
 	sleep 1	# the log is written as the safepoints end

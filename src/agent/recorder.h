@@ -97,7 +97,7 @@ struct site;			/* instrument.c's */
  * 1985, algorithm R), so that what stays long is what lives long, as in
  * JFR's old object sample. Classes past RSV_CLASSES have none.
  */
-#define RSV_K 32
+#define RSV_K 64
 #define RSV_CHUNK 256
 #define RSV_CLASSES (256 * RSV_CHUNK)
 struct rsv {

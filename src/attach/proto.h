@@ -172,7 +172,7 @@ int proto_alloc_decode(const uint8_t *p, size_t n, uint64_t records, struct alc_
 		       size_t cap);
 
 /*
- * proto_alloc_leaks: paths from GC roots to the leak sample (up to 32 live
+ * proto_alloc_leaks: paths from GC roots to the leak sample (up to 64 live
  * followed objects per class) of the recording's classes classes[0..n)
  * (the recorder's class numbers, as ALLOC_READ gives them; n <= 64), found
  * by the agent in one walk of the heap inside the JVM (docs/protocol.md,

@@ -22,6 +22,7 @@
 
 #include "../attach/attach.h"
 #include "../attach/snapshot.h"
+#include "../dsl/eval.h"
 
 #define ATTACH_MS 10000
 
@@ -186,6 +187,7 @@ int hs_attach(struct hs_session *s, int pid)
 	if (s->live && s->live->pid != pid)
 		hs_leave(s);	/* another JVM: let go of the one before */
 	hs_live_close(s);
+	hs_drop_previous(s);
 	hs_close_heap(s);
 	free(s->dump_path);
 	s->dump_path = NULL;
@@ -232,18 +234,35 @@ static void forget_agent(struct heap *h)
 static int open_snapshot(struct hs_session *s, const char *path)
 {
 	struct hs_live *l = s->live;
+	/* A snapshot of this JVM before it stays as :suspects' baseline (HS_PREVIOUS). */
+	struct hs_prev prev = s->prev;
+	memset(&s->prev, 0, sizeof s->prev);
+	if (s->heap && l->snapshots > 0 && s->gen == l->snap_gen) {
+		for (int k = 0; k < 2; k++)
+			dom_tree_free(prev.dom[k]);
+		heap_free(prev.heap);
+		dsl_free(s->dsl);	/* it holds the heap's objects */
+		s->dsl = NULL;
+		prev = (struct hs_prev){s->heap, {s->dom[0], s->dom[1]}, l->snap_time};
+		s->heap = NULL;
+		s->dom[0] = s->dom[1] = NULL;
+		hs_close_heap(s);	/* what else was made of it */
+		s->gen++;
+	}
 	s->live = NULL;	/* hs_open closes the old heap, not the connection */
 	bool no_index = s->no_index;
 	s->no_index = true;	/* a snapshot is a temporary file: no index */
 	int st = hs_open(s, path);
 	s->no_index = no_index;
 	s->live = l;
+	s->prev = prev;
 	unlink(path);		/* the mapping keeps it readable */
 	if (st != HS_OK)
 		return st;
 	forget_agent(s->heap);
 	l->snap_time = time(NULL);
 	l->snapshots++;
+	l->snap_gen = s->gen;
 	return HS_OK;
 }
 
@@ -384,6 +403,48 @@ void hs_alloc_bounds(struct hs_session *s, const struct alc_status *st)
 			  "(--live none): live counts are 0");
 }
 
+/* leak_notes: what a leak search did and left out, as notices. */
+static void leak_notes(struct hs_session *s, const struct alc_rec *r, const struct hs_leak_search *st,
+		       uint64_t time_ms, uint64_t mem)
+{
+	const char *since = r->st.has_mark ? "since the mark" : "since the start (:alloc mark sets a mark)";
+	if (!st->classes) {
+		hs_notify(s, HS_NOTICE_ALWAYS, "note: no allocation site has more live objects than %s: "
+			  "nothing grew", r->st.has_mark ? "at the mark" : "at the start");
+		return;
+	}
+	hs_notify(s, HS_NOTICE_ALWAYS, "note: paths to %u of %u sampled live objects of the %u classes "
+		  "whose allocation sites grew most %s, found inside the JVM in one walk of its heap: "
+		  "JVM paused %" PRIu64 " ms (a count of its objects and the walk), %u objects tagged%s",
+		  st->reached, st->sampled, st->classes, since, st->walk_ms, st->nodes,
+		  st->has_gcs ? "; age_gcs: the GCs the samples survived, their mean" : "");
+	if (st->reached < st->sampled)
+		hs_notify(s, HS_NOTICE_ALWAYS, "note: %u sampled objects were not reached: dead since the "
+			  "read, held only through a String or a weak reference, or through objects the "
+			  "walk does not follow (docs/agent.md, \"Leaks in a running JVM\")%s",
+			  st->sampled - st->reached, st->timed_out || st->cut ? ", or past the limits" : "");
+	if (st->nskipped) {
+		char *list = NULL;
+		for (uint32_t i = 0; i < st->nskipped; i++) {
+			char *t = xasprintf("%s%s%s (%" PRIu64 ")", list ? list : "", list ? ", " : "",
+					    r->classes[st->skipped_cls[i]], st->skipped_cost[i]);
+			free(list);
+			list = t;
+		}
+		hs_notify(s, HS_NOTICE_ALWAYS, "note: not searched, as too many objects could hold them "
+			  "(over 4 times the %" PRIu64 " the walk may tag: 5%% of the heap's objects, within "
+			  ":live --memory): %s", st->budget, list);
+		free(list);
+	}
+	if (st->timed_out)
+		hs_notify(s, HS_NOTICE_ALWAYS, "note: the walk stopped at the time limit (:live --time %" PRIu64
+			  "): paths are missing", time_ms / 1000);
+	if (st->cut)
+		hs_notify(s, HS_NOTICE_ALWAYS, "note: the walk reached its budget of %" PRIu64 " objects "
+			  "(5%% of the heap's, within :live --memory %" PRIu64 "): %" PRIu64 " more were "
+			  "left unwalked, and paths through them are missing", st->budget, mem >> 20, st->cut);
+}
+
 int hs_alloc_leaks(struct hs_session *s, struct alc_rec *r, uint64_t time_ms, uint64_t mem,
 		   struct hs_leak_search *st)
 {
@@ -436,6 +497,7 @@ int hs_alloc_leaks(struct hs_session *s, struct alc_rec *r, uint64_t time_ms, ui
 			st->skipped_cost[st->nskipped++] = pl.skipped_cost[i];
 		}
 	proto_leaks_free(&pl);
+	leak_notes(s, r, st, time_ms, mem);
 	return HS_OK;
 }
 

@@ -24,11 +24,24 @@ struct hs_session *hs_session_new(void)
 	return s;
 }
 
+const char HS_PREVIOUS[] = "(the previous snapshot)";
+
+void hs_drop_previous(struct hs_session *s)
+{
+	for (int k = 0; k < 2; k++) {
+		dom_tree_free(s->prev.dom[k]);
+		s->prev.dom[k] = NULL;
+	}
+	heap_free(s->prev.heap);
+	s->prev.heap = NULL;
+}
+
 void hs_session_free(struct hs_session *s)
 {
 	if (!s)
 		return;
 	hs_live_close(s);
+	hs_drop_previous(s);
 	hs_close_heap(s);
 	alc_free(s->recording);
 	free(s->recording_path);
@@ -283,6 +296,7 @@ int hs_open(struct hs_session *s, const char *path)
 		hs_notify(s, HS_NOTICE_ERROR, "warning: %s: %s; about %llu bytes were not read. The "
 			  "rest of the heap is usable; take a new dump for complete results",
 			  path, h->damage, (unsigned long long)h->lost_bytes);
+	hs_drop_previous(s);
 	hs_close_heap(s);
 	free(s->dump_path);
 	s->heap = h;
@@ -540,7 +554,21 @@ int hs_suspects(struct hs_session *s, const struct sus_opts *o, bool no_weak,
 		return HS_ERR;
 	struct heap *bh = NULL;
 	struct dom_tree *bt = NULL;
-	int st = baseline ? baseline_tree(s, baseline, no_weak, &bh, &bt) : HS_OK;
+	bool prev = baseline == HS_PREVIOUS;
+	int st = HS_OK;
+	if (prev && !s->prev.heap)
+		return hs_fail(s, "no earlier snapshot of this JVM to compare with");
+	if (prev && !s->prev.dom[no_weak]) {
+		stage(s, "computing the previous snapshot's dominator tree of %u objects", s->prev.heap->n);
+		st = dom_tree_build(s->prev.heap, no_weak, !s->no_spill, &s->prev.dom[no_weak]);
+		stage_end(s);
+		if (st != HS_OK)
+			return hs_fail(s, "the previous snapshot's dominator tree: interrupted");
+	}
+	if (prev)
+		bt = s->prev.dom[no_weak];
+	else if (baseline)
+		st = baseline_tree(s, baseline, no_weak, &bh, &bt);
 	if (st != HS_OK)
 		return st;
 	struct hgraph g;
@@ -559,7 +587,7 @@ int hs_suspects(struct hs_session *s, const struct sus_opts *o, bool no_weak,
 	}
 	if (st == HS_OK && under)
 		sus_under(t, o->threshold_pct, o->threshold_pct / 10, under);
-	if (bt)
+	if (bt && !prev)
 		dom_tree_free(bt);
 	heap_free(bh);
 	return st;

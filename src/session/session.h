@@ -53,6 +53,7 @@ struct hs_live {
 	struct proto_conn conn;
 	time_t snap_time;	/* when the loaded heap was taken; 0: none */
 	unsigned snapshots;	/* taken in this session: ids of an earlier one may be stale */
+	unsigned snap_gen;	/* the session's gen when the last one became the heap */
 	char vm[300];		/* "OpenJDK 64-Bit Server VM 17.0.15+6-..." */
 };
 
@@ -74,6 +75,11 @@ struct hs_session {
 	uint8_t adopt;		/* HS_ADOPT_*: written to the index, to be used from there at rest */
 	struct dsl *dsl;	/* the query language's session, made on first use */
 	struct hs_live *live;	/* the attached JVM, or NULL */
+	struct hs_prev {	/* the snapshot of the attached JVM before the heap (:suspects' baseline) */
+		struct heap *heap;	/* NULL: none */
+		struct dom_tree *dom[2];	/* [no_weak]: made on first use */
+		time_t when;		/* when it was taken */
+	} prev;
 	struct alc_rec *recording;	/* an allocation recording read from a file (hs_open of a JFR), or NULL */
 	char *recording_path;	/* its file */
 	unsigned gen;		/* heaps closed so far */
@@ -156,6 +162,14 @@ void hs_dyn_save(struct hs_session *s);
  */
 int hs_suspects(struct hs_session *s, const struct sus_opts *o, bool no_weak,
 		const char *baseline, struct suspect **out, uint32_t *n, struct sus_under *under);
+/*
+ * HS_PREVIOUS: hs_suspects' baseline meaning the previous snapshot of the
+ * attached JVM (s->prev: a new snapshot keeps the one before it, its
+ * unlinked file mapped, until a newer one, another heap or JVM, or the
+ * session's end; hs_drop_previous lets it go).
+ */
+extern const char HS_PREVIOUS[];
+void hs_drop_previous(struct hs_session *s);
 /* hs_dsl: the query language's session, made on first use (it may precede the heap). */
 struct dsl *hs_dsl(struct hs_session *s);
 

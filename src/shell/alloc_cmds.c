@@ -514,7 +514,7 @@ static int show_live_leaks(struct sh *sh, const struct view_opts *o, struct alc_
 				":alloc start without --live none to find leaks");
 	uint32_t secs = 0, mib = 0;
 	sh_live_limits(&secs, &mib);
-	struct hs_leak_search ls;
+	struct hs_leak_search ls;	/* what the search did: hs_alloc_leaks says it in notices */
 	if (hs_alloc_leaks(sh->ss, r, (uint64_t)secs * 1000, (uint64_t)mib << 20, &ls) != HS_OK)
 		return sh_error(sh, NULL, "%s", sh->ss->err.msg);
 	uint32_t ng = 0, n = 0;
@@ -558,35 +558,6 @@ static int show_live_leaks(struct sh *sh, const struct view_opts *o, struct alc_
 	}
 	out_table_end(t);
 	more(shown, n);
-	if (out_mode == OUT_TABLE) {
-		out_printf("(paths to %u of %u sampled live objects of the %u classes whose sites grew most%s, "
-			   "found inside the JVM in one walk of its heap: JVM paused %" PRIu64 " ms, "
-			   "%u objects tagged%s)\n",
-			   ls.reached, ls.sampled, ls.classes,
-			   r->st.has_mark ? " since the mark" : " since the start", ls.walk_ms, ls.nodes,
-			   ls.has_gcs ? "; age_gcs: the GCs a sample survived, its mean" : "");
-		if (!ls.classes)
-			out_printf("(no recorded class has more live objects than %s: nothing grew)\n",
-				   r->st.has_mark ? "at the mark" : "at the start");
-		if (ls.reached < ls.sampled)
-			out_printf("(%u sampled objects were not reached: dead since the read, held only "
-				   "through a String or a weak reference%s)\n", ls.sampled - ls.reached,
-				   ls.timed_out || ls.cut ? ", or past the limits" : "");
-		if (ls.nskipped) {
-			out_printf("(not searched, as more objects could hold them than the walk may tag, "
-				   "%" PRIu64 ": 5 %% of the heap's objects within :live --memory:", ls.budget);
-			for (uint32_t i = 0; i < ls.nskipped; i++)
-				out_printf("%s %s (%" PRIu64 ")", i ? "," : "", r->classes[ls.skipped_cls[i]],
-					   ls.skipped_cost[i]);
-			out_printf(")\n");
-		}
-		if (ls.timed_out)
-			out_printf("(the walk stopped at the time limit, :live --time %u: paths are missing)\n",
-				   secs);
-		if (ls.cut)
-			out_printf("(the memory limit, :live --memory %u, left %" PRIu64 " objects unwalked: "
-				   "paths through them are missing)\n", mib, ls.cut);
-	}
 	free(rk);
 	free(rows);
 	free(g);

@@ -1050,12 +1050,15 @@ const struct sh_command sh_commands[] = {
 	{"retained", sh_cmd_retained, ":retained ID|CLASS [--no-weak]",
 	 "Bytes freed if the object, or every instance of CLASS together, went away.\n"
 	 "For a class this counts objects kept alive only by several instances."},
-	{"suspects", sh_cmd_suspects, ":suspects [--threshold PCT] [--child PCT] [--baseline OLDER.hprof] [--no-weak]",
+	{"suspects", sh_cmd_suspects, ":suspects [--threshold PCT] [--child PCT] [--baseline OLDER.hprof|none] [--no-weak]",
 	 "Leak suspects, as Eclipse MAT's report: where a large share of the heap\n"
 	 "(10% unless --threshold) piles up in many similar objects, said as a\n"
 	 "sentence with the field chain that holds them, the accumulation point and\n"
 	 "the shortest path from the GC roots. Similar suspects are one group.\n"
-	 "--baseline ranks them by growth since an older dump of the same program.\n"
+	 "--baseline ranks them by growth since an older dump of the same program,\n"
+	 "small ones included; in a running JVM, growth since the snapshot before this\n"
+	 "one (:refresh keeps it) is used unless --baseline none. What lies under the\n"
+	 "threshold is always summed up.\n"
 	 "CSV header: rank,description,retained_bytes,heap_pct,objects,\n"
 	 "accumulation_point,holder,where,path[,base_retained_bytes,growth_bytes]."},
 	{"idom", sh_cmd_idom, ":idom ID [--no-weak]",
@@ -1129,9 +1132,13 @@ const struct sh_command sh_commands[] = {
 	 "collapsed (folded stacks for flame-graph tools), flamegraph (FILE.html: a page\n"
 	 "to explore, with zoom, search and objects/bytes/live; FILE.svg: a picture),\n"
 	 "pprof (a profile for go tool pprof, Pyroscope: alloc_objects, alloc_space,\n"
-	 "inuse_objects, inuse_space; the class as the innermost frame), leaks (of a JFR\n"
-	 "recording made with path-to-gc-roots=true: its old object samples' paths from\n"
-	 "GC roots, merged, most samples first; not yet in a running JVM).\n"
+	 "inuse_objects, inuse_space; the class as the innermost frame), leaks (paths\n"
+	 "from GC roots to a sample of the live objects of the sites that grew most since\n"
+	 "the mark or the start, merged, with live, growth and age in GCs: found inside\n"
+	 "the JVM without a heap dump, in one walk of what could hold them, within\n"
+	 ":live --time/--memory; it pauses the JVM for a full GC and two passes over the\n"
+	 "heap, measured at about half of a heap dump's pause; mark first, then leaks; of\n"
+	 "a JFR recording made with path-to-gc-roots=true: its old object samples').\n"
 	 "Live counts are taken after a full GC; --live sorts by live bytes."},
 	{"dynsize", sh_cmd_dynsize, ":dynsize ID|CLASS [--exact] [--top N]",
 	 "Dynamic size: the shallow sizes of everything an object reaches (its fields,\n"

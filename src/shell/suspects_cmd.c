@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
+#include <time.h>
 
 #include "../base/fmt.h"
 #include "../engine/suspects.h"
@@ -15,7 +16,7 @@
 #include "sh.h"
 
 static const char usage[] =
-	":suspects [--threshold PCT] [--child PCT] [--baseline OLDER.hprof] [--no-weak]";
+	":suspects [--threshold PCT] [--child PCT] [--baseline OLDER.hprof|none] [--no-weak]";
 
 /* width: the terminal's columns, kept within 60..100; 80 when not a terminal. */
 static int width(void)
@@ -90,6 +91,17 @@ int sh_cmd_suspects(struct sh *sh, int argc, char **argv)
 			return sh_error(sh, NULL, "unexpected '%s'; usage: %s", w, usage);
 		}
 	}
+	/* In a running JVM, growth is known from the snapshot before this one. */
+	char since[96] = "since the baseline";
+	if (base_path && !strcmp(base_path, "none"))
+		base_path = NULL;
+	else if (!base_path && sh->ss->prev.heap)
+		base_path = HS_PREVIOUS;
+	if (base_path == HS_PREVIOUS) {
+		struct tm tm;
+		localtime_r(&sh->ss->prev.when, &tm);
+		strftime(since, sizeof since, "since the snapshot of %H:%M:%S", &tm);
+	}
 	struct suspect *s;
 	uint32_t n;
 	struct sus_under under;
@@ -143,12 +155,14 @@ int sh_cmd_suspects(struct sh *sh, int argc, char **argv)
 		if (base_path) {
 			size_t l = strlen(head);
 			if (s[i].has_base)
-				snprintf(head + l, sizeof head - l, "; %s%s since the baseline",
+				snprintf(head + l, sizeof head - l, "; %s%s %s",
 					 s[i].growth < 0 ? "-" : "+",
 					 fmt_bytes(b2, sizeof b2,
-						   (uint64_t)(s[i].growth < 0 ? -s[i].growth : s[i].growth)));
+						   (uint64_t)(s[i].growth < 0 ? -s[i].growth : s[i].growth)),
+					 since);
 			else
-				snprintf(head + l, sizeof head - l, "; not in the baseline");
+				snprintf(head + l, sizeof head - l, "; not in the %s",
+					 base_path == HS_PREVIOUS ? "previous snapshot" : "baseline");
 		}
 		out_printf("%s%s\n", i ? "\n" : "", head);
 		wrap("   ", s[i].description, 3, cols);
@@ -169,10 +183,11 @@ int sh_cmd_suspects(struct sh *sh, int argc, char **argv)
 		last = xasprintf("no leak suspects: nothing keeps %g%% or more of the %s reachable",
 				 o.threshold_pct, fmt_bytes(b1, sizeof b1, reachable));
 	else if (base_path)
-		last = xasprintf("%u suspect%s, largest growth since the baseline first; %u of them "
+		last = xasprintf("%u suspect%s, largest growth %s first; %u of them "
 				 "under %g%% of the %s reachable, listed as they grew (--format csv "
-				 "for the full paths)", n, fmt_s(n), small, o.threshold_pct,
-				 fmt_bytes(b1, sizeof b1, reachable));
+				 "for the full paths%s)", n, fmt_s(n), since, small, o.threshold_pct,
+				 fmt_bytes(b1, sizeof b1, reachable),
+				 base_path == HS_PREVIOUS ? "; --baseline none: without growth" : "");
 	else
 		last = xasprintf("%u suspect%s; each keeps at least %g%% of the %s reachable "
 				 "(--format csv for the full paths)",
@@ -186,8 +201,11 @@ int sh_cmd_suspects(struct sh *sh, int argc, char **argv)
 				 "at them%s", last, o.threshold_pct, under.n, fmt_s(under.n), under.low_pct,
 				 o.threshold_pct, fmt_bytes(b2, sizeof b2, under.bytes),
 				 heap_id(h, under.largest), l, fmt_bytes(b1, sizeof b1, under.largest_bytes),
-				 under.low_pct, base_path ? "" : "; --baseline OLDER.hprof ranks what grew "
-				 "first, small ones included");
+				 under.low_pct, base_path ? ""
+				 : sh_is_live(sh) ? "; a later snapshot (:refresh) ranks what grew since this "
+						    "one first, small ones included"
+						  : "; --baseline OLDER.hprof ranks what grew first, small ones "
+						    "included");
 		free(l);
 	} else {
 		more = xasprintf("%s. Under the %g%% threshold nothing keeps %g%% or more on its own",

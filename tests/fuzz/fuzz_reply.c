@@ -4,7 +4,7 @@
  * of every reply a broken or hostile agent, or a JVM dying mid-stream, can
  * send. The first input byte picks the request (INFO, HISTOGRAM, SNAPSHOT,
  * INSTANCES, ALLOC_STATUS, ALLOC_READ, ANALYZE, LEAVE, ALLOC_START with its
- * progress frames); the rest is what
+ * progress frames, ALLOC_LEAKS); the rest is what
  * the "agent" answers, written by a thread into one end of a socket pair
  * and then closed, while the request runs on the other end as on a real
  * connection. A SNAPSHOT that reads whole becomes an HPROF file, which is
@@ -27,7 +27,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 enum { OP_INFO, OP_HISTOGRAM, OP_SNAPSHOT, OP_INSTANCES, OP_ALLOC_STATUS, OP_ALLOC_READ,
-       OP_ANALYZE, OP_LEAVE, OP_ALLOC_START, NOPS };
+       OP_ANALYZE, OP_LEAVE, OP_ALLOC_START, OP_ALLOC_LEAKS, NOPS };
 
 static char dir[64];
 
@@ -224,6 +224,18 @@ static void seed(int op, struct out *o)
 		status(&p);
 		frame(o, 7, &p);
 		break;
+	case OP_ALLOC_LEAKS:
+		be(&p, 0, 4); be(&p, 3, 4); u8(&p, 1); be(&p, 0, 4); str(&p, "static field");
+		be(&p, 2, 4);
+		str(&p, "class shop.Server"); str(&p, "CACHE");
+		str(&p, "Ljava/util/HashMap;"); str(&p, "table");
+		frame(o, 0x40, &p);
+		p.n = 0;
+		be(&p, 1, 8); be(&p, 1, 4); be(&p, 10, 4); be(&p, 0, 8); be(&p, 100, 8);
+		be(&p, 1, 8); be(&p, 2, 8); u8(&p, 4); be(&p, 5, 4); be(&p, 100000, 8);
+		be(&p, 1, 4); be(&p, 1, 4); be(&p, 77, 8);
+		frame(o, 0x41, &p);
+		break;
 	}
 }
 
@@ -315,6 +327,13 @@ static void request(int op, struct proto_conn *c)
 			alc_status_free(&st);
 		break;
 	}
+	case OP_ALLOC_LEAKS: {
+		static const uint32_t classes[] = {0, 1};
+		struct proto_leaks l;
+		if (proto_alloc_leaks(c, classes, 2, 1000, 1 << 20, &l, &err) == HS_OK)
+			proto_leaks_free(&l);
+		break;
+	}
 	case OP_LEAVE: {
 		int outcome, other;
 		err.msg[0] = 0;
@@ -344,7 +363,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	c.fd = sv[0];
 	c.pid = 4242;
 	snprintf(c.agent, sizeof c.agent, "heapsh-agent 1.2");
-	snprintf(c.caps, sizeof c.caps, "can_tag_objects,alloc,dump,clients,analyze");
+	snprintf(c.caps, sizeof c.caps, "can_tag_objects,alloc,dump,clients,analyze,leaks");
 	request(data[0] % NOPS, &c);
 	if (c.fd >= 0)
 		shutdown(c.fd, SHUT_RDWR);	/* the writer stops if the reader stopped early */
