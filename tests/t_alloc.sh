@@ -522,6 +522,20 @@ for lk_java in "${JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java" "$ALLOC_J
 		table=$(timeout 120 "$HEAPSH" -c ':alloc leaks' "$LK_PID" 2>&1)
 		check_contains "alloc leaks $v $mode: the note says how the paths were found" \
 			"found inside the JVM in one walk of its heap: JVM paused" "$table"
+		if [ "$mode" = sampled ] && [ "$v" = 17 ]; then
+			# :suspects in a running JVM: growth since the snapshot before (issue 34).
+			sus=$(timeout 300 "$HEAPSH" -c ':suspects' -c ':lua os.execute("sleep 3")' -c ':refresh' \
+				-c ':suspects' "$LK_PID" 2>&1)
+			check_contains "alloc leaks: :suspects on a first snapshot says how to see growth" \
+				"a later snapshot (:refresh) ranks what grew since this one first" \
+				"$(printf '%s' "$sus" | tr '\n' ' ')"
+			check_contains "alloc leaks: :suspects after :refresh ranks growth since the snapshot before" \
+				"largest growth since the snapshot of" "$sus"
+			check "alloc leaks: the first suspect after :refresh grew since the snapshot before" "1" \
+				"$(printf '%s\n' "$sus" | grep -c '^1\. .*; +.* since the snapshot of')"
+			check_contains "alloc leaks: --baseline none: no growth" "each keeps at least" \
+				"$(timeout 300 "$HEAPSH" -c ':refresh' -c ':refresh' -c ':suspects --baseline none' "$LK_PID" 2>&1)"
+		fi
 		if [ "$mode" = exact ] && [ "$v" = 17 ]; then
 			ha "$LK_PID" -c ':alloc stop' -c ':alloc start --interval exact --live none' >/dev/null
 			check_contains "alloc leaks: a recording that follows no object" \

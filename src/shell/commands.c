@@ -1136,9 +1136,10 @@ const struct sh_command sh_commands[] = {
 	 "from GC roots to a sample of the live objects of the sites that grew most since\n"
 	 "the mark or the start, merged, with live, growth and age in GCs: found inside\n"
 	 "the JVM without a heap dump, in one walk of what could hold them, within\n"
-	 ":live --time/--memory; it pauses the JVM for a full GC and two passes over the\n"
-	 "heap, measured at about half of a heap dump's pause; mark first, then leaks; of\n"
-	 "a JFR recording made with path-to-gc-roots=true: its old object samples').\n"
+	 ":live --time/--memory; it pauses the JVM for a full GC, two passes over the\n"
+	 "heap and the walk: 0.7x a heap dump's pause on H2 in 1 GB, docs/performance.md;\n"
+	 "mark first, then leaks; of a JFR recording made with path-to-gc-roots=true:\n"
+	 "its old object samples').\n"
 	 "Live counts are taken after a full GC; --live sorts by live bytes."},
 	{"dynsize", sh_cmd_dynsize, ":dynsize ID|CLASS [--exact] [--top N]",
 	 "Dynamic size: the shallow sizes of everything an object reaches (its fields,\n"

@@ -192,7 +192,11 @@ int sh_cmd_suspects(struct sh *sh, int argc, char **argv)
 		last = xasprintf("%u suspect%s; each keeps at least %g%% of the %s reachable "
 				 "(--format csv for the full paths)",
 				 n, fmt_s(n), o.threshold_pct, fmt_bytes(b1, sizeof b1, reachable));
-	/* what lies under the threshold, and how to see it */
+	/* what lies under the threshold, and how to see it; how to see growth */
+	const char *hint = base_path ? ""
+			   : sh_is_live(sh) ? "; a later snapshot (:refresh) ranks what grew since this one "
+					      "first, small ones included"
+					    : "; --baseline OLDER.hprof ranks what grew first, small ones included";
 	char *more;
 	if (under.n) {
 		char *l = heap_object_label(h, under.largest);
@@ -201,15 +205,11 @@ int sh_cmd_suspects(struct sh *sh, int argc, char **argv)
 				 "at them%s", last, o.threshold_pct, under.n, fmt_s(under.n), under.low_pct,
 				 o.threshold_pct, fmt_bytes(b2, sizeof b2, under.bytes),
 				 heap_id(h, under.largest), l, fmt_bytes(b1, sizeof b1, under.largest_bytes),
-				 under.low_pct, base_path ? ""
-				 : sh_is_live(sh) ? "; a later snapshot (:refresh) ranks what grew since this "
-						    "one first, small ones included"
-						  : "; --baseline OLDER.hprof ranks what grew first, small ones "
-						    "included");
+				 under.low_pct, hint);
 		free(l);
 	} else {
-		more = xasprintf("%s. Under the %g%% threshold nothing keeps %g%% or more on its own",
-				 last, o.threshold_pct, under.low_pct);
+		more = xasprintf("%s. Under the %g%% threshold nothing keeps %g%% or more on its own%s",
+				 last, o.threshold_pct, under.low_pct, base_path ? "" : hint);
 	}
 	free(last);
 	last = more;
