@@ -207,4 +207,16 @@ void ag_untag_all(void);
 uint32_t ag_iface_fields(jvmtiEnv *jv, JNIEnv *env, jclass klass, jclass *seen, jint *nseen,
 			 jint cap);
 
+/*
+ * ag_chain_fields (classes.c): every field of k's class chain in JVMTI index
+ * order (jvmtiHeapReferenceInfoField: the interfaces' fields first, counted
+ * only; then java.lang.Object's down to k's own, static and instance alike),
+ * each given to f with its index, its jfieldID, the declaring class's
+ * signature, its name and signature, and whether it is static. e: the JVMTI
+ * environment asking. At most 64 classes deep.
+ */
+typedef void (*ag_field_fn)(void *ctx, jint index, jfieldID id, const char *declaring,
+			    const char *name, const char *sig, bool is_static);
+void ag_chain_fields(jvmtiEnv *e, JNIEnv *jni, jclass k, ag_field_fn f, void *ctx);
+
 #endif

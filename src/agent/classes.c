@@ -89,3 +89,39 @@ uint32_t ag_iface_fields(jvmtiEnv *jv, JNIEnv *env, jclass klass, jclass *seen, 
 	}
 	return total;
 }
+
+void ag_chain_fields(jvmtiEnv *e, JNIEnv *jni, jclass k, ag_field_fn f, void *ctx)
+{
+	jclass chain[64];
+	int depth = 0;
+	for (jclass c = (*jni)->NewLocalRef(jni, k); c && depth < 64;) {
+		chain[depth++] = c;
+		c = (*jni)->GetSuperclass(jni, c);
+	}
+	jclass seen[512];
+	jint nseen = 0;
+	jint index = (jint)ag_iface_fields(e, jni, k, seen, &nseen, 512);
+	for (jint i = 0; i < nseen; i++)
+		(*jni)->DeleteLocalRef(jni, seen[i]);
+	for (int d = depth; d-- > 0;) {	/* java.lang.Object first */
+		char *decl = NULL;
+		(*e)->GetClassSignature(e, chain[d], &decl, NULL);
+		jint nf = 0;
+		jfieldID *fs = NULL;
+		if ((*e)->GetClassFields(e, chain[d], &nf, &fs) != JVMTI_ERROR_NONE)
+			nf = 0;
+		for (jint i = 0; i < nf; i++, index++) {
+			char *name = NULL, *sig = NULL;
+			jint mods = 0;
+			(*e)->GetFieldName(e, chain[d], fs[i], &name, &sig, NULL);
+			(*e)->GetFieldModifiers(e, chain[d], fs[i], &mods);
+			if (name && sig)
+				f(ctx, index, fs[i], decl ? decl : "", name, sig, (mods & 0x0008) != 0);
+			(*e)->Deallocate(e, (unsigned char *)name);
+			(*e)->Deallocate(e, (unsigned char *)sig);
+		}
+		(*e)->Deallocate(e, (unsigned char *)fs);
+		(*e)->Deallocate(e, (unsigned char *)decl);
+		(*jni)->DeleteLocalRef(jni, chain[d]);
+	}
+}

@@ -237,48 +237,29 @@ static void ftab_free(struct ftab *t)
 	t->n = 0;
 }
 
+static void table_field(void *ctx, jint index, jfieldID id, const char *declaring, const char *name,
+			const char *sig, bool is_static)
+{
+	struct ftab *t = ctx;
+	(void)declaring;
+	if (is_static)
+		return;
+	struct pfield *g = realloc(t->f, (size_t)(t->n + 1) * sizeof *g);
+	if (!g)
+		return;
+	t->f = g;
+	g[t->n].name = strdup(name);
+	g[t->n].type = !strcmp(sig, "Ljava/lang/String;") ? 'T' : sig[0];
+	g[t->n].id = id;
+	g[t->n].jvmti_index = index;
+	t->n++;
+}
+
 static bool field_table(JNIEnv *env, jclass k, struct ftab *t)
 {
 	t->n = 0;
 	t->f = NULL;
-	jclass chain[64];
-	int depth = 0;
-	for (jclass c = (*env)->NewLocalRef(env, k); c && depth < 64;) {
-		chain[depth++] = c;
-		c = (*env)->GetSuperclass(env, c);
-	}
-	jclass seen[512];
-	jint nseen = 0;
-	jint index = (jint)ag_iface_fields(ag_jvmti, env, k, seen, &nseen, 512);
-	for (jint i = 0; i < nseen; i++)
-		(*env)->DeleteLocalRef(env, seen[i]);
-	for (int d = depth; d-- > 0;) {	/* java.lang.Object first */
-		jint nf = 0;
-		jfieldID *f = NULL;
-		if ((*ag_jvmti)->GetClassFields(ag_jvmti, chain[d], &nf, &f) != JVMTI_ERROR_NONE)
-			nf = 0;
-		for (jint i = 0; i < nf; i++, index++) {
-			char *name = NULL, *sig = NULL;
-			jint mods = 0;
-			(*ag_jvmti)->GetFieldName(ag_jvmti, chain[d], f[i], &name, &sig, NULL);
-			(*ag_jvmti)->GetFieldModifiers(ag_jvmti, chain[d], f[i], &mods);
-			if (!(mods & 0x0008) && name && sig) {
-				struct pfield *g = realloc(t->f, (size_t)(t->n + 1) * sizeof *g);
-				if (g) {
-					t->f = g;
-					g[t->n].name = strdup(name);
-					g[t->n].type = !strcmp(sig, "Ljava/lang/String;") ? 'T' : sig[0];
-					g[t->n].id = f[i];
-					g[t->n].jvmti_index = index;
-					t->n++;
-				}
-			}
-			ag_dealloc(name);
-			ag_dealloc(sig);
-		}
-		ag_dealloc(f);
-		(*env)->DeleteLocalRef(env, chain[d]);
-	}
+	ag_chain_fields(ag_jvmti, env, k, table_field, t);
 	return true;
 }
 

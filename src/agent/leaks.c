@@ -229,50 +229,6 @@ static bool supers_of(jvmtiEnv *e, JNIEnv *jni, struct sigtab *st, struct lcls *
 	return ok && obj != UINT32_MAX && add_id(&c->sup, &c->nsup, &cap, obj);
 }
 
-/*
- * chain_fields: every field of k's class chain in JVMTI index order (the
- * interfaces' fields first, counted only; then java.lang.Object's down to
- * k's own, static and instance alike: jvmtiHeapReferenceInfoField), each
- * given to f with its index. The first index is returned through *first.
- */
-typedef void (*field_fn)(void *ctx, jint index, const char *declaring, const char *name,
-			 const char *sig, bool is_static);
-static void chain_fields(jvmtiEnv *e, JNIEnv *jni, jclass k, field_fn f, void *ctx)
-{
-	jclass chain[64];
-	int depth = 0;
-	for (jclass c = (*jni)->NewLocalRef(jni, k); c && depth < 64;) {
-		chain[depth++] = c;
-		c = (*jni)->GetSuperclass(jni, c);
-	}
-	jclass seen[512];
-	jint nseen = 0;
-	jint index = (jint)ag_iface_fields(e, jni, k, seen, &nseen, 512);
-	for (jint i = 0; i < nseen; i++)
-		(*jni)->DeleteLocalRef(jni, seen[i]);
-	for (int d = depth; d-- > 0;) {
-		char *decl = NULL;
-		(*e)->GetClassSignature(e, chain[d], &decl, NULL);
-		jint nf = 0;
-		jfieldID *fs = NULL;
-		if ((*e)->GetClassFields(e, chain[d], &nf, &fs) != JVMTI_ERROR_NONE)
-			nf = 0;
-		for (jint i = 0; i < nf; i++, index++) {
-			char *name = NULL, *sig = NULL;
-			jint mods = 0;
-			(*e)->GetFieldName(e, chain[d], fs[i], &name, &sig, NULL);
-			(*e)->GetFieldModifiers(e, chain[d], fs[i], &mods);
-			if (name && sig)
-				f(ctx, index, decl ? decl : "", name, sig, (mods & 0x0008) != 0);
-			(*e)->Deallocate(e, (unsigned char *)name);
-			(*e)->Deallocate(e, (unsigned char *)sig);
-		}
-		(*e)->Deallocate(e, (unsigned char *)fs);
-		(*e)->Deallocate(e, (unsigned char *)decl);
-		(*jni)->DeleteLocalRef(jni, chain[d]);
-	}
-}
-
 struct ftctx {
 	struct sigtab *st;
 	struct lcls *c;
@@ -280,9 +236,10 @@ struct ftctx {
 	bool ok;
 };
 
-static void field_type(void *ctx, jint index, const char *declaring, const char *name,
+static void field_type(void *ctx, jint index, jfieldID fid, const char *declaring, const char *name,
 		       const char *sig, bool is_static)
 {
+	(void)fid;
 	struct ftctx *x = ctx;
 	if (is_static || (sig[0] != 'L' && sig[0] != '['))
 		return;
@@ -298,10 +255,11 @@ struct ntctx {
 	struct lcls *c;
 };
 
-static void field_name(void *ctx, jint index, const char *declaring, const char *name,
+static void field_name(void *ctx, jint index, jfieldID fid, const char *declaring, const char *name,
 		       const char *sig, bool is_static)
 {
 	struct lcls *c = ((struct ntctx *)ctx)->c;
+	(void)fid;
 	(void)declaring;
 	(void)sig;
 	(void)is_static;
@@ -320,7 +278,7 @@ static const char *name_of(jvmtiEnv *e, JNIEnv *jni, struct lcls *c, int32_t ind
 		if (!c->names)
 			return "?";
 		struct ntctx x = {c};
-		chain_fields(e, jni, c->k, field_name, &x);
+		ag_chain_fields(e, jni, c->k, field_name, &x);
 	}
 	return index >= 0 && (uint32_t)index < c->nnames && c->names[index] ? c->names[index] : "?";
 }
@@ -379,7 +337,7 @@ static bool classes(jvmtiEnv *e, JNIEnv *jni, struct walk *w, struct sigtab *st,
 			continue;
 		ok = supers_of(e, jni, st, c);
 		struct ftctx x = {st, c, 0, true};
-		chain_fields(e, jni, c->k, field_type, &x);
+		ag_chain_fields(e, jni, c->k, field_type, &x);
 		ok = ok && x.ok;
 	}
 	/* Arrays, fewest dimensions first: [X is assignable to Object, Cloneable,

@@ -1022,6 +1022,41 @@ int proto_alloc_read(struct proto_conn *c, struct alc_rec **out, struct hs_error
 	}
 }
 
+/*
+ * recv_stream: a reply that may take time_ms and more (a walk): its DATA
+ * frames gathered in *all (new memory; at most MAX_RESULTS bytes, what
+ * naming them in the error), then its last frame in *last (HS_OK). Ctrl-C
+ * (hs_interrupted) sends CANCEL once (*cancel_sent). HS_ERR with err, all
+ * freed: an ERROR frame (the connection stays), a lost connection, too much.
+ */
+static int recv_stream(struct proto_conn *c, uint64_t time_ms, const char *what, struct obuf *all,
+		       struct reply *last, bool *cancel_sent, struct hs_error *err)
+{
+	*cancel_sent = false;
+	int64_t wait_until = now_ms() + (int64_t)time_ms + WALK_MS;
+	for (;;) {
+		int st = wait_frame(c, last, &wait_until, cancel_sent, err);
+		if (!st && last->type == T_ERROR)
+			st = error_frame(last, err);
+		if (!st && last->type == T_DATA && all->len + last->len > MAX_RESULTS) {
+			free(last->p);
+			proto_close(c);
+			seterr(err, "the agent's %s are over %zu MiB; the connection is closed", what,
+			       MAX_RESULTS >> 20);
+			st = HS_ERR;
+		}
+		if (st) {
+			free(all->p);
+			all->p = NULL;
+			return HS_ERR;
+		}
+		if (last->type != T_DATA)
+			return HS_OK;
+		put(all, last->p, last->len);
+		free(last->p);
+	}
+}
+
 /* ---- ALLOC_LEAKS ---- */
 
 #define MAX_LEAK_STEPS 1024	/* the agent sends at most 256 */
@@ -1093,65 +1128,43 @@ int proto_alloc_leaks(struct proto_conn *c, const uint32_t *classes, uint32_t n,
 	if (st)
 		return HS_ERR;
 	struct obuf all = {0};
-	bool cancel_sent = false;
-	int64_t wait_until = now_ms() + (int64_t)time_ms + WALK_MS;
-	for (;;) {
-		struct reply r;
-		if (wait_frame(c, &r, &wait_until, &cancel_sent, err)) {
-			free(all.p);
-			return HS_ERR;
-		}
-		if (r.type == T_ERROR) {
-			free(all.p);
-			return error_frame(&r, err);
-		}
-		if (r.type == T_DATA) {
-			if (all.len + r.len > MAX_RESULTS) {
-				free(r.p);
-				free(all.p);
-				proto_close(c);
-				seterr(err, "the agent's leak paths are over %zu MiB; the connection is "
-				       "closed", MAX_RESULTS >> 20);
-				return HS_ERR;
-			}
-			put(&all, r.p, r.len);
-			free(r.p);
-			continue;
-		}
-		uint64_t records = get_u64(&r);
-		out->reached = get_u32(&r);
-		out->nodes = get_u32(&r);
-		out->cut = get_u64(&r);
-		out->refs = get_u64(&r);
-		out->prep_ms = get_u64(&r);
-		out->walk_ms = get_u64(&r);
-		uint8_t flags = get_u8(&r);
-		out->gcs = get_u32(&r);
-		out->timed_out = flags & 1;
-		out->has_gcs = (flags & 4) != 0;
-		out->budget = get_u64(&r);
-		out->nskipped = get_u32(&r);
-		if (out->nskipped > n)
-			r.bad = true;
-		for (uint32_t i = 0; i < out->nskipped && !r.bad; i++) {
-			out->skipped_cls[i] = get_u32(&r);
-			out->skipped_cost[i] = get_u64(&r);
-		}
-		if (check_reply(c, &r, T_END, err)) {
-			free(all.p);
-			return HS_ERR;
-		}
-		bool ok = decode_leaks(all.p, all.len, records, out);
-		free(all.p);
-		if (!ok || out->reached > out->n) {
-			proto_leaks_free(out);
-			proto_close(c);
-			seterr(err, "the agent's leak paths do not follow the protocol; the connection "
-			       "is closed");
-			return HS_ERR;
-		}
-		return HS_OK;
+	struct reply r;
+	bool cancel_sent;
+	if (recv_stream(c, time_ms, "leak paths", &all, &r, &cancel_sent, err))
+		return HS_ERR;
+	uint64_t records = get_u64(&r);
+	out->reached = get_u32(&r);
+	out->nodes = get_u32(&r);
+	out->cut = get_u64(&r);
+	out->refs = get_u64(&r);
+	out->prep_ms = get_u64(&r);
+	out->walk_ms = get_u64(&r);
+	uint8_t flags = get_u8(&r);
+	out->gcs = get_u32(&r);
+	out->timed_out = flags & 1;
+	out->has_gcs = (flags & 4) != 0;
+	out->budget = get_u64(&r);
+	out->nskipped = get_u32(&r);
+	if (out->nskipped > n)
+		r.bad = true;
+	for (uint32_t i = 0; i < out->nskipped && !r.bad; i++) {
+		out->skipped_cls[i] = get_u32(&r);
+		out->skipped_cost[i] = get_u64(&r);
 	}
+	if (check_reply(c, &r, T_END, err)) {
+		free(all.p);
+		return HS_ERR;
+	}
+	bool ok = decode_leaks(all.p, all.len, records, out);
+	free(all.p);
+	if (!ok || out->reached > out->n) {
+		proto_leaks_free(out);
+		proto_close(c);
+		seterr(err, "the agent's leak paths do not follow the protocol; the connection "
+		       "is closed");
+		return HS_ERR;
+	}
+	return HS_OK;
 }
 
 /* ---- ANALYZE ---- */
@@ -1336,66 +1349,44 @@ int proto_analyze(struct proto_conn *c, const uint8_t *prog, size_t len, uint32_
 	if (st)
 		return HS_ERR;
 	struct obuf all = {0};
-	bool cancel_sent = false;
-	int64_t wait_until = now_ms() + (int64_t)time_ms + WALK_MS;
-	for (;;) {
-		struct reply r;
-		if (wait_frame(c, &r, &wait_until, &cancel_sent, err)) {
-			free(all.p);
-			return HS_ERR;
-		}
-		if (r.type == T_ERROR) {
-			free(all.p);
-			return error_frame(&r, err);
-		}
-		if (r.type == T_DATA) {
-			if (all.len + r.len > MAX_RESULTS) {
-				free(r.p);
-				free(all.p);
-				proto_close(c);
-				seterr(err, "the agent's results are over %zu MiB; the connection is "
-				       "closed", MAX_RESULTS >> 20);
-				return HS_ERR;
-			}
-			put(&all, r.p, r.len);
-			free(r.p);
-			continue;
-		}
-		out->status = get_u8(&r);
-		out->stmt = get_u16(&r);
-		out->line = get_u16(&r);
-		out->col = get_u16(&r);
-		out->earlier = get_u8(&r) != 0;
-		out->msg = get_str(&r);
-		out->walks = get_u64(&r);
-		out->pause_ms = get_u64(&r);
-		out->gc_ms = get_u64(&r);
-		out->total_ms = get_u64(&r);
-		out->objects = get_u64(&r);
-		out->agent_bytes = get_u64(&r);
-		bool bad = out->status > PROTO_ANALYSIS_CANCELLED;
-		if (bad || check_reply(c, &r, T_END, err)) {
-			free(all.p);
-			if (bad) {
-				free(r.p);	/* check_reply, which frees it, did not run */
-				proto_close(c);
-				seterr(err, "the agent's END does not follow the protocol; the "
-				       "connection is closed");
-			}
-			proto_analysis_free(out);
-			return HS_ERR;
-		}
-		bool dec = decode_results(all.p, all.len, out);
+	struct reply r;
+	bool cancel_sent;
+	if (recv_stream(c, time_ms, "results", &all, &r, &cancel_sent, err))
+		return HS_ERR;
+	out->status = get_u8(&r);
+	out->stmt = get_u16(&r);
+	out->line = get_u16(&r);
+	out->col = get_u16(&r);
+	out->earlier = get_u8(&r) != 0;
+	out->msg = get_str(&r);
+	out->walks = get_u64(&r);
+	out->pause_ms = get_u64(&r);
+	out->gc_ms = get_u64(&r);
+	out->total_ms = get_u64(&r);
+	out->objects = get_u64(&r);
+	out->agent_bytes = get_u64(&r);
+	bool bad = out->status > PROTO_ANALYSIS_CANCELLED;
+	if (bad || check_reply(c, &r, T_END, err)) {
 		free(all.p);
-		if (!dec) {
-			proto_analysis_free(out);
+		if (bad) {
+			free(r.p);	/* check_reply, which frees it, did not run */
 			proto_close(c);
-			seterr(err, "the agent's results do not follow the protocol; the connection "
-			       "is closed");
-			return HS_ERR;
+			seterr(err, "the agent's END does not follow the protocol; the "
+			       "connection is closed");
 		}
-		if (cancel_sent && out->status == PROTO_ANALYSIS_OK)
-			hs_interrupted = 1;	/* it finished before the cancel came: still stop */
-		return HS_OK;
+		proto_analysis_free(out);
+		return HS_ERR;
 	}
+	bool dec = decode_results(all.p, all.len, out);
+	free(all.p);
+	if (!dec) {
+		proto_analysis_free(out);
+		proto_close(c);
+		seterr(err, "the agent's results do not follow the protocol; the connection "
+		       "is closed");
+		return HS_ERR;
+	}
+	if (cancel_sent && out->status == PROTO_ANALYSIS_OK)
+		hs_interrupted = 1;	/* it finished before the cancel came: still stop */
+	return HS_OK;
 }
