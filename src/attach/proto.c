@@ -1023,16 +1023,23 @@ int proto_alloc_read(struct proto_conn *c, struct alc_rec **out, struct hs_error
 }
 
 /*
- * recv_stream: a reply that may take time_ms and more (a walk): its DATA
- * frames gathered in *all (new memory; at most MAX_RESULTS bytes, what
- * naming them in the error), then its last frame in *last (HS_OK). Ctrl-C
- * (hs_interrupted) sends CANCEL once (*cancel_sent). HS_ERR with err, all
- * freed: an ERROR frame (the connection stays), a lost connection, too much.
+ * call_stream: request type with payload b (freed), and its reply, which may
+ * take time_ms and more (a walk): its DATA frames gathered in *all (new
+ * memory; at most MAX_RESULTS bytes, what naming them in the error), then
+ * its last frame in *last (HS_OK). Ctrl-C (hs_interrupted) sends CANCEL once
+ * (*cancel_sent). HS_ERR with err, all freed: the request not sent, an ERROR
+ * frame (the connection stays), a lost connection, too much.
  */
-static int recv_stream(struct proto_conn *c, uint64_t time_ms, const char *what, struct obuf *all,
-		       struct reply *last, bool *cancel_sent, struct hs_error *err)
+static int call_stream(struct proto_conn *c, uint8_t type, struct obuf *b, uint64_t time_ms,
+		       const char *what, struct obuf *all, struct reply *last, bool *cancel_sent,
+		       struct hs_error *err)
 {
 	*cancel_sent = false;
+	int sent = send_req(c, type, b, err);
+	free(b->p);
+	b->p = NULL;
+	if (sent)
+		return HS_ERR;
 	int64_t wait_until = now_ms() + (int64_t)time_ms + WALK_MS;
 	for (;;) {
 		int st = wait_frame(c, last, &wait_until, cancel_sent, err);
@@ -1123,14 +1130,10 @@ int proto_alloc_leaks(struct proto_conn *c, const uint32_t *classes, uint32_t n,
 		put_u32(&b, classes[i]);
 	put_u64(&b, time_ms);
 	put_u64(&b, mem);
-	int st = send_req(c, T_ALLOC_LEAKS, &b, err);
-	free(b.p);
-	if (st)
-		return HS_ERR;
 	struct obuf all = {0};
 	struct reply r;
 	bool cancel_sent;
-	if (recv_stream(c, time_ms, "leak paths", &all, &r, &cancel_sent, err))
+	if (call_stream(c, T_ALLOC_LEAKS, &b, time_ms, "leak paths", &all, &r, &cancel_sent, err))
 		return HS_ERR;
 	uint64_t records = get_u64(&r);
 	out->reached = get_u32(&r);
@@ -1344,14 +1347,10 @@ int proto_analyze(struct proto_conn *c, const uint8_t *prog, size_t len, uint32_
 	put_u32(&b, time_ms);
 	put_u32(&b, mem_mb);
 	put(&b, prog, len);
-	int st = send_req(c, T_ANALYZE, &b, err);
-	free(b.p);
-	if (st)
-		return HS_ERR;
 	struct obuf all = {0};
 	struct reply r;
 	bool cancel_sent;
-	if (recv_stream(c, time_ms, "results", &all, &r, &cancel_sent, err))
+	if (call_stream(c, T_ANALYZE, &b, time_ms, "results", &all, &r, &cancel_sent, err))
 		return HS_ERR;
 	out->status = get_u8(&r);
 	out->stmt = get_u16(&r);
