@@ -527,7 +527,7 @@ for lk_java in "${JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java" "$ALLOC_J
 			sus=$(timeout 300 "$HEAPSH" -c ':suspects' -c ':lua os.execute("sleep 3")' -c ':refresh' \
 				-c ':suspects' "$LK_PID" 2>&1)
 			check_contains "alloc leaks: :suspects on a first snapshot says how to see growth" \
-				"a later snapshot (:refresh) ranks what grew since this one first" \
+				"a later snapshot (:refresh), or an allocation recording's mark (:alloc mark), ranks what grew" \
 				"$(printf '%s' "$sus" | tr '\n' ' ')"
 			check_contains "alloc leaks: :suspects after :refresh ranks growth since the snapshot before" \
 				"largest growth since the snapshot of" "$sus"
@@ -535,6 +535,15 @@ for lk_java in "${JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java" "$ALLOC_J
 				"$(printf '%s\n' "$sus" | grep -c '^1\. .*; +.* since the snapshot of')"
 			check_contains "alloc leaks: --baseline none: no growth" "each keeps at least" \
 				"$(timeout 300 "$HEAPSH" -c ':refresh' -c ':refresh' -c ':suspects --baseline none' "$LK_PID" 2>&1)"
+		fi
+		if [ "$mode" = exact ] && [ "$v" = 25 ]; then
+			# :suspects in a running JVM with a marked recording: growth since the mark (issue 34).
+			sus=$(timeout 300 "$HEAPSH" -c ':alloc mark' -c ':lua os.execute("sleep 2")' -c ':suspects' \
+				"$LK_PID" 2>&1)
+			check_contains "alloc leaks: :suspects ranks growth since the recording's mark" \
+				"largest growth since the allocation recording's mark of" "$sus"
+			check "alloc leaks: the first suspect grew since the mark" "1" \
+				"$(printf '%s\n' "$sus" | grep -c "^1\. .*; +.* since the allocation recording's mark of")"
 		fi
 		if [ "$mode" = exact ] && [ "$v" = 17 ]; then
 			ha "$LK_PID" -c ':alloc stop' -c ':alloc start --interval exact --live none' >/dev/null

@@ -1135,6 +1135,41 @@ void sus_baseline(struct suspect *s, uint32_t n, struct dom_tree *base)
 		qsort(s, n, sizeof *s, cmp_growth);
 }
 
+/* share: the piled bytes of the suspects naming class cls as piled or held (the split's whole). */
+static uint64_t share(const struct suspect *s, uint32_t n, const char *cls)
+{
+	uint64_t all = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if ((s[i].piled && !strcmp(s[i].piled, cls)) || (s[i].holds && !strcmp(s[i].holds, cls)))
+			all += s[i].piled_bytes ? s[i].piled_bytes : 1;
+	return all;
+}
+
+void sus_class_growth(struct suspect *s, uint32_t n, int64_t (*growth_of)(void *ctx, const char *cls),
+		      void *ctx)
+{
+	int64_t *g = xcalloc((size_t)n + 1, sizeof *g);
+	for (uint32_t i = 0; i < n; i++) {
+		const char *cls[2] = {s[i].piled, s[i].holds && (!s[i].piled || strcmp(s[i].holds, s[i].piled))
+							  ? s[i].holds : NULL};
+		for (int k = 0; k < 2; k++) {
+			if (!cls[k])
+				continue;
+			uint64_t mine = s[i].piled_bytes ? s[i].piled_bytes : 1, all = share(s, n, cls[k]);
+			g[i] += (int64_t)((double)growth_of(ctx, cls[k]) * (double)mine / (double)(all ? all : 1));
+		}
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		s[i].has_base = s[i].piled != NULL;
+		s[i].growth = g[i];
+		s[i].base_retained = g[i] > 0 && (uint64_t)g[i] > s[i].retained
+					     ? 0 : (uint64_t)((int64_t)s[i].retained - g[i]);
+	}
+	free(g);
+	if (n)
+		qsort(s, n, sizeof *s, cmp_growth);
+}
+
 void sus_growing(struct suspect *s, uint32_t *n, double threshold_pct, uint64_t reachable)
 {
 	uint64_t limit = (uint64_t)((double)reachable * threshold_pct / 100.0);

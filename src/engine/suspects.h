@@ -117,6 +117,23 @@ void sus_free(struct suspect *s, uint32_t n);
 void sus_baseline(struct suspect *s, uint32_t n, struct dom_tree *base);
 
 /*
+ * sus_class_growth: the growth of each suspect told by an allocation
+ * recording instead of an older dump: growth_of(ctx, class name) gives the
+ * live bytes of a class's recorded objects now less at the recording's mark
+ * (0 for a class it does not know); a suspect's growth is its share of
+ * the growth of its piled class and, when different, of the class each
+ * piled object mostly retains (holds): a class's growth is split among the
+ * suspects naming it in proportion to their piled bytes, so that it counts
+ * once. has_base is set when it has a piled class, and base_retained is
+ * retained less the growth (at least 0). The suspects are then sorted by
+ * growth, largest first. An estimate: a recording counts only objects
+ * allocated since it began, in shallow bytes, and cannot tell which
+ * suspect's objects of a shared class (byte[]) grew. O(n^2) for n suspects.
+ */
+void sus_class_growth(struct suspect *s, uint32_t n, int64_t (*growth_of)(void *ctx, const char *cls),
+		      void *ctx);
+
+/*
  * sus_growing: after sus_baseline on suspects found with a lower threshold
  * than the user's, keep those that retain threshold_pct or more of the
  * reachable heap (reachable bytes) and, below it, those that grew: growing

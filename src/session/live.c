@@ -501,6 +501,21 @@ int hs_alloc_leaks(struct hs_session *s, struct alc_rec *r, uint64_t time_ms, ui
 	return HS_OK;
 }
 
+bool hs_alloc_marked(struct hs_session *s, uint64_t *when)
+{
+	*when = 0;
+	if (!s->live || !proto_alive(&s->live->conn))
+		return false;
+	struct alc_status st;
+	struct hs_error err;
+	if (proto_alloc_control(&s->live->conn, PROTO_ALLOC_STATUS, &st, &err) != HS_OK)
+		return false;
+	bool marked = st.exists && st.has_mark && !st.no_live;
+	*when = st.mark_ms;
+	alc_status_free(&st);
+	return marked;
+}
+
 int hs_alloc_fetch(struct hs_session *s, struct alc_rec **out)
 {
 	*out = NULL;

@@ -7,6 +7,7 @@
  */
 #include "session.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,20 @@ struct hs_session *hs_session_new(void)
 }
 
 const char HS_PREVIOUS[] = "(the previous snapshot)";
+const char HS_MARK[] = "(the allocation recording's mark)";
+
+/* mark_growth: sus_class_growth's growth_of over a recording (ctx), by class name. */
+static int64_t mark_growth(void *ctx, const char *cls)
+{
+	const struct alc_rec *r = ctx;
+	double g = 0;
+	for (uint32_t k = 0; k < r->nkeys; k++) {
+		const struct alc_key *key = &r->keys[k];
+		if (key->cls < r->nclasses && r->classes[key->cls] && !strcmp(r->classes[key->cls], cls))
+			g += key->live_bytes - key->mark_bytes;
+	}
+	return (int64_t)llround(g);
+}
 
 void hs_drop_previous(struct hs_session *s)
 {
@@ -554,10 +569,18 @@ int hs_suspects(struct hs_session *s, const struct sus_opts *o, bool no_weak,
 		return HS_ERR;
 	struct heap *bh = NULL;
 	struct dom_tree *bt = NULL;
-	bool prev = baseline == HS_PREVIOUS;
+	bool prev = baseline == HS_PREVIOUS, mark = baseline == HS_MARK;
 	int st = HS_OK;
 	if (prev && !s->prev.heap)
 		return hs_fail(s, "no earlier snapshot of this JVM to compare with");
+	struct alc_rec *rec = NULL;
+	if (mark && (hs_alloc_fetch(s, &rec) != HS_OK || !rec->st.has_mark)) {
+		if (rec) {
+			alc_free(rec);
+			hs_fail(s, "the allocation recording has no mark (:alloc mark)");
+		}
+		return HS_ERR;
+	}
 	if (prev && !s->prev.dom[no_weak]) {
 		stage(s, "computing the previous snapshot's dominator tree of %u objects", s->prev.heap->n);
 		st = dom_tree_build(s->prev.heap, no_weak, !s->no_spill, &s->prev.dom[no_weak]);
@@ -567,7 +590,7 @@ int hs_suspects(struct hs_session *s, const struct sus_opts *o, bool no_weak,
 	}
 	if (prev)
 		bt = s->prev.dom[no_weak];
-	else if (baseline)
+	else if (baseline && !mark)
 		st = baseline_tree(s, baseline, no_weak, &bh, &bt);
 	if (st != HS_OK)
 		return st;
@@ -575,16 +598,20 @@ int hs_suspects(struct hs_session *s, const struct sus_opts *o, bool no_weak,
 	hg_init(&g, s->heap, true, true);	/* paths through strong references, as MAT's */
 	/* growth known: look closer, so that small growing candidates are seen too */
 	struct sus_opts closer = *o;
-	if (bt)
+	if (bt || rec)
 		closer.threshold_pct = o->threshold_pct / 10;
 	st = sus_find(t, &g, &closer, out, n);
 	hg_free(&g);
 	if (st != HS_OK) {
 		hs_fail(s, "leak suspects: interrupted");
-	} else if (bt) {
-		sus_baseline(*out, *n, bt);
+	} else if (bt || rec) {
+		if (rec)
+			sus_class_growth(*out, *n, mark_growth, rec);
+		else
+			sus_baseline(*out, *n, bt);
 		sus_growing(*out, n, o->threshold_pct, dom_retained(t, s->heap->n));
 	}
+	alc_free(rec);
 	if (st == HS_OK && under)
 		sus_under(t, o->threshold_pct, o->threshold_pct / 10, under);
 	if (bt && !prev)

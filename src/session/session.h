@@ -169,6 +169,15 @@ int hs_suspects(struct hs_session *s, const struct sus_opts *o, bool no_weak,
  * session's end; hs_drop_previous lets it go).
  */
 extern const char HS_PREVIOUS[];
+/*
+ * HS_MARK: hs_suspects' baseline meaning the mark of the attached JVM's
+ * allocation recording: the recording is read (a full GC) and each
+ * suspect's growth is its classes' recorded live bytes now less at the mark
+ * (sus_class_growth). hs_alloc_marked: the attached JVM has a recording with
+ * a mark (*when: the mark's wall clock, ms since the epoch); one status call.
+ */
+extern const char HS_MARK[];
+bool hs_alloc_marked(struct hs_session *s, uint64_t *when);
 void hs_drop_previous(struct hs_session *s);
 /* hs_dsl: the query language's session, made on first use (it may precede the heap). */
 struct dsl *hs_dsl(struct hs_session *s);

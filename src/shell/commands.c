@@ -1050,15 +1050,17 @@ const struct sh_command sh_commands[] = {
 	{"retained", sh_cmd_retained, ":retained ID|CLASS [--no-weak]",
 	 "Bytes freed if the object, or every instance of CLASS together, went away.\n"
 	 "For a class this counts objects kept alive only by several instances."},
-	{"suspects", sh_cmd_suspects, ":suspects [--threshold PCT] [--child PCT] [--baseline OLDER.hprof|none] [--no-weak]",
+	{"suspects", sh_cmd_suspects,
+	 ":suspects [--threshold PCT] [--child PCT] [--baseline OLDER.hprof|previous|mark|none] [--no-weak]",
 	 "Leak suspects, as Eclipse MAT's report: where a large share of the heap\n"
 	 "(10% unless --threshold) piles up in many similar objects, said as a\n"
 	 "sentence with the field chain that holds them, the accumulation point and\n"
 	 "the shortest path from the GC roots. Similar suspects are one group.\n"
 	 "--baseline ranks them by growth since an older dump of the same program,\n"
 	 "small ones included; in a running JVM, growth since the snapshot before this\n"
-	 "one (:refresh keeps it) is used unless --baseline none. What lies under the\n"
-	 "threshold is always summed up.\n"
+	 "one (:refresh keeps it; previous), or else since the allocation recording's\n"
+	 "mark (its classes' live bytes; mark), unless --baseline none. What lies under\n"
+	 "the threshold is always summed up.\n"
 	 "CSV header: rank,description,retained_bytes,heap_pct,objects,\n"
 	 "accumulation_point,holder,where,path[,base_retained_bytes,growth_bytes]."},
 	{"idom", sh_cmd_idom, ":idom ID [--no-weak]",

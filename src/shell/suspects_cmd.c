@@ -16,7 +16,7 @@
 #include "sh.h"
 
 static const char usage[] =
-	":suspects [--threshold PCT] [--child PCT] [--baseline OLDER.hprof|none] [--no-weak]";
+	":suspects [--threshold PCT] [--child PCT] [--baseline OLDER.hprof|previous|mark|none] [--no-weak]";
 
 /* width: the terminal's columns, kept within 60..100; 80 when not a terminal. */
 static int width(void)
@@ -92,16 +92,26 @@ int sh_cmd_suspects(struct sh *sh, int argc, char **argv)
 		}
 	}
 	/* In a running JVM, growth is known from the snapshot before this one. */
+	/* In a running JVM, growth is known from the snapshot before this one, or else from the
+	 * allocation recording's mark. */
 	char since[96] = "since the baseline";
+	uint64_t mark_ms = 0;
 	if (base_path && !strcmp(base_path, "none"))
 		base_path = NULL;
-	else if (!base_path && sh->ss->prev.heap)
+	else if ((!base_path && sh->ss->prev.heap) || (base_path && !strcmp(base_path, "previous")))
 		base_path = HS_PREVIOUS;
-	if (base_path == HS_PREVIOUS) {
-		struct tm tm;
-		localtime_r(&sh->ss->prev.when, &tm);
+	else if ((!base_path || !strcmp(base_path, "mark")) && hs_alloc_marked(sh->ss, &mark_ms))
+		base_path = HS_MARK;
+	else if (base_path && !strcmp(base_path, "mark"))
+		return sh_error(sh, NULL, "--baseline mark wants an attached JVM whose allocation "
+				"recording has a mark (:alloc start, later :alloc mark)");
+	struct tm tm;
+	time_t when = base_path == HS_PREVIOUS ? sh->ss->prev.when : (time_t)(mark_ms / 1000);
+	localtime_r(&when, &tm);
+	if (base_path == HS_PREVIOUS)
 		strftime(since, sizeof since, "since the snapshot of %H:%M:%S", &tm);
-	}
+	else if (base_path == HS_MARK)
+		strftime(since, sizeof since, "since the allocation recording's mark of %H:%M:%S", &tm);
 	struct suspect *s;
 	uint32_t n;
 	struct sus_under under;
@@ -162,7 +172,9 @@ int sh_cmd_suspects(struct sh *sh, int argc, char **argv)
 					 since);
 			else
 				snprintf(head + l, sizeof head - l, "; not in the %s",
-					 base_path == HS_PREVIOUS ? "previous snapshot" : "baseline");
+					 base_path == HS_PREVIOUS ? "previous snapshot"
+					 : base_path == HS_MARK	  ? "allocation recording"
+								  : "baseline");
 		}
 		out_printf("%s%s\n", i ? "\n" : "", head);
 		wrap("   ", s[i].description, 3, cols);
@@ -187,15 +199,18 @@ int sh_cmd_suspects(struct sh *sh, int argc, char **argv)
 				 "under %g%% of the %s reachable, listed as they grew (--format csv "
 				 "for the full paths%s)", n, fmt_s(n), since, small, o.threshold_pct,
 				 fmt_bytes(b1, sizeof b1, reachable),
-				 base_path == HS_PREVIOUS ? "; --baseline none: without growth" : "");
+				 base_path == HS_MARK ? "; growth estimated from the recording's classes, a "
+							"class's shared among the suspects that pile it up; "
+							"--baseline none: without growth"
+				 : base_path == HS_PREVIOUS ? "; --baseline none: without growth" : "");
 	else
 		last = xasprintf("%u suspect%s; each keeps at least %g%% of the %s reachable "
 				 "(--format csv for the full paths)",
 				 n, fmt_s(n), o.threshold_pct, fmt_bytes(b1, sizeof b1, reachable));
 	/* what lies under the threshold, and how to see it; how to see growth */
 	const char *hint = base_path ? ""
-			   : sh_is_live(sh) ? "; a later snapshot (:refresh) ranks what grew since this one "
-					      "first, small ones included"
+			   : sh_is_live(sh) ? "; a later snapshot (:refresh), or an allocation recording's "
+					      "mark (:alloc mark), ranks what grew since first, small ones included"
 					    : "; --baseline OLDER.hprof ranks what grew first, small ones included";
 	char *more;
 	if (under.n) {
