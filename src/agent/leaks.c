@@ -15,7 +15,8 @@
  * instance field (or, for an array class, an element type) whose type
  * admits a class that can, or a sampled class itself (a least fixed point
  * over the loaded classes' declared field types, from the sampled classes
- * up). Class objects are always walked (their static fields start paths);
+ * up), kept near the objects that matter by the heap's instance counts
+ * (closure()). Class objects are always walked (their static fields start paths);
  * java.lang.String is not (its byte[] is no leak's holder), nor the
  * referent of a java.lang.ref.Reference (it holds nothing alive). The
  * first path the walk meets to a sampled object is its path (HotSpot walks
@@ -23,8 +24,10 @@
  * paths" would give). The tags live in an environment of the request's own,
  * disposed at the end: nothing is left in the JVM.
  *
- * Bounds: nodes (tagged objects) by the request's memory limit, the walk's
- * time by its time limit (the walk is aborted, a pause no longer than it),
+ * Bounds: nodes (tagged objects) by a budget, 5 % of the heap's objects
+ * within the request's memory limit, the classes searched by what could
+ * hold them (ag_leaks_request); the walk's time by its time limit (the
+ * walk is aborted, a pause no longer than it),
  * Ctrl-C (CANCEL) looked for every 65,536 references; a path is kept up to
  * MAX_STEPS links from its object, the rest counted as left out.
  */

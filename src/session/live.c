@@ -81,13 +81,18 @@ struct proto_conn *hs_live_conn(struct hs_session *s)
 	return &l->conn;
 }
 
+/* alloc_status: the attached JVM's recording status into *st (alc_status_free); false: none read. */
+static bool alloc_status(struct hs_session *s, struct alc_status *st)
+{
+	struct hs_error err;
+	return s->live && proto_alive(&s->live->conn) &&
+	       proto_alloc_control(&s->live->conn, PROTO_ALLOC_STATUS, st, &err) == HS_OK;
+}
+
 bool hs_live_farewell(struct hs_session *s)
 {
-	if (!s->live || !proto_alive(&s->live->conn))
-		return false;
 	struct alc_status st;
-	struct hs_error err;
-	if (proto_alloc_control(&s->live->conn, PROTO_ALLOC_STATUS, &st, &err) != HS_OK)
+	if (!alloc_status(s, &st))
 		return false;
 	bool running = st.recording;
 	if (running)
@@ -504,11 +509,8 @@ int hs_alloc_leaks(struct hs_session *s, struct alc_rec *r, uint64_t time_ms, ui
 bool hs_alloc_marked(struct hs_session *s, uint64_t *when)
 {
 	*when = 0;
-	if (!s->live || !proto_alive(&s->live->conn))
-		return false;
 	struct alc_status st;
-	struct hs_error err;
-	if (proto_alloc_control(&s->live->conn, PROTO_ALLOC_STATUS, &st, &err) != HS_OK)
+	if (!alloc_status(s, &st))
 		return false;
 	bool marked = st.exists && st.has_mark && !st.no_live;
 	*when = st.mark_ms;
