@@ -13,8 +13,9 @@ import java.util.concurrent.CountDownLatch;
  *   which stays alive, parked,
  * each up to 15,000 (30, 15 and 15 MB), and makes garbage as it goes.
  * With "wait" for SECONDS (heapsh's :alloc leaks in the running JVM,
- * tests/t_alloc.sh): it prints "ready PID", grows about one round a
- * millisecond until the maximum, and runs until its stdin ends.
+ * tests/t_alloc.sh): it prints "ready PID", grows about one round every 4
+ * ms (about 1 MB a second) up to 100,000 rounds, so that it still grows
+ * however slowly the test runs, and runs until its stdin ends.
  * KNOWN FACTS, the paths from their GC roots:
  *   class JfrLeak.CACHE -> java.util.HashMap.table -> java.util.HashMap$Node[]
  *     -> java.util.HashMap$Node.value -> JfrLeak$Entry.data -> byte[]
@@ -36,12 +37,18 @@ public class JfrLeak {
     static final List<Listener> LISTENERS = new ArrayList<>();
     static final ThreadLocal<List<byte[]>> LOCAL = ThreadLocal.withInitial(ArrayList::new);
     static final int MAX = 15_000;
+    static int max = MAX;	/* wait: 100,000, not reached in the minutes a test runs */
+    static int sleepMs = 1;	/* wait: 4, about 250 rounds a second */
     static volatile Object sink;
 
     public static void main(String[] args) throws Exception {
         boolean wait = args[0].equals("wait");
         long end = wait ? Long.MAX_VALUE : System.nanoTime() + Long.parseLong(args[0]) * 1_000_000_000L;
         int every = wait ? 1 : 200;
+        if (wait) {
+            max = 100_000;
+            sleepMs = 4;
+        }
         if (wait) {
             Thread reader = new Thread(() -> {
                 try {
@@ -78,7 +85,7 @@ public class JfrLeak {
         holder.setDaemon(true);
         holder.start();
         for (int i = 0; System.nanoTime() < end; i++) {
-            if (CACHE.size() < MAX) {
+            if (CACHE.size() < max) {
                 CACHE.put(i, new Entry());
                 LISTENERS.add(new Listener());
             }
@@ -94,14 +101,14 @@ public class JfrLeak {
     /* growLocal: one more byte[] in this thread's list, held by nothing but the ThreadLocal. */
     static void growLocal() {
         List<byte[]> mine = LOCAL.get();
-        if (mine.size() < MAX) {
+        if (mine.size() < max) {
             mine.add(new byte[1000]);
         }
     }
 
     static void pause() {
         try {
-            Thread.sleep(1);
+            Thread.sleep(sleepMs);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
