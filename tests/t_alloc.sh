@@ -497,13 +497,13 @@ for lk_java in "${JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java" "$ALLOC_J
 		if [ "$mode" = sampled ]; then
 			check_contains "alloc leaks $v: no recording" "has no allocation recording" \
 				"$(ha "$LK_PID" -c ':alloc leaks' 2>&1; cat "$A/err")"
-			ha "$LK_PID" -c ':alloc start --interval 4096' >/dev/null ||
+			ha "$LK_PID" -c ':alloc start --interval 1024' >/dev/null ||
 				fail "alloc leaks $v: sampled start" "$(cat "$A/err")"
 		else
 			ha "$LK_PID" -c ':alloc start --interval exact' >/dev/null ||
 				fail "alloc leaks $v: exact start" "$(cat "$A/err")"
 		fi
-		sleep 3
+		sleep 5
 		out=$(ha "$LK_PID" -c ':alloc leaks --top 1000')
 		check "alloc leaks $v $mode: columns" \
 			"class,samples,path,allocated_at,live_objects,live_bytes,growth_bytes,age_gcs" \

@@ -725,6 +725,7 @@ bool ag_leaks_request(int fd, JNIEnv *jni, struct req *r)
 	for (uint32_t i = 0; i < nasked; i++)
 		asked[i] = ag_ru32(r);
 	uint64_t time_ms = ag_ru64(r), mem = ag_ru64(r);
+	uint32_t known = ag_ru32(r);	/* keys the shell has read: later ones it cannot name */
 	if (r->bad || r->p != r->end)
 		return false;
 	if (!R.exists)
@@ -859,7 +860,7 @@ bool ag_leaks_request(int fd, JNIEnv *jni, struct req *r)
 	uint32_t kept = 0;
 	for (uint32_t a = 0; a < nasked; a++)
 		for (uint32_t i = first[a]; i < first[a + 1]; i++) {
-			if (!searched[a] && objs[i]) {
+			if ((!searched[a] || keys[i] >= known) && objs[i]) {
 				(*jni)->DeleteLocalRef(jni, objs[i]);
 				objs[i] = NULL;
 				continue;

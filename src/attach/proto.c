@@ -1111,8 +1111,8 @@ static bool decode_leaks(const uint8_t *p, size_t n, uint64_t records, struct pr
 	return !d.bad && d.at == d.end;
 }
 
-int proto_alloc_leaks(struct proto_conn *c, const uint32_t *classes, uint32_t n, uint64_t time_ms,
-		      uint64_t mem, struct proto_leaks *out, struct hs_error *err)
+int proto_alloc_leaks(struct proto_conn *c, const uint32_t *classes, uint32_t n, uint32_t known_keys,
+		      uint64_t time_ms, uint64_t mem, struct proto_leaks *out, struct hs_error *err)
 {
 	memset(out, 0, sizeof *out);
 	if (n > 64) {
@@ -1130,6 +1130,7 @@ int proto_alloc_leaks(struct proto_conn *c, const uint32_t *classes, uint32_t n,
 		put_u32(&b, classes[i]);
 	put_u64(&b, time_ms);
 	put_u64(&b, mem);
+	put_u32(&b, known_keys);
 	struct obuf all = {0};
 	struct reply r;
 	bool cancel_sent;

@@ -174,7 +174,8 @@ int proto_alloc_decode(const uint8_t *p, size_t n, uint64_t records, struct alc_
 /*
  * proto_alloc_leaks: paths from GC roots to the leak sample (up to 64 live
  * followed objects per class) of the recording's classes classes[0..n)
- * (the recorder's class numbers, as ALLOC_READ gives them; n <= 64), found
+ * (the recorder's class numbers, as ALLOC_READ gives them; n <= 64; only
+ * objects of the first known_keys keys, those the shell read), found
  * by the agent in one walk of the heap inside the JVM (docs/protocol.md,
  * ALLOC_LEAKS; docs/agent.md), within time_ms for the walk and mem bytes
  * of tags. Each sampled object is one path: its key, its age in GCs since
@@ -203,8 +204,8 @@ struct proto_leaks {
 	uint32_t skipped_cls[64];	/* ... are over the budget: these classes, with that count */
 	uint64_t skipped_cost[64];
 };
-int proto_alloc_leaks(struct proto_conn *c, const uint32_t *classes, uint32_t n, uint64_t time_ms,
-		      uint64_t mem, struct proto_leaks *out, struct hs_error *err);
+int proto_alloc_leaks(struct proto_conn *c, const uint32_t *classes, uint32_t n, uint32_t known_keys,
+		      uint64_t time_ms, uint64_t mem, struct proto_leaks *out, struct hs_error *err);
 void proto_leaks_free(struct proto_leaks *l);
 
 /*

@@ -473,7 +473,7 @@ int hs_alloc_leaks(struct hs_session *s, struct alc_rec *r, uint64_t time_ms, ui
 		return HS_OK;
 	struct proto_leaks pl;
 	struct hs_error err;
-	if (proto_alloc_leaks(c, classes, st->classes, time_ms, mem, &pl, &err))
+	if (proto_alloc_leaks(c, classes, st->classes, r->nkeys, time_ms, mem, &pl, &err))
 		return hs_fail(s, "%s", err.msg);
 	for (uint32_t i = 0; r->leaks && i < r->nleaks; i++)
 		free(r->leaks[i].path);

@@ -330,7 +330,7 @@ static void request(int op, struct proto_conn *c)
 	case OP_ALLOC_LEAKS: {
 		static const uint32_t classes[] = {0, 1};
 		struct proto_leaks l;
-		if (proto_alloc_leaks(c, classes, 2, 1000, 1 << 20, &l, &err) == HS_OK)
+		if (proto_alloc_leaks(c, classes, 2, 10, 1000, 1 << 20, &l, &err) == HS_OK)
 			proto_leaks_free(&l);
 		break;
 	}
