@@ -534,11 +534,12 @@ static void link(struct walk *w, struct lnode *nd, jvmtiHeapReferenceKind kind,
 }
 
 /*
- * on_stack: parent is a thread's stack or JNI local. HotSpot walks the
- * threads' stacks first, so an object a running method holds in a local is
- * first met from there; met again from a static field or as a root of
- * another kind (a thread, a JNI global), it takes that link, as MAT and JFR
- * show it.
+ * on_stack: parent is a thread's stack or JNI local. HotSpot reports the
+ * threads' stacks with the roots, before it walks, so an object a running
+ * method holds in a local is first met from there; met again from a static
+ * field, as a root of another kind (a thread, a JNI global), or from an
+ * object whose own chain starts so (off_stack), it takes that link: what
+ * holds it for longer than the method runs.
  */
 static bool on_stack(const struct walk *w, uint32_t parent)
 {
@@ -546,6 +547,27 @@ static bool on_stack(const struct walk *w, uint32_t parent)
 		return false;
 	uint8_t k = w->roots[parent & ~P_ROOT].kind;
 	return k == JVMTI_HEAP_REFERENCE_STACK_LOCAL || k == JVMTI_HEAP_REFERENCE_JNI_LOCAL;
+}
+
+/*
+ * off_stack: node p's chain starts at a static field or at a root other
+ * than a thread's local, and does not pass through node self (a link from
+ * p to self then makes no cycle). At most 256 links are followed.
+ */
+static bool off_stack(const struct walk *w, uint32_t p, uint32_t self)
+{
+	for (int k = 0; k < 256; k++) {
+		if (p == self || p == UNSET || p == P_UNKNOWN)
+			return false;
+		if (p & P_CLASS)
+			return true;
+		if (p & P_ROOT)
+			return !on_stack(w, p);
+		if (p >= w->n)
+			return false;
+		p = w->nodes[p].parent;
+	}
+	return false;
 }
 
 static jint JNICALL on_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
@@ -573,11 +595,15 @@ static jint JNICALL on_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReference
 	bool walks = ci == UINT32_MAX || w->c[ci].reach;
 	if (tag & NODE_BIT) {
 		uint32_t id = LOW(tag) - 1;
-		bool better = kind == JVMTI_HEAP_REFERENCE_STATIC_FIELD ||
-			      (!referrer_tag_ptr && kind != JVMTI_HEAP_REFERENCE_STACK_LOCAL &&
-			       kind != JVMTI_HEAP_REFERENCE_JNI_LOCAL);
-		if (id < w->n && better && on_stack(w, w->nodes[id].parent))
-			link(w, &w->nodes[id], kind, info, referrer_tag_ptr);	/* a static field or a thread first */
+		if (id < w->n && on_stack(w, w->nodes[id].parent)) {
+			bool better = kind == JVMTI_HEAP_REFERENCE_STATIC_FIELD ||
+				      (!referrer_tag_ptr ? kind != JVMTI_HEAP_REFERENCE_STACK_LOCAL &&
+							   kind != JVMTI_HEAP_REFERENCE_JNI_LOCAL
+							 : (*referrer_tag_ptr & NODE_BIT) &&
+							   off_stack(w, LOW(*referrer_tag_ptr) - 1, id));
+			if (better)	/* a static field, a thread, or an object held so, first */
+				link(w, &w->nodes[id], kind, info, referrer_tag_ptr);
+		}
 		if (id >= w->ntarget || id >= w->n || w->nodes[id].parent != UNSET)
 			return 0;	/* met before: walked or about to be */
 		link(w, &w->nodes[id], kind, info, referrer_tag_ptr);
