@@ -57,7 +57,7 @@ import time
 MAGIC = 0x48534147
 T_HELLO, T_INFO, T_INSTANCES = 0x01, 0x02, 0x05
 T_ERROR = 0x7F
-T_ALLOC_START, T_ALLOC_STATUS = 0x07, 0x09
+T_ALLOC_START, T_ALLOC_STATUS, T_ALLOC_LEAKS = 0x07, 0x09, 0x12
 T_ANALYZE, T_CANCEL, T_END = 0x10, 0x11, 0x41
 
 # Query programs (src/dsl/prog.h): node kinds and operators of src/dsl/ast.h.
@@ -427,7 +427,15 @@ def run(path, case):
         "random": lambda s: expect_close(s, "random", bytes(rnd.getrandbits(8) for _ in range(4096))),
         "zero-length": lambda s: expect_close(s, "zero-length", b"\0\0\0\0" + b"\x01hello"),
         "huge-length": lambda s: expect_close(s, "huge-length", b"\xff\xff\xff\xff\x01" + b"x" * 64),
-        "over-limit": lambda s: expect_close(s, "over-limit", struct.pack(">IB", 65537, 1) + b"x" * 64),
+        "over-limit": lambda s: expect_close(s, "over-limit", struct.pack(">IB", (4 << 20) + 1, 1) + b"x" * 64),
+        # ALLOC_LEAKS's class histogram: more rows than the request could hold; a row cut short.
+        "leaks-rows": lambda s: expect_close(
+            s, "leaks-rows", frame(T_ALLOC_LEAKS, struct.pack(">IQQII", 0, 1000, 1 << 20, 0, 0x7FFFFFFF)),
+            need_hello=True),
+        "leaks-row-short": lambda s: expect_close(
+            s, "leaks-row-short",
+            frame(T_ALLOC_LEAKS, struct.pack(">IQQIII", 0, 1000, 1 << 20, 0, 2, 5) + b"byte[]" + b"\0" * 9),
+            need_hello=True),
         "unknown-type": lambda s: expect_close(s, "unknown-type", frame(0x3E, b"abc"), need_hello=True),
         "long-string": lambda s: expect_close(
             s, "long-string",

@@ -317,6 +317,36 @@ if aw_start 8 java; then
 	echo exit >&8
 fi
 
+# ---- sampled live counts from the JVM's ObjectFree events (JDK 17 and 25) ----
+# At --interval 4 (JDK 17 records nothing at 1 or 2) nearly every allocation
+# of AllocWork's is a sample, of weight 1 / (1 - exp(-size / 4)): 1.0025 for a
+# Session's 24 bytes, 1.0003 for a Buffer's 32, 1.00005 for a Node's 40. So
+# after 3 runs, of which the first two died (their deaths heard one by one, no
+# pass over the heap), the live estimates are AllocWork's table within 1 %;
+# what died is 0 exactly.
+for of_java in "${JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java" "$ALLOC_JDK25/bin/java"; do
+	[ -x "$of_java" ] || { echo "skip alloc sampled deaths: no $of_java"; continue; }
+	aw_start 8 "$of_java" || continue
+	P=$AW_PID
+	v=$("$of_java" -version 2>&1 | awk -F'"' '/version/ { split($2, a, "."); print a[1]; exit }')
+	ha "$P" -c ':alloc start --interval 4' >/dev/null || fail "alloc sampled deaths $v: start" "$(cat "$A/err")"
+	aw 8 "run 3"
+	ha "$P" -c ':alloc classes --top 1000' >"$A/ofc"
+	check "alloc sampled deaths $v: live estimates within 1 % of what stays (Session, Buffer, Node)" \
+		"com.acme.util.Buffer 900
+com.acme.web.Session 1000
+com.acme.xml.parse.Node 300" \
+		"$(awk -F, -v want='com.acme.web.Session=1000 com.acme.util.Buffer=900 com.acme.xml.parse.Node=300' '
+			BEGIN { n = split(want, w, " "); for (i = 1; i <= n; i++) { split(w[i], kv, "="); e[kv[1]] = kv[2] } }
+			$1 in e { d = $4 - e[$1]; if (d < 0) d = -d; print $1, (d <= e[$1] / 100 ? e[$1] : $4) }' "$A/ofc" | sort)"
+	check "alloc sampled deaths $v: what died lives 0 (Temp, 1500 allocated)" "com.acme.web.Temp,0,0" \
+		"$(awk -F, '$1 == "com.acme.web.Temp" && $2 >= 1450 && $2 <= 1550 { print $1 "," $4 "," $5 }' "$A/ofc")"
+	aw 8 drop
+	check "alloc sampled deaths $v: after drop, no Session lives" "com.acme.web.Session,0" \
+		"$(ha "$P" -c ':alloc classes --top 1000' | awk -F, '$1 == "com.acme.web.Session" { print $1 "," $4 }')"
+	echo exit >&8
+done
+
 # ---- exact by bytecode instrumentation: what is not a plain `new` (Kinds.java's table) ----
 # kinds_check JDK LABEL: AllocWork `kinds` under an exact recording with the
 # account com.acme.kinds, started in the running JVM; Kinds is loaded after
@@ -468,14 +498,14 @@ fi
 LK=$AW/leak
 mkdir -p "$LK"
 javac --release 11 -d "$LK" tests/java/jfr/JfrLeak.java || fail "alloc leaks: javac JfrLeak"
-# lk_start JAVA: JfrLeak wait under JAVA, stdin on a fifo held as fd 9; sets LK_PID.
+# lk_start JAVA [OPTION...]: JfrLeak wait under JAVA, stdin on a fifo held as fd 9; sets LK_PID.
 lk_start() {
 	local i
 	{ exec 9>&-; } 2>/dev/null
 	rm -f "$A/lkin" "$A/lkout"
 	mkfifo "$A/lkin"
 	exec 9<>"$A/lkin"
-	"$1" -cp "$LK" JfrLeak wait <"$A/lkin" >"$A/lkout" 2>"$A/lkerr" &
+	"$@" -cp "$LK" JfrLeak wait <"$A/lkin" >"$A/lkout" 2>"$A/lkerr" &
 	ALLOC_PIDS+=("$!")
 	LK_PID=
 	for ((i = 0; i < 300; i++)); do
@@ -522,6 +552,8 @@ for lk_java in "${JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java" "$ALLOC_J
 		table=$(timeout 120 "$HEAPSH" -c ':alloc leaks' "$LK_PID" 2>&1)
 		check_contains "alloc leaks $v $mode: the note says how the paths were found" \
 			"found inside the JVM in one walk of its heap: JVM paused" "$table"
+		check_contains "alloc leaks $v $mode: the walk was pruned by the JVM's class histogram" \
+			"(its class histogram and the walk)" "$table"
 		if [ "$mode" = sampled ] && [ "$v" = 17 ]; then
 			# :suspects in a running JVM: growth since the snapshot before (issue 34).
 			sus=$(timeout 300 "$HEAPSH" -c ':suspects' -c ':lua os.execute("sleep 3")' -c ':refresh' \
@@ -555,6 +587,19 @@ for lk_java in "${JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java" "$ALLOC_J
 		{ exec 9>&-; } 2>/dev/null
 	done
 done
+# The attach mechanism off, the agent and a sampled recording from start-up:
+# no class histogram for the shell to take, the agent counts the instances.
+if lk_start "${JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java" "-agentpath:$AGENT_SO=alloc=1024" \
+	-XX:+DisableAttachMechanism; then
+	sleep 5
+	table=$(timeout 120 "$HEAPSH" --format csv -c ':alloc leaks --top 1000' "$LK_PID" 2>"$A/err")
+	check_contains "alloc leaks, attach off: the static map grown in main's loop" "$LK_CACHE" "$table"
+	check_contains "alloc leaks, attach off: the agent counted the instances" \
+		"(a count of its objects and the walk)" "$(cat "$A/err")"
+	check_contains "alloc leaks, attach off: says why" "the JVM's class histogram failed" "$(cat "$A/err")"
+	echo quit >&9
+	{ exec 9>&-; } 2>/dev/null
+fi
 check_contains "alloc leaks: a dump has no recording" "allocation" \
 	"$("$HEAPSH" -c ':alloc leaks' "$KNOWN" 2>&1)"
 

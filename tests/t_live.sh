@@ -327,6 +327,7 @@ Order,1000,40000,42800" "$(answer "$D" 6)"
 	check "hostile clients: the agent is there to meet them" yes "$(info_ok "$KP")"
 	for c in valid nested-ok random truncated zero-length huge-length over-limit unknown-type \
 		long-string deep-predicate before-hello bad-magic alloc-short alloc-long-string alloc-extra \
+		leaks-rows leaks-row-short \
 		alloc-bad analyze-magic analyze-forward analyze-deep analyze-cut analyze-counts \
 		analyze-random analyze-trailing analyze-ok analyze-cancel analyze-time analyze-memory; do
 		out=$(timeout 60 python3 tests/hostile_client.py "$SOCK" "$c" 2>&1)

@@ -17,10 +17,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define AG_VERSION "heapsh-agent 1.3"
+#define AG_VERSION "heapsh-agent 1.4"
 #define AG_MAGIC 0x48534147u
 #define AG_PROTO 1
-#define MAX_REQUEST 65536u
+#define MAX_REQUEST (4u << 20)	/* ALLOC_LEAKS carries a class histogram */
 #define MAX_REPLY (16u << 20)
 #define IDLE_MS 60000
 #define FRAME_MS 10000

@@ -373,7 +373,7 @@ static int handle(int fd, JNIEnv *env, bool *hello, uint8_t type, uint8_t *paylo
 			ag_bu32(&b, AG_MAGIC);
 			ag_bu16(&b, AG_PROTO);
 			ag_bstr(&b, AG_VERSION);
-			ag_bstr(&b, "can_tag_objects,alloc,dump,clients,analyze,leaks");
+			ag_bstr(&b, "can_tag_objects,alloc,dump,clients,analyze,leaks,leaks-histogram");
 			ok = ag_send_frame(fd, T_HELLO, &b);
 			free(b.p);
 			*hello = true;

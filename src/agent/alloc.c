@@ -376,7 +376,9 @@ static void free_tables(void)
 	memset(&R.tclasses, 0, sizeof R.tclasses);
 	R.nmethods = R.capmethods = R.nnodes = R.capnodes = 0;
 	R.nkeys = R.nclasses = R.capclasses = 0;
-	R.events = R.tracked = 0;
+	R.events = R.tracked = R.tagged = 0;
+	R.freed = 0;
+	R.counts_deaths = false;
 	R.dropped = 0;
 	R.j_dropped = 0;
 	R.untracked = 0;
@@ -879,6 +881,9 @@ static void forget(void)
 		R.env = NULL;
 		(*e)->DisposeEnvironment(e);
 	}
+	/* An ObjectFree callback that began before the environment went ends before the tables do. */
+	for (int k = 0; k < 2000 && atomic_load(&R.inflight) > 0; k++)
+		usleep(1000);
 	pthread_mutex_lock(&R.lock);
 	free_tables();
 	free(R.uncovered);

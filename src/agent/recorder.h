@@ -75,6 +75,8 @@ struct key {
 	_Atomic uint64_t n_objs, n_bytes, n_elems;	/* bytecode sites (no lock) */
 	uint64_t j_objs, j_bytes, j_elems;	/* running threads' Java counters at the last fold */
 	double live_objs, live_bytes;	/* at the last read */
+	double tagged_objs, tagged_bytes;	/* sampled: followed objects tagged (under the lock) */
+	_Atomic double freed_objs, freed_bytes;	/* sampled: of those, dead (ObjectFree, no lock) */
 	double mark_objs, mark_bytes;
 };
 
@@ -132,6 +134,9 @@ extern struct recorder {
 	_Atomic uint64_t dropped, untracked;
 	uint64_t j_dropped;	/* running threads' Java counters of no key at the last fold (dropped too) */
 	uint64_t tracked;	/* recorded objects alive at the last read */
+	uint64_t tagged;	/* sampled: objects tagged (under the lock) */
+	_Atomic uint64_t freed;	/* sampled: of those, dead */
+	bool counts_deaths;	/* sampled: live counts kept by ObjectFree events, no heap pass */
 	_Atomic size_t bytes;	/* memory of the tables below and of the tracking */
 	struct method *methods;
 	uint32_t nmethods, capmethods;

@@ -1089,9 +1089,21 @@ int att_class_histogram(int pid, bool all, int timeout_ms, struct att_hist_row *
 	*n = 0;
 	if (!kind)
 		kind = &k_unused;
-	if (att_jcmd(pid, all ? "GC.class_histogram -all" : "GC.class_histogram", timeout_ms, &out,
-		     kind, err))
-		return HS_ERR;
+	/* On as many of the GC's worker threads as this host has processors (JDK 16 and later). */
+	char cmd[64];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	snprintf(cmd, sizeof cmd, "GC.class_histogram%s -parallel=%ld", all ? " -all" : "",
+		 cpus > 0 && cpus < 1024 ? cpus : 1);
+	int st = att_jcmd(pid, cmd, timeout_ms, &out, kind, err);
+	if ((st == HS_ERR && *kind != ATT_EXITED && *kind != ATT_NO_PROCESS) ||
+	    (st == HS_OK && (!out || !strstr(out, "\nTotal")))) {
+		free(out);	/* a JVM before 16: no -parallel */
+		out = NULL;
+		st = att_jcmd(pid, all ? "GC.class_histogram -all" : "GC.class_histogram", timeout_ms,
+			      &out, kind, err);
+	}
+	if (st)
+		return st;
 	/* "   1:       4000000      160000000  Order", then "Total N B" */
 	size_t cap = 256;
 	struct att_hist_row *v = xmallocarray(cap, sizeof *v);

@@ -102,7 +102,9 @@ struct att_hist_row {
 /*
  * att_class_histogram: HotSpot's own class histogram of JVM pid (the
  * diagnostic command GC.class_histogram, which `jcmd PID GC.class_histogram`
- * runs: a full GC first unless all, then the VM's parallel heap inspection),
+ * runs: a full GC first unless all, then the VM's heap inspection on as
+ * many GC worker threads as this host has processors, -parallel, JDK 16 on;
+ * one thread before, asked again without it),
  * parsed into *rows (*n of them; the JVM's order, largest bytes first).
  * Array names are turned into Java's ("[B" -> byte[], "[Lx.Y;" -> x.Y[]);
  * the module suffix " (java.base@17)" is dropped.

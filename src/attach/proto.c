@@ -1111,8 +1111,12 @@ static bool decode_leaks(const uint8_t *p, size_t n, uint64_t records, struct pr
 	return !d.bad && d.at == d.end;
 }
 
+/* The agent's bound on a request (MAX_REQUEST in src/agent/ag.h), less its frame header. */
+#define LEAKS_REQUEST_MAX ((4u << 20) - 8)
+
 int proto_alloc_leaks(struct proto_conn *c, const uint32_t *classes, uint32_t n, uint32_t known_keys,
-		      uint64_t time_ms, uint64_t mem, struct proto_leaks *out, struct hs_error *err)
+		      const struct att_hist_row *hist, uint32_t nhist, uint64_t time_ms, uint64_t mem,
+		      struct proto_leaks *out, struct hs_error *err)
 {
 	memset(out, 0, sizeof *out);
 	if (n > 64) {
@@ -1131,6 +1135,17 @@ int proto_alloc_leaks(struct proto_conn *c, const uint32_t *classes, uint32_t n,
 	put_u64(&b, time_ms);
 	put_u64(&b, mem);
 	put_u32(&b, known_keys);
+	if (hist && nhist && has_cap(c, "leaks-histogram")) {
+		struct obuf h = {0};
+		put_u32(&h, nhist);
+		for (uint32_t i = 0; i < nhist; i++) {
+			put_str(&h, hist[i].name);
+			put_u64(&h, hist[i].count);
+		}
+		if (b.len + h.len < LEAKS_REQUEST_MAX)	/* else the agent counts */
+			put(&b, h.p, h.len);
+		free(h.p);
+	}
 	struct obuf all = {0};
 	struct reply r;
 	bool cancel_sent;
@@ -1147,6 +1162,7 @@ int proto_alloc_leaks(struct proto_conn *c, const uint32_t *classes, uint32_t n,
 	out->gcs = get_u32(&r);
 	out->timed_out = flags & 1;
 	out->has_gcs = (flags & 4) != 0;
+	out->counted = !(flags & 8);
 	out->budget = get_u64(&r);
 	out->nskipped = get_u32(&r);
 	if (out->nskipped > n)

@@ -181,7 +181,11 @@ int proto_alloc_decode(const uint8_t *p, size_t n, uint64_t records, struct alc_
  * of tags. Each sampled object is one path: its key, its age in GCs since
  * it was recorded, reached or not, links left out, the root's words and
  * the steps from the root (type as a JNI signature or "class NAME", field
- * name, "[]" for an array element, "" for none). Ctrl-C sends CANCEL.
+ * name, "[]" for an array element, "" for none). hist[0..nhist): the
+ * JVM's class histogram (att_class_histogram), taken after the read's full
+ * GC, for the agent to prune its walk by (NULL: the agent counts the
+ * instances itself, a pass over the heap; agents before 1.4 always do).
+ * Ctrl-C sends CANCEL.
  * HS_ERR with the agent's words (no recording, --live none, cancelled) or
  * the connection's; out is new memory (proto_leaks_free).
  */
@@ -199,13 +203,15 @@ struct proto_leaks {
 	uint64_t cut, refs;	/* objects left unwalked by the memory limit; references seen */
 	uint64_t prep_ms, walk_ms;	/* classes and fixed point (JVM running); the walk (JVM paused) */
 	bool timed_out, has_gcs;
+	bool counted;		/* the agent counted the instances (no histogram given or taken) */
 	uint64_t budget;	/* objects the walk could tag: 5 % of the heap's, within the memory limit */
 	uint32_t nskipped;	/* classes asked but not searched: the objects that could hold them */
 	uint32_t skipped_cls[64];	/* ... are over the budget: these classes, with that count */
 	uint64_t skipped_cost[64];
 };
 int proto_alloc_leaks(struct proto_conn *c, const uint32_t *classes, uint32_t n, uint32_t known_keys,
-		      uint64_t time_ms, uint64_t mem, struct proto_leaks *out, struct hs_error *err);
+		      const struct att_hist_row *hist, uint32_t nhist, uint64_t time_ms, uint64_t mem,
+		      struct proto_leaks *out, struct hs_error *err);
 void proto_leaks_free(struct proto_leaks *l);
 
 /*

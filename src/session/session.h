@@ -222,7 +222,8 @@ struct hs_leak_search {
 	uint32_t classes, sampled, reached;	/* classes searched; their sampled objects; reached */
 	uint32_t nodes;		/* objects the walk tagged */
 	uint64_t cut;		/* objects not walked for the memory limit */
-	uint64_t prep_ms, walk_ms;	/* the JVM running; the JVM paused */
+	uint64_t prep_ms, walk_ms;	/* the JVM running; the JVM paused (the agent's count too) */
+	uint64_t hist_ms;	/* the JVM's class histogram, wall time (0: the agent counted) */
 	bool timed_out, has_gcs;
 	uint64_t budget;	/* objects the walk could tag */
 	uint32_t nskipped;	/* classes not searched: more objects could hold them than the budget */
