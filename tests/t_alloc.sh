@@ -321,7 +321,7 @@ fi
 # At --interval 4 (JDK 17 records nothing at 1 or 2) nearly every allocation
 # of AllocWork's is a sample, of weight 1 / (1 - exp(-size / 4)): 1.0025 for a
 # Session's 24 bytes, 1.0003 for a Buffer's 32, 1.00005 for a Node's 40. So
-# after 3 runs, of which the first two died (their deaths heard one by one, no
+# after runs of which all but the last died (their deaths heard one by one, no
 # pass over the heap), the live estimates are AllocWork's table within 1 %;
 # what died is 0 exactly.
 for of_java in "${JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java" "$ALLOC_JDK25/bin/java"; do
@@ -330,6 +330,9 @@ for of_java in "${JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java" "$ALLOC_J
 	P=$AW_PID
 	v=$("$of_java" -version 2>&1 | awk -F'"' '/version/ { split($2, a, "."); print a[1]; exit }')
 	ha "$P" -c ':alloc start --interval 4' >/dev/null || fail "alloc sampled deaths $v: start" "$(cat "$A/err")"
+	# JDK 17 takes a new interval for a thread at its next sample, drawn at the
+	# 512 KB default: 5 MB of runs first (all dead by the end) pass it.
+	aw 8 "run 50"
 	aw 8 "run 3"
 	ha "$P" -c ':alloc classes --top 1000' >"$A/ofc"
 	check "alloc sampled deaths $v: live estimates within 1 % of what stays (Session, Buffer, Node)" \
@@ -339,8 +342,8 @@ com.acme.xml.parse.Node 300" \
 		"$(awk -F, -v want='com.acme.web.Session=1000 com.acme.util.Buffer=900 com.acme.xml.parse.Node=300' '
 			BEGIN { n = split(want, w, " "); for (i = 1; i <= n; i++) { split(w[i], kv, "="); e[kv[1]] = kv[2] } }
 			$1 in e { d = $4 - e[$1]; if (d < 0) d = -d; print $1, (d <= e[$1] / 100 ? e[$1] : $4) }' "$A/ofc" | sort)"
-	check "alloc sampled deaths $v: what died lives 0 (Temp, 1500 allocated)" "com.acme.web.Temp,0,0" \
-		"$(awk -F, '$1 == "com.acme.web.Temp" && $2 >= 1450 && $2 <= 1550 { print $1 "," $4 "," $5 }' "$A/ofc")"
+	check "alloc sampled deaths $v: what died lives 0 (Temp)" "com.acme.web.Temp,0,0" \
+		"$(awk -F, '$1 == "com.acme.web.Temp" && $2 > 0 { print $1 "," $4 "," $5 }' "$A/ofc")"
 	aw 8 drop
 	check "alloc sampled deaths $v: after drop, no Session lives" "com.acme.web.Session,0" \
 		"$(ha "$P" -c ':alloc classes --top 1000' | awk -F, '$1 == "com.acme.web.Session" { print $1 "," $4 }')"
