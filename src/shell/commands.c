@@ -1138,9 +1138,9 @@ const struct sh_command sh_commands[] = {
 	 "from GC roots to a sample of the live objects of the sites that grew most since\n"
 	 "the mark or the start, merged, with live, growth and age in GCs: found inside\n"
 	 "the JVM without a heap dump, in one walk of what could hold them, within\n"
-	 ":live --time/--memory; it pauses the JVM for a full GC, two passes over the\n"
-	 "heap and the walk: on H2 in 1 GB, 0.7x a heap dump's pause on JDK 17 and 1.7x\n"
-	 "on JDK 25, whose dumper is parallel (docs/performance.md);\n"
+	 ":live --time/--memory; it pauses the JVM for a full GC, the JVM's class\n"
+	 "histogram and the walk: on H2 in 1 GB, 0.2x a heap dump's pause on JDK 17\n"
+	 "and 0.6x on JDK 25 (docs/performance.md);\n"
 	 "mark first, then leaks; of a JFR recording made with path-to-gc-roots=true:\n"
 	 "its old object samples').\n"
 	 "Live counts are taken after a full GC; --live sorts by live bytes."},
