@@ -329,8 +329,10 @@ static void request(int op, struct proto_conn *c)
 	}
 	case OP_ALLOC_LEAKS: {
 		static const uint32_t classes[] = {0, 1};
+		static char b[] = "byte[]", shop[] = "Shop";
+		const struct att_hist_row hist[] = {{b, 10, 160}, {shop, 2, 32}};
 		struct proto_leaks l;
-		if (proto_alloc_leaks(c, classes, 2, 10, 1000, 1 << 20, &l, &err) == HS_OK)
+		if (proto_alloc_leaks(c, classes, 2, 10, hist, 2, 1000, 1 << 20, &l, &err) == HS_OK)
 			proto_leaks_free(&l);
 		break;
 	}
@@ -363,7 +365,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	c.fd = sv[0];
 	c.pid = 4242;
 	snprintf(c.agent, sizeof c.agent, "heapsh-agent 1.2");
-	snprintf(c.caps, sizeof c.caps, "can_tag_objects,alloc,dump,clients,analyze,leaks");
+	snprintf(c.caps, sizeof c.caps, "can_tag_objects,alloc,dump,clients,analyze,leaks,leaks-histogram");
 	request(data[0] % NOPS, &c);
 	if (c.fd >= 0)
 		shutdown(c.fd, SHUT_RDWR);	/* the writer stops if the reader stopped early */
