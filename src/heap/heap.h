@@ -20,6 +20,7 @@
 #include "../base/mem.h"
 #include "../base/u64map.h"
 #include "../hprof/hprof.h"
+#include "layout.h"
 
 #define HEAP_NONE UINT32_MAX
 #define HEAP_MAX_HEAPS 16	/* Android heaps told apart; more share the last name */
@@ -139,6 +140,7 @@ struct heap_idmap {
 
 struct heap_load_opts {
 	int oop_size;		/* 4 or 8 to force; 0 to detect from the dump */
+	int layout_jdk;		/* the JDK whose object layout to use (8 to 99); 0 to detect */
 	/* progress: called now and then with the fraction read; may be NULL */
 	void (*progress)(void *ctx, double fraction);
 	void *progress_ctx;
@@ -213,6 +215,14 @@ struct heap {
 	bool oop_size_forced;
 	bool utf16_be;		/* byte[] UTF-16 strings are big-endian (sun.cpu.endian) */
 	const char *oop_source;	/* how oop_size was decided, for :info */
+	/*
+	 * HotSpot's layout (layout.h), when the dump is HotSpot's (not ART's,
+	 * not one that gives real instance sizes): use_layout, the layout used
+	 * and what in the dump chose its generation, for :info.
+	 */
+	bool use_layout, layout_forced;
+	struct layout_cfg layout;
+	const char *layout_source;
 
 	/* Counts of what the loader dropped or repaired. */
 	uint64_t dangling_refs;	/* references to ids with no record */

@@ -221,6 +221,169 @@ static void size_classes_art(struct heap *h)
 
 static void assign_classes(struct loader *L);
 
+/* has_field: class name (by Java name) declares an instance field called field. */
+static bool has_field(const struct heap *h, const char *name, const char *field)
+{
+	uint32_t k = heap_class_by_name(h, name);
+	if (k == HEAP_NONE)
+		return false;
+	for (unsigned f = 0; f < h->classes[k].nfields; f++)
+		if (h->classes[k].fields[f].name && !strcmp(h->classes[k].fields[f].name, field))
+			return true;
+	return false;
+}
+
+/*
+ * What the objects' addresses tell (HotSpot's object ids are addresses): a
+ * sample of runs of consecutive objects in address order, each object's
+ * distance to the next one, which is at least its size and usually equal
+ * to it. coops: an object array closer to the next object than 8-byte
+ * references allow (Eclipse MAT's test of JDK 6 dumps, Pass1Parser); gcd:
+ * of the distances, the object alignment when it is over 8; mingap[c]: the
+ * least distance after an instance of class c (UINT32_MAX: none seen),
+ * which no instance size may exceed.
+ */
+struct addr_ev {
+	bool coops;
+	uint64_t gcd;
+	uint32_t *mingap;
+	uint64_t pairs;
+};
+
+#define EV_RUNS 4096
+#define EV_RUN 64
+
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+static void address_evidence(struct loader *L, struct addr_ev *ev)
+{
+	struct heap *h = L->h;
+	const uint8_t *d = h->hp->data;
+	size_t ids = (size_t)h->hp->id_size;
+	memset(ev, 0, sizeof *ev);
+	ev->mingap = xmallocarray((size_t)h->nclasses + 1, sizeof *ev->mingap);
+	memset(ev->mingap, 0xff, ((size_t)h->nclasses + 1) * sizeof *ev->mingap);
+	if (!h->ids || !h->pos || h->n < 2)
+		return;
+	uint64_t runs = h->n / EV_RUN < EV_RUNS ? h->n / EV_RUN + 1 : EV_RUNS;
+	uint64_t step = h->n / runs;
+	uint64_t last_cid = 0;
+	uint32_t last_c = HEAP_NONE;
+	for (uint64_t r = 0; r < runs; r++)
+		for (uint64_t i = r * step; i < r * step + EV_RUN && i + 1 < h->n; i++) {
+			uint64_t gap = h->ids[i + 1] - h->ids[i];
+			if (!gap || gap >= (1u << 30))
+				continue;	/* not addresses, or another region */
+			ev->pairs++;
+			ev->gcd = gcd64(ev->gcd, gap);
+			size_t p = (size_t)h->pos[i];
+			if (p + 1 + ids + 8 > h->hp->size)
+				continue;
+			uint8_t tag = d[p];
+			if (tag == HPROF_GC_OBJ_ARRAY_DUMP && ids == 8) {
+				uint64_t len = hprof_u4(d + p + 1 + ids + 4);
+				if (len && gap < 16 + 4 + 8 * len)
+					ev->coops = true;
+			} else if (tag == HPROF_GC_INSTANCE_DUMP) {
+				uint8_t k;
+				uint32_t c = heap_record_class(L, p, &last_cid, &last_c, &k);
+				if (c < h->nclasses && gap < ev->mingap[c])
+					ev->mingap[c] = (uint32_t)gap;
+			}
+		}
+}
+
+/*
+ * fit: how well cfg's sizes fit the addresses: classes whose size equals
+ * the least distance after one of their instances, less four times those
+ * whose size exceeds it (impossible).
+ */
+static int64_t fit(const struct heap *h, const struct layout_cfg *cfg, const struct addr_ev *ev,
+		   uint32_t *size)
+{
+	layout_sizes(h, cfg, size);
+	int64_t f = 0;
+	for (uint32_t k = 0; k < h->nclasses; k++)
+		if (size[k] && ev->mingap[k] != UINT32_MAX)
+			f += size[k] == ev->mingap[k] ? 1 : size[k] > ev->mingap[k] ? -4 : 0;
+	return f;
+}
+
+/*
+ * choose_layout: h->layout for a HotSpot dump, from h->oop_size and the
+ * JDK's generation, which the fields of its own classes tell (HPROF names
+ * no version): String.coder from JDK 9, Class.classData from 15 (the new
+ * field layout, JDK-8237767), Thread.holder from 19 (virtual threads),
+ * Thread without inheritedAccessControlContext from 24; Class.reflectionData
+ * tells JDK 8 from older ones. jdk (from --layout) overrides. The header is
+ * the mark word and the class pointer: 8 on 32-bit; before JDK 15 the class
+ * pointer is compressed with the oops (12, else 16); from JDK 15 it is
+ * compressed by default whatever the oops (12; -XX:-UseCompressedClassPointers
+ * and compact headers are not told by the dump: docs/heap-model.md).
+ */
+static void choose_layout(struct heap *h, int jdk, const struct addr_ev *ev)
+{
+	struct layout_cfg *c = &h->layout;
+	int ids = h->hp->id_size;
+	if (jdk) {
+		h->layout_source = "set with --layout";
+		h->layout_forced = true;
+	} else if (has_field(h, "java.lang.Thread", "holder")) {
+		bool acc = has_field(h, "java.lang.Thread", "inheritedAccessControlContext");
+		jdk = acc ? 21 : 25;
+		h->layout_source = acc ? "JDK 19-23 (java.lang.Thread.holder)"
+				       : "JDK 24 or later (java.lang.Thread.holder, no "
+					 "inheritedAccessControlContext)";
+	} else if (has_field(h, "java.lang.Class", "classData")) {
+		jdk = 17;
+		h->layout_source = "JDK 15-18 (java.lang.Class.classData)";
+	} else if (has_field(h, "java.lang.String", "coder")) {
+		jdk = 11;
+		h->layout_source = "JDK 9-14 (java.lang.String.coder)";
+	} else if (has_field(h, "java.lang.Class", "reflectionData")) {
+		jdk = 8;
+		h->layout_source = "JDK 8 (java.lang.Class.reflectionData)";
+	} else {
+		jdk = 7;
+		h->layout_source = "JDK 7 or before (no field of a later JDK's)";
+	}
+	c->jdk = jdk;
+	c->gen15 = jdk >= 15;
+	c->oop = h->oop_size;
+	c->word = ids == 4 ? 4 : 8;
+	c->align = 8;
+	c->header = ids == 4 ? 8 : c->gen15 || h->oop_size == 4 ? 12 : 16;
+	if (ev && ev->gcd >= 16 && ev->gcd <= 256 && !(ev->gcd & (ev->gcd - 1)))
+		c->align = (int)ev->gcd;	/* -XX:ObjectAlignmentInBytes */
+	if (ev && ids == 8 && ev->pairs) {
+		/* The header: 12 by default; 16 without compressed class pointers; 8 with
+		 * compact headers (JDK 24 on). The one the addresses fit best. */
+		uint32_t *size = xcalloc((size_t)h->nclasses + 1, sizeof *size);
+		int cand[3] = {c->header, c->header == 12 ? 16 : 12, 8}, best = c->header;
+		int64_t bestf = INT64_MIN;
+		for (int i = 0; i < (c->jdk >= 24 ? 3 : 2); i++) {
+			c->header = cand[i];
+			int64_t f = fit(h, c, ev, size);
+			if (f > bestf) {
+				bestf = f;
+				best = cand[i];
+			}
+		}
+		c->header = best;
+		free(size);
+	}
+	h->header_size = c->header;
+	h->use_layout = true;
+}
+
 void heap_size_classes(struct loader *L)
 {
 	struct heap *h = L->h;
@@ -229,6 +392,8 @@ void heap_size_classes(struct loader *L)
 		size_classes_art(h);
 		return;
 	}
+	struct addr_ev ev;
+	address_evidence(L, &ev);
 	uint32_t obj = heap_class_by_name(h, "java.lang.Object");
 	/* Real instance sizes: java.lang.Object's is then its header, 8 to 32
 	 * bytes in every JVM; anything else is not a size to build on. */
@@ -255,6 +420,10 @@ void heap_size_classes(struct loader *L)
 		if (g) {
 			h->oop_size = g;
 			h->oop_source = "Unsafe field offsets in the dump";
+		} else if (ev.coops) {
+			h->oop_size = 4;
+			h->oop_source = "an object array closer to the next object than 8-byte "
+					"references allow";
 		} else {
 			/* reads fields, so every object's class first */
 			assign_classes(L);
@@ -270,6 +439,19 @@ void heap_size_classes(struct loader *L)
 	if (!min_inst || h->oop_size_forced)
 		min_inst = ids + h->oop_size;
 	h->header_size = min_inst;
+	if (!new_size || h->oop_size_forced) {
+		/* HotSpot's dumps give no instance sizes: lay the fields out as its JDK did. */
+		choose_layout(h, L->opts ? L->opts->layout_jdk : 0, &ev);
+		free(ev.mingap);
+		uint32_t *size = xcalloc((size_t)h->nclasses + 1, sizeof *size);
+		layout_sizes(h, &h->layout, size);
+		for (uint32_t k = 0; k < h->nclasses; k++)
+			if (!h->classes[k].elem_type && h->classes[k].obj != HEAP_NONE)
+				h->classes[k].inst_size = size[k] && size[k] <= MAX_INSTANCE_SIZE + 4096
+								  ? size[k] : (uint32_t)h->header_size;
+		free(size);
+		return;
+	}
 	for (uint32_t k = 0; k < h->nclasses; k++) {
 		struct heap_class *c = &h->classes[k];
 		if (c->elem_type || c->obj == HEAP_NONE)
@@ -288,6 +470,7 @@ void heap_size_classes(struct loader *L)
 			}
 		c->inst_size = (uint32_t)((sz + 7) & ~7ULL);
 	}
+	free(ev.mingap);
 }
 
 uint64_t heap_array_size(const struct heap *h, uint8_t elem, uint64_t len)
@@ -296,6 +479,8 @@ uint64_t heap_array_size(const struct heap *h, uint8_t elem, uint64_t len)
 		return (elem == HPROF_OBJECT ? 4 : (uint64_t)hprof_type_size(h->hp, elem)) * len;
 	uint64_t es = elem == HPROF_OBJECT ? (uint64_t)h->oop_size
 					   : (uint64_t)hprof_type_size(h->hp, elem);
+	if (h->use_layout)
+		return layout_array_size(&h->layout, (uint32_t)es, len);
 	return ((uint64_t)h->header_size + 4 + es * len + 7) & ~7ULL;
 }
 

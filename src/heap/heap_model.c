@@ -27,7 +27,7 @@
 #include "heap_internal.h"
 
 #define MODEL_MAGIC 0x4c444f4d50414548ULL	/* "HEAPMODL" */
-#define MODEL_VERSION 2u
+#define MODEL_VERSION 3u	/* 3: HotSpot's layout per JDK (issue 35) */
 #define PAGE 4096u	/* big arrays start at multiples of this (array_align) */
 #define NO_STR UINT32_MAX
 
@@ -43,6 +43,9 @@ struct mhdr {
 	uint8_t oop_size_forced, utf16_be, art_layout, has_heap_of;
 	uint32_t ndumps, dump;
 	uint32_t oop_source;		/* string offset, or NO_STR */
+	uint8_t use_layout, layout_gen15, layout_forced, pad_layout;
+	int32_t layout_jdk, layout_header, layout_oop, layout_word, layout_align;
+	uint32_t layout_source;		/* string offset, or NO_STR */
 	uint32_t heap_names[HEAP_MAX_HEAPS];
 	uint64_t dangling_refs, dangling_roots, duplicate_ids, unknown_class_objs;
 	uint64_t total_shallow, unreachable_marks;
@@ -205,6 +208,15 @@ int heap_model_save(const struct heap *h, struct heap_model *m)
 	hd->ndumps = h->ndumps;
 	hd->dump = h->dump;
 	hd->oop_source = str(&st, h->oop_source);
+	hd->use_layout = h->use_layout;
+	hd->layout_gen15 = h->layout.gen15;
+	hd->layout_forced = h->layout_forced;
+	hd->layout_jdk = h->layout.jdk;
+	hd->layout_header = h->layout.header;
+	hd->layout_oop = h->layout.oop;
+	hd->layout_word = h->layout.word;
+	hd->layout_align = h->layout.align;
+	hd->layout_source = str(&st, h->layout_source);
 	for (uint32_t k = 0; k < HEAP_MAX_HEAPS; k++)
 		hd->heap_names[k] = k < h->nheaps ? str(&st, h->heap_names[k]) : NO_STR;
 	hd->dangling_refs = h->dangling_refs;
@@ -625,10 +637,12 @@ int heap_model_load(const char *path, const struct heap_load_opts *opts,
 		*why = "not a model this heapsh writes";
 		return HS_ERR;
 	}
-	int want_oops = opts ? opts->oop_size : 0;
+	int want_oops = opts ? opts->oop_size : 0, want_layout = opts ? opts->layout_jdk : 0;
 	if ((want_oops && (!hd->oop_size_forced || hd->oop_size != want_oops)) ||
-	    (!want_oops && hd->oop_size_forced) || (opts && opts->dump > 1) || hd->dump > 1) {
-		*why = "made with other options (--oops, --dump)";
+	    (!want_oops && hd->oop_size_forced) || (opts && opts->dump > 1) || hd->dump > 1 ||
+	    (want_layout && (!hd->layout_forced || hd->layout_jdk != want_layout)) ||
+	    (!want_layout && hd->layout_forced)) {
+		*why = "made with other options (--oops, --layout, --dump)";
 		return HS_ERR;
 	}
 	struct hs_error err;
@@ -672,6 +686,7 @@ int heap_model_load(const char *path, const struct heap_load_opts *opts,
 		goto fail;
 	bool ok = true;
 	h->oop_source = sget(strs, slen, hd->oop_source, &ok);
+	h->layout_source = sget(strs, slen, hd->layout_source, &ok);
 	h->nheaps = hd->nheaps;
 	for (uint32_t k = 0; k < hd->nheaps; k++)
 		if (!(h->heap_names[k] = sget(strs, slen, hd->heap_names[k], &ok)))
@@ -700,6 +715,17 @@ int heap_model_load(const char *path, const struct heap_load_opts *opts,
 	h->oop_size_forced = hd->oop_size_forced;
 	h->utf16_be = hd->utf16_be;
 	h->art_layout = hd->art_layout;
+	h->use_layout = hd->use_layout;
+	h->layout_forced = hd->layout_forced;
+	h->layout = (struct layout_cfg){hd->layout_gen15, hd->layout_jdk, hd->layout_header, hd->layout_oop,
+					hd->layout_word, hd->layout_align};
+	if (h->use_layout && ((h->layout.header != 8 && h->layout.header != 12 && h->layout.header != 16) ||
+			      (h->layout.oop != 4 && h->layout.oop != 8) ||
+			      (h->layout.word != 4 && h->layout.word != 8) || h->layout.align < 8 ||
+			      h->layout.align > 256)) {
+		*why = "it does not fit the dump";
+		goto fail;
+	}
 	h->ndumps = hd->ndumps;
 	h->dump = hd->dump;
 	h->dangling_refs = hd->dangling_refs;

@@ -105,6 +105,7 @@ static struct hs_session *new_session(lua_State *L)
 		s->no_index = cur->no_index;
 		s->no_spill = cur->no_spill;
 		s->load_opts.oop_size = cur->load_opts.oop_size;
+		s->load_opts.layout_jdk = cur->load_opts.layout_jdk;
 	}
 	return s;
 }

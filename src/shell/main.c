@@ -687,6 +687,8 @@ static void usage(FILE *f)
 		"                    wasteful collections) and exit\n"
 		"  --format MODE     output mode: table (default), csv or json\n"
 		"  --oops 4|8        reference size; detected from the dump when omitted\n"
+		"  --layout JDK      lay objects out as that JDK's HotSpot does (8, 11, 17, 25...);\n"
+		"                    detected from the dump when omitted\n"
 		"  --dump N          a file holding several heap dumps: open the N-th (default 1)\n"
 		"  --echo            print each command of -f FILE before its output\n"
 		"  --no-weak         engine commands ignore Reference.referent links\n"
@@ -781,6 +783,15 @@ int main(int argc, char **argv)
 				fprintf(stderr, "heapsh: --oops takes 4 or 8, not '%s'\n", argv[a]);
 				return 2;
 			}
+		} else if (!strcmp(o, "--layout") && a + 1 < argc) {
+			char *end;
+			long v = strtol(argv[++a], &end, 10);
+			if (*end || v < 6 || v > 99) {
+				fprintf(stderr, "heapsh: --layout takes the JDK whose object layout the "
+					"dump's JVM used (6 to 99: 8, 11, 17, 21, 25...), not '%s'\n", argv[a]);
+				return 2;
+			}
+			sh.ss->load_opts.layout_jdk = (int)v;
 		} else if (!strcmp(o, "--dump") && a + 1 < argc) {
 			char *end;
 			long n = strtol(argv[++a], &end, 10);
