@@ -25,9 +25,10 @@
 #include <zlib.h>
 
 #define MAGIC "HEAPSHIX"
-#define VERSION 5u	/* 5: a checksum per section, and sections appended in place; a
-			 * tag's last section counts (files of earlier builds of 5
-			 * hold each tag once) */
+#define VERSION 6u	/* 6: shallow sizes by HotSpot's layout per JDK (issue 35): the
+			 * sizes and everything built on them in a file of 5 are
+			 * recomputed; 5: a checksum per section, and sections appended
+			 * in place; a tag's last section counts */
 #define ALIGN 4096u	/* each section's payload starts at a multiple of this */
 #define BOM 0x01020304u
 #define APPENDS_MAX 256	/* sections a file may hold before it is written again */
