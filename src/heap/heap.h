@@ -140,7 +140,6 @@ struct heap_idmap {
 
 struct heap_load_opts {
 	int oop_size;		/* 4 or 8 to force; 0 to detect from the dump */
-	int layout_jdk;		/* the JDK whose object layout to use (8 to 99); 0 to detect */
 	/* progress: called now and then with the fraction read; may be NULL */
 	void (*progress)(void *ctx, double fraction);
 	void *progress_ctx;
@@ -154,6 +153,7 @@ struct heap_load_opts {
 	 * and how many of those go beyond the memory budget to files in the
 	 * spill folder (0 when all fit); with progress_ctx; may be NULL */
 	void (*plan)(void *ctx, uint64_t objects, uint64_t refs, uint64_t need, uint64_t spill);
+	int layout_jdk;		/* the JDK whose object layout to use (6 to 99); 0 to detect */
 };
 
 struct heap {

@@ -244,6 +244,7 @@ static bool has_field(const struct heap *h, const char *name, const char *field)
  * which no instance size may exceed.
  */
 struct addr_ev {
+	bool not_addresses;	/* ids that cannot be addresses (a crafted dump): nothing told */
 	bool coops;
 	uint64_t gcd;
 	uint32_t *mingap;
@@ -266,8 +267,8 @@ static uint64_t gcd64(uint64_t a, uint64_t b)
 static void address_evidence(struct loader *L, struct addr_ev *ev)
 {
 	struct heap *h = L->h;
-	const uint8_t *d = h->hp->data;
-	size_t ids = (size_t)h->hp->id_size;
+	const uint8_t *d = L->hp->data;
+	size_t ids = (size_t)L->hp->id_size;
 	memset(ev, 0, sizeof *ev);
 	ev->mingap = xmallocarray((size_t)h->nclasses + 1, sizeof *ev->mingap);
 	memset(ev->mingap, 0xff, ((size_t)h->nclasses + 1) * sizeof *ev->mingap);
@@ -285,12 +286,19 @@ static void address_evidence(struct loader *L, struct addr_ev *ev)
 			ev->pairs++;
 			ev->gcd = gcd64(ev->gcd, gap);
 			size_t p = (size_t)h->pos[i];
-			if (p + 1 + ids + 8 > h->hp->size)
+			if (!d || p + 1 + 2 * ids + 8 > L->hp->size)
 				continue;
 			uint8_t tag = d[p];
-			if (tag == HPROF_GC_OBJ_ARRAY_DUMP && ids == 8) {
+			if (gap < 8 || (gap & 7)) {
+				ev->not_addresses = true;	/* no object is that small */
+			} else if (tag == HPROF_GC_OBJ_ARRAY_DUMP || tag == HPROF_GC_PRIM_ARRAY_DUMP) {
 				uint64_t len = hprof_u4(d + p + 1 + ids + 4);
-				if (len && gap < 16 + 4 + 8 * len)
+				uint64_t es = tag == HPROF_GC_OBJ_ARRAY_DUMP ? 4
+					      : (uint64_t)hprof_type_size(L->hp, d[p + 1 + ids + 8]);
+				if (gap < 12 + es * len)	/* smaller than any header allows */
+					ev->not_addresses = true;
+				else if (tag == HPROF_GC_OBJ_ARRAY_DUMP && ids == 8 && len &&
+					 gap < 16 + 4 + 8 * len)
 					ev->coops = true;
 			} else if (tag == HPROF_GC_INSTANCE_DUMP) {
 				uint8_t k;
@@ -299,6 +307,11 @@ static void address_evidence(struct loader *L, struct addr_ev *ev)
 					ev->mingap[c] = (uint32_t)gap;
 			}
 		}
+	if (ev->not_addresses) {
+		ev->coops = false;
+		ev->gcd = 0;
+		ev->pairs = 0;
+	}
 }
 
 /*
@@ -320,16 +333,18 @@ static int64_t fit(const struct heap *h, const struct layout_cfg *cfg, const str
 /*
  * choose_layout: h->layout for a HotSpot dump, from h->oop_size and the
  * JDK's generation, which the fields of its own classes tell (HPROF names
- * no version): String.coder from JDK 9, Class.classData from 15 (the new
+ * no version): String.coder and Class.module from JDK 9, Class.classData from 15 (the new
  * field layout, JDK-8237767), Thread.holder from 19 (virtual threads),
  * Thread without inheritedAccessControlContext from 24; Class.reflectionData
- * tells JDK 8 from older ones. jdk (from --layout) overrides. The header is
+ * tells JDK 8, String.count or hash32 JDK 7 and before; false when the dump has none of the JDK's
+ * classes to tell (a crafted dump: VisualVM's rule then). jdk (from
+ * --layout) overrides. The header is
  * the mark word and the class pointer: 8 on 32-bit; before JDK 15 the class
  * pointer is compressed with the oops (12, else 16); from JDK 15 it is
  * compressed by default whatever the oops (12; -XX:-UseCompressedClassPointers
  * and compact headers are not told by the dump: docs/heap-model.md).
  */
-static void choose_layout(struct heap *h, int jdk, const struct addr_ev *ev)
+static bool choose_layout(struct heap *h, int jdk, const struct addr_ev *ev)
 {
 	struct layout_cfg *c = &h->layout;
 	int ids = h->hp->id_size;
@@ -345,15 +360,17 @@ static void choose_layout(struct heap *h, int jdk, const struct addr_ev *ev)
 	} else if (has_field(h, "java.lang.Class", "classData")) {
 		jdk = 17;
 		h->layout_source = "JDK 15-18 (java.lang.Class.classData)";
-	} else if (has_field(h, "java.lang.String", "coder")) {
+	} else if (has_field(h, "java.lang.String", "coder") && has_field(h, "java.lang.Class", "module")) {
 		jdk = 11;
-		h->layout_source = "JDK 9-14 (java.lang.String.coder)";
+		h->layout_source = "JDK 9-14 (java.lang.String.coder, java.lang.Class.module)";
 	} else if (has_field(h, "java.lang.Class", "reflectionData")) {
 		jdk = 8;
 		h->layout_source = "JDK 8 (java.lang.Class.reflectionData)";
-	} else {
+	} else if (has_field(h, "java.lang.String", "count") || has_field(h, "java.lang.String", "hash32")) {
 		jdk = 7;
-		h->layout_source = "JDK 7 or before (no field of a later JDK's)";
+		h->layout_source = "JDK 7 or before (java.lang.String.count or hash32)";
+	} else {
+		return false;	/* no JDK's classes to tell: VisualVM's rule */
 	}
 	c->jdk = jdk;
 	c->gen15 = jdk >= 15;
@@ -382,6 +399,7 @@ static void choose_layout(struct heap *h, int jdk, const struct addr_ev *ev)
 	}
 	h->header_size = c->header;
 	h->use_layout = true;
+	return true;
 }
 
 void heap_size_classes(struct loader *L)
@@ -439,9 +457,8 @@ void heap_size_classes(struct loader *L)
 	if (!min_inst || h->oop_size_forced)
 		min_inst = ids + h->oop_size;
 	h->header_size = min_inst;
-	if (!new_size || h->oop_size_forced) {
+	if ((!new_size || h->oop_size_forced) && choose_layout(h, L->opts ? L->opts->layout_jdk : 0, &ev)) {
 		/* HotSpot's dumps give no instance sizes: lay the fields out as its JDK did. */
-		choose_layout(h, L->opts ? L->opts->layout_jdk : 0, &ev);
 		free(ev.mingap);
 		uint32_t *size = xcalloc((size_t)h->nclasses + 1, sizeof *size);
 		layout_sizes(h, &h->layout, size);

@@ -220,12 +220,12 @@ static int cmd_info(struct sh *sh, int argc, char **argv)
 		kv(t, "object layout", "Android (instance sizes from the dump; arrays count "
 		   "their elements, as Android Studio does)");
 	else if (h->use_layout)
-		kv(t, "object layout", "HotSpot, JDK %s%d field layout (%s): header %d bytes, "
-		   "class pointers %s, references %d bytes, alignment %d; injected fields and "
+		kv(t, "object layout", "HotSpot, field layout of JDK %s, tables of JDK %d (%s): header %d "
+		   "bytes, class pointers %s, references %d bytes, alignment %d; injected fields and "
 		   "@Contended padding of that JDK's classes",
-		   h->layout.gen15 ? "15+ " : "6-14 ", h->layout.jdk,
+		   h->layout.gen15 ? "15+" : "6-14", h->layout.jdk,
 		   h->layout_source ? h->layout_source : "?", h->layout.header,
-		   h->layout.word == 4 ? "32-bit" : h->layout.header == 12 ? "compressed" : "64-bit",
+		   h->layout.word == 4 ? "32-bit" : h->layout.header == 16 ? "64-bit" : "compressed",
 		   h->layout.oop, h->layout.align);
 	if (h->nheaps) {
 		uint64_t cnt[HEAP_MAX_HEAPS] = {0}, bytes[HEAP_MAX_HEAPS] = {0};

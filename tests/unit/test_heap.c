@@ -1227,7 +1227,7 @@ static void test_model_saved(void **state)
 		/* made with other options: refused, not misread */
 		struct heap_load_opts oops4 = {4, NULL, NULL, 0, NULL};
 		assert_null(model_load(m.w.path, &oops4, sv.b, sv.len, &why));
-		assert_string_equal(why, "made with other options (--oops, --dump)");
+		assert_string_equal(why, "made with other options (--oops, --layout, --dump)");
 		heap_model_save_free(&sv.m);
 		free(sv.b);
 		heap_free(h);
