@@ -35,7 +35,9 @@
  *
  * A summary goes to stderr; --manifest writes per class the instances and
  * shallow bytes (as heapsh counts them: header of two ids, references of
- * an id, no compressed oops; docs/heap-model.md) as CSV.
+ * an id, no compressed oops; docs/heap-model.md) as CSV. Its JDK classes
+ * carry none of the fields that name a JDK (Class.module, classData), so
+ * heapsh sizes them by VisualVM's rule, not by a JDK's layout.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -831,7 +833,7 @@ static void make_classes(struct gen *g, struct names *nm)
 		[C_OBJECT] = {"java/lang/Object", -1, 0, ""},
 		[C_STRING] = {"java/lang/String", C_OBJECT, 0, "value:L coder:B hash:I"},
 		[C_CLASS] = {"java/lang/Class", C_OBJECT, 0,
-			     "cachedConstructor:L name:L module:L classLoader:L classData:L "
+			     "cachedConstructor:L name:L classLoader:L "
 			     "packageName:L componentType:L reflectionData:L "
 			     "classRedefinedCount:I"},
 		[C_LOADER] = {"java/lang/ClassLoader", C_OBJECT, 0, "parent:L name:L classes:L"},

@@ -5,7 +5,7 @@
 #
 # The option list is heapsh --help's; tests/t_install.sh checks that they agree.
 
-_heapsh_options='-c -f -l --report --format --oops --dump --echo --no-weak --no-index --no-spill --memory --spill-dir --keep-agent
+_heapsh_options='-c -f -l --report --format --oops --layout --dump --echo --no-weak --no-index --no-spill --memory --spill-dir --keep-agent
 	--export-graph --version -h --help'
 
 # _heapsh_jvm_pids: the pids of the current user's JVMs: processes whose
@@ -51,7 +51,7 @@ _heapsh()
 		w=${COMP_WORDS[i]}
 		if [ $skip -gt 0 ]; then skip=$((skip - 1)); continue; fi
 		case $w in
-		-c | -f | --report | --format | --oops | --dump | --memory | --spill-dir) skip=1 ;;
+		-c | -f | --report | --format | --oops | --layout | --dump | --memory | --spill-dir) skip=1 ;;
 		-l) lua=$((i + 2)); break ;;
 		--export-graph) skip=2; dump_seen=1 ;;
 		-*) ;;
@@ -75,6 +75,7 @@ _heapsh()
 	case $prev in
 	--format) COMPREPLY=($(compgen -W 'table csv json' -- "$cur")); return ;;
 	--oops) COMPREPLY=($(compgen -W '4 8' -- "$cur")); return ;;
+	--layout) COMPREPLY=($(compgen -W '8 11 17 21 25' -- "$cur")); return ;;
 	--dump) return ;;	# a number
 	--memory) COMPREPLY=($(compgen -W '1G 2G 4G 8G 16G 512M' -- "$cur")); return ;;
 	--spill-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;

@@ -46,8 +46,11 @@ check_contains "--layout 17 on a JDK 6 dump: the layout said so" "set with --lay
 javac --release 17 -d "$LY/classes" tests/java/LayoutHeap.java || { fail "layout: javac LayoutHeap"; return; }
 for jdk in "${JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}" "${JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}"; do
 	[ -x "$jdk/bin/java" ] || { echo "skip layout: no $jdk"; continue; }
-	for flags in "" "-XX:-UseCompressedOops" "-XX:ObjectAlignmentInBytes=16" "-XX:-UseCompressedClassPointers"; do
-		v=$("$jdk/bin/java" -version 2>&1 | awk -F'"' '/version/ { split($2, a, "."); print a[1]; exit }')
+	v=$("$jdk/bin/java" -version 2>&1 | awk -F'"' '/version/ { split($2, a, "."); print a[1]; exit }')
+	compact=
+	[ "$v" -ge 25 ] 2>/dev/null && compact=-XX:+UseCompactObjectHeaders
+	for flags in "" "-XX:-UseCompressedOops" "-XX:ObjectAlignmentInBytes=16" "-XX:-UseCompressedClassPointers" \
+		$compact; do
 		name="JDK $v${flags:+ $flags}"
 		f=$LY/jdk$v${flags//[^A-Za-z0-9]/_}
 		rm -f "$f.in" "$f.hprof"
@@ -70,6 +73,20 @@ for jdk in "${JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}" "${JDK25:-/usr/lib/jvm
 		fi
 		"$jdk/bin/jcmd" "$pid" GC.class_histogram -all >"$f.histo" 2>&1
 		"$jdk/bin/jcmd" "$pid" GC.heap_dump -all "$PWD/$f.hprof" >/dev/null 2>&1
+		if [ -z "$flags" ]; then
+			# A live :histogram (the JVM's own) and heapsh's snapshot of the same JVM.
+			timeout 120 $HEAPSH --format csv -c ':histogram' "$pid" 2>/dev/null |
+				awk -F, 'NR > 1 { print $2, $3, $1 }' >"$f.live"
+			timeout 300 $HEAPSH --format csv -c ':live off' -c ':histogram' "$pid" >"$f.snap.csv" 2>"$f.snap.err"
+			out=$(python3 tests/layout_check.py --skip jdk.internal.vm.StackChunk "$f.live" "$f.snap.csv")
+			compared=$(printf '%s\n' "$out" | tail -1 | awk '{ print $2 }')
+			if [ "$(printf '%s\n' "$out" | tail -1 | awk '{ print $4 }')" = 0 ] && [ "${compared:-0}" -ge 300 ]; then
+				ok "layout $name: a live :histogram equals heapsh's snapshot of the JVM ($compared classes)"
+			else
+				fail "layout $name: a live :histogram equals heapsh's snapshot of the JVM" \
+					"$(printf '%s\n' "$out" | tail -12)" "$(head -3 "$f.snap.err")"
+			fi
+		fi
 		echo done >&7
 		exec 7>&-
 		wait "$jp" 2>/dev/null

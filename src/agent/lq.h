@@ -142,7 +142,8 @@ struct lclass {
 	uint32_t mirror_size;	/* model size of the class object */
 	/* fields, read on first use */
 	bool fields_read;
-	uint32_t inst_size;	/* model size of an instance */
+	uint32_t inst_size;	/* model size of an instance (VisualVM's rule) */
+	uint32_t jvm_size;	/* an instance's size by GetObjectSize, once one was met; 0: not yet */
 	uint32_t nfields;	/* every instance field, own class first */
 	struct lfield *fields;
 	uint32_t nstatics;

@@ -365,6 +365,26 @@ void lq_class_fields(struct lq *q, uint32_t c)
 			size += type_size(q, fd->type);
 		}
 	k->inst_size = (uint32_t)((size + 7) & ~7ULL);
+	/*
+	 * The JVM's own instance size (its layout: injected fields, @Contended
+	 * padding; a dump's HotSpot layout gives the same, docs/heap-model.md):
+	 * GetObjectSize of an instance made without a constructor, for an
+	 * initialized concrete class (no static initializer runs; the object is
+	 * garbage at once). Walks meet objects without a reference to measure.
+	 */
+	jint status = 0;
+	if (!k->elem && !k->interface && c != q->c_class &&
+	    (*q->jv)->GetClassStatus(q->jv, k->ref, &status) == JVMTI_ERROR_NONE &&
+	    (status & JVMTI_CLASS_STATUS_INITIALIZED) &&
+	    !(status & (JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PRIMITIVE | JVMTI_CLASS_STATUS_ERROR))) {
+		jobject o = (*q->jni)->AllocObject(q->jni, k->ref);
+		jlong js = 0;
+		if (o && (*q->jv)->GetObjectSize(q->jv, o, &js) == JVMTI_ERROR_NONE && js > 0 && js < (1 << 30))
+			k->jvm_size = (uint32_t)js;
+		if (o)
+			(*q->jni)->DeleteLocalRef(q->jni, o);
+		(*q->jni)->ExceptionClear(q->jni);
+	}
 	uint32_t ns = 0;
 	for (uint32_t f = 0; nchain && f < ndecl[0]; f++)
 		ns += decl[0][f].is_static;
@@ -407,8 +427,16 @@ uint64_t lq_shallow(struct lq *q, const struct lobj *o)
 		return ((uint64_t)q->header_size + 4 + es * (uint64_t)(o->length < 0 ? 0 : o->length) +
 			7) & ~7ULL;
 	}
+	/* The JVM's own size, as a dump's HotSpot layout gives it (injected
+	 * fields, @Contended padding: docs/heap-model.md); one per class. */
+	jlong js = 0;
+	if (!k->jvm_size && o->ref && (*q->jv)->GetObjectSize(q->jv, o->ref, &js) == JVMTI_ERROR_NONE &&
+	    js > 0 && js < (1 << 30))
+		k->jvm_size = (uint32_t)js;
+	if (k->jvm_size)
+		return k->jvm_size;
 	lq_class_fields(q, o->cls);
-	return k->inst_size;
+	return k->jvm_size ? k->jvm_size : k->inst_size;
 }
 
 /* ---- objects through JNI ---- */

@@ -363,7 +363,8 @@ static bool choose_layout(struct heap *h, int jdk, const struct addr_ev *ev)
 	} else if (has_field(h, "java.lang.String", "coder") && has_field(h, "java.lang.Class", "module")) {
 		jdk = 11;
 		h->layout_source = "JDK 9-14 (java.lang.String.coder, java.lang.Class.module)";
-	} else if (has_field(h, "java.lang.Class", "reflectionData")) {
+	} else if (has_field(h, "java.lang.Class", "reflectionData") &&
+		   !has_field(h, "java.lang.String", "coder")) {
 		jdk = 8;
 		h->layout_source = "JDK 8 (java.lang.Class.reflectionData)";
 	} else if (has_field(h, "java.lang.String", "count") || has_field(h, "java.lang.String", "hash32")) {
@@ -512,6 +513,19 @@ uint64_t heap_class_object_size(const struct heap *h, const struct heap_class *c
 	/* Without a CLASS DUMP for java.lang.Class, a mirror is at least a header. */
 	uint64_t sz = h->class_class != HEAP_NONE && h->classes[h->class_class].obj != HEAP_NONE
 			      ? h->classes[h->class_class].inst_size : (uint64_t)h->header_size;
+	if (h->use_layout && h->class_class != HEAP_NONE && h->classes[h->class_class].obj != HEAP_NONE) {
+		/* A mirror is a model, not the VM's object: VisualVM's rule for its
+		 * java.lang.Class part, as the agent counts it in a running JVM. */
+		sz = (uint64_t)h->hp->id_size + (uint64_t)h->oop_size;
+		uint32_t depth = 0;
+		for (uint32_t s = h->class_class; s != HEAP_NONE && depth < 64; s = h->classes[s].super, depth++)
+			for (unsigned f = 0; f < h->classes[s].nfields; f++) {
+				uint8_t t = h->classes[s].fields[f].type;
+				sz += t == HPROF_OBJECT ? (uint64_t)h->oop_size
+							: (uint64_t)hprof_type_size(h->hp, t);
+			}
+		sz = (sz + 7) & ~7ULL;
+	}
 	if (h->art_layout)
 		return sz;	/* the statics are in the class's "$classOverhead" byte[] */
 	for (unsigned k = 0; k < c->nstatics; k++) {
