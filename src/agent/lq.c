@@ -1073,7 +1073,7 @@ static struct lval class_member(struct lq *q, struct node *n, uint32_t c)
 	}
 	if (!strcmp(m, "instance_size")) {
 		lq_class_fields(q, c);
-		return lint(k->elem ? 0 : k->inst_size);
+		return lint(k->elem ? 0 : k->jvm_size ? k->jvm_size : k->inst_size);
 	}
 	if (!strcmp(m, "instances"))
 		return lq_instances(q, n, c);

@@ -143,7 +143,8 @@ struct lclass {
 	/* fields, read on first use */
 	bool fields_read;
 	uint32_t inst_size;	/* model size of an instance (VisualVM's rule) */
-	uint32_t jvm_size;	/* an instance's size by GetObjectSize, once one was met; 0: not yet */
+	uint32_t jvm_size;	/* an instance's size as the JVM gives it (GetObjectSize, a walk's
+				 * callback), once one was met; 0: not yet */
 	uint32_t nfields;	/* every instance field, own class first */
 	struct lfield *fields;
 	uint32_t nstatics;
@@ -206,6 +207,13 @@ struct wobj {
 	char *textbuf;		/* text's memory, reused from object to object (malloc) */
 	size_t textcap;
 };
+/*
+ * lq_note_size: a heap walk met an object of class_tag (its tag tag) of
+ * size bytes (JVMTI's, the JVM's own): the class's jvm_size, if not yet
+ * known (instances only; class objects keep the model's size).
+ */
+void lq_note_size(struct lq *q, jlong class_tag, jlong tag, jlong size);
+
 /* lq_wtext: a String's text as a walk reports it, into w's own buffer. */
 void lq_wtext(struct lq *q, struct wobj *w, const jchar *s, size_t n);
 

@@ -365,26 +365,6 @@ void lq_class_fields(struct lq *q, uint32_t c)
 			size += type_size(q, fd->type);
 		}
 	k->inst_size = (uint32_t)((size + 7) & ~7ULL);
-	/*
-	 * The JVM's own instance size (its layout: injected fields, @Contended
-	 * padding; a dump's HotSpot layout gives the same, docs/heap-model.md):
-	 * GetObjectSize of an instance made without a constructor, for an
-	 * initialized concrete class (no static initializer runs; the object is
-	 * garbage at once). Walks meet objects without a reference to measure.
-	 */
-	jint status = 0;
-	if (!k->elem && !k->interface && c != q->c_class &&
-	    (*q->jv)->GetClassStatus(q->jv, k->ref, &status) == JVMTI_ERROR_NONE &&
-	    (status & JVMTI_CLASS_STATUS_INITIALIZED) &&
-	    !(status & (JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PRIMITIVE | JVMTI_CLASS_STATUS_ERROR))) {
-		jobject o = (*q->jni)->AllocObject(q->jni, k->ref);
-		jlong js = 0;
-		if (o && (*q->jv)->GetObjectSize(q->jv, o, &js) == JVMTI_ERROR_NONE && js > 0 && js < (1 << 30))
-			k->jvm_size = (uint32_t)js;
-		if (o)
-			(*q->jni)->DeleteLocalRef(q->jni, o);
-		(*q->jni)->ExceptionClear(q->jni);
-	}
 	uint32_t ns = 0;
 	for (uint32_t f = 0; nchain && f < ndecl[0]; f++)
 		ns += decl[0][f].is_static;
@@ -972,13 +952,22 @@ static void set_needed(struct iter *it, uint32_t c)
 		it->need += it->needed[j];
 }
 
+void lq_note_size(struct lq *q, jlong class_tag, jlong tag, jlong size)
+{
+	if (!(class_tag & LQ_TAG_CLASS) || (tag & LQ_TAG_CLASS) || size <= 0 || size >= (1 << 30))
+		return;
+	uint32_t c = (uint32_t)(class_tag & 0xffffffff) - 1;
+	if (c < q->ncls && !q->cls[c].elem && !q->cls[c].jvm_size && c != q->c_class)
+		q->cls[c].jvm_size = (uint32_t)size;
+}
+
 static jint JNICALL it_object(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *ud)
 {
-	(void)size;
 	struct iter *it = ud;
 	struct lq *q = it->q;
 	if (it->failed)
 		return JVMTI_VISIT_ABORT;
+	lq_note_size(q, class_tag, *tag_ptr, size);
 	it->active = false;
 	if (!(class_tag & LQ_TAG_CLASS))
 		return 0;	/* a class loaded since the table was made */

@@ -414,11 +414,11 @@ static jint JNICALL x_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceI
 			  jlong class_tag, jlong referrer_class_tag, jlong size, jlong *tag_ptr,
 			  jlong *referrer_tag_ptr, jint length, void *ud)
 {
-	(void)size;
 	struct walk *w = ud;
 	struct lq *q = w->q;
 	if (w->failed)
 		return JVMTI_VISIT_ABORT;
+	lq_note_size(q, class_tag, *tag_ptr, size);
 	if (!referrer_tag_ptr) {
 		/* a GC root: the kinds a heap dump has (docs/dsl.md), not the agent's own */
 		jlong thread_tag = 0;
@@ -800,11 +800,11 @@ static jint JNICALL g_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceI
 			  jlong class_tag, jlong referrer_class_tag, jlong size, jlong *tag_ptr,
 			  jlong *referrer_tag_ptr, jint length, void *ud)
 {
-	(void)size;
 	struct walk *w = ud;
 	struct lq *q = w->q;
 	if (w->failed)
 		return JVMTI_VISIT_ABORT;
+	lq_note_size(q, class_tag, *tag_ptr, size);
 	if (!referrer_tag_ptr)
 		return 0;	/* no GC roots: the walk starts at the members' array */
 	jlong rt = *referrer_tag_ptr;
