@@ -37,6 +37,12 @@ check_contains "MAT's JDK 6 dump without compressed oops: header 16, references 
 	"$($HEAPSH --no-index --format csv -c ':info' tests/data/mat/sun_jdk6_30_x64_nocompressedOops.hprof.gz 2>&1)"
 check "MAT's JDK 6 x64 dump: java.util.ArrayList is 40 bytes (5 instances, 200 bytes)" "java.util.ArrayList,5,200" \
 	"$(grep '^java.util.ArrayList,' "$LY/sun_jdk6_30_x64_nocompressedOops.csv")"
+conflict=$($HEAPSH --no-index --oops 8 --format csv -c ':info' tests/data/mat/sun_jdk6_30_x64_compressedOops.hprof.gz 2>&1)
+check_contains "--oops 8 on a dump with compressed oops: :info says the addresses contradict it" \
+	"oops conflict,8-byte references, but an object array lies closer" "$conflict"
+check_contains "--oops 8 on a dump with compressed oops: and that classes do not fit" "layout conflict," "$conflict"
+check "MAT's dumps: no conflict said where the layout fits" "0" \
+	"$(for d in tests/data/mat/*.hprof.gz; do $HEAPSH --no-index --format csv -c ':info' "$d" 2>&1; done | grep -c conflict)"
 check_contains "--layout: an unknown JDK is refused" "--layout takes" \
 	"$($HEAPSH --layout 3 -c ':info' tests/data/mat/sun_jdk6_18_x64.hprof.gz 2>&1)"
 check_contains "--layout 17 on a JDK 6 dump: the layout said so" "set with --layout" \

@@ -223,6 +223,11 @@ struct heap {
 	bool use_layout, layout_forced;
 	struct layout_cfg layout;
 	const char *layout_source;
+	/* evidence against the choice: classes bigger than the distance after one
+	 * of their instances to the next object; 8-byte references while an
+	 * object array lies closer to the next object than they allow */
+	uint32_t layout_misfits;
+	bool oops_conflict;
 
 	/* Counts of what the loader dropped or repaired. */
 	uint64_t dangling_refs;	/* references to ids with no record */

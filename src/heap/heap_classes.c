@@ -396,6 +396,10 @@ static bool choose_layout(struct heap *h, int jdk, const struct addr_ev *ev)
 			}
 		}
 		c->header = best;
+		layout_sizes(h, c, size);
+		h->layout_misfits = 0;
+		for (uint32_t k = 0; k < h->nclasses; k++)
+			h->layout_misfits += size[k] && ev->mingap[k] != UINT32_MAX && size[k] > ev->mingap[k];
 		free(size);
 	}
 	h->header_size = c->header;
@@ -423,6 +427,7 @@ void heap_size_classes(struct loader *L)
 		h->oop_size = L->opts->oop_size;
 		h->oop_size_forced = true;
 		h->oop_source = "set with --oops";
+		h->oops_conflict = h->oop_size == 8 && ev.coops;
 	} else if (ids == 4) {
 		h->oop_size = 4;
 		h->oop_source = "identifier size 4";
@@ -439,6 +444,7 @@ void heap_size_classes(struct loader *L)
 		if (g) {
 			h->oop_size = g;
 			h->oop_source = "Unsafe field offsets in the dump";
+			h->oops_conflict = g == 8 && ev.coops;
 		} else if (ev.coops) {
 			h->oop_size = 4;
 			h->oop_source = "an object array closer to the next object than 8-byte "

@@ -43,8 +43,9 @@ struct mhdr {
 	uint8_t oop_size_forced, utf16_be, art_layout, has_heap_of;
 	uint32_t ndumps, dump;
 	uint32_t oop_source;		/* string offset, or NO_STR */
-	uint8_t use_layout, layout_gen15, layout_forced, pad_layout;
+	uint8_t use_layout, layout_gen15, layout_forced, oops_conflict;
 	int32_t layout_jdk, layout_header, layout_oop, layout_word, layout_align;
+	uint32_t layout_misfits, pad_layout;
 	uint32_t layout_source;		/* string offset, or NO_STR */
 	uint32_t heap_names[HEAP_MAX_HEAPS];
 	uint64_t dangling_refs, dangling_roots, duplicate_ids, unknown_class_objs;
@@ -216,6 +217,8 @@ int heap_model_save(const struct heap *h, struct heap_model *m)
 	hd->layout_oop = h->layout.oop;
 	hd->layout_word = h->layout.word;
 	hd->layout_align = h->layout.align;
+	hd->oops_conflict = h->oops_conflict;
+	hd->layout_misfits = h->layout_misfits;
 	hd->layout_source = str(&st, h->layout_source);
 	for (uint32_t k = 0; k < HEAP_MAX_HEAPS; k++)
 		hd->heap_names[k] = k < h->nheaps ? str(&st, h->heap_names[k]) : NO_STR;
@@ -717,6 +720,8 @@ int heap_model_load(const char *path, const struct heap_load_opts *opts,
 	h->art_layout = hd->art_layout;
 	h->use_layout = hd->use_layout;
 	h->layout_forced = hd->layout_forced;
+	h->oops_conflict = hd->oops_conflict != 0;
+	h->layout_misfits = hd->layout_misfits;
 	h->layout = (struct layout_cfg){hd->layout_gen15, hd->layout_jdk, hd->layout_header, hd->layout_oop,
 					hd->layout_word, hd->layout_align};
 	if (h->use_layout && ((h->layout.header != 8 && h->layout.header != 12 && h->layout.header != 16) ||

@@ -227,6 +227,14 @@ static int cmd_info(struct sh *sh, int argc, char **argv)
 		   h->layout_source ? h->layout_source : "?", h->layout.header,
 		   h->layout.word == 4 ? "32-bit" : h->layout.header == 16 ? "64-bit" : "compressed",
 		   h->layout.oop, h->layout.align);
+	if (h->use_layout && h->layout_misfits)
+		kv(t, "layout conflict", "%u classes are bigger under this layout than the space one of "
+		   "their instances takes in the heap (the distance to the next object's address): the "
+		   "dump's JVM laid objects out otherwise; try --layout JDK or --oops 4|8",
+		   h->layout_misfits);
+	if (h->oops_conflict)
+		kv(t, "oops conflict", "8-byte references, but an object array lies closer to the next "
+		   "object than they allow: compressed oops? try --oops 4");
 	if (h->nheaps) {
 		uint64_t cnt[HEAP_MAX_HEAPS] = {0}, bytes[HEAP_MAX_HEAPS] = {0};
 		for (uint32_t i = 0; i < h->n; i++) {
