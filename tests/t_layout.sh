@@ -39,7 +39,7 @@ check "MAT's JDK 6 x64 dump: java.util.ArrayList is 40 bytes (5 instances, 200 b
 	"$(grep '^java.util.ArrayList,' "$LY/sun_jdk6_30_x64_nocompressedOops.csv")"
 conflict=$($HEAPSH --no-index --oops 8 --format csv -c ':info' tests/data/mat/sun_jdk6_30_x64_compressedOops.hprof.gz 2>&1)
 check_contains "--oops 8 on a dump with compressed oops: :info says the addresses contradict it" \
-	"oops conflict,8-byte references, but an object array lies closer" "$conflict"
+	'oops conflict,"8-byte references, but an object array lies closer' "$conflict"
 check_contains "--oops 8 on a dump with compressed oops: and that classes do not fit" "layout conflict," "$conflict"
 check "MAT's dumps: no conflict said where the layout fits" "0" \
 	"$(for d in tests/data/mat/*.hprof.gz; do $HEAPSH --no-index --format csv -c ':info' "$d" 2>&1; done | grep -c conflict)"
