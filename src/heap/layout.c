@@ -64,7 +64,14 @@ static const struct injected injected[] = {
 	{19, 99, "java.lang.VirtualThread", "J"},
 };
 
-/* The JDK's @jdk.internal.vm.annotation.Contended, from the class files of 17.0.15 and 25.0.3. */
+/*
+ * The JDK's @Contended: from JDK 15, @jdk.internal.vm.annotation.Contended as
+ * the class files of 17.0.15 and 25.0.3 have it (checked by t_layout.sh);
+ * JDK 8-14 (@sun.misc.Contended in 8) from the JDK sources, unchecked (no
+ * such JDK here): Thread's "tlr" group, ConcurrentHashMap's CounterCell and
+ * Striped64's Cell in all, Exchanger's Node, ForkJoinPool and its WorkQueue
+ * (class-level) in 8.
+ */
 struct contended {
 	int from, to;
 	const char *cls;
@@ -73,10 +80,13 @@ struct contended {
 	const char *group2;
 };
 static const struct contended contended[] = {
-	{15, 18, "java.lang.Thread", false,
+	{8, 18, "java.lang.Thread", false,
 	 "threadLocalRandomSeed threadLocalRandomProbe threadLocalRandomSecondarySeed", NULL},
-	{15, 99, "java.util.concurrent.ConcurrentHashMap$CounterCell", true, NULL, NULL},
-	{15, 99, "java.util.concurrent.atomic.Striped64$Cell", true, NULL, NULL},
+	{8, 99, "java.util.concurrent.ConcurrentHashMap$CounterCell", true, NULL, NULL},
+	{8, 99, "java.util.concurrent.atomic.Striped64$Cell", true, NULL, NULL},
+	{8, 8, "java.util.concurrent.Exchanger$Node", true, NULL, NULL},
+	{8, 8, "java.util.concurrent.ForkJoinPool", true, NULL, NULL},
+	{8, 8, "java.util.concurrent.ForkJoinPool$WorkQueue", true, NULL, NULL},
 	{15, 18, "java.util.concurrent.Exchanger$Node", true, NULL, NULL},
 	{19, 99, "java.util.concurrent.Exchanger$Slot", true, NULL, NULL},
 	{15, 18, "java.util.concurrent.ForkJoinPool", false, "ctl", NULL},
@@ -157,7 +167,7 @@ static uint32_t own_fields(const struct heap *h, const struct layout_cfg *cfg, u
 	const struct contended *ct = NULL;
 	*whole = false;
 	bool boot = c->loader == HEAP_NONE;
-	for (size_t i = 0; boot && cfg->gen15 && i < sizeof contended / sizeof *contended; i++)
+	for (size_t i = 0; boot && i < sizeof contended / sizeof *contended; i++)
 		if (cfg->jdk >= contended[i].from && cfg->jdk <= contended[i].to &&
 		    !strcmp(c->name, contended[i].cls))
 			ct = &contended[i];
@@ -203,8 +213,14 @@ static void layout_pre15(const struct heap *h, const struct layout_cfg *cfg, uin
 	struct fld *f;
 	bool whole;
 	uint32_t n = own_fields(h, cfg, k, &f, &whole);
-	uint32_t longs = 0, ints = 0, shorts = 0, bytes = 0, oops = 0;
+	uint32_t longs = 0, ints = 0, shorts = 0, bytes = 0, oops = 0, ngroup = 0;
+	if (whole)
+		start += PAD;	/* a contended class: padding before all its fields */
 	for (uint32_t i = 0; i < n; i++) {
+		if (f[i].group) {
+			ngroup++;	/* laid out after the others */
+			continue;
+		}
 		if (f[i].ref)
 			oops++;
 		else if (f[i].size == 8)
@@ -216,7 +232,6 @@ static void layout_pre15(const struct heap *h, const struct layout_cfg *cfg, uin
 		else
 			bytes++;
 	}
-	free(f);
 	uint32_t end;
 	if (is_style0(&h->classes[k])) {
 		uint32_t o = start + oops * oop;
@@ -247,8 +262,21 @@ static void layout_pre15(const struct heap *h, const struct layout_cfg *cfg, uin
 		if (oops)
 			end = up(end, oop) + oops * oop;
 	}
-	if (!n)
+	if (n == ngroup)
 		end = start;
+	if (ngroup) {
+		/* The contended group after padding, each field aligned to its size,
+		 * in declaration order (HPROF lists a class's fields backwards up to
+		 * JDK 17), padding after the group. */
+		end += PAD;
+		for (uint32_t i = n; i-- > 0;)
+			if (f[i].group)
+				end = up(end, f[i].size) + f[i].size;
+		end += PAD;
+	}
+	if (whole)
+		end += PAD;	/* and after them */
+	free(f);
 	/* nonstatic_field_size counts heapOopSize units: the next class starts aligned to it */
 	L->end = up(end, oop);
 	L->size = up(up(end, (uint32_t)cfg->word), (uint32_t)cfg->align);
