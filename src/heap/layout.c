@@ -77,24 +77,23 @@ struct contended {
 	const char *cls;
 	bool whole;		/* class-level */
 	const char *group;	/* a named group's fields, space-separated; NULL: none */
-	const char *group2;
 };
 static const struct contended contended[] = {
 	{8, 18, "java.lang.Thread", false,
-	 "threadLocalRandomSeed threadLocalRandomProbe threadLocalRandomSecondarySeed", NULL},
-	{8, 99, "java.util.concurrent.ConcurrentHashMap$CounterCell", true, NULL, NULL},
-	{8, 99, "java.util.concurrent.atomic.Striped64$Cell", true, NULL, NULL},
-	{8, 8, "java.util.concurrent.Exchanger$Node", true, NULL, NULL},
-	{8, 8, "java.util.concurrent.ForkJoinPool", true, NULL, NULL},
-	{8, 8, "java.util.concurrent.ForkJoinPool$WorkQueue", true, NULL, NULL},
-	{15, 18, "java.util.concurrent.Exchanger$Node", true, NULL, NULL},
-	{19, 99, "java.util.concurrent.Exchanger$Slot", true, NULL, NULL},
-	{15, 18, "java.util.concurrent.ForkJoinPool", false, "ctl", NULL},
-	{19, 99, "java.util.concurrent.ForkJoinPool", false, "ctl parallelism", NULL},
-	{15, 18, "java.util.concurrent.ForkJoinPool$WorkQueue", false, "top source nsteals", NULL},
+	 "threadLocalRandomSeed threadLocalRandomProbe threadLocalRandomSecondarySeed"},
+	{8, 99, "java.util.concurrent.ConcurrentHashMap$CounterCell", true, NULL},
+	{8, 99, "java.util.concurrent.atomic.Striped64$Cell", true, NULL},
+	{8, 8, "java.util.concurrent.Exchanger$Node", true, NULL},
+	{8, 8, "java.util.concurrent.ForkJoinPool", true, NULL},
+	{8, 8, "java.util.concurrent.ForkJoinPool$WorkQueue", true, NULL},
+	{15, 18, "java.util.concurrent.Exchanger$Node", true, NULL},
+	{19, 99, "java.util.concurrent.Exchanger$Slot", true, NULL},
+	{15, 18, "java.util.concurrent.ForkJoinPool", false, "ctl"},
+	{19, 99, "java.util.concurrent.ForkJoinPool", false, "ctl parallelism"},
+	{15, 18, "java.util.concurrent.ForkJoinPool$WorkQueue", false, "top source nsteals"},
 	{19, 99, "java.util.concurrent.ForkJoinPool$WorkQueue", false,
-	 "top phase stackPred source nsteals parking", NULL},
-	{15, 99, "java.util.concurrent.SubmissionPublisher$BufferedSubscription", true, "demand waiting", NULL},
+	 "top phase stackPred source nsteals parking"},
+	{15, 99, "java.util.concurrent.SubmissionPublisher$BufferedSubscription", true, "demand waiting"},
 };
 
 /* Boot classes laid out references first, not compacted (JDK 6-14: classFileParser.cpp). */
