@@ -10,8 +10,12 @@
 #          its own one-thread load: the recording starts 6 s after the JVM,
 #          while the load runs (one core busy of the machine's two).
 #
-# Configurations: exact (`:alloc start --interval exact`) and depth64 (the
-# same with `--depth 64`, which rewrites every class with code). Each run is
+# Configurations: exact (`:alloc start --interval exact`), depth64 (the
+# same with `--depth 64`, which rewrites every class with code) and floor
+# (the exact start with HEAPSH_AGENT_DEBUG=norewrite: the same classes
+# retransformed, each returned as it is by the class-file hook, which is what
+# the JVM itself costs, without ASM's work or the rewritten classes' bigger
+# constant pools and recompilation). Each run is
 # a fresh JVM with HEAPSH_AGENT_DEBUG=1, whose agent logs the classes it
 # rewrote, those it left until the JVM links them (not linked yet), and the
 # time in the class-file hook (ASM); the start and stop commands are timed
@@ -21,7 +25,7 @@
 # Usage: bash bench/alloc_start.sh
 #   BENCH_RUNS=N                  repetitions (default 3)
 #   ALLOC_START_WORKLOADS="..."   (default "jetty h2")
-#   ALLOC_START_CONFIGS="..."     (default "exact depth64")
+#   ALLOC_START_CONFIGS="..."     (default "exact depth64 floor")
 #   HEAPSH=FILE                   heapsh (default ./heapsh, made when missing)
 #   JDK=DIR                       the JDK (default /usr/lib/jvm/java-17-openjdk-amd64)
 # Missing packages (libjetty9-java, libh2-java, wrk) are installed with
@@ -33,7 +37,7 @@ cd "$(dirname "$0")/.." || exit 2
 me=bench/alloc_start.sh
 RUNS=${BENCH_RUNS:-3}
 read -r -a WORKLOADS <<<"${ALLOC_START_WORKLOADS:-jetty h2}"
-read -r -a CONFIGS <<<"${ALLOC_START_CONFIGS:-exact depth64}"
+read -r -a CONFIGS <<<"${ALLOC_START_CONFIGS:-exact depth64 floor}"
 JDK=${JDK:-/usr/lib/jvm/java-17-openjdk-amd64}
 OUT=build/bench/alloc_start
 LOG=$OUT/log
@@ -66,7 +70,9 @@ ID="$("$HS" --version 2>&1 | head -n 1), agent sha256 $(sha256sum "$HEAPSH_AGENT
 
 now() { date +%s.%N; }
 # opts CONFIG: the start command's options.
-opts() { case $1 in exact) echo "--interval exact" ;; depth64) echo "--interval exact --depth 64" ;; esac; }
+opts() { case $1 in exact | floor) echo "--interval exact" ;; depth64) echo "--interval exact --depth 64" ;; esac; }
+# debug CONFIG: the JVM's HEAPSH_AGENT_DEBUG.
+debug() { case $1 in floor) echo norewrite ;; *) echo 1 ;; esac; }
 
 # one WORKLOAD CONFIG RUN: a fresh JVM, the recording started and stopped;
 # appends "workload config run start_s stop_s considered rewritten deferred hook_ms" to $OUT/runs.tsv.
@@ -74,7 +80,7 @@ one() {
 	local w=$1 c=$2 r=$3 base=$LOG/$1.$2.$3 pid port k t0 t1 t2 line
 	case $w in
 	jetty)
-		HEAPSH_AGENT_DEBUG=1 "$JDK/bin/java" -Xms1g -Xmx1g -XX:+UseG1GC -cp "$CP" AllocServer 2 600 >"$base.out" 2>"$base.err" &
+		HEAPSH_AGENT_DEBUG=$(debug "$c") "$JDK/bin/java" -Xms1g -Xmx1g -XX:+UseG1GC -cp "$CP" AllocServer 2 600 >"$base.out" 2>"$base.err" &
 		pid=$!
 		for ((k = 0; k < 300; k++)); do
 			port=$(awk '$1 == "port" { print $2; exit }' "$base.out" 2>/dev/null)
@@ -85,7 +91,7 @@ one() {
 		wrk -t1 -c4 -d15s -s "$OUT/load.lua" "http://127.0.0.1:$port/" >"$base.wrk" 2>&1
 		sleep 3 ;;
 	h2)
-		HEAPSH_AGENT_DEBUG=1 "$JDK/bin/java" -Xmx2g -cp "$JARS/h2.jar:$OUT/java" H2Load 3000000 >"$base.out" 2>"$base.err" &
+		HEAPSH_AGENT_DEBUG=$(debug "$c") "$JDK/bin/java" -Xmx2g -cp "$JARS/h2.jar:$OUT/java" H2Load 3000000 >"$base.out" 2>"$base.err" &
 		pid=$!
 		sleep 6 ;;
 	esac

@@ -85,6 +85,16 @@ bool ag_debug(void)
 	return d;
 }
 
+bool ag_debug_norewrite(void)
+{
+	static int d = -1;
+	if (d < 0) {
+		const char *v = getenv("HEAPSH_AGENT_DEBUG");
+		d = v && !strcmp(v, "norewrite");
+	}
+	return d;
+}
+
 void ag_jni_clear(JNIEnv *jni, const char *what)
 {
 	if ((*jni)->ExceptionCheck(jni)) {

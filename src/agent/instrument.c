@@ -298,7 +298,7 @@ static void JNICALL on_class_file(jvmtiEnv *e, JNIEnv *jni, jclass redefined, jo
 		return;
 	}
 	atomic_fetch_add(&B.hooks, 1);
-	if (!atomic_load(&B.transforming) || !B.instrument ||
+	if (!atomic_load(&B.transforming) || !B.instrument || ag_debug_norewrite() ||
 	    (loader && (*jni)->IsSameObject(jni, loader, B.loader))) {
 		atomic_fetch_sub(&B.hooks, 1);
 		return;

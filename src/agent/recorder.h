@@ -178,6 +178,13 @@ uint64_t ag_wall_ms(void);
 bool ag_rec_starting(uint32_t done, uint32_t total);
 /* ag_debug: HEAPSH_AGENT_DEBUG is set: the agent logs what it does (docs/agent.md). */
 bool ag_debug(void);
+/*
+ * ag_debug_norewrite: HEAPSH_AGENT_DEBUG=norewrite: the class-file hook of an
+ * exact recording returns every class as it is, so that a start costs only
+ * what the JVM's own RetransformClasses of the same classes costs
+ * (bench/alloc_start.sh's "floor"; nothing is counted).
+ */
+bool ag_debug_norewrite(void);
 /* ag_jni_clear: clear a pending Java exception (described on stderr when debugging) after what. */
 void ag_jni_clear(JNIEnv *jni, const char *what);
 /* ag_rec_free: give memory R.env allocated back (NULL is fine). */
