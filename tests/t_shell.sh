@@ -198,3 +198,32 @@ fi
 check "one file for both streams: each timer line follows its command's output" \
 	"class time property time" \
 	"$(awk '/^class +instances/ { printf "class " } /^time: / { printf "time " } /^property +value/ { printf "property " }' "$T/mixed.txt" | sed 's/ $//')"
+
+# The command table is the one source of the commands (issue 36): every
+# command :help lists has a row in README.md's command table and an entry in
+# the man page's COMMANDS section with the same usage line, and neither names
+# a command the table does not have (:end closes a :lua block and :exit is
+# :quit's other name: both are words of the docs, not rows of the table).
+CMDS=$(printf '%s\n' "$HELP" | awk '$1 ~ /^:[a-z]+$/ { print substr($1, 2) }' | sort -u)
+README_CMDS=$(awk '/^\| command \|/ { t = 1; next } t && !/^\|/ { t = 0 } t' README.md |
+	grep -o '`:[a-z]*' | cut -c3- | grep -vx end | sort -u)
+# man_usages: the man page's COMMANDS entries, one usage line each, unescaped
+# (an entry is a line starting with \fB:name\fR, or .B :name for one alone).
+man_usages() {
+	awk '/^\.SH COMMANDS/ { t = 1; next } /^\.SH / { t = 0 } t' docs/heapsh.1 |
+		sed -n -e 's/^\.B \(:[a-z]*\)$/\1/p' -e '/^\\fB:[a-z]*\\fR/p' |
+		sed -e 's/\\fB//g' -e 's/\\fR//g' -e 's/\\-/-/g' -e 's/\\://g'
+}
+MAN_CMDS=$(man_usages | awk '$1 != ":exit" { print substr($1, 2) }' | sort -u)
+check "README's command table lists every command" "" "$(comm -23 <(echo "$CMDS") <(echo "$README_CMDS") | tr '\n' ' ')"
+check "README's command table names no other command" "" "$(comm -13 <(echo "$CMDS") <(echo "$README_CMDS") | tr '\n' ' ')"
+check "the man page lists every command" "" "$(comm -23 <(echo "$CMDS") <(echo "$MAN_CMDS") | tr '\n' ' ')"
+check "the man page names no other command" "" "$(comm -13 <(echo "$CMDS") <(echo "$MAN_CMDS") | tr '\n' ' ')"
+# man's usage line of each command, unescaped, against the table's.
+bad=
+for c in $CMDS; do
+	usage=$($HEAPSH -c ":help $c" "$KNOWN" | sed -n '1s/^usage: //p')
+	man=$(man_usages | awk -v c=":$c" '$1 == c { print; exit }')
+	[ "$usage" = "$man" ] || bad+=":$c (table: '$usage'; man: '$man') "
+done
+check "the man page's usage lines are the table's" "" "$bad"
