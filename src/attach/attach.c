@@ -468,17 +468,25 @@ static int become(const struct target *t, struct creds *saved, enum att_kind *ki
 	return HS_OK;
 }
 
-/* restore: back to the ids become() saved. Aborting beats running on as another user. */
-static void restore(struct creds *saved)
+/*
+ * restore: back to the ids become() saved. Should that fail (it cannot while
+ * the saved set-user-ID is root), heapsh runs on as the JVM's user: fewer
+ * rights, not more, so it is an error for the front end to report
+ * (ATT_IO), not a reason to end the process.
+ */
+static int restore(struct creds *saved, enum att_kind *kind, struct hs_error *err)
 {
 	if (!saved->switched)
-		return;
+		return HS_OK;
 	if (seteuid(saved->uid) != 0 || setegid(saved->gid) != 0) {
-		fprintf(stderr, "heapsh: cannot switch back to uid %lu: %s\n",
-			(unsigned long)saved->uid, strerror(errno));
-		abort();
+		int e = errno;
+		return fail(kind, ATT_IO, err, "cannot switch back to user %lu after attaching: %s; "
+			    "heapsh now runs as user %lu and cannot attach to other users' JVMs; "
+			    "start heapsh again", (unsigned long)saved->uid, strerror(e),
+			    (unsigned long)geteuid());
 	}
 	saved->switched = false;
+	return HS_OK;
 }
 
 /* ---- the socket ---- */
@@ -939,7 +947,8 @@ int att_command(int pid, const char *cmd, const char *arg1, const char *arg2,
 	if ((st = become(&t, &cr, kind, err)) != HS_OK)
 		goto fail;
 	st = open_socket(&t, deadline, &fd, kind, err);
-	restore(&cr);
+	if (st == HS_OK)
+		st = restore(&cr, kind, err);
 	if (st != HS_OK)
 		goto fail;
 
@@ -970,7 +979,8 @@ int att_command(int pid, const char *cmd, const char *arg1, const char *arg2,
 	return HS_OK;
 
 fail:
-	restore(&cr);
+	if (cr.switched && restore(&cr, kind, err) != HS_OK)
+		st = HS_ERR;	/* its message replaces the first: heapsh's own state changed */
 	if (fd >= 0)
 		close(fd);
 	free(req);
