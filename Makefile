@@ -66,7 +66,7 @@ all: $(BIN) $(AGENT)
 JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(command -v javac))) 2>/dev/null)
 AGENT_SRC = src/agent/agent.c src/agent/classes.c src/agent/histogram.c src/agent/snapshot.c \
             src/agent/instances.c src/agent/req.c src/agent/alloc.c src/agent/alloc_jvmti.c src/agent/instrument.c \
-            src/agent/sites.c src/agent/leaks.c src/agent/dump.c src/agent/analyze.c src/agent/lq.c \
+            src/agent/sites.c src/agent/rtcount.c src/agent/leaks.c src/agent/dump.c src/agent/analyze.c src/agent/lq.c \
             src/agent/lqheap.c src/agent/lqset.c src/dsl/prog.c src/dsl/plan.c \
             src/base/classname.c src/base/fmt.c
 # Exact recordings rewrite classes with ASM (Debian's libasm-java) inside the
@@ -81,7 +81,7 @@ $(BUILD)/agent/classes.c: $(AGENT_JAVA) src/agent/java/embed.py
 	  $(AGENT_JAVA)
 	python3 src/agent/java/embed.py $@ $(BUILD)/agent/classes $(ASM_JAR) \
 	  $(ASM_COMMONS_JAR):org/objectweb/asm/commons/LocalVariablesSorter
-$(AGENT): $(AGENT_SRC) src/agent/ag.h src/agent/recorder.h src/agent/lq.h src/dsl/prog.h src/dsl/plan.h $(BUILD)/agent/classes.c
+$(AGENT): $(AGENT_SRC) src/agent/ag.h src/agent/recorder.h src/agent/sites.h src/agent/lq.h src/dsl/prog.h src/dsl/plan.h $(BUILD)/agent/classes.c
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -fPIC -shared -fvisibility=hidden \
 	  -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux -o $@ $(AGENT_SRC) \
 	  $(BUILD)/agent/classes.c -pthread -lm
