@@ -235,6 +235,32 @@ check "retained(array): a class, the two Owners, a list + an object + a class (t
 check "retained(a, b, ...): one result per argument, each its own set (the Owner class and the Owners list: :retained Owner)" \
 	"$OWNER_RET $OWNER_RET" "$(kv 'retained several' | cut -d, -f1,3 | tr , ' ')"
 check "retained(a, b, ...) equals a call each" "$(kv 'retained several is each alone')" "$(kv 'retained several')"
+
+# heap:histogram{by = ..., top = N} (issue 36): the retained histogram as
+# :histogram --by retained, the other orders as :histogram's own.
+cat >"$LU/histo.lua" <<'EOF2'
+local h = heapsh.open(arg[1])
+local function rows(t, col)
+	local out = {}
+	for _, r in ipairs(t) do out[#out + 1] = r.class .. "," .. r.count .. "," .. r.bytes .. (col and "," .. r[col] or "") end
+	return table.concat(out, "\n")
+end
+print(rows(h:histogram{by = "retained", top = 8}, "retained"))
+print("--")
+print(rows(h:histogram{by = "bytes", top = 5}))
+print("--")
+print(#h:histogram(), #h:histogram{top = 3})
+print(select(2, pcall(h.histogram, h, {by = "size"})))
+EOF2
+HISTO=$($HEAPSH -l "$LU/histo.lua" "$K" 2>&1)
+check "histogram{by = 'retained'}: as :histogram --by retained" \
+	"$(hk ':histogram --by retained --top 8' | awk 'NR > 1 && !/^total/')" "$(printf '%s\n' "$HISTO" | sed -n '1,/^--$/p' | sed '$d')"
+check "histogram{by = 'bytes'}: as :histogram --by bytes" \
+	"$(hk ':histogram --by bytes --top 5' | awk 'NR > 1 && !/^total/')" \
+	"$(printf '%s\n' "$HISTO" | awk '/^--$/ { n++; next } n == 1')"
+check "histogram(): a row per class with instances; top cuts" \
+	"$(hk ':histogram' | awk 'NR > 1 && !/^total/' | wc -l) 3" "$(printf '%s\n' "$HISTO" | awk '/^--$/ { n++; next } n == 2 && NR { print; exit }' | awk '{ print $1 " " $2 }')"
+check_contains "histogram{by = 'size'}: says what it takes" "bad option by = 'size' to 'histogram' (count, bytes or retained expected)" "$HISTO"
 check_contains "retained(array) with a number in it: the item and what is expected" \
 	"bad argument #1 to 'retained' (item 2: an object, a list of objects, a class or an array of them expected, got number)" \
 	"$(kv 'retained bad item')"

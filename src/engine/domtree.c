@@ -857,3 +857,76 @@ struct dom_tree *dom_tree_load(const struct heap *h, bool no_weak, const uint8_t
 	big_settle(t->retained32);
 	return t;
 }
+
+int dom_classes_retained(struct dom_tree *t, const uint32_t *classes, uint32_t n, int hid,
+			 uint64_t *ret)
+{
+	const struct heap *h = t->h;
+	const uint32_t **inst = xmallocarray((size_t)n + 1, sizeof *inst);
+	uint32_t *cnt = xmallocarray((size_t)n + 1, sizeof *cnt);
+	uint32_t *own = NULL;	/* hid: the instances in that heap, class by class */
+	if (hid >= 0)
+		own = big_alloc((size_t)h->n + 1, sizeof *own);
+	for (uint32_t k = 0, used = 0; k < n; k++) {
+		inst[k] = heap_instances(h, classes[k], &cnt[k]);
+		if (!own)
+			continue;
+		uint32_t m = 0;
+		for (uint32_t j = 0; j < cnt[k]; j++)
+			if (h->heap_of[inst[k][j]] == hid)
+				own[used + m++] = inst[k][j];
+		inst[k] = own + used;
+		cnt[k] = m;
+		used += m;
+	}
+	int st = dom_retained_sets(t, n, inst, cnt, ret);
+	big_free(own);
+	free(inst);
+	free(cnt);
+	return st;
+}
+
+void dom_sort_by_retained(uint32_t *classes, uint64_t *ret, uint32_t n)
+{
+	for (uint32_t a = 1; a < n; a++) {	/* insertion sort: stable, and n is a few thousand */
+		uint64_t rk = ret[a];
+		uint32_t vk = classes[a], b = a;
+		while (b > 0 && ret[b - 1] < rk) {
+			ret[b] = ret[b - 1];
+			classes[b] = classes[b - 1];
+			b--;
+		}
+		ret[b] = rk;
+		classes[b] = vk;
+	}
+}
+
+int dom_classes_by_retained(struct dom_tree *t, uint32_t *classes, uint32_t *n,
+			    uint32_t candidates, uint64_t **ret)
+{
+	uint32_t m = *n;
+	*ret = NULL;
+	if (candidates && candidates < m) {
+		uint64_t *own = xcalloc((size_t)t->h->nclasses + 1, sizeof *own);
+		if (dom_class_retained_lower(t, own) != HS_OK) {
+			free(own);
+			return HS_INTERRUPTED;
+		}
+		uint64_t *lb = xmallocarray((size_t)m + 1, sizeof *lb);
+		for (uint32_t k = 0; k < m; k++)
+			lb[k] = own[classes[k]];
+		free(own);
+		dom_sort_by_retained(classes, lb, m);
+		free(lb);
+		m = candidates;
+	}
+	uint64_t *r = xcalloc((size_t)m + 1, sizeof *r);
+	if (dom_classes_retained(t, classes, m, -1, r) != HS_OK) {
+		free(r);
+		return HS_INTERRUPTED;
+	}
+	dom_sort_by_retained(classes, r, m);
+	*ret = r;
+	*n = m;
+	return HS_OK;
+}

@@ -176,6 +176,32 @@ int dom_retained_sets(struct dom_tree *t, uint32_t k, const uint32_t *const *obj
 int dom_class_retained_lower(struct dom_tree *t, uint64_t *own);
 
 /*
+ * dom_classes_retained: ret[k] = the bytes freed if all instances of class
+ * classes[k] went away together (Eclipse MAT's retained size of a class,
+ * exact: dom_retained_sets of the instances, n classes in one go), for k <
+ * n; hid >= 0 (Android dumps): only the instances in that heap (h->heap_of).
+ * ret has n entries. HS_OK or HS_INTERRUPTED (Ctrl-C).
+ */
+int dom_classes_retained(struct dom_tree *t, const uint32_t *classes, uint32_t n, int hid,
+			 uint64_t *ret);
+
+/*
+ * dom_classes_by_retained: the classes of classes[0..*n) (class indices,
+ * reordered in place) sorted by their retained size (dom_classes_retained),
+ * largest first, ties in the order given; *ret gets the sizes (*n entries,
+ * malloc'd, caller frees; NULL on error). With candidates below *n, only
+ * the candidates classes whose instances keep the most each on their own
+ * (dom_class_retained_lower) are computed exactly and kept, and *n becomes
+ * candidates: for a ranking of the largest, at a fraction of the cost.
+ * HS_OK or HS_INTERRUPTED.
+ */
+int dom_classes_by_retained(struct dom_tree *t, uint32_t *classes, uint32_t *n,
+			    uint32_t candidates, uint64_t **ret);
+
+/* dom_sort_by_retained: classes and ret (n each) by ret, largest first; ties keep their order. */
+void dom_sort_by_retained(uint32_t *classes, uint64_t *ret, uint32_t n);
+
+/*
  * dom_class_paths: the dominator tree merged by paths of classes (as
  * Eclipse MAT's "merge by class" of the dominator tree, and as pprof's
  * stacks read it): each reachable object's path is the classes of its

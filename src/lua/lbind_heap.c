@@ -155,23 +155,94 @@ static int lb_current(lua_State *L)
 	return 1;
 }
 
+/* by_count, by_bytes: qsort orders of class indices for heap:histogram, largest first, then by index. */
+static const struct heap *sort_heap;
+
+static int larger_first(uint64_t x, uint64_t y, uint32_t a, uint32_t b)
+{
+	return x < y ? 1 : x > y ? -1 : (a > b) - (a < b);
+}
+
+static int by_count(const void *a, const void *b)
+{
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	return larger_first(sort_heap->classes[i].count, sort_heap->classes[j].count, i, j);
+}
+
+static int by_bytes(const void *a, const void *b)
+{
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	return larger_first(sort_heap->classes[i].shallow, sort_heap->classes[j].shallow, i, j);
+}
+
+/*
+ * heap:histogram([{by = "count"|"bytes"|"retained", top = N}]) -> an array
+ * of rows {class, count, bytes[, retained]}, one per class object with
+ * instances: in class order without options, else largest first by `by`,
+ * the first top of them (default all). by = "retained" adds what all the
+ * instances of each class keep alive together (the retained size of the
+ * class, exact for every class: dom_classes_by_retained, as :histogram
+ * --by retained); it needs the dominator tree (nil, message when it cannot
+ * be had). Errors: a bad option.
+ */
 static int heap_histogram(lua_State *L)
 {
 	struct lb_heap *hp = lb_checkheap(L, 1);
 	const struct heap *h = hp->ss->heap;
-	lua_createtable(L, (int)h->nclasses, 0);
-	int k = 0;
-	for (uint32_t c = 0; c < h->nclasses; c++) {
-		if (!h->classes[c].count)
-			continue;
-		lua_createtable(L, 0, 3);
+	const char *by = NULL;
+	lua_Integer top = 0;
+	if (!lua_isnoneornil(L, 2)) {
+		luaL_checktype(L, 2, LUA_TTABLE);
+		lua_getfield(L, 2, "by");
+		by = lua_isnil(L, -1) ? "count" : luaL_checkstring(L, -1);
+		lua_getfield(L, 2, "top");
+		top = lua_isnil(L, -1) ? 0 : luaL_checkinteger(L, -1);
+		lua_pop(L, 2);
+		if (strcmp(by, "count") && strcmp(by, "bytes") && strcmp(by, "retained"))
+			return luaL_error(L, "bad option by = '%s' to 'histogram' (count, bytes or retained expected)", by);
+		if (top < 0)
+			return luaL_error(L, "bad option top = %d to 'histogram' (0 or more expected)", (int)top);
+	}
+	/* the classes with instances, in a buffer Lua owns */
+	uint32_t *v = lua_newuserdatauv(L, ((size_t)h->nclasses + 1) * sizeof *v, 0);
+	uint32_t n = 0;
+	for (uint32_t c = 0; c < h->nclasses; c++)
+		if (h->classes[c].count)
+			v[n++] = c;
+	uint64_t *ret = NULL;
+	if (by && !strcmp(by, "retained")) {
+		struct dom_tree *t = hs_dom(hp->ss, hp->ss->no_weak);
+		if (!t) {
+			lua_pushnil(L);
+			lua_pushstring(L, hp->ss->err.msg);
+			return 2;
+		}
+		uint64_t *r;
+		if (dom_classes_by_retained(t, v, &n, 0, &r) != HS_OK)
+			return luaL_error(L, "interrupted");
+		ret = lua_newuserdatauv(L, ((size_t)n + 1) * sizeof *ret, 0);	/* Lua's: no leak on an error */
+		memcpy(ret, r, (size_t)n * sizeof *ret);
+		free(r);
+	} else if (by) {
+		sort_heap = h;
+		qsort(v, n, sizeof *v, !strcmp(by, "bytes") ? by_bytes : by_count);
+	}
+	uint32_t shown = top > 0 && (uint64_t)top < n ? (uint32_t)top : n;
+	lua_createtable(L, (int)shown, 0);
+	for (uint32_t k = 0; k < shown; k++) {
+		uint32_t c = v[k];
+		lua_createtable(L, 0, 4);
 		lua_pushstring(L, h->classes[c].name);
 		lua_setfield(L, -2, "class");
 		lua_pushinteger(L, (lua_Integer)h->classes[c].count);
 		lua_setfield(L, -2, "count");
 		lua_pushinteger(L, (lua_Integer)h->classes[c].shallow);
 		lua_setfield(L, -2, "bytes");
-		lua_rawseti(L, -2, ++k);
+		if (ret) {
+			lua_pushinteger(L, (lua_Integer)ret[k]);
+			lua_setfield(L, -2, "retained");
+		}
+		lua_rawseti(L, -2, (lua_Integer)k + 1);
 	}
 	return 1;
 }

@@ -401,55 +401,6 @@ static uint32_t select_classes(struct sh *sh, const char *pattern, bool by_count
 	return m;
 }
 
-/*
- * class_retained: ret[k] = the bytes freed if all instances of class v[k]
- * (in Android heap hid only, when hid >= 0) went away together, for k <
- * todo: exact, every class in one go (dom_retained_sets). HS_INTERRUPTED
- * on Ctrl-C.
- */
-static int class_retained(const struct heap *h, struct dom_tree *t, const uint32_t *v,
-			  uint32_t todo, int hid, uint64_t *ret)
-{
-	const uint32_t **inst = xmallocarray((size_t)todo + 1, sizeof *inst);
-	uint32_t *cnt = xmallocarray((size_t)todo + 1, sizeof *cnt);
-	uint32_t *own = NULL;	/* --heap: the instances in that heap, class by class */
-	if (hid >= 0)
-		own = big_alloc((size_t)h->n + 1, sizeof *own);
-	for (uint32_t k = 0, used = 0; k < todo; k++) {
-		inst[k] = heap_instances(h, v[k], &cnt[k]);
-		if (!own)
-			continue;
-		uint32_t m = 0;
-		for (uint32_t j = 0; j < cnt[k]; j++)
-			if (h->heap_of[inst[k][j]] == hid)
-				own[used + m++] = inst[k][j];
-		inst[k] = own + used;
-		cnt[k] = m;
-		used += m;
-	}
-	int st = dom_retained_sets(t, todo, inst, cnt, ret);
-	big_free(own);
-	free(inst);
-	free(cnt);
-	return st;
-}
-
-/* sort_by_retained: v and ret (n each) by ret, largest first; ties keep their order. */
-static void sort_by_retained(uint32_t *v, uint64_t *ret, uint32_t n)
-{
-	for (uint32_t a = 1; a < n; a++) {
-		uint64_t rk = ret[a];
-		uint32_t vk = v[a], b = a;
-		while (b > 0 && ret[b - 1] < rk) {
-			ret[b] = ret[b - 1];
-			v[b] = v[b - 1];
-			b--;
-		}
-		ret[b] = rk;
-		v[b] = vk;
-	}
-}
-
 int sh_classes_by_retained(struct sh *sh, struct dom_tree *t, uint32_t candidates,
 			   uint32_t **classes, uint64_t **retained, uint32_t *n)
 {
@@ -458,31 +409,11 @@ int sh_classes_by_retained(struct sh *sh, struct dom_tree *t, uint32_t candidate
 	*classes = NULL;
 	*retained = NULL;
 	*n = 0;
-	if (candidates && candidates < m) {
-		/* the classes whose instances keep the most each on their own */
-		uint64_t *own = xcalloc((size_t)sh->ss->heap->nclasses + 1, sizeof *own);
-		if (dom_class_retained_lower(t, own) != HS_OK) {
-			big_free(own);
-			free(v);
-			return HS_INTERRUPTED;
-		}
-		uint64_t *lb = xmallocarray((size_t)m + 1, sizeof *lb);
-		for (uint32_t k = 0; k < m; k++)
-			lb[k] = own[v[k]];
-		big_free(own);
-		sort_by_retained(v, lb, m);
-		free(lb);
-		m = candidates;
-	}
-	uint64_t *ret = xcalloc((size_t)m + 1, sizeof *ret);
-	if (class_retained(sh->ss->heap, t, v, m, -1, ret) != HS_OK) {
+	if (dom_classes_by_retained(t, v, &m, candidates, retained) != HS_OK) {
 		free(v);
-		free(ret);
 		return HS_INTERRUPTED;
 	}
-	sort_by_retained(v, ret, m);
 	*classes = v;
-	*retained = ret;
 	*n = m;
 	return HS_OK;
 }
@@ -560,7 +491,7 @@ static int cmd_histogram(struct sh *sh, int argc, char **argv)
 	if (o.retained) {
 		uint32_t todo = !strcmp(o.by, "retained") ? n : shown;
 		ret = xcalloc(n + 1, sizeof *ret);
-		if (class_retained(h, t, v, todo, hid, ret) != HS_OK) {
+		if (dom_classes_retained(t, v, todo, hid, ret) != HS_OK) {
 			free(ret);
 			free(v);
 			free(hcount);
@@ -568,7 +499,7 @@ static int cmd_histogram(struct sh *sh, int argc, char **argv)
 			return sh_error(sh, NULL, "interrupted");
 		}
 		if (!strcmp(o.by, "retained"))
-			sort_by_retained(v, ret, n);
+			dom_sort_by_retained(v, ret, n);
 	}
 	static const char *const cols[] = {"class", "instances", "shallow_bytes", "retained_bytes"};
 	struct out_table *tb = out_table_new(o.retained ? 4 : 3, cols);
