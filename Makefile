@@ -38,7 +38,7 @@ LIB_SRC  = src/base/mem.c src/base/big.c src/base/filemap.c src/base/packed.c sr
 # The front ends (docs/architecture.md): the Lua module with the output modes
 # both front ends use, and the shell, which embeds Lua for :lua.
 LUA_SRC  = src/out/out.c src/lua/lbind_heap.c src/lua/lbind_object.c
-SH_SRC   = src/shell/commands.c src/shell/alloc_cmds.c src/shell/engine_cmds.c src/shell/suspects_cmd.c src/shell/dyn_cmds.c src/shell/waste_cmds.c src/shell/report.c src/shell/live.c src/shell/live_query.c \
+SH_SRC   = src/shell/core.c src/shell/values.c src/shell/commands.c src/shell/alloc_cmds.c src/shell/engine_cmds.c src/shell/suspects_cmd.c src/shell/dyn_cmds.c src/shell/waste_cmds.c src/shell/report.c src/shell/live.c src/shell/live_query.c \
            src/shell/query.c src/shell/lua_cmds.c \
            src/shell/main.c \
            $(LE_SRC)

@@ -23,3 +23,38 @@ src/base/packed.c" "$(grep -rln 'stderr\|stdout\|\bprintf(\|\bputs(' $LIBDIRS | 
 # A file passing ~1,500 lines holds two concerns (docs/STYLE: split it along them; issue 36).
 check "no file in src/ is over 1,500 lines" "" \
 	"$(find src -name '*.[ch]' -exec wc -l {} + | awk '$2 != "total" && $1 > 1500 { print $2 ": " $1 " lines" }')"
+# The shell's files call one another in one direction (issue 36): core.c at
+# the bottom, the commands over it, the command table over them, main.c on
+# top; no circle of files (found from the objects' defined and undefined
+# symbols).
+SHELL_OBJS=$(ls build/*/src/shell/core.o 2>/dev/null | head -n 1 | xargs -r dirname)
+check "the shell's objects are built" yes "$([ -n "$SHELL_OBJS" ] && echo yes || echo no)"
+check "no circle of files in src/shell; core.c calls no other file of the shell" "" \
+	"$(python3 - "$SHELL_OBJS" <<'PY'
+import glob, os, subprocess, sys
+d = sys.argv[1]
+defs, undef = {}, {}
+for o in glob.glob(os.path.join(d, '*.o')):
+    n = os.path.basename(o)[:-2]
+    if n.startswith('le_'):
+        continue
+    lines = subprocess.run(['nm', o], capture_output=True, text=True).stdout.splitlines()
+    defs[n] = {l.split()[2] for l in lines if len(l.split()) == 3 and l.split()[1] in 'TDBR'}
+    undef[n] = {l.split()[-1] for l in lines if l.split()[0] == 'U'}
+g = {a: {b for b in defs if b != a and undef[a] & defs[b]} for a in defs}
+if g.get('core'):
+    print('core.c calls', sorted(g['core']))
+state = {}
+def visit(v, path):
+    state[v] = 1
+    for w in sorted(g[v]):
+        if state.get(w) == 1:
+            print('circle:', ' -> '.join(path[path.index(w):] + [w]))
+        elif w not in state:
+            visit(w, path + [w])
+    state[v] = 2
+for v in sorted(g):
+    if v not in state:
+        visit(v, [v])
+PY
+)"

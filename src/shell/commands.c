@@ -29,32 +29,6 @@ static int need_heap(struct sh *sh)
 	return sh_need_heap(sh);
 }
 
-int sh_parse_object(struct sh *sh, const char *s, uint32_t *obj)
-{
-	char *end;
-	errno = 0;
-	unsigned long long id = strtoull(s, &end, 0);
-	if (!*s || *end || errno) {
-		sh_error(sh, NULL, "'%s' is not an object id; ids look like 0x7ff0a1b2c8", s);
-		return HS_ERR;
-	}
-	uint32_t i = heap_index(sh->ss->heap, id);
-	if (i == HEAP_NONE && sh_live_snapshots(sh) > 1) {
-		sh_error(sh, NULL, "no object with id 0x%llx in this snapshot: ids change from one "
-			 "snapshot to the next (this is snapshot %u of this session); find the object "
-			 "again with :histogram, :classes, :roots or a query", id,
-			 sh_live_snapshots(sh));
-		return HS_ERR;
-	}
-	if (i == HEAP_NONE) {
-		sh_error(sh, NULL, "no object with id 0x%llx in this %s; find ids with "
-			 ":histogram, :classes or :roots", id, sh_is_live(sh) ? "snapshot" : "dump");
-		return HS_ERR;
-	}
-	*obj = i;
-	return HS_OK;
-}
-
 /* A Java-like rendering of a primitive value. */
 static void format_prim(char *buf, size_t cap, struct heap_value v)
 {
@@ -301,16 +275,6 @@ static int cmd_info(struct sh *sh, int argc, char **argv)
 	return HS_OK;
 }
 
-void sh_bytes_cell(struct out_table *t, uint64_t n)
-{
-	if (out_mode != OUT_TABLE) {
-		out_cell_u64(t, n);
-		return;
-	}
-	char b[32];
-	out_cell_str(t, fmt_bytes(b, sizeof b, n));
-}
-
 /* ---- :histogram and :classes ---- */
 
 struct opt_parse {
@@ -399,23 +363,6 @@ static uint32_t select_classes(struct sh *sh, const char *pattern, bool by_count
 	qsort(v, m, sizeof *v, cmp_classes);
 	*out = v;
 	return m;
-}
-
-int sh_classes_by_retained(struct sh *sh, struct dom_tree *t, uint32_t candidates,
-			   uint32_t **classes, uint64_t **retained, uint32_t *n)
-{
-	uint32_t *v;
-	uint32_t m = select_classes(sh, NULL, false, true, &v);
-	*classes = NULL;
-	*retained = NULL;
-	*n = 0;
-	if (dom_classes_by_retained(t, v, &m, candidates, retained) != HS_OK) {
-		free(v);
-		return HS_INTERRUPTED;
-	}
-	*classes = v;
-	*n = m;
-	return HS_OK;
 }
 
 static int cmd_histogram(struct sh *sh, int argc, char **argv)
@@ -913,7 +860,7 @@ static int cmd_load(struct sh *sh, int argc, char **argv)
 	if (!f)
 		return sh_error(sh, NULL, "cannot open '%s': %s", argv[1], strerror(errno));
 	sh->depth++;
-	int st = sh_process_input(sh, f, argv[1]);
+	int st = sh->process_input(sh, f, argv[1]);
 	sh->depth--;
 	fclose(f);
 	return st;

@@ -15,24 +15,6 @@
 #include "../out/out.h"
 #include "sh.h"
 
-void sh_close_heap(struct sh *sh)
-{
-	hs_close_heap(sh->ss);
-}
-
-struct idx *sh_index(struct sh *sh)
-{
-	return hs_index(sh->ss);
-}
-
-struct dom_tree *sh_dom(struct sh *sh, bool no_weak)
-{
-	struct dom_tree *t = hs_dom(sh->ss, no_weak);
-	if (!t)
-		sh_error(sh, NULL, "%s", sh->ss->err.msg);
-	return t;
-}
-
 /* ---- argument helpers ---- */
 
 struct eopts {
@@ -81,69 +63,6 @@ static int parse_eopts(struct sh *sh, int argc, char **argv, struct eopts *o,
 		}
 	}
 	return HS_OK;
-}
-
-static bool looks_like_id(const char *s)
-{
-	return s[0] >= '0' && s[0] <= '9';
-}
-
-int sh_target_set(struct sh *sh, const char *target, uint32_t **objs, uint32_t *n,
-		      char **label)
-{
-	struct heap *h = sh->ss->heap;
-	if (looks_like_id(target)) {
-		uint32_t i;
-		if (sh_parse_object(sh, target, &i))
-			return HS_ERR;
-		*objs = xmalloc(sizeof **objs);
-		(*objs)[0] = i;
-		*n = 1;
-		*label = xasprintf("0x%" PRIx64 " %s", heap_id(h, i), heap_class_name(h, i));
-		return HS_OK;
-	}
-	uint32_t *cls, nc = heap_find_classes(h, target, &cls);
-	if (!nc) {
-		free(cls);
-		char sug[512];
-		heap_suggest_class(h, target, sug, sizeof sug);
-		return sh_error(sh, NULL, "no class matches '%s' (and it is not an object id)%s",
-				target, sug);
-	}
-	uint32_t total = 0;
-	for (uint32_t k = 0; k < nc; k++)
-		total += (uint32_t)h->classes[cls[k]].count;
-	*objs = xmallocarray((size_t)total + 1, sizeof **objs);
-	*n = 0;
-	for (uint32_t k = 0; k < nc; k++) {
-		uint32_t cnt;
-		const uint32_t *inst = heap_instances(h, cls[k], &cnt);
-		memcpy(*objs + *n, inst, cnt * sizeof **objs);
-		*n += cnt;
-	}
-	*label = nc == 1 && *n == 1 ? xasprintf("the one instance of %s", h->classes[cls[0]].name)
-		 : nc == 1 ? xasprintf("all %u instances of %s", *n, h->classes[cls[0]].name)
-			 : xasprintf("all %u instance%s of %u classes matching %s", *n, fmt_s(*n), nc,
-				     target);
-	free(cls);
-	return HS_OK;
-}
-
-void sh_object_cells(struct out_table *t, const struct heap *h, uint32_t i)
-{
-	out_cell_fmt(t, "0x%" PRIx64, heap_id(h, i));
-	if (out_mode == OUT_TABLE) {
-		/* For people: a String's text, a thread's or class loader's name. */
-		char *label = heap_object_label(h, i);
-		out_cell_str(t, label);
-		free(label);
-	} else if (heap_kind(h, i) == HEAP_CLASS) {
-		/* For programs: the class alone, so rows group by it (heap_object_label for more). */
-		uint32_t c = heap_class_of_object(h, i);
-		out_cell_fmt(t, "class %s", c != HEAP_NONE ? h->classes[c].name : "?");
-	} else {
-		out_cell_str(t, heap_class_name(h, i));
-	}
 }
 
 /* ---- :dominators ---- */
@@ -351,7 +270,7 @@ int sh_cmd_path(struct sh *sh, int argc, char **argv)
 	const struct heap *h = sh->ss->heap;
 	struct hgraph g;
 	char kinds[256], how[256];
-	if (o.merged || !looks_like_id(o.target)) {
+	if (o.merged || !sh_looks_like_id(o.target)) {
 		uint32_t *objs, n, nrows, unreach;
 		char *label;
 		if (sh_target_set(sh, o.target, &objs, &n, &label))

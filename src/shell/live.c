@@ -25,32 +25,9 @@
 #include "../out/out.h"
 #include "sh.h"
 
-unsigned sh_live_snapshots(const struct sh *sh)
-{
-	return sh->ss->live ? sh->ss->live->snapshots : 0;
-}
-
-bool sh_is_live(const struct sh *sh)
-{
-	return sh->ss->live != NULL;
-}
-
 void sh_live_close(struct sh *sh)
 {
 	hs_live_close(sh->ss);
-}
-
-struct proto_conn *sh_live_conn(struct sh *sh)
-{
-	struct proto_conn *c = hs_live_conn(sh->ss);
-	if (!c)
-		sh_error(sh, NULL, "%s", sh->ss->err.msg);
-	return c;
-}
-
-int sh_live_pid(const struct sh *sh)
-{
-	return sh->ss->live ? sh->ss->live->pid : 0;
 }
 
 bool sh_live_farewell(struct sh *sh)
@@ -66,13 +43,6 @@ void sh_live_leave(struct sh *sh)
 int sh_attach(struct sh *sh, int pid)
 {
 	if (hs_attach(sh->ss, pid) != HS_OK)
-		return sh_error(sh, NULL, "%s", sh->ss->err.msg);
-	return HS_OK;
-}
-
-int sh_need_heap(struct sh *sh)
-{
-	if (hs_need_heap(sh->ss) != HS_OK)
 		return sh_error(sh, NULL, "%s", sh->ss->err.msg);
 	return HS_OK;
 }
@@ -425,20 +395,6 @@ int sh_live_pushdown(struct sh *sh, const char *text, bool *handled)
 }
 
 /* ---- the prompt and :info ---- */
-
-char *sh_heap_label(const struct sh *sh)
-{
-	const struct hs_live *l = sh->ss->live;
-	if (!l || !l->snap_time)
-		return xasprintf("heap dump %s", sh->ss->dump_path ? sh->ss->dump_path
-				 : sh->ss->heap ? sh->ss->heap->hp->path : "?");
-	char main_class[512], when[64];
-	att_main_class(l->pid, main_class, sizeof main_class);
-	struct tm tm;
-	strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&l->snap_time, &tm));
-	return xasprintf("snapshot of JVM %d (%s%s%s) taken %s", l->pid, main_class,
-			 main_class[0] ? ", " : "", l->vm, when);
-}
 
 char *sh_live_prompt(const struct sh *sh)
 {

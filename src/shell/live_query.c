@@ -23,9 +23,6 @@
 #include "../out/out.h"
 #include "sh.h"
 
-/* The session's settings for queries inside the JVM (:live). */
-static bool live_off;
-static uint32_t live_time_s = 60, live_mem_mb = 256;
 
 /* ---- building the program ---- */
 
@@ -359,7 +356,7 @@ int sh_live_analyze(struct sh *sh, const char *text, const char *where, int firs
 		    bool *handled)
 {
 	*handled = false;
-	if (live_off || sh->ss->heap || !sh_is_live(sh))
+	if (sh->live_off || sh->ss->heap || !sh_is_live(sh))
 		return HS_OK;
 	struct arena a = {0};
 	struct stmt **st;
@@ -395,7 +392,7 @@ int sh_live_analyze(struct sh *sh, const char *text, const char *where, int firs
 	struct proto_analysis an;
 	struct hs_error err;
 	hs_interrupted = 0;
-	int rc = proto_analyze(c, prog, len, live_time_s * 1000u, live_mem_mb, &an, &err);
+	int rc = proto_analyze(c, prog, len, sh->live_time_s * 1000u, sh->live_mem_mb, &an, &err);
 	free(prog);
 	if (rc != HS_OK) {
 		arena_free(&a);
@@ -568,7 +565,7 @@ int sh_live_explain(struct sh *sh, const char *text, bool *incomplete)
 		out_printf("in heapsh: it needs no heap (no snapshot is taken)\n");
 		goto out;
 	}
-	if (live_off) {
+	if (sh->live_off) {
 		out_printf("on a snapshot: :live off\n");
 		goto out;
 	}
@@ -606,35 +603,29 @@ out:
 	return rc;
 }
 
-void sh_live_limits(uint32_t *secs, uint32_t *mib)
-{
-	*secs = live_time_s;
-	*mib = live_mem_mb;
-}
-
 int sh_cmd_live(struct sh *sh, int argc, char **argv)
 {
 	for (int k = 1; k < argc; k++) {
 		char *end = NULL;
 		if (!strcmp(argv[k], "on") || !strcmp(argv[k], "off")) {
-			live_off = argv[k][1] == 'f';
+			sh->live_off = argv[k][1] == 'f';
 		} else if (!strcmp(argv[k], "--time") && k + 1 < argc) {
 			long v = strtol(argv[++k], &end, 10);
 			if (!end || *end || v < 1 || v > 3600)
 				return sh_error(sh, NULL, "--time takes seconds, 1 to 3600");
-			live_time_s = (uint32_t)v;
+			sh->live_time_s = (uint32_t)v;
 		} else if (!strcmp(argv[k], "--memory") && k + 1 < argc) {
 			long v = strtol(argv[++k], &end, 10);
 			if (!end || *end || v < 16 || v > 4096)
 				return sh_error(sh, NULL, "--memory takes MiB, 16 to 4096");
-			live_mem_mb = (uint32_t)v;
+			sh->live_mem_mb = (uint32_t)v;
 		} else {
 			return sh_error(sh, NULL, "usage: :live [on|off] [--time SECONDS] [--memory MiB]");
 		}
 	}
 	if (argc == 1)	/* settings are changed silently, as :format does; alone, :live shows them */
 		out_printf("queries inside the JVM: %s; time limit %u s, agent memory limit %u MiB\n",
-			   live_off ? "off (every query that needs the heap takes a snapshot)" : "on",
-			   live_time_s, live_mem_mb);
+			   sh->live_off ? "off (every query that needs the heap takes a snapshot)" : "on",
+			   sh->live_time_s, sh->live_mem_mb);
 	return HS_OK;
 }

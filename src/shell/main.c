@@ -25,21 +25,6 @@
 struct sh *sh_current;
 static volatile sig_atomic_t at_prompt;
 
-int sh_error(struct sh *sh, const char *where, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(sh->last_error, sizeof sh->last_error, fmt, ap);
-	va_end(ap);
-	sh->status = 2;
-	sh->nerrors++;
-	out_flush();
-	if (!where)
-		where = sh->where;
-	fprintf(stderr, "heapsh: %s%s%s\n", where ? where : "", where ? ": " : "", sh->last_error);
-	return HS_ERR;
-}
-
 static void on_sigint(int sig)
 {
 	(void)sig;
@@ -65,42 +50,6 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 	ssize_t w = write(STDERR_FILENO, msg, strlen(msg));
 	(void)w;
 	_exit(2);
-}
-
-/* The engine's progress after a label (sh_progress_begin): stderr, a terminal only. */
-static char progress_label[160];
-static int progress_pct = -1;
-static void progress_step(const char *what, uint64_t done, uint64_t total)
-{
-	int pct = total ? (int)(done >= total ? 100 : done * 100 / total) : 0;
-	if (pct == progress_pct)
-		return;
-	progress_pct = pct;
-	fprintf(stderr, "\r\033[K%s: %s %d%%", progress_label, what, pct);
-	fflush(stderr);
-}
-
-void sh_progress_begin(const char *fmt, ...)
-{
-	if (!isatty(STDERR_FILENO))
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(progress_label, sizeof progress_label, fmt, ap);
-	va_end(ap);
-	progress_pct = -1;
-	fprintf(stderr, "%s...", progress_label);
-	fflush(stderr);
-	hs_progress_fn = progress_step;
-}
-
-void sh_progress_end(void)
-{
-	if (!isatty(STDERR_FILENO))
-		return;
-	hs_progress_fn = NULL;
-	fprintf(stderr, "\r\033[K");
-	fflush(stderr);
 }
 
 /* The progress bar of loading a dump: stderr only, and only when it is a terminal. */
@@ -163,18 +112,6 @@ void sh_session_hooks(struct sh *sh)
 	bool tty = isatty(STDERR_FILENO);
 	s->load_progress = tty ? load_progress : NULL;
 	s->snap_progress = tty ? snap_progress : NULL;
-}
-
-int sh_open(struct sh *sh, const char *path)
-{
-	int st = hs_open(sh->ss, path);
-	hs_rest(sh->ss);	/* the loader's freed arrays are not kept */
-	if (st != HS_OK) {
-		if (sh->ss->load_progress)
-			fprintf(stderr, "\r\033[K");
-		return sh_error(sh, NULL, "%s", sh->ss->err.msg);
-	}
-	return HS_OK;
 }
 
 /* split: words separated by blanks; "..." and '...' group. */
@@ -734,6 +671,9 @@ int main(int argc, char **argv)
 	struct sh sh;
 	memset(&sh, 0, sizeof sh);
 	sh.ss = hs_session_new();
+	sh.live_time_s = 60;
+	sh.live_mem_mb = 256;
+	sh.process_input = sh_process_input;
 	sh_session_hooks(&sh);
 	sh_current = &sh;
 	/*

@@ -461,6 +461,46 @@ static void collections(FILE *f, const struct waste_coll *c, uint32_t n,
 	fputs("</table></section>\n", f);
 }
 
+/* by_bytes: class indices by shallow bytes, largest first, then by name and id (as :histogram). */
+static const struct heap *sort_heap;
+static int by_bytes(const void *a, const void *b)
+{
+	const struct heap_class *x = &sort_heap->classes[*(const uint32_t *)a];
+	const struct heap_class *y = &sort_heap->classes[*(const uint32_t *)b];
+	if (x->shallow != y->shallow)
+		return x->shallow < y->shallow ? 1 : -1;
+	int c = strcmp(x->name, y->name);
+	return c ? c : (x->id > y->id) - (x->id < y->id);
+}
+
+/*
+ * classes_by_retained: the classes with instances, each with the bytes
+ * freed if all its instances went away together, largest first, in two
+ * new arrays of *n the caller frees; only the candidates classes whose
+ * instances keep the most each on their own are measured
+ * (dom_classes_by_retained). HS_INTERRUPTED (not reported) on Ctrl-C.
+ */
+static int classes_by_retained(const struct heap *h, struct dom_tree *t, uint32_t candidates,
+			       uint32_t **classes, uint64_t **retained, uint32_t *n)
+{
+	uint32_t *v = xmallocarray((size_t)h->nclasses + 1, sizeof *v), m = 0;
+	for (uint32_t c = 0; c < h->nclasses; c++)
+		if (h->classes[c].count)
+			v[m++] = c;
+	sort_heap = h;
+	qsort(v, m, sizeof *v, by_bytes);
+	*classes = NULL;
+	*retained = NULL;
+	*n = 0;
+	if (dom_classes_by_retained(t, v, &m, candidates, retained) != HS_OK) {
+		free(v);
+		return HS_INTERRUPTED;
+	}
+	*classes = v;
+	*n = m;
+	return HS_OK;
+}
+
 /* ---- the page ---- */
 
 int sh_report(struct sh *sh, const char *path)
@@ -489,7 +529,7 @@ int sh_report(struct sh *sh, const char *path)
 	struct dom_tree *t = sh->ss->dom[sh->ss->no_weak];
 	const struct heap *h = sh->ss->heap;
 	sh_progress_begin("retained sizes per class");
-	st = sh_classes_by_retained(sh, t, REPORT_CANDIDATES, &cls, &ret, &ncls);
+	st = classes_by_retained(sh->ss->heap, t, REPORT_CANDIDATES, &cls, &ret, &ncls);
 	sh_progress_end();
 	if (st != HS_OK || waste_dup_strings(h, 2, &dup, &ndup) != HS_OK ||
 	    waste_collections(h, 25, false, &coll, &ncoll, &total) != HS_OK)

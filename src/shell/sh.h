@@ -28,6 +28,14 @@ struct sh {
 	unsigned long nerrors;	/* sh_error calls so far (did a command say what went wrong?) */
 	void *lua;		/* the Lua state (src/lua), made on first use */
 	const char *where;	/* "file:line" of the input being run, or NULL */
+	/* :live, queries inside the attached JVM: off, and one analysis's time and agent memory limits */
+	bool live_off;
+	uint32_t live_time_s, live_mem_mb;
+	/*
+	 * process_input: sh_process_input, set by main.c, so that :load (a
+	 * command under it) runs a file's inputs without calling up into it.
+	 */
+	int (*process_input)(struct sh *sh, FILE *f, const char *name);
 };
 
 /* A command: name without the colon, handler, usage line, help text. */
@@ -67,17 +75,6 @@ int sh_cmd_collections(struct sh *sh, int argc, char **argv);
  */
 int sh_cmd_report(struct sh *sh, int argc, char **argv);
 int sh_report(struct sh *sh, const char *path);
-/*
- * sh_classes_by_retained (commands.c, the code of :histogram --by
- * retained): the classes with instances, each with the bytes freed if all
- * its instances went away together, largest first, in two new arrays of n
- * the caller frees. With candidates > 0, only that many classes are
- * measured: those whose instances keep the most each on their own
- * (dom_class_retained_lower), one traversal of the heap for 64 of them
- * instead of one per 64 classes. HS_INTERRUPTED (not reported) on Ctrl-C.
- */
-int sh_classes_by_retained(struct sh *sh, struct dom_tree *t, uint32_t candidates,
-			   uint32_t **classes, uint64_t **retained, uint32_t *n);
 
 /*
  * sh_error: report an error at where ("file:line" or NULL for the command
@@ -134,6 +131,8 @@ struct dyn *sh_dyn(struct sh *sh, bool estimates);
 /* sh_dyn_save: write the engine (and its memoized sizes) to the index if changed. */
 void sh_dyn_save(struct sh *sh);
 
+/* sh_looks_like_id: s starts as an object id does (a digit), not as a class name. */
+bool sh_looks_like_id(const char *s);
 /*
  * sh_target_set: the objects named by an id or a class pattern (all
  * instances of every matching class), in a new array the caller frees;
@@ -235,8 +234,6 @@ bool sh_live_farewell(struct sh *sh);
  */
 void sh_live_leave(struct sh *sh);
 int sh_alloc_fetch(struct sh *sh, struct alc_rec **out);
-/* sh_live_limits: :live's time limit (seconds) and agent memory limit (MiB) for work inside the JVM. */
-void sh_live_limits(uint32_t *secs, uint32_t *mib);
 
 /* sh_dsl: the query language session of the current heap, made on first use. */
 struct dsl *sh_dsl(struct sh *sh);
