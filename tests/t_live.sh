@@ -207,6 +207,28 @@ live_main() {
 	check "exactly one snapshot in the push-down session" 1 "$(grep -c "^snapshot of JVM $KP: " "$L/push.hsh.err")"
 	check_contains "then :info shows the snapshot" "snapshot,taken " "$(answer "$P" 16)"
 
+	# 3b. Lua's heap:query routes as the shell's (issue 36): inside the JVM,
+	# no snapshot, its lets kept; a query that needs the graph takes one.
+	cat >"$L/query.lua" <<-'EOF'
+		local h = assert(heapsh.current())
+		print("before=" .. tostring(h))
+		print("count7=" .. tostring(h:query("objects.count([it | it is Order and it.status = 7])")))
+		print("let=" .. select("#", h:query("let sevens = objects.count([it | it is Order and it.status = 7])")))
+		print("sevens=" .. tostring(h:query("sevens + 1")))
+		print("exists=" .. tostring(h:query("objects.exists([it | it is Order and it.status = 11])")))
+		print("between=" .. tostring(h))
+		print("retained=" .. tostring(h:query("objects.filter([it | it is Owner]).map([o | o.retained]).sum()")))
+		print("after=" .. tostring(h))
+	EOF
+	local LQ
+	LQ=$(timeout 120 "$HEAPSH" -l "$L/query.lua" "$KP" 2>"$L/query.lua.err")
+	lkv() { printf '%s\n' "$LQ" | awk -v k="$1" 'index($0, k "=") == 1 { print substr($0, length(k) + 2); exit }'; }
+	check "Lua heap:query on a JVM: inside it, no snapshot" \
+		"<heap: JVM $KP, no snapshot> 100 0 101 false <heap: JVM $KP, no snapshot>" \
+		"$(lkv before) $(lkv count7) $(lkv let) $(lkv sevens) $(lkv exists) $(lkv between)"
+	check "Lua heap:query on a JVM: a query of retained sizes takes a snapshot (each Owner retains itself)" \
+		"48 yes" "$(lkv retained) $(lkv after | grep -q "^<heap: JVM $KP, a snapshot of [0-9]* objects>$" && echo yes || echo no: "$(lkv after)")"
+
 	# 4. Failures, each followed by a command of the same session.
 	sleep 300 &
 	local SP=$!

@@ -87,7 +87,12 @@ static int heap_close(lua_State *L)
 static int heap_tostring(lua_State *L)
 {
 	struct lb_heap *hp = luaL_checkudata(L, 1, LB_HEAP);
-	if (!hp->ss || !hp->ss->heap)
+	if (hp->ss && !hp->ss->heap && hp->ss->live)
+		lua_pushfstring(L, "<heap: JVM %d, no snapshot>", hp->ss->live->pid);
+	else if (hp->ss && hp->ss->heap && hp->ss->live)
+		lua_pushfstring(L, "<heap: JVM %d, a snapshot of %d objects>", hp->ss->live->pid,
+				(int)hp->ss->heap->n);
+	else if (!hp->ss || !hp->ss->heap)
 		lua_pushstring(L, "<heap (closed)>");
 	else
 		lua_pushfstring(L, "<heap %s: %d objects>",
@@ -930,16 +935,97 @@ static void push_value(lua_State *L, int heap_idx, const struct value *v)
 	}
 }
 
+/* The answer of a query inside the JVM, while heap:query pushes it: freed by __gc or __close. */
+#define LB_JVM_QUERY "heapsh.jvm_query"
+
+static int jvm_query_gc(lua_State *L)
+{
+	hs_jvm_query_free(luaL_checkudata(L, 1, LB_JVM_QUERY));
+	return 0;
+}
+
+/*
+ * query_in_jvm: heap:query's answer from inside the attached JVM, with no
+ * snapshot (hs_query_jvm, as the shell's): its values pushed, or nil,
+ * message for an error of the query; -1 (nothing pushed) when it cannot
+ * run there, and the session's notice says why.
+ */
+static int query_in_jvm(lua_State *L, struct hs_session *ss, const char *text)
+{
+	struct hs_jvm_query *q = lua_newuserdatauv(L, sizeof *q, 0);
+	memset(q, 0, sizeof *q);
+	if (luaL_newmetatable(L, LB_JVM_QUERY)) {
+		lua_pushcfunction(L, jvm_query_gc);
+		lua_setfield(L, -2, "__gc");
+		lua_pushcfunction(L, jvm_query_gc);
+		lua_setfield(L, -2, "__close");
+	}
+	lua_setmetatable(L, -2);
+	int qi = lua_gettop(L);
+	char why[400];
+	if (hs_query_jvm(ss, text, q, why, sizeof why) != HS_OK) {
+		lua_pushnil(L);
+		lua_pushstring(L, ss->err.msg);
+		return 2;
+	}
+	if (!q->ran) {
+		if (strcmp(why, "it does not parse"))
+			hs_notify(ss, HS_NOTICE_TTY, "this query cannot run inside JVM %d: %s; taking "
+				  "a snapshot", ss->live->pid, why);
+		hs_jvm_query_free(q);
+		lua_settop(L, qi - 1);
+		return -1;
+	}
+	if (!q->has_analysis)	/* only comments */
+		return 0;
+	const struct proto_analysis *an = &q->an;
+	if (an->status == PROTO_ANALYSIS_CANCELLED) {
+		lua_pushnil(L);
+		lua_pushfstring(L, "interrupted (the analysis inside JVM %d stopped)", ss->live->pid);
+		return 2;
+	}
+	if (an->status != PROTO_ANALYSIS_OK) {
+		lua_pushnil(L);
+		lua_pushfstring(L, "query error at %d:%d: %s%s", an->earlier ? 0 : (int)an->line,
+				an->earlier ? 0 : (int)an->col, an->msg,
+				an->earlier ? " (in code from an earlier snippet)" : "");
+		return 2;
+	}
+	int n = 0;
+	for (uint32_t k = 0; k < an->nresults; k++) {
+		const struct proto_result *r = &an->results[k];
+		if (r->stmt < q->npre || r->stmt >= q->failed_at || r->kind == S_LET)
+			continue;
+		bool objects = false;
+		struct value v = hs_jvm_value(&q->a, &r->v, &objects);
+		luaL_checkstack(L, 2, "too many results");
+		push_value(L, 1, &v);
+		n++;
+	}
+	hs_notify(ss, HS_NOTICE_TIMER, "inside JVM %d, no snapshot taken: %" PRIu64 " heap walk%s, "
+		  "the JVM paused %" PRIu64 " ms", ss->live->pid, an->walks, an->walks == 1 ? "" : "s",
+		  an->pause_ms + an->gc_ms);
+	return n;
+}
+
 /*
  * heap:query(text) -> the values of its expressions | nil, message. On an
- * attached JVM with no snapshot yet, a query that needs no heap (one on
- * allocations) runs without taking one, as in the shell (dsl_heapless).
+ * attached JVM with no snapshot yet, a query runs inside the JVM when it
+ * can, as in the shell (hs_query_jvm: its objects come back as their text,
+ * "0x7f3a8c10 Order"), one that needs no heap (allocations) without one
+ * (dsl_heapless), and any other after a snapshot.
  */
 static int heap_query(lua_State *L)
 {
 	struct lb_heap *hp = luaL_checkudata(L, 1, LB_HEAP);
 	const char *text = luaL_checkstring(L, 2);
-	if (!hp->ss || hp->ss->heap || !hp->ss->live || !dsl_heapless(hp->ss->dsl, text))
+	struct hs_session *ss = hp->ss;
+	if (ss && !ss->heap && ss->live && !ss->live_off && !dsl_heapless(hs_dsl(ss), text)) {
+		int n = query_in_jvm(L, ss, text);	/* its values on top of the stack */
+		if (n >= 0)
+			return n;
+	}
+	if (!ss || ss->heap || !ss->live || !dsl_heapless(hs_dsl(ss), text))
 		lb_checkheap(L, 1);
 	struct dsl *d = hs_dsl(hp->ss);
 	struct dsl_output out;

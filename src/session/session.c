@@ -22,6 +22,8 @@ struct hs_session *hs_session_new(void)
 {
 	struct hs_session *s = xcalloc(1, sizeof *s);
 	hs_error_clear(&s->err);
+	s->live_time_s = 60;
+	s->live_mem_mb = 256;
 	return s;
 }
 

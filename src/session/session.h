@@ -30,6 +30,8 @@
 #include "../alloc/alloc.h"
 #include "../attach/proto.h"
 #include "../base/mem.h"
+#include "../dsl/arena.h"
+#include "../dsl/value.h"
 #include "../engine/domtree.h"
 #include "../engine/dyn.h"
 #include "../engine/idx.h"
@@ -37,6 +39,7 @@
 #include "../heap/heap.h"
 
 struct dsl;
+struct stmt;
 
 /* When a notice is shown: the front end decides, knowing its terminal and modes. */
 enum hs_notice {
@@ -83,6 +86,9 @@ struct hs_session {
 	struct alc_rec *recording;	/* an allocation recording read from a file (hs_open of a JFR), or NULL */
 	char *recording_path;	/* its file */
 	unsigned gen;		/* heaps closed so far */
+	/* Queries inside the attached JVM (:live): off, and one analysis's time and agent memory limits. */
+	bool live_off;
+	uint32_t live_time_s, live_mem_mb;
 	struct hs_error err;	/* the last error */
 	/* The front end's hooks; NULL: silent. */
 	void (*notice)(void *ctx, enum hs_notice when, const char *text);
@@ -198,6 +204,50 @@ int hs_attach(struct hs_session *s, int pid);
 int hs_need_heap(struct hs_session *s);
 int hs_snapshot(struct hs_session *s, const char *via);
 struct proto_conn *hs_live_conn(struct hs_session *s);
+
+/* A query answered inside the attached JVM (hs_query_jvm). */
+struct hs_jvm_query {
+	bool ran;		/* it ran there: the results below are its answer */
+	struct proto_analysis an;	/* the agent's answer: results, status, where an error is, costs */
+	bool has_analysis;	/* an is set (hs_jvm_query_free frees it) */
+	int npre;		/* results of statements before this one are the session's names and set types */
+	int failed_at;		/* the statement that failed (an.status not OK), else INT32_MAX */
+	struct arena a;		/* the parsed snippet and the values made of results */
+};
+
+/*
+ * hs_query_jvm: answer snippet text inside the attached JVM, with no
+ * snapshot (docs/agent.md, "Analyses inside the JVM"): compiled with the
+ * session's names and set types it uses into a program the agent runs
+ * within s->live_time_s and s->live_mem_mb (src/dsl/prog.h). HS_OK with
+ * q->ran: the answer is q->an's results of statements npre to failed_at
+ * (q->an.status says how it ended: OK, ERROR with a message and where,
+ * CANCELLED), and the snippet's lets are bound in the session's DSL (their
+ * values hold no object). HS_OK without q->ran: it cannot run there, and
+ * why (cap bytes) says why; run it on a snapshot. HS_ERR: the JVM could not
+ * be asked (s->err). q is the caller's, freed with hs_jvm_query_free in
+ * every case.
+ */
+int hs_query_jvm(struct hs_session *s, const char *text, struct hs_jvm_query *q, char *why,
+		 size_t cap);
+void hs_jvm_query_free(struct hs_jvm_query *q);
+/*
+ * hs_jvm_compile: the program the agent would run for the parsed statements
+ * st[0..n) of snippet (parse_snippet; their memory in a): lets for the
+ * session's names they use and set types of earlier snippets first (*npre
+ * of them). 0 with *prog (malloc'd, *len bytes; the caller frees); -1
+ * with why (cap bytes) saying why it cannot run inside the JVM.
+ */
+int hs_jvm_compile(struct hs_session *s, struct stmt **st, int n, const char *snippet,
+		   struct arena *a, uint8_t **prog, size_t *len, int *npre, char *why, size_t cap);
+/*
+ * hs_jvm_value: result v as the query language's value, in arena a (a
+ * snapshot's evaluator would give the same, but objects, classes, loaders
+ * and threads of the JVM become their text, hs_jvm_text, and set *objects).
+ */
+struct value hs_jvm_value(struct arena *a, const struct proto_val *v, bool *objects);
+/* hs_jvm_text: result v as text ("0x1f2e3d Order", "class Foo", "42"), in arena a or static. */
+const char *hs_jvm_text(struct arena *a, const struct proto_val *v);
 bool hs_live_farewell(struct hs_session *s);
 void hs_leave(struct hs_session *s);
 void hs_live_close(struct hs_session *s);

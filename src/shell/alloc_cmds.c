@@ -512,7 +512,7 @@ static int show_live_leaks(struct sh *sh, const struct view_opts *o, struct alc_
 	if (r->st.no_live)
 		return sh_error(sh, NULL, "this recording does not follow its objects (--live none): "
 				":alloc start without --live none to find leaks");
-	uint32_t secs = sh->live_time_s, mib = sh->live_mem_mb;
+	uint32_t secs = sh->ss->live_time_s, mib = sh->ss->live_mem_mb;
 	struct hs_leak_search ls;	/* what the search did: hs_alloc_leaks says it in notices */
 	if (hs_alloc_leaks(sh->ss, r, (uint64_t)secs * 1000, (uint64_t)mib << 20, &ls) != HS_OK)
 		return sh_error(sh, NULL, "%s", sh->ss->err.msg);

@@ -671,8 +671,6 @@ int main(int argc, char **argv)
 	struct sh sh;
 	memset(&sh, 0, sizeof sh);
 	sh.ss = hs_session_new();
-	sh.live_time_s = 60;
-	sh.live_mem_mb = 256;
 	sh.process_input = sh_process_input;
 	sh_session_hooks(&sh);
 	sh_current = &sh;

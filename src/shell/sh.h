@@ -28,9 +28,6 @@ struct sh {
 	unsigned long nerrors;	/* sh_error calls so far (did a command say what went wrong?) */
 	void *lua;		/* the Lua state (src/lua), made on first use */
 	const char *where;	/* "file:line" of the input being run, or NULL */
-	/* :live, queries inside the attached JVM: off, and one analysis's time and agent memory limits */
-	bool live_off;
-	uint32_t live_time_s, live_mem_mb;
 	/*
 	 * process_input: sh_process_input, set by main.c, so that :load (a
 	 * command under it) runs a file's inputs without calling up into it.

@@ -1,0 +1,354 @@
+/*
+ * query.c - queries answered inside the attached JVM (docs/agent.md,
+ * "Analyses inside the JVM"): a snippet, with the set types and names of
+ * the session it uses, is compiled into a program (src/dsl/prog.h), run by
+ * the agent (ANALYZE), and its values given back as a snapshot's evaluator
+ * would give them; or the reason it cannot run there (plan.c says why, or
+ * the agent does), so that the front end takes a snapshot instead. The
+ * shell and the Lua module both route queries through hs_query_jvm.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../attach/proto.h"
+#include "../base/fmt.h"
+#include "../dsl/eval.h"
+#include "../dsl/parse.h"
+#include "../dsl/plan.h"
+#include "../dsl/prog.h"
+#include "session.h"
+
+/* ---- building the program ---- */
+
+struct build {
+	struct hs_session *ss;
+	struct arena *a;
+	struct stmt **pre;	/* lets for the session's names, set types from earlier snippets */
+	int npre, cap;
+	const char **seen;	/* names already looked at */
+	int nseen, capseen;
+	char *why;
+	size_t whycap;
+	bool failed;
+};
+
+static bool seen_name(struct build *b, const char *name)
+{
+	for (int k = 0; k < b->nseen; k++)
+		if (!strcmp(b->seen[k], name))
+			return true;
+	if (b->nseen == b->capseen) {
+		b->capseen = b->capseen ? b->capseen * 2 : 16;
+		b->seen = xreallocarray(b->seen, (size_t)b->capseen, sizeof *b->seen);
+	}
+	b->seen[b->nseen++] = name;
+	return false;
+}
+
+static void add_pre(struct build *b, struct stmt *s)
+{
+	if (b->npre == b->cap) {
+		b->cap = b->cap ? b->cap * 2 : 8;
+		b->pre = xreallocarray(b->pre, (size_t)b->cap, sizeof *b->pre);
+	}
+	b->pre[b->npre++] = s;
+}
+
+/* literal: a node for a session value that is a constant, or NULL. */
+static struct node *literal(struct build *b, struct value v, int depth)
+{
+	struct node *n = arena_alloc(b->a, sizeof *n);
+	switch (v.k) {
+	case V_NULL: n->kind = N_NULL; return n;
+	case V_BOOL: n->kind = N_BOOL; n->i = v.u.b; return n;
+	case V_INT: n->kind = N_INT; n->i = v.u.i; return n;
+	case V_FLOAT: n->kind = N_FLOAT; n->f = v.u.f; return n;
+	case V_STR: n->kind = N_STR; n->s = v.u.s; return n;
+	case V_LIST:
+		if (depth > 8 || v.u.l->kind != L_VALUES || v.u.l->n > PROG_MAX_ITEMS)
+			return NULL;
+		n->kind = N_LIST;
+		n->nitems = (int)v.u.l->n;
+		n->items = arena_alloc(b->a, ((size_t)v.u.l->n + 1) * sizeof *n->items);
+		for (uint32_t k = 0; k < v.u.l->n; k++)
+			if (!(n->items[k] = literal(b, v.u.l->v[k], depth + 1)))
+				return NULL;
+		return n;
+	case V_LAMBDA:
+		if (!dsl_lambda_plain(v))
+			return NULL;	/* a closure over values of its own */
+		return v.u.fn->lam;
+	default:
+		return NULL;
+	}
+}
+
+static void scan(struct build *b, const struct node *n, int depth);
+
+/* name_use: an identifier; a session name becomes a let before the snippet. */
+static void name_use(struct build *b, const char *name)
+{
+	if (b->failed || seen_name(b, name))
+		return;
+	struct value v;
+	if (!dsl_global(hs_dsl(b->ss), name, &v))
+		return;
+	struct node *lit = literal(b, v, 0);
+	if (!lit) {
+		b->failed = true;
+		snprintf(b->why, b->whycap, "it uses the name '%s', which holds %s of this session "
+			 "(only numbers, strings, lists of them and lambdas go into the JVM)", name,
+			 v.k == V_LIST ? "a list of objects" : value_kind_name(v.k));
+		return;
+	}
+	scan(b, lit, 0);
+	struct stmt *s = arena_alloc(b->a, sizeof *s);
+	s->kind = S_LET;
+	s->name = name;
+	s->e = lit;
+	add_pre(b, s);
+}
+
+static void scan(struct build *b, const struct node *n, int depth)
+{
+	if (!n || depth > 500 || b->failed)
+		return;
+	if (n->kind == N_IDENT && n->name)
+		name_use(b, n->name);
+	if (n->kind == N_ASSIGN && n->name)
+		name_use(b, n->name);
+	scan(b, n->a, depth + 1);
+	scan(b, n->b, depth + 1);
+	scan(b, n->result, depth + 1);
+	for (int k = 0; k < n->nitems; k++)
+		scan(b, n->items[k], depth + 1);
+}
+
+/* set_use: the set type of an instances_for, from this snippet or an earlier one. */
+static void set_use(struct build *b, struct stmt *const *st, int upto, const char *name)
+{
+	for (int k = 0; k < upto; k++)
+		if (st[k]->kind == S_SET_TYPE && !strcmp(st[k]->name, name))
+			return;
+	char key[300];
+	snprintf(key, sizeof key, "set_type %s", name);
+	char *kept = arena_strndup(b->a, key, strlen(key));
+	if (seen_name(b, kept))
+		return;
+	struct stmt *def = dsl_set_type_stmt(hs_dsl(b->ss), name);
+	if (!def)
+		return;	/* the agent reports the missing set type as the snapshot would */
+	for (int j = 0; j < def->nprops; j++)
+		scan(b, def->props[j].value, 0);
+	add_pre(b, def);
+}
+
+/*
+ * hs_jvm_compile (session.h): lets for the session's names the statements
+ * use and set types from earlier snippets go first, then the snippet's own.
+ */
+int hs_jvm_compile(struct hs_session *ss, struct stmt **st, int n, const char *snippet,
+		   struct arena *a, uint8_t **prog, size_t *len, int *npre, char *why, size_t cap)
+{
+	struct build b = {ss, a, NULL, 0, 0, NULL, 0, 0, why, cap, false};
+	if (plan_live_reason(st, n, why, cap))
+		return -1;
+	for (int k = 0; k < n && !b.failed; k++) {
+		const struct stmt *s = st[k];
+		if (s->kind == S_SET_TYPE) {
+			for (int j = 0; j < s->nprops; j++)
+				scan(&b, s->props[j].value, 0);
+		} else {
+			scan(&b, s->e, 0);
+			if (s->kind == S_INSTANCES)
+				set_use(&b, st, k, s->name);
+		}
+	}
+	/* the set types from earlier snippets may use names of their own */
+	for (int k = 0; k < b.npre && !b.failed; k++)
+		if (b.pre[k]->kind == S_SET_TYPE && plan_live_reason(&b.pre[k], 1, why, cap))
+			b.failed = true;
+	int rc = -1;
+	if (!b.failed) {
+		struct stmt **all = xcalloc((size_t)(b.npre + n) + 1, sizeof *all);
+		/* lets first, in the order met, then set types, then the snippet */
+		int m = 0;
+		for (int k = 0; k < b.npre; k++)
+			if (b.pre[k]->kind == S_LET)
+				all[m++] = b.pre[k];
+		for (int k = 0; k < b.npre; k++)
+			if (b.pre[k]->kind != S_LET)
+				all[m++] = b.pre[k];
+		*npre = m;
+		for (int k = 0; k < n; k++)
+			all[m++] = st[k];
+		rc = prog_encode(all, m, snippet, prog, len, why, cap);
+		free(all);
+	}
+	free(b.pre);
+	free(b.seen);
+	return rc;
+}
+
+/* ---- what came back ---- */
+
+const char *hs_jvm_text(struct arena *a, const struct proto_val *v)
+{
+	char buf[300];
+	switch (v->k) {
+	case PV_NULL: return "null";
+	case PV_BOOL: return v->b ? "true" : "false";
+	case PV_INT: snprintf(buf, sizeof buf, "%" PRId64, v->i); break;
+	case PV_FLOAT: fmt_double(buf, sizeof buf, v->f, false); break;
+	case PV_STR: return v->s;
+	case PV_OBJ:
+		if (v->okind == 3)
+			snprintf(buf, sizeof buf, "0x%" PRIx64 " java.lang.Class", v->id);
+		else if (v->text)
+			snprintf(buf, sizeof buf, "0x%" PRIx64 " java.lang.String \"%.60s%s\"", v->id,
+				 v->text, strlen(v->text) > 60 ? "..." : "");
+		else
+			snprintf(buf, sizeof buf, "0x%" PRIx64 " %s", v->id, v->s);
+		break;
+	case PV_CLASS: snprintf(buf, sizeof buf, "class %s", v->s); break;
+	case PV_LOADER:
+		if (!v->id)
+			return "<bootstrap>";
+		snprintf(buf, sizeof buf, "0x%" PRIx64 " %s", v->id, v->s);
+		break;
+	case PV_THREAD: snprintf(buf, sizeof buf, "thread \"%s\"", v->s); break;
+	case PV_LIST: snprintf(buf, sizeof buf, "<list of %u>", v->n); break;
+	case PV_STRUCT: return "<struct >";
+	case PV_REFKIND: {
+		static const char *const rk[] = {"root", "field", "array", "static", "super",
+						 "loader", "other", "none"};
+		return v->i >= 0 && v->i < 8 ? rk[v->i] : "?";
+	}
+	default: return "<lambda>";
+	}
+	return arena_strndup(a, buf, strlen(buf));
+}
+
+struct value hs_jvm_value(struct arena *a, const struct proto_val *v, bool *objects)
+{
+	struct value r;
+	memset(&r, 0, sizeof r);
+	switch (v->k) {
+	case PV_NULL: r.k = V_NULL; break;
+	case PV_BOOL: r.k = V_BOOL; r.u.b = v->b; break;
+	case PV_INT: r.k = V_INT; r.u.i = v->i; break;
+	case PV_FLOAT: r.k = V_FLOAT; r.u.f = v->f; break;
+	case PV_STR: r.k = V_STR; r.u.s = arena_strndup(a, v->s, strlen(v->s)); break;
+	case PV_LIST: {
+		struct list *l = arena_alloc(a, sizeof *l);
+		l->kind = L_VALUES;
+		l->n = v->n;
+		l->v = arena_alloc(a, ((size_t)v->n + 1) * sizeof *l->v);
+		for (uint32_t k = 0; k < v->n; k++)
+			l->v[k] = hs_jvm_value(a, &v->items[k], objects);
+		r.k = V_LIST;
+		r.u.l = l;
+		break;
+	}
+	case PV_STRUCT: {
+		struct vstruct *st = arena_alloc(a, sizeof *st);
+		st->n = (int)v->n;
+		st->names = arena_alloc(a, ((size_t)v->n + 1) * sizeof *st->names);
+		st->vals = arena_alloc(a, ((size_t)v->n + 1) * sizeof *st->vals);
+		for (uint32_t k = 0; k < v->n; k++) {
+			st->names[k] = arena_strndup(a, v->names[k], strlen(v->names[k]));
+			st->vals[k] = hs_jvm_value(a, &v->items[k], objects);
+		}
+		r.k = V_STRUCT;
+		r.u.st = st;
+		break;
+	}
+	default:
+		if (v->k == PV_OBJ || v->k == PV_CLASS || v->k == PV_LOADER || v->k == PV_THREAD)
+			*objects = true;
+		r.k = V_STR;
+		r.u.s = hs_jvm_text(a, v);
+		break;
+	}
+	return r;
+}
+
+/* ---- running a snippet inside the JVM ---- */
+
+void hs_jvm_query_free(struct hs_jvm_query *q)
+{
+	if (q->has_analysis)
+		proto_analysis_free(&q->an);
+	q->has_analysis = false;
+	arena_free(&q->a);
+}
+
+int hs_query_jvm(struct hs_session *s, const char *text, struct hs_jvm_query *q, char *why,
+		 size_t cap)
+{
+	memset(q, 0, sizeof *q);
+	why[0] = 0;
+	if (s->live_off || s->heap || !s->live) {
+		snprintf(why, cap, "%s", s->live_off ? "queries inside the JVM are off (:live)"
+			 : s->heap ? "a snapshot is loaded" : "no JVM is attached");
+		return HS_OK;
+	}
+	struct stmt **st;
+	int n;
+	struct hs_error perr;
+	if (parse_snippet(text, &q->a, &st, &n, &perr) != PARSE_OK) {
+		snprintf(why, cap, "it does not parse");	/* the snapshot's run reports it */
+		return HS_OK;
+	}
+	if (!n) {	/* only comments: nothing to run, nowhere */
+		q->ran = true;
+		return HS_OK;
+	}
+	uint8_t *prog = NULL;
+	size_t len = 0;
+	if (hs_jvm_compile(s, st, n, st[0]->snippet, &q->a, &prog, &len, &q->npre, why, cap))
+		return HS_OK;
+	struct proto_conn *c = hs_live_conn(s);
+	if (!c) {
+		free(prog);
+		return HS_ERR;
+	}
+	struct hs_error err;
+	hs_interrupted = 0;
+	int rc = proto_analyze(c, prog, len, s->live_time_s * 1000u, s->live_mem_mb, &q->an, &err);
+	free(prog);
+	if (rc != HS_OK) {
+		if (!strncmp(err.msg, "the agent in JVM", 16)) {
+			snprintf(why, cap, "%s", err.msg);
+			return HS_OK;
+		}
+		return hs_fail(s, "the query could not run in JVM %d: %s", s->live->pid, err.msg);
+	}
+	q->has_analysis = true;
+	if (q->an.status == PROTO_ANALYSIS_UNSUPPORTED || q->an.status == PROTO_ANALYSIS_LIMIT) {
+		snprintf(why, cap, "%s", q->an.msg);
+		return HS_OK;
+	}
+	/* Lets keep their values in the session: only values without objects. */
+	bool objects = false;
+	for (uint32_t k = 0; k < q->an.nresults; k++)
+		if (q->an.results[k].kind == S_LET && q->an.results[k].stmt >= q->npre)
+			hs_jvm_value(&q->a, &q->an.results[k].v, &objects);
+	if (objects && q->an.status == PROTO_ANALYSIS_OK) {
+		snprintf(why, cap, "a name of this snippet would hold objects of JVM %d, which live "
+			 "only while a query runs inside it", s->live->pid);
+		return HS_OK;
+	}
+	q->ran = true;
+	q->failed_at = q->an.status == PROTO_ANALYSIS_OK ? INT32_MAX : q->an.stmt;
+	for (uint32_t k = 0; k < q->an.nresults; k++) {
+		struct proto_result *r = &q->an.results[k];
+		if (r->kind == S_LET && r->stmt >= q->npre && r->stmt < q->failed_at) {
+			bool o = false;
+			dsl_bind(hs_dsl(s), r->name, hs_jvm_value(&q->a, &r->v, &o));
+		}
+	}
+	return HS_OK;
+}
