@@ -18,6 +18,7 @@
 #include "../dsl/parse.h"
 #include "../dsl/plan.h"
 #include "../dsl/prog.h"
+#include "../dsl/pushdown.h"
 #include "session.h"
 
 /* ---- building the program ---- */
@@ -350,5 +351,72 @@ int hs_query_jvm(struct hs_session *s, const char *text, struct hs_jvm_query *q,
 			dsl_bind(hs_dsl(s), r->name, hs_jvm_value(&q->a, &r->v, &o));
 		}
 	}
+	return HS_OK;
+}
+
+/* ---- a filter over one class, in the agent's heap iteration ---- */
+
+static struct proto_pred *convert(const struct dsl_pred *d)
+{
+	struct proto_pred *p = xcalloc(1, sizeof *p);
+	p->op = (enum proto_op)d->op;
+	p->n = d->n;
+	p->kids = d->n ? xcalloc((size_t)d->n, sizeof *p->kids) : NULL;
+	for (int k = 0; k < d->n; k++)
+		p->kids[k] = convert(d->kids[k]);
+	p->field = d->field;
+	p->cmp = (enum proto_cmp)d->cmp;
+	p->lit = (enum proto_lit)d->lit;
+	p->l = d->l;
+	p->d = d->d;
+	p->s = d->s;
+	return p;
+}
+
+static void pred_free(struct proto_pred *p)
+{
+	for (int k = 0; k < p->n; k++)
+		pred_free(p->kids[k]);
+	free(p->kids);
+	free(p);
+}
+
+void hs_pushdown_free(struct hs_pushdown *q)
+{
+	if (q->has_pd)
+		dsl_pushdown_free(&q->pd);
+	if (q->has_r)
+		proto_instances_free(&q->r);
+	q->has_pd = q->has_r = false;
+}
+
+int hs_query_pushdown(struct hs_session *s, const char *text, struct hs_pushdown *q, char *why,
+		      size_t cap)
+{
+	memset(q, 0, sizeof *q);
+	why[0] = 0;
+	if (!s->live || s->heap || !dsl_pushdown(text, &q->pd))
+		return HS_OK;
+	q->has_pd = true;
+	if (!hs_live_conn(s))
+		return HS_ERR;
+	struct proto_pred *pred = convert(q->pd.pred);
+	struct hs_error err;
+	uint32_t limit = q->pd.op == PD_FILTER ? 100 : q->pd.op == PD_FIRST ? 1 : 0;
+	hs_interrupted = 0;
+	int st = proto_instances(&s->live->conn, q->pd.cls, true, PROTO_WALK_GC_HEAP,
+				 q->pd.op == PD_EXISTS, limit, pred, &q->r, &err);
+	pred_free(pred);
+	if (st != HS_OK && st != HS_INTERRUPTED && !strncmp(err.msg, "the agent says: ", 16) &&
+	    proto_alive(&s->live->conn)) {
+		/* What the agent cannot evaluate (a member that is not a field, ...) a snapshot can. */
+		snprintf(why, cap, "the agent cannot evaluate this query in JVM %d (%s)", s->live->pid,
+			 err.msg + 16);
+		return HS_OK;
+	}
+	if (st != HS_OK)
+		return hs_fail(s, "the query could not run in JVM %d: %s", s->live->pid, err.msg);
+	q->has_r = true;
+	q->ran = true;
 	return HS_OK;
 }

@@ -31,6 +31,7 @@
 #include "../attach/proto.h"
 #include "../base/mem.h"
 #include "../dsl/arena.h"
+#include "../dsl/pushdown.h"
 #include "../dsl/value.h"
 #include "../engine/domtree.h"
 #include "../engine/dyn.h"
@@ -240,6 +241,28 @@ void hs_jvm_query_free(struct hs_jvm_query *q);
  */
 int hs_jvm_compile(struct hs_session *s, struct stmt **st, int n, const char *snippet,
 		   struct arena *a, uint8_t **prog, size_t *len, int *npre, char *why, size_t cap);
+/* A filter over one class answered by the agent's heap iteration (hs_query_pushdown). */
+struct hs_pushdown {
+	bool ran;		/* the agent answered: pd and r below */
+	struct dsl_pushdown pd;	/* the query's shape: class, operation, predicate */
+	struct proto_instances r;	/* what the agent found: counts, the first rows */
+	bool has_pd, has_r;	/* pd, r are set (hs_pushdown_free frees them) */
+};
+
+/*
+ * hs_query_pushdown: answer snippet text, when it is a filter over one
+ * class (objects.filter/count/exists/first over "it is C and ..."
+ * comparisons of fields: dsl_pushdown), with the agent's heap iteration
+ * after a GC (INSTANCES, docs/protocol.md): the fastest way, one pass
+ * over one class. HS_OK with q->ran: the answer in q->r (the first 100
+ * rows of a filter); HS_OK without q->ran: not such a query, or the agent
+ * cannot evaluate it (why says so, cap bytes; else why is ""); HS_ERR:
+ * the JVM could not be asked (s->err). q is freed with hs_pushdown_free in
+ * every case.
+ */
+int hs_query_pushdown(struct hs_session *s, const char *text, struct hs_pushdown *q, char *why,
+		      size_t cap);
+void hs_pushdown_free(struct hs_pushdown *q);
 /*
  * hs_jvm_value: result v as the query language's value, in arena a (a
  * snapshot's evaluator would give the same, but objects, classes, loaders

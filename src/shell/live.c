@@ -259,31 +259,6 @@ int sh_live_histogram(struct sh *sh, const char *pattern, bool count, long top, 
 
 /* ---- push-down ---- */
 
-static struct proto_pred *convert(const struct dsl_pred *d)
-{
-	struct proto_pred *p = xcalloc(1, sizeof *p);
-	p->op = (enum proto_op)d->op;
-	p->n = d->n;
-	p->kids = d->n ? xcalloc((size_t)d->n, sizeof *p->kids) : NULL;
-	for (int k = 0; k < d->n; k++)
-		p->kids[k] = convert(d->kids[k]);
-	p->field = d->field;
-	p->cmp = (enum proto_cmp)d->cmp;
-	p->lit = (enum proto_lit)d->lit;
-	p->l = d->l;
-	p->d = d->d;
-	p->s = d->s;
-	return p;
-}
-
-static void pred_free(struct proto_pred *p)
-{
-	for (int k = 0; k < p->n; k++)
-		pred_free(p->kids[k]);
-	free(p->kids);
-	free(p);
-}
-
 static void value_cell(struct out_table *tb, const struct proto_value *v)
 {
 	double d;
@@ -318,41 +293,25 @@ bool sh_live_pushdown_shape(const char *text)
 int sh_live_pushdown(struct sh *sh, const char *text, bool *handled)
 {
 	*handled = false;
-	if (!sh->ss->live || sh->ss->heap)
-		return HS_OK;
-	struct dsl_pushdown pd;
-	if (!dsl_pushdown(text, &pd))
-		return HS_OK;
-	*handled = true;
-	if (!sh_live_conn(sh)) {
-		dsl_pushdown_free(&pd);
-		return HS_ERR;
-	}
-	struct proto_pred *pred = convert(pd.pred);
-	struct proto_instances r;
-	struct hs_error err;
-	uint32_t limit = pd.op == PD_FILTER ? 100 : pd.op == PD_FIRST ? 1 : 0;
-	hs_interrupted = 0;
-	int st = proto_instances(&sh->ss->live->conn, pd.cls, true, PROTO_WALK_GC_HEAP,
-				 pd.op == PD_EXISTS, limit, pred, &r, &err);
-	pred_free(pred);
-	if (st != HS_OK && st != HS_INTERRUPTED && !strncmp(err.msg, "the agent says: ", 16) &&
-	    proto_alive(&sh->ss->live->conn)) {
-		/* What the agent cannot evaluate (a member that is not a field, ...) a snapshot can. */
-		if (sh->timer || isatty(STDERR_FILENO)) {
-			out_flush();	/* what came before it first, in one file too */
-			fprintf(stderr, "heapsh: the agent cannot evaluate this query in JVM %d (%s); "
-				"taking a snapshot\n", sh->ss->live->pid, err.msg + 16);
-		}
-		dsl_pushdown_free(&pd);
-		*handled = false;
-		return HS_OK;
-	}
+	struct hs_pushdown q;
+	char why[400];
+	int st = hs_query_pushdown(sh->ss, text, &q, why, sizeof why);
 	if (st != HS_OK) {
-		dsl_pushdown_free(&pd);
-		return sh_error(sh, NULL, "the query could not run in JVM %d: %s", sh->ss->live->pid,
-				err.msg);
+		hs_pushdown_free(&q);
+		*handled = true;
+		return sh_error(sh, NULL, "%s", sh->ss->err.msg);
 	}
+	if (!q.ran) {
+		if (why[0] && (sh->timer || isatty(STDERR_FILENO))) {
+			out_flush();	/* what came before it first, in one file too */
+			fprintf(stderr, "heapsh: %s; taking a snapshot\n", why);
+		}
+		hs_pushdown_free(&q);
+		return HS_OK;
+	}
+	*handled = true;
+	const struct dsl_pushdown pd = q.pd;
+	const struct proto_instances r = q.r;
 	if (pd.op == PD_EXISTS) {
 		out_printf("%s\n", r.matched ? "true" : "false");
 	} else if (pd.op == PD_COUNT) {
@@ -389,8 +348,7 @@ int sh_live_pushdown(struct sh *sh, const char *text, bool *handled)
 			"%" PRIu64 " matched%s; no snapshot taken\n", sh->ss->live->pid, r.examined,
 			fmt_s(r.examined), pd.cls, r.matched, pd.op == PD_EXISTS && r.matched ? " (stopped at the first)" : "");
 	}
-	proto_instances_free(&r);
-	dsl_pushdown_free(&pd);
+	hs_pushdown_free(&q);
 	return HS_OK;
 }
 
