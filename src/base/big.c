@@ -23,7 +23,8 @@
 #define RAMFS_MAGIC_ 0x858458f6
 /* Anonymous arrays of this size or more ask for transparent huge pages: the
  * engine reads them in random order, where 4 KiB pages miss the TLB, and a
- * fault fills 2 MiB at once (docs/performance.md, "A faster whole index"). */
+ * fault fills 2 MiB at once (docs/history/performance-journal.md, "A faster
+ * whole index"). */
 #ifndef HUGE_MIN
 #define HUGE_MIN (2u << 20)
 #endif
@@ -49,8 +50,9 @@ static uint64_t settle_seq;	/* big_settle calls so far: the order settled arrays
  * Spares: freed anonymous arrays kept for the next big_alloc, which takes
  * one (cut to its size, or grown) and zeroes what was used, instead of the
  * kernel faulting in and clearing fresh pages: on this 2-core machine that
- * clearing was a third of an open with the whole index (docs/performance.md,
- * "Reusing freed arrays"). Spares count in the budget and go first when
+ * clearing was a third of an open with the whole index
+ * (docs/history/performance-journal.md, "Where open + the whole index goes in
+ * memory" and "Stop 30"). Spares count in the budget and go first when
  * room is needed; big_trim releases them all.
  */
 #define SPARE_MIN ((size_t)1 << 20)

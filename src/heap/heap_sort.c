@@ -325,7 +325,8 @@ static bool sort_packed(struct loader *L)
 	/* The radix sort writes its two key buffers all over; the records are
 	 * read in order from here on: past the budget, the buffers get the
 	 * memory and the records the file (a 30 GiB dump stalled on key
-	 * buffers in files, docs/performance.md). */
+	 * buffers in files, docs/history/performance-journal.md, "A 30 GiB dump on
+	 * the whole 24 GiB machine"). */
 	L->objs = big_demote(L->objs, 2 * (uint64_t)n * sizeof(uint64_t));
 	if (L->objs2)
 		L->objs2 = big_demote(L->objs2, 2 * (uint64_t)n * sizeof(uint64_t));

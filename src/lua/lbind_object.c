@@ -57,7 +57,8 @@ void lb_push_object(lua_State *L, int heap_idx, uint32_t i)
  * a userdata of its own indexes when it has them. Lua owns all its memory,
  * so lists need no finalizer (objects with one survive an extra collection
  * and cost a walk of the dominator tree, a list per node, about a quarter
- * of its time: docs/performance.md, "Lua scripting").
+ * of its time: docs/history/performance-journal.md, "Walking the dominator
+ * tree from Lua").
  */
 static struct lb_list *new_list(lua_State *L, int heap_idx, uint32_t n)
 {
