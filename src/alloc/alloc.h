@@ -97,10 +97,10 @@ struct alc_status {
  * same. Each is one configuration of :alloc start.
  */
 #define ALC_COST_SAMPLED "no measurable CPU (under 1 %)"
-#define ALC_COST_EXACT "1.2-1.8x CPU per request (Jetty), 1.1-1.4x (H2, javac); 1.7-2x with accounts"
-#define ALC_COST_NO_LIVE "1.1-1.3x CPU per request (Jetty), 1.3-1.4x (H2, javac)"
+#define ALC_COST_EXACT "1.3x CPU per request (Jetty, steady; 1.25-1.43), 1.35x and 1.45x (whole javac, H2 runs); 1.7-2.0x with accounts"
+#define ALC_COST_NO_LIVE "1.26x CPU per request (Jetty), 1.33-1.34x (whole javac, H2 runs)"
 #define ALC_COST_LIVE_ALL "4.6x CPU per request (Jetty): a weak reference per object"
-#define ALC_COST_DEPTH "2.1-2.5x CPU per request (Jetty, steady), 2.7-3.3x CPU (whole H2 runs) at --depth 64; contexts past 262,144 a thread are dropped (javac: 91 %)"
+#define ALC_COST_DEPTH "2.3x CPU per request (Jetty, steady; 2.1-2.5), 3.3x CPU (whole H2 runs; 2.6-3.8) at --depth 64; contexts past 262,144 a thread are dropped (javac: 91 %)"
 #define ALC_COST_JVMTI "7-10x (an event, a stack walk and a tag per object)"
 #define ALLOC_COST_HELP \
 	"  default (--live sampled): " ALC_COST_EXACT "\n" \
