@@ -26,7 +26,9 @@
 #     counted; beside it one that cannot be linked (exact.lazy.Broken) slows
 #     and fails nothing. One loaded during the recording and not linked
 #     (exact.lazy.Later) is linked before the stop puts it back, and then
-#     runs its own code, counted by nothing.
+#     runs its own code, counted by nothing. One linked before the start and
+#     initialized after it (exact.lazy.Table): its static initializer is
+#     counted, though an initialized class's is left alone.
 #  6. Calling contexts (--depth 3) counted in bytecode (ExactWork `ctx`,
 #     tests/java/alloc/exact/ctx/Ctx.java's KNOWN FACTS): calls on one line,
 #     recursion past the frames a thread keeps, exceptions through six
@@ -334,6 +336,14 @@ exact.lazy.Lazy$Bit,777,12432,777,12432,0
 exact.lazy.Lazy$Bit[],1,3128,1,3128,777
 EOF
 )" "$(xh "$P" -c ':alloc classes --top 100000' | grep -E '^exact\.lazy\.' | sort)"
+	# Linked before the start, initialized after it: its static initializer counted
+	# (an initialized class's is left alone, as it never runs again).
+	xa 7 "table"
+	check "$label: a static initializer that runs after the start: counted exactly" "$(sort <<'EOF'
+exact.lazy.Table$Cell,33,528,33,528,0
+exact.lazy.Table$Cell[],1,152,1,152,33
+EOF
+)" "$(xh "$P" -c ':alloc classes --top 100000' | grep -E '^exact\.lazy\.Table' | sort)"
 	# Loaded now, not linked: rewritten as it loads; linked before it is put back at the stop (below).
 	xa 7 "load exact.lazy.Later"
 

@@ -671,7 +671,9 @@ static const char *const ALLOCATING_CALLS[] = {"clone", "newArray", "multiNewArr
  * (JVMTI GetBytecodes), or the name of a call counted at its site in its
  * constant pool (GetConstantPool); true when JVMTI cannot say. Classes with
  * none are not retransformed at the start, which saves the JVM redefining
- * them for nothing.
+ * them for nothing. The static initializer of a class already initialized
+ * (JVMTI GetClassStatus) never runs again (JVMS 5.5), so that its
+ * allocations do not count: enums, tables built once and the like are left.
  */
 static bool worth(jclass k, const char *sig)
 {
@@ -685,11 +687,20 @@ static bool worth(jclass k, const char *sig)
 	for (size_t i = 0; i < sizeof ALLOCATING_CALLS / sizeof *ALLOCATING_CALLS && !yes; i++)
 		yes = memmem(cp, (size_t)cplen, ALLOCATING_CALLS[i], strlen(ALLOCATING_CALLS[i])) != NULL;
 	ag_rec_free(cp);
-	jint nm = 0;
+	jint nm = 0, status = 0;
 	jmethodID *ms = NULL;
 	if (!yes && (*R.env)->GetClassMethods(R.env, k, &nm, &ms) != JVMTI_ERROR_NONE)
 		return true;
+	bool initialized = (*R.env)->GetClassStatus(R.env, k, &status) == JVMTI_ERROR_NONE &&
+			   (status & JVMTI_CLASS_STATUS_INITIALIZED);
 	for (jint i = 0; i < nm && !yes; i++) {
+		char *name = NULL;
+		if (initialized && (*R.env)->GetMethodName(R.env, ms[i], &name, NULL, NULL) ==
+		    JVMTI_ERROR_NONE && name && !strcmp(name, "<clinit>")) {
+			ag_rec_free(name);
+			continue;
+		}
+		ag_rec_free(name);
 		jint bl = 0;
 		unsigned char *bc = NULL;
 		jvmtiError err = (*R.env)->GetBytecodes(R.env, ms[i], &bl, &bc);

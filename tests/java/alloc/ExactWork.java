@@ -33,6 +33,8 @@
  *         load CLASS load CLASS without linking it (Class.forName(CLASS,
  *                    false, loader)).
  *         later N    exact.lazy.Later.make(N) (its KNOWN FACTS).
+ *         table      initialize exact.lazy.Table, linked at "wait" but
+ *                    not initialized (its KNOWN FACTS).
  *         lazy N     exact.lazy.Lazy.make(N) (its KNOWN FACTS): Lazy is
  *                    loaded at "wait" but not linked, so that this links it;
  *                    then exact.lazy.Broken linked, which throws
@@ -145,6 +147,8 @@ public final class ExactWork {
         for (String name : new String[] {"exact.lazy.Lazy", "exact.lazy.Lazy$Bit", "exact.lazy.Broken"}) {
             Class.forName(name, false, loader);
         }
+        // Linked, not initialized (command table): its static initializer runs after the start.
+        Class.forName("exact.lazy.Table", false, loader).getDeclaredConstructors();
     }
 
     static void rounds(int r) {
@@ -201,6 +205,8 @@ public final class ExactWork {
             } catch (NoClassDefFoundError expected) {
                 // KNOWN FACTS: Broken cannot be linked.
             }
+        } else if (cmd.equals("table") && w.length == 1) {
+            exact.lazy.Table.touch();
         } else if (cmd.equals("load") && w.length == 2) {
             Class.forName(w[1], false, ExactWork.class.getClassLoader());
         } else if (cmd.equals("later") && w.length == 2) {
