@@ -935,47 +935,27 @@ static void push_value(lua_State *L, int heap_idx, const struct value *v)
 	}
 }
 
-/* The answer of a query inside the JVM, while heap:query pushes it: freed by __gc or __close. */
-#define LB_JVM_QUERY "heapsh.jvm_query"
+/* A query's answer (hs_query) while heap:query pushes it: freed once pushed, or by __gc after an error. */
+#define LB_ANSWER "heapsh.answer"
 
-static int jvm_query_gc(lua_State *L)
+struct lb_answer {
+	struct hs_session *ss;
+	struct hs_answer a;
+	bool held;		/* a is to be freed */
+};
+
+static int answer_gc(lua_State *L)
 {
-	hs_jvm_query_free(luaL_checkudata(L, 1, LB_JVM_QUERY));
+	struct lb_answer *x = luaL_checkudata(L, 1, LB_ANSWER);
+	if (x->held)
+		hs_answer_free(x->ss, &x->a);
+	x->held = false;
 	return 0;
 }
 
-/*
- * query_in_jvm: heap:query's answer from inside the attached JVM, with no
- * snapshot (hs_query_jvm, as the shell's): its values pushed, or nil,
- * message for an error of the query; -1 (nothing pushed) when it cannot
- * run there, and the session's notice says why.
- */
-static int query_in_jvm(lua_State *L, struct hs_session *ss, const char *text)
+/* push_jvm_answer: the values of a program the agent ran (HS_RAN_JVM), or nil, message. */
+static int push_jvm_answer(lua_State *L, struct hs_session *ss, struct hs_jvm_query *q)
 {
-	struct hs_jvm_query *q = lua_newuserdatauv(L, sizeof *q, 0);
-	memset(q, 0, sizeof *q);
-	if (luaL_newmetatable(L, LB_JVM_QUERY)) {
-		lua_pushcfunction(L, jvm_query_gc);
-		lua_setfield(L, -2, "__gc");
-		lua_pushcfunction(L, jvm_query_gc);
-		lua_setfield(L, -2, "__close");
-	}
-	lua_setmetatable(L, -2);
-	int qi = lua_gettop(L);
-	char why[400];
-	if (hs_query_jvm(ss, text, q, why, sizeof why) != HS_OK) {
-		lua_pushnil(L);
-		lua_pushstring(L, ss->err.msg);
-		return 2;
-	}
-	if (!q->ran) {
-		if (strcmp(why, "it does not parse"))
-			hs_notify(ss, HS_NOTICE_TTY, "this query cannot run inside JVM %d: %s; taking "
-				  "a snapshot", ss->live->pid, why);
-		hs_jvm_query_free(q);
-		lua_settop(L, qi - 1);
-		return -1;
-	}
 	if (!q->has_analysis)	/* only comments */
 		return 0;
 	const struct proto_analysis *an = &q->an;
@@ -1009,45 +989,56 @@ static int query_in_jvm(lua_State *L, struct hs_session *ss, const char *text)
 }
 
 /*
- * heap:query(text) -> the values of its expressions | nil, message. On an
- * attached JVM with no snapshot yet, a query runs inside the JVM when it
- * can, as in the shell (hs_query_jvm: its objects come back as their text,
- * "0x7f3a8c10 Order"), one that needs no heap (allocations) without one
- * (dsl_heapless), and any other after a snapshot.
+ * heap:query(text) -> the values of its expressions | nil, message. Run
+ * where the session routes it, as the shell's (hs_query): on an attached
+ * JVM with no snapshot yet, inside the JVM when the agent can evaluate it
+ * (its objects come back as their text, "0x7f3a8c10 Order"), without a
+ * heap when it needs none (allocations, also of a JFR recording), and
+ * otherwise on a snapshot it takes first.
  */
 static int heap_query(lua_State *L)
 {
 	struct lb_heap *hp = luaL_checkudata(L, 1, LB_HEAP);
 	const char *text = luaL_checkstring(L, 2);
 	struct hs_session *ss = hp->ss;
-	if (ss && !ss->heap && ss->live && !ss->live_off && !dsl_heapless(hs_dsl(ss), text)) {
-		int n = query_in_jvm(L, ss, text);	/* its values on top of the stack */
-		if (n >= 0)
-			return n;
-	}
-	if (!ss || ss->heap || !ss->live || !dsl_heapless(hs_dsl(ss), text))
+	if (!ss || ss->heap || (!ss->live && !ss->recording))
 		lb_checkheap(L, 1);
-	struct dsl *d = hs_dsl(hp->ss);
-	struct dsl_output out;
-	struct hs_error err;
-	hs_error_clear(&err);
-	enum parse_status st = dsl_run(d, text, &out, &err);
-	if (st == PARSE_INCOMPLETE) {
+	struct lb_answer *x = lua_newuserdatauv(L, sizeof *x, 0);
+	memset(x, 0, sizeof *x);
+	x->ss = ss;
+	if (luaL_newmetatable(L, LB_ANSWER)) {
+		lua_pushcfunction(L, answer_gc);
+		lua_setfield(L, -2, "__gc");
+	}
+	lua_setmetatable(L, -2);
+	x->held = true;
+	struct hs_answer *a = &x->a;
+	if (hs_query(ss, text, HS_QUERY_NO_PUSHDOWN, a) != HS_OK) {
+		lua_pushnil(L);
+		lua_pushstring(L, ss->err.msg);
+		return 2;
+	}
+	if (a->incomplete) {
 		lua_pushnil(L);
 		lua_pushstring(L, "the query is incomplete (an open bracket or a dangling operator)");
 		return 2;
 	}
-	if (st != PARSE_OK) {
-		dsl_output_done(d, &out);
+	int n;
+	if (a->ran == HS_RAN_JVM) {
+		n = push_jvm_answer(L, ss, &a->jvm);
+	} else if (a->st != PARSE_OK) {
 		lua_pushnil(L);
-		lua_pushfstring(L, "query error at %d:%d: %s", err.line, err.col, err.msg);
-		return 2;
+		lua_pushfstring(L, "query error at %d:%d: %s", a->err.line, a->err.col, a->err.msg);
+		n = 2;
+	} else {
+		luaL_checkstack(L, a->out.n + 1, "too many results");
+		for (int k = 0; k < a->out.n; k++)
+			push_value(L, 1, &a->out.vals[k]);
+		n = a->out.n;
 	}
-	luaL_checkstack(L, out.n + 1, "too many results");
-	for (int k = 0; k < out.n; k++)
-		push_value(L, 1, &out.vals[k]);
-	int n = out.n;
-	dsl_output_done(d, &out);
+	/* pushed: the answer goes now, while its session's query language is the one it came from */
+	hs_answer_free(ss, a);
+	x->held = false;
 	return n;
 }
 

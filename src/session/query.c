@@ -420,3 +420,72 @@ int hs_query_pushdown(struct hs_session *s, const char *text, struct hs_pushdown
 	q->ran = true;
 	return HS_OK;
 }
+
+/* ---- routing: where a query runs ---- */
+
+void hs_answer_free(struct hs_session *s, struct hs_answer *a)
+{
+	hs_pushdown_free(&a->pd);
+	hs_jvm_query_free(&a->jvm);
+	if (a->has_out)
+		dsl_output_done(hs_dsl(s), &a->out);
+	a->has_out = false;
+}
+
+int hs_query(struct hs_session *s, const char *text, unsigned flags, struct hs_answer *a)
+{
+	memset(a, 0, sizeof *a);
+	hs_error_clear(&a->err);
+	bool heapless = false;	/* run with no snapshot: the snippet needs no heap */
+	if (!s->heap && (s->live || s->recording)) {
+		/*
+		 * Finish reading it first; then maybe the JVM can answer it without
+		 * a snapshot, or it needs no heap (allocations of a JVM or of a
+		 * recording read from a file).
+		 */
+		struct arena ar = {0};
+		struct stmt **st;
+		int ns;
+		struct hs_error perr;
+		enum parse_status ps = parse_snippet(text, &ar, &st, &ns, &perr);
+		arena_free(&ar);
+		if (ps == PARSE_INCOMPLETE) {
+			a->incomplete = true;
+			return HS_OK;
+		}
+		/* a query that does not parse needs no snapshot to say so */
+		heapless = ps == PARSE_ERROR || dsl_heapless(hs_dsl(s), text);
+		if (!heapless && s->live && !(flags & HS_QUERY_NO_PUSHDOWN)) {
+			if (hs_query_pushdown(s, text, &a->pd, a->why_pushdown, sizeof a->why_pushdown) != HS_OK)
+				return HS_ERR;
+			if (a->pd.ran) {
+				a->ran = HS_RAN_PUSHDOWN;
+				return HS_OK;
+			}
+			if (a->why_pushdown[0])
+				hs_notify(s, HS_NOTICE_TIMER, "heapsh: %s; taking a snapshot", a->why_pushdown);
+		}
+		if (!heapless && s->live && !s->live_off) {
+			if (hs_query_jvm(s, text, &a->jvm, a->why_jvm, sizeof a->why_jvm) != HS_OK)
+				return HS_ERR;
+			if (a->jvm.ran) {
+				a->ran = HS_RAN_JVM;
+				return HS_OK;
+			}
+			if (a->why_jvm[0] && strcmp(a->why_jvm, "it does not parse"))
+				hs_notify(s, HS_NOTICE_ALWAYS, "heapsh: this query cannot run inside JVM %d: %s; "
+					  "taking a snapshot", s->live->pid, a->why_jvm);
+		}
+	}
+	if (!s->heap && !heapless && hs_need_heap(s) != HS_OK)
+		return HS_ERR;
+	hs_interrupted = 0;
+	a->st = dsl_run(hs_dsl(s), text, &a->out, &a->err);
+	a->has_out = true;
+	if (a->st == PARSE_INCOMPLETE) {
+		a->incomplete = true;
+		return HS_OK;
+	}
+	a->ran = HS_RAN_HEAP;
+	return HS_OK;
+}

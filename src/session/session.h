@@ -31,6 +31,7 @@
 #include "../attach/proto.h"
 #include "../base/mem.h"
 #include "../dsl/arena.h"
+#include "../dsl/eval.h"
 #include "../dsl/pushdown.h"
 #include "../dsl/value.h"
 #include "../engine/domtree.h"
@@ -263,6 +264,44 @@ struct hs_pushdown {
 int hs_query_pushdown(struct hs_session *s, const char *text, struct hs_pushdown *q, char *why,
 		      size_t cap);
 void hs_pushdown_free(struct hs_pushdown *q);
+/* Where hs_query ran a query. */
+enum hs_ran {
+	HS_RAN_NOTHING,		/* incomplete: read more text */
+	HS_RAN_HEAP,		/* the query language on the heap (or with none when it needs none) */
+	HS_RAN_PUSHDOWN,	/* the agent's heap iteration over one class: pd */
+	HS_RAN_JVM		/* a program the agent ran: jvm */
+};
+
+#define HS_QUERY_NO_PUSHDOWN 1u	/* hs_query: not through the heap iteration (its rows are not values) */
+
+/* A query's answer (hs_query): where it ran, and what came back. */
+struct hs_answer {
+	enum hs_ran ran;
+	bool incomplete;		/* the text is not finished (nothing ran) */
+	char why_pushdown[400];		/* on a JVM, why the heap iteration could not answer ("": not tried or not such a query) */
+	char why_jvm[400];		/* on a JVM, why no program could answer inside it ("": not tried) */
+	struct hs_pushdown pd;		/* HS_RAN_PUSHDOWN */
+	struct hs_jvm_query jvm;	/* HS_RAN_JVM */
+	struct dsl_output out;		/* HS_RAN_HEAP: the values (dsl_run) */
+	bool has_out;
+	enum parse_status st;		/* HS_RAN_HEAP: PARSE_OK, or PARSE_ERROR with err (values before it in out) */
+	struct hs_error err;		/* HS_RAN_HEAP: the query's error, with its line and column */
+};
+
+/*
+ * hs_query: run snippet text where it runs best (docs/agent.md, "Analyses
+ * inside the JVM"): on an attached JVM with no snapshot, a query that
+ * needs no heap (allocations) runs without one; a filter over one class in
+ * the agent's heap iteration (hs_query_pushdown, unless flags has
+ * HS_QUERY_NO_PUSHDOWN); anything else the agent can evaluate as a program
+ * inside the JVM (hs_query_jvm; :live off: not); the rest on the heap,
+ * after a snapshot (hs_need_heap) when there is none. HS_OK: a->ran says
+ * where (HS_RAN_NOTHING with a->incomplete: read more text), with why the
+ * JVM did not answer in a->why_* (also told as notices, when it happens). HS_ERR: it could not run anywhere
+ * (s->err). a is freed with hs_answer_free in every case.
+ */
+int hs_query(struct hs_session *s, const char *text, unsigned flags, struct hs_answer *a);
+void hs_answer_free(struct hs_session *s, struct hs_answer *a);
 /*
  * hs_jvm_value: result v as the query language's value, in arena a (a
  * snapshot's evaluator would give the same, but objects, classes, loaders

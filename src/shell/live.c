@@ -290,28 +290,10 @@ bool sh_live_pushdown_shape(const char *text)
 	return true;
 }
 
-int sh_live_pushdown(struct sh *sh, const char *text, bool *handled)
+void sh_show_pushdown(struct sh *sh, const struct hs_pushdown *q)
 {
-	*handled = false;
-	struct hs_pushdown q;
-	char why[400];
-	int st = hs_query_pushdown(sh->ss, text, &q, why, sizeof why);
-	if (st != HS_OK) {
-		hs_pushdown_free(&q);
-		*handled = true;
-		return sh_error(sh, NULL, "%s", sh->ss->err.msg);
-	}
-	if (!q.ran) {
-		if (why[0] && (sh->timer || isatty(STDERR_FILENO))) {
-			out_flush();	/* what came before it first, in one file too */
-			fprintf(stderr, "heapsh: %s; taking a snapshot\n", why);
-		}
-		hs_pushdown_free(&q);
-		return HS_OK;
-	}
-	*handled = true;
-	const struct dsl_pushdown pd = q.pd;
-	const struct proto_instances r = q.r;
+	const struct dsl_pushdown pd = q->pd;
+	const struct proto_instances r = q->r;
 	if (pd.op == PD_EXISTS) {
 		out_printf("%s\n", r.matched ? "true" : "false");
 	} else if (pd.op == PD_COUNT) {
@@ -348,8 +330,6 @@ int sh_live_pushdown(struct sh *sh, const char *text, bool *handled)
 			"%" PRIu64 " matched%s; no snapshot taken\n", sh->ss->live->pid, r.examined,
 			fmt_s(r.examined), pd.cls, r.matched, pd.op == PD_EXISTS && r.matched ? " (stopped at the first)" : "");
 	}
-	hs_pushdown_free(&q);
-	return HS_OK;
 }
 
 /* ---- the prompt and :info ---- */

@@ -66,50 +66,16 @@ static void show(struct sh *sh, const struct proto_val *v, struct arena *a)
 
 /* ---- running a snippet inside the JVM ---- */
 
-static void note(struct sh *sh, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(struct sh *sh, const char *fmt, ...)
+int sh_show_jvm(struct sh *sh, const char *text, const char *where, int first_line,
+		struct hs_jvm_query *q)
 {
-	(void)sh;
-	va_list ap;
-	va_start(ap, fmt);
-	out_flush();	/* what came before it first, in one file too */
-	fprintf(stderr, "heapsh: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
-	va_end(ap);
-}
-
-int sh_live_analyze(struct sh *sh, const char *text, const char *where, int first_line,
-		    bool *handled)
-{
-	*handled = false;
-	if (sh->ss->live_off || sh->ss->heap || !sh_is_live(sh))
+	if (!q->has_analysis)	/* only comments */
 		return HS_OK;
-	struct hs_jvm_query q;
-	char why[400];
-	int rc = hs_query_jvm(sh->ss, text, &q, why, sizeof why);
-	if (rc != HS_OK) {
-		hs_jvm_query_free(&q);
-		*handled = true;
-		return sh_error(sh, NULL, "%s", sh->ss->err.msg);
-	}
-	if (!q.ran) {
-		if (strcmp(why, "it does not parse"))	/* else the snapshot's run reports it */
-			note(sh, "this query cannot run inside JVM %d: %s; taking a snapshot",
-			     sh_live_pid(sh), why);
-		hs_jvm_query_free(&q);
-		return HS_OK;
-	}
-	*handled = true;
-	if (!q.has_analysis) {	/* only comments */
-		hs_jvm_query_free(&q);
-		return HS_OK;
-	}
-	const struct proto_analysis *an = &q.an;
+	const struct proto_analysis *an = &q->an;
 	for (uint32_t k = 0; k < an->nresults; k++) {
 		const struct proto_result *r = &an->results[k];
-		if (r->stmt >= q.npre && r->stmt < q.failed_at && r->kind != S_LET)
-			show(sh, &r->v, &q.a);
+		if (r->stmt >= q->npre && r->stmt < q->failed_at && r->kind != S_LET)
+			show(sh, &r->v, &q->a);
 	}
 	out_flush();
 	int ret = HS_OK;
@@ -135,7 +101,6 @@ int sh_live_analyze(struct sh *sh, const char *text, const char *where, int firs
 		sh_query_report(sh, text, where, first_line, &qe);
 		ret = HS_ERR;
 	}
-	hs_jvm_query_free(&q);
 	hs_interrupted = 0;
 	return ret;
 }

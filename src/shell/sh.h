@@ -148,29 +148,31 @@ void sh_object_cells(struct out_table *t, const struct heap *h, uint32_t i);
  * sh_live_histogram: the class histogram of the attached JVM after a full
  * GC, from HotSpot's GC.class_histogram (via "vm") or the agent (via
  * "agent"); via NULL tries the VM first and falls back to the agent.
- * sh_live_pushdown: run a query inside the attached JVM when it has the
- * push-down shape and no snapshot is loaded (*handled). sh_live_prompt: the
- * prompt when attached (caller frees), else NULL.
+ * sh_show_pushdown: the answer of the agent's heap iteration to a filter
+ * over one class (hs_query's HS_RAN_PUSHDOWN), as a snapshot's query would
+ * show it, and its cost on stderr. sh_live_prompt: the prompt when attached
+ * (caller frees), else NULL.
  */
 int sh_attach(struct sh *sh, int pid);
 bool sh_is_live(const struct sh *sh);
 int sh_need_heap(struct sh *sh);
 int sh_live_histogram(struct sh *sh, const char *pattern, bool count, long top, const char *via);
-int sh_live_pushdown(struct sh *sh, const char *text, bool *handled);
+void sh_show_pushdown(struct sh *sh, const struct hs_pushdown *q);
 /* sh_live_pushdown_shape: text has the push-down shape (whether or not a JVM is attached). */
 bool sh_live_pushdown_shape(const char *text);
 /*
- * Queries inside the JVM (live_query.c). sh_live_analyze: run the snippet
- * text inside the attached JVM when no snapshot is loaded and it can run
- * there (*handled); otherwise say why (stderr) and leave it to a snapshot.
+ * Queries inside the JVM (live_query.c). sh_show_jvm: the answer of a
+ * program the agent ran for snippet text (hs_query's HS_RAN_JVM) as a
+ * snapshot's would be shown, the JVM's costs on stderr, or the query's
+ * error with a caret (where, first_line as sh_query_report's); HS_ERR then.
  * sh_cmd_explain (:explain QUERY): where a query would run, and why;
  * ":explain" alone explains the next query (sh_live_explain_pending), which
  * may span lines: sh_live_explain(sh, text, &incomplete) explains it once
  * complete, runs nothing, and sets *incomplete (NULL: complete or an error).
  * sh_cmd_live (:live): turn it on or off, set its time and memory limits.
  */
-int sh_live_analyze(struct sh *sh, const char *text, const char *where, int first_line,
-		    bool *handled);
+int sh_show_jvm(struct sh *sh, const char *text, const char *where, int first_line,
+		struct hs_jvm_query *q);
 int sh_cmd_explain(struct sh *sh, int argc, char **argv);
 bool sh_live_explain_pending(void);
 int sh_live_explain(struct sh *sh, const char *text, bool *incomplete);
