@@ -77,8 +77,15 @@ for jdk in "${JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}" "${JDK25:-/usr/lib/jvm
 			exec 7>&-
 			continue
 		fi
-		"$jdk/bin/jcmd" "$pid" GC.class_histogram -all >"$f.histo" 2>&1
-		"$jdk/bin/jcmd" "$pid" GC.heap_dump -all "$PWD/$f.hprof" >/dev/null 2>&1
+		# jcmd's attach can time out on a loaded machine: tried up to three times each.
+		for ((i = 0; i < 3; i++)); do
+			"$jdk/bin/jcmd" "$pid" GC.class_histogram -all >"$f.histo" 2>&1
+			grep -q '^Total ' "$f.histo" && break
+		done
+		for ((i = 0; i < 3; i++)); do
+			"$jdk/bin/jcmd" "$pid" GC.heap_dump -all "$PWD/$f.hprof" >"$f.dumpout" 2>&1
+			[ -s "$f.hprof" ] && break
+		done
 		if [ -z "$flags" ]; then
 			# A live :histogram (the JVM's own) and heapsh's snapshot of the same JVM.
 			timeout 120 $HEAPSH --format csv -c ':histogram' "$pid" 2>/dev/null |
@@ -103,7 +110,9 @@ for jdk in "${JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}" "${JDK25:-/usr/lib/jvm
 		if [ "$(printf '%s\n' "$out" | tail -1 | awk '{ print $4 }')" = 0 ] && [ "${compared:-0}" -ge 300 ]; then
 			ok "layout $name: every class's size equals the JVM's ($compared classes)"
 		else
-			fail "layout $name: every class's size equals the JVM's" "$(printf '%s\n' "$out" | tail -12)"
+			fail "layout $name: every class's size equals the JVM's" "$(printf '%s\n' "$out" | tail -12)" \
+				"jcmd GC.class_histogram: $(tail -2 "$f.histo")" "jcmd GC.heap_dump: $(tail -2 "$f.dumpout")" \
+				"heapsh: $(head -3 "$f.hserr")"
 		fi
 		if [ -z "$flags" ]; then
 			for c in java.util.concurrent.ForkJoinPool 'java.util.concurrent.ConcurrentHashMap$CounterCell' \
