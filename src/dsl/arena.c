@@ -50,3 +50,20 @@ void arena_free(struct arena *a)
 	a->head = NULL;
 	a->used = 0;
 }
+
+void arena_adopt(struct arena *dst, struct arena *src)
+{
+	if (!src->head)
+		return;
+	if (!dst->head) {
+		dst->head = src->head;
+	} else {
+		struct arena_block *b = dst->head;
+		while (b->next)
+			b = b->next;
+		b->next = src->head;	/* after dst's own: dst goes on allocating in its head */
+	}
+	dst->used += src->used;
+	src->head = NULL;
+	src->used = 0;
+}

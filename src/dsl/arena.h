@@ -17,5 +17,7 @@ struct arena {
 void *arena_alloc(struct arena *a, size_t n);	/* zeroed, 16-byte aligned */
 char *arena_strndup(struct arena *a, const char *s, size_t n);
 void arena_free(struct arena *a);
+/* arena_adopt: src's blocks become dst's (freed with it); src is left empty. */
+void arena_adopt(struct arena *dst, struct arena *src);
 
 #endif

@@ -89,6 +89,8 @@ bool dsl_mentions(struct stmt *const *stmts, int n, const char *name);
  * an allocation query takes no snapshot, and `1 + 2` alone still does.
  */
 bool dsl_heapless(const struct dsl *d, const char *text);
+/* dsl_heapless_stmts: dsl_heapless for statements already parsed (parse_snippet). */
+bool dsl_heapless_stmts(const struct dsl *d, struct stmt *const *st, int n);
 
 /*
  * dsl_run: parse text and, if it is complete, run it. PARSE_OK: *out holds
@@ -100,6 +102,13 @@ bool dsl_heapless(const struct dsl *d, const char *text);
 enum parse_status dsl_run(struct dsl *d, const char *text, struct dsl_output *out,
 			  struct hs_error *err);
 void dsl_output_done(struct dsl *d, struct dsl_output *out);
+/*
+ * dsl_run_parsed: dsl_run for statements already parsed (parse_snippet
+ * into *parsed, whose blocks become the session's or the output's: parsed
+ * is left empty). PARSE_OK or PARSE_ERROR as dsl_run.
+ */
+enum parse_status dsl_run_parsed(struct dsl *d, struct arena *parsed, struct stmt **stmts, int n,
+				 struct dsl_output *out, struct hs_error *err);
 
 /*
  * dsl_set_type_stmt: the definition of set type name from an earlier

@@ -93,11 +93,14 @@ bool dsl_heapless(const struct dsl *d, const char *text)
 	struct stmt **st;
 	int n;
 	struct hs_error err;
-	bool r = parse_snippet(text, &a, &st, &n, &err) == PARSE_OK &&
-		 !dsl_needs_heap(st, n) &&
-		 ((d && !d->h) || dsl_mentions(st, n, "allocations"));
+	bool r = parse_snippet(text, &a, &st, &n, &err) == PARSE_OK && dsl_heapless_stmts(d, st, n);
 	arena_free(&a);
 	return r;
+}
+
+bool dsl_heapless_stmts(const struct dsl *d, struct stmt *const *st, int n)
+{
+	return !dsl_needs_heap(st, n) && ((d && !d->h) || dsl_mentions(st, n, "allocations"));
 }
 
 void dsl_free(struct dsl *d)
@@ -248,25 +251,30 @@ enum parse_status dsl_run(struct dsl *d, const char *text, struct dsl_output *ou
 			  struct hs_error *err)
 {
 	memset(out, 0, sizeof *out);
-	struct arena *tmp = xcalloc(1, sizeof *tmp);
+	struct arena parsed = {NULL, 0};
 	struct stmt **stmts;
 	int n;
-	enum parse_status st = parse_snippet(text, tmp, &stmts, &n, err);
+	enum parse_status st = parse_snippet(text, &parsed, &stmts, &n, err);
 	if (st != PARSE_OK) {
-		arena_free(tmp);
-		free(tmp);
+		arena_free(&parsed);
 		return st;
 	}
+	return dsl_run_parsed(d, &parsed, stmts, n, out, err);
+}
+
+enum parse_status dsl_run_parsed(struct dsl *d, struct arena *parsed, struct stmt **stmts, int n,
+				 struct dsl_output *out, struct hs_error *err)
+{
+	memset(out, 0, sizeof *out);
+	enum parse_status st = PARSE_OK;
 	/* Snippets that define names are kept whole: their trees and values live on. */
-	struct arena *a = tmp;
+	struct arena *tmp = NULL, *a;
 	if (defines(stmts, n)) {
-		arena_free(tmp);
-		free(tmp);
 		a = &d->keep;
-		st = parse_snippet(text, a, &stmts, &n, err);
-		if (st != PARSE_OK)
-			return st;
+	} else {
+		a = tmp = xcalloc(1, sizeof *tmp);
 	}
+	arena_adopt(a, parsed);
 	out->priv = a == tmp ? tmp : NULL;
 	struct ev *e = xcalloc(1, sizeof *e);
 	e->d = d;

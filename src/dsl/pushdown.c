@@ -158,8 +158,23 @@ bool dsl_pushdown(const char *text, struct dsl_pushdown *out)
 	struct stmt **st;
 	int ns;
 	struct hs_error err;
-	if (parse_snippet(text, &out->arena, &st, &ns, &err) != PARSE_OK || ns != 1 ||
-	    st[0]->kind != S_EXPR)
+	struct arena parsed = {0};
+	if (parse_snippet(text, &parsed, &st, &ns, &err) != PARSE_OK) {
+		arena_free(&parsed);
+		return false;
+	}
+	bool yes = dsl_pushdown_stmts(st, ns, out);
+	arena_adopt(&out->arena, &parsed);	/* the predicate names the tree's strings */
+	arena_free(&parsed);
+	if (!yes)
+		dsl_pushdown_free(out);
+	return yes;
+}
+
+bool dsl_pushdown_stmts(struct stmt *const *st, int ns, struct dsl_pushdown *out)
+{
+	memset(out, 0, sizeof *out);
+	if (ns != 1 || st[0]->kind != S_EXPR)
 		goto no;
 	struct pd p = {&out->arena, NULL};
 	const struct node *e = st[0]->e;

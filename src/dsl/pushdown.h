@@ -23,6 +23,8 @@
 
 #include "arena.h"
 
+struct stmt;
+
 enum dsl_pred_op { DP_TRUE, DP_AND, DP_OR, DP_NOT, DP_CMP };
 enum dsl_pred_cmp { DP_EQ, DP_NE, DP_LT, DP_LE, DP_GT, DP_GE };
 enum dsl_pred_lit { DP_NULL, DP_LONG, DP_DOUBLE, DP_STRING, DP_BOOL };
@@ -50,6 +52,12 @@ struct dsl_pushdown {
 
 /* dsl_pushdown: true when text is one query of the shapes above. */
 bool dsl_pushdown(const char *text, struct dsl_pushdown *out);
+/*
+ * dsl_pushdown_stmts: the same for statements already parsed
+ * (parse_snippet), whose tree must outlive *out (the predicate's field
+ * names and strings are the tree's).
+ */
+bool dsl_pushdown_stmts(struct stmt *const *st, int ns, struct dsl_pushdown *out);
 void dsl_pushdown_free(struct dsl_pushdown *pd);
 
 #endif

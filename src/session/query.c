@@ -286,7 +286,7 @@ void hs_jvm_query_free(struct hs_jvm_query *q)
 	arena_free(&q->a);
 }
 
-int hs_query_jvm(struct hs_session *s, const char *text, struct hs_jvm_query *q, char *why,
+int hs_query_jvm(struct hs_session *s, struct stmt **st, int n, struct hs_jvm_query *q, char *why,
 		 size_t cap)
 {
 	memset(q, 0, sizeof *q);
@@ -294,13 +294,6 @@ int hs_query_jvm(struct hs_session *s, const char *text, struct hs_jvm_query *q,
 	if (s->live_off || s->heap || !s->live) {
 		snprintf(why, cap, "%s", s->live_off ? "queries inside the JVM are off (:live)"
 			 : s->heap ? "a snapshot is loaded" : "no JVM is attached");
-		return HS_OK;
-	}
-	struct stmt **st;
-	int n;
-	struct hs_error perr;
-	if (parse_snippet(text, &q->a, &st, &n, &perr) != PARSE_OK) {
-		snprintf(why, cap, "it does not parse");	/* the snapshot's run reports it */
 		return HS_OK;
 	}
 	if (!n) {	/* only comments: nothing to run, nowhere */
@@ -390,12 +383,12 @@ void hs_pushdown_free(struct hs_pushdown *q)
 	q->has_pd = q->has_r = false;
 }
 
-int hs_query_pushdown(struct hs_session *s, const char *text, struct hs_pushdown *q, char *why,
-		      size_t cap)
+int hs_query_pushdown(struct hs_session *s, struct stmt **st, int n, struct hs_pushdown *q,
+		      char *why, size_t cap)
 {
 	memset(q, 0, sizeof *q);
 	why[0] = 0;
-	if (!s->live || s->heap || !dsl_pushdown(text, &q->pd))
+	if (!s->live || s->heap || !dsl_pushdown_stmts(st, n, &q->pd))
 		return HS_OK;
 	q->has_pd = true;
 	if (!hs_live_conn(s))
@@ -404,17 +397,17 @@ int hs_query_pushdown(struct hs_session *s, const char *text, struct hs_pushdown
 	struct hs_error err;
 	uint32_t limit = q->pd.op == PD_FILTER ? 100 : q->pd.op == PD_FIRST ? 1 : 0;
 	hs_interrupted = 0;
-	int st = proto_instances(&s->live->conn, q->pd.cls, true, PROTO_WALK_GC_HEAP,
+	int rc = proto_instances(&s->live->conn, q->pd.cls, true, PROTO_WALK_GC_HEAP,
 				 q->pd.op == PD_EXISTS, limit, pred, &q->r, &err);
 	pred_free(pred);
-	if (st != HS_OK && st != HS_INTERRUPTED && !strncmp(err.msg, "the agent says: ", 16) &&
+	if (rc != HS_OK && rc != HS_INTERRUPTED && !strncmp(err.msg, "the agent says: ", 16) &&
 	    proto_alive(&s->live->conn)) {
 		/* What the agent cannot evaluate (a member that is not a field, ...) a snapshot can. */
 		snprintf(why, cap, "the agent cannot evaluate this query in JVM %d (%s)", s->live->pid,
 			 err.msg + 16);
 		return HS_OK;
 	}
-	if (st != HS_OK)
+	if (rc != HS_OK)
 		return hs_fail(s, "the query could not run in JVM %d: %s", s->live->pid, err.msg);
 	q->has_r = true;
 	q->ran = true;
@@ -425,38 +418,41 @@ int hs_query_pushdown(struct hs_session *s, const char *text, struct hs_pushdown
 
 void hs_answer_free(struct hs_session *s, struct hs_answer *a)
 {
-	hs_pushdown_free(&a->pd);
+	hs_pushdown_free(&a->pd);	/* first: its predicate names the tree's strings */
 	hs_jvm_query_free(&a->jvm);
 	if (a->has_out)
 		dsl_output_done(hs_dsl(s), &a->out);
 	a->has_out = false;
+	arena_free(&a->parsed);
 }
 
 int hs_query(struct hs_session *s, const char *text, unsigned flags, struct hs_answer *a)
 {
 	memset(a, 0, sizeof *a);
 	hs_error_clear(&a->err);
+	/* Parsed once: the routing reads the tree, and the query language runs it. */
+	struct stmt **st;
+	int ns;
+	enum parse_status ps = parse_snippet(text, &a->parsed, &st, &ns, &a->err);
+	if (ps == PARSE_INCOMPLETE) {
+		a->incomplete = true;
+		return HS_OK;
+	}
+	if (ps == PARSE_ERROR) {	/* said without a snapshot */
+		a->ran = HS_RAN_HEAP;
+		a->st = PARSE_ERROR;
+		return HS_OK;
+	}
 	bool heapless = false;	/* run with no snapshot: the snippet needs no heap */
 	if (!s->heap && (s->live || s->recording)) {
 		/*
-		 * Finish reading it first; then maybe the JVM can answer it without
-		 * a snapshot, or it needs no heap (allocations of a JVM or of a
-		 * recording read from a file).
+		 * Maybe the JVM can answer it without a snapshot, or it needs no
+		 * heap (allocations of a JVM or of a recording read from a file).
 		 */
-		struct arena ar = {0};
-		struct stmt **st;
-		int ns;
-		struct hs_error perr;
-		enum parse_status ps = parse_snippet(text, &ar, &st, &ns, &perr);
-		arena_free(&ar);
-		if (ps == PARSE_INCOMPLETE) {
-			a->incomplete = true;
-			return HS_OK;
-		}
-		/* a query that does not parse needs no snapshot to say so */
-		heapless = ps == PARSE_ERROR || dsl_heapless(hs_dsl(s), text);
+		heapless = dsl_heapless_stmts(hs_dsl(s), st, ns);
 		if (!heapless && s->live && !(flags & HS_QUERY_NO_PUSHDOWN)) {
-			if (hs_query_pushdown(s, text, &a->pd, a->why_pushdown, sizeof a->why_pushdown) != HS_OK)
+			if (hs_query_pushdown(s, st, ns, &a->pd, a->why_pushdown,
+					      sizeof a->why_pushdown) != HS_OK)
 				return HS_ERR;
 			if (a->pd.ran) {
 				a->ran = HS_RAN_PUSHDOWN;
@@ -466,13 +462,13 @@ int hs_query(struct hs_session *s, const char *text, unsigned flags, struct hs_a
 				hs_notify(s, HS_NOTICE_TIMER, "heapsh: %s; taking a snapshot", a->why_pushdown);
 		}
 		if (!heapless && s->live && !s->live_off) {
-			if (hs_query_jvm(s, text, &a->jvm, a->why_jvm, sizeof a->why_jvm) != HS_OK)
+			if (hs_query_jvm(s, st, ns, &a->jvm, a->why_jvm, sizeof a->why_jvm) != HS_OK)
 				return HS_ERR;
 			if (a->jvm.ran) {
 				a->ran = HS_RAN_JVM;
 				return HS_OK;
 			}
-			if (a->why_jvm[0] && strcmp(a->why_jvm, "it does not parse"))
+			if (a->why_jvm[0])
 				hs_notify(s, HS_NOTICE_ALWAYS, "heapsh: this query cannot run inside JVM %d: %s; "
 					  "taking a snapshot", s->live->pid, a->why_jvm);
 		}
@@ -480,12 +476,8 @@ int hs_query(struct hs_session *s, const char *text, unsigned flags, struct hs_a
 	if (!s->heap && !heapless && hs_need_heap(s) != HS_OK)
 		return HS_ERR;
 	hs_interrupted = 0;
-	a->st = dsl_run(hs_dsl(s), text, &a->out, &a->err);
+	a->st = dsl_run_parsed(hs_dsl(s), &a->parsed, st, ns, &a->out, &a->err);
 	a->has_out = true;
-	if (a->st == PARSE_INCOMPLETE) {
-		a->incomplete = true;
-		return HS_OK;
-	}
 	a->ran = HS_RAN_HEAP;
 	return HS_OK;
 }

@@ -218,7 +218,8 @@ struct hs_jvm_query {
 };
 
 /*
- * hs_query_jvm: answer snippet text inside the attached JVM, with no
+ * hs_query_jvm: answer a snippet (its statements st[0..n), parsed) inside
+ * the attached JVM, with no
  * snapshot (docs/agent.md, "Analyses inside the JVM"): compiled with the
  * session's names and set types it uses into a program the agent runs
  * within s->live_time_s and s->live_mem_mb (src/dsl/prog.h). HS_OK with
@@ -230,7 +231,7 @@ struct hs_jvm_query {
  * be asked (s->err). q is the caller's, freed with hs_jvm_query_free in
  * every case.
  */
-int hs_query_jvm(struct hs_session *s, const char *text, struct hs_jvm_query *q, char *why,
+int hs_query_jvm(struct hs_session *s, struct stmt **st, int n, struct hs_jvm_query *q, char *why,
 		 size_t cap);
 void hs_jvm_query_free(struct hs_jvm_query *q);
 /*
@@ -251,7 +252,8 @@ struct hs_pushdown {
 };
 
 /*
- * hs_query_pushdown: answer snippet text, when it is a filter over one
+ * hs_query_pushdown: answer a snippet (its statements st[0..n), parsed;
+ * their tree outlives q), when it is a filter over one
  * class (objects.filter/count/exists/first over "it is C and ..."
  * comparisons of fields: dsl_pushdown), with the agent's heap iteration
  * after a GC (INSTANCES, docs/protocol.md): the fastest way, one pass
@@ -261,8 +263,8 @@ struct hs_pushdown {
  * the JVM could not be asked (s->err). q is freed with hs_pushdown_free in
  * every case.
  */
-int hs_query_pushdown(struct hs_session *s, const char *text, struct hs_pushdown *q, char *why,
-		      size_t cap);
+int hs_query_pushdown(struct hs_session *s, struct stmt **st, int n, struct hs_pushdown *q,
+		      char *why, size_t cap);
 void hs_pushdown_free(struct hs_pushdown *q);
 /* Where hs_query ran a query. */
 enum hs_ran {
@@ -285,6 +287,7 @@ struct hs_answer {
 	struct dsl_output out;		/* HS_RAN_HEAP: the values (dsl_run) */
 	bool has_out;
 	enum parse_status st;		/* HS_RAN_HEAP: PARSE_OK, or PARSE_ERROR with err (values before it in out) */
+	struct arena parsed;		/* the snippet's tree until the query language takes it */
 	struct hs_error err;		/* HS_RAN_HEAP: the query's error, with its line and column */
 };
 
