@@ -28,7 +28,7 @@ endif
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl
 
-LIB_SRC  = src/base/mem.c src/base/big.c src/base/filemap.c src/base/packed.c src/base/radix.c src/base/u64map.c src/base/classname.c src/base/fmt.c src/base/suggest.c src/base/io.c src/base/pprof.c src/hprof/hprof.c \
+LIB_SRC  = src/base/mem.c src/base/wire.c src/base/big.c src/base/filemap.c src/base/packed.c src/base/radix.c src/base/u64map.c src/base/classname.c src/base/fmt.c src/base/suggest.c src/base/io.c src/base/pprof.c src/hprof/hprof.c \
            src/engine/dom.c src/engine/hgraph.c src/engine/domtree.c src/engine/path.c src/engine/suspects.c src/engine/waste.c \
            src/engine/idx.c src/engine/scc.c src/engine/dyn.c src/engine/dom_pprof.c src/dsl/arena.c src/dsl/parse.c src/dsl/plan.c src/dsl/prog.c src/dsl/extern.c \
            src/dsl/eval.c src/dsl/eval_builtin.c src/dsl/eval_allocations.c src/dsl/eval_settype.c \
@@ -68,7 +68,7 @@ AGENT_SRC = src/agent/agent.c src/agent/classes.c src/agent/histogram.c src/agen
             src/agent/instances.c src/agent/req.c src/agent/alloc.c src/agent/alloc_jvmti.c src/agent/instrument.c \
             src/agent/sites.c src/agent/leaks.c src/agent/dump.c src/agent/analyze.c src/agent/lq.c \
             src/agent/lqheap.c src/agent/lqset.c src/dsl/prog.c src/dsl/plan.c \
-            src/base/classname.c src/base/fmt.c
+            src/base/classname.c src/base/fmt.c src/base/wire.c
 # Exact recordings rewrite classes with ASM (Debian's libasm-java) inside the
 # JVM: the agent's Java classes and ASM's are built into the agent as data.
 ASM_JAR ?= /usr/share/java/asm.jar
@@ -81,7 +81,8 @@ $(BUILD)/agent/classes.c: $(AGENT_JAVA) src/agent/java/embed.py
 	  $(AGENT_JAVA)
 	python3 src/agent/java/embed.py $@ $(BUILD)/agent/classes $(ASM_JAR) \
 	  $(ASM_COMMONS_JAR):org/objectweb/asm/commons/LocalVariablesSorter
-$(AGENT): $(AGENT_SRC) src/agent/ag.h src/agent/recorder.h src/agent/lq.h src/dsl/prog.h src/dsl/plan.h $(BUILD)/agent/classes.c
+$(AGENT): $(AGENT_SRC) src/agent/ag.h src/agent/recorder.h src/agent/lq.h src/dsl/prog.h src/dsl/plan.h \
+	  src/base/wire.h $(BUILD)/agent/classes.c
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -fPIC -shared -fvisibility=hidden \
 	  -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux -o $@ $(AGENT_SRC) \
 	  $(BUILD)/agent/classes.c -pthread -lm
@@ -222,7 +223,7 @@ FUZZ_BINS     = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 FUZZ_LIB_OBJ  = $(LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o) $(FUZZ_DIR)/obj/$(GEN)/profile.pb-c.o \
                 $(FUZZ_DIR)/obj/$(GEN)/jfr_classes.o
 FUZZ_LUA_OBJ  = $(LUA_SRC:%.c=$(FUZZ_DIR)/obj/%.o)
-FUZZ_AGENT_SRC = src/agent/req.c src/dsl/prog.c src/dsl/plan.c src/base/classname.c \
+FUZZ_AGENT_SRC = src/agent/req.c src/dsl/prog.c src/dsl/plan.c src/base/classname.c src/base/wire.c \
                  src/base/fmt.c
 FUZZ_HDRS     = tests/fuzz/fuzz.h tests/fuzz/tiny_heap.h tests/unit/hprof_writer.h
 
