@@ -6,7 +6,7 @@
  * The first input byte picks what is read (modulo 4: INSTANCES, ANALYZE,
  * ALLOC_START with its account patterns, the agent's start-up options as
  * -agentpath gives them); the rest is the payload or the option text. A
- * malformed payload must set req.bad or fail prog_decode, never read past
+ * malformed payload must set the reader's error or fail prog_decode, never read past
  * the frame or allocate beyond the agent's bound (the allocator here
  * refuses past 64 MiB, as the agent's memory limit would).
  */
@@ -167,17 +167,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1 || size > MAX_REQUEST)
 		return 0;	/* the agent refuses longer frames before reading them */
-	struct req r = {data + 1, data + size, false};
+	struct wire_r r = wire_reader(data + 1, size - 1);
 	char why[512];
 	if (data[0] % 4 == 2) {
 		/* ALLOC_START: u8 flags, u64 interval, u32 depth, str accounts (as ag_alloc_request). */
-		(void)ag_ru8(&r);
-		(void)ag_ru64(&r);
-		(void)ag_ru32(&r);
-		char *acc = ag_rstr(&r);
+		(void)wire_get8(&r);
+		(void)wire_get64(&r);
+		(void)wire_get32(&r);
+		char *acc = wire_get_strdup(&r, MAX_REQUEST);
 		struct pattern pat[MAX_PATTERNS];
 		int n = 0;
-		if (!r.bad && r.p == r.end && ag_parse_patterns(acc, ',', pat, &n, why, sizeof why))
+		if (wire_done(&r) && ag_parse_patterns(acc, ',', pat, &n, why, sizeof why))
 			ag_drop_patterns(pat, n);
 		free(acc);
 		return 0;
@@ -202,24 +202,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (data[0] % 4 == 1) {
 		/* ANALYZE: u32 flags, u32 time limit (ms), u32 memory limit (MiB), program. */
-		(void)ag_ru32(&r);
-		(void)ag_ru32(&r);
-		(void)ag_ru32(&r);
-		if (r.bad)
+		(void)wire_get32(&r);
+		(void)wire_get32(&r);
+		(void)wire_get32(&r);
+		if (r.err)
 			return 0;
 		struct pool pool = {0};
 		struct prog prog;
-		prog_decode(r.p, (size_t)(r.end - r.p), pool_alloc, &pool, &prog, why, sizeof why);
+		prog_decode(r.p, wire_left(&r), pool_alloc, &pool, &prog, why, sizeof why);
 		pool_free(&pool);
 		return 0;
 	}
 	/* INSTANCES: str class, u8 flags, u32 limit, predicate (as do_instances). */
-	char *cname = ag_rstr(&r);
-	(void)ag_ru8(&r);
-	(void)ag_ru32(&r);
+	char *cname = wire_get_strdup(&r, MAX_REQUEST);
+	(void)wire_get8(&r);
+	(void)wire_get32(&r);
 	int budget = 256;
 	struct pnode *pred = cname ? ag_pred_read(&r, 0, &budget) : NULL;
-	volatile size_t k = pred && !r.bad ? pred_walk(pred) : 0;
+	volatile size_t k = pred && !r.err ? pred_walk(pred) : 0;
 	(void)k;
 	ag_pred_free(pred);
 	free(cname);
