@@ -212,19 +212,20 @@ bench: deps heapsh $(BUILD)/bench/gen_hprof
 
 # Fuzzing: libFuzzer harnesses (tests/fuzz/fuzz_*.c) built with clang,
 # AddressSanitizer and UndefinedBehaviorSanitizer, over the library's own
-# objects compiled again with coverage; the agent's readers are built from
-# the agent's sources. tests/fuzz/run.sh makes the corpora and runs them.
+# objects compiled again with coverage; fuzz_wire adds the agent's request
+# readers, built from the agent's sources. tests/fuzz/run.sh makes the
+# corpora and runs them.
 FUZZ_CC      ?= clang
 FUZZ_DIR      = $(BUILD)/fuzz
 FUZZ_FLAGS    = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -fno-sanitize-recover=undefined
-FUZZ_TARGETS  = hprof index query reply agent lua jfr
+FUZZ_TARGETS  = hprof index query wire lua jfr
 FUZZ_BINS     = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 FUZZ_LIB_OBJ  = $(LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o) $(FUZZ_DIR)/obj/$(GEN)/profile.pb-c.o \
                 $(FUZZ_DIR)/obj/$(GEN)/jfr_classes.o
 FUZZ_LUA_OBJ  = $(LUA_SRC:%.c=$(FUZZ_DIR)/obj/%.o)
-FUZZ_AGENT_SRC = src/agent/req.c src/dsl/prog.c src/dsl/plan.c src/base/classname.c src/base/wire.c \
-                 src/base/fmt.c
+FUZZ_AGENT_OBJ = $(FUZZ_DIR)/obj/src/agent/req.o
+JNI_INC       = -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux
 FUZZ_HDRS     = tests/fuzz/fuzz.h tests/fuzz/tiny_heap.h tests/unit/hprof_writer.h
 
 $(FUZZ_DIR)/obj/%.o: %.c
@@ -235,10 +236,15 @@ $(FUZZ_DIR)/obj/src/base/pprof.o: $(GEN)/profile.pb-c.h
 $(FUZZ_DIR)/fuzz_lua: tests/fuzz/fuzz_lua.c $(FUZZ_LIB_OBJ) $(FUZZ_LUA_OBJ) $(FUZZ_HDRS)
 	$(FUZZ_CC) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer -D_GNU_SOURCE $(PKG_CFLAGS) -o $@ $< \
 	  $(FUZZ_LIB_OBJ) $(FUZZ_LUA_OBJ) $(PKG_LIBS) -lm -pthread
-$(FUZZ_DIR)/fuzz_agent: tests/fuzz/fuzz_agent.c $(FUZZ_AGENT_SRC) src/agent/ag.h src/agent/recorder.h tests/fuzz/fuzz.h
+# The agent's request readers (JVM-free) join the library's objects in fuzz_wire.
+$(FUZZ_DIR)/obj/src/agent/%.o: src/agent/%.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer -D_GNU_SOURCE -isystem $(JAVA_HOME)/include \
-	  -isystem $(JAVA_HOME)/include/linux -o $@ $< $(FUZZ_AGENT_SRC) -lm -pthread
+	$(FUZZ_CC) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -D_GNU_SOURCE $(JNI_INC) \
+	  -MMD -MP -c -o $@ $<
+$(FUZZ_DIR)/fuzz_wire: tests/fuzz/fuzz_wire.c $(FUZZ_LIB_OBJ) $(FUZZ_AGENT_OBJ) $(FUZZ_HDRS) \
+	  src/agent/ag.h
+	$(FUZZ_CC) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer -D_GNU_SOURCE $(JNI_INC) $(PKG_CFLAGS) \
+	  -o $@ $< $(FUZZ_LIB_OBJ) $(FUZZ_AGENT_OBJ) $(PKG_LIBS) -lm -pthread
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJ) $(FUZZ_HDRS)
 	$(FUZZ_CC) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer -D_GNU_SOURCE $(PKG_CFLAGS) -o $@ $< \
 	  $(FUZZ_LIB_OBJ) $(PKG_LIBS) -lm -pthread
