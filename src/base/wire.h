@@ -143,6 +143,10 @@ static inline uint8_t *wire_w_at(struct wire_w *w, size_t n)
 	return q;
 }
 
+/*
+ * wire_put8 .. wire_put64: v big-endian at the end of w; dropped when
+ * w->err is set, or gets set because there is no room (see wire_w_room).
+ */
 static inline void wire_put8(struct wire_w *w, uint8_t v)
 {
 	uint8_t *q = wire_w_at(w, 1);
@@ -250,41 +254,6 @@ static inline bool wire_need(struct wire_r *r, size_t n)
 	return false;
 }
 
-static inline uint8_t wire_get8(struct wire_r *r)
-{
-	return wire_need(r, 1) ? *r->p++ : 0;
-}
-static inline uint16_t wire_get16(struct wire_r *r)
-{
-	if (!wire_need(r, 2))
-		return 0;
-	uint16_t v = wire_load16(r->p);
-	r->p += 2;
-	return v;
-}
-static inline uint32_t wire_get32(struct wire_r *r)
-{
-	if (!wire_need(r, 4))
-		return 0;
-	uint32_t v = wire_load32(r->p);
-	r->p += 4;
-	return v;
-}
-static inline uint64_t wire_get64(struct wire_r *r)
-{
-	if (!wire_need(r, 8))
-		return 0;
-	uint64_t v = wire_load64(r->p);
-	r->p += 8;
-	return v;
-}
-static inline double wire_get_f64(struct wire_r *r)
-{
-	uint64_t bits = wire_get64(r);
-	double v;
-	memcpy(&v, &bits, sizeof v);
-	return v;
-}
 /* wire_get_bytes: the next n bytes (a view into the reader's), or NULL. */
 static inline const uint8_t *wire_get_bytes(struct wire_r *r, size_t n)
 {
@@ -293,6 +262,37 @@ static inline const uint8_t *wire_get_bytes(struct wire_r *r, size_t n)
 	const uint8_t *q = r->p;
 	r->p += n;
 	return q;
+}
+/*
+ * wire_get8 .. wire_get64, wire_get_f64: the next big-endian integer (a
+ * double: its IEEE 754 bits), or 0 with r->err WIRE_SHORT when fewer bytes
+ * are left, or when an error came before; a failed read takes no bytes.
+ */
+static inline uint8_t wire_get8(struct wire_r *r)
+{
+	return wire_need(r, 1) ? *r->p++ : 0;
+}
+static inline uint16_t wire_get16(struct wire_r *r)
+{
+	const uint8_t *q = wire_get_bytes(r, 2);
+	return q ? wire_load16(q) : 0;
+}
+static inline uint32_t wire_get32(struct wire_r *r)
+{
+	const uint8_t *q = wire_get_bytes(r, 4);
+	return q ? wire_load32(q) : 0;
+}
+static inline uint64_t wire_get64(struct wire_r *r)
+{
+	const uint8_t *q = wire_get_bytes(r, 8);
+	return q ? wire_load64(q) : 0;
+}
+static inline double wire_get_f64(struct wire_r *r)
+{
+	uint64_t bits = wire_get64(r);
+	double v;
+	memcpy(&v, &bits, sizeof v);
+	return v;
 }
 
 /*
