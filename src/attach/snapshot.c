@@ -78,6 +78,7 @@ struct sprim {
 struct snap_builder {
 	uint8_t *carry;		/* a record cut by the end of a frame */
 	size_t carry_len, carry_cap;
+	size_t carry_need;	/* bytes the carry holds before its record is read again */
 	struct sclass *cls;	/* by id - 1 (classes are ids 1..ncls) */
 	uint32_t ncls;
 	struct sthread *th;
@@ -445,20 +446,16 @@ static int one_record(struct snap_builder *b, struct wire_r *r, struct hs_error 
 	}
 }
 
-int snap_feed(struct snap_builder *b, const uint8_t *p, size_t n, struct hs_error *err)
+/*
+ * parse: the whole records of data[0..n); what follows them, a record cut
+ * by the end of a frame, is kept in the carry (data may be the carry). A
+ * cut record is read again only once the carry has doubled (carry_need),
+ * or at the end of the stream: a record arriving in many small frames is
+ * then read a logarithmic number of times, not once a frame.
+ */
+static int parse(struct snap_builder *b, const uint8_t *data, size_t n, struct hs_error *err)
 {
-	const uint8_t *data = p, *end = p + n;
-	if (b->carry_len) {	/* complete the cut record first */
-		if (b->carry_len + n > b->carry_cap) {
-			b->carry_cap = (b->carry_len + n) * 2;
-			b->carry = xrealloc(b->carry, b->carry_cap);
-		}
-		memcpy(b->carry + b->carry_len, p, n);
-		b->carry_len += n;
-		data = b->carry;
-		end = b->carry + b->carry_len;
-	}
-	struct wire_r r = wire_reader(data, (size_t)(end - data));
+	struct wire_r r = wire_reader(data, n);
 	while (wire_left(&r)) {
 		struct wire_r rec = r;	/* a record cut short is read again whole */
 		int k = one_record(b, &rec, err);
@@ -483,7 +480,23 @@ int snap_feed(struct snap_builder *b, const uint8_t *p, size_t n, struct hs_erro
 		memmove(b->carry, r.p, rest);
 	}
 	b->carry_len = rest;
+	b->carry_need = 2 * rest;
 	return HS_OK;
+}
+
+int snap_feed(struct snap_builder *b, const uint8_t *p, size_t n, struct hs_error *err)
+{
+	if (!b->carry_len)
+		return parse(b, p, n, err);
+	/* Complete the cut record first. */
+	if (b->carry_len + n > b->carry_cap) {
+		b->carry_cap = (b->carry_len + n) * 2;
+		b->carry = xrealloc(b->carry, b->carry_cap);
+	}
+	if (n)
+		memcpy(b->carry + b->carry_len, p, n);
+	b->carry_len += n;
+	return b->carry_len < b->carry_need ? HS_OK : parse(b, b->carry, b->carry_len, err);
 }
 
 /* ---- writing HPROF ---- */
@@ -839,6 +852,8 @@ static void write_objects(struct snap_builder *b, struct hw *o, const uint32_t *
 int snap_write_hprof(struct snap_builder *b, const char *path, uint64_t objects,
 		     struct hs_error *err)
 {
+	if (b->carry_len && parse(b, b->carry, b->carry_len, err))
+		return HS_ERR;	/* what the carry held, read now that no more comes */
 	if (b->carry_len) {
 		snprintf(err->msg, sizeof err->msg, "snapshot: the stream ended inside a record");
 		return HS_ERR;
