@@ -28,7 +28,7 @@ endif
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl
 
-LIB_SRC  = src/base/mem.c src/base/big.c src/base/filemap.c src/base/packed.c src/base/radix.c src/base/u64map.c src/base/classname.c src/base/fmt.c src/base/suggest.c src/base/io.c src/base/pprof.c src/hprof/hprof.c \
+LIB_SRC  = src/base/mem.c src/base/wire.c src/base/big.c src/base/filemap.c src/base/packed.c src/base/radix.c src/base/u64map.c src/base/classname.c src/base/fmt.c src/base/suggest.c src/base/io.c src/base/pprof.c src/hprof/hprof.c \
            src/engine/dom.c src/engine/hgraph.c src/engine/domtree.c src/engine/path.c src/engine/suspects.c src/engine/waste.c \
            src/engine/idx.c src/engine/scc.c src/engine/dyn.c src/engine/dom_pprof.c src/dsl/arena.c src/dsl/parse.c src/dsl/plan.c src/dsl/prog.c src/dsl/extern.c \
            src/dsl/eval.c src/dsl/eval_builtin.c src/dsl/eval_allocations.c src/dsl/eval_settype.c \
@@ -68,7 +68,7 @@ AGENT_SRC = src/agent/agent.c src/agent/classes.c src/agent/histogram.c src/agen
             src/agent/instances.c src/agent/req.c src/agent/alloc.c src/agent/alloc_jvmti.c src/agent/instrument.c \
             src/agent/sites.c src/agent/rtcount.c src/agent/leaks.c src/agent/dump.c src/agent/analyze.c src/agent/lq.c \
             src/agent/lqheap.c src/agent/lqset.c src/dsl/prog.c src/dsl/plan.c \
-            src/base/classname.c src/base/fmt.c
+            src/base/classname.c src/base/fmt.c src/base/wire.c
 # Exact recordings rewrite classes with ASM (Debian's libasm-java) inside the
 # JVM: the agent's Java classes and ASM's are built into the agent as data.
 ASM_JAR ?= /usr/share/java/asm.jar
@@ -81,7 +81,8 @@ $(BUILD)/agent/classes.c: $(AGENT_JAVA) src/agent/java/embed.py
 	  $(AGENT_JAVA)
 	python3 src/agent/java/embed.py $@ $(BUILD)/agent/classes $(ASM_JAR) \
 	  $(ASM_COMMONS_JAR):org/objectweb/asm/commons/LocalVariablesSorter
-$(AGENT): $(AGENT_SRC) src/agent/ag.h src/agent/recorder.h src/agent/sites.h src/agent/lq.h src/dsl/prog.h src/dsl/plan.h $(BUILD)/agent/classes.c
+$(AGENT): $(AGENT_SRC) src/agent/ag.h src/agent/recorder.h src/agent/sites.h src/agent/lq.h \
+	  src/dsl/prog.h src/dsl/plan.h src/base/wire.h $(BUILD)/agent/classes.c
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -fPIC -shared -fvisibility=hidden \
 	  -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux -o $@ $(AGENT_SRC) \
 	  $(BUILD)/agent/classes.c -pthread -lm
@@ -211,19 +212,20 @@ bench: deps heapsh $(BUILD)/bench/gen_hprof
 
 # Fuzzing: libFuzzer harnesses (tests/fuzz/fuzz_*.c) built with clang,
 # AddressSanitizer and UndefinedBehaviorSanitizer, over the library's own
-# objects compiled again with coverage; the agent's readers are built from
-# the agent's sources. tests/fuzz/run.sh makes the corpora and runs them.
+# objects compiled again with coverage; fuzz_wire adds the agent's request
+# readers, built from the agent's sources. tests/fuzz/run.sh makes the
+# corpora and runs them.
 FUZZ_CC      ?= clang
 FUZZ_DIR      = $(BUILD)/fuzz
 FUZZ_FLAGS    = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -fno-sanitize-recover=undefined
-FUZZ_TARGETS  = hprof index query reply agent lua jfr
+FUZZ_TARGETS  = hprof index query wire lua jfr
 FUZZ_BINS     = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 FUZZ_LIB_OBJ  = $(LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o) $(FUZZ_DIR)/obj/$(GEN)/profile.pb-c.o \
                 $(FUZZ_DIR)/obj/$(GEN)/jfr_classes.o
 FUZZ_LUA_OBJ  = $(LUA_SRC:%.c=$(FUZZ_DIR)/obj/%.o)
-FUZZ_AGENT_SRC = src/agent/req.c src/dsl/prog.c src/dsl/plan.c src/base/classname.c \
-                 src/base/fmt.c
+FUZZ_AGENT_OBJ = $(FUZZ_DIR)/obj/src/agent/req.o
+JNI_INC       = -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux
 FUZZ_HDRS     = tests/fuzz/fuzz.h tests/fuzz/tiny_heap.h tests/unit/hprof_writer.h
 
 $(FUZZ_DIR)/obj/%.o: %.c
@@ -234,10 +236,15 @@ $(FUZZ_DIR)/obj/src/base/pprof.o: $(GEN)/profile.pb-c.h
 $(FUZZ_DIR)/fuzz_lua: tests/fuzz/fuzz_lua.c $(FUZZ_LIB_OBJ) $(FUZZ_LUA_OBJ) $(FUZZ_HDRS)
 	$(FUZZ_CC) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer -D_GNU_SOURCE $(PKG_CFLAGS) -o $@ $< \
 	  $(FUZZ_LIB_OBJ) $(FUZZ_LUA_OBJ) $(PKG_LIBS) -lm -pthread
-$(FUZZ_DIR)/fuzz_agent: tests/fuzz/fuzz_agent.c $(FUZZ_AGENT_SRC) src/agent/ag.h src/agent/recorder.h tests/fuzz/fuzz.h
+# The agent's request readers (JVM-free) join the library's objects in fuzz_wire.
+$(FUZZ_DIR)/obj/src/agent/%.o: src/agent/%.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer -D_GNU_SOURCE -isystem $(JAVA_HOME)/include \
-	  -isystem $(JAVA_HOME)/include/linux -o $@ $< $(FUZZ_AGENT_SRC) -lm -pthread
+	$(FUZZ_CC) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -D_GNU_SOURCE $(JNI_INC) \
+	  -MMD -MP -c -o $@ $<
+$(FUZZ_DIR)/fuzz_wire: tests/fuzz/fuzz_wire.c $(FUZZ_LIB_OBJ) $(FUZZ_AGENT_OBJ) $(FUZZ_HDRS) \
+	  src/agent/ag.h
+	$(FUZZ_CC) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer -D_GNU_SOURCE $(JNI_INC) $(PKG_CFLAGS) \
+	  -o $@ $< $(FUZZ_LIB_OBJ) $(FUZZ_AGENT_OBJ) $(PKG_LIBS) -lm -pthread
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJ) $(FUZZ_HDRS)
 	$(FUZZ_CC) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer -D_GNU_SOURCE $(PKG_CFLAGS) -o $@ $< \
 	  $(FUZZ_LIB_OBJ) $(PKG_LIBS) -lm -pthread

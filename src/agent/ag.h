@@ -1,13 +1,13 @@
 /*
  * ag.h - what the agent's files share (hidden inside
  * libheapsh_agent.so, nothing here is exported): the protocol's constants
- * (docs/protocol.md), reply buffers, bounds-checked request readers, framed
- * socket I/O with deadlines, the agent's JVMTI environment and what the
- * heap operations share on it (classes.c), the requests' entry points, and
- * the allocation recorder's (alloc.c; recorder.h has the recorder's own).
+ * (docs/protocol.md), framed socket I/O with deadlines, the agent's JVMTI
+ * environment and what the heap operations share on it (classes.c), the
+ * requests' entry points, and the allocation recorder's (alloc.c;
+ * recorder.h has the recorder's own).
  *
- * Ownership: a struct buf owns its bytes (free(b.p)); ag_rstr returns a new
- * string the caller frees.
+ * Ownership: replies are struct wire_w writers (wire_w_free); strings read
+ * from a request (wire_get_strdup) are new memory the caller frees.
  */
 #ifndef HS_AG_H
 #define HS_AG_H
@@ -16,6 +16,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "../base/wire.h"
 
 #define AG_VERSION "heapsh-agent 1.4"
 #define AG_MAGIC 0x48534147u
@@ -40,39 +42,25 @@ int64_t ag_now_ms(void);
 /* ag_io_full: read (rd) or write all n bytes before deadline (ag_now_ms); false on EOF, error, timeout. */
 bool ag_io_full(int fd, void *p, size_t n, bool rd, int64_t deadline);
 
-/* A reply being built; oom is set (and further writes dropped) when memory ran out. */
-struct buf {
-	uint8_t *p;
-	size_t len, cap;
-	bool oom;
-};
-void ag_bneed(struct buf *b, size_t n);
-void ag_bput(struct buf *b, const void *src, size_t n);
-void ag_bu8(struct buf *b, uint8_t v);
-void ag_bu16(struct buf *b, uint16_t v);
-void ag_bu32(struct buf *b, uint32_t v);
-void ag_bu64(struct buf *b, uint64_t v);
-void ag_bstr(struct buf *b, const char *s);	/* u32 length, bytes; NULL as "" */
-/* ag_send_frame: one frame of type t with payload b (emptied); an oom buffer sends ERROR. */
-bool ag_send_frame(int fd, uint8_t t, struct buf *b);
+/*
+ * Replies are built in a growable writer (src/base/wire.h) and requests
+ * read with a bounds-checked reader of their payload: a malformed or
+ * hostile request sets the reader's error instead of reading past its
+ * frame.
+ *
+ * ag_send_frame: one frame of type t with payload b (emptied after); a
+ * writer whose error is set (out of memory) sends an ERROR frame instead.
+ * ag_send_raw: one frame of type t with payload p[0..n). Both false when
+ * the write failed or took more than WRITE_MS.
+ */
+bool ag_send_frame(int fd, uint8_t t, struct wire_w *b);
+bool ag_send_raw(int fd, uint8_t t, const uint8_t *p, size_t n);
 bool ag_send_error(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /*
  * ag_cancel_waiting: a CANCEL frame waits on fd (taken off the socket), or
  * the shell went away; never blocks.
  */
 bool ag_cancel_waiting(int fd);
-
-/* A request's payload; bad is set by the first read past the end. */
-struct req {
-	const uint8_t *p, *end;
-	bool bad;
-};
-bool ag_need(struct req *r, size_t n);
-uint8_t ag_ru8(struct req *r);
-uint16_t ag_ru16(struct req *r);
-uint32_t ag_ru32(struct req *r);
-uint64_t ag_ru64(struct req *r);
-char *ag_rstr(struct req *r);
 
 /* An account pattern of an allocation recording (seed 001, section 4). */
 #define MAX_PATTERNS 64
@@ -102,7 +90,7 @@ bool ag_parse_u64(const char *s, uint64_t *out);
 /*
  * The INSTANCES filter (req.c): a predicate tree over an instance's fields.
  * ag_pred_read reads one node and its children (depth at most 32, budget
- * nodes in all); NULL with r->bad set when malformed. ag_pred_free frees a
+ * nodes in all); NULL with r->err set when malformed. ag_pred_free frees a
  * tree (NULL is fine).
  */
 enum { P_TRUE, P_AND, P_OR, P_NOT, P_CMP };
@@ -117,7 +105,7 @@ struct pnode {
 	uint64_t bits;		/* long / double bits / boolean */
 	char *text;		/* string literal */
 };
-struct pnode *ag_pred_read(struct req *r, int depth, int *budget);
+struct pnode *ag_pred_read(struct wire_r *r, int depth, int *budget);
 void ag_pred_free(struct pnode *p);
 
 /*
@@ -134,7 +122,7 @@ void ag_pred_free(struct pnode *p);
 void ag_alloc_init(JavaVM *vm);
 bool ag_alloc_options(const char *options);
 void ag_alloc_vm_init(JNIEnv *jni);
-bool ag_alloc_request(int fd, JNIEnv *env, uint8_t type, struct req *r);
+bool ag_alloc_request(int fd, JNIEnv *env, uint8_t type, struct wire_r *r);
 void ag_alloc_vm_death(JNIEnv *jni);
 /* ag_alloc_exists: a recording (running or stopped) lives in the agent. */
 bool ag_alloc_exists(void);
@@ -143,20 +131,20 @@ bool ag_alloc_exists(void);
  * leak sample of the classes asked, in one walk in an environment of its
  * own (docs/protocol.md); false closes the connection.
  */
-bool ag_leaks_request(int fd, JNIEnv *jni, struct req *r);
+bool ag_leaks_request(int fd, JNIEnv *jni, struct wire_r *r);
 
 /*
  * ag_dump_request: serve DUMP on fd (dump.c): HotSpot's heap dumper writes
  * the live objects to the absolute path the request names; false closes the
  * connection (a malformed request).
  */
-bool ag_dump_request(int fd, JNIEnv *env, struct req *r);
+bool ag_dump_request(int fd, JNIEnv *env, struct wire_r *r);
 /*
  * ag_analyze_request: serve ANALYZE on fd (analyze.c): a query program run
  * inside the JVM, its results as DATA records and an END; false closes the
  * connection (a malformed request or program).
  */
-bool ag_analyze_request(int fd, JNIEnv *env, JavaVM *vm, struct req *r);
+bool ag_analyze_request(int fd, JNIEnv *env, JavaVM *vm, struct wire_r *r);
 extern __thread int ag_in_agent_thread;
 
 /*
@@ -167,9 +155,9 @@ extern __thread int ag_in_agent_thread;
  * an END (snapshot.c). ag_do_instances: INSTANCES, the filter r carries
  * evaluated in the VM (instances.c).
  */
-bool ag_do_histogram(int fd, JNIEnv *env, struct req *r);
-bool ag_do_snapshot(int fd, JNIEnv *env, struct req *r);
-bool ag_do_instances(int fd, JNIEnv *env, struct req *r);
+bool ag_do_histogram(int fd, JNIEnv *env, struct wire_r *r);
+bool ag_do_snapshot(int fd, JNIEnv *env, struct wire_r *r);
+bool ag_do_instances(int fd, JNIEnv *env, struct wire_r *r);
 
 /*
  * ag_jvmti: the agent's JVMTI environment (agent.c: can_tag_objects), NULL

@@ -96,73 +96,27 @@ bool ag_io_full(int fd, void *p, size_t n, bool rd, int64_t deadline)
 	return true;
 }
 
-/* ---- reply buffers ---- */
+/* ---- frames ---- */
 
-void ag_bneed(struct buf *b, size_t n)
+bool ag_send_raw(int fd, uint8_t t, const uint8_t *p, size_t n)
 {
-	if (b->oom || b->len + n <= b->cap)
-		return;
-	size_t cap = b->cap ? b->cap : 4096;
-	while (cap < b->len + n)
-		cap *= 2;
-	uint8_t *q = realloc(b->p, cap);
-	if (!q) {
-		b->oom = true;
-		return;
-	}
-	b->p = q;
-	b->cap = cap;
-}
-
-void ag_bput(struct buf *b, const void *src, size_t n)
-{
-	ag_bneed(b, n);
-	if (b->oom)
-		return;
-	memcpy(b->p + b->len, src, n);
-	b->len += n;
-}
-
-void ag_bu8(struct buf *b, uint8_t v) { ag_bput(b, &v, 1); }
-void ag_bu16(struct buf *b, uint16_t v)
-{
-	uint8_t x[2] = {(uint8_t)(v >> 8), (uint8_t)v};
-	ag_bput(b, x, 2);
-}
-void ag_bu32(struct buf *b, uint32_t v)
-{
-	uint8_t x[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
-	ag_bput(b, x, 4);
-}
-void ag_bu64(struct buf *b, uint64_t v)
-{
-	ag_bu32(b, (uint32_t)(v >> 32));
-	ag_bu32(b, (uint32_t)v);
-}
-void ag_bstr(struct buf *b, const char *s)
-{
-	size_t n = s ? strlen(s) : 0;
-	ag_bu32(b, (uint32_t)n);
-	ag_bput(b, s, n);
-}
-
-/* ag_send_frame: one frame of type t with payload b (which is emptied). */
-bool ag_send_frame(int fd, uint8_t t, struct buf *b)
-{
-	if (b->oom) {
-		b->len = 0;
-		b->oom = false;
-		struct buf e = {0};
-		ag_bstr(&e, "out of memory in the agent");
-		bool ok = !e.oom && ag_send_frame(fd, T_ERROR, &e);
-		free(e.p);
-		return ok;
-	}
-	uint8_t h[5] = {(uint8_t)((b->len + 1) >> 24), (uint8_t)((b->len + 1) >> 16),
-			(uint8_t)((b->len + 1) >> 8), (uint8_t)(b->len + 1), t};
+	uint8_t h[5];
+	wire_store32(h, (uint32_t)(n + 1));
+	h[4] = t;
 	int64_t dl = ag_now_ms() + WRITE_MS;
-	bool ok = ag_io_full(fd, h, 5, false, dl) && ag_io_full(fd, b->p, b->len, false, dl);
-	b->len = 0;
+	return ag_io_full(fd, h, 5, false, dl) && ag_io_full(fd, (void *)p, n, false, dl);
+}
+
+bool ag_send_frame(int fd, uint8_t t, struct wire_w *b)
+{
+	if (b->err) {
+		int err = b->err;
+		wire_w_reset(b);
+		return ag_send_error(fd, "%s in the agent while building a reply",
+				     wire_strerror(err));
+	}
+	bool ok = ag_send_raw(fd, t, b->p, b->len);
+	wire_w_reset(b);
 	return ok;
 }
 
@@ -174,25 +128,23 @@ bool ag_cancel_waiting(int fd)
 		return true;	/* the shell went away */
 	if (n < (ssize_t)sizeof h)
 		return false;
-	uint32_t len = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
-	if (h[4] != T_CANCEL || len != 1)
+	if (h[4] != T_CANCEL || wire_load32(h) != 1)
 		return false;
 	(void)!recv(fd, h, sizeof h, MSG_DONTWAIT);
 	return true;
 }
 
+/* ag_send_error: an ERROR frame (u32 length, the message), built on the stack: no memory needed. */
 bool ag_send_error(int fd, const char *fmt, ...)
 {
-	char msg[512];
+	uint8_t msg[4 + 512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	int n = vsnprintf((char *)msg + 4, sizeof msg - 4, fmt, ap);
 	va_end(ap);
-	struct buf b = {0};
-	ag_bstr(&b, msg);
-	bool ok = ag_send_frame(fd, T_ERROR, &b);
-	free(b.p);
-	return ok;
+	size_t len = n < 0 ? 0 : (size_t)n < sizeof msg - 4 ? (size_t)n : sizeof msg - 5;
+	wire_store32(msg, (uint32_t)len);
+	return ag_send_raw(fd, T_ERROR, msg, 4 + len);
 }
 
 /* ---- JNI and JVMTI helpers (agent thread only) ---- */
@@ -232,7 +184,7 @@ fail:
 
 static bool do_info(int fd, JNIEnv *env)
 {
-	struct buf b = {0};
+	struct wire_w b = {0};
 	char *name = system_property(env, "java.vm.name");
 	char *ver = system_property(env, "java.vm.version");
 	char *vendor = system_property(env, "java.vm.vendor");
@@ -245,20 +197,20 @@ static bool do_info(int fd, JNIEnv *env)
 			(*env)->DeleteLocalRef(env, classes[i]);
 		ag_dealloc(classes);
 	}
-	ag_bstr(&b, name);
-	ag_bstr(&b, ver);
-	ag_bstr(&b, vendor);
-	ag_bu64(&b, (uint64_t)getpid());
-	ag_bu64(&b, total >= 0 && freem >= 0 ? (uint64_t)(total - freem) : 0);
-	ag_bu64(&b, total >= 0 ? (uint64_t)total : 0);
-	ag_bu64(&b, max >= 0 ? (uint64_t)max : 0);
-	ag_bu32(&b, (uint32_t)nclasses);
-	ag_bstr(&b, AG_VERSION);
+	wire_put_str(&b, name);
+	wire_put_str(&b, ver);
+	wire_put_str(&b, vendor);
+	wire_put64(&b, (uint64_t)getpid());
+	wire_put64(&b, total >= 0 && freem >= 0 ? (uint64_t)(total - freem) : 0);
+	wire_put64(&b, total >= 0 ? (uint64_t)total : 0);
+	wire_put64(&b, max >= 0 ? (uint64_t)max : 0);
+	wire_put32(&b, (uint32_t)nclasses);
+	wire_put_str(&b, AG_VERSION);
 	free(name);
 	free(ver);
 	free(vendor);
 	bool ok = ag_send_frame(fd, T_INFO, &b);
-	free(b.p);
+	wire_w_free(&b);
 	return ok;
 }
 
@@ -272,7 +224,7 @@ static bool read_frame(int fd, uint8_t *type, uint8_t **payload, uint32_t *len)
 	if (!ag_io_full(fd, h, 1, true, ag_now_ms() + IDLE_MS) ||
 	    !ag_io_full(fd, h + 1, 4, true, ag_now_ms() + FRAME_MS))
 		return false;
-	uint32_t n = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
+	uint32_t n = wire_load32(h);
 	if (n < 1 || n > MAX_REQUEST)
 		return false;
 	*type = h[4];
@@ -309,17 +261,17 @@ static void prune_clients(pid_t leaving)
 }
 
 /* do_client: a shell says who it is (u32 pid). */
-static bool do_client(int fd, struct req *r)
+static bool do_client(int fd, struct wire_r *r)
 {
-	pid_t pid = (pid_t)ag_ru32(r);
-	if (r->bad || r->p != r->end || pid <= 0)
+	pid_t pid = (pid_t)wire_get32(r);
+	if (!wire_done(r) || pid <= 0)
 		return false;
 	prune_clients(pid);
 	if (nclients < MAX_CLIENTS)
 		clients[nclients++] = pid;
-	struct buf b = {0};
+	struct wire_w b = {0};
 	bool ok = ag_send_frame(fd, T_CLIENT, &b);
-	free(b.p);
+	wire_w_free(&b);
 	return ok;
 }
 
@@ -329,20 +281,20 @@ static bool do_client(int fd, struct req *r)
  * recording, 2 kept: another shell uses it, 3 kept: loaded at start-up, 4
  * kept: not asked to detach), u32 the other shell's pid. *stop: detach now.
  */
-static bool do_leave(int fd, struct req *r, bool *stop)
+static bool do_leave(int fd, struct wire_r *r, bool *stop)
 {
-	pid_t pid = (pid_t)ag_ru32(r);
-	uint8_t flags = ag_ru8(r);
-	if (r->bad || r->p != r->end)
+	pid_t pid = (pid_t)wire_get32(r);
+	uint8_t flags = wire_get8(r);
+	if (!wire_done(r))
 		return false;
 	prune_clients(pid);
 	uint8_t outcome = !(flags & 1) ? 4 : loaded_at_start ? 3 : ag_alloc_exists() ? 1
 			  : nclients ? 2 : 0;
-	struct buf b = {0};
-	ag_bu8(&b, outcome);
-	ag_bu32(&b, outcome == 2 ? (uint32_t)clients[0] : 0);
+	struct wire_w b = {0};
+	wire_put8(&b, outcome);
+	wire_put32(&b, outcome == 2 ? (uint32_t)clients[0] : 0);
 	bool ok = ag_send_frame(fd, T_LEAVE, &b);
-	free(b.p);
+	wire_w_free(&b);
 	*stop = ok && outcome == 0;
 	return ok;
 }
@@ -354,32 +306,32 @@ static bool do_leave(int fd, struct req *r, bool *stop)
  */
 static int handle(int fd, JNIEnv *env, bool *hello, uint8_t type, uint8_t *payload, uint32_t len)
 {
-	struct req r = {payload, payload + len, false};
+	struct wire_r r = wire_reader(payload, len);
 	bool ok = true;
 	int go = 1;
 	if (!*hello && type != T_HELLO) {
 		ok = false;
 	} else if (type == T_HELLO) {
-		uint32_t magic = ag_ru32(&r);
-		uint16_t ver = ag_ru16(&r);
-		if (r.bad || r.p != r.end || magic != AG_MAGIC) {
+		uint32_t magic = wire_get32(&r);
+		uint16_t ver = wire_get16(&r);
+		if (!wire_done(&r) || magic != AG_MAGIC) {
 			ok = false;
 		} else if (ver != AG_PROTO) {
 			ag_send_error(fd, "protocol version %u is not supported; this agent "
 				   "speaks version %d", ver, AG_PROTO);
 			ok = false;
 		} else {
-			struct buf b = {0};
-			ag_bu32(&b, AG_MAGIC);
-			ag_bu16(&b, AG_PROTO);
-			ag_bstr(&b, AG_VERSION);
-			ag_bstr(&b, "can_tag_objects,alloc,dump,clients,analyze,leaks,leaks-histogram");
+			struct wire_w b = {0};
+			wire_put32(&b, AG_MAGIC);
+			wire_put16(&b, AG_PROTO);
+			wire_put_str(&b, AG_VERSION);
+			wire_put_str(&b, "can_tag_objects,alloc,dump,clients,analyze,leaks,leaks-histogram");
 			ok = ag_send_frame(fd, T_HELLO, &b);
-			free(b.p);
+			wire_w_free(&b);
 			*hello = true;
 		}
 	} else if (type == T_INFO) {
-		ok = r.p == r.end && do_info(fd, env);
+		ok = !wire_left(&r) && do_info(fd, env);
 	} else if (type == T_HISTOGRAM) {
 		ok = ag_do_histogram(fd, env, &r);
 	} else if (type == T_SNAPSHOT) {
@@ -396,7 +348,7 @@ static int handle(int fd, JNIEnv *env, bool *hello, uint8_t type, uint8_t *paylo
 		JavaVM *vm = NULL;
 		ok = (*env)->GetJavaVM(env, &vm) == 0 && ag_analyze_request(fd, env, vm, &r);
 	} else if (type == T_CANCEL) {
-		ok = r.p == r.end;	/* nothing running: nothing to cancel */
+		ok = !wire_left(&r);	/* nothing running: nothing to cancel */
 	} else if (type == T_CLIENT) {
 		ok = do_client(fd, &r);
 	} else if (type == T_LEAVE) {
@@ -405,8 +357,8 @@ static int handle(int fd, JNIEnv *env, bool *hello, uint8_t type, uint8_t *paylo
 		if (stop)
 			go = -1;
 	} else if (type == T_DETACH) {
-		struct buf b = {0};
-		ok = r.p == r.end;
+		struct wire_w b = {0};
+		ok = !wire_left(&r);
 		if (ok) {
 			ag_send_frame(fd, T_DETACH, &b);
 			go = -1;

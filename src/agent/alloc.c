@@ -1120,11 +1120,11 @@ bool ag_rec_starting(uint32_t done, uint32_t total)
 {
 	if (R.start_fd < 0)
 		return true;
-	struct buf b = {0};
-	ag_bu32(&b, done);
-	ag_bu32(&b, total);
+	struct wire_w b = {0};
+	wire_put32(&b, done);
+	wire_put32(&b, total);
 	bool ok = ag_send_frame(R.start_fd, T_DATA, &b);
-	free(b.p);
+	wire_w_free(&b);
 	return ok && !ag_cancel_waiting(R.start_fd);
 }
 
@@ -1140,52 +1140,46 @@ static void uncovered(JNIEnv *jni)
 }
 
 /* put_status: the status fields (docs/protocol.md, ALLOC_STATUS); the lock is held. */
-static void put_status(struct buf *b)
+static void put_status(struct wire_w *b)
 {
 	uint64_t instrumented = 0, failed = 0;
 	if (R.exists && R.mech == M_BYTECODE)
 		ag_bc_status(&instrumented, &failed);
-	ag_bu8(b, (uint8_t)((R.exists ? 1 : 0) | (atomic_load(&R.on) ? 2 : 0) |
-			    (R.exists && R.mech != M_SAMPLED ? 4 : 0) | (R.has_mark ? 8 : 0) |
-			    (R.exists && R.mech == M_BYTECODE ? 16 : 0) | (R.exists && R.live == LIVE_NONE ? 32 : 0) |
-			    (R.exists && R.live == LIVE_SAMPLED ? 64 : 0)));
-	ag_bu64(b, R.interval);
-	ag_bu32(b, R.depth);
-	ag_bu64(b, R.started_ms);
-	ag_bu64(b, R.stopped_ms);
-	ag_bu64(b, events());
-	ag_bu64(b, atomic_load(&R.dropped) + R.j_dropped);
-	ag_bu64(b, atomic_load(&R.bytes));
-	ag_bu64(b, R.tracked);
-	ag_bu64(b, R.mark_ms);
-	ag_bstr(b, R.exists ? R.accounts : NULL);
-	ag_bu64(b, instrumented);
-	ag_bu64(b, failed);
-	ag_bu64(b, atomic_load(&R.untracked));
-	ag_bstr(b, R.exists ? R.uncovered : NULL);
+	wire_put8(b, (uint8_t)((R.exists ? 1 : 0) | (atomic_load(&R.on) ? 2 : 0) |
+			       (R.exists && R.mech != M_SAMPLED ? 4 : 0) | (R.has_mark ? 8 : 0) |
+			       (R.exists && R.mech == M_BYTECODE ? 16 : 0) |
+			       (R.exists && R.live == LIVE_NONE ? 32 : 0) |
+			       (R.exists && R.live == LIVE_SAMPLED ? 64 : 0)));
+	wire_put64(b, R.interval);
+	wire_put32(b, R.depth);
+	wire_put64(b, R.started_ms);
+	wire_put64(b, R.stopped_ms);
+	wire_put64(b, events());
+	wire_put64(b, atomic_load(&R.dropped) + R.j_dropped);
+	wire_put64(b, atomic_load(&R.bytes));
+	wire_put64(b, R.tracked);
+	wire_put64(b, R.mark_ms);
+	wire_put_str(b, R.exists ? R.accounts : NULL);
+	wire_put64(b, instrumented);
+	wire_put64(b, failed);
+	wire_put64(b, atomic_load(&R.untracked));
+	wire_put_str(b, R.exists ? R.uncovered : NULL);
 	uint64_t missed = 0, seen = 0;
 	if (R.exists && R.mech == M_BYTECODE)
 		ag_bc_missed(&missed, &seen);
-	ag_bu64(b, missed);
-	ag_bu64(b, seen);
+	wire_put64(b, missed);
+	wire_put64(b, seen);
 }
 
 static bool send_status(int fd, uint8_t type)
 {
-	struct buf b = {0};
+	struct wire_w b = {0};
 	pthread_mutex_lock(&R.lock);
 	put_status(&b);
 	pthread_mutex_unlock(&R.lock);
 	bool ok = ag_send_frame(fd, type, &b);
-	free(b.p);
+	wire_w_free(&b);
 	return ok;
-}
-
-static void put_f64(struct buf *b, double v)
-{
-	uint64_t bits;
-	memcpy(&bits, &v, 8);
-	ag_bu64(b, bits);
 }
 
 enum { A_STATUS = 1, A_ACCOUNT, A_CLASS, A_METHOD, A_NODE, A_KEY };
@@ -1193,86 +1187,85 @@ enum { A_STATUS = 1, A_ACCOUNT, A_CLASS, A_METHOD, A_NODE, A_KEY };
 /* send_recording: the whole recording as DATA frames and an END (docs/protocol.md, ALLOC_READ). */
 static bool send_recording(int fd)
 {
-	struct buf b = {0};
+	struct wire_w b = {0};
 	uint64_t records = 0;
 	pthread_mutex_lock(&R.lock);
-	ag_bu8(&b, A_STATUS);
+	wire_put8(&b, A_STATUS);
 	put_status(&b);
 	for (int i = 0; i < R.npat; i++, records++) {
-		ag_bu8(&b, A_ACCOUNT);
-		ag_bstr(&b, R.pat[i].text);
+		wire_put8(&b, A_ACCOUNT);
+		wire_put_str(&b, R.pat[i].text);
 	}
 	for (uint32_t i = 0; i < R.nclasses; i++, records++) {
-		ag_bu8(&b, A_CLASS);
-		ag_bstr(&b, R.classes[i]);
+		wire_put8(&b, A_CLASS);
+		wire_put_str(&b, R.classes[i]);
 	}
 	for (uint32_t i = 0; i < R.nmethods; i++, records++) {
 		const struct method *m = &R.methods[i];
-		ag_bu8(&b, A_METHOD);
-		ag_bstr(&b, m->cls);
-		ag_bstr(&b, m->name);
-		ag_bstr(&b, m->sig);
-		ag_bstr(&b, m->file);
-		ag_bu32(&b, m->account);
+		wire_put8(&b, A_METHOD);
+		wire_put_str(&b, m->cls);
+		wire_put_str(&b, m->name);
+		wire_put_str(&b, m->sig);
+		wire_put_str(&b, m->file);
+		wire_put32(&b, m->account);
 	}
 	for (uint32_t i = 0; i < R.nnodes; i++, records++) {
-		ag_bu8(&b, A_NODE);
-		ag_bu32(&b, R.nodes[i].parent);
-		ag_bu32(&b, R.nodes[i].method);
-		ag_bu32(&b, (uint32_t)R.nodes[i].line);
+		wire_put8(&b, A_NODE);
+		wire_put32(&b, R.nodes[i].parent);
+		wire_put32(&b, R.nodes[i].method);
+		wire_put32(&b, (uint32_t)R.nodes[i].line);
 	}
 	for (uint32_t i = 0; i < R.nkeys; i++, records++) {
 		struct key *k = KEY(i);
-		ag_bu8(&b, A_KEY);
-		ag_bu32(&b, k->node);
-		ag_bu32(&b, k->cls);
-		ag_bu32(&b, k->account);
-		put_f64(&b, k->objs + (double)atomic_load_explicit(&k->n_objs, memory_order_relaxed) +
-			       (double)k->j_objs);
-		put_f64(&b, k->bytes + (double)atomic_load_explicit(&k->n_bytes, memory_order_relaxed) +
-			       (double)k->j_bytes);
-		put_f64(&b, k->live_objs);
-		put_f64(&b, k->live_bytes);
-		put_f64(&b, k->elems + (double)atomic_load_explicit(&k->n_elems, memory_order_relaxed) +
-			       (double)k->j_elems);
-		put_f64(&b, k->mark_objs);
-		put_f64(&b, k->mark_bytes);
+		wire_put8(&b, A_KEY);
+		wire_put32(&b, k->node);
+		wire_put32(&b, k->cls);
+		wire_put32(&b, k->account);
+		wire_put_f64(&b, k->objs +
+				 (double)atomic_load_explicit(&k->n_objs, memory_order_relaxed) +
+				 (double)k->j_objs);
+		wire_put_f64(&b, k->bytes +
+				 (double)atomic_load_explicit(&k->n_bytes, memory_order_relaxed) +
+				 (double)k->j_bytes);
+		wire_put_f64(&b, k->live_objs);
+		wire_put_f64(&b, k->live_bytes);
+		wire_put_f64(&b, k->elems +
+				 (double)atomic_load_explicit(&k->n_elems, memory_order_relaxed) +
+				 (double)k->j_elems);
+		wire_put_f64(&b, k->mark_objs);
+		wire_put_f64(&b, k->mark_bytes);
 	}
 	pthread_mutex_unlock(&R.lock);
-	if (b.oom) {
-		free(b.p);
+	if (b.err) {
+		wire_w_free(&b);
 		return ag_send_error(fd, "out of memory in the agent while sending the recording");
 	}
 	/* Sent outside the lock: a slow reader never holds up allocating threads. */
 	bool ok = true;
 	for (size_t off = 0; ok && off < b.len;) {
 		size_t n = b.len - off < (1u << 20) ? b.len - off : (1u << 20);
-		struct buf d = {b.p + off, n, n, false};
-		uint8_t h[5] = {(uint8_t)((n + 1) >> 24), (uint8_t)((n + 1) >> 16),
-				(uint8_t)((n + 1) >> 8), (uint8_t)(n + 1), T_DATA};
-		int64_t dl = ag_now_ms() + WRITE_MS;
-		ok = ag_io_full(fd, h, 5, false, dl) && ag_io_full(fd, d.p, d.len, false, dl);
+		ok = ag_send_raw(fd, T_DATA, b.p + off, n);
 		off += n;
 	}
-	free(b.p);
+	wire_w_free(&b);
 	if (!ok)
 		return false;
-	struct buf end = {0};
-	ag_bu64(&end, records + 1);
+	struct wire_w end = {0};
+	wire_put64(&end, records + 1);
 	ok = ag_send_frame(fd, T_END, &end);
-	free(end.p);
+	wire_w_free(&end);
 	return ok;
 }
 
-bool ag_alloc_request(int fd, JNIEnv *env, uint8_t type, struct req *r)
+bool ag_alloc_request(int fd, JNIEnv *env, uint8_t type, struct wire_r *r)
 {
 	char why[512] = "";
 	if (type == T_ALLOC_START) {
-		uint8_t flags = ag_ru8(r);
-		uint64_t interval = ag_ru64(r);
-		uint32_t depth = ag_ru32(r);
-		char *acc = ag_rstr(r);
-		if (r->bad || r->p != r->end) {
+		uint8_t flags = wire_get8(r);
+		uint64_t interval = wire_get64(r);
+		uint32_t depth = wire_get32(r);
+		char *acc = wire_get_strdup(r, MAX_REQUEST);
+		if (!wire_done(r)) {
 			free(acc);
 			return false;
 		}
@@ -1297,7 +1290,7 @@ bool ag_alloc_request(int fd, JNIEnv *env, uint8_t type, struct req *r)
 		free(acc);
 		return ok ? send_status(fd, T_ALLOC_START) : ag_send_error(fd, "%s", why);
 	}
-	if (r->p != r->end)
+	if (wire_left(r))
 		return false;
 	if (R.exists && R.mech == M_BYTECODE && atomic_load(&R.on) && type == T_ALLOC_STATUS)
 		ag_sites_fold(env, FOLD_READ);

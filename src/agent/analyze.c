@@ -29,7 +29,7 @@ enum { V_TNULL, V_TBOOL, V_TINT, V_TFLOAT, V_TSTR, V_TOBJ, V_TCLASS, V_TLOADER, 
 struct out {
 	struct lq *q;
 	int fd;
-	struct buf b;
+	struct wire_w b;
 	uint64_t sent;
 	bool io_failed;
 };
@@ -39,11 +39,10 @@ static void flush(struct out *o, bool force)
 	if (o->io_failed || (!force && o->b.len < FLUSH_AT) || !o->b.len)
 		return;
 	o->sent += o->b.len;
-	if (o->b.oom)
+	if (o->b.err)
 		lq_raise(o->q, LQ_LIMIT, NULL, "the agent ran out of memory for the results");
 	if (!ag_send_frame(o->fd, T_DATA, &o->b))
 		o->io_failed = true;
-	o->b.len = 0;
 	if (o->sent > MAX_RESULT)
 		lq_raise(o->q, LQ_LIMIT, NULL, "the results are larger than %u MiB", MAX_RESULT >> 20);
 }
@@ -51,59 +50,53 @@ static void flush(struct out *o, bool force)
 static void put_value(struct out *o, struct lval v, int depth)
 {
 	struct lq *q = o->q;
-	struct buf *b = &o->b;
+	struct wire_w *b = &o->b;
 	if (depth > 64)
 		lq_raise(q, LQ_LIMIT, NULL, "a result nests lists more than 64 deep");
 	switch (v.k) {
-	case LK_NULL: ag_bu8(b, V_TNULL); break;
-	case LK_BOOL: ag_bu8(b, V_TBOOL); ag_bu8(b, v.u.b); break;
-	case LK_INT: ag_bu8(b, V_TINT); ag_bu64(b, (uint64_t)v.u.i); break;
-	case LK_FLOAT: {
-		uint64_t bits;
-		memcpy(&bits, &v.u.f, sizeof bits);
-		ag_bu8(b, V_TFLOAT);
-		ag_bu64(b, bits);
-		break;
-	}
-	case LK_STR: ag_bu8(b, V_TSTR); ag_bstr(b, v.u.s); break;
+	case LK_NULL: wire_put8(b, V_TNULL); break;
+	case LK_BOOL: wire_put8(b, V_TBOOL); wire_put8(b, v.u.b); break;
+	case LK_INT: wire_put8(b, V_TINT); wire_put64(b, (uint64_t)v.u.i); break;
+	case LK_FLOAT: wire_put8(b, V_TFLOAT); wire_put_f64(b, v.u.f); break;
+	case LK_STR: wire_put8(b, V_TSTR); wire_put_str(b, v.u.s); break;
 	case LK_OBJ: {
 		struct lobj *x = v.u.o;
-		ag_bu8(b, V_TOBJ);
+		wire_put8(b, V_TOBJ);
 		uint64_t id = x->mirror ? q->cls[x->mirror - 1].id : lq_address(x->ref);
-		ag_bu64(b, id);
-		ag_bstr(b, x->mirror ? q->cls[x->mirror - 1].name : q->cls[x->cls].name);
-		ag_bu64(b, lq_shallow(q, x));
+		wire_put64(b, id);
+		wire_put_str(b, x->mirror ? q->cls[x->mirror - 1].name : q->cls[x->cls].name);
+		wire_put64(b, lq_shallow(q, x));
 		char elem = x->mirror ? 0 : q->cls[x->cls].elem;
-		ag_bu8(b, x->mirror ? 3 : !elem ? 0 : elem == 'L' || elem == '[' ? 1 : 2);
+		wire_put8(b, x->mirror ? 3 : !elem ? 0 : elem == 'L' || elem == '[' ? 1 : 2);
 		const char *t = x->ref || x->w ? lq_text(q, x) : NULL;
-		ag_bu8(b, t != NULL);
+		wire_put8(b, t != NULL);
 		if (t)
-			ag_bstr(b, t);
+			wire_put_str(b, t);
 		break;
 	}
 	case LK_CLASS:
-		ag_bu8(b, V_TCLASS);
-		ag_bu64(b, q->cls[v.u.idx].id);
-		ag_bstr(b, q->cls[v.u.idx].name);
+		wire_put8(b, V_TCLASS);
+		wire_put64(b, q->cls[v.u.idx].id);
+		wire_put_str(b, q->cls[v.u.idx].name);
 		break;
 	case LK_LOADER:
-		ag_bu8(b, V_TLOADER);
-		ag_bu64(b, q->loaders[v.u.idx].id);
-		ag_bstr(b, v.u.idx ? q->cls[lq_class_of_ref(q, q->loaders[v.u.idx].ref)].name
-				   : "<bootstrap>");
+		wire_put8(b, V_TLOADER);
+		wire_put64(b, q->loaders[v.u.idx].id);
+		wire_put_str(b, v.u.idx ? q->cls[lq_class_of_ref(q, q->loaders[v.u.idx].ref)].name
+				     : "<bootstrap>");
 		break;
 	case LK_THREAD: {
 		char *nm = lq_thread_name(q, v.u.idx);
-		ag_bu8(b, V_TTHREAD);
-		ag_bu64(b, lq_address(q->threads[v.u.idx]));
-		ag_bstr(b, nm ? nm : "?");
+		wire_put8(b, V_TTHREAD);
+		wire_put64(b, lq_address(q->threads[v.u.idx]));
+		wire_put_str(b, nm ? nm : "?");
 		break;
 	}
 	case LK_LIST:
 		if (v.u.l->all)
 			lq_raise(q, LQ_UNSUPPORTED, NULL, "the list of every object as a result");
-		ag_bu8(b, V_TLIST);
-		ag_bu32(b, v.u.l->n);
+		wire_put8(b, V_TLIST);
+		wire_put32(b, v.u.l->n);
 		for (uint32_t k = 0; k < v.u.l->n; k++) {
 			put_value(o, v.u.l->v[k], depth + 1);
 			if (depth == 0)
@@ -111,26 +104,26 @@ static void put_value(struct out *o, struct lval v, int depth)
 		}
 		break;
 	case LK_STRUCT:
-		ag_bu8(b, V_TSTRUCT);
-		ag_bu16(b, (uint16_t)v.u.st->n);
+		wire_put8(b, V_TSTRUCT);
+		wire_put16(b, (uint16_t)v.u.st->n);
 		for (int k = 0; k < v.u.st->n; k++) {
-			ag_bstr(b, v.u.st->names[k]);
+			wire_put_str(b, v.u.st->names[k]);
 			put_value(o, v.u.st->vals[k], depth + 1);
 		}
 		break;
-	case LK_REFKIND: ag_bu8(b, V_TREFKIND); ag_bu8(b, (uint8_t)v.u.rk); break;
+	case LK_REFKIND: wire_put8(b, V_TREFKIND); wire_put8(b, (uint8_t)v.u.rk); break;
 	case LK_ENTITY: put_value(o, v.u.ent->name, depth + 1); break;
-	default: ag_bu8(b, V_TLAMBDA); break;
+	default: wire_put8(b, V_TLAMBDA); break;
 	}
 }
 
 static void emit(void *ctx, int stmt, int kind, struct lval v, const char *name)
 {
 	struct out *o = ctx;
-	ag_bu8(&o->b, 1);	/* RESULT */
-	ag_bu16(&o->b, (uint16_t)stmt);
-	ag_bu8(&o->b, (uint8_t)kind);
-	ag_bstr(&o->b, name ? name : "");
+	wire_put8(&o->b, 1);	/* RESULT */
+	wire_put16(&o->b, (uint16_t)stmt);
+	wire_put8(&o->b, (uint8_t)kind);
+	wire_put_str(&o->b, name ? name : "");
 	put_value(o, v, 0);
 	flush(o, false);
 }
@@ -148,10 +141,10 @@ static void *prog_alloc(void *ctx, size_t n)
  * limit (ms, 0 default), u32 memory limit (MiB, 0 default), the program.
  * False closes the connection: a malformed request or program.
  */
-bool ag_analyze_request(int fd, JNIEnv *env, JavaVM *vm, struct req *r)
+bool ag_analyze_request(int fd, JNIEnv *env, JavaVM *vm, struct wire_r *r)
 {
-	uint32_t flags = ag_ru32(r), tms = ag_ru32(r), mmb = ag_ru32(r);
-	if (r->bad || flags)
+	uint32_t flags = wire_get32(r), tms = wire_get32(r), mmb = wire_get32(r);
+	if (r->err || flags)
 		return false;
 	if (!tms || tms > MAX_TIME_MS)
 		tms = tms ? MAX_TIME_MS : DEFAULT_TIME_MS;
@@ -175,7 +168,7 @@ bool ag_analyze_request(int fd, JNIEnv *env, JavaVM *vm, struct req *r)
 	if (setjmp(jb))
 		goto end;
 	char why[300];
-	if (prog_decode(r->p, (size_t)(r->end - r->p), prog_alloc, q, &q->prog, why,
+	if (prog_decode(r->p, (size_t)wire_left(r), prog_alloc, q, &q->prog, why,
 			sizeof why) != 0) {
 		if (ag_debug())
 			ag_log("ANALYZE: %s; closing the connection", why);
@@ -215,26 +208,26 @@ end:;
 		goto cleanup;
 	}
 	if (q->status != LQ_OK)
-		o.b.len = 0;	/* a failed analysis sends no partial values after this */
+		wire_w_reset(&o.b);	/* a failed analysis sends no partial values after this */
 	if (!o.io_failed)
 		flush(&o, true);
 	{
-		struct buf e = {0};
-		ag_bu8(&e, (uint8_t)q->status);
-		ag_bu16(&e, (uint16_t)q->stmt);
-		ag_bu16(&e, (uint16_t)(q->line < 0 ? 0 : q->line > 65535 ? 65535 : q->line));
-		ag_bu16(&e, (uint16_t)(q->col < 0 ? 0 : q->col > 65535 ? 65535 : q->col));
-		ag_bu8(&e, q->earlier);
-		ag_bstr(&e, q->status == LQ_OK ? "" : q->msg);
-		ag_bu64(&e, q->walks);
-		ag_bu64(&e, q->pause_ms);
-		ag_bu64(&e, q->gc_ms);
-		ag_bu64(&e, (uint64_t)(ag_now_ms() - t0));
-		ag_bu64(&e, q->objects_seen);
-		ag_bu64(&e, q->mem_used);
+		struct wire_w e = {0};
+		wire_put8(&e, (uint8_t)q->status);
+		wire_put16(&e, (uint16_t)q->stmt);
+		wire_put16(&e, (uint16_t)(q->line < 0 ? 0 : q->line > 65535 ? 65535 : q->line));
+		wire_put16(&e, (uint16_t)(q->col < 0 ? 0 : q->col > 65535 ? 65535 : q->col));
+		wire_put8(&e, q->earlier);
+		wire_put_str(&e, q->status == LQ_OK ? "" : q->msg);
+		wire_put64(&e, q->walks);
+		wire_put64(&e, q->pause_ms);
+		wire_put64(&e, q->gc_ms);
+		wire_put64(&e, (uint64_t)(ag_now_ms() - t0));
+		wire_put64(&e, q->objects_seen);
+		wire_put64(&e, q->mem_used);
 		if (!ag_send_frame(fd, T_END, &e))
 			keep_conn = false;
-		free(e.p);
+		wire_w_free(&e);
 	}
 cleanup:
 	(*env)->ExceptionClear(env);
@@ -242,7 +235,7 @@ cleanup:
 		(*env)->PopLocalFrame(env, NULL);
 	if (q->jv)
 		(*q->jv)->DisposeEnvironment(q->jv);	/* every tag of the analysis goes */
-	free(o.b.p);
+	wire_w_free(&o.b);
 	free(q->ent);
 	lq_free_arena(q);
 	if (ag_debug())

@@ -58,10 +58,10 @@ static bool dump_heap(JNIEnv *env, const char *path, char *why, size_t cap)
 	return true;
 }
 
-bool ag_dump_request(int fd, JNIEnv *env, struct req *r)
+bool ag_dump_request(int fd, JNIEnv *env, struct wire_r *r)
 {
-	char *path = ag_rstr(r);
-	if (r->bad || r->p != r->end || !path || path[0] != '/') {
+	char *path = wire_get_strdup(r, MAX_REQUEST);
+	if (!wire_done(r) || !path || path[0] != '/') {
 		free(path);
 		return false;
 	}
@@ -71,9 +71,9 @@ bool ag_dump_request(int fd, JNIEnv *env, struct req *r)
 	free(path);
 	if (!ok)
 		return ag_send_error(fd, "%s", why);
-	struct buf b = {0};
-	ag_bu64(&b, (uint64_t)(ag_now_ms() - t0));
+	struct wire_w b = {0};
+	wire_put64(&b, (uint64_t)(ag_now_ms() - t0));
 	ok = ag_send_frame(fd, T_DUMP, &b);
-	free(b.p);
+	wire_w_free(&b);
 	return ok;
 }

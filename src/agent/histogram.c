@@ -29,10 +29,10 @@ static jint JNICALL hist_cb(jlong class_tag, jlong size, jlong *tag_ptr, jint le
 	return 0;
 }
 
-bool ag_do_histogram(int fd, JNIEnv *env, struct req *r)
+bool ag_do_histogram(int fd, JNIEnv *env, struct wire_r *r)
 {
-	uint8_t flags = ag_ru8(r);
-	if (r->bad || r->p != r->end)
+	uint8_t flags = wire_get8(r);
+	if (!wire_done(r))
 		return false;
 	if (flags & 1)
 		(*ag_jvmti)->ForceGarbageCollection(ag_jvmti);
@@ -55,23 +55,23 @@ bool ag_do_histogram(int fd, JNIEnv *env, struct req *r)
 		ok = ag_send_error(fd, "IterateThroughHeap failed (JVMTI error %d)", e);
 		goto done;
 	}
-	struct buf b = {0};
+	struct wire_w b = {0};
 	uint32_t rows = 0;
 	for (jint i = 0; i < c.n; i++)
 		rows += h.count[i] > 0;
-	ag_bu32(&b, rows);
+	wire_put32(&b, rows);
 	for (jint i = 0; i < c.n; i++) {
 		if (!h.count[i])
 			continue;
 		char *sig = NULL;
 		(*ag_jvmti)->GetClassSignature(ag_jvmti, c.k[i], &sig, NULL);
-		ag_bstr(&b, sig ? sig : "?");
+		wire_put_str(&b, sig ? sig : "?");
 		ag_dealloc(sig);
-		ag_bu64(&b, h.count[i]);
-		ag_bu64(&b, h.bytes[i]);
+		wire_put64(&b, h.count[i]);
+		wire_put64(&b, h.bytes[i]);
 	}
 	ok = ag_send_frame(fd, T_HISTOGRAM, &b);
-	free(b.p);
+	wire_w_free(&b);
 done:
 	ag_drop_classes(env, &c);
 	free(h.count);

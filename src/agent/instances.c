@@ -333,20 +333,20 @@ static bool read_field(JNIEnv *env, jobject o, const struct pfield *f, uint64_t 
 	return !(*env)->ExceptionCheck(env);
 }
 
-static void put_field_value(struct buf *b, JNIEnv *env, jobject o, const struct pfield *f)
+static void put_field_value(struct wire_w *b, JNIEnv *env, jobject o, const struct pfield *f)
 {
-	ag_bstr(b, f->name);
+	wire_put_str(b, f->name);
 	if (f->type == 'L' || f->type == '[') {
 		jobject r = (*env)->GetObjectField(env, o, f->id);
 		if (!r) {
-			ag_bu8(b, 'N');
+			wire_put8(b, 'N');
 			return;
 		}
 		jclass rc = (*env)->GetObjectClass(env, r);
 		char *sig = NULL;
 		(*ag_jvmti)->GetClassSignature(ag_jvmti, rc, &sig, NULL);
-		ag_bu8(b, 'L');
-		ag_bstr(b, sig ? sig : "?");
+		wire_put8(b, 'L');
+		wire_put_str(b, sig ? sig : "?");
 		ag_dealloc(sig);
 		(*env)->DeleteLocalRef(env, rc);
 		(*env)->DeleteLocalRef(env, r);
@@ -357,26 +357,26 @@ static void put_field_value(struct buf *b, JNIEnv *env, jobject o, const struct 
 	read_field(env, o, f, &bits, &text);
 	if (f->type == 'T') {
 		if (text) {
-			ag_bu8(b, 'T');
-			ag_bstr(b, text);
+			wire_put8(b, 'T');
+			wire_put_str(b, text);
 			free(text);
 		} else {
-			ag_bu8(b, 'N');
+			wire_put8(b, 'N');
 		}
 		return;
 	}
-	ag_bu8(b, (uint8_t)f->type);
-	ag_bu64(b, bits);
+	wire_put8(b, (uint8_t)f->type);
+	wire_put64(b, bits);
 }
 
-bool ag_do_instances(int fd, JNIEnv *env, struct req *r)
+bool ag_do_instances(int fd, JNIEnv *env, struct wire_r *r)
 {
-	char *cname = ag_rstr(r);
-	uint8_t flags = ag_ru8(r);
-	uint32_t limit = ag_ru32(r);
+	char *cname = wire_get_strdup(r, MAX_REQUEST);
+	uint8_t flags = wire_get8(r);
+	uint32_t limit = wire_get32(r);
 	int budget = 256;
 	struct pnode *pred = cname ? ag_pred_read(r, 0, &budget) : NULL;
-	if (r->bad || r->p != r->end || !pred) {
+	if (!wire_done(r) || !pred) {
 		free(cname);
 		ag_pred_free(pred);
 		return false;
@@ -514,7 +514,7 @@ bool ag_do_instances(int fd, JNIEnv *env, struct req *r)
 		snprintf(why, sizeof why, "GetObjectsWithTags failed (JVMTI error %d)", e);
 		goto reply;
 	}
-	struct buf rows = {0};
+	struct wire_w rows = {0};
 	uint32_t nrows = 0;
 	for (jint i = 0; i < nobj; i++) {
 		jobject o = objs[i];
@@ -548,10 +548,10 @@ bool ag_do_instances(int fd, JNIEnv *env, struct req *r)
 			jclass rc = (*env)->GetObjectClass(env, o);
 			char *sig = NULL;
 			(*ag_jvmti)->GetClassSignature(ag_jvmti, rc, &sig, NULL);
-			ag_bstr(&rows, sig ? sig : "?");
+			wire_put_str(&rows, sig ? sig : "?");
 			ag_dealloc(sig);
 			(*env)->DeleteLocalRef(env, rc);
-			ag_bu16(&rows, (uint16_t)tabs[k].n);
+			wire_put16(&rows, (uint16_t)tabs[k].n);
 			for (int f = 0; f < tabs[k].n; f++)
 				put_field_value(&rows, env, o, &tabs[k].f[f]);
 			nrows++;
@@ -563,14 +563,14 @@ bool ag_do_instances(int fd, JNIEnv *env, struct req *r)
 	ag_dealloc(objs);
 	ag_dealloc(otags);
 	uint64_t matched = in.matched;
-	struct buf b = {0};
-	ag_bu64(&b, in.examined);
-	ag_bu64(&b, matched);
-	ag_bu32(&b, nrows);
-	ag_bput(&b, rows.p, rows.len);
-	free(rows.p);
+	struct wire_w b = {0};
+	wire_put64(&b, in.examined);
+	wire_put64(&b, matched);
+	wire_put32(&b, nrows);
+	wire_put_bytes(&b, rows.p, rows.len);
+	wire_w_free(&rows);
 	ok = ag_send_frame(fd, T_INSTANCES, &b);
-	free(b.p);
+	wire_w_free(&b);
 	why[0] = 0;
 reply:
 	if (why[0])

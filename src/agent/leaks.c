@@ -685,7 +685,7 @@ static void root_label(jvmtiEnv *e, JNIEnv *jni, const struct walk *w, uint32_t 
  * put_path: sampled object t's record (docs/protocol.md, ALLOC_LEAKS): key,
  * age, reached, links left out, root, then (type, field) steps root first.
  */
-static void put_path(jvmtiEnv *e, JNIEnv *jni, struct walk *w, struct buf *b, uint32_t t, uint32_t key,
+static void put_path(jvmtiEnv *e, JNIEnv *jni, struct walk *w, struct wire_w *b, uint32_t t, uint32_t key,
 		     uint32_t age)
 {
 	uint32_t chain[MAX_STEPS + 1];
@@ -701,10 +701,10 @@ static void put_path(jvmtiEnv *e, JNIEnv *jni, struct walk *w, struct buf *b, ui
 		}
 		top = n ? chain[n - 1] : t;
 	}
-	ag_bu32(b, key);
-	ag_bu32(b, age);
-	ag_bu8(b, w->nodes[t].parent != UNSET);
-	ag_bu32(b, skipped);
+	wire_put32(b, key);
+	wire_put32(b, age);
+	wire_put8(b, w->nodes[t].parent != UNSET);
+	wire_put32(b, skipped);
 	char label[600];
 	uint32_t rootp = w->nodes[top].parent;
 	if (w->nodes[t].parent == UNSET)
@@ -713,9 +713,9 @@ static void put_path(jvmtiEnv *e, JNIEnv *jni, struct walk *w, struct buf *b, ui
 		snprintf(label, sizeof label, "%u links left out", skipped);
 	else
 		root_label(e, jni, w, rootp, label, sizeof label);
-	ag_bstr(b, label);
+	wire_put_str(b, label);
 	bool from_class = !skipped && w->nodes[t].parent != UNSET && (rootp & P_CLASS) && rootp != P_UNKNOWN;
-	ag_bu32(b, w->nodes[t].parent == UNSET ? 0 : n + from_class);
+	wire_put32(b, w->nodes[t].parent == UNSET ? 0 : n + from_class);
 	if (w->nodes[t].parent == UNSET)
 		return;
 	/* Each step: a holder's type, and the field (or element) by which it holds the next. */
@@ -724,18 +724,18 @@ static void put_path(jvmtiEnv *e, JNIEnv *jni, struct walk *w, struct buf *b, ui
 		char jn[1024], ty[1100];
 		cn_java_name(c->sig ? c->sig : "?", true, jn, sizeof jn);
 		snprintf(ty, sizeof ty, "class %s", jn);
-		ag_bstr(b, ty);
-		ag_bstr(b, name_of(e, jni, c, w->nodes[top].index));
+		wire_put_str(b, ty);
+		wire_put_str(b, name_of(e, jni, c, w->nodes[top].index));
 	}
 	for (uint32_t i = n; i-- > 0;) {
 		const struct lnode *h = &w->nodes[chain[i]];
 		const struct lnode *next = &w->nodes[i ? chain[i - 1] : t];
 		struct lcls *c = h->cls < w->nc ? &w->c[h->cls] : NULL;
-		ag_bstr(b, c && c->sig ? c->sig : "?");
+		wire_put_str(b, c && c->sig ? c->sig : "?");
 		if (next->kind == JVMTI_HEAP_REFERENCE_FIELD && c)
-			ag_bstr(b, name_of(e, jni, c, next->index));
+			wire_put_str(b, name_of(e, jni, c, next->index));
 		else
-			ag_bstr(b, next->kind == JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT ? "[]" : "");
+			wire_put_str(b, next->kind == JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT ? "[]" : "");
 	}
 }
 
@@ -760,33 +760,33 @@ static void free_walk(JNIEnv *jni, struct walk *w)
 static bool leaks(int fd, JNIEnv *jni, const uint32_t *asked, uint32_t nasked, uint64_t time_ms,
 		  uint64_t mem, uint32_t known, const struct sigtab *hist, const uint64_t *hcount);
 
-bool ag_leaks_request(int fd, JNIEnv *jni, struct req *r)
+bool ag_leaks_request(int fd, JNIEnv *jni, struct wire_r *r)
 {
-	uint32_t nasked = ag_ru32(r);
-	if (r->bad || nasked > MAX_CLASSES_ASKED)
+	uint32_t nasked = wire_get32(r);
+	if (r->err || nasked > MAX_CLASSES_ASKED)
 		return false;
 	uint32_t asked[MAX_CLASSES_ASKED];
 	for (uint32_t i = 0; i < nasked; i++)
-		asked[i] = ag_ru32(r);
-	uint64_t time_ms = ag_ru64(r), mem = ag_ru64(r);
-	uint32_t known = ag_ru32(r);	/* keys the shell has read: later ones it cannot name */
+		asked[i] = wire_get32(r);
+	uint64_t time_ms = wire_get64(r), mem = wire_get64(r);
+	uint32_t known = wire_get32(r);	/* keys the shell has read: later ones it cannot name */
 	/* The JVM's class histogram, when the shell has it: instances by Java name. */
 	struct sigtab hist = {0};
 	uint64_t *hcount = NULL;
-	uint32_t nh = r->p == r->end ? 0 : ag_ru32(r);
-	if (nh > (uint64_t)(r->end - r->p) / 13 || !(hcount = calloc((size_t)nh + 1, sizeof *hcount)))
-		r->bad = true;
-	for (uint32_t i = 0; i < nh && !r->bad; i++) {
-		char *name = ag_rstr(r);
-		uint64_t count = ag_ru64(r);
+	uint32_t nh = wire_left(r) ? wire_get32(r) : 0;
+	if (nh > (uint64_t)wire_left(r) / 13 || !(hcount = calloc((size_t)nh + 1, sizeof *hcount)))
+		wire_r_fail(r, WIRE_BAD);
+	for (uint32_t i = 0; i < nh && !r->err; i++) {
+		char *name = wire_get_strdup(r, MAX_REQUEST);
+		uint64_t count = wire_get64(r);
 		uint32_t id = name ? sig_id(&hist, hidden_suffix(name)) : UINT32_MAX;
 		if (id == UINT32_MAX)
-			r->bad = true;
+			wire_r_fail(r, WIRE_BAD);
 		else
 			hcount[id] += count;	/* one name, several loaders */
 		free(name);
 	}
-	if (r->bad || r->p != r->end) {
+	if (!wire_done(r)) {
 		sig_free(&hist);
 		free(hcount);
 		return false;
@@ -998,7 +998,7 @@ static bool leaks(int fd, JNIEnv *jni, const uint32_t *asked, uint32_t nasked, u
 		goto out;
 	}
 	/* The paths, as DATA frames of up to 64 KiB. */
-	struct buf b = {0};
+	struct wire_w b = {0};
 	uint64_t records = 0;
 	ok = true;
 	for (uint32_t i = 0; ok && i < nt; i++) {
@@ -1009,29 +1009,29 @@ static bool leaks(int fd, JNIEnv *jni, const uint32_t *asked, uint32_t nasked, u
 	}
 	if (ok && b.len)
 		ok = ag_send_frame(fd, T_DATA, &b);
-	free(b.p);
-	struct buf end = {0};
-	ag_bu64(&end, records);
-	ag_bu32(&end, w.reached);
-	ag_bu32(&end, w.n - w.ntarget);
-	ag_bu64(&end, w.cut);
-	ag_bu64(&end, w.refs);
-	ag_bu64(&end, (uint64_t)prep_ms);
-	ag_bu64(&end, (uint64_t)(walk_ms + count_ms));
-	ag_bu8(&end, (uint8_t)((w.stop == 1) | (w.cut ? 2 : 0) | (R.has_gcs ? 4 : 0) | (hist ? 8 : 0)));
-	ag_bu32(&end, atomic_load(&R.gcs));
-	ag_bu64(&end, budget);
+	wire_w_free(&b);
+	struct wire_w end = {0};
+	wire_put64(&end, records);
+	wire_put32(&end, w.reached);
+	wire_put32(&end, w.n - w.ntarget);
+	wire_put64(&end, w.cut);
+	wire_put64(&end, w.refs);
+	wire_put64(&end, (uint64_t)prep_ms);
+	wire_put64(&end, (uint64_t)(walk_ms + count_ms));
+	wire_put8(&end, (uint8_t)((w.stop == 1) | (w.cut ? 2 : 0) | (R.has_gcs ? 4 : 0) | (hist ? 8 : 0)));
+	wire_put32(&end, atomic_load(&R.gcs));
+	wire_put64(&end, budget);
 	uint32_t nskip = 0;
 	for (uint32_t a = 0; a < nasked; a++)
 		nskip += !searched[a];
-	ag_bu32(&end, nskip);
+	wire_put32(&end, nskip);
 	for (uint32_t a = 0; a < nasked; a++)
 		if (!searched[a]) {
-			ag_bu32(&end, asked[a]);
-			ag_bu64(&end, skipped_cost[a]);
+			wire_put32(&end, asked[a]);
+			wire_put64(&end, skipped_cost[a]);
 		}
 	ok = ok && ag_send_frame(fd, T_END, &end);
-	free(end.p);
+	wire_w_free(&end);
 	sent = true;
 out:
 	if (e)

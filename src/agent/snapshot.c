@@ -31,54 +31,8 @@ struct snap {
 	jlong class_class;	/* the tag of java.lang.Class */
 	jlong self;		/* the tag of the agent's own thread: its JNI locals are no roots */
 	uint64_t objects, records;
-	bool failed;
-	size_t len;		/* bytes in buf */
-	uint8_t buf[1 << 16];
+	struct wire_w w;	/* records, drained to f 64 KiB at a time (stdio locks per call) */
 };
-
-/* w_flush: the buffered records to the file (stdio's per-call locking is too slow here). */
-static void w_flush(struct snap *s)
-{
-	if (s->len && fwrite(s->buf, 1, s->len, s->f) != s->len)
-		s->failed = true;
-	s->len = 0;
-}
-
-static void w_bytes(struct snap *s, const void *p, size_t n)
-{
-	if (s->len + n > sizeof s->buf) {
-		w_flush(s);
-		if (n > sizeof s->buf) {
-			if (fwrite(p, 1, n, s->f) != n)
-				s->failed = true;
-			return;
-		}
-	}
-	memcpy(s->buf + s->len, p, n);
-	s->len += n;
-}
-static void w_u8(struct snap *s, uint8_t v) { w_bytes(s, &v, 1); }
-static void w_u16(struct snap *s, uint16_t v)
-{
-	uint8_t x[2] = {(uint8_t)(v >> 8), (uint8_t)v};
-	w_bytes(s, x, 2);
-}
-static void w_u32(struct snap *s, uint32_t v)
-{
-	uint8_t x[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
-	w_bytes(s, x, 4);
-}
-static void w_u64(struct snap *s, uint64_t v)
-{
-	w_u32(s, (uint32_t)(v >> 32));
-	w_u32(s, (uint32_t)v);
-}
-static void w_str(struct snap *s, const char *p)
-{
-	size_t n = p ? strlen(p) : 0;
-	w_u32(s, (uint32_t)n);
-	w_bytes(s, p, n);
-}
 
 /*
  * object_id: the id for tag_ptr's object, writing its OBJECT record the
@@ -99,11 +53,11 @@ static jlong object_id(struct snap *s, jlong *tag_ptr, jlong class_tag, jlong si
 		t = s->next++;
 	t &= ~PENDING;
 	*tag_ptr = t;
-	w_u8(s, R_OBJECT);
-	w_u64(s, (uint64_t)t);
-	w_u64(s, (uint64_t)(class_tag & ~PENDING));
-	w_u64(s, (uint64_t)size);
-	w_u32(s, (uint32_t)length);
+	wire_put8(&s->w, R_OBJECT);
+	wire_put64(&s->w, (uint64_t)t);
+	wire_put64(&s->w, (uint64_t)(class_tag & ~PENDING));
+	wire_put64(&s->w, (uint64_t)size);
+	wire_put32(&s->w, (uint32_t)length);
 	s->objects++;
 	s->records++;
 	return t;
@@ -131,11 +85,11 @@ static jint JNICALL snap_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferen
 			thread = (uint64_t)(info->jni_local.thread_tag & ~PENDING);
 			depth = info->jni_local.depth;
 		}
-		w_u8(s, R_ROOT);
-		w_u8(s, (uint8_t)kind);
-		w_u64(s, (uint64_t)id);
-		w_u64(s, thread);
-		w_u32(s, (uint32_t)depth);
+		wire_put8(&s->w, R_ROOT);
+		wire_put8(&s->w, (uint8_t)kind);
+		wire_put64(&s->w, (uint64_t)id);
+		wire_put64(&s->w, thread);
+		wire_put32(&s->w, (uint32_t)depth);
 	} else {
 		int32_t index = -1;
 		if (kind == JVMTI_HEAP_REFERENCE_FIELD || kind == JVMTI_HEAP_REFERENCE_STATIC_FIELD)
@@ -144,14 +98,14 @@ static jint JNICALL snap_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferen
 			index = info->array.index;
 		else if (kind == JVMTI_HEAP_REFERENCE_CONSTANT_POOL)
 			index = info->constant_pool.index;
-		w_u8(s, R_REFERENCE);
-		w_u64(s, (uint64_t)(*referrer_tag_ptr & ~(PENDING | SKIPPED)));
-		w_u8(s, (uint8_t)kind);
-		w_u32(s, (uint32_t)index);
-		w_u64(s, (uint64_t)id);
+		wire_put8(&s->w, R_REFERENCE);
+		wire_put64(&s->w, (uint64_t)(*referrer_tag_ptr & ~(PENDING | SKIPPED)));
+		wire_put8(&s->w, (uint8_t)kind);
+		wire_put32(&s->w, (uint32_t)index);
+		wire_put64(&s->w, (uint64_t)id);
 	}
 	s->records++;
-	return s->failed ? JVMTI_VISIT_ABORT : JVMTI_VISIT_OBJECTS;
+	return s->w.err ? JVMTI_VISIT_ABORT : JVMTI_VISIT_OBJECTS;
 }
 
 static jint JNICALL snap_prim(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
@@ -171,14 +125,14 @@ static jint JNICALL snap_prim(jvmtiHeapReferenceKind kind, const jvmtiHeapRefere
 	case JVMTI_PRIMITIVE_TYPE_FLOAT: memcpy(&bits, &value.f, 4); break;
 	case JVMTI_PRIMITIVE_TYPE_DOUBLE: memcpy(&bits, &value.d, 8); break;
 	}
-	w_u8(s, R_PRIMITIVE);
-	w_u64(s, (uint64_t)(*object_tag_ptr & ~(PENDING | SKIPPED)));
-	w_u8(s, (uint8_t)kind);
-	w_u32(s, (uint32_t)info->field.index);
-	w_u8(s, (uint8_t)type);
-	w_u64(s, bits);
+	wire_put8(&s->w, R_PRIMITIVE);
+	wire_put64(&s->w, (uint64_t)(*object_tag_ptr & ~(PENDING | SKIPPED)));
+	wire_put8(&s->w, (uint8_t)kind);
+	wire_put32(&s->w, (uint32_t)info->field.index);
+	wire_put8(&s->w, (uint8_t)type);
+	wire_put64(&s->w, bits);
 	s->records++;
-	return s->failed ? JVMTI_VISIT_ABORT : 0;
+	return s->w.err ? JVMTI_VISIT_ABORT : 0;
 }
 
 static size_t prim_size(jvmtiPrimitiveType t)
@@ -197,13 +151,13 @@ static jint JNICALL snap_array(jlong class_tag, jlong size, jlong *tag_ptr, jint
 	struct snap *s = ud;
 	(void)class_tag;
 	(void)size;
-	w_u8(s, R_PRIMARRAY);
-	w_u64(s, (uint64_t)(*tag_ptr & ~PENDING));
-	w_u8(s, (uint8_t)type);
-	w_u32(s, (uint32_t)count);
-	w_bytes(s, elements, (size_t)count * prim_size(type));
+	wire_put8(&s->w, R_PRIMARRAY);
+	wire_put64(&s->w, (uint64_t)(*tag_ptr & ~PENDING));
+	wire_put8(&s->w, (uint8_t)type);
+	wire_put32(&s->w, (uint32_t)count);
+	wire_put_bytes(&s->w, elements, (size_t)count * prim_size(type));
 	s->records++;
-	return s->failed ? JVMTI_VISIT_ABORT : 0;
+	return s->w.err ? JVMTI_VISIT_ABORT : 0;
 }
 
 /* tag_pending: give o an id now (for classes' loaders and threads), written when met. */
@@ -263,21 +217,21 @@ static void write_class(struct snap *s, JNIEnv *env, jclass k, jlong id)
 	jfieldID *f = NULL;
 	if ((*ag_jvmti)->GetClassFields(ag_jvmti, k, &nf, &f) != JVMTI_ERROR_NONE)
 		nf = 0;
-	w_u8(s, R_CLASS);
-	w_u64(s, (uint64_t)id);
-	w_u64(s, (uint64_t)(sup_id & ~PENDING));
-	w_u64(s, (uint64_t)loader_id);
-	w_u32(s, nif);
-	w_str(s, sig ? sig : "?");
-	w_u16(s, (uint16_t)nf);
+	wire_put8(&s->w, R_CLASS);
+	wire_put64(&s->w, (uint64_t)id);
+	wire_put64(&s->w, (uint64_t)(sup_id & ~PENDING));
+	wire_put64(&s->w, (uint64_t)loader_id);
+	wire_put32(&s->w, nif);
+	wire_put_str(&s->w, sig ? sig : "?");
+	wire_put16(&s->w, (uint16_t)nf);
 	for (jint i = 0; i < nf; i++) {
 		char *name = NULL, *fsig = NULL;
 		jint mods = 0;
 		(*ag_jvmti)->GetFieldName(ag_jvmti, k, f[i], &name, &fsig, NULL);
 		(*ag_jvmti)->GetFieldModifiers(ag_jvmti, k, f[i], &mods);
-		w_str(s, name ? name : "?");
-		w_str(s, fsig ? fsig : "?");
-		w_u8(s, (mods & 0x0008) != 0);
+		wire_put_str(&s->w, name ? name : "?");
+		wire_put_str(&s->w, fsig ? fsig : "?");
+		wire_put8(&s->w, (mods & 0x0008) != 0);
 		ag_dealloc(name);
 		ag_dealloc(fsig);
 	}
@@ -300,11 +254,11 @@ static void write_threads(struct snap *s, JNIEnv *env)
 		jint nfr = 0;
 		if ((*ag_jvmti)->GetStackTrace(ag_jvmti, th[i], 0, 256, frames, &nfr) != JVMTI_ERROR_NONE)
 			nfr = 0;
-		w_u8(s, R_THREAD);
-		w_u64(s, (uint64_t)tag_pending(s, th[i]));
-		w_u32(s, (uint32_t)i + 1);
-		w_str(s, ti.name ? ti.name : "?");
-		w_u32(s, (uint32_t)nfr);
+		wire_put8(&s->w, R_THREAD);
+		wire_put64(&s->w, (uint64_t)tag_pending(s, th[i]));
+		wire_put32(&s->w, (uint32_t)i + 1);
+		wire_put_str(&s->w, ti.name ? ti.name : "?");
+		wire_put32(&s->w, (uint32_t)nfr);
 		for (jint j = 0; j < nfr; j++) {
 			char *mname = NULL, *msig = NULL, *csig = NULL;
 			jclass dc = NULL;
@@ -314,9 +268,9 @@ static void write_threads(struct snap *s, JNIEnv *env)
 				(*ag_jvmti)->GetClassSignature(ag_jvmti, dc, &csig, NULL);
 				(*env)->DeleteLocalRef(env, dc);
 			}
-			w_str(s, csig ? csig : "?");
-			w_str(s, mname ? mname : "?");
-			w_str(s, msig ? msig : "?");
+			wire_put_str(&s->w, csig ? csig : "?");
+			wire_put_str(&s->w, mname ? mname : "?");
+			wire_put_str(&s->w, msig ? msig : "?");
 			ag_dealloc(mname);
 			ag_dealloc(msig);
 			ag_dealloc(csig);
@@ -374,17 +328,21 @@ static jvmtiEnv *snapshot_env(JNIEnv *env)
 	return e;
 }
 
-bool ag_do_snapshot(int fd, JNIEnv *env, struct req *r)
+bool ag_do_snapshot(int fd, JNIEnv *env, struct wire_r *r)
 {
-	if (r->p != r->end)
+	if (wire_left(r))
 		return false;
-	static struct snap s;	/* one snapshot at a time: the agent serves one client */
+	struct snap s;
 	memset(&s, 0, sizeof s);
 	s.f = temp_file();
 	s.next = 1;
 	if (!s.f)
 		return ag_send_error(fd, "cannot create a temporary file in %s: %s", ag_sock_dir,
 				  strerror(errno));
+	if (!wire_w_sink(&s.w, 1 << 16, wire_file_sink, s.f)) {
+		fclose(s.f);
+		return ag_send_error(fd, "out of memory in the agent");
+	}
 	/* Every jvmti call below goes to the snapshot's environment, when there is one. */
 	jvmtiEnv *own = ag_jvmti, *snap_env = snapshot_env(env);
 	if (snap_env)
@@ -392,6 +350,7 @@ bool ag_do_snapshot(int fd, JNIEnv *env, struct req *r)
 	struct classes c;
 	bool ok;
 	if (!ag_load_classes(env, &c)) {
+		wire_w_free(&s.w);
 		fclose(s.f);
 		if (snap_env) {
 			ag_jvmti = own;
@@ -430,29 +389,31 @@ bool ag_do_snapshot(int fd, JNIEnv *env, struct req *r)
 	} else {
 		ag_untag_all();
 	}
-	w_flush(&s);
-	if (e != JVMTI_ERROR_NONE || s.failed || fflush(s.f) != 0) {
+	wire_w_drain(&s.w);
+	bool wrote = !s.w.err;
+	wire_w_free(&s.w);
+	if (e != JVMTI_ERROR_NONE || !wrote || fflush(s.f) != 0) {
 		fclose(s.f);
 		return ag_send_error(fd, e != JVMTI_ERROR_NONE ? "FollowReferences failed (JVMTI error %d)"
 				  : "writing the snapshot failed (disk full?) %d", e);
 	}
 	rewind(s.f);
-	struct buf b = {0};
-	ag_bneed(&b, 1 << 20);
-	ok = !b.oom;
+	uint8_t *chunk = malloc(1 << 20);
+	ok = chunk != NULL;
 	while (ok) {
-		size_t k = fread(b.p, 1, 1 << 20, s.f);
+		size_t k = fread(chunk, 1, 1 << 20, s.f);
 		if (!k)
 			break;
-		b.len = k;
-		ok = ag_send_frame(fd, T_DATA, &b);
+		ok = ag_send_raw(fd, T_DATA, chunk, k);
 	}
+	free(chunk);
 	fclose(s.f);
 	if (ok) {
-		ag_bu64(&b, s.objects);
-		ag_bu64(&b, s.records);
+		struct wire_w b = {0};
+		wire_put64(&b, s.objects);
+		wire_put64(&b, s.records);
 		ok = ag_send_frame(fd, T_END, &b);
+		wire_w_free(&b);
 	}
-	free(b.p);
 	return ok;
 }

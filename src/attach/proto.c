@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../alloc/alloc.h"
+#include "../base/wire.h"
 #include "attach.h"
 #include "snapshot.h"
 
@@ -142,54 +143,21 @@ static bool io_full(int fd, void *p, size_t n, bool rd, int64_t deadline)
 
 /* ---- requests ---- */
 
-struct obuf {
-	uint8_t *p;
-	size_t len, cap;
-};
-
-static void put(struct obuf *b, const void *src, size_t n)
-{
-	if (!n)
-		return;	/* an empty DATA frame: nothing to add (b->p may still be NULL) */
-	if (b->len + n > b->cap) {
-		b->cap = (b->len + n) * 2 + 64;
-		b->p = xrealloc(b->p, b->cap);
-	}
-	memcpy(b->p + b->len, src, n);
-	b->len += n;
-}
-static void put_u8(struct obuf *b, uint8_t v) { put(b, &v, 1); }
-static void put_u16(struct obuf *b, uint16_t v)
-{
-	uint8_t x[2] = {(uint8_t)(v >> 8), (uint8_t)v};
-	put(b, x, 2);
-}
-static void put_u32(struct obuf *b, uint32_t v)
-{
-	uint8_t x[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
-	put(b, x, 4);
-}
-static void put_u64(struct obuf *b, uint64_t v)
-{
-	put_u32(b, (uint32_t)(v >> 32));
-	put_u32(b, (uint32_t)v);
-}
-static void put_str(struct obuf *b, const char *s)
-{
-	size_t n = strlen(s);
-	put_u32(b, (uint32_t)n);
-	put(b, s, n);
-}
-
-static int send_req(struct proto_conn *c, uint8_t type, const struct obuf *b, struct hs_error *err)
+/* send_req: a request of type with payload b (NULL: none), built by the codec (src/base/wire.h). */
+static int send_req(struct proto_conn *c, uint8_t type, const struct wire_w *b, struct hs_error *err)
 {
 	if (c->fd < 0) {
 		seterr(err, "not connected to an agent; :attach PID first");
 		return HS_ERR;
 	}
+	if (b && b->err) {
+		seterr(err, "cannot build the request to the agent: %s", wire_strerror(b->err));
+		return HS_ERR;
+	}
 	size_t len = b ? b->len : 0;
-	uint8_t h[5] = {(uint8_t)((len + 1) >> 24), (uint8_t)((len + 1) >> 16),
-			(uint8_t)((len + 1) >> 8), (uint8_t)(len + 1), type};
+	uint8_t h[5];
+	wire_store32(h, (uint32_t)(len + 1));
+	h[4] = type;
 	int64_t dl = now_ms() + REPLY_MS;
 	if (!io_full(c->fd, h, 5, false, dl) || (len && !io_full(c->fd, b->p, len, false, dl)))
 		return gone(c, err, "while sending a request");
@@ -202,15 +170,13 @@ struct reply {
 	uint8_t type;
 	uint8_t *p;		/* payload (owned) */
 	uint32_t len;
-	const uint8_t *at, *end;	/* the reading position */
-	bool bad;
+	struct wire_r in;	/* the payload's reader */
 };
 
 /* error_frame: an ERROR frame's message (str) into err, the frame freed; HS_ERR. */
 static int error_frame(struct reply *r, struct hs_error *err)
 {
-	uint32_t k = r->len >= 4 ? (uint32_t)r->p[0] << 24 | (uint32_t)r->p[1] << 16 |
-				       (uint32_t)r->p[2] << 8 | r->p[3] : 0;
+	uint32_t k = r->len >= 4 ? wire_load32(r->p) : 0;
 	if (k > r->len - 4)
 		k = r->len >= 4 ? r->len - 4 : 0;
 	seterr(err, "the agent says: %.*s", (int)k, (const char *)r->p + 4);
@@ -228,7 +194,7 @@ static int error_frame(struct reply *r, struct hs_error *err)
 static int frame_body(struct proto_conn *c, const uint8_t h[5], struct reply *r, bool finish,
 		      struct hs_error *err)
 {
-	uint32_t n = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
+	uint32_t n = wire_load32(h);
 	if (n < 1 || n > MAX_REPLY) {
 		proto_close(c);
 		seterr(err, "the agent sent a frame of %u bytes, which the protocol does not allow; "
@@ -249,8 +215,7 @@ static int frame_body(struct proto_conn *c, const uint8_t h[5], struct reply *r,
 		r->p = NULL;
 		return gone(c, err, "in the middle of a reply");
 	}
-	r->at = r->p;
-	r->end = r->p + r->len;
+	r->in = wire_reader(r->p, r->len);
 	return HS_OK;
 }
 
@@ -272,56 +237,25 @@ static int recv_reply(struct proto_conn *c, struct reply *r, int ms, struct hs_e
 	return HS_OK;
 }
 
-static bool need(struct reply *r, size_t n)
+/* get_str: a string of a reply as new memory (caller frees); "" when malformed (r->err set). */
+static char *get_str(struct wire_r *r)
 {
-	if (r->bad || (size_t)(r->end - r->at) < n)
-		r->bad = true;
-	return !r->bad;
+	size_t n;
+	const char *s = wire_get_str(r, &n);
+	return s ? xstrndup(s, n) : xstrdup("");
 }
-static uint8_t get_u8(struct reply *r) { return need(r, 1) ? *r->at++ : 0; }
-static uint16_t get_u16(struct reply *r)
+/* get_str_into: a string of a reply into buf (cap bytes, cut to fit). */
+static void get_str_into(struct wire_r *r, char *buf, size_t cap)
 {
-	if (!need(r, 2))
-		return 0;
-	uint16_t v = (uint16_t)(r->at[0] << 8 | r->at[1]);
-	r->at += 2;
-	return v;
-}
-static uint32_t get_u32(struct reply *r)
-{
-	if (!need(r, 4))
-		return 0;
-	uint32_t v = (uint32_t)r->at[0] << 24 | (uint32_t)r->at[1] << 16 |
-		     (uint32_t)r->at[2] << 8 | r->at[3];
-	r->at += 4;
-	return v;
-}
-static uint64_t get_u64(struct reply *r)
-{
-	uint64_t hi = get_u32(r);
-	return hi << 32 | get_u32(r);
-}
-/* get_str: a new string (caller frees); "" when malformed (r->bad set). */
-static char *get_str(struct reply *r)
-{
-	uint32_t n = get_u32(r);
-	if (!need(r, n))
-		return xstrdup("");
-	char *s = xstrndup((const char *)r->at, n);
-	r->at += n;
-	return s;
-}
-static void get_str_into(struct reply *r, char *buf, size_t cap)
-{
-	char *s = get_str(r);
-	snprintf(buf, cap, "%s", s);
-	free(s);
+	size_t n;
+	const char *s = wire_get_str(r, &n);
+	snprintf(buf, cap, "%.*s", s ? (int)n : 0, s ? s : "");
 }
 
 /* check_reply: the reply has the expected type and was read exactly. */
 static int check_reply(struct proto_conn *c, struct reply *r, uint8_t type, struct hs_error *err)
 {
-	bool ok = r->type == type && !r->bad && r->at == r->end;
+	bool ok = r->type == type && wire_done(&r->in);
 	free(r->p);
 	r->p = NULL;
 	if (ok)
@@ -355,20 +289,20 @@ int proto_connect(int pid, struct proto_conn *c, struct hs_error *err)
 		proto_close(c);
 		return HS_ERR;
 	}
-	struct obuf b = {0};
-	put_u32(&b, MAGIC);
-	put_u16(&b, PROTO_VERSION);
+	struct wire_w b = {0};
+	wire_put32(&b, MAGIC);
+	wire_put16(&b, PROTO_VERSION);
 	int st = send_req(c, T_HELLO, &b, err);
-	free(b.p);
+	wire_w_free(&b);
 	struct reply r;
 	if (st || recv_reply(c, &r, REPLY_MS, err)) {
 		proto_close(c);
 		return HS_ERR;
 	}
-	uint32_t magic = get_u32(&r);
-	uint16_t ver = get_u16(&r);
-	get_str_into(&r, c->agent, sizeof c->agent);
-	get_str_into(&r, c->caps, sizeof c->caps);
+	uint32_t magic = wire_get32(&r.in);
+	uint16_t ver = wire_get16(&r.in);
+	get_str_into(&r.in, c->agent, sizeof c->agent);
+	get_str_into(&r.in, c->caps, sizeof c->caps);
 	if (magic != MAGIC || ver != PROTO_VERSION) {
 		free(r.p);
 		proto_close(c);
@@ -381,10 +315,10 @@ int proto_connect(int pid, struct proto_conn *c, struct hs_error *err)
 	if (!has_cap(c, "clients"))
 		return HS_OK;
 	/* Who uses the agent, so that a shell leaving does not detach it from another. */
-	b = (struct obuf){0};
-	put_u32(&b, (uint32_t)getpid());
+	b = (struct wire_w){0};
+	wire_put32(&b, (uint32_t)getpid());
 	st = send_req(c, T_CLIENT, &b, err);
-	free(b.p);
+	wire_w_free(&b);
 	if (st || recv_reply(c, &r, REPLY_MS, err)) {
 		proto_close(c);
 		return HS_ERR;
@@ -408,16 +342,16 @@ int proto_leave(struct proto_conn *c, bool detach, int *outcome, int *other, str
 	*other = 0;
 	if (!has_cap(c, "clients"))
 		return HS_OK;
-	struct obuf b = {0};
-	put_u32(&b, (uint32_t)getpid());
-	put_u8(&b, detach ? 1 : 0);
+	struct wire_w b = {0};
+	wire_put32(&b, (uint32_t)getpid());
+	wire_put8(&b, detach ? 1 : 0);
 	struct reply r;
 	int st = send_req(c, T_LEAVE, &b, err);
-	free(b.p);
+	wire_w_free(&b);
 	if (st || recv_reply(c, &r, REPLY_MS, err))
 		return HS_ERR;
-	*outcome = get_u8(&r);
-	*other = (int)get_u32(&r);
+	*outcome = wire_get8(&r.in);
+	*other = (int)wire_get32(&r.in);
 	st = check_reply(c, &r, T_LEAVE, err);
 	if (st == HS_OK && *outcome == PROTO_DETACHED)
 		proto_close(c);
@@ -430,39 +364,39 @@ int proto_info(struct proto_conn *c, struct proto_info *out, struct hs_error *er
 	if (send_req(c, T_INFO, NULL, err) || recv_reply(c, &r, REPLY_MS, err))
 		return HS_ERR;
 	memset(out, 0, sizeof *out);
-	get_str_into(&r, out->vm_name, sizeof out->vm_name);
-	get_str_into(&r, out->vm_version, sizeof out->vm_version);
-	get_str_into(&r, out->vm_vendor, sizeof out->vm_vendor);
-	out->pid = get_u64(&r);
-	out->heap_used = get_u64(&r);
-	out->heap_committed = get_u64(&r);
-	out->heap_max = get_u64(&r);
-	out->classes = get_u32(&r);
-	get_str_into(&r, out->agent, sizeof out->agent);
+	get_str_into(&r.in, out->vm_name, sizeof out->vm_name);
+	get_str_into(&r.in, out->vm_version, sizeof out->vm_version);
+	get_str_into(&r.in, out->vm_vendor, sizeof out->vm_vendor);
+	out->pid = wire_get64(&r.in);
+	out->heap_used = wire_get64(&r.in);
+	out->heap_committed = wire_get64(&r.in);
+	out->heap_max = wire_get64(&r.in);
+	out->classes = wire_get32(&r.in);
+	get_str_into(&r.in, out->agent, sizeof out->agent);
 	return check_reply(c, &r, T_INFO, err);
 }
 
 int proto_histogram(struct proto_conn *c, bool gc, struct att_hist_row **rows, uint32_t *n,
 		    struct hs_error *err)
 {
-	struct obuf b = {0};
-	put_u8(&b, gc);
+	struct wire_w b = {0};
+	wire_put8(&b, gc);
 	int st = send_req(c, T_HISTOGRAM, &b, err);
-	free(b.p);
+	wire_w_free(&b);
 	struct reply r;
 	if (st || recv_reply(c, &r, WALK_MS, err))
 		return HS_ERR;
-	uint32_t k = get_u32(&r);
+	uint32_t k = wire_get32(&r.in);
 	if (k > r.len / 20)	/* each row takes at least 20 bytes */
-		r.bad = true;
-	*rows = xcalloc(r.bad ? 1 : (size_t)k + 1, sizeof **rows);
+		wire_r_fail(&r.in, WIRE_BAD);
+	*rows = xcalloc(r.in.err ? 1 : (size_t)k + 1, sizeof **rows);
 	*n = 0;
-	for (uint32_t i = 0; i < k && !r.bad; i++) {
-		char *sig = get_str(&r);
+	for (uint32_t i = 0; i < k && !r.in.err; i++) {
+		char *sig = get_str(&r.in);
 		(*rows)[i].name = snap_java_name(sig);
 		free(sig);
-		(*rows)[i].count = get_u64(&r);
-		(*rows)[i].bytes = get_u64(&r);
+		(*rows)[i].count = wire_get64(&r.in);
+		(*rows)[i].bytes = wire_get64(&r.in);
 		*n = i + 1;
 	}
 	if (check_reply(c, &r, T_HISTOGRAM, err)) {
@@ -512,8 +446,8 @@ int proto_snapshot(struct proto_conn *c, const char *path, double *pause_ms,
 				progress(ctx, got);
 			continue;
 		}
-		uint64_t objects = get_u64(&r);
-		get_u64(&r);
+		uint64_t objects = wire_get64(&r.in);
+		wire_get64(&r.in);
 		if (check_reply(c, &r, T_END, err)) {
 			snap_free(sb);
 			return HS_ERR;
@@ -524,15 +458,15 @@ int proto_snapshot(struct proto_conn *c, const char *path, double *pause_ms,
 	}
 }
 
-static void put_pred(struct obuf *b, const struct proto_pred *p)
+static void put_pred(struct wire_w *b, const struct proto_pred *p)
 {
-	put_u8(b, (uint8_t)p->op);
+	wire_put8(b, (uint8_t)p->op);
 	switch (p->op) {
 	case PROTO_TRUE:
 		break;
 	case PROTO_AND:
 	case PROTO_OR:
-		put_u8(b, (uint8_t)p->n);
+		wire_put8(b, (uint8_t)p->n);
 		for (int i = 0; i < p->n; i++)
 			put_pred(b, p->kids[i]);
 		break;
@@ -540,19 +474,17 @@ static void put_pred(struct obuf *b, const struct proto_pred *p)
 		put_pred(b, p->kids[0]);
 		break;
 	case PROTO_CMP:
-		put_str(b, p->field);
-		put_u8(b, (uint8_t)p->cmp);
-		put_u8(b, (uint8_t)p->lit);
+		wire_put_str(b, p->field);
+		wire_put8(b, (uint8_t)p->cmp);
+		wire_put8(b, (uint8_t)p->lit);
 		if (p->lit == PROTO_LONG)
-			put_u64(b, (uint64_t)p->l);
-		else if (p->lit == PROTO_DOUBLE) {
-			uint64_t bits;
-			memcpy(&bits, &p->d, 8);
-			put_u64(b, bits);
-		} else if (p->lit == PROTO_BOOL)
-			put_u8(b, (uint8_t)(p->l != 0));
+			wire_put64(b, (uint64_t)p->l);
+		else if (p->lit == PROTO_DOUBLE)
+			wire_put_f64(b, p->d);
+		else if (p->lit == PROTO_BOOL)
+			wire_put8(b, (uint8_t)(p->l != 0));
 		else if (p->lit == PROTO_STRING)
-			put_str(b, p->s);
+			wire_put_str(b, p->s);
 		break;
 	}
 }
@@ -562,48 +494,48 @@ int proto_instances(struct proto_conn *c, const char *cls, bool subclasses, enum
 		    struct proto_instances *out, struct hs_error *err)
 {
 	memset(out, 0, sizeof *out);
-	struct obuf b = {0};
-	put_str(&b, cls);
-	put_u8(&b, (uint8_t)(subclasses | (walk != PROTO_WALK_REFS) << 1 | first_only << 2 |
-			     (walk == PROTO_WALK_GC_HEAP) << 3));
-	put_u32(&b, limit);
+	struct wire_w b = {0};
+	wire_put_str(&b, cls);
+	wire_put8(&b, (uint8_t)(subclasses | (walk != PROTO_WALK_REFS) << 1 | first_only << 2 |
+				(walk == PROTO_WALK_GC_HEAP) << 3));
+	wire_put32(&b, limit);
 	put_pred(&b, pred);
 	if (b.len > 65535) {
-		free(b.p);
+		wire_w_free(&b);
 		seterr(err, "the predicate is too large to send to the agent");
 		return HS_ERR;
 	}
 	int st = send_req(c, T_INSTANCES, &b, err);
-	free(b.p);
+	wire_w_free(&b);
 	struct reply r;
 	if (st || recv_reply(c, &r, WALK_MS, err))
 		return HS_ERR;
-	out->examined = get_u64(&r);
-	out->matched = get_u64(&r);
-	uint32_t k = get_u32(&r);
+	out->examined = wire_get64(&r.in);
+	out->matched = wire_get64(&r.in);
+	uint32_t k = wire_get32(&r.in);
 	if (k > r.len / 6)
-		r.bad = true;
-	out->rows = xcalloc(r.bad ? 1 : (size_t)k + 1, sizeof *out->rows);
-	for (uint32_t i = 0; i < k && !r.bad; i++) {
+		wire_r_fail(&r.in, WIRE_BAD);
+	out->rows = xcalloc(r.in.err ? 1 : (size_t)k + 1, sizeof *out->rows);
+	for (uint32_t i = 0; i < k && !r.in.err; i++) {
 		struct proto_row *row = &out->rows[i];
 		out->nrows = i + 1;
-		row->cls = get_str(&r);
-		row->n = get_u16(&r);
-		if ((size_t)row->n > (size_t)(r.end - r.at) / 5) {
-			r.bad = true;
+		row->cls = get_str(&r.in);
+		row->n = wire_get16(&r.in);
+		if ((size_t)row->n > wire_left(&r.in) / 5) {
+			wire_r_fail(&r.in, WIRE_BAD);
 			row->n = 0;
 		}
 		row->v = xcalloc((size_t)row->n + 1, sizeof *row->v);
-		for (int f = 0; f < row->n && !r.bad; f++) {
+		for (int f = 0; f < row->n && !r.in.err; f++) {
 			struct proto_value *v = &row->v[f];
-			v->field = get_str(&r);
-			v->kind = (char)get_u8(&r);
+			v->field = get_str(&r.in);
+			v->kind = (char)wire_get8(&r.in);
 			if (v->kind == 'T' || v->kind == 'L')
-				v->text = get_str(&r);
+				v->text = get_str(&r.in);
 			else if (v->kind != 'N')
-				v->bits = get_u64(&r);
+				v->bits = wire_get64(&r.in);
 			if (!strchr("ZBCSIJFDTLN", v->kind) || !v->kind)
-				r.bad = true;
+				wire_r_fail(&r.in, WIRE_BAD);
 		}
 	}
 	if (check_reply(c, &r, T_INSTANCES, err)) {
@@ -629,14 +561,14 @@ void proto_instances_free(struct proto_instances *r)
 
 int proto_dump(struct proto_conn *c, const char *path, double *ms, struct hs_error *err)
 {
-	struct obuf b = {0};
-	put_str(&b, path);
+	struct wire_w b = {0};
+	wire_put_str(&b, path);
 	struct reply r;
 	int st = send_req(c, T_DUMP, &b, err);
-	free(b.p);
+	wire_w_free(&b);
 	if (st || recv_reply(c, &r, WALK_MS, err))
 		return HS_ERR;
-	*ms = (double)get_u64(&r);
+	*ms = (double)wire_get64(&r.in);
 	return check_reply(c, &r, T_DUMP, err);
 }
 
@@ -708,10 +640,10 @@ static int wait_frame(struct proto_conn *c, struct reply *r, int64_t *wait_until
  * st->uncovered: new memory). reply: the status ends the payload, and an
  * agent from before the uncovered methods leaves them out.
  */
-static void get_status(struct reply *r, struct alc_status *st, bool reply)
+static void get_status(struct wire_r *r, struct alc_status *st, bool reply)
 {
 	memset(st, 0, sizeof *st);
-	uint8_t f = get_u8(r);
+	uint8_t f = wire_get8(r);
 	st->exists = f & 1;
 	st->recording = (f & 2) != 0;
 	st->exact = (f & 4) != 0;
@@ -719,15 +651,15 @@ static void get_status(struct reply *r, struct alc_status *st, bool reply)
 	st->bytecode = (f & 16) != 0;
 	st->no_live = (f & 32) != 0;
 	st->live_sampled = (f & 64) != 0;
-	st->interval = get_u64(r);
-	st->depth = get_u32(r);
-	st->started_ms = get_u64(r);
-	st->stopped_ms = get_u64(r);
-	st->events = get_u64(r);
-	st->dropped = get_u64(r);
-	st->agent_bytes = get_u64(r);
-	st->tracked = get_u64(r);
-	st->mark_ms = get_u64(r);
+	st->interval = wire_get64(r);
+	st->depth = wire_get32(r);
+	st->started_ms = wire_get64(r);
+	st->stopped_ms = wire_get64(r);
+	st->events = wire_get64(r);
+	st->dropped = wire_get64(r);
+	st->agent_bytes = wire_get64(r);
+	st->tracked = wire_get64(r);
+	st->mark_ms = wire_get64(r);
 	char *acc = get_str(r);
 	if (*acc) {
 		st->accounts = acc;
@@ -735,30 +667,30 @@ static void get_status(struct reply *r, struct alc_status *st, bool reply)
 		free(acc);
 		st->accounts = NULL;
 	}
-	st->classes_instrumented = get_u64(r);
-	st->classes_failed = get_u64(r);
-	st->untracked = get_u64(r);
-	char *u = !reply || r->at < r->end ? get_str(r) : NULL;
+	st->classes_instrumented = wire_get64(r);
+	st->classes_failed = wire_get64(r);
+	st->untracked = wire_get64(r);
+	char *u = !reply || wire_left(r) ? get_str(r) : NULL;
 	if (u && *u) {
 		st->uncovered = u;
 	} else {
 		free(u);
 		st->uncovered = NULL;
 	}
-	if (!reply || r->at < r->end) {
-		st->missed_bytes = get_u64(r);
-		st->seen_bytes = get_u64(r);
+	if (!reply || wire_left(r)) {
+		st->missed_bytes = wire_get64(r);
+		st->seen_bytes = wire_get64(r);
 	}
 }
 
 /* alloc_call: send a request of type t with payload b and read a status reply. */
-static int alloc_call(struct proto_conn *c, uint8_t t, const struct obuf *b, int ms,
+static int alloc_call(struct proto_conn *c, uint8_t t, const struct wire_w *b, int ms,
 		      struct alc_status *st, struct hs_error *err)
 {
 	struct reply r;
 	if (send_req(c, t, b, err) || recv_reply(c, &r, ms, err))
 		return HS_ERR;
-	get_status(&r, st, true);
+	get_status(&r.in, st, true);
 	if (check_reply(c, &r, t, err)) {
 		alc_status_free(st);
 		return HS_ERR;
@@ -771,15 +703,15 @@ int proto_alloc_start(struct proto_conn *c, const struct proto_alloc_opts *o,
 		      struct alc_status *st, struct hs_error *err)
 {
 	memset(st, 0, sizeof *st);
-	struct obuf b = {0};
+	struct wire_w b = {0};
 	/* Bit 3: this heapsh reads progress frames and may send CANCEL. */
-	put_u8(&b, (o->exact ? 1 : 0) | (o->exact && o->jvmti ? 2 : 0) | (o->live == PROTO_LIVE_NONE ? 4 : 0) |
-		       8 | (o->live == PROTO_LIVE_ALL ? 16 : 0));
-	put_u64(&b, o->exact ? 0 : o->interval);
-	put_u32(&b, o->depth);
-	put_str(&b, o->accounts ? o->accounts : "");
+	wire_put8(&b, (o->exact ? 1 : 0) | (o->exact && o->jvmti ? 2 : 0) |
+			  (o->live == PROTO_LIVE_NONE ? 4 : 0) | 8 | (o->live == PROTO_LIVE_ALL ? 16 : 0));
+	wire_put64(&b, o->exact ? 0 : o->interval);
+	wire_put32(&b, o->depth);
+	wire_put_str(&b, o->accounts ? o->accounts : "");
 	int rc = send_req(c, T_ALLOC_START, &b, err);
-	free(b.p);
+	wire_w_free(&b);
 	if (rc)
 		return HS_ERR;
 	/* An exact recording's start rewrites every loaded class first: seconds in a big program. */
@@ -790,8 +722,8 @@ int proto_alloc_start(struct proto_conn *c, const struct proto_alloc_opts *o,
 		if (wait_frame(c, &r, &wait_until, &cancel_sent, err))
 			return HS_ERR;
 		if (r.type == T_DATA) {
-			uint32_t done = get_u32(&r), total = get_u32(&r);
-			bool bad = r.bad || r.at != r.end;
+			uint32_t done = wire_get32(&r.in), total = wire_get32(&r.in);
+			bool bad = !wire_done(&r.in);
 			free(r.p);
 			if (bad) {
 				proto_close(c);
@@ -807,7 +739,7 @@ int proto_alloc_start(struct proto_conn *c, const struct proto_alloc_opts *o,
 		}
 		if (r.type == T_ERROR)
 			return error_frame(&r, err);
-		get_status(&r, st, true);
+		get_status(&r.in, st, true);
 		if (check_reply(c, &r, T_ALLOC_START, err)) {
 			alc_status_free(st);
 			return HS_ERR;
@@ -831,13 +763,6 @@ int proto_alloc_control(struct proto_conn *c, enum proto_alloc_op op, struct alc
 
 enum { A_STATUS = 1, A_ACCOUNT, A_CLASS, A_METHOD, A_NODE, A_KEY };
 
-static double get_f64(struct reply *r)
-{
-	uint64_t bits = get_u64(r);
-	double v;
-	memcpy(&v, &bits, 8);
-	return v;
-}
 
 #define GROW(arr, n, cap)                                                             \
 	do {                                                                          \
@@ -852,15 +777,15 @@ static double get_f64(struct reply *r)
  * index against what came before it (a node's parent and a key's node
  * come earlier, so the tree has no cycle). false with why on a bad record.
  */
-static bool decode(struct reply *r, struct alc_rec *rec, char *why, size_t cap)
+static bool decode(struct wire_r *r, struct alc_rec *rec, char *why, size_t cap)
 {
 	uint32_t capa = 0, capc = 0, capm = 0, capn = 0, capk = 0;
 	bool status = false;
 	rec->accounts = xcalloc(1, sizeof *rec->accounts);
 	rec->accounts[0] = xstrdup("(none)");
 	rec->naccounts = capa = 1;
-	while (r->at < r->end && !r->bad) {
-		uint8_t t = get_u8(r);
+	while (wire_left(r) && !r->err) {
+		uint8_t t = wire_get8(r);
 		if (t == A_STATUS && !status) {
 			get_status(r, &rec->st, false);
 			status = true;
@@ -888,7 +813,7 @@ static bool decode(struct reply *r, struct alc_rec *rec, char *why, size_t cap)
 				free(m->file);
 				m->file = NULL;
 			}
-			m->account = get_u32(r);
+			m->account = wire_get32(r);
 			if (m->account >= rec->naccounts) {
 				snprintf(why, cap, "method %u names account %u of %u",
 					 rec->nmethods - 1, m->account, rec->naccounts);
@@ -897,9 +822,9 @@ static bool decode(struct reply *r, struct alc_rec *rec, char *why, size_t cap)
 		} else if (t == A_NODE) {
 			GROW(rec->nodes, rec->nnodes, capn);
 			struct alc_node *n = &rec->nodes[rec->nnodes];
-			n->parent = get_u32(r);
-			n->method = get_u32(r);
-			n->line = (int32_t)get_u32(r);
+			n->parent = wire_get32(r);
+			n->method = wire_get32(r);
+			n->line = (int32_t)wire_get32(r);
 			if ((n->parent != ALC_NONE && n->parent >= rec->nnodes) ||
 			    n->method >= rec->nmethods) {
 				snprintf(why, cap, "node %u names parent %u and method %u", rec->nnodes,
@@ -910,16 +835,16 @@ static bool decode(struct reply *r, struct alc_rec *rec, char *why, size_t cap)
 		} else if (t == A_KEY) {
 			GROW(rec->keys, rec->nkeys, capk);
 			struct alc_key *k = &rec->keys[rec->nkeys];
-			k->node = get_u32(r);
-			k->cls = get_u32(r);
-			k->account = get_u32(r);
-			k->objs = get_f64(r);
-			k->bytes = get_f64(r);
-			k->live_objs = get_f64(r);
-			k->live_bytes = get_f64(r);
-			k->elems = get_f64(r);
-			k->mark_objs = get_f64(r);
-			k->mark_bytes = get_f64(r);
+			k->node = wire_get32(r);
+			k->cls = wire_get32(r);
+			k->account = wire_get32(r);
+			k->objs = wire_get_f64(r);
+			k->bytes = wire_get_f64(r);
+			k->live_objs = wire_get_f64(r);
+			k->live_bytes = wire_get_f64(r);
+			k->elems = wire_get_f64(r);
+			k->mark_objs = wire_get_f64(r);
+			k->mark_bytes = wire_get_f64(r);
 			if ((k->node != ALC_NONE && k->node >= rec->nnodes) || k->cls >= rec->nclasses ||
 			    k->account >= rec->naccounts) {
 				snprintf(why, cap, "key %u names node %u, class %u, account %u",
@@ -937,12 +862,12 @@ static bool decode(struct reply *r, struct alc_rec *rec, char *why, size_t cap)
 			rec->nkeys++;
 		} else {
 			snprintf(why, cap, "record type %u at byte %zu", t,
-				 (size_t)(r->at - r->p) - 1);
+				 wire_offset(r) - 1);
 			return false;
 		}
 	}
-	if (r->bad || !status) {
-		snprintf(why, cap, r->bad ? "a record is cut short" : "no status record");
+	if (r->err || !status) {
+		snprintf(why, cap, r->err ? "a record is cut short" : "no status record");
 		return false;
 	}
 	return true;
@@ -956,10 +881,7 @@ int proto_alloc_decode(const uint8_t *p, size_t n, uint64_t records, struct alc_
 		snprintf(why, cap, "%zu bytes of records", n);
 		return HS_ERR;
 	}
-	static const uint8_t none[1];
-	if (!p)
-		p = none;	/* no DATA frame came: nothing to read, and no NULL + 0 */
-	struct reply d = {T_DATA, (uint8_t *)p, (uint32_t)n, p, p + n, false};
+	struct wire_r d = wire_reader(p, n);	/* p is NULL when no DATA frame came */
 	struct alc_rec *rec = xcalloc(1, sizeof *rec);
 	bool ok = decode(&d, rec, why, cap);
 	uint64_t got = (uint64_t)rec->naccounts - 1 + rec->nclasses + rec->nmethods + rec->nnodes +
@@ -982,35 +904,35 @@ int proto_alloc_read(struct proto_conn *c, struct alc_rec **out, struct hs_error
 	*out = NULL;
 	if (send_req(c, T_ALLOC_READ, NULL, err))
 		return HS_ERR;
-	struct obuf all = {0};
+	struct wire_w all = {0};
 	for (bool first = true;; first = false) {
 		struct reply r;
 		if (recv_reply(c, &r, first ? WALK_MS : REPLY_MS, err)) {
-			free(all.p);
+			wire_w_free(&all);
 			return HS_ERR;
 		}
 		if (r.type == T_DATA) {
 			if (all.len + r.len > MAX_RECORDING) {
 				free(r.p);
-				free(all.p);
+				wire_w_free(&all);
 				proto_close(c);
 				seterr(err, "the agent's recording is over %zu MiB; the connection "
 				       "is closed", MAX_RECORDING >> 20);
 				return HS_ERR;
 			}
-			put(&all, r.p, r.len);
+			wire_put_bytes(&all, r.p, r.len);
 			free(r.p);
 			continue;
 		}
-		uint64_t records = get_u64(&r);
+		uint64_t records = wire_get64(&r.in);
 		if (check_reply(c, &r, T_END, err)) {
-			free(all.p);
+			wire_w_free(&all);
 			return HS_ERR;
 		}
 		char why[200] = "";
 		struct alc_rec *rec = NULL;
 		int st = proto_alloc_decode(all.p, all.len, records, &rec, why, sizeof why);
-		free(all.p);
+		wire_w_free(&all);
 		if (st) {
 			proto_close(c);
 			seterr(err, "the agent's recording does not follow the protocol (%s); the "
@@ -1030,14 +952,13 @@ int proto_alloc_read(struct proto_conn *c, struct alc_rec **out, struct hs_error
  * (*cancel_sent). HS_ERR with err, all freed: the request not sent, an ERROR
  * frame (the connection stays), a lost connection, too much.
  */
-static int call_stream(struct proto_conn *c, uint8_t type, struct obuf *b, uint64_t time_ms,
-		       const char *what, struct obuf *all, struct reply *last, bool *cancel_sent,
+static int call_stream(struct proto_conn *c, uint8_t type, struct wire_w *b, uint64_t time_ms,
+		       const char *what, struct wire_w *all, struct reply *last, bool *cancel_sent,
 		       struct hs_error *err)
 {
 	*cancel_sent = false;
 	int sent = send_req(c, type, b, err);
-	free(b->p);
-	b->p = NULL;
+	wire_w_free(b);
 	if (sent)
 		return HS_ERR;
 	int64_t wait_until = now_ms() + (int64_t)time_ms + WALK_MS;
@@ -1053,13 +974,12 @@ static int call_stream(struct proto_conn *c, uint8_t type, struct obuf *b, uint6
 			st = HS_ERR;
 		}
 		if (st) {
-			free(all->p);
-			all->p = NULL;
+			wire_w_free(all);
 			return HS_ERR;
 		}
 		if (last->type != T_DATA)
 			return HS_OK;
-		put(all, last->p, last->len);
+		wire_put_bytes(all, last->p, last->len);
 		free(last->p);
 	}
 }
@@ -1087,28 +1007,28 @@ void proto_leaks_free(struct proto_leaks *l)
 /* decode_leaks: the records of an ALLOC_LEAKS stream into out; false when malformed. */
 static bool decode_leaks(const uint8_t *p, size_t n, uint64_t records, struct proto_leaks *out)
 {
-	struct reply d = {T_DATA, (uint8_t *)p, (uint32_t)n, p, p + n, false};
+	struct wire_r d = wire_reader(p, n);
 	if (records > n / 17)	/* a record takes at least 17 bytes */
 		return false;
 	out->v = xcalloc((size_t)records + 1, sizeof *out->v);
-	for (uint64_t i = 0; i < records && !d.bad; i++) {
+	for (uint64_t i = 0; i < records && !d.err; i++) {
 		struct proto_leak *l = &out->v[out->n++];
-		l->key = get_u32(&d);
-		l->age = get_u32(&d);
-		l->reached = get_u8(&d) != 0;
-		l->skipped = get_u32(&d);
+		l->key = wire_get32(&d);
+		l->age = wire_get32(&d);
+		l->reached = wire_get8(&d) != 0;
+		l->skipped = wire_get32(&d);
 		l->root = get_str(&d);
-		uint32_t ns = get_u32(&d);
-		if (ns > MAX_LEAK_STEPS || !need(&d, (size_t)ns * 8))
+		uint32_t ns = wire_get32(&d);
+		if (ns > MAX_LEAK_STEPS || !wire_need(&d, (size_t)ns * 8))
 			return false;
 		l->type = xcalloc((size_t)ns + 1, sizeof *l->type);
 		l->field = xcalloc((size_t)ns + 1, sizeof *l->field);
-		for (; l->nsteps < ns && !d.bad; l->nsteps++) {
+		for (; l->nsteps < ns && !d.err; l->nsteps++) {
 			l->type[l->nsteps] = get_str(&d);
 			l->field[l->nsteps] = get_str(&d);
 		}
 	}
-	return !d.bad && d.at == d.end;
+	return wire_done(&d);
 }
 
 /* The agent's bound on a request (MAX_REQUEST in src/agent/ag.h), less its frame header. */
@@ -1128,55 +1048,55 @@ int proto_alloc_leaks(struct proto_conn *c, const uint32_t *classes, uint32_t n,
 		       "(:detach, then attach again to load this heapsh's agent)", c->pid);
 		return HS_ERR;
 	}
-	struct obuf b = {0};
-	put_u32(&b, n);
+	struct wire_w b = {0};
+	wire_put32(&b, n);
 	for (uint32_t i = 0; i < n; i++)
-		put_u32(&b, classes[i]);
-	put_u64(&b, time_ms);
-	put_u64(&b, mem);
-	put_u32(&b, known_keys);
+		wire_put32(&b, classes[i]);
+	wire_put64(&b, time_ms);
+	wire_put64(&b, mem);
+	wire_put32(&b, known_keys);
 	if (hist && nhist && has_cap(c, "leaks-histogram")) {
-		struct obuf h = {0};
-		put_u32(&h, nhist);
+		struct wire_w h = {0};
+		wire_put32(&h, nhist);
 		for (uint32_t i = 0; i < nhist; i++) {
-			put_str(&h, hist[i].name);
-			put_u64(&h, hist[i].count);
+			wire_put_str(&h, hist[i].name);
+			wire_put64(&h, hist[i].count);
 		}
 		if (b.len + h.len < LEAKS_REQUEST_MAX)	/* else the agent counts */
-			put(&b, h.p, h.len);
-		free(h.p);
+			wire_put_bytes(&b, h.p, h.len);
+		wire_w_free(&h);
 	}
-	struct obuf all = {0};
+	struct wire_w all = {0};
 	struct reply r;
 	bool cancel_sent;
 	if (call_stream(c, T_ALLOC_LEAKS, &b, time_ms, "leak paths", &all, &r, &cancel_sent, err))
 		return HS_ERR;
-	uint64_t records = get_u64(&r);
-	out->reached = get_u32(&r);
-	out->nodes = get_u32(&r);
-	out->cut = get_u64(&r);
-	out->refs = get_u64(&r);
-	out->prep_ms = get_u64(&r);
-	out->walk_ms = get_u64(&r);
-	uint8_t flags = get_u8(&r);
-	out->gcs = get_u32(&r);
+	uint64_t records = wire_get64(&r.in);
+	out->reached = wire_get32(&r.in);
+	out->nodes = wire_get32(&r.in);
+	out->cut = wire_get64(&r.in);
+	out->refs = wire_get64(&r.in);
+	out->prep_ms = wire_get64(&r.in);
+	out->walk_ms = wire_get64(&r.in);
+	uint8_t flags = wire_get8(&r.in);
+	out->gcs = wire_get32(&r.in);
 	out->timed_out = flags & 1;
 	out->has_gcs = (flags & 4) != 0;
 	out->counted = !(flags & 8);
-	out->budget = get_u64(&r);
-	out->nskipped = get_u32(&r);
+	out->budget = wire_get64(&r.in);
+	out->nskipped = wire_get32(&r.in);
 	if (out->nskipped > n)
-		r.bad = true;
-	for (uint32_t i = 0; i < out->nskipped && !r.bad; i++) {
-		out->skipped_cls[i] = get_u32(&r);
-		out->skipped_cost[i] = get_u64(&r);
+		wire_r_fail(&r.in, WIRE_BAD);
+	for (uint32_t i = 0; i < out->nskipped && !r.in.err; i++) {
+		out->skipped_cls[i] = wire_get32(&r.in);
+		out->skipped_cost[i] = wire_get64(&r.in);
 	}
 	if (check_reply(c, &r, T_END, err)) {
-		free(all.p);
+		wire_w_free(&all);
 		return HS_ERR;
 	}
 	bool ok = decode_leaks(all.p, all.len, records, out);
-	free(all.p);
+	wire_w_free(&all);
 	if (!ok || out->reached > out->n) {
 		proto_leaks_free(out);
 		proto_close(c);
@@ -1188,52 +1108,6 @@ int proto_alloc_leaks(struct proto_conn *c, const uint32_t *classes, uint32_t n,
 }
 
 /* ---- ANALYZE ---- */
-
-/* A reader over the records of an ANALYZE reply. */
-struct rd {
-	const uint8_t *at, *end;
-	bool bad;
-	uint64_t budget;	/* values still allowed (nesting and count bound) */
-};
-
-static bool rneed(struct rd *r, size_t n)
-{
-	if (r->bad || (size_t)(r->end - r->at) < n)
-		r->bad = true;
-	return !r->bad;
-}
-static uint8_t r8(struct rd *r) { return rneed(r, 1) ? *r->at++ : 0; }
-static uint16_t r16(struct rd *r)
-{
-	if (!rneed(r, 2))
-		return 0;
-	uint16_t v = (uint16_t)(r->at[0] << 8 | r->at[1]);
-	r->at += 2;
-	return v;
-}
-static uint32_t r32(struct rd *r)
-{
-	if (!rneed(r, 4))
-		return 0;
-	uint32_t v = (uint32_t)r->at[0] << 24 | (uint32_t)r->at[1] << 16 |
-		     (uint32_t)r->at[2] << 8 | r->at[3];
-	r->at += 4;
-	return v;
-}
-static uint64_t r64(struct rd *r)
-{
-	uint64_t hi = r32(r);
-	return hi << 32 | r32(r);
-}
-static char *rstr(struct rd *r)
-{
-	uint32_t n = r32(r);
-	if (!rneed(r, n))
-		return xstrdup("");
-	char *s = xstrndup((const char *)r->at, n);
-	r->at += n;
-	return s;
-}
 
 static void val_free(struct proto_val *v)
 {
@@ -1250,64 +1124,65 @@ static void val_free(struct proto_val *v)
 	memset(v, 0, sizeof *v);
 }
 
-static void read_val(struct rd *r, struct proto_val *v, int depth)
+/*
+ * read_val: one value of an ANALYZE result into v; *budget bounds the
+ * values of the whole reply (nesting and counts), which a malformed one
+ * passing sets r's error.
+ */
+static void read_val(struct wire_r *r, uint64_t *budget, struct proto_val *v, int depth)
 {
 	memset(v, 0, sizeof *v);
-	if (depth > 66 || !r->budget) {
-		r->bad = true;
+	if (depth > 66 || !*budget) {
+		wire_r_fail(r, WIRE_BAD);
 		return;
 	}
-	r->budget--;
-	uint8_t k = r8(r);
-	if (r->bad)
+	(*budget)--;
+	uint8_t k = wire_get8(r);
+	if (r->err)
 		return;
 	switch (k) {
 	case PV_NULL: case PV_LAMBDA: break;
-	case PV_BOOL: v->b = r8(r) != 0; break;
-	case PV_INT: v->i = (int64_t)r64(r); break;
-	case PV_FLOAT: {
-		uint64_t bits = r64(r);
-		memcpy(&v->f, &bits, sizeof bits);
-		break;
-	}
-	case PV_STR: v->s = rstr(r); break;
+	case PV_BOOL: v->b = wire_get8(r) != 0; break;
+	case PV_INT: v->i = (int64_t)wire_get64(r); break;
+	case PV_FLOAT: v->f = wire_get_f64(r); break;
+	case PV_STR: v->s = get_str(r); break;
 	case PV_OBJ:
-		v->id = r64(r);
-		v->s = rstr(r);
-		v->size = r64(r);
-		v->okind = r8(r);
-		if (r8(r))
-			v->text = rstr(r);
+		v->id = wire_get64(r);
+		v->s = get_str(r);
+		v->size = wire_get64(r);
+		v->okind = wire_get8(r);
+		if (wire_get8(r))
+			v->text = get_str(r);
 		if (v->okind > 3)
-			r->bad = true;
+			wire_r_fail(r, WIRE_BAD);
 		break;
 	case PV_CLASS: case PV_LOADER: case PV_THREAD:
-		v->id = r64(r);
-		v->s = rstr(r);
+		v->id = wire_get64(r);
+		v->s = get_str(r);
 		break;
 	case PV_LIST: {
-		uint32_t n = r32(r);
-		if (r->bad || n > (size_t)(r->end - r->at)) {	/* at least a byte each */
-			r->bad = true;
+		uint32_t n = wire_get32(r);
+		if (r->err || n > wire_left(r)) {	/* at least a byte each */
+			wire_r_fail(r, WIRE_BAD);
 			break;
 		}
 		v->items = xcalloc((size_t)n + 1, sizeof *v->items);
-		for (uint32_t j = 0; j < n && !r->bad; j++, v->n++)
-			read_val(r, &v->items[j], depth + 1);
+		for (uint32_t j = 0; j < n && !r->err; j++, v->n++)
+			read_val(r, budget, &v->items[j], depth + 1);
 		break;
 	}
 	case PV_STRUCT: {
-		uint16_t n = r16(r);
+		uint16_t n = wire_get16(r);
 		v->items = xcalloc((size_t)n + 1, sizeof *v->items);
 		v->names = xcalloc((size_t)n + 1, sizeof *v->names);
-		for (uint16_t j = 0; j < n && !r->bad; j++, v->n++) {
-			v->names[j] = rstr(r);
-			read_val(r, &v->items[j], depth + 1);
+		for (uint16_t j = 0; j < n && !r->err; j++, v->n++) {
+			v->names[j] = get_str(r);
+			read_val(r, budget, &v->items[j], depth + 1);
 		}
 		break;
 	}
-	case PV_REFKIND: v->i = r8(r); break;
-	default: r->bad = true; break;
+	case PV_REFKIND: v->i = wire_get8(r); break;
+	default: wire_r_fail(r, WIRE_BAD); break;
 	}
 	v->k = (enum proto_vk)k;
 }
@@ -1328,11 +1203,12 @@ static bool decode_results(const uint8_t *p, size_t n, struct proto_analysis *a)
 {
 	if (!n)
 		return true;	/* no DATA frame came (p may be NULL) */
-	struct rd r = {p, p + n, false, 50000000};
+	struct wire_r r = wire_reader(p, n);
+	uint64_t budget = 50000000;	/* values in all */
 	uint32_t cap = 0;
-	while (r.at < r.end && !r.bad) {
-		if (r8(&r) != 1) {
-			r.bad = true;
+	while (wire_left(&r) && !r.err) {
+		if (wire_get8(&r) != 1) {
+			wire_r_fail(&r, WIRE_BAD);
 			break;
 		}
 		if (a->nresults == cap) {
@@ -1341,13 +1217,13 @@ static bool decode_results(const uint8_t *p, size_t n, struct proto_analysis *a)
 		}
 		struct proto_result *res = &a->results[a->nresults];
 		memset(res, 0, sizeof *res);
-		res->stmt = r16(&r);
-		res->kind = r8(&r);
-		res->name = rstr(&r);
-		read_val(&r, &res->v, 0);
+		res->stmt = wire_get16(&r);
+		res->kind = wire_get8(&r);
+		res->name = get_str(&r);
+		read_val(&r, &budget, &res->v, 0);
 		a->nresults++;
 	}
-	return !r.bad;
+	return !r.err;
 }
 
 int proto_analyze(struct proto_conn *c, const uint8_t *prog, size_t len, uint32_t time_ms,
@@ -1359,31 +1235,31 @@ int proto_analyze(struct proto_conn *c, const uint8_t *prog, size_t len, uint32_
 		       "queries (:detach, then attach again to load this heapsh's agent)", c->pid);
 		return HS_ERR;
 	}
-	struct obuf b = {0};
-	put_u32(&b, 0);
-	put_u32(&b, time_ms);
-	put_u32(&b, mem_mb);
-	put(&b, prog, len);
-	struct obuf all = {0};
+	struct wire_w b = {0};
+	wire_put32(&b, 0);
+	wire_put32(&b, time_ms);
+	wire_put32(&b, mem_mb);
+	wire_put_bytes(&b, prog, len);
+	struct wire_w all = {0};
 	struct reply r;
 	bool cancel_sent;
 	if (call_stream(c, T_ANALYZE, &b, time_ms, "results", &all, &r, &cancel_sent, err))
 		return HS_ERR;
-	out->status = get_u8(&r);
-	out->stmt = get_u16(&r);
-	out->line = get_u16(&r);
-	out->col = get_u16(&r);
-	out->earlier = get_u8(&r) != 0;
-	out->msg = get_str(&r);
-	out->walks = get_u64(&r);
-	out->pause_ms = get_u64(&r);
-	out->gc_ms = get_u64(&r);
-	out->total_ms = get_u64(&r);
-	out->objects = get_u64(&r);
-	out->agent_bytes = get_u64(&r);
+	out->status = wire_get8(&r.in);
+	out->stmt = wire_get16(&r.in);
+	out->line = wire_get16(&r.in);
+	out->col = wire_get16(&r.in);
+	out->earlier = wire_get8(&r.in) != 0;
+	out->msg = get_str(&r.in);
+	out->walks = wire_get64(&r.in);
+	out->pause_ms = wire_get64(&r.in);
+	out->gc_ms = wire_get64(&r.in);
+	out->total_ms = wire_get64(&r.in);
+	out->objects = wire_get64(&r.in);
+	out->agent_bytes = wire_get64(&r.in);
 	bool bad = out->status > PROTO_ANALYSIS_CANCELLED;
 	if (bad || check_reply(c, &r, T_END, err)) {
-		free(all.p);
+		wire_w_free(&all);
 		if (bad) {
 			free(r.p);	/* check_reply, which frees it, did not run */
 			proto_close(c);
@@ -1394,7 +1270,7 @@ int proto_analyze(struct proto_conn *c, const uint8_t *prog, size_t len, uint32_
 		return HS_ERR;
 	}
 	bool dec = decode_results(all.p, all.len, out);
-	free(all.p);
+	wire_w_free(&all);
 	if (!dec) {
 		proto_analysis_free(out);
 		proto_close(c);

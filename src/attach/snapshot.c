@@ -11,6 +11,7 @@
 
 #include "../base/classname.h"
 #include "../base/u64map.h"
+#include "../base/wire.h"
 #include "../hprof/hprof.h"
 
 enum { R_CLASS = 1, R_OBJECT, R_REFERENCE, R_ROOT, R_PRIMITIVE, R_PRIMARRAY, R_THREAD };
@@ -77,6 +78,7 @@ struct sprim {
 struct snap_builder {
 	uint8_t *carry;		/* a record cut by the end of a frame */
 	size_t carry_len, carry_cap;
+	size_t carry_need;	/* bytes the carry holds before its record is read again */
 	struct sclass *cls;	/* by id - 1 (classes are ids 1..ncls) */
 	uint32_t ncls;
 	struct sthread *th;
@@ -178,53 +180,10 @@ char *snap_java_name(const char *sig)
 
 /* ---- reading records ---- */
 
-struct rd {
-	const uint8_t *p, *end;
-	bool short_;		/* the record goes on in the next frame */
-};
-
-static bool avail(struct rd *r, size_t n)
+/* cut: the record read so far goes on in the next frame (the reader's only error then). */
+static bool cut(const struct wire_r *r)
 {
-	if ((size_t)(r->end - r->p) < n)
-		r->short_ = true;
-	return !r->short_;
-}
-static uint8_t rd_u8(struct rd *r) { return avail(r, 1) ? *r->p++ : 0; }
-static uint16_t rd_u16(struct rd *r)
-{
-	if (!avail(r, 2))
-		return 0;
-	uint16_t v = (uint16_t)(r->p[0] << 8 | r->p[1]);
-	r->p += 2;
-	return v;
-}
-static uint32_t rd_u32(struct rd *r)
-{
-	if (!avail(r, 4))
-		return 0;
-	uint32_t v = (uint32_t)r->p[0] << 24 | (uint32_t)r->p[1] << 16 | (uint32_t)r->p[2] << 8 |
-		     r->p[3];
-	r->p += 4;
-	return v;
-}
-static uint64_t rd_u64(struct rd *r)
-{
-	uint64_t hi = rd_u32(r);
-	return hi << 32 | rd_u32(r);
-}
-/* rd_str: a new string, or NULL when short or over MAX_STR (*bad). */
-static char *rd_str(struct rd *r, bool *bad)
-{
-	uint32_t n = rd_u32(r);
-	if (n > MAX_STR) {
-		*bad = true;
-		return NULL;
-	}
-	if (!avail(r, n))
-		return NULL;
-	char *s = xstrndup((const char *)r->p, n);
-	r->p += n;
-	return s;
+	return r->err == WIRE_SHORT;
 }
 
 static size_t jvmti_prim_size(uint8_t t)
@@ -290,36 +249,30 @@ static bool grow_objs(struct snap_builder *b, uint64_t id)
 		(arr)[(n)++] = (val);                                        \
 	} while (0)
 
-static void put_be(uint8_t *dst, uint64_t v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		dst[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
-}
-
 /*
  * one_record: parse the record at r. 1: done; 0: it goes on in the next
- * frame (r->p unchanged by the caller); -1: malformed (err set).
+ * frame (the caller reads it again from its start); -1: malformed (err set).
  */
-static int one_record(struct snap_builder *b, struct rd *r, struct hs_error *err)
+static int one_record(struct snap_builder *b, struct wire_r *r, struct hs_error *err)
 {
 	bool bad = false;
-	uint8_t tag = rd_u8(r);
+	uint8_t tag = wire_get8(r);
 	switch (tag) {
 	case R_CLASS: {
 		struct sclass c = {0};
-		c.id = rd_u64(r);
-		c.super = rd_u64(r);
-		c.loader = rd_u64(r);
-		c.nif = rd_u32(r);
-		c.sig = rd_str(r, &bad);
-		c.nf = rd_u16(r);
+		c.id = wire_get64(r);
+		c.super = wire_get64(r);
+		c.loader = wire_get64(r);
+		c.nif = wire_get32(r);
+		c.sig = wire_get_strdup(r, MAX_STR);
+		c.nf = wire_get16(r);
 		c.f = xcalloc((size_t)c.nf + 1, sizeof *c.f);
-		for (unsigned k = 0; k < c.nf && !r->short_ && !bad; k++) {
-			c.f[k].name = rd_str(r, &bad);
-			c.f[k].sig = rd_str(r, &bad);
-			c.f[k].is_static = rd_u8(r);
+		for (unsigned k = 0; k < c.nf && !r->err && !bad; k++) {
+			c.f[k].name = wire_get_strdup(r, MAX_STR);
+			c.f[k].sig = wire_get_strdup(r, MAX_STR);
+			c.f[k].is_static = wire_get8(r);
 		}
-		bool ok = !r->short_ && !bad && c.id == (uint64_t)b->ncls + 1;
+		bool ok = !r->err && !bad && c.id == (uint64_t)b->ncls + 1;
 		if (ok) {
 			b->cls = xreallocarray(b->cls, b->ncls + 1, sizeof *b->cls);
 			b->cls[b->ncls++] = c;
@@ -336,17 +289,17 @@ static int one_record(struct snap_builder *b, struct rd *r, struct hs_error *err
 		}
 		free(c.f);
 		free(c.sig);
-		if (r->short_ && !bad)
+		if (cut(r) && !bad)
 			return 0;
 		snprintf(err->msg, sizeof err->msg, "snapshot: a malformed CLASS record (class %llu)",
 			 (unsigned long long)c.id);
 		return -1;
 	}
 	case R_OBJECT: {
-		uint64_t id = rd_u64(r), cls = rd_u64(r);
-		rd_u64(r);
-		int32_t len = (int32_t)rd_u32(r);
-		if (r->short_)
+		uint64_t id = wire_get64(r), cls = wire_get64(r);
+		wire_get64(r);
+		int32_t len = (int32_t)wire_get32(r);
+		if (cut(r))
 			return 0;
 		if (!id || !cls || cls > b->ncls || !grow_objs(b, id) ||
 		    (len > 0 && !array_fits(b, (uint64_t)len, 4))) {
@@ -364,11 +317,11 @@ static int one_record(struct snap_builder *b, struct rd *r, struct hs_error *err
 		return 1;
 	}
 	case R_REFERENCE: {
-		uint64_t from = rd_u64(r);
-		uint8_t kind = rd_u8(r);
-		int32_t index = (int32_t)rd_u32(r);
-		uint64_t to = rd_u64(r);
-		if (r->short_)
+		uint64_t from = wire_get64(r);
+		uint8_t kind = wire_get8(r);
+		int32_t index = (int32_t)wire_get32(r);
+		uint64_t to = wire_get64(r);
+		if (cut(r))
 			return 0;
 		if (from >= UINT32_MAX - 1 || to >= UINT32_MAX - 1) {
 			snprintf(err->msg, sizeof err->msg, "snapshot: more than 4 billion objects");
@@ -379,10 +332,10 @@ static int one_record(struct snap_builder *b, struct rd *r, struct hs_error *err
 		return 1;
 	}
 	case R_ROOT: {
-		uint8_t kind = rd_u8(r);
-		uint64_t obj = rd_u64(r), thread = rd_u64(r);
-		int32_t depth = (int32_t)rd_u32(r);
-		if (r->short_)
+		uint8_t kind = wire_get8(r);
+		uint64_t obj = wire_get64(r), thread = wire_get64(r);
+		int32_t depth = (int32_t)wire_get32(r);
+		if (cut(r))
 			return 0;
 		if (obj >= UINT32_MAX - 1 || thread >= UINT32_MAX - 1) {
 			snprintf(err->msg, sizeof err->msg, "snapshot: more than 4 billion objects");
@@ -393,12 +346,12 @@ static int one_record(struct snap_builder *b, struct rd *r, struct hs_error *err
 		return 1;
 	}
 	case R_PRIMITIVE: {
-		uint64_t obj = rd_u64(r);
-		uint8_t kind = rd_u8(r);
-		int32_t index = (int32_t)rd_u32(r);
-		uint8_t type = rd_u8(r);
-		uint64_t bits = rd_u64(r);
-		if (r->short_)
+		uint64_t obj = wire_get64(r);
+		uint8_t kind = wire_get8(r);
+		int32_t index = (int32_t)wire_get32(r);
+		uint8_t type = wire_get8(r);
+		uint64_t bits = wire_get64(r);
+		if (cut(r))
 			return 0;
 		if (obj >= UINT32_MAX - 1 || !jvmti_prim_size(type)) {
 			snprintf(err->msg, sizeof err->msg, "snapshot: a PRIMITIVE record of type %u",
@@ -410,11 +363,11 @@ static int one_record(struct snap_builder *b, struct rd *r, struct hs_error *err
 		return 1;
 	}
 	case R_PRIMARRAY: {
-		uint64_t id = rd_u64(r);
-		uint8_t type = rd_u8(r);
-		uint32_t count = rd_u32(r);
+		uint64_t id = wire_get64(r);
+		uint8_t type = wire_get8(r);
+		uint32_t count = wire_get32(r);
 		size_t es = jvmti_prim_size(type);
-		if (r->short_)
+		if (cut(r))
 			return 0;
 		if (!es || !array_fits(b, count, es) || !grow_objs(b, id)) {
 			snprintf(err->msg, sizeof err->msg, "snapshot: a PRIMITIVE ARRAY record of "
@@ -422,7 +375,8 @@ static int one_record(struct snap_builder *b, struct rd *r, struct hs_error *err
 			return -1;
 		}
 		size_t bytes = (size_t)count * es;
-		if (!avail(r, bytes))
+		const uint8_t *el = wire_get_bytes(r, bytes);
+		if (!el)
 			return 0;
 		if (!b->arrays && !(b->arrays = tmpfile())) {
 			snprintf(err->msg, sizeof err->msg, "snapshot: cannot create a temporary "
@@ -432,9 +386,9 @@ static int one_record(struct snap_builder *b, struct rd *r, struct hs_error *err
 		/* PRIM ARRAY DUMP: tag, id, stack serial, count, type, big-endian elements. */
 		uint8_t h[1 + 8 + 4 + 4 + 1];
 		h[0] = HPROF_GC_PRIM_ARRAY_DUMP;
-		put_be(h + 1, id, 8);
-		put_be(h + 9, 0, 4);
-		put_be(h + 13, count, 4);
+		wire_store64(h + 1, id);
+		wire_store32(h + 9, 0);
+		wire_store32(h + 13, count);
 		h[17] = hprof_type_of((char)type);
 		fwrite(h, 1, sizeof h, b->arrays);
 		uint8_t buf[4096];
@@ -443,32 +397,31 @@ static int one_record(struct snap_builder *b, struct rd *r, struct hs_error *err
 			n -= n % es;
 			for (size_t k = 0; k < n; k += es)	/* the JVM's order to big-endian */
 				for (size_t j = 0; j < es; j++)
-					buf[k + j] = r->p[off + k + es - 1 - j];
+					buf[k + j] = el[off + k + es - 1 - j];
 			fwrite(buf, 1, n, b->arrays);
 			off += n;
 		}
-		r->p += bytes;
 		b->obj_parr[id] = 1;
 		b->arrays_bytes += sizeof h + bytes;
 		return 1;
 	}
 	case R_THREAD: {
 		struct sthread t = {0};
-		t.obj = rd_u64(r);
-		t.serial = rd_u32(r);
-		t.name = rd_str(r, &bad);
-		t.nframes = rd_u32(r);
+		t.obj = wire_get64(r);
+		t.serial = wire_get32(r);
+		t.name = wire_get_strdup(r, MAX_STR);
+		t.nframes = wire_get32(r);
 		if (t.nframes > 65536)
 			bad = true;
-		if (bad || r->short_)
+		if (bad || r->err)
 			t.nframes = 0;	/* nothing read, nothing to free */
 		t.fr = xcalloc((size_t)t.nframes + 1, sizeof *t.fr);
-		for (uint32_t k = 0; k < t.nframes && !r->short_ && !bad; k++) {
-			t.fr[k].cls = rd_str(r, &bad);
-			t.fr[k].method = rd_str(r, &bad);
-			t.fr[k].msig = rd_str(r, &bad);
+		for (uint32_t k = 0; k < t.nframes && !r->err && !bad; k++) {
+			t.fr[k].cls = wire_get_strdup(r, MAX_STR);
+			t.fr[k].method = wire_get_strdup(r, MAX_STR);
+			t.fr[k].msig = wire_get_strdup(r, MAX_STR);
 		}
-		if (!r->short_ && !bad && t.obj < UINT32_MAX - 1) {
+		if (!r->err && !bad && t.obj < UINT32_MAX - 1) {
 			b->th = xreallocarray(b->th, b->nth + 1, sizeof *b->th);
 			b->th[b->nth++] = t;
 			return 1;
@@ -480,47 +433,43 @@ static int one_record(struct snap_builder *b, struct rd *r, struct hs_error *err
 		}
 		free(t.fr);
 		free(t.name);
-		if (r->short_ && !bad)
+		if (cut(r) && !bad)
 			return 0;
 		snprintf(err->msg, sizeof err->msg, "snapshot: a malformed THREAD record");
 		return -1;
 	}
 	default:
-		if (r->short_)
+		if (cut(r))
 			return 0;
 		snprintf(err->msg, sizeof err->msg, "snapshot: unknown record type %u", tag);
 		return -1;
 	}
 }
 
-int snap_feed(struct snap_builder *b, const uint8_t *p, size_t n, struct hs_error *err)
+/*
+ * parse: the whole records of data[0..n); what follows them, a record cut
+ * by the end of a frame, is kept in the carry (data may be the carry). A
+ * cut record is read again only once the carry has doubled (carry_need),
+ * or at the end of the stream: a record arriving in many small frames is
+ * then read a logarithmic number of times, not once a frame.
+ */
+static int parse(struct snap_builder *b, const uint8_t *data, size_t n, struct hs_error *err)
 {
-	const uint8_t *data = p, *end = p + n;
-	if (b->carry_len) {	/* complete the cut record first */
-		if (b->carry_len + n > b->carry_cap) {
-			b->carry_cap = (b->carry_len + n) * 2;
-			b->carry = xrealloc(b->carry, b->carry_cap);
-		}
-		memcpy(b->carry + b->carry_len, p, n);
-		b->carry_len += n;
-		data = b->carry;
-		end = b->carry + b->carry_len;
-	}
-	struct rd r = {data, end, false};
-	for (;;) {
-		const uint8_t *at = r.p;
-		if (at == end)
-			break;
-		int k = one_record(b, &r, err);
+	struct wire_r r = wire_reader(data, n);
+	while (wire_left(&r)) {
+		struct wire_r rec = r;	/* a record cut short is read again whole */
+		int k = one_record(b, &rec, err);
+		if (k < 0 && rec.err == WIRE_NOMEM)
+			snprintf(err->msg, sizeof err->msg, "snapshot: out of memory for a record's "
+				 "strings");
 		if (k < 0)
 			return HS_ERR;
-		b->nrec += k == 1;
-		if (k == 0) {
-			r.p = at;
+		if (k == 0)
 			break;
-		}
+		b->nrec++;
+		r = rec;
 	}
-	size_t rest = (size_t)(end - r.p);
+	size_t rest = wire_left(&r);
 	if (rest && data != b->carry) {
 		if (rest > b->carry_cap) {
 			b->carry_cap = rest * 2;
@@ -531,68 +480,65 @@ int snap_feed(struct snap_builder *b, const uint8_t *p, size_t n, struct hs_erro
 		memmove(b->carry, r.p, rest);
 	}
 	b->carry_len = rest;
+	b->carry_need = 2 * rest;
 	return HS_OK;
+}
+
+int snap_feed(struct snap_builder *b, const uint8_t *p, size_t n, struct hs_error *err)
+{
+	if (!b->carry_len)
+		return parse(b, p, n, err);
+	/* Complete the cut record first. */
+	if (b->carry_len + n > b->carry_cap) {
+		b->carry_cap = (b->carry_len + n) * 2;
+		b->carry = xrealloc(b->carry, b->carry_cap);
+	}
+	if (n)
+		memcpy(b->carry + b->carry_len, p, n);
+	b->carry_len += n;
+	return b->carry_len < b->carry_need ? HS_OK : parse(b, b->carry, b->carry_len, err);
 }
 
 /* ---- writing HPROF ---- */
 
+/* The HPROF file being written, through the codec's writer drained to f. */
 struct hw {
 	FILE *f;
-	long seg_at;		/* file offset of the open segment's length field, or -1 */
-	uint64_t seg_bytes;
-	bool failed;
+	struct wire_w w;
+	int64_t seg_at;		/* file offset of the open segment's length field, or -1 */
+	bool failed;		/* a seek or read failed (the writer's own errors are w.err) */
 };
-
-static void w(struct hw *o, const void *p, size_t n)
-{
-	if (n && fwrite(p, 1, n, o->f) != n)
-		o->failed = true;
-	o->seg_bytes += n;
-}
-static void w_u1(struct hw *o, uint8_t v) { w(o, &v, 1); }
-static void w_u2(struct hw *o, uint16_t v)
-{
-	uint8_t x[2];
-	put_be(x, v, 2);
-	w(o, x, 2);
-}
-static void w_u4(struct hw *o, uint32_t v)
-{
-	uint8_t x[4];
-	put_be(x, v, 4);
-	w(o, x, 4);
-}
-static void w_id(struct hw *o, uint64_t v)
-{
-	uint8_t x[8];
-	put_be(x, v, 8);
-	w(o, x, 8);
-}
 
 static void record(struct hw *o, uint8_t tag, uint32_t len)
 {
-	w_u1(o, tag);
-	w_u4(o, 0);
-	w_u4(o, len);
+	wire_put8(&o->w, tag);
+	wire_put32(&o->w, 0);
+	wire_put32(&o->w, len);
 }
 
 static void utf8(struct hw *o, uint64_t sid, const char *s)
 {
 	size_t n = strlen(s);
 	record(o, HPROF_UTF8, (uint32_t)(8 + n));
-	w_id(o, sid);
-	w(o, s, n);
+	wire_put64(&o->w, sid);
+	wire_put_bytes(&o->w, s, n);
+}
+
+/* seg_bytes: the open segment's bytes after its length field. */
+static uint64_t seg_bytes(const struct hw *o)
+{
+	return wire_w_pos(&o->w) - (uint64_t)o->seg_at - 4;
 }
 
 static void seg_close(struct hw *o)
 {
 	if (o->seg_at < 0)
 		return;
-	long here = ftell(o->f);
 	uint8_t x[4];
-	put_be(x, o->seg_bytes, 4);
-	if (fseek(o->f, o->seg_at, SEEK_SET) != 0 || fwrite(x, 1, 4, o->f) != 4 ||
-	    fseek(o->f, here, SEEK_SET) != 0)
+	wire_store32(x, (uint32_t)seg_bytes(o));
+	/* Drained first: the file then holds every byte and ends where the writer is. */
+	if (!wire_w_drain(&o->w) || fseek(o->f, o->seg_at, SEEK_SET) != 0 ||
+	    fwrite(x, 1, 4, o->f) != 4 || fseek(o->f, 0, SEEK_END) != 0)
 		o->failed = true;
 	o->seg_at = -1;
 }
@@ -600,14 +546,13 @@ static void seg_close(struct hw *o)
 /* seg_room: make sure the open segment can take n more bytes (segments stay under 1 GiB). */
 static void seg_room(struct hw *o, uint64_t n)
 {
-	if (o->seg_at >= 0 && o->seg_bytes + n < (1u << 30))
+	if (o->seg_at >= 0 && seg_bytes(o) + n < (1u << 30))
 		return;
 	seg_close(o);
-	w_u1(o, HPROF_HEAP_DUMP_SEGMENT);
-	w_u4(o, 0);
-	o->seg_at = ftell(o->f);
-	w_u4(o, 0);
-	o->seg_bytes = 0;
+	wire_put8(&o->w, HPROF_HEAP_DUMP_SEGMENT);
+	wire_put32(&o->w, 0);
+	o->seg_at = (int64_t)wire_w_pos(&o->w);
+	wire_put32(&o->w, 0);
 }
 
 /* internal: "Ljava/lang/String;" -> "java/lang/String"; arrays stay signatures. */
@@ -695,7 +640,7 @@ static uint32_t *by_owner(uint32_t max_id, size_t n, const void *items, size_t s
 
 static void value_at(uint8_t *vals, int32_t off, uint8_t type, uint64_t bits)
 {
-	put_be(vals + off, bits, hprof_size_of(type));
+	wire_store_be(vals + off, bits, hprof_size_of(type));
 }
 
 static uint8_t root_tag(uint8_t kind)
@@ -719,21 +664,21 @@ static void write_roots(struct snap_builder *b, struct hw *o, struct u64map *thr
 		u64map_get(thread_serial, r->thread, &serial);
 		uint8_t t = root_tag(r->kind);
 		seg_room(o, 1 + 8 + 8);
-		w_u1(o, t);
-		w_id(o, r->obj);
+		wire_put8(&o->w, t);
+		wire_put64(&o->w, r->obj);
 		switch (t) {
 		case HPROF_GC_ROOT_JNI_GLOBAL:
-			w_id(o, 0);
+			wire_put64(&o->w, 0);
 			break;
 		case HPROF_GC_ROOT_JAVA_FRAME:
 		case HPROF_GC_ROOT_JNI_LOCAL:
-			w_u4(o, (uint32_t)serial);
-			w_u4(o, r->depth < 0 ? UINT32_MAX : (uint32_t)r->depth);
+			wire_put32(&o->w, (uint32_t)serial);
+			wire_put32(&o->w, r->depth < 0 ? UINT32_MAX : (uint32_t)r->depth);
 			break;
 		case HPROF_GC_ROOT_THREAD_OBJ:
 			u64map_get(thread_serial, r->obj, &serial);
-			w_u4(o, (uint32_t)serial);
-			w_u4(o, (uint32_t)serial);
+			wire_put32(&o->w, (uint32_t)serial);
+			wire_put32(&o->w, (uint32_t)serial);
 			break;
 		default:
 			break;
@@ -777,45 +722,45 @@ static void write_class_dumps(struct snap_builder *b, struct hw *o, const uint32
 			ncp += b->ref[rorder[k]].kind == K_CONSTANT && ncp < UINT16_MAX;
 		seg_room(o, 1 + 7 * 8 + 4 + 4 + 2 + 2 + (uint64_t)c->nf * (8 + 1 + 8) + 2 +
 			    (uint64_t)ncp * (2 + 1 + 8));
-		w_u1(o, HPROF_GC_CLASS_DUMP);
-		w_id(o, c->id);
-		w_u4(o, 0);
-		w_id(o, c->super);
-		w_id(o, c->loader);
-		w_id(o, signers);
-		w_id(o, domain);
-		w_id(o, 0);
-		w_id(o, 0);
-		w_u4(o, c->sig[0] == '[' ? 0 : c->bytes);
-		w_u2(o, ncp);	/* resolved constants (strings, classes) */
+		wire_put8(&o->w, HPROF_GC_CLASS_DUMP);
+		wire_put64(&o->w, c->id);
+		wire_put32(&o->w, 0);
+		wire_put64(&o->w, c->super);
+		wire_put64(&o->w, c->loader);
+		wire_put64(&o->w, signers);
+		wire_put64(&o->w, domain);
+		wire_put64(&o->w, 0);
+		wire_put64(&o->w, 0);
+		wire_put32(&o->w, c->sig[0] == '[' ? 0 : c->bytes);
+		wire_put16(&o->w, ncp);	/* resolved constants (strings, classes) */
 		uint16_t done = 0;
 		for (uint32_t k = id <= b->max_id ? rstart[id] : 0;
 		     id <= b->max_id && k < rstart[id + 1] && done < ncp; k++) {
 			const struct sref *r = &b->ref[rorder[k]];
 			if (r->kind != K_CONSTANT)
 				continue;
-			w_u2(o, (uint16_t)r->index);
-			w_u1(o, HPROF_OBJECT);
-			w_id(o, r->to);
+			wire_put16(&o->w, (uint16_t)r->index);
+			wire_put8(&o->w, HPROF_OBJECT);
+			wire_put64(&o->w, r->to);
 			done++;
 		}
-		w_u2(o, nstat);
+		wire_put16(&o->w, nstat);
 		for (unsigned k = 0; k < c->nf; k++) {
 			if (!c->f[k].is_static)
 				continue;
 			uint8_t t = hprof_type_of(c->f[k].sig[0]);
-			w_id(o, sid + k);
-			w_u1(o, t);
-			uint8_t x[8];
-			put_be(x, sv[k], hprof_size_of(t));
-			w(o, x, hprof_size_of(t));
+			wire_put64(&o->w, sid + k);
+			wire_put8(&o->w, t);
+			uint8_t *x = wire_w_at(&o->w, hprof_size_of(t));
+			if (x)
+				wire_store_be(x, sv[k], hprof_size_of(t));
 		}
-		w_u2(o, ninst);
+		wire_put16(&o->w, ninst);
 		for (unsigned k = 0; k < c->nf; k++) {
 			if (c->f[k].is_static)
 				continue;
-			w_id(o, sid + k);
-			w_u1(o, hprof_type_of(c->f[k].sig[0]));
+			wire_put64(&o->w, sid + k);
+			wire_put8(&o->w, hprof_type_of(c->f[k].sig[0]));
 		}
 		sid += c->nf;
 		free(sv);
@@ -839,14 +784,14 @@ static void write_objects(struct snap_builder *b, struct hw *o, const uint32_t *
 			uint32_t len = b->obj_len[id] > 0 ? (uint32_t)b->obj_len[id] : 0;
 			size_t bytes = (size_t)len * hprof_size_of(t);
 			seg_room(o, 18 + bytes);
-			w_u1(o, HPROF_GC_PRIM_ARRAY_DUMP);
-			w_id(o, id);
-			w_u4(o, 0);
-			w_u4(o, len);
-			w_u1(o, t);
+			wire_put8(&o->w, HPROF_GC_PRIM_ARRAY_DUMP);
+			wire_put64(&o->w, id);
+			wire_put32(&o->w, 0);
+			wire_put32(&o->w, len);
+			wire_put8(&o->w, t);
 			uint8_t zero[256] = {0};
 			for (size_t k = 0; k < bytes; k += sizeof zero)
-				w(o, zero, bytes - k < sizeof zero ? bytes - k : sizeof zero);
+				wire_put_bytes(&o->w, zero, bytes - k < sizeof zero ? bytes - k : sizeof zero);
 			continue;
 		}
 		if (c->sig[0] == '[') {
@@ -861,15 +806,15 @@ static void write_objects(struct snap_builder *b, struct hw *o, const uint32_t *
 			for (uint32_t k = rstart[id]; k < rstart[id + 1]; k++) {
 				const struct sref *r = &b->ref[rorder[k]];
 				if (r->kind == K_ELEMENT && r->index >= 0 && (uint32_t)r->index < len)
-					put_be(vals + (size_t)r->index * 8, r->to, 8);
+					wire_store64(vals + (size_t)r->index * 8, r->to);
 			}
 			seg_room(o, 1 + 8 + 4 + 4 + 8 + bytes);
-			w_u1(o, HPROF_GC_OBJ_ARRAY_DUMP);
-			w_id(o, id);
-			w_u4(o, 0);
-			w_u4(o, len);
-			w_id(o, c->id);
-			w(o, vals, bytes);
+			wire_put8(&o->w, HPROF_GC_OBJ_ARRAY_DUMP);
+			wire_put64(&o->w, id);
+			wire_put32(&o->w, 0);
+			wire_put32(&o->w, len);
+			wire_put64(&o->w, c->id);
+			wire_put_bytes(&o->w, vals, bytes);
 			continue;
 		}
 		layout(b, c);
@@ -894,12 +839,12 @@ static void write_objects(struct snap_builder *b, struct hw *o, const uint32_t *
 				value_at(vals, c->slot_off[s], c->slot_type[s], p->bits);
 		}
 		seg_room(o, 1 + 8 + 4 + 8 + 4 + c->bytes);
-		w_u1(o, HPROF_GC_INSTANCE_DUMP);
-		w_id(o, id);
-		w_u4(o, 0);
-		w_id(o, c->id);
-		w_u4(o, c->bytes);
-		w(o, vals, c->bytes);
+		wire_put8(&o->w, HPROF_GC_INSTANCE_DUMP);
+		wire_put64(&o->w, id);
+		wire_put32(&o->w, 0);
+		wire_put64(&o->w, c->id);
+		wire_put32(&o->w, c->bytes);
+		wire_put_bytes(&o->w, vals, c->bytes);
 	}
 	free(vals);
 }
@@ -907,6 +852,8 @@ static void write_objects(struct snap_builder *b, struct hw *o, const uint32_t *
 int snap_write_hprof(struct snap_builder *b, const char *path, uint64_t objects,
 		     struct hs_error *err)
 {
+	if (b->carry_len && parse(b, b->carry, b->carry_len, err))
+		return HS_ERR;	/* what the carry held, read now that no more comes */
 	if (b->carry_len) {
 		snprintf(err->msg, sizeof err->msg, "snapshot: the stream ended inside a record");
 		return HS_ERR;
@@ -917,19 +864,24 @@ int snap_write_hprof(struct snap_builder *b, const char *path, uint64_t objects,
 			 (unsigned long long)b->nobjects);
 		return HS_ERR;
 	}
-	struct hw o = {fopen(path, "w"), -1, 0, false};
+	struct hw o = {fopen(path, "w"), {0}, -1, false};
 	if (!o.f) {
 		snprintf(err->msg, sizeof err->msg, "cannot write %s: %s", path, strerror(errno));
 		return HS_ERR;
 	}
-	setvbuf(o.f, NULL, _IOFBF, 1 << 20);
+	if (!wire_w_sink(&o.w, 1 << 20, wire_file_sink, o.f)) {
+		fclose(o.f);
+		unlink(path);
+		snprintf(err->msg, sizeof err->msg, "cannot write %s: out of memory", path);
+		return HS_ERR;
+	}
 	grow_objs(b, b->max_id + 1);
 	static const char head[] = "JAVA PROFILE 1.0.2";
-	w(&o, head, sizeof head);
-	w_u4(&o, 8);
+	wire_put_bytes(&o.w, head, sizeof head);
+	wire_put32(&o.w, 8);
 	uint64_t ms = (uint64_t)time(NULL) * 1000;
-	w_u4(&o, (uint32_t)(ms >> 32));
-	w_u4(&o, (uint32_t)ms);
+	wire_put32(&o.w, (uint32_t)(ms >> 32));
+	wire_put32(&o.w, (uint32_t)ms);
 	/* Strings and LOAD CLASS: class names, then field names, then frames. */
 	uint64_t sid = STRING_IDS;
 	for (uint32_t i = 0; i < b->ncls; i++) {
@@ -943,10 +895,10 @@ int snap_write_hprof(struct snap_builder *b, const char *path, uint64_t objects,
 			utf8(&o, sid++, b->cls[i].f[k].name);
 	for (uint32_t i = 0; i < b->ncls; i++) {
 		record(&o, HPROF_LOAD_CLASS, 4 + 8 + 4 + 8);
-		w_u4(&o, i + 1);
-		w_id(&o, b->cls[i].id);
-		w_u4(&o, 0);
-		w_id(&o, STRING_IDS + i);
+		wire_put32(&o.w, i + 1);
+		wire_put64(&o.w, b->cls[i].id);
+		wire_put32(&o.w, 0);
+		wire_put64(&o.w, STRING_IDS + i);
 	}
 	struct u64map serial;
 	u64map_init(&serial, b->nth + 16);
@@ -964,19 +916,19 @@ int snap_write_hprof(struct snap_builder *b, const char *path, uint64_t objects,
 				if (!strcmp(b->cls[i].sig, th->fr[k].cls))
 					cserial = i + 1;
 			record(&o, HPROF_FRAME, 4 * 8 + 4 + 4);
-			w_id(&o, frame_id++);
-			w_id(&o, s_m);
-			w_id(&o, s_sig);
-			w_id(&o, 0);
-			w_u4(&o, cserial);
-			w_u4(&o, (uint32_t)-1);
+			wire_put64(&o.w, frame_id++);
+			wire_put64(&o.w, s_m);
+			wire_put64(&o.w, s_sig);
+			wire_put64(&o.w, 0);
+			wire_put32(&o.w, cserial);
+			wire_put32(&o.w, (uint32_t)-1);
 		}
 		record(&o, HPROF_TRACE, 12 + th->nframes * 8);
-		w_u4(&o, th->serial);
-		w_u4(&o, th->serial);
-		w_u4(&o, th->nframes);
+		wire_put32(&o.w, th->serial);
+		wire_put32(&o.w, th->serial);
+		wire_put32(&o.w, th->nframes);
 		for (uint64_t f = first; f < frame_id; f++)
-			w_id(&o, f);
+			wire_put64(&o.w, f);
 	}
 	/* The heap: roots, classes, objects, then the primitive arrays already written. */
 	uint32_t *rorder, *porder;
@@ -994,24 +946,23 @@ int snap_write_hprof(struct snap_builder *b, const char *path, uint64_t objects,
 		rewind(b->arrays);
 		uint8_t buf[1 << 16];
 		/* Copy whole sub-records so that none is split between segments. */
-		for (uint64_t left = b->arrays_bytes; left && !o.failed;) {
+		for (uint64_t left = b->arrays_bytes; left && !o.failed && !o.w.err;) {
 			uint8_t h[18];
 			if (fread(h, 1, sizeof h, b->arrays) != sizeof h) {
 				o.failed = true;
 				break;
 			}
-			uint32_t count = (uint32_t)h[13] << 24 | (uint32_t)h[14] << 16 |
-					 (uint32_t)h[15] << 8 | h[16];
+			uint32_t count = wire_load32(h + 13);
 			uint64_t bytes = (uint64_t)count * hprof_size_of(h[17]);
 			seg_room(&o, sizeof h + bytes);
-			w(&o, h, sizeof h);
+			wire_put_bytes(&o.w, h, sizeof h);
 			for (uint64_t k = 0; k < bytes;) {
 				size_t n = bytes - k < sizeof buf ? (size_t)(bytes - k) : sizeof buf;
 				if (fread(buf, 1, n, b->arrays) != n) {
 					o.failed = true;
 					break;
 				}
-				w(&o, buf, n);
+				wire_put_bytes(&o.w, buf, n);
 				k += n;
 			}
 			left -= sizeof h + bytes;
@@ -1019,6 +970,9 @@ int snap_write_hprof(struct snap_builder *b, const char *path, uint64_t objects,
 	}
 	seg_close(&o);
 	record(&o, HPROF_HEAP_DUMP_END, 0);
+	if (!wire_w_drain(&o.w))
+		o.failed = true;
+	wire_w_free(&o.w);
 	if (fclose(o.f) != 0)
 		o.failed = true;
 	if (o.failed) {

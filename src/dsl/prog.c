@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/wire.h"
+
 /* ---- encoding ---- */
 
 struct enc {
-	uint8_t *buf;
-	size_t len, cap;
-	bool full;
+	struct wire_w w;	/* the program, at most PROG_MAX_BYTES */
 	/* strings: text -> index */
 	const char **str;
 	int nstr, capstr;
@@ -40,54 +40,6 @@ static void fail(struct enc *e, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(e->why, e->whycap, fmt, ap);
 	va_end(ap);
-}
-
-static void put(struct enc *e, const void *p, size_t n)
-{
-	if (e->failed)
-		return;
-	if (e->len + n > PROG_MAX_BYTES) {
-		fail(e, "the program is larger than %d bytes", PROG_MAX_BYTES);
-		return;
-	}
-	if (e->len + n > e->cap) {
-		size_t c = e->cap ? e->cap * 2 : 1024;
-		while (c < e->len + n)
-			c *= 2;
-		uint8_t *nb = realloc(e->buf, c);
-		if (!nb) {
-			fail(e, "out of memory");
-			return;
-		}
-		e->buf = nb;
-		e->cap = c;
-	}
-	memcpy(e->buf + e->len, p, n);
-	e->len += n;
-}
-
-static void u8(struct enc *e, unsigned v)
-{
-	uint8_t b = (uint8_t)v;
-	put(e, &b, 1);
-}
-
-static void u16(struct enc *e, unsigned v)
-{
-	uint8_t b[2] = {(uint8_t)(v >> 8), (uint8_t)v};
-	put(e, b, 2);
-}
-
-static void u32(struct enc *e, uint32_t v)
-{
-	uint8_t b[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
-	put(e, b, 4);
-}
-
-static void u64(struct enc *e, uint64_t v)
-{
-	u32(e, (uint32_t)(v >> 32));
-	u32(e, (uint32_t)v);
 }
 
 static unsigned clamp16(int v)
@@ -220,35 +172,30 @@ static void collect(struct enc *e, const struct node *n, int depth)
 
 static void write_node(struct enc *e, const struct node *n)
 {
-	u8(e, n->kind);
-	u8(e, n->kind == N_BIN ? n->op : 0);
-	u8(e, e->snippet && n->snippet && n->snippet != e->snippet ? PROG_EARLIER : 0);
-	u16(e, clamp16(n->line));
-	u16(e, clamp16(n->col));
-	u16(e, string(e, n->name));
-	u16(e, node_index(e, n->a));
-	u16(e, node_index(e, n->b));
-	u16(e, node_index(e, n->result));
+	wire_put8(&e->w, n->kind);
+	wire_put8(&e->w, n->kind == N_BIN ? n->op : 0);
+	wire_put8(&e->w, e->snippet && n->snippet && n->snippet != e->snippet ? PROG_EARLIER : 0);
+	wire_put16(&e->w, clamp16(n->line));
+	wire_put16(&e->w, clamp16(n->col));
+	wire_put16(&e->w, string(e, n->name));
+	wire_put16(&e->w, node_index(e, n->a));
+	wire_put16(&e->w, node_index(e, n->b));
+	wire_put16(&e->w, node_index(e, n->result));
 	switch (n->kind) {
-	case N_INT: u64(e, (uint64_t)n->i); break;
-	case N_FLOAT: {
-		uint64_t bits;
-		memcpy(&bits, &n->f, sizeof bits);
-		u64(e, bits);
-		break;
-	}
-	case N_STR: u16(e, string(e, n->s)); break;
-	case N_BOOL: u8(e, n->i != 0); break;
+	case N_INT: wire_put64(&e->w, (uint64_t)n->i); break;
+	case N_FLOAT: wire_put_f64(&e->w, n->f); break;
+	case N_STR: wire_put16(&e->w, string(e, n->s)); break;
+	case N_BOOL: wire_put8(&e->w, n->i != 0); break;
 	default: break;
 	}
-	u16(e, (unsigned)n->nitems);
+	wire_put16(&e->w, (unsigned)n->nitems);
 	for (int k = 0; k < n->nitems; k++)
-		u16(e, node_index(e, n->items[k]));
+		wire_put16(&e->w, node_index(e, n->items[k]));
 	if (n->kind == N_LAMBDA) {
-		u8(e, (unsigned)n->nparams);
+		wire_put8(&e->w, (unsigned)n->nparams);
 		for (int k = 0; k < n->nparams; k++) {
-			u16(e, string(e, n->params[k].name));
-			u16(e, string(e, n->params[k].type));
+			wire_put16(&e->w, string(e, n->params[k].name));
+			wire_put16(&e->w, string(e, n->params[k].type));
 		}
 	}
 }
@@ -258,6 +205,7 @@ int prog_encode(struct stmt *const *stmts, int n, const char *snippet, uint8_t *
 {
 	struct enc e;
 	memset(&e, 0, sizeof e);
+	e.w.max = PROG_MAX_BYTES;
 	e.snippet = snippet;
 	e.why = why;
 	e.whycap = cap;
@@ -295,64 +243,63 @@ int prog_encode(struct stmt *const *stmts, int n, const char *snippet, uint8_t *
 		}
 	}
 	if (!e.failed) {
-		u32(&e, PROG_MAGIC);
-		u16(&e, PROG_VERSION);
-		u16(&e, 0);
-		u16(&e, (unsigned)e.nstr);
-		for (int k = 0; k < e.nstr; k++) {
-			size_t l = strlen(e.str[k]);
-			u16(&e, (unsigned)l);
-			put(&e, e.str[k], l);
-		}
-		u16(&e, (unsigned)e.nnodes);
+		wire_put32(&e.w, PROG_MAGIC);
+		wire_put16(&e.w, PROG_VERSION);
+		wire_put16(&e.w, 0);
+		wire_put16(&e.w, (unsigned)e.nstr);
+		for (int k = 0; k < e.nstr; k++)
+			wire_put_str16(&e.w, e.str[k], strlen(e.str[k]));
+		wire_put16(&e.w, (unsigned)e.nnodes);
 		for (int k = 0; k < e.nnodes; k++)
 			write_node(&e, e.nodes[k]);
-		u16(&e, (unsigned)n);
+		wire_put16(&e.w, (unsigned)n);
 		for (int k = 0; k < n; k++) {
 			const struct stmt *s = stmts[k];
-			u8(&e, s->kind);
-			u16(&e, clamp16(s->line));
-			u16(&e, clamp16(s->col));
-			u16(&e, string(&e, s->name));
-			u16(&e, node_index(&e, s->e));
-			u16(&e, string(&e, s->type));
+			wire_put8(&e.w, s->kind);
+			wire_put16(&e.w, clamp16(s->line));
+			wire_put16(&e.w, clamp16(s->col));
+			wire_put16(&e.w, string(&e, s->name));
+			wire_put16(&e.w, node_index(&e, s->e));
+			wire_put16(&e.w, string(&e, s->type));
 			if (s->kind == S_SET_TYPE) {
-				u8(&e, (unsigned)s->nprops);
+				wire_put8(&e.w, (unsigned)s->nprops);
 				for (int j = 0; j < s->nprops; j++) {
 					const struct property *p = &s->props[j];
-					u8(&e, p->kind);
-					u16(&e, string(&e, p->decl.name));
-					u16(&e, string(&e, p->decl.type));
-					u16(&e, node_index(&e, p->value));
-					u16(&e, clamp16(p->decl.line));
-					u16(&e, clamp16(p->decl.col));
+					wire_put8(&e.w, p->kind);
+					wire_put16(&e.w, string(&e, p->decl.name));
+					wire_put16(&e.w, string(&e, p->decl.type));
+					wire_put16(&e.w, node_index(&e, p->value));
+					wire_put16(&e.w, clamp16(p->decl.line));
+					wire_put16(&e.w, clamp16(p->decl.col));
 				}
 			}
 		}
 	}
+	if (e.w.err == WIRE_LIMIT)
+		fail(&e, "the program is larger than %d bytes", PROG_MAX_BYTES);
+	else if (e.w.err)
+		fail(&e, "out of memory");
 	free(e.str);
 	free(e.nodes);
 	free(e.str_slot);
 	free(e.node_slot);
 	if (e.failed) {
-		free(e.buf);
+		wire_w_free(&e.w);
 		return -1;
 	}
-	*out = e.buf;
-	*len = e.len;
+	*out = e.w.p;
+	*len = e.w.len;
 	return 0;
 }
 
 /* ---- decoding ---- */
 
 struct dec {
-	const uint8_t *p;
-	size_t len, pos;
+	struct wire_r r;	/* the program; its error is the decoder's (dfail) */
 	void *(*alloc)(void *ctx, size_t n);
 	void *ctx;
 	char *why;
 	size_t cap;
-	bool failed;
 	const char **str;
 	unsigned nstr;
 	struct node **nodes;
@@ -360,61 +307,33 @@ struct dec {
 	uint16_t *depth;
 };
 
+/* dfail: the first error, at the reading position, into why. */
 static void dfail(struct dec *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void dfail(struct dec *d, const char *fmt, ...)
 {
-	if (d->failed)
+	if (d->r.err)
 		return;
-	d->failed = true;
+	wire_r_fail(&d->r, WIRE_BAD);
 	char msg[200];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	snprintf(d->why, d->cap, "malformed program at byte %zu: %s", d->pos, msg);
+	snprintf(d->why, d->cap, "malformed program at byte %zu: %s", d->r.err_at, msg);
 }
 
-static bool need(struct dec *d, size_t n)
+/* failed: -1, with why said for a program that ended early (dfail said the others). */
+static int failed(struct dec *d)
 {
-	if (d->failed)
-		return false;
-	if (n > d->len - d->pos) {
-		dfail(d, "it ends early");
-		return false;
-	}
-	return true;
-}
-
-static unsigned g8(struct dec *d)
-{
-	if (!need(d, 1))
-		return 0;
-	return d->p[d->pos++];
-}
-
-static unsigned g16(struct dec *d)
-{
-	if (!need(d, 2))
-		return 0;
-	unsigned v = (unsigned)d->p[d->pos] << 8 | d->p[d->pos + 1];
-	d->pos += 2;
-	return v;
-}
-
-static uint64_t g64(struct dec *d)
-{
-	if (!need(d, 8))
-		return 0;
-	uint64_t v = 0;
-	for (int k = 0; k < 8; k++)
-		v = v << 8 | d->p[d->pos + (size_t)k];
-	d->pos += 8;
-	return v;
+	if (d->r.err == WIRE_SHORT)
+		snprintf(d->why, d->cap, "malformed program at byte %zu: %s", d->r.err_at,
+			 wire_strerror(WIRE_SHORT));
+	return -1;
 }
 
 static void *dalloc(struct dec *d, size_t n)
 {
-	if (d->failed)
+	if (d->r.err)
 		return NULL;
 	void *m = d->alloc(d->ctx, n ? n : 1);
 	if (!m)
@@ -425,8 +344,8 @@ static void *dalloc(struct dec *d, size_t n)
 /* A string reference: index + 1, 0 for none (allowed only when optional). */
 static const char *gstr(struct dec *d, bool optional)
 {
-	unsigned i = g16(d);
-	if (d->failed)
+	unsigned i = wire_get16(&d->r);
+	if (d->r.err)
 		return NULL;
 	if (!i) {
 		if (!optional)
@@ -443,8 +362,8 @@ static const char *gstr(struct dec *d, bool optional)
 /* A node reference to a node before `before` (index + 1, 0 none). */
 static struct node *gnode(struct dec *d, unsigned before, bool optional, unsigned *depth)
 {
-	unsigned i = g16(d);
-	if (d->failed)
+	unsigned i = wire_get16(&d->r);
+	if (d->r.err)
 		return NULL;
 	if (!i) {
 		if (!optional)
@@ -465,63 +384,59 @@ static void decode_node(struct dec *d, unsigned k)
 	struct node *n = dalloc(d, sizeof *n);
 	if (!n)
 		return;
-	unsigned kind = g8(d), op = g8(d), flags = g8(d);
-	if (!d->failed && (kind > N_ASSIGN || kind == N_STRUCT)) {
+	unsigned kind = wire_get8(&d->r), op = wire_get8(&d->r), flags = wire_get8(&d->r);
+	if (!d->r.err && (kind > N_ASSIGN || kind == N_STRUCT)) {
 		dfail(d, "node %u has kind %u, which a program does not hold", k + 1, kind);
 		return;
 	}
-	if (!d->failed && (op > OP_OR || flags > PROG_EARLIER)) {
+	if (!d->r.err && (op > OP_OR || flags > PROG_EARLIER)) {
 		dfail(d, "node %u has operator %u, flags %u", k + 1, op, flags);
 		return;
 	}
 	n->kind = (enum node_kind)kind;
 	n->op = (enum bin_op)op;
 	n->snippet = flags & PROG_EARLIER ? "earlier" : NULL;
-	n->line = (int)g16(d);
-	n->col = (int)g16(d);
+	n->line = (int)wire_get16(&d->r);
+	n->col = (int)wire_get16(&d->r);
 	unsigned depth = 1;
 	n->name = gstr(d, true);
 	n->a = gnode(d, k, true, &depth);
 	n->b = gnode(d, k, true, &depth);
 	n->result = gnode(d, k, true, &depth);
 	switch (n->kind) {
-	case N_INT: n->i = (int64_t)g64(d); break;
-	case N_FLOAT: {
-		uint64_t bits = g64(d);
-		memcpy(&n->f, &bits, sizeof bits);
-		break;
-	}
+	case N_INT: n->i = (int64_t)wire_get64(&d->r); break;
+	case N_FLOAT: n->f = wire_get_f64(&d->r); break;
 	case N_STR: n->s = gstr(d, false); break;
-	case N_BOOL: n->i = g8(d) != 0; break;
+	case N_BOOL: n->i = wire_get8(&d->r) != 0; break;
 	default: break;
 	}
-	unsigned ni = g16(d);
-	if (!d->failed && ni > PROG_MAX_ITEMS) {
+	unsigned ni = wire_get16(&d->r);
+	if (!d->r.err && ni > PROG_MAX_ITEMS) {
 		dfail(d, "node %u has %u items", k + 1, ni);
 		return;
 	}
 	n->nitems = (int)ni;
 	if (ni) {
 		n->items = dalloc(d, ni * sizeof *n->items);
-		for (unsigned j = 0; j < ni && !d->failed; j++)
+		for (unsigned j = 0; j < ni && !d->r.err; j++)
 			n->items[j] = gnode(d, k, false, &depth);
 	}
 	if (n->kind == N_LAMBDA) {
-		unsigned np = g8(d);
-		if (!d->failed && np > PROG_MAX_PARAMS) {
+		unsigned np = wire_get8(&d->r);
+		if (!d->r.err && np > PROG_MAX_PARAMS) {
 			dfail(d, "a lambda has %u parameters", np);
 			return;
 		}
 		n->nparams = (int)np;
 		if (np) {
 			n->params = dalloc(d, np * sizeof *n->params);
-			for (unsigned j = 0; j < np && !d->failed; j++) {
+			for (unsigned j = 0; j < np && !d->r.err; j++) {
 				n->params[j].name = gstr(d, false);
 				n->params[j].type = gstr(d, true);
 			}
 		}
 	}
-	if (d->failed)
+	if (d->r.err)
 		return;
 	/* What each kind must have. */
 	bool ok = true;
@@ -561,8 +476,7 @@ int prog_decode(const uint8_t *p, size_t len, void *(*alloc)(void *ctx, size_t n
 {
 	struct dec d;
 	memset(&d, 0, sizeof d);
-	d.p = p;
-	d.len = len;
+	d.r = wire_reader(p, len);
 	d.alloc = alloc;
 	d.ctx = ctx;
 	d.why = why;
@@ -572,12 +486,11 @@ int prog_decode(const uint8_t *p, size_t len, void *(*alloc)(void *ctx, size_t n
 		dfail(&d, "%zu bytes (at most %d)", len, PROG_MAX_BYTES);
 		return -1;
 	}
-	uint32_t magic = (uint32_t)(g16(&d) << 16);
-	magic |= g16(&d);
-	unsigned version = g16(&d);
-	unsigned flags = g16(&d);
-	if (d.failed)
-		return -1;
+	uint32_t magic = wire_get32(&d.r);
+	unsigned version = wire_get16(&d.r);
+	unsigned flags = wire_get16(&d.r);
+	if (d.r.err)
+		return failed(&d);
 	if (magic != PROG_MAGIC) {
 		dfail(&d, "not a program (magic 0x%08x)", magic);
 		return -1;
@@ -587,54 +500,53 @@ int prog_decode(const uint8_t *p, size_t len, void *(*alloc)(void *ctx, size_t n
 		      PROG_VERSION);
 		return -1;
 	}
-	d.nstr = g16(&d);
+	d.nstr = wire_get16(&d.r);
 	if (d.nstr > PROG_MAX_STRINGS)
 		dfail(&d, "%u strings", d.nstr);
 	d.str = dalloc(&d, (d.nstr + 1u) * sizeof *d.str);
-	for (unsigned k = 0; k < d.nstr && !d.failed; k++) {
-		unsigned l = g16(&d);
-		if (!need(&d, l))
+	for (unsigned k = 0; k < d.nstr && !d.r.err; k++) {
+		unsigned l = wire_get16(&d.r);
+		if (!wire_need(&d.r, l))
 			break;
-		if (memchr(d.p + d.pos, 0, l)) {
+		if (memchr(d.r.p, 0, l)) {	/* said at the string's first byte */
 			dfail(&d, "string %u holds a NUL byte", k + 1);
 			break;
 		}
 		char *s = dalloc(&d, (size_t)l + 1);
 		if (!s)
 			break;
-		memcpy(s, d.p + d.pos, l);
-		d.pos += l;
+		memcpy(s, wire_get_bytes(&d.r, l), l);
 		d.str[k] = s;
 	}
-	d.nnodes = g16(&d);
+	d.nnodes = wire_get16(&d.r);
 	if (d.nnodes > PROG_MAX_NODES)
 		dfail(&d, "%u nodes", d.nnodes);
 	d.nodes = dalloc(&d, (d.nnodes + 1u) * sizeof *d.nodes);
 	d.depth = dalloc(&d, (d.nnodes + 1u) * sizeof *d.depth);
-	for (unsigned k = 0; k < d.nnodes && !d.failed; k++)
+	for (unsigned k = 0; k < d.nnodes && !d.r.err; k++)
 		decode_node(&d, k);
-	unsigned ns = g16(&d);
-	if (!d.failed && ns > PROG_MAX_STMTS)
+	unsigned ns = wire_get16(&d.r);
+	if (!d.r.err && ns > PROG_MAX_STMTS)
 		dfail(&d, "%u statements", ns);
 	out->stmts = dalloc(&d, (ns + 1u) * sizeof *out->stmts);
-	for (unsigned k = 0; k < ns && !d.failed; k++) {
+	for (unsigned k = 0; k < ns && !d.r.err; k++) {
 		struct stmt *s = dalloc(&d, sizeof *s);
 		if (!s)
 			break;
-		unsigned kind = g8(&d);
-		if (!d.failed && kind != S_EXPR && kind != S_LET && kind != S_SET_TYPE &&
+		unsigned kind = wire_get8(&d.r);
+		if (!d.r.err && kind != S_EXPR && kind != S_LET && kind != S_SET_TYPE &&
 		    kind != S_INSTANCES) {
 			dfail(&d, "statement %u has kind %u", k + 1, kind);
 			break;
 		}
 		s->kind = (enum stmt_kind)kind;
-		s->line = (int)g16(&d);
-		s->col = (int)g16(&d);
+		s->line = (int)wire_get16(&d.r);
+		s->col = (int)wire_get16(&d.r);
 		s->name = gstr(&d, true);
 		unsigned depth = 0;
 		s->e = gnode(&d, d.nnodes, true, &depth);
 		s->type = gstr(&d, true);
-		if (d.failed)
+		if (d.r.err)
 			break;
 		if ((s->kind == S_EXPR || s->kind == S_INSTANCES) && !s->e) {
 			dfail(&d, "statement %u has no expression", k + 1);
@@ -645,17 +557,17 @@ int prog_decode(const uint8_t *p, size_t len, void *(*alloc)(void *ctx, size_t n
 			break;
 		}
 		if (s->kind == S_SET_TYPE) {
-			unsigned np = g8(&d);
-			if (!d.failed && np > PROG_MAX_PROPS) {
+			unsigned np = wire_get8(&d.r);
+			if (!d.r.err && np > PROG_MAX_PROPS) {
 				dfail(&d, "a set type has %u properties", np);
 				break;
 			}
 			s->nprops = (int)np;
 			s->props = dalloc(&d, (np + 1u) * sizeof *s->props);
-			for (unsigned j = 0; j < np && !d.failed; j++) {
+			for (unsigned j = 0; j < np && !d.r.err; j++) {
 				struct property *pr = &s->props[j];
-				unsigned pk = g8(&d);
-				if (!d.failed && pk > P_USER) {
+				unsigned pk = wire_get8(&d.r);
+				if (!d.r.err && pk > P_USER) {
 					dfail(&d, "a property has kind %u", pk);
 					break;
 				}
@@ -664,19 +576,19 @@ int prog_decode(const uint8_t *p, size_t len, void *(*alloc)(void *ctx, size_t n
 				pr->decl.name = gstr(&d, pr->kind != P_USER);
 				pr->decl.type = gstr(&d, true);
 				pr->value = gnode(&d, d.nnodes, pr->kind == P_USER, &depth);
-				pr->decl.line = (int)g16(&d);
-				pr->decl.col = (int)g16(&d);
-				if (!d.failed && pr->kind == P_USER && !pr->decl.name)
+				pr->decl.line = (int)wire_get16(&d.r);
+				pr->decl.col = (int)wire_get16(&d.r);
+				if (!d.r.err && pr->kind == P_USER && !pr->decl.name)
 					dfail(&d, "a property has no name");
 			}
 		}
 		out->stmts[k] = s;
 	}
-	if (!d.failed && d.pos != d.len)
-		dfail(&d, "%zu bytes follow the last statement", d.len - d.pos);
-	if (d.failed) {
+	if (!d.r.err && wire_left(&d.r))
+		dfail(&d, "%zu bytes follow the last statement", wire_left(&d.r));
+	if (d.r.err) {
 		memset(out, 0, sizeof *out);
-		return -1;
+		return failed(&d);
 	}
 	out->nstmts = (int)ns;
 	return 0;

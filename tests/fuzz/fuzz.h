@@ -74,6 +74,22 @@ static inline const char *fz_tmpdir(const char *name)
 	return fz_dir;
 }
 
+/*
+ * fuzz_wire's first input byte, modulo FZ_WIRE_MODES: which reader the rest
+ * of the input is for (tests/fuzz/fuzz_wire.c says what each reads).
+ * fuzz_query writes its ANALYZE seeds with FZ_WIRE_ANALYZE.
+ */
+enum fz_wire_mode {
+	FZ_WIRE_REPLY = 0,	/* 0 to 9: a request; the rest, its reply stream */
+	FZ_WIRE_INSTANCES = 10,
+	FZ_WIRE_ANALYZE,
+	FZ_WIRE_ALLOC_START,
+	FZ_WIRE_OPTIONS,
+	FZ_WIRE_SNAPSHOT,
+	FZ_WIRE_CODEC,
+	FZ_WIRE_MODES
+};
+
 /* fz_text: the input as a NUL-terminated string (caller frees). */
 static inline char *fz_text(const uint8_t *data, size_t size)
 {

@@ -46,7 +46,8 @@ static struct alc_rec *eng_alloc(void *ctx, struct hs_error *err)
 /*
  * With HEAPSH_FUZZ_SEEDS=DIR and a folder of queries as the last argument:
  * write the program of each query that encodes as an ANALYZE request
- * (fuzz_agent's input: 0x01, three u32 limits, the program) to DIR; exit.
+ * (fuzz_wire's input: FZ_WIRE_ANALYZE, three u32 limits, the program) to
+ * DIR; exit.
  */
 static void agent_seeds(const char *out, const char *queries)
 {
@@ -76,7 +77,7 @@ static void agent_seeds(const char *out, const char *queries)
 		    prog_encode(stmts, ns, text, &prog, &len, why, sizeof why) == 0) {
 			snprintf(path, sizeof path, "%s/analyze-%s", out, e->d_name);
 			FILE *o = fopen(path, "wb");
-			static const uint8_t head[13] = {1, 0, 0, 0, 0, 0, 0, 0x03, 0xe8};
+			static const uint8_t head[13] = {FZ_WIRE_ANALYZE, 0, 0, 0, 0, 0, 0, 0x03, 0xe8};
 			if (!o || fwrite(head, 1, 13, o) != 13 || fwrite(prog, 1, len, o) != len ||
 			    fclose(o))
 				abort();

@@ -11,7 +11,7 @@ have unit tests too), written as the inputs of tests/fuzz's harnesses:
           chain to an unreachable object (finding 3), or whose dynamic-size
           section claims an exact size of 2^64-1 (finding 4)
   query/  group_by whose lambda fails, a float key beyond int64 (finding 5)
-  reply/  SNAPSHOT replies naming object id 2^32-3, an array of 2^31-1
+  wire/   SNAPSHOT replies naming object id 2^32-3, an array of 2^31-1
           elements, a THREAD of 70,000 frames, an instance without field bytes
           (finding 6)
 
@@ -157,7 +157,7 @@ def index_variants(tiny):
             "dyn-exact-max": bytes(big), "dyn-out-start-past-edges": bytes(past)}
 
 
-# ---- agent replies (fuzz_reply: the request byte, then the reply stream) ----
+# ---- agent replies (fuzz_wire's modes 0-9: the request byte, then the reply stream) ----
 def s(text):
     return be("I", len(text)) + text.encode()
 
@@ -218,7 +218,7 @@ def main():
         for k, v in index_variants(f.read()).items():
             files["index/" + k] = v
     for k, v in replies().items():
-        files["reply/" + k] = v
+        files["wire/" + k] = v
     write(out, files)
 
 

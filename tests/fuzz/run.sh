@@ -15,11 +15,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 F=build/fuzz
-TARGETS="hprof index query reply agent lua jfr"
+TARGETS="hprof index query wire lua jfr"
 DICT_hprof=tests/fuzz/hprof.dict
 DICT_query=tests/fuzz/query.dict
 DICT_lua=tests/fuzz/query.dict
-DICT_agent=tests/fuzz/agent.dict
+DICT_wire=tests/fuzz/wire.dict
 # Bounds: 2 GiB of memory (beyond that is a finding), 10 s per input.
 OPTS="-rss_limit_mb=2048 -malloc_limit_mb=2048 -timeout=10"
 
@@ -40,17 +40,17 @@ corpus() {
 	# every dump the unit tests write (HEAPSH_KEEP_DUMPS keeps them).
 	HEAPSH_FUZZ_SEEDS="$F/corpus/hprof" "$F/fuzz_hprof" >/dev/null 2>&1
 	HEAPSH_FUZZ_SEEDS="$F/corpus/index" "$F/fuzz_index" >/dev/null 2>&1
-	HEAPSH_FUZZ_SEEDS="$F/corpus/reply" "$F/fuzz_reply" >/dev/null 2>&1
 	HEAPSH_FUZZ_SEEDS="$F/corpus/jfr" "$F/fuzz_jfr" >/dev/null 2>&1
 	# Queries: every query file of queries/ and tests/queries, and seeds for
 	# the tiny heap's own classes (tests/fuzz/seeds/query); their
-	# programs (prog_encode) go to the agent's corpus as ANALYZE payloads.
+	# programs (prog_encode) go to the wire corpus as ANALYZE requests.
 	for q in queries/*.hq tests/queries/*.hq tests/fuzz/seeds/query/*.hq; do
 		cp "$q" "$F/corpus/query/$(basename "$q")"
 	done
-	HEAPSH_FUZZ_SEEDS="$F/corpus/agent" "$F/fuzz_query" "$F/corpus/query" \
+	HEAPSH_FUZZ_SEEDS="$F/corpus/wire" "$F/fuzz_query" "$F/corpus/query" \
 		>/dev/null 2>&1
-	HEAPSH_FUZZ_SEEDS="$F/corpus/agent" "$F/fuzz_agent" >/dev/null 2>&1
+	# Replies, requests, snapshot records and codec scripts (fuzz_wire's modes).
+	HEAPSH_FUZZ_SEEDS="$F/corpus/wire" "$F/fuzz_wire" >/dev/null 2>&1
 	for w in Order String java.lang.Thread 'shop.*' 'objects.size()' \
 		'classes.filter(c -> c.name == "shop.Order")' '0x205' 'alpha'; do
 		printf '%s' "$w" >"$F/corpus/lua/$(printf '%s' "$w" | md5sum | cut -c1-12)"
@@ -123,8 +123,7 @@ coverage() {
 	hprof) srcs="src/hprof src/heap src/engine/domtree.c src/engine/dyn.c src/engine/path.c src/engine/scc.c src/engine/dom.c" ;;
 	index) srcs="src/engine/idx.c src/engine/domtree.c src/engine/dyn.c" ;;
 	query) srcs="src/dsl/parse.c src/dsl/eval.c src/dsl/eval_builtin.c src/dsl/eval_settype.c src/dsl/eval_session.c src/dsl/eval_allocations.c src/dsl/prog.c" ;;
-	reply) srcs="src/attach/proto.c src/attach/snapshot.c" ;;
-	agent) srcs="src/agent/req.c src/dsl/prog.c" ;;
+	wire) srcs="src/base/wire.c src/attach/proto.c src/attach/snapshot.c src/agent/req.c src/dsl/prog.c" ;;
 	lua) srcs="src/lua" ;;
 	jfr) srcs="src/alloc/jfr.c src/alloc/alloc.c" ;;
 	esac

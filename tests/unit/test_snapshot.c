@@ -4,7 +4,8 @@
  * agent: records that claim more than the JVM's heap can hold are refused
  * without allocating for them (fuzz findings of issue 15), a malformed
  * THREAD record frees only what it read, and a well-formed stream with an
- * instance of a class without fields becomes a dump heapsh opens.
+ * instance of a class without fields becomes a dump heapsh opens; the same
+ * records cut into frames of any size make the same file.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -177,6 +178,91 @@ static void test_empty_instance(void **state)
 	unlink(path);
 }
 
+/* write_fed: the records r fed in frames of `frame` bytes (0: one), written to a new file. */
+static void write_fed(const struct rec *r, size_t frame, char *path)
+{
+	struct snap_builder *b = snap_new();
+	snap_heap_bound(b, 1 << 20);
+	struct hs_error err;
+	for (size_t off = 0; off < r->n;) {
+		size_t n = frame && r->n - off > frame ? frame : r->n - off;
+		assert_int_equal(snap_feed(b, r->b + off, n, &err), HS_OK);
+		off += n;
+	}
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(snap_write_hprof(b, path, 2, &err), HS_OK);
+	snap_free(b);
+}
+
+/*
+ * The same records give the same HPROF file however the frames cut them:
+ * whole, a byte a frame (each record cut many times; read again only as
+ * its bytes double), seven bytes a frame.
+ */
+static void test_frames(void **state)
+{
+	(void)state;
+	struct rec r;
+	snap_free(with_classes(&r));
+	u8(&r, 1);	/* a class of 40 fields */
+	be(&r, 4, 8);
+	be(&r, 1, 8);
+	be(&r, 0, 8);
+	be(&r, 0, 4);
+	str(&r, "LWide;");
+	be(&r, 40, 2);
+	for (int k = 0; k < 40; k++) {
+		char name[8];
+		snprintf(name, sizeof name, "f%d", k);
+		str(&r, name);
+		str(&r, "I");
+		u8(&r, 0);
+	}
+	object_rec(&r, 5, 4, -1);
+	object_rec(&r, 6, 3, -1);
+	u8(&r, 5);	/* PRIMITIVE: 5.f3 = 42 */
+	be(&r, 5, 8);
+	u8(&r, 2);
+	be(&r, 3, 4);
+	u8(&r, 'I');
+	be(&r, 42, 8);
+	u8(&r, 7);	/* THREAD with two frames */
+	be(&r, 6, 8);
+	be(&r, 1, 4);
+	str(&r, "main");
+	be(&r, 2, 4);
+	for (int k = 0; k < 2; k++) {
+		str(&r, "LMain;");
+		str(&r, k ? "main" : "run");
+		str(&r, "()V");
+	}
+	static const size_t frames[] = {0, 1, 7};
+	char path[3][32];
+	for (int k = 0; k < 3; k++) {
+		snprintf(path[k], sizeof path[k], "/tmp/heapsh-test-snap-XXXXXX");
+		write_fed(&r, frames[k], path[k]);
+	}
+	uint8_t *f[3];
+	size_t n[3];
+	for (int k = 0; k < 3; k++) {
+		FILE *fp = fopen(path[k], "rb");
+		assert_non_null(fp);
+		static uint8_t buf[3][1 << 16];
+		f[k] = buf[k];
+		n[k] = fread(f[k], 1, sizeof buf[k], fp);
+		fclose(fp);
+		unlink(path[k]);
+		memset(f[k] + 23, 0, 8);	/* the header's time in ms */
+	}
+	assert_true(n[0] > 100);
+	assert_int_equal(n[1], n[0]);
+	assert_int_equal(n[2], n[0]);
+	assert_memory_equal(f[1], f[0], n[0]);
+	assert_memory_equal(f[2], f[0], n[0]);
+}
+
 int main(void)
 {
 	cap_memory();
@@ -185,6 +271,7 @@ int main(void)
 		cmocka_unit_test(test_array_beyond_heap),
 		cmocka_unit_test(test_bad_thread),
 		cmocka_unit_test(test_empty_instance),
+		cmocka_unit_test(test_frames),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
