@@ -286,6 +286,14 @@ live_main() {
 	if live_start big BigLive java -Xmx1g; then
 		local BP=$LIVE_PID
 		hsl -c ':info' "$BP" >/dev/null
+		# A list of 2,000,000 objects is more than the agent can gather in
+		# time (HotSpot's GetObjectsWithTags compares every tagged object with
+		# every tag, in a call no cancel stops: it ran for minutes): the agent
+		# says so at once, and a snapshot answers.
+		check "BigLive: a list of 2,000,000 Cells: the snapshot's answer" 2000000 \
+			"$(hsl -c 'objects.filter([it | it is Cell and it.n >= 0]).map([c | c.n]).length' "$BP")"
+		check_contains "BigLive: ... the agent said why it left the list to a snapshot" \
+			"a list of 2000000 objects is more than the agent can gather from the JVM in time" "$(cat "$L/err")"
 		mkdir -p "$L/tmpd"
 		rm -rf "$L/tmpd"/*
 		printf ':retained Cell\n:open %s\n:histogram Order\n:attach %s\n%s\n' \

@@ -1126,6 +1126,9 @@ static int cmp_tagged(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Tags asked for times tagged objects, at most, in one GetObjectsWithTags (about 0.2 s). */
+#define HITS_WORK_MAX (1ull << 29)
+
 /* hits_list: the objects an iteration kept, as JNI objects, in its order. */
 static struct lval hits_list(struct lq *q, const struct node *at, const struct iter *it)
 {
@@ -1137,6 +1140,16 @@ static struct lval hits_list(struct lq *q, const struct node *at, const struct i
 	for (uint32_t k = 0; k < it->nhits; k++)
 		if (!(it->hits[k] & HIT_MIRROR))
 			want[nw++] = LQ_TAG_ENTRY | (jlong)(it->hits[k] + 1);
+	/*
+	 * HotSpot's GetObjectsWithTags compares every tagged object with every
+	 * tag asked for (JvmtiTagMap::get_objects_with_tags), in one call no
+	 * cancel stops: 1 M hits took minutes. Past about half a second's
+	 * worth, the list is left to a snapshot.
+	 */
+	if ((uint64_t)nw * ((uint64_t)q->nent + q->ncls + 1) > HITS_WORK_MAX)
+		lq_raise(q, LQ_LIMIT, at, "a list of %u objects is more than the agent can gather from "
+			 "the JVM in time (its tag lookup compares each with all %u tagged)", nw,
+			 q->nent);
 	jint cnt = 0;
 	jobject *objs = NULL;
 	jlong *tags = NULL;
