@@ -111,7 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (heap_load(path, NULL, &h, &err) != HS_OK)
 		return 0;
 	if (h->ndumps > 1) {	/* a file of several heap dumps: the last one too */
-		struct heap_load_opts opts = {0, NULL, NULL, h->ndumps, NULL};
+		struct heap_load_opts opts = {0, NULL, NULL, h->ndumps, NULL, 0};
 		struct heap *last = NULL;
 		if (heap_load(path, &opts, &last, &err) == HS_OK) {
 			if (last->dump != h->ndumps)

@@ -1054,7 +1054,7 @@ static void test_model_id8(void **state)
 	assert_false(h->oop_size_forced);
 	check_model(h, &m, 8);
 	heap_free(h);
-	struct heap_load_opts opts = {0, NULL, NULL, 0, NULL};
+	struct heap_load_opts opts = {0, NULL, NULL, 0, NULL, 0};
 	h = load_ok(m.w.path, &opts);
 	check_model(h, &m, 8);
 	heap_free(h);
@@ -1066,7 +1066,7 @@ static void test_model_id8_oops4(void **state)
 	(void)state;
 	struct model m;
 	build_model(&m, 8);
-	struct heap_load_opts opts = {4, NULL, NULL, 0, NULL};
+	struct heap_load_opts opts = {4, NULL, NULL, 0, NULL, 0};
 	struct heap *h = load_ok(m.w.path, &opts);
 	assert_true(h->oop_size_forced);
 	check_model(h, &m, 4);
@@ -1089,7 +1089,7 @@ static void test_model_gzip(void **state)
 	build_model(&m, 8);
 	hw_save_gz(&m.w, 100);
 	double last = 0;
-	struct heap_load_opts opts = {0, progress_cb, &last, 0, NULL};
+	struct heap_load_opts opts = {0, progress_cb, &last, 0, NULL, 0};
 	struct heap *h = load_ok(m.w.path, &opts);
 	assert_true(h->hp->gzip);
 	assert_true(last == 1.0);
@@ -1225,7 +1225,7 @@ static void test_model_saved(void **state)
 		free(again.b);
 		heap_free(h2);
 		/* made with other options: refused, not misread */
-		struct heap_load_opts oops4 = {4, NULL, NULL, 0, NULL};
+		struct heap_load_opts oops4 = {4, NULL, NULL, 0, NULL, 0};
 		assert_null(model_load(m.w.path, &oops4, sv.b, sv.len, &why));
 		assert_string_equal(why, "made with other options (--oops, --layout, --dump)");
 		heap_model_save_free(&sv.m);
@@ -1963,7 +1963,7 @@ static void test_several_dumps(void **state)
 	assert_int_equal(h->duplicate_ids, 0);
 	assert_int_equal(heap_index(h, 0x300), HEAP_NONE);
 	heap_free(h);
-	struct heap_load_opts opts = {0, NULL, NULL, 2, NULL};
+	struct heap_load_opts opts = {0, NULL, NULL, 2, NULL, 0};
 	h = load_ok(path, &opts);
 	assert_int_equal(h->ndumps, 3);
 	assert_int_equal(h->dump, 2);
