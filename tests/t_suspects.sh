@@ -126,9 +126,12 @@ order=$(printf '%s\n' "$B" | tail -n +2 | awk -F, '{ g = $NF; w = "?" }
 	/static LeakShop.BUS.listeners,/ { w = "BUS" } /static LeakShop.PLUGINS[,.]/ { w = "PLUGINS" }
 	/static LeakShop.CATALOG,/ { w = "CATALOG" } /static LeakShop.LRU,/ { w = "LRU" }
 	{ print w ":" (g > 0 ? "+" : g) }')
+# Below the four leaks, a suspect of the JVM's own (its JNI global Object[])
+# may have moved a few bytes between the two runs (96 once): only the
+# look-alikes' rows are checked there.
 check "--baseline: the four leaks grew and rank first, the look-alikes grew 0 and rank after" \
 	"BUS:+ PLUGINS:+ PRICE_CACHE:+ Thread:+ | CATALOG:0 LRU:0" \
-	"$(printf '%s\n' "$order" | head -4 | sort | tr '\n' ' ')| $(printf '%s\n' "$order" | tail -n +5 | sort | tr '\n' ' ' | sed 's/ $//')"
+	"$(printf '%s\n' "$order" | head -4 | sort | tr '\n' ' ')| $(printf '%s\n' "$order" | tail -n +5 | grep -v '^?:' | sort | tr '\n' ' ' | sed 's/ $//')"
 cache_then=$(retained "$SU/r1.hprof" "$(static_value "$SU/r1.hprof" PRICE_CACHE)")
 cache_now=$(retained "$SU/r2.hprof" "$(static_value "$SU/r2.hprof" PRICE_CACHE)")
 check "--baseline: the cache's growth is its map's retained size now less then" \
