@@ -28,7 +28,7 @@ endif
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl
 
-LIB_SRC  = src/base/mem.c src/base/wire.c src/base/big.c src/base/filemap.c src/base/packed.c src/base/radix.c src/base/u64map.c src/base/classname.c src/base/fmt.c src/base/suggest.c src/base/io.c src/base/pprof.c src/hprof/hprof.c \
+LIB_SRC  = src/base/mem.c src/base/ctx.c src/base/wire.c src/base/big.c src/base/filemap.c src/base/packed.c src/base/radix.c src/base/u64map.c src/base/classname.c src/base/fmt.c src/base/suggest.c src/base/io.c src/base/pprof.c src/hprof/hprof.c \
            src/engine/dom.c src/engine/hgraph.c src/engine/domtree.c src/engine/path.c src/engine/suspects.c src/engine/waste.c \
            src/engine/idx.c src/engine/scc.c src/engine/dyn.c src/engine/dom_pprof.c src/dsl/arena.c src/dsl/parse.c src/dsl/plan.c src/dsl/prog.c src/dsl/extern.c \
            src/dsl/eval.c src/dsl/eval_builtin.c src/dsl/eval_allocations.c src/dsl/eval_settype.c \

@@ -35,16 +35,8 @@ struct region {
 	size_t bytes;		/* mapped length */
 	bool in_file;		/* a mapping of an unlinked file, else anonymous memory */
 	uint64_t settled;	/* 0, or when big_settle marked it (1, 2, ...): first to a file */
+	struct big_pool *pool;	/* the pool it counts in */
 };
-
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct region *regions;
-static size_t nregions, capregions;
-static uint64_t budget;		/* 0 until the first use: then the default */
-static char *dir;		/* configured or chosen spill folder, or NULL */
-static bool dir_chosen;
-static uint64_t anon, anon_peak, file, file_peak;
-static uint64_t settle_seq;	/* big_settle calls so far: the order settled arrays leave in */
 
 /*
  * Spares: freed anonymous arrays kept for the next big_alloc, which takes
@@ -52,15 +44,38 @@ static uint64_t settle_seq;	/* big_settle calls so far: the order settled arrays
  * kernel faulting in and clearing fresh pages: on this 2-core machine that
  * clearing was a third of an open with the whole index
  * (docs/history/performance-journal.md, "Where open + the whole index goes in
- * memory" and "Stop 30"). Spares count in the budget and go first when
- * room is needed; big_trim releases them all.
+ * memory" and "Stop 30"). Spares count in their pool's budget and go first
+ * when room is needed; big_trim releases them all.
  */
 #define SPARE_MIN ((size_t)1 << 20)
 #define SPARE_MAX 8
-static struct region spares[SPARE_MAX];
-static size_t nspares;
-static uint64_t spare_bytes;
-static void drop_spare(size_t k);
+
+/* A memory pool: one session's budget, spill folder, counts and spares (ctx.h). */
+struct big_pool {
+	uint64_t budget;	/* 0 until the first use: then the default */
+	char *dir;		/* configured or chosen spill folder, or NULL */
+	bool dir_chosen;
+	uint64_t anon, anon_peak, file, file_peak;
+	struct region spares[SPARE_MAX];
+	size_t nspares;
+	uint64_t spare_bytes;
+};
+
+/* One lock for every pool: the regions are one table. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct region *regions;
+static size_t nregions, capregions;
+static struct big_pool process_pool;
+static uint64_t settle_seq;	/* big_settle calls so far: the order settled arrays leave in */
+
+/* The pool of the context on this thread. */
+static struct big_pool *pool_now(void)
+{
+	struct big_pool *p = hs_ctx_now()->pool;
+	return p ? p : &process_pool;
+}
+
+static void drop_spare(struct big_pool *P, size_t k);
 
 static uint64_t read_limit(const char *path)
 {
@@ -151,16 +166,55 @@ uint64_t big_parse_size(const char *text)
 	return (uint64_t)bytes;
 }
 
+static void configure(struct big_pool *P, uint64_t bytes, const char *folder)
+{
+	char *d = folder && *folder ? xstrdup(folder) : NULL;
+	pthread_mutex_lock(&lock);
+	while (P->nspares)	/* kept under the old budget */
+		drop_spare(P, P->nspares - 1);
+	P->budget = bytes ? bytes : big_default_budget();
+	free(P->dir);
+	P->dir = d;
+	P->dir_chosen = d != NULL;
+	pthread_mutex_unlock(&lock);
+}
+
 void big_configure(uint64_t bytes, const char *folder)
 {
+	configure(pool_now(), bytes, folder);
+}
+
+struct big_pool *big_pool_new(uint64_t bytes, const char *folder)
+{
+	struct big_pool *P = xcalloc(1, sizeof *P);
+	configure(P, bytes, folder);
+	return P;
+}
+
+void big_pool_configure(struct big_pool *P, uint64_t bytes, const char *folder)
+{
+	configure(P ? P : &process_pool, bytes, folder);
+}
+
+void big_pool_free(struct big_pool *P)
+{
+	if (!P)
+		return;
 	pthread_mutex_lock(&lock);
-	while (nspares)	/* kept under the old budget */
-		drop_spare(nspares - 1);
-	budget = bytes ? bytes : big_default_budget();
-	free(dir);
-	dir = folder && *folder ? xstrdup(folder) : NULL;
-	dir_chosen = dir != NULL;
+	while (P->nspares)
+		drop_spare(P, P->nspares - 1);
+	/* Arrays still in it (a leak after a throw) move to the process's pool. */
+	for (size_t k = 0; k < nregions; k++)
+		if (regions[k].pool == P) {
+			regions[k].pool = &process_pool;
+			if (regions[k].in_file)
+				process_pool.file += regions[k].bytes;
+			else
+				process_pool.anon += regions[k].bytes;
+		}
 	pthread_mutex_unlock(&lock);
+	free(P->dir);
+	free(P);
 }
 
 static bool in_memory_fs(const char *path)
@@ -172,12 +226,12 @@ static bool in_memory_fs(const char *path)
 	       (unsigned long)fs.f_type == RAMFS_MAGIC_;
 }
 
-/* The spill folder: the configured one, else the first usable of $TMPDIR,
- * /var/tmp and /tmp that is not memory itself. Called with lock held. */
-static const char *choose_dir(void)
+/* The spill folder of P: the configured one, else the first usable of
+ * $TMPDIR, /var/tmp and /tmp that is not memory itself. Called with lock held. */
+static const char *choose_dir(struct big_pool *P)
 {
-	if (dir_chosen)
-		return dir;
+	if (P->dir_chosen)
+		return P->dir;
 	const char *env = getenv("TMPDIR");
 	const char *cands[] = {env && *env ? env : NULL, "/var/tmp", "/tmp"};
 	const char *pick = NULL;
@@ -191,15 +245,15 @@ static const char *choose_dir(void)
 			break;
 		}
 	}
-	dir = xstrdup(pick ? pick : "/tmp");
-	dir_chosen = true;
-	return dir;
+	P->dir = strdup(pick ? pick : "/tmp");
+	P->dir_chosen = P->dir != NULL;
+	return P->dir ? P->dir : "/tmp";
 }
 
 const char *big_spill_dir(void)
 {
 	pthread_mutex_lock(&lock);
-	const char *d = choose_dir();
+	const char *d = choose_dir(pool_now());
 	pthread_mutex_unlock(&lock);
 	return d;
 }
@@ -217,43 +271,57 @@ uint64_t big_disk_free(const char *path)
 	return free_bytes(path);
 }
 
-static void die(const char *what, size_t bytes, const char *why)
+/* die: called with the lock held, which it releases: throw saying why a
+ * big array of bytes could not be made or moved in pool P, and what to do. */
+static void die(struct big_pool *P, const char *what, size_t bytes, const char *why)
+	__attribute__((noreturn));
+static void die(struct big_pool *P, const char *what, size_t bytes, const char *why)
 {
-	char b[32], f[32], m[32];
+	char b[32], f[32], m[32], d[512], w[200];
 	fmt_bytes(b, sizeof b, bytes);
-	fmt_bytes(m, sizeof m, budget);
-	const char *d = dir ? dir : "/tmp";
+	fmt_bytes(m, sizeof m, P->budget);
+	snprintf(d, sizeof d, "%s", P->dir ? P->dir : "/tmp");
+	snprintf(w, sizeof w, "%s", why);
+	pthread_mutex_unlock(&lock);
 	fmt_bytes(f, sizeof f, free_bytes(d));
-	fprintf(stderr, "heapsh: cannot %s a %s array: the memory budget (--memory %s) is used, "
-		"and %s in %s (%s free); free space there, choose another folder with "
-		"--spill-dir, or raise --memory\n", what, b, m, why, d, f);
-	exit(3);
+	hs_throw("cannot %s a %s array: the memory budget (--memory %s) is used, and %s in %s "
+		 "(%s free); free space there, choose another folder with --spill-dir, or "
+		 "raise --memory", what, b, m, w, d, f);
 }
 
+/* note: r joins the table (the lock held; released if it throws). */
 static void note(struct region r)
 {
 	if (nregions == capregions) {
-		capregions = capregions ? capregions * 2 : 64;
-		regions = xreallocarray(regions, capregions, sizeof *regions);
+		size_t cap = capregions ? capregions * 2 : 64;
+		struct region *n = realloc(regions, cap * sizeof *regions);
+		if (!n) {
+			pthread_mutex_unlock(&lock);
+			hs_throw("out of memory for the table of big arrays (%zu of them)", cap);
+		}
+		regions = n;
+		capregions = cap;
 	}
 	regions[nregions++] = r;
+	struct big_pool *P = r.pool;
 	if (!r.in_file) {
-		anon += r.bytes;
-		if (anon + spare_bytes > anon_peak)
-			anon_peak = anon + spare_bytes;
+		P->anon += r.bytes;
+		if (P->anon + P->spare_bytes > P->anon_peak)
+			P->anon_peak = P->anon + P->spare_bytes;
 	} else {
-		file += r.bytes;
-		if (file > file_peak)
-			file_peak = file;
+		P->file += r.bytes;
+		if (P->file > P->file_peak)
+			P->file_peak = P->file;
 	}
 }
 
 static void forget(size_t k)
 {
+	struct big_pool *P = regions[k].pool;
 	if (!regions[k].in_file)
-		anon -= regions[k].bytes;
+		P->anon -= regions[k].bytes;
 	else
-		file -= regions[k].bytes;
+		P->file -= regions[k].bytes;
 	regions[k] = regions[--nregions];
 }
 
@@ -269,18 +337,20 @@ static ssize_t find(const void *p)
  * A file of bytes zeroed bytes in the spill folder, reserved on disk; -1
  * with *why set when it cannot be made.
  */
-static int try_make_file(size_t bytes, const char **why)
+static int try_make_file(struct big_pool *P, size_t bytes, const char **why)
 {
-	const char *d = choose_dir();
-	char *path = xasprintf("%s/heapsh-big-XXXXXX", d);
+	const char *d = choose_dir(P);
+	char path[4200];
+	if (snprintf(path, sizeof path, "%s/heapsh-big-XXXXXX", d) >= (int)sizeof path) {
+		*why = "the folder's name is too long";
+		return -1;
+	}
 	int fd = mkstemp(path);
 	if (fd < 0) {
 		*why = strerror(errno);
-		free(path);
 		return -1;
 	}
 	unlink(path);
-	free(path);
 	int e = posix_fallocate(fd, 0, (off_t)bytes);
 	if (e) {
 		close(fd);
@@ -290,22 +360,22 @@ static int try_make_file(size_t bytes, const char **why)
 	return fd;
 }
 
-/* try_make_file, or exit with a message saying what to do. */
-static int make_file(size_t bytes)
+/* try_make_file, or throw with a message saying what to do (die). */
+static int make_file(struct big_pool *P, size_t bytes)
 {
 	const char *why = NULL;
-	int fd = try_make_file(bytes, &why);
+	int fd = try_make_file(P, bytes, &why);
 	if (fd < 0)
-		die("make", bytes, why);
+		die(P, "make", bytes, why);
 	return fd;
 }
 
-static void count_moved(size_t bytes)
+static void count_moved(struct big_pool *P, size_t bytes)
 {
-	anon -= bytes;
-	file += bytes;
-	if (file > file_peak)
-		file_peak = file;
+	P->anon -= bytes;
+	P->file += bytes;
+	if (P->file > P->file_peak)
+		P->file_peak = P->file;
 }
 
 /*
@@ -319,7 +389,7 @@ static bool move_in_place(size_t k)
 {
 	struct region *r = &regions[k];
 	const char *why = NULL;
-	int fd = try_make_file(r->bytes, &why);
+	int fd = try_make_file(r->pool, r->bytes, &why);
 	if (fd < 0)
 		return false;
 	for (size_t off = 0; off < r->bytes;) {
@@ -334,9 +404,10 @@ static bool move_in_place(size_t k)
 	int e = errno;
 	close(fd);
 	if (q == MAP_FAILED)	/* the old pages may be gone: nothing to go back to */
-		die("move", r->bytes, strerror(e));
+		die(r->pool, "move (the heap's arrays may be damaged: close it and open it again)",
+		    r->bytes, strerror(e));
 	r->in_file = true;
-	count_moved(r->bytes);
+	count_moved(r->pool, r->bytes);
 	return true;
 }
 
@@ -345,26 +416,26 @@ static bool move_in_place(size_t k)
  * settled arrays (big_settle) to files, the first settled first, until
  * the budget has the room or none is left in memory.
  */
-static void drop_spare(size_t k)
+static void drop_spare(struct big_pool *P, size_t k)
 {
-	munmap(spares[k].p, spares[k].bytes);
-	spare_bytes -= spares[k].bytes;
-	spares[k] = spares[--nspares];
+	munmap(P->spares[k].p, P->spares[k].bytes);
+	P->spare_bytes -= P->spares[k].bytes;
+	P->spares[k] = P->spares[--P->nspares];
 }
 
-static void make_room(size_t bytes)
+static void make_room(struct big_pool *P, size_t bytes)
 {
-	while (nspares && anon + spare_bytes + bytes > budget) {
+	while (P->nspares && P->anon + P->spare_bytes + bytes > P->budget) {
 		size_t big = 0;	/* the largest first: fewest unmapped */
-		for (size_t k = 1; k < nspares; k++)
-			if (spares[k].bytes > spares[big].bytes)
+		for (size_t k = 1; k < P->nspares; k++)
+			if (P->spares[k].bytes > P->spares[big].bytes)
 				big = k;
-		drop_spare(big);
+		drop_spare(P, big);
 	}
-	while (anon + bytes > budget) {
+	while (P->anon + bytes > P->budget) {
 		ssize_t first = -1;
 		for (size_t k = 0; k < nregions; k++)
-			if (regions[k].settled && !regions[k].in_file &&
+			if (regions[k].pool == P && regions[k].settled && !regions[k].in_file &&
 			    (first < 0 || regions[k].settled < regions[first].settled))
 				first = (ssize_t)k;
 		if (first < 0 || !move_in_place((size_t)first))
@@ -378,13 +449,13 @@ static void make_room(size_t bytes)
  * The file's descriptor is closed once it is mapped (the mapping keeps the
  * file), so any number of arrays can live in files.
  */
-static struct region map_new(size_t bytes)
+static struct region map_new(struct big_pool *P, size_t bytes)
 {
-	if (!budget)
-		budget = big_default_budget();
-	struct region r = {NULL, bytes, false, 0};
-	make_room(bytes);
-	if (anon + bytes <= budget) {
+	if (!P->budget)
+		P->budget = big_default_budget();
+	struct region r = {NULL, bytes, false, 0, P};
+	make_room(P, bytes);
+	if (P->anon + bytes <= P->budget) {
 		r.p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (r.p != MAP_FAILED) {
 			if (bytes >= HUGE_MIN)
@@ -392,23 +463,21 @@ static struct region map_new(size_t bytes)
 			return r;
 		}
 	}
-	int fd = make_file(bytes);
+	int fd = make_file(P, bytes);
 	r.in_file = true;
 	r.p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	int e = errno;
 	close(fd);
 	if (r.p == MAP_FAILED)
-		die("map", bytes, strerror(e));
+		die(P, "map", bytes, strerror(e));
 	return r;
 }
 
 static size_t product(size_t count, size_t size)
 {
-	if (size && count > SIZE_MAX / size) {
-		fprintf(stderr, "heapsh: an array of %zu items of %zu bytes is larger than "
-			"this machine can address\n", count, size);
-		exit(3);
-	}
+	if (size && count > SIZE_MAX / size)
+		hs_throw("an array of %zu items of %zu bytes is larger than this machine can "
+			 "address", count, size);
 	size_t bytes = count * size;
 	return bytes ? bytes : 1;
 }
@@ -421,11 +490,12 @@ static size_t product(size_t count, size_t size)
  * fresh) when the budget has room. *used: how many leading bytes the
  * caller must zero.
  */
-static struct region from_spare(size_t bytes, size_t *used)
+static struct region from_spare(struct big_pool *P, size_t bytes, size_t *used)
 {
-	struct region r = {NULL, 0, false, 0};
+	struct region r = {NULL, 0, false, 0, P};
+	struct region *spares = P->spares;
 	ssize_t fit = -1, big = -1;
-	for (size_t k = 0; k < nspares; k++) {
+	for (size_t k = 0; k < P->nspares; k++) {
 		if (spares[k].bytes >= bytes && (fit < 0 || spares[k].bytes < spares[fit].bytes))
 			fit = (ssize_t)k;
 		if (big < 0 || spares[k].bytes > spares[big].bytes)
@@ -437,12 +507,12 @@ static struct region from_spare(size_t bytes, size_t *used)
 		size_t take = (bytes + page - 1) / page * page;
 		if (take > s.bytes)
 			take = s.bytes;
-		spare_bytes -= s.bytes;
-		spares[fit] = spares[--nspares];
+		P->spare_bytes -= s.bytes;
+		spares[fit] = spares[--P->nspares];
 		size_t rest = s.bytes - take;
 		if (rest >= SPARE_MIN) {
-			spares[nspares++] = (struct region){(char *)s.p + take, rest, false, 0};
-			spare_bytes += rest;
+			spares[P->nspares++] = (struct region){(char *)s.p + take, rest, false, 0, P};
+			P->spare_bytes += rest;
 		} else if (rest) {
 			munmap((char *)s.p + take, rest);
 		}
@@ -451,14 +521,14 @@ static struct region from_spare(size_t bytes, size_t *used)
 		*used = bytes;
 		return r;
 	}
-	if (big < 0 || anon + spare_bytes + (bytes - spares[big].bytes) > budget)
+	if (big < 0 || P->anon + P->spare_bytes + (bytes - spares[big].bytes) > P->budget)
 		return r;
 	struct region s = spares[big];
 	void *q = mremap(s.p, s.bytes, bytes, MREMAP_MAYMOVE);
 	if (q == MAP_FAILED)
 		return r;
-	spare_bytes -= s.bytes;
-	spares[big] = spares[--nspares];
+	P->spare_bytes -= s.bytes;
+	spares[big] = spares[--P->nspares];
 	r.p = q;
 	r.bytes = bytes;
 	*used = s.bytes;
@@ -470,11 +540,12 @@ void *big_alloc(size_t count, size_t size)
 	size_t bytes = product(count, size);
 	if (bytes < BIG_MIN)
 		return xcalloc(1, bytes);
+	struct big_pool *P = pool_now();
 	pthread_mutex_lock(&lock);
 	size_t used = 0;
-	struct region r = from_spare(bytes, &used);
+	struct region r = from_spare(P, bytes, &used);
 	if (!r.p)
-		r = map_new(bytes);
+		r = map_new(P, bytes);
 	note(r);
 	pthread_mutex_unlock(&lock);
 	if (used)	/* a spare's pages: what its last array left */
@@ -506,7 +577,7 @@ void *big_realloc(void *p, size_t count, size_t size)
 	 * shrinks in place (a file keeps its blocks until the array goes);
 	 * a file-backed array grows into a new file, copied. */
 	void *q = MAP_FAILED;
-	if (bytes <= r.bytes || (!r.in_file && anon + bytes <= budget))
+	if (bytes <= r.bytes || (!r.in_file && r.pool->anon + bytes <= r.pool->budget))
 		q = mremap(r.p, r.bytes, bytes, MREMAP_MAYMOVE);
 	if (q != MAP_FAILED) {
 		r.p = q;
@@ -516,7 +587,7 @@ void *big_realloc(void *p, size_t count, size_t size)
 		return q;
 	}
 	/* Past the budget (or mremap refused): a new region, then copy. */
-	struct region n = map_new(bytes);
+	struct region n = map_new(r.pool, bytes);
 	n.settled = r.settled;
 	memcpy(n.p, r.p, r.bytes < bytes ? r.bytes : bytes);
 	munmap(r.p, r.bytes);
@@ -533,10 +604,10 @@ void *big_realloc(void *p, size_t count, size_t size)
 static void *to_file(size_t k, const char **why)
 {
 	struct region r = regions[k];
-	int fd = try_make_file(r.bytes, why);
+	int fd = try_make_file(r.pool, r.bytes, why);
 	if (fd < 0)
 		return NULL;
-	struct region n = {NULL, r.bytes, true, r.settled};
+	struct region n = {NULL, r.bytes, true, r.settled, r.pool};
 	n.p = mmap(NULL, r.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	int e = errno;
 	close(fd);
@@ -557,15 +628,16 @@ void *big_demote(void *p, uint64_t need)
 		return p;
 	pthread_mutex_lock(&lock);
 	ssize_t k = find(p);
-	if (k < 0 || regions[k].in_file || anon + need <= budget) {
+	if (k < 0 || regions[k].in_file || regions[k].pool->anon + need <= regions[k].pool->budget) {
 		pthread_mutex_unlock(&lock);
 		return p;
 	}
 	const char *why = NULL;
 	size_t bytes = regions[k].bytes;
+	struct big_pool *P = regions[k].pool;
 	void *n = to_file((size_t)k, &why);
 	if (!n)
-		die("move", bytes, why);
+		die(P, "move", bytes, why);
 	pthread_mutex_unlock(&lock);
 	return n;
 }
@@ -617,7 +689,8 @@ bool big_rehome(void *p, int fd, uint64_t off)
 	void *q = mmap(p, regions[k].bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd,
 		       (off_t)off);
 	if (q == MAP_FAILED)	/* the old pages may be gone: nothing to go back to */
-		die("move", regions[k].bytes, strerror(errno));
+		die(regions[k].pool, "move (the heap's arrays may be damaged: close it and open "
+		    "it again)", regions[k].bytes, strerror(errno));
 	fm_note_fd(p, regions[k].bytes, off, fd);
 	pthread_mutex_unlock(&lock);
 	return true;
@@ -647,18 +720,19 @@ void big_free(void *p)
 	}
 	struct region r = regions[k];
 	forget((size_t)k);
+	struct big_pool *P = r.pool;
 	if (!r.in_file && r.bytes >= SPARE_MIN) {
-		if (nspares == SPARE_MAX) {	/* the smallest goes */
+		if (P->nspares == SPARE_MAX) {	/* the smallest goes */
 			size_t small = 0;
-			for (size_t j = 1; j < nspares; j++)
-				if (spares[j].bytes < spares[small].bytes)
+			for (size_t j = 1; j < P->nspares; j++)
+				if (P->spares[j].bytes < P->spares[small].bytes)
 					small = j;
-			if (spares[small].bytes >= r.bytes)
+			if (P->spares[small].bytes >= r.bytes)
 				goto unmap;
-			drop_spare(small);
+			drop_spare(P, small);
 		}
-		spares[nspares++] = (struct region){r.p, r.bytes, false, 0};
-		spare_bytes += r.bytes;
+		P->spares[P->nspares++] = (struct region){r.p, r.bytes, false, 0, P};
+		P->spare_bytes += r.bytes;
 		pthread_mutex_unlock(&lock);
 		return;
 	}
@@ -670,40 +744,44 @@ unmap:
 
 void big_trim(void)
 {
+	struct big_pool *P = pool_now();
 	pthread_mutex_lock(&lock);
-	while (nspares)
-		drop_spare(nspares - 1);
+	while (P->nspares)
+		drop_spare(P, P->nspares - 1);
 	pthread_mutex_unlock(&lock);
 }
 
 void big_stats(struct big_stats *st)
 {
+	struct big_pool *P = pool_now();
 	pthread_mutex_lock(&lock);
-	if (!budget)
-		budget = big_default_budget();
-	st->budget = budget;
-	st->anon = anon + spare_bytes;
-	st->anon_peak = anon_peak;
-	st->file = file;
-	st->file_peak = file_peak;
+	if (!P->budget)
+		P->budget = big_default_budget();
+	st->budget = P->budget;
+	st->anon = P->anon + P->spare_bytes;
+	st->anon_peak = P->anon_peak;
+	st->file = P->file;
+	st->file_peak = P->file_peak;
 	st->files = 0;
 	for (size_t k = 0; k < nregions; k++)
-		st->files += regions[k].in_file;
-	st->dir = dir_chosen ? dir : NULL;
+		st->files += regions[k].pool == P && regions[k].in_file;
+	st->dir = P->dir_chosen ? P->dir : NULL;
 	pthread_mutex_unlock(&lock);
 }
 
 int big_plan(uint64_t need, uint64_t counted, uint64_t *spill, struct hs_error *err)
 {
+	struct big_pool *P = pool_now();
 	pthread_mutex_lock(&lock);
-	if (!budget)
-		budget = big_default_budget();
-	uint64_t others = anon > counted ? anon - counted : 0;
+	if (!P->budget)
+		P->budget = big_default_budget();
+	uint64_t budget = P->budget;
+	uint64_t others = P->anon > counted ? P->anon - counted : 0;
 	uint64_t room = others < budget ? budget - others : 0;
 	*spill = need > room ? need - room : 0;
 	int st = HS_OK;
 	if (*spill) {
-		const char *d = choose_dir();
+		const char *d = choose_dir(P);
 		uint64_t avail = free_bytes(d);
 		if (avail < *spill) {
 			char s[32], a[32], m[32];

@@ -12,15 +12,19 @@
  * later; they are released when the array is freed or the process ends.
  *
  * The budget counts the big arrays only: what a heap needs beyond them
- * (classes, names, maps) is a few bytes per class and string. Like
- * hs_interrupted there is one budget per process, set by the front end
- * (--memory, --spill-dir); every heap and engine of the process shares it.
+ * (classes, names, maps) is a few bytes per class and string. A budget,
+ * its spill folder and the arrays made under it are a pool (struct
+ * big_pool); a session has its own (hs_session_set_memory), entered with
+ * its context (ctx.h) for its calls: arrays made under a context count in
+ * its pool, and only that pool's arrays move to files to make room in it.
+ * Work under no session's context uses the process's pool.
  *
  * Ownership: big_alloc and big_realloc return memory the caller releases
  * with big_free, never free(); big_free also takes memory from malloc
  * (arrays under BIG_MIN bytes are malloc'd), so a field that is sometimes
  * one and sometimes the other is always freed with big_free. Exhaustion of
- * memory or disk prints what could not be had and exits(3), as xmalloc.
+ * memory or disk throws (hs_throw, ctx.h), as xmalloc: the call under way
+ * ends with HS_ERR saying what could not be had and what to do.
  */
 #ifndef HS_BIG_H
 #define HS_BIG_H
@@ -34,11 +38,19 @@
 #define BIG_MIN (64u << 10)	/* smaller arrays are malloc'd, outside the budget */
 
 /*
- * big_configure: the memory budget in bytes (0: the default, half of the
- * physical memory or of the cgroup's limit when lower) and the spill
+ * big_pool_new: a pool with a memory budget in bytes (0: the default, half
+ * of the physical memory or of the cgroup's limit when lower) and a spill
  * folder (NULL: $TMPDIR, else /var/tmp, else /tmp, skipping tmpfs, whose
- * pages are memory). Applies to arrays made after the call.
+ * pages are memory); the caller frees it with big_pool_free, after the
+ * arrays made in it (any left count in the process's pool from then on).
+ * big_pool_configure: a new budget and folder for pool (NULL: the
+ * process's), for arrays made after the call. big_configure: the same for
+ * the pool of the context on this thread.
  */
+struct big_pool;
+struct big_pool *big_pool_new(uint64_t budget, const char *dir);
+void big_pool_configure(struct big_pool *pool, uint64_t budget, const char *dir);
+void big_pool_free(struct big_pool *pool);
 void big_configure(uint64_t budget, const char *dir);
 
 /* big_default_budget: what budget 0 means on this machine, in bytes. */
@@ -48,7 +60,8 @@ uint64_t big_default_budget(void);
  * 0 when text is not a size. */
 uint64_t big_parse_size(const char *text);
 
-/* big_alloc: count * size bytes, zeroed. Never NULL (exits on exhaustion). */
+/* big_alloc: count * size bytes, zeroed, in the pool of the context on this
+ * thread. Never NULL (throws on exhaustion). */
 void *big_alloc(size_t count, size_t size);
 /*
  * big_realloc: resize p (from big_alloc, big_realloc, malloc, or NULL) to
@@ -64,8 +77,9 @@ void *big_realloc(void *p, size_t count, size_t size);
  * and are released by big_trim.
  */
 void big_free(void *p);
-/* big_trim: release every spare (big_free): call when the work is done
- * and the process will wait, so memory at rest holds only live arrays. */
+/* big_trim: release every spare (big_free) of the context's pool: call
+ * when the work is done and the session will wait, so memory at rest holds
+ * only live arrays. */
 void big_trim(void);
 
 /*

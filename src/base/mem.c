@@ -5,14 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-volatile sig_atomic_t hs_interrupted;
-hs_progress_fn_t hs_progress_fn;
-
 static void oom(size_t n)
 {
-	fprintf(stderr, "heapsh: out of memory allocating %zu bytes; "
-		"close other programs or use a machine with more memory\n", n);
-	exit(3);
+	if (n == SIZE_MAX)
+		hs_throw("out of memory: an allocation of more bytes than this machine can "
+			 "address");
+	hs_throw("out of memory allocating %zu bytes; close other programs, lower --memory, "
+		 "or use a machine with more memory", n);
 }
 
 void *xmalloc(size_t n)

@@ -2,9 +2,10 @@
  * mem.h - allocation wrappers and the error record shared by every module.
  *
  * Ownership: every x* allocator returns memory the caller frees with free().
- * On exhaustion they print what could not be allocated and exit(3): a heap
- * analyser that silently runs on with half its index is worse than one that
- * stops and says why.
+ * On exhaustion they throw (hs_throw, ctx.h): the call under way ends with
+ * HS_ERR saying what could not be allocated, since a heap analyser that
+ * silently runs on with half its index is worse than one that stops and
+ * says why; the session and the process go on.
  */
 #ifndef HS_MEM_H
 #define HS_MEM_H
@@ -43,29 +44,8 @@ void hs_error_set(struct hs_error *err, int64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void hs_error_clear(struct hs_error *err);
 
-/*
- * Interruption: SIGINT sets hs_interrupted; long loops poll it and stop
- * with status HS_INTERRUPTED (SQLite's seenInterrupt).
- */
-#include <signal.h>
-extern volatile sig_atomic_t hs_interrupted;
-
-/*
- * Progress: work that can take seconds (the dominator tree, dynamic sizes)
- * calls hs_progress(what, done, total) now and then, on the thread that
- * runs it, where it polls hs_interrupted. A front end that shows progress
- * sets hs_progress_fn for the work it starts and clears it after (the
- * shell: on a terminal only, src/shell/main.c); NULL shows nothing. Like
- * hs_interrupted, one per process (SQLite's progress handler).
- */
-#include <stdint.h>
-typedef void (*hs_progress_fn_t)(const char *what, uint64_t done, uint64_t total);
-extern hs_progress_fn_t hs_progress_fn;
-static inline void hs_progress(const char *what, uint64_t done, uint64_t total)
-{
-	if (hs_progress_fn)
-		hs_progress_fn(what, done, total);
-}
+/* Interruption (hs_interrupted) and progress (hs_progress) are the work context's: ctx.h. */
+#include "ctx.h"
 
 enum hs_status {
 	HS_OK = 0,

@@ -2,8 +2,6 @@
 #include "packed.h"
 
 #include <assert.h>
-#include <stdio.h>
-#include <stdlib.h>
 
 #include "big.h"
 
@@ -16,15 +14,13 @@ uint8_t pk_width_for(uint64_t max_value)
 	return 0;
 }
 
-/* storage: pk_bytes as a size_t, or exit(3) as big.h does when it cannot be one. */
+/* storage: pk_bytes as a size_t, or a throw as big.h's when it cannot be one. */
 static size_t storage(uint64_t n, uint8_t width)
 {
 	assert(width == 4 || width == 5);
-	if (n > (UINT64_MAX - 3) / width || pk_bytes(n, width) > SIZE_MAX) {
-		fprintf(stderr, "heapsh: an array of %llu items of %u bytes is larger than "
-			"this machine can address\n", (unsigned long long)n, width);
-		exit(3);
-	}
+	if (n > (UINT64_MAX - 3) / width || pk_bytes(n, width) > SIZE_MAX)
+		hs_throw("an array of %llu items of %u bytes is larger than this machine can "
+			 "address", (unsigned long long)n, width);
 	return (size_t)pk_bytes(n, width);
 }
 

@@ -97,7 +97,9 @@ struct link {
 	uint32_t anc, min;
 };
 
-int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32_t *nreach)
+/* build: dom_build's work, the predecessors made on thread prep while *preparing. */
+static int build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32_t *nreach,
+		 struct hs_thread *prep, volatile bool *preparing)
 {
 	uint32_t n = g->n;
 	/*
@@ -123,11 +125,6 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 	uint32_t *stack = NULL;
 	int st = HS_OK;
 	struct dom_slices s;
-	/* The predecessors are made on another thread during the DFS, which
-	 * reads only successors (the two cores of a laptop both busy). */
-	pthread_t prep;
-	bool preparing = g->prepare && pthread_create(&prep, NULL, prepare_work,
-						      (void *)g) == 0;
 
 	/*
 	 * Iterative DFS: preorder numbers and DFS-tree parents. A node is
@@ -165,9 +162,9 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 
 	big_free(dfs);
 	dfs = NULL;
-	if (preparing) {
-		pthread_join(prep, NULL);
-		preparing = false;
+	if (*preparing) {
+		*preparing = false;
+		hs_thread_join(prep);
 	} else if (g->prepare) {
 		g->prepare(g->ctx);
 	}
@@ -255,23 +252,38 @@ int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32
 	/* idom still holds DFS numbers: turn each into the dominator's node,
 	 * each half of the nodes on a thread */
 	struct to_nodes half[2] = {{idom, vert, parent, 0, n / 2}, {idom, vert, parent, n / 2, n}};
-	pthread_t th;
-	bool two = n > 100000 && pthread_create(&th, NULL, to_nodes_work, &half[1]) == 0;
-	to_nodes_work(&half[0]);
-	if (two)
-		pthread_join(th, NULL);
-	else
-		to_nodes_work(&half[1]);
+	hs_run_pair(to_nodes_work, &half[0], to_nodes_work, &half[1], n > 100000);
 	if (nreach)
 		*nreach = count;
 done:
-	if (preparing)
-		pthread_join(prep, NULL);
+	if (*preparing) {
+		*preparing = false;
+		hs_thread_join(prep);
+	}
 	big_free(stack);
 	big_free(vert_mem);
 	big_free(parent);
 	big_free(semi);
 	big_free(dfs);
 	big_free(forest);
+	return st;
+}
+
+int dom_build(const struct dom_graph *g, uint32_t *idom, uint32_t *order, uint32_t *nreach)
+{
+	/* The predecessors are made on another thread during the DFS, which
+	 * reads only successors (the two cores of a laptop both busy); a
+	 * throw waits for that thread before it goes on. */
+	struct hs_thread prep;
+	volatile bool preparing = g->prepare && hs_thread_start(&prep, prepare_work, (void *)g);
+	struct hs_catch c;
+	hs_catch_push(&c);
+	if (setjmp(c.jb)) {
+		if (preparing)
+			hs_thread_join_caught(&prep, c.msg);
+		hs_throw("%s", c.msg);
+	}
+	int st = build(g, idom, order, nreach, &prep, &preparing);
+	hs_catch_pop(&c);
 	return st;
 }

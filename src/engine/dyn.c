@@ -631,13 +631,7 @@ int dyn_estimate(struct dyn *d)
 		{d, 0, DYN_K / 2, big_alloc((size_t)nc + 1, sizeof(float)), false},
 		{d, DYN_K / 2, DYN_K, big_alloc((size_t)nc + 1, sizeof(float)), false},
 	};
-	pthread_t th;
-	bool threaded = nc > 10000 && pthread_create(&th, NULL, est_run, &w[1]) == 0;
-	est_run(&w[0]);
-	if (threaded)
-		pthread_join(th, NULL);
-	else
-		est_run(&w[1]);
+	hs_run_pair(est_run, &w[0], est_run, &w[1], nc > 10000);
 	int st = w[0].interrupted || w[1].interrupted ? HS_INTERRUPTED : HS_OK;
 	if (st == HS_OK) {
 		d->est = big_alloc((size_t)nc + 1, sizeof *d->est);

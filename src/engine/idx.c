@@ -369,13 +369,7 @@ static uint32_t crc_of(const uint8_t *p, size_t n)
 	if (n < ((size_t)8 << 20))
 		return (uint32_t)crc32_z(0, p, n);
 	struct crc_half a = {p, n / 2, 0}, b = {p + n / 2, n - n / 2, 0};
-	pthread_t th;
-	bool threaded = pthread_create(&th, NULL, crc_work, &b) == 0;
-	crc_work(&a);
-	if (threaded)
-		pthread_join(th, NULL);
-	else
-		crc_work(&b);
+	hs_run_pair(crc_work, &a, crc_work, &b, true);
 	return (uint32_t)crc32_combine(a.crc, b.crc, (z_off_t)b.n);
 }
 

@@ -152,6 +152,12 @@ static void *read_ids(void *arg)
 static bool directory(struct heap *h)
 {
 	pthread_mutex_lock(&directory_lock);
+	struct hs_catch c;	/* a throw (no memory) gives the lock back first */
+	hs_catch_push(&c);
+	if (setjmp(c.jb)) {
+		pthread_mutex_unlock(&directory_lock);
+		hs_throw("%s", c.msg);
+	}
 	bool have = h->chunks != NULL;
 	uint32_t lg = 1;
 	while (lg < 32 && (1ULL << lg) < h->n)
@@ -171,6 +177,7 @@ static bool directory(struct heap *h)
 		__atomic_store_n(&h->chunks, d.chunks, __ATOMIC_RELEASE);
 		have = true;
 	}
+	hs_catch_pop(&c);
 	pthread_mutex_unlock(&directory_lock);
 	return have;
 }

@@ -27,8 +27,6 @@ void heap_forget_mapped(struct heap *h);
 /* heap_run2: fn(a) and fn(b), b on another thread when threads is true
  * (and a thread can be made). */
 void heap_run2(void *(*fn)(void *), void *a, void *b, bool threads);
-/* heap_run_pair: fa(a) and fb(b) the same way (fb(b) on the other thread). */
-void heap_run_pair(void *(*fa)(void *), void *a, void *(*fb)(void *), void *b, bool threads);
 
 /* heap_build_directory: the id -> index directory (heap.h) of h->n
  * objects from their sorted, distinct ids in h->ids; big arrays. */

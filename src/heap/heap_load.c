@@ -526,20 +526,9 @@ static int pass1(struct loader *L, struct hs_error *err)
 	return HS_OK;
 }
 
-void heap_run_pair(void *(*fa)(void *), void *a, void *(*fb)(void *), void *b, bool threads)
-{
-	pthread_t th;
-	bool ok = threads && pthread_create(&th, NULL, fb, b) == 0;
-	fa(a);
-	if (ok)
-		pthread_join(th, NULL);
-	else
-		fb(b);
-}
-
 void heap_run2(void *(*fn)(void *), void *a, void *b, bool threads)
 {
-	heap_run_pair(fn, a, fn, b, threads);
+	hs_run_pair(fn, a, fn, b, threads);
 }
 
 /* What one pass-2 worker produces for its range of objects. */
@@ -1100,7 +1089,7 @@ int heap_load(const char *path, const struct heap_load_opts *opts,
 	if ((st = pass2(&L, err)) != HS_OK)
 		goto fail;
 	/* Both only read what pass 2 made; settle_positions keeps h->pos for now. */
-	heap_run_pair(build_instances, h, settle_positions, h, h->n > 100000);
+	hs_run_pair(build_instances, h, settle_positions, h, h->n > 100000);
 	build_threads_and_roots(&L);
 	assign_heaps(&L);
 	h->string_class = heap_class_by_name(h, "java.lang.String");

@@ -65,6 +65,12 @@ struct lb_class {
 
 /* lb_checkheap: argument arg as a heap with a heap loaded (or an error). */
 struct lb_heap *lb_checkheap(lua_State *L, int arg);
+/*
+ * lb_enter: a binding of L works on hp from here: its session's context is
+ * entered (its memory budget, its Ctrl-C), and a throw of the library
+ * becomes a Lua error in L (lb_checkheap and lb_checkobject call it).
+ */
+void lb_enter(lua_State *L, const struct lb_heap *hp);
 /* lb_heap_valid: raise an error unless hp still has the heap of generation gen. */
 void lb_check_gen(lua_State *L, const struct lb_heap *hp, unsigned gen);
 

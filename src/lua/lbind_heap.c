@@ -29,6 +29,7 @@
 struct lb_heap *lb_checkheap(lua_State *L, int arg)
 {
 	struct lb_heap *hp = luaL_checkudata(L, arg, LB_HEAP);
+	lb_enter(L, hp);
 	if (!hp->ss || !hp->ss->heap) {
 		if (hp->ss && hp->ss->live && hs_need_heap(hp->ss) == HS_OK)
 			return hp;
@@ -1379,6 +1380,26 @@ void hsl_close(lua_State *L)
 		lua_close(L);
 }
 
+/*
+ * The Lua state whose binding runs now (lb_enter), for raise: a throw of
+ * the library in a binding (out of memory, no disk: src/base/ctx.h)
+ * becomes a Lua error there, so that it unwinds through Lua's own frames
+ * to the script's lua_pcall, never past them.
+ */
+static lua_State *running;
+
+static void raise_in_lua(void *ud, const char *msg)
+{
+	luaL_error(running ? running : ud, "%s", msg);
+}
+
+void lb_enter(lua_State *L, const struct lb_heap *hp)
+{
+	running = L;
+	if (hp->ss)
+		hs_enter(hp->ss);
+}
+
 /* run: call the function on top of the stack with nargs arguments below it. */
 static int run(lua_State *L, int nargs, char *err, size_t cap)
 {
@@ -1386,7 +1407,14 @@ static int run(lua_State *L, int nargs, char *err, size_t cap)
 	lua_pushcfunction(L, traceback);
 	lua_insert(L, base);
 	hs_interrupted = 0;
+	struct hs_ctx *host = hs_ctx_now();
+	struct hs_catch c;
+	hs_catch_raise(&c, raise_in_lua, L);
+	running = L;
 	int st = lua_pcall(L, nargs, 0, base);
+	hs_catch_pop(&c);
+	running = NULL;
+	hs_ctx_enter(host);	/* the bindings entered their heaps' sessions */
 	lua_remove(L, base);
 	out_flush();
 	if (st != LUA_OK) {

@@ -87,6 +87,7 @@ void lb_push_list(lua_State *L, int heap_idx, uint32_t *idx, uint32_t n)
 struct lb_object *lb_checkobject(lua_State *L, int arg)
 {
 	struct lb_object *o = luaL_checkudata(L, arg, LB_OBJECT);
+	lb_enter(L, o->hp);
 	lb_check_gen(L, o->hp, o->gen);
 	hs_adopt(o->hp->ss);	/* as lb_checkheap */
 	return o;

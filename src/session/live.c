@@ -7,6 +7,7 @@
  * live.c) and the Lua module's heapsh.attach use these. See session.h.
  */
 #include "session.h"
+#include "guard.h"
 
 #include "../base/fmt.h"
 
@@ -144,7 +145,7 @@ void hs_leave(struct hs_session *s)
 	hs_live_close(s);
 }
 
-int hs_attach(struct hs_session *s, int pid)
+static int p_attach(struct hs_session *s, int pid)
 {
 	char proc[64];
 	struct stat st;
@@ -203,6 +204,11 @@ int hs_attach(struct hs_session *s, int pid)
 	hs_notify(s, HS_NOTICE_ECHO, "attached to JVM %d (%s); heap used %s of %s", pid, l->vm,
 		  used, max);
 	return HS_OK;
+}
+
+int hs_attach(struct hs_session *s, int pid)
+{
+	GUARDED(s, HS_ERR, p_attach(s, pid));
 }
 
 static void snap_progress(void *ctx, uint64_t bytes)
@@ -312,7 +318,7 @@ static int stream_snapshot(struct hs_session *s)
  * is, and is several times faster than the agent's own walk, whose tags
  * make JVMTI slow on big heaps (docs/performance.md). via "agent": that walk.
  */
-int hs_snapshot(struct hs_session *s, const char *via)
+static int p_snapshot(struct hs_session *s, const char *via)
 {
 	if (!hs_live_conn(s))
 		return HS_ERR;
@@ -371,7 +377,12 @@ int hs_snapshot(struct hs_session *s, const char *via)
 	return HS_OK;
 }
 
-int hs_need_heap(struct hs_session *s)
+int hs_snapshot(struct hs_session *s, const char *via)
+{
+	GUARDED(s, HS_ERR, p_snapshot(s, via));
+}
+
+static int p_need_heap(struct hs_session *s)
 {
 	if (s->heap)
 		return HS_OK;
@@ -379,6 +390,11 @@ int hs_need_heap(struct hs_session *s)
 		return hs_snapshot(s, NULL);
 	return hs_fail(s, "no heap is open; open one with 'heapsh DUMP' or ':open DUMP', or attach "
 		       "to a JVM with ':attach PID'");
+}
+
+int hs_need_heap(struct hs_session *s)
+{
+	GUARDED(s, HS_ERR, p_need_heap(s));
 }
 
 void hs_alloc_bounds(struct hs_session *s, const struct alc_status *st)
@@ -452,7 +468,7 @@ static void leak_notes(struct hs_session *s, const struct alc_rec *r, const stru
 			  "left unwalked, and paths through them are missing", st->budget, mem >> 20, st->cut);
 }
 
-int hs_alloc_leaks(struct hs_session *s, struct alc_rec *r, uint64_t time_ms, uint64_t mem,
+static int p_alloc_leaks(struct hs_session *s, struct alc_rec *r, uint64_t time_ms, uint64_t mem,
 		   struct hs_leak_search *st)
 {
 	memset(st, 0, sizeof *st);
@@ -530,6 +546,12 @@ int hs_alloc_leaks(struct hs_session *s, struct alc_rec *r, uint64_t time_ms, ui
 	return HS_OK;
 }
 
+int hs_alloc_leaks(struct hs_session *s, struct alc_rec *r, uint64_t time_ms, uint64_t mem,
+		   struct hs_leak_search *st)
+{
+	GUARDED(s, HS_ERR, p_alloc_leaks(s, r, time_ms, mem, st));
+}
+
 bool hs_alloc_marked(struct hs_session *s, uint64_t *when)
 {
 	*when = 0;
@@ -542,7 +564,7 @@ bool hs_alloc_marked(struct hs_session *s, uint64_t *when)
 	return marked;
 }
 
-int hs_alloc_fetch(struct hs_session *s, struct alc_rec **out)
+static int p_alloc_fetch(struct hs_session *s, struct alc_rec **out)
 {
 	*out = NULL;
 	if (!s->live && s->recording) {
@@ -557,4 +579,9 @@ int hs_alloc_fetch(struct hs_session *s, struct alc_rec **out)
 		return hs_fail(s, "%s", err.msg);
 	hs_alloc_bounds(s, &(*out)->st);
 	return HS_OK;
+}
+
+int hs_alloc_fetch(struct hs_session *s, struct alc_rec **out)
+{
+	GUARDED(s, HS_ERR, p_alloc_fetch(s, out));
 }

@@ -20,6 +20,7 @@
 #include "../dsl/prog.h"
 #include "../dsl/pushdown.h"
 #include "session.h"
+#include "guard.h"
 
 /* ---- building the program ---- */
 
@@ -150,7 +151,7 @@ static void set_use(struct build *b, struct stmt *const *st, int upto, const cha
  * hs_jvm_compile (session.h): lets for the session's names the statements
  * use and set types from earlier snippets go first, then the snippet's own.
  */
-int hs_jvm_compile(struct hs_session *ss, struct stmt **st, int n, const char *snippet,
+static int p_jvm_compile(struct hs_session *ss, struct stmt **st, int n, const char *snippet,
 		   struct arena *a, uint8_t **prog, size_t *len, int *npre, char *why, size_t cap)
 {
 	struct build b = {ss, a, NULL, 0, 0, NULL, 0, 0, why, cap, false};
@@ -191,6 +192,12 @@ int hs_jvm_compile(struct hs_session *ss, struct stmt **st, int n, const char *s
 	free(b.pre);
 	free(b.seen);
 	return rc;
+}
+
+int hs_jvm_compile(struct hs_session *ss, struct stmt **st, int n, const char *snippet,
+		   struct arena *a, uint8_t **prog, size_t *len, int *npre, char *why, size_t cap)
+{
+	GUARDED(ss, HS_ERR, p_jvm_compile(ss, st, n, snippet, a, prog, len, npre, why, cap));
 }
 
 /* ---- what came back ---- */
@@ -286,7 +293,7 @@ void hs_jvm_query_free(struct hs_jvm_query *q)
 	arena_free(&q->a);
 }
 
-int hs_query_jvm(struct hs_session *s, struct stmt **st, int n, struct hs_jvm_query *q, char *why,
+static int p_query_jvm(struct hs_session *s, struct stmt **st, int n, struct hs_jvm_query *q, char *why,
 		 size_t cap)
 {
 	memset(q, 0, sizeof *q);
@@ -347,6 +354,12 @@ int hs_query_jvm(struct hs_session *s, struct stmt **st, int n, struct hs_jvm_qu
 	return HS_OK;
 }
 
+int hs_query_jvm(struct hs_session *s, struct stmt **st, int n, struct hs_jvm_query *q, char *why,
+		 size_t cap)
+{
+	GUARDED(s, HS_ERR, p_query_jvm(s, st, n, q, why, cap));
+}
+
 /* ---- a filter over one class, in the agent's heap iteration ---- */
 
 static struct proto_pred *convert(const struct dsl_pred *d)
@@ -383,7 +396,7 @@ void hs_pushdown_free(struct hs_pushdown *q)
 	q->has_pd = q->has_r = false;
 }
 
-int hs_query_pushdown(struct hs_session *s, struct stmt **st, int n, struct hs_pushdown *q,
+static int p_query_pushdown(struct hs_session *s, struct stmt **st, int n, struct hs_pushdown *q,
 		      char *why, size_t cap)
 {
 	memset(q, 0, sizeof *q);
@@ -414,6 +427,12 @@ int hs_query_pushdown(struct hs_session *s, struct stmt **st, int n, struct hs_p
 	return HS_OK;
 }
 
+int hs_query_pushdown(struct hs_session *s, struct stmt **st, int n, struct hs_pushdown *q,
+		      char *why, size_t cap)
+{
+	GUARDED(s, HS_ERR, p_query_pushdown(s, st, n, q, why, cap));
+}
+
 /* ---- routing: where a query runs ---- */
 
 void hs_answer_free(struct hs_session *s, struct hs_answer *a)
@@ -426,7 +445,7 @@ void hs_answer_free(struct hs_session *s, struct hs_answer *a)
 	arena_free(&a->parsed);
 }
 
-int hs_query(struct hs_session *s, const char *text, unsigned flags, struct hs_answer *a)
+static int p_query(struct hs_session *s, const char *text, unsigned flags, struct hs_answer *a)
 {
 	memset(a, 0, sizeof *a);
 	hs_error_clear(&a->err);
@@ -480,4 +499,9 @@ int hs_query(struct hs_session *s, const char *text, unsigned flags, struct hs_a
 	a->has_out = true;
 	a->ran = HS_RAN_HEAP;
 	return HS_OK;
+}
+
+int hs_query(struct hs_session *s, const char *text, unsigned flags, struct hs_answer *a)
+{
+	GUARDED(s, HS_ERR, p_query(s, text, flags, a));
 }

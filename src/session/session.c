@@ -6,6 +6,7 @@
  * session.h.
  */
 #include "session.h"
+#include "guard.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -22,6 +23,7 @@ struct hs_session *hs_session_new(void)
 {
 	struct hs_session *s = xcalloc(1, sizeof *s);
 	hs_error_clear(&s->err);
+	s->work.pool = big_pool_new(0, NULL);
 	s->live_time_s = 60;
 	s->live_mem_mb = 256;
 	return s;
@@ -53,10 +55,8 @@ void hs_drop_previous(struct hs_session *s)
 	s->prev.heap = NULL;
 }
 
-void hs_session_free(struct hs_session *s)
+static void p_session_free(struct hs_session *s)
 {
-	if (!s)
-		return;
 	hs_live_close(s);
 	hs_drop_previous(s);
 	hs_close_heap(s);
@@ -64,7 +64,57 @@ void hs_session_free(struct hs_session *s)
 	free(s->recording_path);
 	dsl_free(s->dsl);
 	free(s->dump_path);
+}
+
+static void session_free_guarded(struct hs_session *s)
+{
+	GUARDED_VOID(s, p_session_free(s));
+}
+
+void hs_session_free(struct hs_session *s)
+{
+	if (!s)
+		return;
+	session_free_guarded(s);
+	if (hs_ctx_now() == &s->work)
+		hs_ctx_enter(NULL);
+	big_pool_free(s->work.pool);
 	free(s);
+}
+
+struct hs_ctx *guard_enter(struct hs_session *s)
+{
+	return hs_ctx_enter(&s->work);
+}
+
+void guard_caught(struct hs_session *s, struct hs_ctx *prev, const struct hs_catch *c)
+{
+	hs_ctx_enter(prev);
+	hs_error_set(&s->err, -1, "%s", c->msg);
+	if (s->stage)
+		s->stage(s->ctx, NULL);
+}
+
+struct hs_ctx *hs_enter(struct hs_session *s)
+{
+	return hs_ctx_enter(&s->work);
+}
+
+void hs_interrupt(struct hs_session *s)
+{
+	hs_ctx_interrupt(&s->work);
+}
+
+void hs_set_progress(struct hs_session *s,
+		     void (*fn)(void *ud, const char *what, uint64_t done, uint64_t total), void *ud)
+{
+	s->work.progress = fn;
+	s->work.progress_ud = ud;
+}
+
+void hs_set_memory(struct hs_session *s, uint64_t budget, const char *dir)
+{
+	big_pool_configure(s->work.pool, budget, dir);
 }
 
 int hs_fail(struct hs_session *s, const char *fmt, ...)
@@ -111,7 +161,7 @@ static void stage_end(struct hs_session *s)
 
 /* ---- the heap ---- */
 
-void hs_close_heap(struct hs_session *s)
+static void p_close_heap(struct hs_session *s)
 {
 	if (s->heap) {
 		/* a query session begun before any heap holds nothing of one: it stays (hs_dsl) */
@@ -132,6 +182,11 @@ void hs_close_heap(struct hs_session *s)
 		s->gen++;
 	heap_free(s->heap);
 	s->heap = NULL;
+}
+
+void hs_close_heap(struct hs_session *s)
+{
+	GUARDED_VOID(s, p_close_heap(s));
 }
 
 struct load_ctx {
@@ -217,7 +272,7 @@ static bool is_jfr(const char *path)
 	return yes;
 }
 
-int hs_open_recording(struct hs_session *s, const char *path)
+static int p_open_recording(struct hs_session *s, const char *path)
 {
 	struct hs_error err;
 	hs_error_clear(&err);
@@ -247,7 +302,12 @@ int hs_open_recording(struct hs_session *s, const char *path)
 	return HS_OK;
 }
 
-int hs_open(struct hs_session *s, const char *path)
+int hs_open_recording(struct hs_session *s, const char *path)
+{
+	GUARDED(s, HS_ERR, p_open_recording(s, path));
+}
+
+static int p_open(struct hs_session *s, const char *path)
 {
 	if (is_jfr(path))
 		return hs_open_recording(s, path);
@@ -336,6 +396,11 @@ int hs_open(struct hs_session *s, const char *path)
 	return HS_OK;
 }
 
+int hs_open(struct hs_session *s, const char *path)
+{
+	GUARDED(s, HS_ERR, p_open(s, path));
+}
+
 enum { HS_ADOPT_MODEL = 1, HS_ADOPT_DOM = 2 /* << no_weak */ };
 
 /* adopt: the heap model and trees dom_to_index wrote, used from the index. */
@@ -371,15 +436,20 @@ void hs_adopt(struct hs_session *s)
 		adopt(s);
 }
 
-void hs_rest(struct hs_session *s)
+static void p_rest(struct hs_session *s)
 {
 	hs_adopt(s);
-	big_trim();	/* the spares are the process's, as the budget is */
+	big_trim();	/* the session's pool's */
+}
+
+void hs_rest(struct hs_session *s)
+{
+	GUARDED_VOID(s, p_rest(s));
 }
 
 /* ---- the index file and the engine ---- */
 
-struct idx *hs_index(struct hs_session *s)
+static struct idx *p_index(struct hs_session *s)
 {
 	if (s->live)
 		return NULL;	/* a snapshot is a temporary file */
@@ -396,6 +466,11 @@ struct idx *hs_index(struct hs_session *s)
 			hs_notify(s, HS_NOTICE_ALWAYS, "heapsh: %s", idx_note(s->idx));
 	}
 	return s->idx;
+}
+
+struct idx *hs_index(struct hs_session *s)
+{
+	GUARDED(s, NULL, p_index(s));
 }
 
 static struct dom_tree *dom_from_index(struct hs_session *s, bool no_weak)
@@ -503,7 +578,7 @@ static void dom_to_index(struct hs_session *s, const struct dom_tree *t, bool no
 	big_free(buf);
 }
 
-struct dom_tree *hs_dom(struct hs_session *s, bool no_weak)
+static struct dom_tree *p_dom(struct hs_session *s, bool no_weak)
 {
 	if (hs_need_heap(s))
 		return NULL;
@@ -522,6 +597,11 @@ struct dom_tree *hs_dom(struct hs_session *s, bool no_weak)
 	if (s->idx)
 		dom_to_index(s, *slot, no_weak);
 	return *slot;
+}
+
+struct dom_tree *hs_dom(struct hs_session *s, bool no_weak)
+{
+	GUARDED(s, NULL, p_dom(s, no_weak));
 }
 
 /* baseline_tree: the dominator tree of the older dump at path, with its
@@ -561,7 +641,7 @@ static int baseline_tree(struct hs_session *s, const char *path, bool no_weak, s
 	return HS_OK;
 }
 
-int hs_suspects(struct hs_session *s, const struct sus_opts *o, bool no_weak,
+static int p_suspects(struct hs_session *s, const struct sus_opts *o, bool no_weak,
 		const char *baseline, struct suspect **out, uint32_t *n, struct sus_under *under)
 {
 	*out = NULL;
@@ -622,6 +702,12 @@ int hs_suspects(struct hs_session *s, const struct sus_opts *o, bool no_weak,
 	return st;
 }
 
+int hs_suspects(struct hs_session *s, const struct sus_opts *o, bool no_weak,
+		const char *baseline, struct suspect **out, uint32_t *n, struct sus_under *under)
+{
+	GUARDED(s, HS_ERR, p_suspects(s, o, no_weak, baseline, out, n, under));
+}
+
 /*
  * dyn_to_index: the dynamic-size engine into the index: the exact sizes
  * found since it was saved whole, on their own (DYNX, which supersedes
@@ -660,13 +746,18 @@ static void dyn_to_index(struct hs_session *s)
 	s->dyn->dirty = false;
 }
 
-void hs_dyn_save(struct hs_session *s)
+static void p_dyn_save(struct hs_session *s)
 {
 	if (s->dyn && s->dyn->dirty && s->idx)
 		dyn_to_index(s);
 }
 
-struct dyn *hs_dyn(struct hs_session *s, bool estimates)
+void hs_dyn_save(struct hs_session *s)
+{
+	GUARDED_VOID(s, p_dyn_save(s));
+}
+
+static struct dyn *p_dyn(struct hs_session *s, bool estimates)
 {
 	if (hs_need_heap(s))
 		return NULL;
@@ -707,6 +798,11 @@ struct dyn *hs_dyn(struct hs_session *s, bool estimates)
 			dyn_to_index(s);
 	}
 	return s->dyn;
+}
+
+struct dyn *hs_dyn(struct hs_session *s, bool estimates)
+{
+	GUARDED(s, NULL, p_dyn(s, estimates));
 }
 
 /* ---- the query language ---- */

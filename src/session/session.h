@@ -92,6 +92,7 @@ struct hs_session {
 	bool live_off;
 	uint32_t live_time_s, live_mem_mb;
 	struct hs_error err;	/* the last error */
+	struct hs_ctx work;	/* its work context: interrupt flag, progress, memory pool (hs_enter) */
 	/* The front end's hooks; NULL: silent. */
 	void (*notice)(void *ctx, enum hs_notice when, const char *text);
 	void (*stage)(void *ctx, const char *label);	/* long work begins; NULL: it ended */
@@ -102,6 +103,31 @@ struct hs_session {
 
 struct hs_session *hs_session_new(void);
 void hs_session_free(struct hs_session *s);
+
+/*
+ * The session's context (src/base/ctx.h): its Ctrl-C flag, its progress
+ * callback and its memory pool (the budget and spill folder of its big
+ * arrays, src/base/big.h). Every call of the session runs under it and
+ * guarded: where the library cannot go on (out of memory, no disk for what
+ * does not fit the budget) the call returns HS_ERR (or NULL) with s->err
+ * saying what and what to do; the session stays usable, and what that call
+ * had made half is not given back (SQLite's and Lua's way for the same).
+ * hs_enter: s's context becomes this thread's, for a front end that also
+ * calls the library's other functions (the engine's, the heap model's) on
+ * s's heap: their big arrays then count in s's budget and hs_interrupt
+ * stops them; returns the context it replaces (give it back with
+ * hs_ctx_enter). hs_interrupt: stop s's work under way as soon as it polls
+ * (async-signal-safe: for a SIGINT handler). hs_set_progress: fn(ud, what,
+ * done, total) hears how far s's long work is (NULL: nothing).
+ * hs_set_memory: s's memory budget in bytes (0: half the machine's memory
+ * or cgroup limit) and spill folder (NULL: $TMPDIR, /var/tmp, /tmp), for
+ * arrays made from now on.
+ */
+struct hs_ctx *hs_enter(struct hs_session *s);
+void hs_interrupt(struct hs_session *s);
+void hs_set_progress(struct hs_session *s,
+		     void (*fn)(void *ud, const char *what, uint64_t done, uint64_t total), void *ud);
+void hs_set_memory(struct hs_session *s, uint64_t budget, const char *dir);
 
 /*
  * hs_open: load the dump at path (HPROF, plain or gzip'd; load_opts.dump

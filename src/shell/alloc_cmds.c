@@ -181,8 +181,7 @@ static void start_progress(void *ctx, uint32_t done, uint32_t total)
 	(void)ctx;
 	char what[64];
 	snprintf(what, sizeof what, "classes rewritten %u of %u,", done, total);
-	if (hs_progress_fn)
-		hs_progress_fn(what, done, total);
+	hs_progress(what, done, total);
 }
 
 static int cmd_start(struct sh *sh, int argc, char **argv)

@@ -35,14 +35,17 @@ int sh_error(struct sh *sh, const char *where, const char *fmt, ...)
 	return HS_ERR;
 }
 
+struct sh *sh_current;
+
 /* The engine's progress after a label (sh_progress_begin): stderr, a terminal only. */
 
 static char progress_label[160];
 
 static int progress_pct = -1;
 
-static void progress_step(const char *what, uint64_t done, uint64_t total)
+static void progress_step(void *ud, const char *what, uint64_t done, uint64_t total)
 {
+	(void)ud;
 	int pct = total ? (int)(done >= total ? 100 : done * 100 / total) : 0;
 	if (pct == progress_pct)
 		return;
@@ -62,14 +65,16 @@ void sh_progress_begin(const char *fmt, ...)
 	progress_pct = -1;
 	fprintf(stderr, "%s...", progress_label);
 	fflush(stderr);
-	hs_progress_fn = progress_step;
+	if (sh_current)
+		hs_set_progress(sh_current->ss, progress_step, NULL);
 }
 
 void sh_progress_end(void)
 {
 	if (!isatty(STDERR_FILENO))
 		return;
-	hs_progress_fn = NULL;
+	if (sh_current)
+		hs_set_progress(sh_current->ss, NULL, NULL);
 	fprintf(stderr, "\r\033[K");
 	fflush(stderr);
 }

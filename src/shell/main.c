@@ -22,13 +22,15 @@
 #include "../base/filemap.h"
 #include "../base/suggest.h"
 
-struct sh *sh_current;
+
 static volatile sig_atomic_t at_prompt;
 
 static void on_sigint(int sig)
 {
 	(void)sig;
-	hs_interrupted = 1;
+	if (sh_current && sh_current->ss)
+		hs_interrupt(sh_current->ss);
+	hs_ctx_interrupt(hs_ctx_now());	/* a Lua heap's session, while a script runs */
 	if (at_prompt)
 		le_interrupt();
 }
@@ -169,7 +171,22 @@ static int execute(struct sh *sh, const char *line, const char *where);
 
 int sh_execute(struct sh *sh, const char *line, const char *where)
 {
-	int st = execute(sh, line, where);
+	/* What the library cannot go on with (no memory, no disk for a big
+	 * array) in a command's own calls of the engine ends the command with
+	 * its message; the session's calls say it themselves (hs_enter). */
+	const char *outer = sh->where;
+	struct hs_catch c;
+	hs_catch_push(&c);
+	int st;
+	if (setjmp(c.jb)) {
+		sh->where = outer;
+		sh_progress_end();
+		st = sh_error(sh, where, "%s", c.msg);
+	} else {
+		st = execute(sh, line, where);
+		hs_catch_pop(&c);
+	}
+	hs_enter(sh->ss);
 	hs_rest(sh->ss);	/* what the command freed is not kept while the shell waits */
 	return st;
 }
@@ -671,6 +688,10 @@ int main(int argc, char **argv)
 	struct sh sh;
 	memset(&sh, 0, sizeof sh);
 	sh.ss = hs_session_new();
+	/* The shell's one session is this thread's context from here on: the
+	 * engine's work it starts counts in the session's memory budget and
+	 * hears the session's Ctrl-C (hs_enter). */
+	hs_enter(sh.ss);
 	sh.process_input = sh_process_input;
 	sh_session_hooks(&sh);
 	sh_current = &sh;
@@ -786,7 +807,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	big_configure(memory, spill_dir);
+	hs_set_memory(sh.ss, memory, spill_dir);
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_sigint;

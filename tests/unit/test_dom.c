@@ -296,8 +296,9 @@ static struct {
 	bool backwards, over;
 } seen;
 
-static void record_progress(const char *what, uint64_t done, uint64_t total)
+static void record_progress(void *ud, const char *what, uint64_t done, uint64_t total)
 {
+	(void)ud;
 	bool numbering = !strcmp(what, "numbering the objects");
 	bool dominators = !strcmp(what, "finding the dominators");
 	if ((numbering && seen.dominators) ||
@@ -334,9 +335,10 @@ static void long_chain(void **state)
 	csr(g.n, g.m, g.to, g.from, &g.p_start, &g.p);
 	uint32_t *idom = malloc(g.n * sizeof *idom);
 	struct dom_graph dg = {g.n, 0, &g, succs, preds, NULL, NULL};
-	hs_progress_fn = record_progress;
+	struct hs_ctx ctx = {.progress = record_progress};
+	struct hs_ctx *prev = hs_ctx_enter(&ctx);
 	assert_int_equal(dom_build(&dg, idom, NULL, NULL), HS_OK);
-	hs_progress_fn = NULL;
+	hs_ctx_enter(prev);
 	for (uint32_t v = 1; v < g.n; v++)
 		assert_int_equal(idom[v], v - 1);
 	assert_int_equal(seen.numbering, 2);	/* at 2^20 and 2^21 nodes numbered */
