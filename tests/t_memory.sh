@@ -126,6 +126,29 @@ if mount -t tmpfs -o size=1M tmpfs "$ME/tiny" 2>/dev/null; then
 	check_contains "memory: no room for another dump: the shell keeps the first" \
 		"file,$ME/known.hprof" "$out"
 	umount "$ME/tiny"
+	# The disk fills while the engine works (after the plan said yes): the
+	# command ends with the message, the session goes on (issue 36: the
+	# library never ends the process); with room again the same command works
+	# (what the failed command had made stays in the folder: 2 MiB of room).
+	mount -t tmpfs -o size=2M tmpfs "$ME/tiny"
+	fill="os.execute('dd if=/dev/zero of=$ME/tiny/fill bs=64k 2>/dev/null')"
+	out=$($HEAPSH --no-index --memory 1M --spill-dir "$ME/tiny" --format csv "$ME/known.hprof" \
+		-c ":lua $fill" -c ':dominators --top 1' -c ":lua os.remove('$ME/tiny/fill')" \
+		-c ':dominators --top 1' -c ':info' 2>&1)
+	check_status "memory: disk full mid-command: an error (exit 2), not the end (3)" 2 $?
+	check_contains "memory: disk full mid-command: what, where, what to do" \
+		"array: the memory budget (--memory 1.0 MB) is used, and there is no room for it in $ME/tiny (0 bytes free); free space there, choose another folder with --spill-dir, or raise --memory" "$out"
+	check "memory: disk full mid-command: the next command runs (one table of dominators)" 1 \
+		"$(printf '%s\n' "$out" | grep -c '^id,class,shallow_bytes,retained_bytes$')"
+	check_contains "memory: disk full mid-command: the session goes on" "dominator tree,\"computed; " "$out"
+	printf '%s\n' "local h = require('heapsh').open('$ME/known.hprof')" "$fill" \
+		"local ok, v, err = pcall(h.dominators, h)" "print('full', ok, v, err)" \
+		"os.remove('$ME/tiny/fill')" "print('again', #h:dominators())" > "$ME/full.lua"
+	out=$($HEAPSH --no-index --memory 1M --spill-dir "$ME/tiny" -l "$ME/full.lua" 2>&1)
+	check_contains "memory: disk full in Lua: nil and the message (heapsh.open's session has the budget)" \
+		"$(printf 'full\ttrue\tnil\tcannot make a')" "$out"
+	check_contains "memory: disk full in Lua: the script goes on" "$(printf 'again\t')" "$out"
+	umount "$ME/tiny"
 else
 	echo "skip memory: no room in the spill folder (needs root to mount a tmpfs)"
 fi

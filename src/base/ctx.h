@@ -19,7 +19,7 @@
  * session's state changes only when a call completes). A front end with
  * an error mechanism of its own sets a catch that raises instead (Lua's
  * lua_error: hs_catch_raise), so that a throw never unwinds its frames
- * but through it. With no catch on the thread, the message goes to stderr
+ * but through it. With no catch on the thread, the message goes to standard error
  * and the process exits with status 3.
  *
  * Ownership: contexts and catches are their owner's (usually on its
@@ -111,8 +111,8 @@ void hs_catch_raise(struct hs_catch *c, void (*raise)(void *ud, const char *msg)
 
 /*
  * hs_throw: end the work under way with message fmt (what, where, what to
- * do): to the thread's innermost catch, else the context's raise, else
- * stderr and exit(3). Release locks before calling it. Does not return.
+ * do): to the thread's innermost catch (or its raise), else to standard
+ * error and exit(3). Release locks before calling it. Does not return.
  */
 void hs_throw(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 

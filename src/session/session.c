@@ -23,7 +23,11 @@ struct hs_session *hs_session_new(void)
 {
 	struct hs_session *s = xcalloc(1, sizeof *s);
 	hs_error_clear(&s->err);
-	s->work.pool = big_pool_new(0, NULL);
+	/* A session made inside another's work (Lua's heapsh.open in the
+	 * shell) starts with that one's budget and folder. */
+	struct big_stats now;
+	big_stats(&now);
+	s->work.pool = big_pool_new(now.budget, now.dir);
 	s->live_time_s = 60;
 	s->live_mem_mb = 256;
 	return s;

@@ -101,6 +101,11 @@ struct hs_session {
 	void *ctx;
 };
 
+/*
+ * hs_session_new: a session with nothing open, its memory budget and spill
+ * folder those of the context it is made under (the process's, or the
+ * session whose work makes it). hs_session_free: everything it holds goes.
+ */
 struct hs_session *hs_session_new(void);
 void hs_session_free(struct hs_session *s);
 
