@@ -10,8 +10,9 @@
  * (engine/dyn.h), paths from GC roots (engine/path.h), leak suspects
  * (engine/suspects.h), duplicate strings and wasteful collections
  * (engine/waste.h), queries (dsl/eval.h, through hs_dsl). Errors come back
- * in the session's struct hs_error (base/mem.h); nothing prints, and Ctrl-C
- * is hs_interrupted. Ownership is said in each header.
+ * in the session's struct hs_error (base/mem.h); nothing prints, nothing
+ * ends the process (a throw inside becomes the call's HS_ERR, base/ctx.h),
+ * and Ctrl-C is hs_interrupt(s). Ownership is said in each header.
  */
 #ifndef HS_HEAPSH_H
 #define HS_HEAPSH_H

@@ -13,7 +13,9 @@
  * what a user should hear (a warning, a note, a status line) goes to the
  * notice callback, with when to show it; long work names itself to the
  * stage callback, and the engine's progress goes through hs_progress
- * (src/base/mem.h). A session with no callbacks is silent.
+ * (src/base/ctx.h) to hs_set_progress's callback. A session with no
+ * callbacks is silent. No call ends the process: what the library cannot
+ * go on with becomes the call's HS_ERR (hs_enter, below).
  *
  * Ownership: hs_session_new returns a session freed with
  * hs_session_free, which closes everything it holds. Pointers it hands out
