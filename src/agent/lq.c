@@ -584,41 +584,6 @@ static void name_set(struct lq *q, const char *name, struct lval v)
 	b->v = v;
 }
 
-/* ---- the heap's lists ---- */
-
-static struct lval builtin_list(struct lq *q, const struct node *at, const struct bi_row *r)
-{
-	if (r->id == BI_OBJECTS) {
-		if (q->allobjects.k != LK_LIST) {
-			struct llist *l = lq_alloc_keep(q, sizeof *l);
-			l->all = true;
-			q->allobjects.k = LK_LIST;
-			q->allobjects.u.l = l;
-		}
-		return q->allobjects;
-	}
-	if (q->in_walk && !(r->flags & BI_WALK))
-		lq_raise(q, LQ_UNSUPPORTED, at, "'%s' during a heap walk", r->name);
-	if (r->id == BI_CLASSES) {
-		struct lval l = llistv(q, q->ncls);
-		for (uint32_t c = 0; c < q->ncls; c++)
-			l.u.l->v[c] = lidx(LK_CLASS, c);
-		return l;
-	}
-	if (r->id == BI_THREADS) {
-		lq_threads(q);
-		struct lval l = llistv(q, q->nthreads);
-		for (uint32_t t = 0; t < q->nthreads; t++)
-			l.u.l->v[t] = lidx(LK_THREAD, t);
-		return l;
-	}
-	lq_loaders(q);
-	struct lval l = llistv(q, q->nloaders);
-	for (uint32_t k = 0; k < q->nloaders; k++)
-		l.u.l->v[k] = lidx(LK_LOADER, k);
-	return l;
-}
-
 static struct lval ident(struct lq *q, struct lframe *f, struct node *n)
 {
 	const char *name = n->name;
@@ -656,7 +621,7 @@ static struct lval ident(struct lq *q, struct lframe *f, struct node *n)
 	if (bi && bi->where != BI_ANYWHERE)	/* allocations */
 		lq_raise(q, LQ_UNSUPPORTED, n, "the allocation recording is read by heapsh");
 	if (bi)
-		return builtin_list(q, n, bi);
+		return lq_heap_list(q, n, bi);
 	for (int k = 0; k <= RK_NONE; k++)
 		if (!strcmp(name, rk_name(k))) {
 			struct lval r = {LK_REFKIND, {.rk = k}};

@@ -412,6 +412,12 @@ struct lentry *lq_entry(struct lq *q, jlong tag);	/* NULL if tag is not an entry
  */
 struct lval lq_objects(struct lq *q, struct node *at, const struct bi_row *r, int nargs,
 		       struct lval *args);
+/*
+ * lq_heap_list: the heap's list r (a global row of builtins.h: objects,
+ * classes, classloaders, threads); `objects` is a list marked all, which the
+ * list members hand to lq_objects.
+ */
+struct lval lq_heap_list(struct lq *q, const struct node *at, const struct bi_row *r);
 /* lq_instances: the instances of class c (not subclasses), as JNI objects. */
 struct lval lq_instances(struct lq *q, const struct node *at, uint32_t c);
 /*

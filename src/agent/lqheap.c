@@ -1353,6 +1353,41 @@ struct lval lq_objects(struct lq *q, struct node *at, const struct bi_row *r, in
 	return lq_list_member(q, at, r, all.u.l, nargs, args);
 }
 
+struct lval lq_heap_list(struct lq *q, const struct node *at, const struct bi_row *r)
+{
+	if (r->id == BI_OBJECTS) {
+		if (q->allobjects.k != LK_LIST) {
+			struct llist *l = lq_alloc_keep(q, sizeof *l);
+			l->all = true;
+			q->allobjects.k = LK_LIST;
+			q->allobjects.u.l = l;
+		}
+		return q->allobjects;
+	}
+	if (q->in_walk && !(r->flags & BI_WALK))
+		lq_raise(q, LQ_UNSUPPORTED, at, "'%s' during a heap walk", r->name);
+	uint32_t n;
+	uint8_t k;
+	if (r->id == BI_CLASSES) {
+		n = q->ncls;
+		k = LK_CLASS;
+	} else if (r->id == BI_THREADS) {
+		lq_threads(q);
+		n = q->nthreads;
+		k = LK_THREAD;
+	} else {
+		lq_loaders(q);
+		n = q->nloaders;
+		k = LK_LOADER;
+	}
+	struct llist *l = lq_alloc(q, sizeof *l);
+	l->n = n;
+	l->v = lq_alloc(q, ((size_t)n + 1) * sizeof *l->v);
+	for (uint32_t i = 0; i < n; i++)
+		l->v[i] = (struct lval){k, {.idx = i}};
+	return (struct lval){LK_LIST, {.l = l}};
+}
+
 void lq_stream(struct lq *q, struct node *at, struct lval fn, struct node *also,
 	       void (*each)(void *ctx, struct lval x), void *ctx)
 {
