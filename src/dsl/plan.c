@@ -194,7 +194,8 @@ bool plan_mentions_prop(const struct stmt *set, const struct node *n)
 			if (set->props[k].kind == P_USER && set->props[k].decl.name &&
 			    !strcmp(set->props[k].decl.name, n->name))
 				return true;
-	if (n->kind == N_MEMBER && pe_is_ident(n->a, "ENTITY") && n->name && strcmp(n->name, "name"))
+	if (n->kind == N_MEMBER && pe_is_ident(n->a, "ENTITY") &&
+	    bi_id_of(n->name, BI_R_ENTITY) != BI_ENTITY_NAME)
 		return true;
 	if (plan_mentions_prop(set, n->a) || plan_mentions_prop(set, n->b) ||
 	    plan_mentions_prop(set, n->result))
