@@ -99,8 +99,8 @@ struct bi_row {
 
 /*
  * bi_lookup: the row of name for receiver r, or NULL when r has no built-in
- * of that name. A linear scan of about 70 rows: callers that evaluate a node
- * often keep the row (struct node's bi).
+ * of that name. A linear scan of the table (some 60 rows): an evaluator
+ * keeps a node's row in the node (bi_of).
  */
 const struct bi_row *bi_lookup(const char *name, enum bi_recv r);
 
