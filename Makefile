@@ -30,7 +30,7 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl
 
 LIB_SRC  = src/base/mem.c src/base/ctx.c src/base/wire.c src/base/big.c src/base/filemap.c src/base/packed.c src/base/radix.c src/base/u64map.c src/base/classname.c src/base/fmt.c src/base/suggest.c src/base/io.c src/base/pprof.c src/hprof/hprof.c \
            src/engine/dom.c src/engine/hgraph.c src/engine/domtree.c src/engine/path.c src/engine/suspects.c src/engine/waste.c \
-           src/engine/idx.c src/engine/scc.c src/engine/dyn.c src/engine/dom_pprof.c src/dsl/arena.c src/dsl/parse.c src/dsl/plan.c src/dsl/prog.c src/dsl/extern.c \
+           src/engine/idx.c src/engine/scc.c src/engine/dyn.c src/engine/dom_pprof.c src/dsl/arena.c src/dsl/builtins.c src/dsl/parse.c src/dsl/plan.c src/dsl/prog.c src/dsl/extern.c \
            src/dsl/eval.c src/dsl/eval_builtin.c src/dsl/eval_allocations.c src/dsl/eval_settype.c \
            src/dsl/eval_session.c src/dsl/pushdown.c src/heap/heap_load.c src/heap/heap_sort.c src/heap/heap_classes.c src/heap/layout.c src/heap/heap.c src/heap/heap_model.c src/attach/attach.c \
            src/attach/proto.c src/attach/snapshot.c src/alloc/alloc.c src/alloc/flame.c src/alloc/alloc_pprof.c src/alloc/jfr.c \
@@ -67,7 +67,7 @@ JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(command -v javac))) 2>
 AGENT_SRC = src/agent/agent.c src/agent/classes.c src/agent/histogram.c src/agent/snapshot.c \
             src/agent/instances.c src/agent/req.c src/agent/alloc.c src/agent/alloc_jvmti.c src/agent/instrument.c \
             src/agent/sites.c src/agent/rtcount.c src/agent/leaks.c src/agent/dump.c src/agent/analyze.c src/agent/lq.c \
-            src/agent/lqheap.c src/agent/lqset.c src/dsl/prog.c src/dsl/plan.c \
+            src/agent/lqheap.c src/agent/lqset.c src/dsl/prog.c src/dsl/plan.c src/dsl/builtins.c \
             src/base/classname.c src/base/fmt.c src/base/wire.c
 # Exact recordings rewrite classes with ASM (Debian's libasm-java) inside the
 # JVM: the agent's Java classes and ASM's are built into the agent as data.
@@ -82,7 +82,7 @@ $(BUILD)/agent/classes.c: $(AGENT_JAVA) src/agent/java/embed.py
 	python3 src/agent/java/embed.py $@ $(BUILD)/agent/classes $(ASM_JAR) \
 	  $(ASM_COMMONS_JAR):org/objectweb/asm/commons/LocalVariablesSorter
 $(AGENT): $(AGENT_SRC) src/agent/ag.h src/agent/recorder.h src/agent/sites.h src/agent/lq.h \
-	  src/dsl/prog.h src/dsl/plan.h src/base/wire.h $(BUILD)/agent/classes.c
+	  src/dsl/prog.h src/dsl/plan.h src/dsl/builtins.h src/dsl/ast.h src/base/wire.h $(BUILD)/agent/classes.c
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -fPIC -shared -fvisibility=hidden \
 	  -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux -o $@ $(AGENT_SRC) \
 	  $(BUILD)/agent/classes.c -pthread -lm

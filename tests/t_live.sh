@@ -627,6 +627,19 @@ EOF2
 		"$(answer "$QF.out" 4 | cut -d, -f1-3)" "$(answer "$L/$name.other.live" 4 | cut -d, -f1-3)"
 	check "$name: Shared and two Owners" 4 "$(answer "$L/$name.other.live" 4 | wc -l | tr -d ' ')"
 
+	# Every built-in the table says runs inside a JVM (src/dsl/builtins.c) does:
+	# tests/data/builtins.txt has a query per row (test_builtins checks it
+	# against the table and runs it on a dump).
+	local recv names where bq
+	while read -r recv names where bq; do
+		case $recv in '#'*|'') continue ;; esac
+		[ "$where" = anywhere ] || continue
+		printf '%b\n' "$bq" >"$L/$name.bi.hq"
+		hsl --keep-agent -f "$L/$name.bi.hq" "$P" >"$L/$name.bi.out"
+		check "$name: builtins.txt: $names of a $recv runs inside the JVM" "" \
+			"$(grep -E 'snapshot|error|cannot' "$L/err" | grep -v 'no snapshot taken')"
+	done <tests/data/builtins.txt
+
 	# What cannot run inside the JVM runs on a snapshot, and heapsh says why.
 	out=$(hsl -c 'objects.filter([it | it is Order]).map([o | o.retained]).sum' "$P")
 	check "$name: retained sizes: on a snapshot" "$((1000 * 40))" "$out"

@@ -16,6 +16,7 @@
 
 #include "../base/classname.h"
 #include "../base/fmt.h"
+#include "../dsl/builtins.h"
 #include "../dsl/value.h"
 #include "ag.h"
 
@@ -583,41 +584,6 @@ static void name_set(struct lq *q, const char *name, struct lval v)
 	b->v = v;
 }
 
-/* ---- the heap's lists ---- */
-
-static struct lval builtin_list(struct lq *q, const struct node *at, const char *name)
-{
-	if (!strcmp(name, "objects")) {
-		if (q->allobjects.k != LK_LIST) {
-			struct llist *l = lq_alloc_keep(q, sizeof *l);
-			l->all = true;
-			q->allobjects.k = LK_LIST;
-			q->allobjects.u.l = l;
-		}
-		return q->allobjects;
-	}
-	if (q->in_walk)
-		lq_raise(q, LQ_UNSUPPORTED, at, "'%s' during a heap walk", name);
-	if (!strcmp(name, "classes")) {
-		struct lval l = llistv(q, q->ncls);
-		for (uint32_t c = 0; c < q->ncls; c++)
-			l.u.l->v[c] = lidx(LK_CLASS, c);
-		return l;
-	}
-	if (!strcmp(name, "threads")) {
-		lq_threads(q);
-		struct lval l = llistv(q, q->nthreads);
-		for (uint32_t t = 0; t < q->nthreads; t++)
-			l.u.l->v[t] = lidx(LK_THREAD, t);
-		return l;
-	}
-	lq_loaders(q);
-	struct lval l = llistv(q, q->nloaders);
-	for (uint32_t k = 0; k < q->nloaders; k++)
-		l.u.l->v[k] = lidx(LK_LOADER, k);
-	return l;
-}
-
 static struct lval ident(struct lq *q, struct lframe *f, struct node *n)
 {
 	const char *name = n->name;
@@ -634,29 +600,28 @@ static struct lval ident(struct lq *q, struct lframe *f, struct node *n)
 		return *v;
 	if ((v = prop_find(q->cur, name)))
 		return *v;
-	if (!strcmp(name, "THIS") || !strcmp(name, "REFERRER") || !strcmp(name, "ENTITY") ||
-	    !strcmp(name, "ref_kind")) {
-		n->ctx = name[0] == 'T' ? 1 : name[0] == 'R' ? 2 : name[0] == 'E' ? 3 : 4;
-		if (!strcmp(name, "ENTITY") && q->entity.k == LK_ENTITY)
+	const struct bi_row *bi = bi_of(n, BI_R_GLOBAL);
+	enum bi_id id = bi ? bi->id : BI_NIDS;
+	if (id >= BI_THIS && id <= BI_REF_KIND) {
+		n->ctx = (uint8_t)(id - BI_THIS + 1);
+		if (id == BI_ENTITY && q->entity.k == LK_ENTITY)
 			return q->entity;
 		if (!q->in_trav)
 			lq_raise(q, LQ_ERROR, n, "%s is only defined while a set type's instances "
 				 "are built (in roots, membership, on_inclusion)", name);
-		if (!strcmp(name, "THIS"))
+		if (id == BI_THIS)
 			return q->this_v;
-		if (!strcmp(name, "REFERRER"))
+		if (id == BI_REFERRER)
 			return q->referrer;
-		struct lval r = {LK_REFKIND, {.rk = q->rk}};
-		return r;
+		return (struct lval){LK_REFKIND, {.rk = q->rk}};
 	}
 	struct lbind *b = global_find(q, name);
 	if (b)
 		return b->v;
-	if (!strcmp(name, "objects") || !strcmp(name, "classes") || !strcmp(name, "threads") ||
-	    !strcmp(name, "classloaders"))
-		return builtin_list(q, n, name);
-	if (!strcmp(name, "allocations"))
+	if (bi && bi->where != BI_ANYWHERE)	/* allocations */
 		lq_raise(q, LQ_UNSUPPORTED, n, "the allocation recording is read by heapsh");
+	if (bi)
+		return lq_heap_list(q, n, bi);
 	for (int k = 0; k <= RK_NONE; k++)
 		if (!strcmp(name, rk_name(k))) {
 			struct lval r = {LK_REFKIND, {.rk = k}};
@@ -806,18 +771,23 @@ static int by_key(const void *a, const void *b)
  * lq_objects). Exported for lqheap.c, which applies members to the lists it
  * builds.
  */
-struct lval lq_list_member(struct lq *q, struct node *n, const char *m, struct llist *l,
-			   int nargs, struct lval *args)
+struct lval lq_list_member(struct lq *q, struct node *n, const struct bi_row *r,
+			   struct llist *l, int nargs, struct lval *args)
 {
+	const char *m = n->name;
 	struct lval fn = nargs ? args[0] : LNULL, x;
-	bool need_fn = !strcmp(m, "filter") || !strcmp(m, "map") || !strcmp(m, "exists") ||
-		       !strcmp(m, "foreach") || !strcmp(m, "sort_by") || !strcmp(m, "group_by");
-	if (need_fn && nargs != 1)
+	if (!r) {
+		char all[300];
+		lq_raise(q, LQ_ERROR, n, "a list has no member '%s' (members: %s)", m,
+			 bi_list(BI_R_LIST, all, sizeof all));
+	}
+	if (r->lambda && r->min_args == 1 && r->max_args == 1 && nargs != 1)
 		lq_raise(q, LQ_ERROR, n, "%s takes one lambda, e.g. %s([it | ...])", m, m);
 	if (l->all)
-		return lq_objects(q, n, m, nargs, args);
-	if (!strcmp(m, "filter") || !strcmp(m, "exists") || !strcmp(m, "first")) {
-		bool first = !strcmp(m, "first"), exists = !strcmp(m, "exists");
+		return lq_objects(q, n, r, nargs, args);
+	switch (r->id) {
+	case BI_LIST_FILTER: case BI_LIST_EXISTS: case BI_LIST_FIRST: {
+		bool first = r->id == BI_LIST_FIRST, exists = r->id == BI_LIST_EXISTS;
 		if (first && !nargs)
 			return l->n ? l->v[0] : LNULL;
 		struct builder b = {NULL, 0, 0};
@@ -842,7 +812,7 @@ struct lval lq_list_member(struct lq *q, struct node *n, const char *m, struct l
 			return LNULL;
 		return build_done(q, &b);
 	}
-	if (!strcmp(m, "map")) {
+	case BI_LIST_MAP: {
 		struct builder b = {NULL, 0, 0};
 		build_add(q, &b, LNULL);	/* room before the first mark */
 		b.n = 0;
@@ -856,12 +826,11 @@ struct lval lq_list_member(struct lq *q, struct node *n, const char *m, struct l
 			}
 			struct lq_mark mk;
 			lq_mark(q, &mk);
-			struct lval r = lq_keep_value(q, call1(q, n, fn, l->v[k]), &mk);
-			b.v[b.n++] = r;
+			b.v[b.n++] = lq_keep_value(q, call1(q, n, fn, l->v[k]), &mk);
 		}
 		return build_done(q, &b);
 	}
-	if (!strcmp(m, "foreach")) {
+	case BI_LIST_FOREACH:
 		for (uint32_t k = 0; k < l->n; k++) {
 			lq_poll(q, n);
 			struct lq_mark mk;
@@ -870,8 +839,7 @@ struct lval lq_list_member(struct lq *q, struct node *n, const char *m, struct l
 			lq_release(q, &mk);
 		}
 		return LNULL;
-	}
-	if (!strcmp(m, "count") || !strcmp(m, "length") || !strcmp(m, "size")) {
+	case BI_LIST_COUNT: case BI_LIST_LENGTH: {
 		if (!nargs)
 			return lint(l->n);
 		int64_t c = 0;
@@ -884,8 +852,8 @@ struct lval lq_list_member(struct lq *q, struct node *n, const char *m, struct l
 		}
 		return lint(c);
 	}
-	if (!strcmp(m, "sum") || !strcmp(m, "min") || !strcmp(m, "max")) {
-		int which = m[1] == 'u' ? 0 : m[1] == 'i' ? 1 : 2;
+	case BI_LIST_SUM: case BI_LIST_MIN: case BI_LIST_MAX: {
+		int which = r->id == BI_LIST_SUM ? 0 : r->id == BI_LIST_MIN ? 1 : 2;
 		struct lval acc = which ? LNULL : lint(0);
 		for (uint32_t k = 0; k < l->n; k++) {
 			lq_poll(q, n);
@@ -907,8 +875,8 @@ struct lval lq_list_member(struct lq *q, struct node *n, const char *m, struct l
 		}
 		return acc;
 	}
-	if (!strcmp(m, "sort_by") || !strcmp(m, "top")) {
-		bool top = m[0] == 't';
+	case BI_LIST_SORT_BY: case BI_LIST_TOP: {
+		bool top = r->id == BI_LIST_TOP;
 		int64_t limit = -1;
 		if (top) {
 			if (nargs != 2 || args[0].k != LK_INT)
@@ -937,7 +905,7 @@ struct lval lq_list_member(struct lq *q, struct node *n, const char *m, struct l
 				build_add(q, &b, items[j].item);
 		return build_done(q, &b);
 	}
-	if (!strcmp(m, "group_by")) {
+	case BI_LIST_GROUP_BY: {
 		struct lval *keys = NULL;
 		struct builder *groups = NULL;
 		uint32_t ng = 0, cap = 0, hcap = 64;
@@ -997,16 +965,17 @@ struct lval lq_list_member(struct lq *q, struct node *n, const char *m, struct l
 		}
 		return out;
 	}
-	if (!strcmp(m, "contains")) {
+	case BI_LIST_CONTAINS:
 		if (nargs != 1)
 			lq_raise(q, LQ_ERROR, n, "contains takes one value");
 		for (uint32_t k = 0; k < l->n; k++)
 			if (equal(q, l->v[k], args[0]))
 				return lbool(true);
 		return lbool(false);
+	default:
+		break;
 	}
-	lq_raise(q, LQ_ERROR, n, "a list has no member '%s' (members: filter, map, exists, foreach, "
-		 "count, sum, min, max, sort_by, top, first, group_by, contains, length)", m);
+	lq_raise(q, LQ_UNSUPPORTED, n, "the list member '%s' inside the JVM", m);
 }
 
 /* ---- object, class, loader and thread members ---- */
@@ -1019,35 +988,40 @@ static struct lval object_member(struct lq *q, struct node *n, struct lobj *o)
 		if (f)
 			return lq_field_value(q, n, o, f);
 	}
-	if (!strcmp(m, "class"))
+	bool array = !o->mirror && o->cls < q->ncls && q->cls[o->cls].elem;
+	const struct bi_row *r = bi_of(n, BI_R_OBJECT);
+	if (r && r->where != BI_ANYWHERE)
+		lq_raise(q, LQ_UNSUPPORTED, n, "'%s' needs the whole heap graph (a snapshot)", m);
+	switch (r ? r->id : BI_NIDS) {
+	case BI_OBJ_CLASS:
 		return lidx(LK_CLASS, o->cls);
-	if (!strcmp(m, "size") || !strcmp(m, "shallow_size"))
+	case BI_OBJ_SIZE:
 		return lint((int64_t)lq_shallow(q, o));
-	if (!strcmp(m, "id") || !strcmp(m, "object_id")) {
+	case BI_OBJ_ID:
 		if (o->mirror)
 			return lint((int64_t)q->cls[o->mirror - 1].id);
 		if (!o->ref)
 			lq_raise(q, LQ_UNSUPPORTED, n, "an object's id during a heap walk");
 		return lint((int64_t)lq_address(o->ref));
-	}
-	bool array = !o->mirror && q->cls[o->cls].elem;
-	if (!strcmp(m, "length") && array)
-		return lint(o->length);
-	if (!strcmp(m, "text") || !strcmp(m, "toString")) {
+	case BI_OBJ_LENGTH:
+		if (array)
+			return lint(o->length);
+		break;
+	case BI_OBJ_TEXT: {
 		const char *s = obj_text(q, o);
 		if (s)
 			return lstr(s);
+		break;
 	}
-	if (!strcmp(m, "kind"))
+	case BI_OBJ_KIND:
 		return lstr(o->mirror ? "class" : !array ? "instance"
 			    : q->cls[o->cls].elem == 'L' || q->cls[o->cls].elem == '[' ? "object array"
 			    : "primitive array");
-	if (!strcmp(m, "heap"))
+	case BI_OBJ_HEAP:
 		return LNULL;	/* Android's heaps; a HotSpot JVM has one heap, as on its dumps */
-	if (!strcmp(m, "retained") || !strcmp(m, "retained_size") || !strcmp(m, "dynamic_size") ||
-	    !strcmp(m, "dynamic_size_est") || !strcmp(m, "refs") || !strcmp(m, "referrers") ||
-	    (!strcmp(m, "elements") && array))
-		lq_raise(q, LQ_UNSUPPORTED, n, "'%s' needs the whole heap graph (a snapshot)", m);
+	default:
+		break;
+	}
 	lq_raise(q, LQ_ERROR, n, "class %s has no field '%s'", q->cls[o->cls].name, m);
 }
 
@@ -1055,15 +1029,19 @@ static struct lval class_member(struct lq *q, struct node *n, uint32_t c)
 {
 	struct lclass *k = &q->cls[c];
 	const char *m = n->name;
-	if (!strcmp(m, "name"))
+	const struct bi_row *r = bi_of(n, BI_R_CLASS);
+	if (q->in_walk && (!r || !(r->flags & BI_WALK)))
+		lq_raise(q, LQ_UNSUPPORTED, n, "'%s' of a class during a heap walk", m);
+	switch (r ? r->id : BI_NIDS) {
+	case BI_CLASS_NAME:
 		return lstr(k->name);
-	if (!strcmp(m, "classloader") || !strcmp(m, "loader"))
+	case BI_CLASS_LOADER:
 		return lidx(LK_LOADER, k->loader);
-	if (!strcmp(m, "super"))
+	case BI_CLASS_SUPER:
 		return k->super == LQ_NONE ? LNULL : lidx(LK_CLASS, k->super);
-	if (!strcmp(m, "object") || !strcmp(m, "id")) {
-		if (!strcmp(m, "id"))
-			return lint((int64_t)k->id);
+	case BI_CLASS_ID:
+		return lint((int64_t)k->id);
+	case BI_CLASS_OBJECT: {
 		struct lobj *o = lq_alloc(q, sizeof *o);
 		o->ref = k->ref;
 		o->cls = q->c_class;
@@ -1071,16 +1049,18 @@ static struct lval class_member(struct lq *q, struct node *n, uint32_t c)
 		o->length = -1;
 		return lobjv(o);
 	}
-	if (!strcmp(m, "instance_size")) {
+	case BI_CLASS_INSTANCE_SIZE:
 		lq_class_fields(q, c);
 		return lint(k->elem ? 0 : k->jvm_size ? k->jvm_size : k->inst_size);
-	}
-	if (!strcmp(m, "instances"))
+	case BI_CLASS_INSTANCES:
 		return lq_instances(q, n, c);
-	if (!strcmp(m, "count") || !strcmp(m, "shallow")) {
+	case BI_CLASS_COUNT: case BI_CLASS_SHALLOW: {
 		uint64_t cnt, bytes;
 		lq_class_count(q, c, &cnt, &bytes);
-		return lint((int64_t)(m[0] == 'c' ? cnt : bytes));
+		return lint((int64_t)(r->id == BI_CLASS_COUNT ? cnt : bytes));
+	}
+	default:
+		break;
 	}
 	lq_class_fields(q, c);
 	for (uint32_t s = 0; s < k->nstatics; s++)
@@ -1093,47 +1073,55 @@ static struct lval loader_member(struct lq *q, struct node *n, uint32_t ld)
 {
 	const char *m = n->name;
 	struct lloader *l = &q->loaders[ld];
-	if (!strcmp(m, "id"))
+	char all[300];
+	switch (bi_of(n, BI_R_LOADER) ? n->bi->id : BI_NIDS) {
+	case BI_LOADER_ID:
 		return lint((int64_t)l->id);
-	if (!strcmp(m, "object")) {
+	case BI_LOADER_OBJECT:
 		if (!l->ref)
 			return LNULL;
 		return lobjv(lq_obj_of_ref(q, l->ref));
-	}
-	if (!strcmp(m, "name"))
+	case BI_LOADER_NAME:
 		return lstr(l->name ? l->name : "?");
-	if (!strcmp(m, "classes")) {
+	case BI_LOADER_CLASSES: {
 		struct builder b = {NULL, 0, 0};
 		for (uint32_t c = 0; c < q->ncls; c++)
 			if (q->cls[c].loader == ld)
 				build_add(q, &b, lidx(LK_CLASS, c));
 		return build_done(q, &b);
 	}
-	lq_raise(q, LQ_ERROR, n, "a classloader has no member '%s' (members: id, name, classes, "
-		 "object)", m);
+	default:
+		lq_raise(q, LQ_ERROR, n, "a classloader has no member '%s' (members: %s)", m,
+			 bi_list(BI_R_LOADER, all, sizeof all));
+	}
 }
 
 static struct lval thread_member(struct lq *q, struct node *n, uint32_t t)
 {
 	const char *m = n->name;
-	if (!strcmp(m, "name")) {
+	char all[300];
+	const struct bi_row *r = bi_of(n, BI_R_THREAD);
+	if (r && r->where != BI_ANYWHERE)	/* roots */
+		lq_raise(q, LQ_UNSUPPORTED, n, "a thread's %s are read from a heap dump", m);
+	switch (r ? r->id : BI_NIDS) {
+	case BI_THREAD_NAME: {
 		char *s = lq_thread_name(q, t);
 		return s ? lstr(s) : LNULL;
 	}
-	if (!strcmp(m, "object"))
+	case BI_THREAD_OBJECT:
 		return lobjv(lq_obj_of_ref(q, q->threads[t]));
-	if (!strcmp(m, "id"))
+	case BI_THREAD_ID:
 		return lint((int64_t)lq_address(q->threads[t]));
-	if (!strcmp(m, "frames")) {
+	case BI_THREAD_FRAMES: {
 		jint c = 0;
 		if ((*q->jv)->GetFrameCount(q->jv, q->threads[t], &c) != JVMTI_ERROR_NONE)
 			c = 0;
 		return lint(c);
 	}
-	if (!strcmp(m, "roots"))
-		lq_raise(q, LQ_UNSUPPORTED, n, "a thread's roots are read from a heap dump");
-	lq_raise(q, LQ_ERROR, n, "a thread has no member '%s' (members: name, object, roots, id, "
-		 "frames)", m);
+	default:
+		lq_raise(q, LQ_ERROR, n, "a thread has no member '%s' (members: %s)", m,
+			 bi_list(BI_R_THREAD, all, sizeof all));
+	}
 }
 
 static struct lval member(struct lq *q, struct node *n, struct lval recv, int nargs,
@@ -1146,22 +1134,20 @@ static struct lval member(struct lq *q, struct node *n, struct lval recv, int na
 			 lq_kind_name(recv.k));
 	switch (recv.k) {
 	case LK_LIST:
-		return lq_list_member(q, n, m, recv.u.l, nargs, args);
+		return lq_list_member(q, n, bi_of(n, BI_R_LIST), recv.u.l, nargs, args);
 	case LK_OBJ:
 		return object_member(q, n, recv.u.o);
 	case LK_CLASS:
-		if (q->in_walk && strcmp(m, "name") && strcmp(m, "classloader") &&
-		    strcmp(m, "loader") && strcmp(m, "super") && strcmp(m, "id"))
-			lq_raise(q, LQ_UNSUPPORTED, n, "'%s' of a class during a heap walk", m);
 		return class_member(q, n, recv.u.idx);
 	case LK_LOADER:
 		return loader_member(q, n, recv.u.idx);
 	case LK_THREAD:
 		return thread_member(q, n, recv.u.idx);
 	case LK_ENTITY: {
-		if (!strcmp(m, "name"))
+		enum bi_id id = bi_of(n, BI_R_ENTITY) ? n->bi->id : BI_NIDS;
+		if (id == BI_ENTITY_NAME)
 			return recv.u.ent->name;
-		if (!strcmp(m, "members") || !strcmp(m, "count"))
+		if (id == BI_ENTITY_MEMBERS)
 			return lint((int64_t)recv.u.ent->members);
 		struct lval *p = prop_find(recv.u.ent, m);
 		if (p)
@@ -1174,7 +1160,7 @@ static struct lval member(struct lq *q, struct node *n, struct lval recv, int na
 				return recv.u.st->vals[k];
 		lq_raise(q, LQ_ERROR, n, "struct has no field '%s'", m);
 	case LK_STR:
-		if (!strcmp(m, "length")) {
+		if (bi_of(n, BI_R_STRING) && n->bi->id == BI_STR_LENGTH) {
 			int64_t c = 0;
 			for (const unsigned char *p = (const unsigned char *)recv.u.s; *p; p++)
 				c += (*p & 0xC0) != 0x80;

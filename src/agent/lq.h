@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "../dsl/ast.h"
+#include "../dsl/builtins.h"
 #include "../dsl/prog.h"
 
 /* Outcomes (END's status, docs/protocol.md). */
@@ -366,8 +367,9 @@ int lq_compare(struct lq *q, const struct node *at, struct lval a, struct lval b
 const char *lq_utf16(struct lq *q, const jchar *s, size_t n);
 const char *lq_kind_name(int k);
 const uint8_t *lq_class_set(struct lq *q, struct node *at, const char *name);
-struct lval lq_list_member(struct lq *q, struct node *n, const char *m, struct llist *l,
-			   int nargs, struct lval *args);
+/* lq_list_member: list member r (builtins.h; NULL: none of n->name, an error) of l. */
+struct lval lq_list_member(struct lq *q, struct node *n, const struct bi_row *r,
+			   struct llist *l, int nargs, struct lval *args);
 struct lval lq_typed(struct lq *q, int line, int col, const char *name, const char *type,
 		     struct lval v);
 struct stmt *lq_set_type(struct lq *q, const char *name);
@@ -401,15 +403,21 @@ jlong lq_new_entry(struct lq *q, uint32_t inst, int32_t length, uint8_t flags);
 struct lentry *lq_entry(struct lq *q, jlong tag);	/* NULL if tag is not an entry */
 
 /*
- * lq_objects: apply the list member m (filter, exists, count, first, map,
- * sum, min, max, foreach, sort_by, top, contains, group_by, length) with
- * lambda fn to every object of the heap, in address order (docs/dsl.md's
+ * lq_objects: apply the list member r (a row of builtins.h: filter, exists,
+ * count, first, map, sum, min, max, foreach, sort_by, top, contains,
+ * group_by, length) to every object of the heap, in address order (docs/dsl.md's
  * `objects`), after a full GC. By one IterateThroughHeap when fn can be
  * evaluated from what it reports; by JNI over the instances of the class
  * fn's leading `it is C` names otherwise. Returns the member's value.
  */
-struct lval lq_objects(struct lq *q, struct node *at, const char *m, int nargs,
+struct lval lq_objects(struct lq *q, struct node *at, const struct bi_row *r, int nargs,
 		       struct lval *args);
+/*
+ * lq_heap_list: the heap's list r (a global row of builtins.h: objects,
+ * classes, classloaders, threads); `objects` is a list marked all, which the
+ * list members hand to lq_objects.
+ */
+struct lval lq_heap_list(struct lq *q, const struct node *at, const struct bi_row *r);
 /* lq_instances: the instances of class c (not subclasses), as JNI objects. */
 struct lval lq_instances(struct lq *q, const struct node *at, uint32_t c);
 /*

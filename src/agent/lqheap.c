@@ -788,7 +788,7 @@ static void collect_reads(struct iter *it, const struct node *n, const char *par
 	if (n->kind == N_MEMBER && n->a && n->a->kind == N_IDENT && n->a->name &&
 	    !strcmp(n->a->name, param) && it->nreads < 64) {
 		it->reads[it->nreads++] = n->name;
-		if (!strcmp(n->name, "text") || !strcmp(n->name, "toString"))
+		if (bi_id_of(n->name, BI_R_OBJECT) == BI_OBJ_TEXT)
 			it->reads_text = true;
 	}
 	if ((n->kind == N_BIN || n->kind == N_IN) &&
@@ -1275,25 +1275,27 @@ void lq_class_count(struct lq *q, uint32_t c, uint64_t *count, uint64_t *bytes)
  * is C and ...`), the instances of C and its subclasses come back as JNI
  * objects and the member runs over them.
  */
-struct lval lq_objects(struct lq *q, struct node *at, const char *m, int nargs,
+struct lval lq_objects(struct lq *q, struct node *at, const struct bi_row *r, int nargs,
 		       struct lval *args)
 {
+	const char *m = r->name;
 	struct lval fn = nargs ? args[nargs - 1] : (struct lval){LK_NULL, {0}};
-	static const struct { const char *m; enum it_op op; } ops[] = {
-		{"count", IT_COUNT}, {"length", IT_COUNT}, {"size", IT_COUNT},
-		{"filter", IT_FILTER}, {"exists", IT_EXISTS}, {"first", IT_FIRST},
-		{"map", IT_MAP}, {"sum", IT_SUM}, {"min", IT_MIN}, {"max", IT_MAX}};
-	int op = -1;
-	for (size_t k = 0; k < sizeof ops / sizeof *ops; k++)
-		if (!strcmp(m, ops[k].m))
-			op = (int)ops[k].op;
-	bool lam = fn.k == LK_LAMBDA;
-	if (!strcmp(m, "filter") || !strcmp(m, "exists") || !strcmp(m, "map") ||
-	    !strcmp(m, "foreach") || !strcmp(m, "sort_by") || !strcmp(m, "group_by") ||
-	    !strcmp(m, "top")) {
-		if (!lam)
-			lq_raise(q, LQ_ERROR, at, "%s takes one lambda, e.g. %s([it | ...])", m, m);
+	int op;
+	switch (r->id) {	/* what one heap iteration can answer */
+	case BI_LIST_COUNT: case BI_LIST_LENGTH: op = IT_COUNT; break;
+	case BI_LIST_FILTER: op = IT_FILTER; break;
+	case BI_LIST_EXISTS: op = IT_EXISTS; break;
+	case BI_LIST_FIRST: op = IT_FIRST; break;
+	case BI_LIST_MAP: op = IT_MAP; break;
+	case BI_LIST_SUM: op = IT_SUM; break;
+	case BI_LIST_MIN: op = IT_MIN; break;
+	case BI_LIST_MAX: op = IT_MAX; break;
+	default: op = -1; break;
 	}
+	bool lam = fn.k == LK_LAMBDA;
+	/* those that take a lambda always (top's is its last argument) */
+	if (r->lambda && r->min_args >= 1 && !lam)
+		lq_raise(q, LQ_ERROR, at, "%s takes one lambda, e.g. %s([it | ...])", m, m);
 	const uint8_t *bits = lam ? class_filter(q, fn) : NULL;
 	/* a lambda that needed JNI once (it reads another object's fields) needs it again */
 	bool walked_before = lam && (fn.u.fn->lam->ctx & 0x80);
@@ -1348,7 +1350,42 @@ struct lval lq_objects(struct lq *q, struct node *at, const char *m, int nargs,
 	prepare_classes(q, bits);
 	run_iteration(q, &it, single_class(q, bits), false);
 	struct lval all = hits_list(q, at, &it);
-	return lq_list_member(q, at, m, all.u.l, nargs, args);
+	return lq_list_member(q, at, r, all.u.l, nargs, args);
+}
+
+struct lval lq_heap_list(struct lq *q, const struct node *at, const struct bi_row *r)
+{
+	if (r->id == BI_OBJECTS) {
+		if (q->allobjects.k != LK_LIST) {
+			struct llist *l = lq_alloc_keep(q, sizeof *l);
+			l->all = true;
+			q->allobjects.k = LK_LIST;
+			q->allobjects.u.l = l;
+		}
+		return q->allobjects;
+	}
+	if (q->in_walk && !(r->flags & BI_WALK))
+		lq_raise(q, LQ_UNSUPPORTED, at, "'%s' during a heap walk", r->name);
+	uint32_t n;
+	uint8_t k;
+	if (r->id == BI_CLASSES) {
+		n = q->ncls;
+		k = LK_CLASS;
+	} else if (r->id == BI_THREADS) {
+		lq_threads(q);
+		n = q->nthreads;
+		k = LK_THREAD;
+	} else {
+		lq_loaders(q);
+		n = q->nloaders;
+		k = LK_LOADER;
+	}
+	struct llist *l = lq_alloc(q, sizeof *l);
+	l->n = n;
+	l->v = lq_alloc(q, ((size_t)n + 1) * sizeof *l->v);
+	for (uint32_t i = 0; i < n; i++)
+		l->v[i] = (struct lval){k, {.idx = i}};
+	return (struct lval){LK_LIST, {.l = l}};
 }
 
 void lq_stream(struct lq *q, struct node *at, struct lval fn, struct node *also,

@@ -1063,7 +1063,8 @@ static void stream_each(void *ctx, struct lval x)
 static bool streamable(struct an *a)
 {
 	struct node *r = a->roots;
-	return a->ninst == 1 && r && r->kind == N_CALL && r->name && !strcmp(r->name, "filter") &&
+	return a->ninst == 1 && r && r->kind == N_CALL &&
+	       bi_id_of(r->name, BI_R_LIST) == BI_LIST_FILTER &&
 	       r->nitems == 1 && pe_is_ident(r->a, "objects");
 }
 

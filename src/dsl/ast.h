@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct bi_row;
+
 enum node_kind {
 	N_INT, N_FLOAT, N_STR, N_BOOL, N_NULL,
 	N_IDENT,	/* name */
@@ -55,6 +57,8 @@ struct node {
 	uint32_t cache_off;	/* MEMBER: the field's offset in the instance data */
 	uint8_t cache_type;	/* MEMBER: its basic type, 0 = not a field (a built-in) */
 	uint8_t ctx;		/* IDENT: 1..4 THIS, REFERRER, ENTITY, ref_kind; 5 other */
+	uint8_t bi_recv1;	/* MEMBER, CALL: the receiver kind + 1 bi is for (builtins.h) */
+	const struct bi_row *bi;	/* MEMBER, CALL: its built-in for that kind, or NULL */
 };
 
 enum stmt_kind {

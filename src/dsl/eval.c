@@ -354,31 +354,28 @@ static struct value ident(struct ev *e, struct frame *f, struct node *n)
 		return *v;
 	if ((v = eval_prop_find(e->cur, name)))
 		return *v;
-	if (!strcmp(name, "THIS") || !strcmp(name, "REFERRER") || !strcmp(name, "ENTITY") ||
-	    !strcmp(name, "ref_kind")) {
-		n->ctx = name[0] == 'T' ? 1 : name[0] == 'R' ? 2 : name[0] == 'E' ? 3 : 4;
-		if (!strcmp(name, "ENTITY") && e->entity) {
-			struct value r = {V_ENTITY, {.ent = e->entity}};
-			return r;
-		}
+	const struct bi_row *bi = bi_of(n, BI_R_GLOBAL);
+	enum bi_id id = bi ? bi->id : BI_NIDS;
+	if (id >= BI_THIS && id <= BI_REF_KIND) {
+		n->ctx = (uint8_t)(id - BI_THIS + 1);
+		if (id == BI_ENTITY && e->entity)
+			return (struct value){V_ENTITY, {.ent = e->entity}};
 		if (!e->in_trav)
 			eval_rt_error(e, n, "%s is only defined while a set type's instances are built "
 				 "(in roots, membership, on_inclusion)", name);
-		if (!strcmp(name, "THIS"))
+		if (id == BI_THIS)
 			return e->this_v;
-		if (!strcmp(name, "REFERRER"))
+		if (id == BI_REFERRER)
 			return e->referrer;
-		struct value r = {V_REFKIND, {.rk = e->rk}};
-		return r;
+		return (struct value){V_REFKIND, {.rk = e->rk}};
 	}
 	struct binding *b = eval_global_find(e->d, name);
 	if (b)
 		return b->v;
-	if (!strcmp(name, "objects") || !strcmp(name, "classes") || !strcmp(name, "threads") ||
-	    !strcmp(name, "classloaders"))
-		return eval_builtin_list(e, n, name);
-	if (!strcmp(name, "allocations"))
+	if (id == BI_ALLOCATIONS)
 		return eval_allocations(e, n);
+	if (bi)
+		return eval_builtin_list(e, n, id);
 	for (int k = 0; k <= RK_NONE; k++)
 		if (!strcmp(name, refkind_name((enum refkind)k))) {
 			struct value r = {V_REFKIND, {.rk = (enum refkind)k}};
@@ -387,12 +384,7 @@ static struct value ident(struct ev *e, struct frame *f, struct node *n)
 	if (eval_extern_find(e->d, name))
 		eval_rt_error(e, n, "'%s' is a native function: call it, %s(...)", name, name);
 	const char *cands[64];
-	int nc = 0;
-	static const char *const fixed[] = {"objects", "classes", "classloaders", "threads",
-					    "allocations", "THIS", "REFERRER", "ENTITY",
-					    "ref_kind"};
-	for (size_t k = 0; k < sizeof fixed / sizeof *fixed; k++)
-		cands[nc++] = fixed[k];
+	int nc = bi_names(BI_R_GLOBAL, cands, 64);
 	for (struct frame *g = f; g; g = g->up)
 		for (int k = 0; k < g->n && nc < 64; k++)
 			cands[nc++] = g->names[k];

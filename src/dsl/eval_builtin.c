@@ -9,6 +9,7 @@
 #include "eval_internal.h"
 
 #include "../base/suggest.h"
+#include "builtins.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,21 +57,21 @@ static struct value obj_list(struct ev *e, const uint32_t *v, uint32_t n)
 
 /* ---- built-in lists ---- */
 
-struct value eval_builtin_list(struct ev *e, const struct node *at, const char *name)
+struct value eval_builtin_list(struct ev *e, const struct node *at, enum bi_id id)
 {
 	char what[32];
-	snprintf(what, sizeof what, "'%s'", name);
+	snprintf(what, sizeof what, "'%s'", at->name);
 	eval_need_heap(e, at, what);
 	const struct heap *h = e->h;
-	if (!strcmp(name, "objects"))
+	if (id == BI_OBJECTS)
 		return eval_vlist(e, L_ALL, h->n);
-	if (!strcmp(name, "classes")) {
+	if (id == BI_CLASSES) {
 		struct value l = eval_vlist(e, L_VALUES, h->nclasses);
 		for (uint32_t c = 0; c < h->nclasses; c++)
 			l.u.l->v[c] = vidx(V_CLASS, c);
 		return l;
 	}
-	if (!strcmp(name, "threads")) {
+	if (id == BI_THREADS) {
 		struct value l = eval_vlist(e, L_VALUES, h->nthreads);
 		for (uint32_t t = 0; t < h->nthreads; t++)
 			l.u.l->v[t] = vidx(V_THREAD, t);
@@ -231,12 +232,19 @@ static struct value list_member(struct ev *e, struct node *n, struct value recv,
 	struct list *l = recv.u.l;
 	struct value fn = nargs ? args[0] : VNULL, x;
 	struct cursor c;
-	bool need_fn = !strcmp(m, "filter") || !strcmp(m, "map") || !strcmp(m, "exists") ||
-		       !strcmp(m, "foreach") || !strcmp(m, "sort_by") || !strcmp(m, "group_by");
-	if (need_fn && nargs != 1)
+	const struct bi_row *r = bi_of(n, BI_R_LIST);
+	if (!r) {
+		const char *names[64];
+		char sug[200], all[300];
+		hs_suggest(sug, sizeof sug, m, names, bi_names(BI_R_LIST, names, 64), NULL);
+		eval_rt_error(e, n, "a list has no member '%s'%s (members: %s)", m, sug,
+			      bi_list(BI_R_LIST, all, sizeof all));
+	}
+	if (r->lambda && r->min_args == 1 && r->max_args == 1 && nargs != 1)
 		eval_rt_error(e, n, "%s takes one lambda, e.g. %s([it | ...])", m, m);
-	if (!strcmp(m, "filter") || !strcmp(m, "exists") || !strcmp(m, "first")) {
-		bool first = !strcmp(m, "first"), exists = !strcmp(m, "exists");
+	switch (r->id) {
+	case BI_LIST_FILTER: case BI_LIST_EXISTS: case BI_LIST_FIRST: {
+		bool first = r->id == BI_LIST_FIRST, exists = r->id == BI_LIST_EXISTS;
 		if (first && !nargs)
 			return l->n ? list_get(l, 0) : VNULL;
 		cursor_init(e, &c, l, fn);
@@ -257,7 +265,7 @@ static struct value list_member(struct ev *e, struct node *n, struct value recv,
 			return VNULL;
 		return eval_build_done(e, &b);
 	}
-	if (!strcmp(m, "map")) {
+	case BI_LIST_MAP: {
 		struct builder b = {NULL, NULL, 0, 0, true};
 		cursor_init(e, &c, l, VNULL);
 		while (cursor_next(&c, &x)) {
@@ -266,15 +274,14 @@ static struct value list_member(struct ev *e, struct node *n, struct value recv,
 		}
 		return eval_build_done(e, &b);
 	}
-	if (!strcmp(m, "foreach")) {
+	case BI_LIST_FOREACH:
 		cursor_init(e, &c, l, VNULL);
 		while (cursor_next(&c, &x)) {
 			eval_poll(e, n);
 			eval_call1(e, n, fn, x);
 		}
 		return VNULL;
-	}
-	if (!strcmp(m, "count") || !strcmp(m, "length") || !strcmp(m, "size")) {
+	case BI_LIST_COUNT: case BI_LIST_LENGTH: {
 		if (!nargs)
 			return vint(list_len(l));
 		int64_t k = 0;
@@ -285,8 +292,8 @@ static struct value list_member(struct ev *e, struct node *n, struct value recv,
 		}
 		return vint(k);
 	}
-	if (!strcmp(m, "sum") || !strcmp(m, "min") || !strcmp(m, "max")) {
-		int which = m[1] == 'u' ? 0 : m[1] == 'i' ? 1 : 2;
+	case BI_LIST_SUM: case BI_LIST_MIN: case BI_LIST_MAX: {
+		int which = r->id == BI_LIST_SUM ? 0 : r->id == BI_LIST_MIN ? 1 : 2;
 		struct value acc = which ? VNULL : vint(0);
 		cursor_init(e, &c, l, VNULL);
 		while (cursor_next(&c, &x)) {
@@ -305,8 +312,8 @@ static struct value list_member(struct ev *e, struct node *n, struct value recv,
 		}
 		return acc;
 	}
-	if (!strcmp(m, "sort_by") || !strcmp(m, "top")) {
-		bool top = m[0] == 't';
+	case BI_LIST_SORT_BY: case BI_LIST_TOP: {
+		bool top = r->id == BI_LIST_TOP;
 		int64_t limit = -1;
 		if (top) {
 			if (nargs != 2 || args[0].k != V_INT)
@@ -335,7 +342,7 @@ static struct value list_member(struct ev *e, struct node *n, struct value recv,
 				eval_build_add(e, &b, items[j].item);
 		return eval_build_done(e, &b);
 	}
-	if (!strcmp(m, "group_by")) {
+	case BI_LIST_GROUP_BY: {
 		/* [{key, count, items}] in order of first appearance; keys hashed */
 		struct value *keys = NULL;
 		struct builder *groups = NULL;
@@ -399,21 +406,17 @@ static struct value list_member(struct ev *e, struct node *n, struct value recv,
 		}
 		return out;
 	}
-	if (!strcmp(m, "contains")) {
+	case BI_LIST_CONTAINS:
 		if (nargs != 1)
 			eval_rt_error(e, n, "contains takes one value");
 		for (uint32_t k = 0; k < l->n; k++)
 			if (eval_equal(e, list_get(l, k), args[0]))
 				return vbool(true);
 		return vbool(false);
+	default:
+		break;
 	}
-	static const char *const members[] = {"filter", "map", "exists", "foreach", "count",
-					      "sum", "min", "max", "sort_by", "top", "first",
-					      "group_by", "contains", "length"};
-	char sug[200];
-	hs_suggest(sug, sizeof sug, m, members, (int)(sizeof members / sizeof *members), NULL);
-	eval_rt_error(e, n, "a list has no member '%s'%s (members: filter, map, exists, foreach, "
-		 "count, sum, min, max, sort_by, top, first, group_by, contains, length)", m, sug);
+	eval_rt_error(e, n, "the list member '%s' has no case in the evaluator", m);
 }
 
 /* ---- heap members ---- */
@@ -463,24 +466,24 @@ static struct value object_member(struct ev *e, struct node *n, uint32_t i)
 		if (hv.type)
 			return from_heap(e, hv);
 	}
-	if (!strcmp(m, "class")) {
-		if (heap_kind(h, i) == HEAP_CLASS)
-			return vidx(V_CLASS, h->cls[i]);
+	enum heap_kind k = heap_kind(h, i);
+	const struct bi_row *r = bi_of(n, BI_R_OBJECT);
+	switch (r ? r->id : BI_NIDS) {
+	case BI_OBJ_CLASS:
 		return vidx(V_CLASS, h->cls[i]);
-	}
-	if (!strcmp(m, "size") || !strcmp(m, "shallow_size"))
+	case BI_OBJ_SIZE:
 		return vint((int64_t)heap_shallow(h, i));
-	if (!strcmp(m, "id") || !strcmp(m, "object_id"))
+	case BI_OBJ_ID:
 		return vint((int64_t)heap_id(h, i));
-	if (!strcmp(m, "retained") || !strcmp(m, "retained_size")) {
+	case BI_OBJ_RETAINED: {
 		struct dom_tree *t = e->d->eng.dom ? e->d->eng.dom(e->d->eng.ctx) : NULL;
 		if (!t)
 			eval_rt_error(e, n, "retained sizes are not available (the dominator tree could "
 				 "not be computed)");
 		return vint((int64_t)dom_retained(t, i));
 	}
-	if (!strcmp(m, "dynamic_size") || !strcmp(m, "dynamic_size_est")) {
-		bool est = m[12] == '_';
+	case BI_OBJ_DYNAMIC_SIZE: case BI_OBJ_DYNAMIC_SIZE_EST: {
+		bool est = r->id == BI_OBJ_DYNAMIC_SIZE_EST;
 		struct dyn *dy = e->d->eng.dyn ? e->d->eng.dyn(e->d->eng.ctx, est) : NULL;
 		if (!dy)
 			eval_rt_error(e, n, "dynamic sizes are not available (the engine could not be "
@@ -493,45 +496,48 @@ static struct value object_member(struct ev *e, struct node *n, uint32_t i)
 			eval_rt_error(e, n, "interrupted");
 		return vint((int64_t)bytes);
 	}
-	if (!strcmp(m, "refs")) {
+	case BI_OBJ_REFS: {
 		uint32_t cnt;
 		const uint32_t *out = heap_out(h, i, &cnt);
 		return obj_list(e, out, cnt);
 	}
-	if (!strcmp(m, "referrers")) {
+	case BI_OBJ_REFERRERS: {
 		uint32_t cnt;
 		const uint32_t *in = heap_in(h, i, &cnt);
 		return obj_list(e, in, cnt);
 	}
-	enum heap_kind k = heap_kind(h, i);
-	if (!strcmp(m, "length") && (k == HEAP_OBJ_ARRAY || k == HEAP_PRIM_ARRAY))
-		return vint(heap_array_length(h, i));
-	if (!strcmp(m, "elements") && (k == HEAP_OBJ_ARRAY || k == HEAP_PRIM_ARRAY)) {
-		uint32_t len = heap_array_length(h, i);
-		struct builder b = {NULL, NULL, 0, 0, true};
-		for (uint32_t j = 0; j < len; j++)
-			eval_build_add(e, &b, from_heap(e, heap_array_elem(h, i, j)));
-		return eval_build_done(e, &b);
-	}
-	if (!strcmp(m, "text") || !strcmp(m, "toString")) {
+	case BI_OBJ_LENGTH:
+		if (k == HEAP_OBJ_ARRAY || k == HEAP_PRIM_ARRAY)
+			return vint(heap_array_length(h, i));
+		break;
+	case BI_OBJ_ELEMENTS:
+		if (k == HEAP_OBJ_ARRAY || k == HEAP_PRIM_ARRAY) {
+			uint32_t len = heap_array_length(h, i);
+			struct builder b = {NULL, NULL, 0, 0, true};
+			for (uint32_t j = 0; j < len; j++)
+				eval_build_add(e, &b, from_heap(e, heap_array_elem(h, i, j)));
+			return eval_build_done(e, &b);
+		}
+		break;
+	case BI_OBJ_TEXT: {
 		const char *s = eval_obj_text(e, i);
 		if (s)
 			return vstr(s);
+		break;
 	}
-	if (!strcmp(m, "kind"))
+	case BI_OBJ_KIND:
 		return vstr(k == HEAP_INSTANCE ? "instance" : k == HEAP_OBJ_ARRAY ? "object array"
 			    : k == HEAP_PRIM_ARRAY ? "primitive array" : "class");
-	if (!strcmp(m, "heap")) {	/* Android: app, zygote, image; null elsewhere */
+	case BI_OBJ_HEAP: {	/* Android: app, zygote, image; null elsewhere */
 		const char *hn = heap_android_heap(h, i);
 		return hn ? vstr(hn) : VNULL;
 	}
+	default:
+		break;
+	}
 	struct field_names fn = {{0}, 0};
 	heap_fields_each(h, i, collect_field, &fn);
-	static const char *const builtins[] = {"class", "size", "id", "retained", "dynamic_size",
-					       "dynamic_size_est", "refs", "referrers", "length",
-					       "elements", "text", "kind", "heap"};
-	for (size_t b = 0; b < sizeof builtins / sizeof *builtins && fn.n < 256; b++)
-		fn.v[fn.n++] = builtins[b];
+	fn.n += bi_names(BI_R_OBJECT, fn.v + fn.n, 256 - fn.n);
 	char sug[200];
 	hs_suggest(sug, sizeof sug, m, fn.v, fn.n, NULL);
 	eval_rt_error(e, n, "class %s has no field '%s'%s", heap_class_name(h, i), m, sug);
@@ -542,36 +548,37 @@ static struct value class_member(struct ev *e, struct node *n, uint32_t c)
 	const struct heap *h = e->h;
 	const struct heap_class *k = &h->classes[c];
 	const char *m = n->name;
-	if (!strcmp(m, "name"))
+	const struct bi_row *r = bi_of(n, BI_R_CLASS);
+	switch (r ? r->id : BI_NIDS) {
+	case BI_CLASS_NAME:
 		return vstr(k->name);
-	if (!strcmp(m, "classloader") || !strcmp(m, "loader"))
+	case BI_CLASS_LOADER:
 		return vidx(V_LOADER, k->loader);
-	if (!strcmp(m, "super"))
+	case BI_CLASS_SUPER:
 		return k->super == HEAP_NONE ? VNULL : vidx(V_CLASS, k->super);
-	if (!strcmp(m, "instances")) {
+	case BI_CLASS_INSTANCES: {
 		uint32_t cnt;
 		const uint32_t *inst = heap_instances(h, c, &cnt);
 		return obj_list(e, inst, cnt);
 	}
-	if (!strcmp(m, "count"))
+	case BI_CLASS_COUNT:
 		return vint((int64_t)k->count);
-	if (!strcmp(m, "object"))
+	case BI_CLASS_OBJECT:
 		return k->obj == HEAP_NONE ? VNULL : vidx(V_OBJ, k->obj);
-	if (!strcmp(m, "id"))
+	case BI_CLASS_ID:
 		return vint((int64_t)k->id);
-	if (!strcmp(m, "instance_size"))
+	case BI_CLASS_INSTANCE_SIZE:
 		return vint(k->inst_size);
-	if (!strcmp(m, "shallow"))
+	case BI_CLASS_SHALLOW:
 		return vint((int64_t)k->shallow);
+	default:
+		break;
+	}
 	struct heap_value hv;
 	if (heap_static(h, c, m, &hv))
 		return from_heap(e, hv);
 	const char *cands[300];
-	int nc = 0;
-	static const char *const builtins[] = {"name", "classloader", "super", "instances",
-					       "count", "object", "id", "instance_size", "shallow"};
-	for (size_t b = 0; b < sizeof builtins / sizeof *builtins; b++)
-		cands[nc++] = builtins[b];
+	int nc = bi_names(BI_R_CLASS, cands, 300);
 	for (unsigned s = 0; s < k->nstatics && nc < 300; s++)
 		cands[nc++] = k->statics[s].name;
 	char sug[200];
@@ -583,11 +590,14 @@ static struct value loader_member(struct ev *e, struct node *n, uint32_t ld)
 {
 	const struct heap *h = e->h;
 	const char *m = n->name;
-	if (!strcmp(m, "id"))
+	char all[300];
+	const struct bi_row *r = bi_of(n, BI_R_LOADER);
+	switch (r ? r->id : BI_NIDS) {
+	case BI_LOADER_ID:
 		return vint(ld == HEAP_NONE ? 0 : (int64_t)heap_id(h, ld));
-	if (!strcmp(m, "object"))
+	case BI_LOADER_OBJECT:
 		return ld == HEAP_NONE ? VNULL : vidx(V_OBJ, ld);
-	if (!strcmp(m, "name")) {
+	case BI_LOADER_NAME: {
 		if (ld == HEAP_NONE)
 			return vstr("<bootstrap>");
 		struct heap_value hv;
@@ -599,35 +609,44 @@ static struct value loader_member(struct ev *e, struct node *n, uint32_t ld)
 		}
 		return vstr(heap_class_name(h, ld));
 	}
-	if (!strcmp(m, "classes")) {
+	case BI_LOADER_CLASSES: {
 		struct builder b = {NULL, NULL, 0, 0, false};
 		for (uint32_t c = 0; c < h->nclasses; c++)
 			if (h->classes[c].loader == ld && h->classes[c].obj != HEAP_NONE)
 				eval_build_add(e, &b, vidx(V_CLASS, c));
 		return eval_build_done(e, &b);
 	}
-	eval_rt_error(e, n, "a classloader has no member '%s' (members: id, name, classes, object)", m);
+	default:
+		eval_rt_error(e, n, "a classloader has no member '%s' (members: %s)", m,
+			      bi_list(BI_R_LOADER, all, sizeof all));
+	}
 }
 
 static struct value thread_member(struct ev *e, struct node *n, uint32_t t)
 {
 	const struct heap *h = e->h;
 	const char *m = n->name;
-	if (!strcmp(m, "name")) {
+	char all[300];
+	const struct bi_row *r = bi_of(n, BI_R_THREAD);
+	switch (r ? r->id : BI_NIDS) {
+	case BI_THREAD_NAME: {
 		char *s = heap_thread_name(h, t);
 		struct value v = s ? vstr(arena_strndup(e->a, s, strlen(s))) : VNULL;
 		free(s);
 		return v;
 	}
-	if (!strcmp(m, "object"))
+	case BI_THREAD_OBJECT:
 		return h->threads[t].obj == HEAP_NONE ? VNULL : vidx(V_OBJ, h->threads[t].obj);
-	if (!strcmp(m, "roots"))
+	case BI_THREAD_ROOTS:
 		return thread_roots(e, t);
-	if (!strcmp(m, "id"))
+	case BI_THREAD_ID:
 		return vint(h->threads[t].obj == HEAP_NONE ? 0 : (int64_t)heap_id(h, h->threads[t].obj));
-	if (!strcmp(m, "frames"))
+	case BI_THREAD_FRAMES:
 		return vint(h->threads[t].nframes);
-	eval_rt_error(e, n, "a thread has no member '%s' (members: name, object, roots, id, frames)", m);
+	default:
+		eval_rt_error(e, n, "a thread has no member '%s' (members: %s)", m,
+			      bi_list(BI_R_THREAD, all, sizeof all));
+	}
 }
 
 struct value eval_member(struct ev *e, struct node *n, struct value recv, int nargs,
@@ -646,9 +665,10 @@ struct value eval_member(struct ev *e, struct node *n, struct value recv, int na
 	case V_THREAD:
 		return thread_member(e, n, recv.u.idx);
 	case V_ENTITY: {
-		if (!strcmp(m, "name"))
+		enum bi_id id = bi_of(n, BI_R_ENTITY) ? n->bi->id : BI_NIDS;
+		if (id == BI_ENTITY_NAME)
 			return recv.u.ent->name;
-		if (!strcmp(m, "members") || !strcmp(m, "count"))
+		if (id == BI_ENTITY_MEMBERS)
 			return vint((int64_t)recv.u.ent->members);
 		struct value *p = eval_prop_find(recv.u.ent, m);
 		if (p)
@@ -665,7 +685,7 @@ struct value eval_member(struct ev *e, struct node *n, struct value recv, int na
 			 recv.u.st->type ? recv.u.st->type : "", m, sug);
 	}
 	case V_STR:
-		if (!strcmp(m, "length")) {
+		if (bi_of(n, BI_R_STRING) && n->bi->id == BI_STR_LENGTH) {
 			/* characters: UTF-8 lead bytes (NUL is C0 80, one character) */
 			int64_t c = 0;
 			for (const unsigned char *p = (const unsigned char *)recv.u.s; *p; p++)

@@ -18,6 +18,7 @@
 #ifndef HS_EVAL_INTERNAL_H
 #define HS_EVAL_INTERNAL_H
 
+#include "builtins.h"
 #include "eval.h"
 
 #include <setjmp.h>
@@ -193,8 +194,8 @@ struct value eval_expr(struct ev *e, struct frame *f, struct node *n);
 
 /* ---- eval_builtin.c ---- */
 
-/* eval_builtin_list: the heap's list name: objects, classes, classloaders or threads. */
-struct value eval_builtin_list(struct ev *e, const struct node *at, const char *name);
+/* eval_builtin_list: the heap's list at names: id BI_OBJECTS, _CLASSES, _CLASSLOADERS or _THREADS. */
+struct value eval_builtin_list(struct ev *e, const struct node *at, enum bi_id id);
 /* eval_member: member n->name of recv, called with nargs arguments (0 for recv.name). */
 struct value eval_member(struct ev *e, struct node *n, struct value recv, int nargs,
 			 struct value *args);

@@ -39,10 +39,6 @@ void dsl_set_heap(struct dsl *d, const struct heap *h)
 		d->h = h;
 }
 
-/* The built-in lists that are the heap's, and the names of a set type's traversal. */
-static const char *const heap_names[] = {"objects", "classes", "classloaders", "threads",
-					 "THIS", "REFERRER", "ENTITY", "ref_kind"};
-
 /* node_mentions: whether identifier name (or, name NULL, one that needs a heap) is in n's tree. */
 static bool node_mentions(const struct node *n, const char *name)
 {
@@ -53,9 +49,10 @@ static bool node_mentions(const struct node *n, const char *name)
 	if (n->kind == N_IDENT) {
 		if (name && !strcmp(n->name, name))
 			return true;
-		for (size_t k = 0; !name && k < sizeof heap_names / sizeof *heap_names; k++)
-			if (!strcmp(n->name, heap_names[k]))
-				return true;
+		/* the heap's lists, and the names of a set type's traversal */
+		const struct bi_row *g = name ? NULL : bi_lookup(n->name, BI_R_GLOBAL);
+		if (g && (g->flags & BI_HEAP))
+			return true;
 	}
 	if (node_mentions(n->a, name) || node_mentions(n->b, name) ||
 	    node_mentions(n->result, name))

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "builtins.h"
 #include "value.h"
 
 bool pe_is_ident(const struct node *n, const char *name)
@@ -117,21 +118,23 @@ enum tri pe_membership(const struct node *n, const struct pe_ctx *c)
 
 /* ---- what can run inside a JVM ---- */
 
+/*
+ * node_reason: where the table of built-ins (builtins.h) says a member or a
+ * name of n's tree can run. The receiver's kind is not known here: a member
+ * that some receiver has only on a dump counts (a Java field of that name
+ * shadows it at run time, but the tree cannot tell).
+ */
 static const char *node_reason(const struct node *n, int depth, char *why, size_t cap)
 {
-	static const char *const heap_only[] = {"retained", "retained_size", "dynamic_size",
-						"dynamic_size_est", "refs", "referrers", "roots",
-						"elements"};
 	if (!n || depth > 400)
 		return NULL;
-	if ((n->kind == N_MEMBER || n->kind == N_CALL) && n->name)
-		for (size_t k = 0; k < sizeof heap_only / sizeof *heap_only; k++)
-			if (!strcmp(n->name, heap_only[k])) {
-				snprintf(why, cap, "it reads '%s', which needs the whole object graph "
-					 "(a heap dump)", n->name);
-				return why;
-			}
-	if (n->kind == N_IDENT && n->name && !strcmp(n->name, "allocations")) {
+	if ((n->kind == N_MEMBER || n->kind == N_CALL) && bi_member_where(n->name) == BI_DUMP) {
+		snprintf(why, cap, "it reads '%s', which needs the whole object graph (a heap dump)",
+			 n->name);
+		return why;
+	}
+	const struct bi_row *g = n->kind == N_IDENT ? bi_lookup(n->name, BI_R_GLOBAL) : NULL;
+	if (g && g->where == BI_HEAPSH) {	/* allocations */
 		snprintf(why, cap, "it reads the allocation recording, which heapsh reads itself");
 		return why;
 	}
@@ -191,7 +194,8 @@ bool plan_mentions_prop(const struct stmt *set, const struct node *n)
 			if (set->props[k].kind == P_USER && set->props[k].decl.name &&
 			    !strcmp(set->props[k].decl.name, n->name))
 				return true;
-	if (n->kind == N_MEMBER && pe_is_ident(n->a, "ENTITY") && n->name && strcmp(n->name, "name"))
+	if (n->kind == N_MEMBER && pe_is_ident(n->a, "ENTITY") &&
+	    bi_id_of(n->name, BI_R_ENTITY) != BI_ENTITY_NAME)
 		return true;
 	if (plan_mentions_prop(set, n->a) || plan_mentions_prop(set, n->b) ||
 	    plan_mentions_prop(set, n->result))
@@ -256,7 +260,7 @@ void plan_set_type(const struct stmt *set, struct set_plan *p)
 	p->later = p->grow != TRI_FALSE || p->s3root != TRI_FALSE || p->s3none != TRI_FALSE;
 	p->order_free = plan_order_free(set, on_inclusion);
 	p->membership_reads_props = plan_mentions_prop(set, membership);
-	p->roots_filter = roots && roots->kind == N_CALL && roots->name &&
-			  !strcmp(roots->name, "filter") && roots->nitems == 1 &&
+	p->roots_filter = roots && roots->kind == N_CALL &&
+			  bi_id_of(roots->name, BI_R_LIST) == BI_LIST_FILTER && roots->nitems == 1 &&
 			  pe_is_ident(roots->a, "objects") && !plan_mentions_prop(set, roots);
 }

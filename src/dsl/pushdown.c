@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ast.h"
+#include "builtins.h"
 #include "parse.h"
 
 struct pd {
@@ -178,22 +179,23 @@ bool dsl_pushdown_stmts(struct stmt *const *st, int ns, struct dsl_pushdown *out
 		goto no;
 	struct pd p = {&out->arena, NULL};
 	const struct node *e = st[0]->e;
-	/* objects.filter(L).count / .length / .first */
-	if (e->kind == N_MEMBER && e->a->kind == N_CALL && !strcmp(e->a->name, "filter") &&
-	    (!strcmp(e->name, "count") || !strcmp(e->name, "length") || !strcmp(e->name, "first"))) {
-		out->op = e->name[0] == 'f' ? PD_FIRST : PD_COUNT;
+	/* objects.filter(L).count / .length / .first (not length's alias size) */
+	const struct bi_row *r = bi_lookup(e->name, BI_R_LIST);
+	enum bi_id id = r ? r->id : BI_NIDS;
+	if (e->kind == N_MEMBER && e->a->kind == N_CALL &&
+	    bi_id_of(e->a->name, BI_R_LIST) == BI_LIST_FILTER &&
+	    (id == BI_LIST_COUNT || id == BI_LIST_FIRST ||
+	     (id == BI_LIST_LENGTH && !(r->flags & BI_ALIAS)))) {
+		out->op = id == BI_LIST_FIRST ? PD_FIRST : PD_COUNT;
 		e = e->a;
 	} else if (e->kind == N_CALL) {
-		if (!strcmp(e->name, "filter"))
-			out->op = PD_FILTER;
-		else if (!strcmp(e->name, "exists"))
-			out->op = PD_EXISTS;
-		else if (!strcmp(e->name, "count"))
-			out->op = PD_COUNT;
-		else if (!strcmp(e->name, "first"))
-			out->op = PD_FIRST;
-		else
-			goto no;
+		switch (id) {
+		case BI_LIST_FILTER: out->op = PD_FILTER; break;
+		case BI_LIST_EXISTS: out->op = PD_EXISTS; break;
+		case BI_LIST_COUNT: out->op = PD_COUNT; break;
+		case BI_LIST_FIRST: out->op = PD_FIRST; break;
+		default: goto no;
+		}
 	} else {
 		goto no;
 	}

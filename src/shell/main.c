@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../dsl/builtins.h"
 #include "../dsl/eval.h"
 #include "le.h"
 #include "../out/out.h"
@@ -564,15 +565,19 @@ int sh_complete(const char *line, int start, const char *word, char **out, int c
 				if (!strncmp(h->classes[c].fields[f].name, part, pl))
 					add_cand(out, &n, cap, xasprintf("%s.%s", var,
 									 h->classes[c].fields[f].name));
-		static const char *const members[] = {
-			"class", "size", "retained", "dynamic_size", "dynamic_size_est", "id", "refs", "referrers", "length", "elements",
-			"text", "name", "instances", "classloader", "super", "classes", "roots",
-			"filter", "map", "exists", "foreach", "count", "sum", "min", "max", "sort_by",
-			"top", "first", "group_by", "contains", NULL};
+		/* the members of every kind of value (src/dsl/builtins.h), each name once */
+		int nrows;
+		const struct bi_row *rows = bi_rows(&nrows);
 		if (class_of_var(h, line, var) != HEAP_NONE || !strchr(var, '.'))
-			for (int k = 0; members[k]; k++)
-				if (!strncmp(members[k], part, pl))
-					add_cand(out, &n, cap, xasprintf("%s.%s", var, members[k]));
+			for (int k = 0; k < nrows; k++) {
+				const char *m = rows[k].name;
+				bool listed = rows[k].recv != BI_R_GLOBAL && !(rows[k].flags & BI_ALIAS);
+				for (int j = 0; j < k && listed; j++)
+					listed = rows[j].recv == BI_R_GLOBAL || (rows[j].flags & BI_ALIAS) ||
+						 strcmp(rows[j].name, m);
+				if (listed && !strncmp(m, part, pl))
+					add_cand(out, &n, cap, xasprintf("%s.%s", var, m));
+			}
 		if (n)
 			return n;
 	}
