@@ -21,33 +21,33 @@ struct hs_session;
 void guard_caught(struct hs_session *s, struct hs_ctx *prev, const struct hs_catch *c);
 struct hs_ctx *guard_enter(struct hs_session *s);
 
+/* GUARD_BEGIN: s's context entered and a catch pushed; after a throw, fail (a statement). */
+#define GUARD_BEGIN(s, fail)                                    \
+	struct hs_catch c_;                                     \
+	struct hs_ctx *prev_ = guard_enter(s);                  \
+	hs_catch_push(&c_);                                     \
+	if (setjmp(c_.jb)) {                                    \
+		guard_caught((s), prev_, &c_);                  \
+		fail;                                           \
+	}
+/* GUARD_END: the catch popped and the context left, after the work returned. */
+#define GUARD_END()                                             \
+	hs_catch_pop(&c_);                                      \
+	hs_ctx_enter(prev_)
+
 #define GUARDED(s, fail, call)                                  \
 	do {                                                    \
-		struct hs_catch c_;                             \
-		struct hs_ctx *prev_ = guard_enter(s);          \
-		hs_catch_push(&c_);                             \
-		if (setjmp(c_.jb)) {                            \
-			guard_caught((s), prev_, &c_);          \
-			return fail;                            \
-		}                                               \
+		GUARD_BEGIN(s, return fail)                     \
 		__typeof__(call) r_ = call;                     \
-		hs_catch_pop(&c_);                              \
-		hs_ctx_enter(prev_);                            \
+		GUARD_END();                                    \
 		return r_;                                      \
 	} while (0)
 
 #define GUARDED_VOID(s, call)                                   \
 	do {                                                    \
-		struct hs_catch c_;                             \
-		struct hs_ctx *prev_ = guard_enter(s);          \
-		hs_catch_push(&c_);                             \
-		if (setjmp(c_.jb)) {                            \
-			guard_caught((s), prev_, &c_);          \
-			return;                                 \
-		}                                               \
+		GUARD_BEGIN(s, return)                          \
 		call;                                           \
-		hs_catch_pop(&c_);                              \
-		hs_ctx_enter(prev_);                            \
+		GUARD_END();                                    \
 	} while (0)
 
 #endif
