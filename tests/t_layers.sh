@@ -28,6 +28,13 @@ check "the library calls no exit() nor abort() but ctx.c's fallback" \
 src/base/ctx.c:		exit(3);
 src/base/ctx.c:	exit(3);" \
 	"$(grep -rn '\b_\?exit(\|\babort()' $LIBDIRS --include=*.c | sed 's/:[0-9]*:/:/' | sort)"
+# The session is opaque to its front ends (issue 36): its fields are
+# src/session/session_internal.h's, which only the session and its
+# white-box unit test include; the front ends read it through session.h.
+check "only src/session and test_session.c include session_internal.h" "" \
+	"$(grep -rln 'session_internal\.h' src tests bench | grep -v '^src/session/\|^tests/unit/test_session\.c$\|^tests/t_layers\.sh$' | head)"
+check "session.h does not define struct hs_session's fields" "" \
+	"$(grep -n '^struct hs_session {' src/session/session.h)"
 # A file passing ~1,500 lines holds two concerns (docs/STYLE: split it along them; issue 36).
 check "no file in src/ is over 1,500 lines" "" \
 	"$(find src -name '*.[ch]' -exec wc -l {} + | awk '$2 != "total" && $1 > 1500 { print $2 ": " $1 " lines" }')"

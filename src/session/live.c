@@ -6,7 +6,7 @@
  * reading an allocation recording. The shell's live commands (src/shell/
  * live.c) and the Lua module's heapsh.attach use these. See session.h.
  */
-#include "session.h"
+#include "session_internal.h"
 #include "guard.h"
 
 #include "../base/fmt.h"
@@ -113,7 +113,7 @@ void hs_leave(struct hs_session *s)
 	struct hs_error err;
 	bool told = false;
 	if (proto_alive(&l->conn)) {
-		if (proto_leave(&l->conn, !s->keep_agent, &outcome, &other, &err) != HS_OK)
+		if (proto_leave(&l->conn, !s->opt.keep_agent, &outcome, &other, &err) != HS_OK)
 			outcome = PROTO_KEPT_ASKED;
 		told = true;
 	}
@@ -261,10 +261,10 @@ static int open_snapshot(struct hs_session *s, const char *path)
 		s->gen++;
 	}
 	s->live = NULL;	/* hs_open closes the old heap, not the connection */
-	bool no_index = s->no_index;
-	s->no_index = true;	/* a snapshot is a temporary file: no index */
+	bool no_index = s->opt.no_index;
+	s->opt.no_index = true;	/* a snapshot is a temporary file: no index */
 	int st = hs_open(s, path);
-	s->no_index = no_index;
+	s->opt.no_index = no_index;
 	s->live = l;
 	s->prev = prev;
 	unlink(path);		/* the mapping keeps it readable */
@@ -584,4 +584,15 @@ static int p_alloc_fetch(struct hs_session *s, struct alc_rec **out)
 int hs_alloc_fetch(struct hs_session *s, struct alc_rec **out)
 {
 	GUARDED(s, HS_ERR, p_alloc_fetch(s, out));
+}
+
+int hs_open_jvm_dump(struct hs_session *s, const char *path)
+{
+	struct hs_live *l = s->live;
+	s->live = NULL;	/* opened as a dump: read with its index */
+	int st = hs_open(s, path);
+	s->live = l;
+	if (st == HS_OK && l)
+		l->snap_time = time(NULL);
+	return st;
 }

@@ -19,7 +19,7 @@
 #include "../dsl/plan.h"
 #include "../dsl/prog.h"
 #include "../dsl/pushdown.h"
-#include "session.h"
+#include "session_internal.h"
 #include "guard.h"
 
 /* ---- building the program ---- */
@@ -298,8 +298,8 @@ static int p_query_jvm(struct hs_session *s, struct stmt **st, int n, struct hs_
 {
 	memset(q, 0, sizeof *q);
 	why[0] = 0;
-	if (s->live_off || s->heap || !s->live) {
-		snprintf(why, cap, "%s", s->live_off ? "queries inside the JVM are off (:live)"
+	if (s->opt.live_off || s->heap || !s->live) {
+		snprintf(why, cap, "%s", s->opt.live_off ? "queries inside the JVM are off (:live)"
 			 : s->heap ? "a snapshot is loaded" : "no JVM is attached");
 		return HS_OK;
 	}
@@ -318,7 +318,7 @@ static int p_query_jvm(struct hs_session *s, struct stmt **st, int n, struct hs_
 	}
 	struct hs_error err;
 	hs_interrupted = 0;
-	int rc = proto_analyze(c, prog, len, s->live_time_s * 1000u, s->live_mem_mb, &q->an, &err);
+	int rc = proto_analyze(c, prog, len, s->opt.live_time_s * 1000u, s->opt.live_mem_mb, &q->an, &err);
 	free(prog);
 	if (rc != HS_OK) {
 		if (!strncmp(err.msg, "the agent in JVM", 16)) {
@@ -480,7 +480,7 @@ static int p_query(struct hs_session *s, const char *text, unsigned flags, struc
 			if (a->why_pushdown[0])
 				hs_notify(s, HS_NOTICE_TIMER, "heapsh: %s; taking a snapshot", a->why_pushdown);
 		}
-		if (!heapless && s->live && !s->live_off) {
+		if (!heapless && s->live && !s->opt.live_off) {
 			if (hs_query_jvm(s, st, ns, &a->jvm, a->why_jvm, sizeof a->why_jvm) != HS_OK)
 				return HS_ERR;
 			if (a->jvm.ran) {

@@ -64,44 +64,65 @@ struct hs_live {
 	char vm[300];		/* "OpenJDK 64-Bit Server VM 17.0.15+6-..." */
 };
 
-struct hs_session {
-	struct heap *heap;	/* the open dump or the latest snapshot, or NULL */
-	char *dump_path;	/* the dump's path (NULL for a snapshot) */
-	struct heap_load_opts load_opts;
+/* What the front end chooses for a session: read and set through hs_options. */
+struct hs_options {
+	struct heap_load_opts load;	/* how dumps are read (--dump, --oop-size, --layout-jdk) */
 	bool no_weak;		/* default for the engine: ignore Reference.referent */
 	bool no_index;		/* do not read or write the index file */
 	bool no_spill;		/* keep ids and positions in memory while the engine builds */
 	bool keep_agent;	/* leaving a JVM does not detach its agent */
-	struct dom_tree *dom[2];	/* [no_weak]: made on first use */
-	struct dyn *dyn;	/* the dynamic-size engine, made on first use */
-	bool dyn_from_index;
-	struct idx *idx;
-	bool idx_noted;		/* idx_note said (hs_index) */
-	bool model_from_index;	/* the heap was mapped from the index (heap_model_load) */
-	bool model_trusted;	/* without checking it again (idx_trusted) */
-	uint8_t adopt;		/* HS_ADOPT_*: written to the index, to be used from there at rest */
-	struct dsl *dsl;	/* the query language's session, made on first use */
-	struct hs_live *live;	/* the attached JVM, or NULL */
-	struct hs_prev {	/* the snapshot of the attached JVM before the heap (:suspects' baseline) */
-		struct heap *heap;	/* NULL: none */
-		struct dom_tree *dom[2];	/* [no_weak]: made on first use */
-		time_t when;		/* when it was taken */
-	} prev;
-	struct alc_rec *recording;	/* an allocation recording read from a file (hs_open of a JFR), or NULL */
-	char *recording_path;	/* its file */
-	unsigned gen;		/* heaps closed so far */
 	/* Queries inside the attached JVM (:live): off, and one analysis's time and agent memory limits. */
 	bool live_off;
 	uint32_t live_time_s, live_mem_mb;
-	struct hs_error err;	/* the last error */
-	struct hs_ctx work;	/* its work context: interrupt flag, progress, memory pool (hs_enter) */
-	/* The front end's hooks; NULL: silent. */
-	void (*notice)(void *ctx, enum hs_notice when, const char *text);
-	void (*stage)(void *ctx, const char *label);	/* long work begins; NULL: it ended */
-	void (*load_progress)(void *ctx, const char *path, double fraction);
-	void (*snap_progress)(void *ctx, uint64_t bytes);
-	void *ctx;
 };
+
+/* A session (opaque: its fields are the library's, src/session/session_internal.h). */
+struct hs_session;
+
+/* What a session has made so far, for a front end that says so (:info): nothing is made here. */
+struct hs_state {
+	bool model_from_index;	/* the heap was mapped from the index (heap_model_load) */
+	bool model_trusted;	/* without checking it again (idx_trusted) */
+	struct dom_tree *dom[2];	/* [no_weak]: the dominator trees made, or NULL */
+	struct dyn *dyn;	/* the dynamic-size engine, or NULL */
+	bool dyn_from_index;
+	struct idx *idx;	/* the index file, when open */
+	struct heap *prev;	/* the attached JVM's snapshot before the heap, or NULL */
+	struct dom_tree *prev_dom[2];
+	time_t prev_when;	/* when it was taken */
+};
+
+/*
+ * Reading a session (none of these makes anything; the pointers live as
+ * hs_session.h's ownership says): hs_heap, the open dump or latest
+ * snapshot, or NULL; hs_dump_path, the dump's path (NULL for a snapshot or
+ * none); hs_err, the last error (the front end may clear it); hs_gen, the
+ * heaps closed so far (a front end's object of an older gen is stale);
+ * hs_live_jvm, the attached JVM, or NULL; hs_recording and
+ * hs_recording_path, an allocation recording read from a file, or NULL;
+ * hs_options, what the front end chose, to read or set (it takes effect
+ * on the next call); hs_state, what has been made so far.
+ */
+struct heap *hs_heap(const struct hs_session *s);
+const char *hs_dump_path(const struct hs_session *s);
+struct hs_error *hs_err(struct hs_session *s);
+unsigned hs_gen(const struct hs_session *s);
+struct hs_live *hs_live_jvm(const struct hs_session *s);
+struct alc_rec *hs_recording(const struct hs_session *s);
+const char *hs_recording_path(const struct hs_session *s);
+struct hs_options *hs_options(struct hs_session *s);
+void hs_state(const struct hs_session *s, struct hs_state *st);
+/*
+ * hs_set_hooks: what the session tells its front end (each may be NULL:
+ * silent), with ctx passed back: notices, the stage of long work (label,
+ * NULL when it ends), a dump's reading (fraction of path read), a
+ * snapshot's bytes received (UINT64_MAX: done).
+ */
+void hs_set_hooks(struct hs_session *s, void *ctx,
+		  void (*notice_fn)(void *ctx, enum hs_notice when, const char *text),
+		  void (*stage_fn)(void *ctx, const char *label),
+		  void (*load_fn)(void *ctx, const char *path, double fraction),
+		  void (*snap_fn)(void *ctx, uint64_t bytes));
 
 /*
  * hs_session_new: a session with nothing open, its memory budget and spill
@@ -236,6 +257,13 @@ struct dsl *hs_dsl(struct hs_session *s);
  * connection without a word.
  */
 int hs_attach(struct hs_session *s, int pid);
+/*
+ * hs_open_jvm_dump: open the dump at path, which the attached JVM wrote
+ * (jcmd GC.heap_dump), as a dump (with its index), the JVM staying
+ * attached; it becomes the JVM's latest snapshot (its time now). HS_ERR
+ * with s->err, as hs_open.
+ */
+int hs_open_jvm_dump(struct hs_session *s, const char *path);
 int hs_need_heap(struct hs_session *s);
 int hs_snapshot(struct hs_session *s, const char *via);
 struct proto_conn *hs_live_conn(struct hs_session *s);

@@ -66,9 +66,9 @@ static void show_status(struct sh *sh, const struct alc_status *st)
 	static const char *const cols[] = {"property", "value"};
 	struct out_table *t = out_table_new(2, cols);
 	char buf[64];
-	if (!sh_is_live(sh) && sh->ss->recording) {
+	if (!sh_is_live(sh) && hs_recording(sh->ss)) {
 		out_cell_str(t, "file");
-		out_cell_str(t, sh->ss->recording_path);
+		out_cell_str(t, hs_recording_path(sh->ss));
 		out_cell_str(t, "recording");
 		out_cell_str(t, "read from a JFR recording (events; estimates)");
 		out_cell_str(t, "depth");
@@ -263,10 +263,10 @@ static int cmd_start(struct sh *sh, int argc, char **argv)
 
 int sh_alloc_fetch(struct sh *sh, struct alc_rec **out)
 {
-	if (!sh_is_live(sh) && !sh->ss->recording)
+	if (!sh_is_live(sh) && !hs_recording(sh->ss))
 		return sh_error(sh, NULL, "%s", NEED_LIVE);
 	if (hs_alloc_fetch(sh->ss, out) != HS_OK)
-		return sh_error(sh, NULL, "%s", sh->ss->err.msg);
+		return sh_error(sh, NULL, "%s", hs_err(sh->ss)->msg);
 	return HS_OK;
 }
 
@@ -511,10 +511,10 @@ static int show_live_leaks(struct sh *sh, const struct view_opts *o, struct alc_
 	if (r->st.no_live)
 		return sh_error(sh, NULL, "this recording does not follow its objects (--live none): "
 				":alloc start without --live none to find leaks");
-	uint32_t secs = sh->ss->live_time_s, mib = sh->ss->live_mem_mb;
+	uint32_t secs = hs_options(sh->ss)->live_time_s, mib = hs_options(sh->ss)->live_mem_mb;
 	struct hs_leak_search ls;	/* what the search did: hs_alloc_leaks says it in notices */
 	if (hs_alloc_leaks(sh->ss, r, (uint64_t)secs * 1000, (uint64_t)mib << 20, &ls) != HS_OK)
-		return sh_error(sh, NULL, "%s", sh->ss->err.msg);
+		return sh_error(sh, NULL, "%s", hs_err(sh->ss)->msg);
 	uint32_t ng = 0, n = 0;
 	struct alc_growth *g = alc_growth(r, &ng);
 	struct alc_leak_row *rows = alc_leaks(r, &n);
@@ -575,7 +575,7 @@ static int show_leaks(struct sh *sh, const struct view_opts *o, struct alc_rec *
 	if (!r->nleaks)
 		return sh_error(sh, NULL, "%s has no old object samples with paths to GC roots: JFR "
 				"writes them with path-to-gc-roots=true (JFR.dump, JFR.stop or "
-				"-XX:StartFlightRecording)", sh->ss->recording_path);
+				"-XX:StartFlightRecording)", hs_recording_path(sh->ss));
 	uint32_t n = 0;
 	struct alc_leak_row *rows = alc_leaks(r, &n);
 	static const char *const cols[] = {"class", "samples", "path", "allocated_at"};
@@ -606,14 +606,14 @@ static int write_file(struct sh *sh, const char *what, const struct view_opts *o
 {
 	if (!strcmp(what, "pprof")) {
 		struct hs_error err;
-		const struct hs_live *l = sh->ss->live;
+		const struct hs_live *l = hs_live_jvm(sh->ss);
 		char main_class[512] = "";
 		if (l)
 			att_main_class(l->pid, main_class, sizeof main_class);
 		char *note = l ? xasprintf("heapsh allocation recording of JVM %d (%s%s%s)", l->pid,
 					   main_class, main_class[0] ? ", " : "", l->vm)
 			       : xasprintf("heapsh: allocation events of the JFR recording %s",
-					   sh->ss->recording_path);
+					   hs_recording_path(sh->ss));
 		int rc = alc_pprof(r, o->file, note, &err);
 		free(note);
 		if (rc != HS_OK)
@@ -642,18 +642,18 @@ int sh_cmd_alloc(struct sh *sh, int argc, char **argv)
 		return sh_error(sh, NULL, "usage: :alloc start|stop|status|reset|mark|accounts|classes|"
 				"sites|tree|diff|collapsed|flamegraph|pprof|leaks (:help alloc)");
 	const char *sub = argv[1];
-	if (!sh_is_live(sh) && !sh->ss->recording)
+	if (!sh_is_live(sh) && !hs_recording(sh->ss))
 		return sh_error(sh, NULL, "%s", NEED_LIVE);
 	bool from_file = !sh_is_live(sh);
 	if (from_file && !strcmp(sub, "status") && argc == 2) {
-		show_status(sh, &sh->ss->recording->st);
+		show_status(sh, &hs_recording(sh->ss)->st);
 		return HS_OK;
 	}
 	if (from_file && (!strcmp(sub, "start") || !strcmp(sub, "stop") || !strcmp(sub, "reset") ||
 			  !strcmp(sub, "mark")))
 		return sh_error(sh, NULL, ":alloc %s: %s is a recording read from a file; attach to a "
 				"JVM ('heapsh PID', ':attach PID') to record", sub,
-				sh->ss->recording_path);
+				hs_recording_path(sh->ss));
 	if (!strcmp(sub, "start"))
 		return cmd_start(sh, argc, argv);
 	static const struct {

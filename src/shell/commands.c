@@ -143,12 +143,12 @@ static int cmd_info(struct sh *sh, int argc, char **argv)
 	if (sh_is_live(sh)) {
 		if (sh_live_info(sh) != HS_OK)
 			return HS_ERR;
-		if (!sh->ss->heap)
+		if (!hs_heap(sh->ss))
 			return HS_OK;
 	}
 	if (need_heap(sh))
 		return HS_ERR;
-	struct heap *h = sh->ss->heap;
+	struct heap *h = hs_heap(sh->ss);
 	static const char *const cols[] = {"property", "value"};
 	struct out_table *t = out_table_new(2, cols);
 	kv(t, "file", "%s", h->hp->path);
@@ -232,11 +232,13 @@ static int cmd_info(struct sh *sh, int argc, char **argv)
 		kv(t, "objects of unknown class", "%" PRIu64, h->unknown_class_objs);
 	if (h->damaged)
 		kv(t, "damage", "%s (%" PRIu64 " bytes lost)", h->damage, h->lost_bytes);
-	kv(t, "model", "%s%s", sh->ss->model_from_index ? "read from the index (mapped; the "
+	struct hs_state made;
+	hs_state(sh->ss, &made);
+	kv(t, "model", "%s%s", made.model_from_index ? "read from the index (mapped; the "
 	   "dump's records are read when asked for)" : "read from the dump",
-	   sh->ss->model_trusted ? TRUSTED : "");
+	   made.model_trusted ? TRUSTED : "");
 	for (int w = 0; w < 2; w++) {
-		const struct dom_tree *d = sh->ss->dom[w];
+		const struct dom_tree *d = made.dom[w];
 		const char *key = w ? "dominator tree (no weak)" : "dominator tree";
 		if (d) {
 			kv(t, key, "%s%s; %u objects reachable, %" PRIu64 " bytes",
@@ -250,17 +252,17 @@ static int cmd_info(struct sh *sh, int argc, char **argv)
 		else if (!w)
 			kv(t, key, "not computed yet (:dominators computes it)");
 	}
-	if (sh->ss->dyn)
+	if (made.dyn)
 		kv(t, "dynamic-size engine", "%s; %u strongly connected components, %u dominating "
-		   "articulation points; estimates %s", sh->ss->dyn_from_index ? "read from the index"
-		   : "computed", sh->ss->dyn->s.ncomp, sh->ss->dyn->stats.daps,
-		   sh->ss->dyn->est ? "ready" : "not computed yet");
+		   "articulation points; estimates %s", made.dyn_from_index ? "read from the index"
+		   : "computed", made.dyn->s.ncomp, made.dyn->stats.daps,
+		   made.dyn->est ? "ready" : "not computed yet");
 	else
 		kv(t, "dynamic-size engine", "not computed yet (:dynsize, :top or :graphstats "
 		   "computes it)");
-	if (sh->ss->idx) {
-		kv(t, "index file", "%s", idx_file(sh->ss->idx));
-		index_usage(t, sh->ss->idx);
+	if (made.idx) {
+		kv(t, "index file", "%s", idx_file(made.idx));
+		index_usage(t, made.idx);
 	}
 	struct big_stats bs;
 	big_stats(&bs);
@@ -344,7 +346,7 @@ static int cmp_classes(const void *a, const void *b)
 static uint32_t select_classes(struct sh *sh, const char *pattern, bool by_count,
 			       bool with_instances, uint32_t **out)
 {
-	struct heap *h = sh->ss->heap;
+	struct heap *h = hs_heap(sh->ss);
 	uint32_t n;
 	uint32_t *v;
 	if (pattern) {
@@ -367,7 +369,7 @@ static uint32_t select_classes(struct sh *sh, const char *pattern, bool by_count
 
 static int cmd_histogram(struct sh *sh, int argc, char **argv)
 {
-	struct opt_parse o = {NULL, "bytes", 0, false, sh->ss->no_weak, NULL, NULL};
+	struct opt_parse o = {NULL, "bytes", 0, false, hs_options(sh->ss)->no_weak, NULL, NULL};
 	if (parse_list_opts(sh, argc, argv, &o, usage("histogram")))
 		return HS_ERR;
 	if (strcmp(o.by, "bytes") && strcmp(o.by, "count") && strcmp(o.by, "retained"))
@@ -385,7 +387,7 @@ static int cmd_histogram(struct sh *sh, int argc, char **argv)
 				"without --retained");
 	if (need_heap(sh))
 		return HS_ERR;
-	struct heap *h = sh->ss->heap;
+	struct heap *h = hs_heap(sh->ss);
 	/* --heap: one Android heap's objects (HEAP DUMP INFO), counted per class. */
 	int hid = -1;
 	uint64_t *hcount = NULL, *hshallow = NULL;
@@ -487,7 +489,7 @@ static int cmd_classes(struct sh *sh, int argc, char **argv)
 	struct opt_parse o = {NULL, "bytes", 0, false, false, NULL, NULL};
 	if (parse_list_opts(sh, argc, argv, &o, usage("classes")))
 		return HS_ERR;
-	struct heap *h = sh->ss->heap;
+	struct heap *h = hs_heap(sh->ss);
 	uint32_t *v;
 	uint32_t n = select_classes(sh, o.pattern, false, false, &v);
 	if (o.pattern && !n) {
@@ -559,7 +561,7 @@ static int cmd_show(struct sh *sh, int argc, char **argv)
 			return sh_error(sh, NULL, "unexpected '%s'; usage: %s", argv[a],
 					usage("show"));
 	}
-	struct heap *h = sh->ss->heap;
+	struct heap *h = hs_heap(sh->ss);
 	enum heap_kind k = heap_kind(h, i);
 	static const char *const hcols[] = {"property", "value"};
 	struct out_table *t = out_table_new(2, hcols);
@@ -679,8 +681,8 @@ static int cmd_refs(struct sh *sh, int argc, char **argv)
 	if (sh_parse_object(sh, argv[1], &i))
 		return HS_ERR;
 	static const char *const cols[] = {"via", "id", "class", "shallow_bytes"};
-	struct refs_ctx c = {sh->ss->heap, out_table_new(4, cols), HEAP_NONE, i};
-	heap_refs(sh->ss->heap, i, ref_row, &c);
+	struct refs_ctx c = {hs_heap(sh->ss), out_table_new(4, cols), HEAP_NONE, i};
+	heap_refs(hs_heap(sh->ss), i, ref_row, &c);
 	out_table_end(c.t);
 	return HS_OK;
 }
@@ -695,13 +697,13 @@ static int cmd_referrers(struct sh *sh, int argc, char **argv)
 	if (sh_parse_object(sh, argv[1], &i))
 		return HS_ERR;
 	static const char *const cols[] = {"via", "id", "class", "shallow_bytes"};
-	struct refs_ctx c = {sh->ss->heap, out_table_new(4, cols), i, 0};
-	const uint32_t *in = heap_in(sh->ss->heap, i, &n);
+	struct refs_ctx c = {hs_heap(sh->ss), out_table_new(4, cols), i, 0};
+	const uint32_t *in = heap_in(hs_heap(sh->ss), i, &n);
 	for (uint32_t k = 0; k < n; k++) {
 		if (k && in[k] == in[k - 1])
 			continue;	/* one source, several fields: rows come from heap_refs */
 		c.src = in[k];
-		heap_refs(sh->ss->heap, in[k], ref_row, &c);
+		heap_refs(hs_heap(sh->ss), in[k], ref_row, &c);
 	}
 	out_table_end(c.t);
 	return HS_OK;
@@ -713,7 +715,7 @@ static int cmd_roots(struct sh *sh, int argc, char **argv)
 {
 	if (need_heap(sh))
 		return HS_ERR;
-	struct heap *h = sh->ss->heap;
+	struct heap *h = hs_heap(sh->ss);
 	if (argc > 2)
 		return sh_error(sh, NULL, "usage: %s", usage("roots"));
 	if (argc == 1) {
@@ -783,7 +785,7 @@ static int cmd_threads(struct sh *sh, int argc, char **argv)
 		return HS_ERR;
 	if (argc != 1)
 		return sh_error(sh, NULL, "usage: %s", usage("threads"));
-	struct heap *h = sh->ss->heap;
+	struct heap *h = hs_heap(sh->ss);
 	static const char *const cols[] = {"id", "name", "frames", "top_frame"};
 	struct out_table *t = out_table_new(4, cols);
 	for (uint32_t k = 0; k < h->nthreads; k++) {
@@ -842,9 +844,9 @@ static int cmd_open(struct sh *sh, int argc, char **argv)
 	if (!path)
 		return sh_error(sh, NULL, "usage: :open DUMP [--dump N] | :open REC.jfr");
 	bool live = sh_is_live(sh);
-	sh->ss->load_opts.dump = (uint32_t)dump;
+	hs_options(sh->ss)->load.dump = (uint32_t)dump;
 	int st = sh_open(sh, path);
-	sh->ss->load_opts.dump = 0;
+	hs_options(sh->ss)->load.dump = 0;
 	if (st == HS_OK && live)
 		sh_live_leave(sh);	/* a dump replaces the JVM */
 	return st;

@@ -43,7 +43,7 @@ void sh_live_leave(struct sh *sh)
 int sh_attach(struct sh *sh, int pid)
 {
 	if (hs_attach(sh->ss, pid) != HS_OK)
-		return sh_error(sh, NULL, "%s", sh->ss->err.msg);
+		return sh_error(sh, NULL, "%s", hs_err(sh->ss)->msg);
 	return HS_OK;
 }
 
@@ -63,14 +63,14 @@ int sh_cmd_detach(struct sh *sh, int argc, char **argv)
 	(void)argv;
 	if (argc != 1)
 		return sh_error(sh, NULL, "usage: :detach");
-	if (!sh->ss->live)
+	if (!hs_live_jvm(sh->ss))
 		return sh_error(sh, NULL, "not attached to a JVM");
 	struct hs_error err;
-	int pid = sh->ss->live->pid;
+	int pid = hs_live_jvm(sh->ss)->pid;
 	if (sh_live_conn(sh))
 		sh_live_farewell(sh);
-	int st = sh_live_conn(sh) ? proto_detach(&sh->ss->live->conn, &err) : HS_ERR;
-	bool snapshot = sh->ss->live->snap_time != 0;
+	int st = sh_live_conn(sh) ? proto_detach(&hs_live_jvm(sh->ss)->conn, &err) : HS_ERR;
+	bool snapshot = hs_live_jvm(sh->ss)->snap_time != 0;
 	sh_live_close(sh);
 	if (snapshot)
 		sh_close_heap(sh);
@@ -89,11 +89,11 @@ int sh_cmd_refresh(struct sh *sh, int argc, char **argv)
 		via = argv[2];
 	else if (argc != 1)
 		return sh_error(sh, NULL, "usage: :refresh [--via dump|agent]");
-	if (!sh->ss->live)
+	if (!hs_live_jvm(sh->ss))
 		return sh_error(sh, NULL, "not attached to a JVM; :refresh takes a new snapshot of "
 				"an attached JVM (:open reloads a dump)");
 	if (hs_snapshot(sh->ss, via) != HS_OK)
-		return sh_error(sh, NULL, "%s", sh->ss->err.msg);
+		return sh_error(sh, NULL, "%s", hs_err(sh->ss)->msg);
 	return HS_OK;
 }
 
@@ -101,7 +101,7 @@ int sh_cmd_dump(struct sh *sh, int argc, char **argv)
 {
 	if (argc != 2)
 		return sh_error(sh, NULL, "usage: :dump FILE.hprof");
-	if (!sh->ss->live)
+	if (!hs_live_jvm(sh->ss))
 		return sh_error(sh, NULL, "not attached to a JVM; :attach PID first");
 	char abs[2 * PATH_MAX + 2];
 	const char *file = argv[1];
@@ -120,7 +120,7 @@ int sh_cmd_dump(struct sh *sh, int argc, char **argv)
 	char *cmd = xasprintf("GC.heap_dump %s", file), *output = NULL;
 	enum att_kind kind;
 	struct hs_error err;
-	int st = att_jcmd(sh->ss->live->pid, cmd, 600000, &output, &kind, &err);
+	int st = att_jcmd(hs_live_jvm(sh->ss)->pid, cmd, 600000, &output, &kind, &err);
 	free(cmd);
 	if (st != HS_OK) {
 		free(output);
@@ -133,17 +133,16 @@ int sh_cmd_dump(struct sh *sh, int argc, char **argv)
 		return HS_ERR;
 	}
 	free(output);
-	struct hs_live *l = sh->ss->live;
-	sh->ss->live = NULL;
-	st = sh_open(sh, file);
-	sh->ss->live = l;
-	if (st == HS_OK) {
-		l->snap_time = time(NULL);
+	st = hs_open_jvm_dump(sh->ss, file);
+	hs_rest(sh->ss);	/* the loader's freed arrays are not kept */
+	if (st != HS_OK)
+		return sh_error(sh, NULL, "%s", hs_err(sh->ss)->msg);
+	{
 		/* Say what was written: it stays after heapsh exits. */
 		out_flush();	/* what came before it first, in one file too */
 		fprintf(stderr, "wrote %s: %lld bytes, %u objects (the JVM's live heap, as jcmd "
 			"GC.heap_dump writes it); the shell answers from it until :refresh\n", file,
-			(long long)sb.st_size, sh->ss->heap->n);
+			(long long)sb.st_size, hs_heap(sh->ss)->n);
 	}
 	return st;
 }
@@ -184,20 +183,20 @@ int sh_live_histogram(struct sh *sh, const char *pattern, bool count, long top, 
 	 */
 	bool from_vm = !via || !strcmp(via, "vm");
 	if (from_vm) {
-		int st = att_class_histogram(sh->ss->live->pid, false, 600000, &rows, &n, &kind, &err);
+		int st = att_class_histogram(hs_live_jvm(sh->ss)->pid, false, 600000, &rows, &n, &kind, &err);
 		if (st == HS_INTERRUPTED || kind == ATT_EXITED || kind == ATT_NO_PROCESS)
 			return sh_error(sh, NULL, "live histogram of JVM %d failed: %s",
-					sh->ss->live->pid, err.msg);
+					hs_live_jvm(sh->ss)->pid, err.msg);
 		if (st != HS_OK) {
 			if (via)
 				return sh_error(sh, NULL, "live histogram of JVM %d through the attach "
-						"mechanism failed: %s", sh->ss->live->pid, err.msg);
+						"mechanism failed: %s", hs_live_jvm(sh->ss)->pid, err.msg);
 			snprintf(vm_failed, sizeof vm_failed, "%s", err.msg);
 			from_vm = false;
 		}
 	}
-	if (!from_vm && proto_histogram(&sh->ss->live->conn, true, &rows, &n, &err) != HS_OK)
-		return sh_error(sh, NULL, "live histogram of JVM %d failed: %s", sh->ss->live->pid,
+	if (!from_vm && proto_histogram(&hs_live_jvm(sh->ss)->conn, true, &rows, &n, &err) != HS_OK)
+		return sh_error(sh, NULL, "live histogram of JVM %d failed: %s", hs_live_jvm(sh->ss)->pid,
 				err.msg);
 	/* The same classes as a dump's :histogram PATTERN (src/base/classname.h). */
 	uint32_t m = n;
@@ -245,7 +244,7 @@ int sh_live_histogram(struct sh *sh, const char *pattern, bool count, long top, 
 	}
 	out_table_end(tb);
 	if (out_mode == OUT_TABLE)
-		out_printf("live histogram of JVM %d after a full GC, from %s\n", sh->ss->live->pid,
+		out_printf("live histogram of JVM %d after a full GC, from %s\n", hs_live_jvm(sh->ss)->pid,
 			   from_vm ? "HotSpot's heap inspection (as jcmd GC.class_histogram)"
 				   : "the agent's heap iteration (bytes as GetObjectSize)");
 	if (vm_failed[0]) {
@@ -327,7 +326,7 @@ void sh_show_pushdown(struct sh *sh, const struct hs_pushdown *q)
 	if (out_mode == OUT_TABLE && (sh->timer || isatty(STDERR_FILENO))) {
 		out_flush();	/* what came before it first, in one file too */
 		fprintf(stderr, "evaluated inside JVM %d: %" PRIu64 " instance%s of %s examined, "
-			"%" PRIu64 " matched%s; no snapshot taken\n", sh->ss->live->pid, r.examined,
+			"%" PRIu64 " matched%s; no snapshot taken\n", hs_live_jvm(sh->ss)->pid, r.examined,
 			fmt_s(r.examined), pd.cls, r.matched, pd.op == PD_EXISTS && r.matched ? " (stopped at the first)" : "");
 	}
 }
@@ -336,7 +335,7 @@ void sh_show_pushdown(struct sh *sh, const struct hs_pushdown *q)
 
 char *sh_live_prompt(const struct sh *sh)
 {
-	const struct hs_live *l = sh->ss->live;
+	const struct hs_live *l = hs_live_jvm(sh->ss);
 	if (!l)
 		return NULL;
 	if (!l->snap_time)
@@ -353,7 +352,7 @@ int sh_live_info(struct sh *sh)
 		return HS_ERR;
 	struct proto_info in;
 	struct hs_error err;
-	if (proto_info(&sh->ss->live->conn, &in, &err) != HS_OK)
+	if (proto_info(&hs_live_jvm(sh->ss)->conn, &in, &err) != HS_OK)
 		return sh_error(sh, NULL, "%s", err.msg);
 	static const char *const cols[] = {"property", "value"};
 	struct out_table *t = out_table_new(2, cols);
@@ -371,9 +370,9 @@ int sh_live_info(struct sh *sh)
 	out_cell_str(t, "agent");
 	out_cell_str(t, in.agent);
 	out_cell_str(t, "snapshot");
-	if (sh->ss->live->snap_time)
+	if (hs_live_jvm(sh->ss)->snap_time)
 		out_cell_fmt(t, "taken %lds ago; :refresh takes a new one",
-			     (long)(time(NULL) - sh->ss->live->snap_time));
+			     (long)(time(NULL) - hs_live_jvm(sh->ss)->snap_time));
 	else
 		out_cell_str(t, "none yet (the first command that needs the object graph takes it)");
 	out_table_end(t);

@@ -108,13 +108,9 @@ static void notice(void *ctx, enum hs_notice when, const char *text)
 
 void sh_session_hooks(struct sh *sh)
 {
-	struct hs_session *s = sh->ss;
-	s->ctx = sh;
-	s->notice = notice;
-	s->stage = stage;
 	bool tty = isatty(STDERR_FILENO);
-	s->load_progress = tty ? load_progress : NULL;
-	s->snap_progress = tty ? snap_progress : NULL;
+	hs_set_hooks(sh->ss, sh, notice, stage, tty ? load_progress : NULL,
+		     tty ? snap_progress : NULL);
 }
 
 /* split: words separated by blanks; "..." and '...' group. */
@@ -326,9 +322,9 @@ int sh_process_input(struct sh *sh, FILE *f, const char *name)
 				prompt = xstrdup("   ...> ");
 			else if (sh_is_live(sh))
 				prompt = sh_live_prompt(sh);
-			else if (sh->ss->heap)
-				prompt = xasprintf("heapsh %s> ", strrchr(sh->ss->dump_path, '/')
-						   ? strrchr(sh->ss->dump_path, '/') + 1 : sh->ss->dump_path);
+			else if (hs_heap(sh->ss))
+				prompt = xasprintf("heapsh %s> ", strrchr(hs_dump_path(sh->ss), '/')
+						   ? strrchr(hs_dump_path(sh->ss), '/') + 1 : hs_dump_path(sh->ss));
 			else
 				prompt = xstrdup("heapsh> ");
 			text = le_readline(prompt);
@@ -489,7 +485,7 @@ static int complete_option(const char *line, int start, const char *word, char *
 	const char *u = c->usage;
 	if (word[0] != '-' && p - q == 6 && !strncmp(line + q, "--heap", 6)) {
 		/* an Android dump's heaps (HEAP DUMP INFO) */
-		const struct heap *h = sh_current ? sh_current->ss->heap : NULL;
+		const struct heap *h = sh_current ? hs_heap(sh_current->ss) : NULL;
 		for (uint32_t k = 0; h && k < h->nheaps && n < cap; k++)
 			if (!strncmp(h->heap_names[k], word, wl))
 				out[n++] = xstrdup(h->heap_names[k]);
@@ -548,7 +544,7 @@ int sh_complete(const char *line, int start, const char *word, char **out, int c
 	}
 	if (line[first] == ':' && (n = complete_option(line + first, start - first, word, out, cap)))
 		return n;
-	struct heap *h = sh_current ? sh_current->ss->heap : NULL;
+	struct heap *h = sh_current ? hs_heap(sh_current->ss) : NULL;
 	if (!h || word[0] == '-')
 		return 0;
 	bool query = line[first] != ':';
@@ -585,9 +581,9 @@ int sh_complete(const char *line, int start, const char *word, char **out, int c
 		for (int k = 0; parse_keywords[k]; k++)
 			if (!strncmp(parse_keywords[k], word, wl))
 				add_cand(out, &n, cap, xstrdup(parse_keywords[k]));
-		if (sh_current->ss->dsl) {
+		if (hs_dsl(sh_current->ss)) {
 			int nn;
-			const char **names = dsl_names(sh_current->ss->dsl, &nn);
+			const char **names = dsl_names(hs_dsl(sh_current->ss), &nn);
 			for (int k = 0; k < nn; k++)
 				if (!strncmp(names[k], word, wl))
 					add_cand(out, &n, cap, xstrdup(names[k]));
@@ -742,8 +738,8 @@ int main(int argc, char **argv)
 			}
 			out_mode = (enum out_mode)m;
 		} else if (!strcmp(o, "--oops") && a + 1 < argc) {
-			sh.ss->load_opts.oop_size = atoi(argv[++a]);
-			if (sh.ss->load_opts.oop_size != 4 && sh.ss->load_opts.oop_size != 8) {
+			hs_options(sh.ss)->load.oop_size = atoi(argv[++a]);
+			if (hs_options(sh.ss)->load.oop_size != 4 && hs_options(sh.ss)->load.oop_size != 8) {
 				fprintf(stderr, "heapsh: --oops takes 4 or 8, not '%s'\n", argv[a]);
 				return 2;
 			}
@@ -755,7 +751,7 @@ int main(int argc, char **argv)
 					"dump's JVM used (6 to 99: 8, 11, 17, 21, 25...), not '%s'\n", argv[a]);
 				return 2;
 			}
-			sh.ss->load_opts.layout_jdk = (int)v;
+			hs_options(sh.ss)->load.layout_jdk = (int)v;
 		} else if (!strcmp(o, "--dump") && a + 1 < argc) {
 			char *end;
 			long n = strtol(argv[++a], &end, 10);
@@ -764,15 +760,15 @@ int main(int argc, char **argv)
 					"file, from 1, not '%s'\n", argv[a]);
 				return 2;
 			}
-			sh.ss->load_opts.dump = (uint32_t)n;
+			hs_options(sh.ss)->load.dump = (uint32_t)n;
 		} else if (!strcmp(o, "--no-weak")) {
-			sh.ss->no_weak = true;
+			hs_options(sh.ss)->no_weak = true;
 		} else if (!strcmp(o, "--no-index")) {
-			sh.ss->no_index = true;
+			hs_options(sh.ss)->no_index = true;
 		} else if (!strcmp(o, "--keep-agent")) {
-			sh.ss->keep_agent = true;
+			hs_options(sh.ss)->keep_agent = true;
 		} else if (!strcmp(o, "--no-spill")) {
-			sh.ss->no_spill = true;
+			hs_options(sh.ss)->no_spill = true;
 		} else if (!strcmp(o, "--memory") && a + 1 < argc) {
 			memory = big_parse_size(argv[++a]);
 			if (memory < ((uint64_t)1 << 20)) {
@@ -826,10 +822,10 @@ int main(int argc, char **argv)
 	if (dump && is_pid(dump)) {
 		if (sh_attach(&sh, atoi(dump)) != HS_OK)
 			return 2;
-	} else if (dump && sh_open(&sh, dump) != HS_OK && !sh.ss->heap) {
+	} else if (dump && sh_open(&sh, dump) != HS_OK && !hs_heap(sh.ss)) {
 		return 2;
 	}
-	sh.ss->load_opts.dump = 0;	/* --dump was for DUMP; later :open and snapshots start at 1 */
+	hs_options(sh.ss)->load.dump = 0;	/* --dump was for DUMP; later :open and snapshots start at 1 */
 	int damaged = sh.status;
 	if (export_to) {
 		int st = sh_export_graph(&sh, export_to);
@@ -882,9 +878,9 @@ int main(int argc, char **argv)
 		hist = xasprintf("%s/.heapsh_history", home);
 	le_init(hist, sh_complete);
 	free(hist);
-	if (isatty(STDIN_FILENO) && sh.ss->heap)
+	if (isatty(STDIN_FILENO) && hs_heap(sh.ss))
 		printf("heapsh %s: %u objects, %u classes. Type :help for commands.\n",
-		       HEAPSH_VERSION, sh.ss->heap->n, sh.ss->heap->nclasses);
+		       HEAPSH_VERSION, hs_heap(sh.ss)->n, hs_heap(sh.ss)->nclasses);
 	int st = sh_process_input(&sh, NULL, "<stdin>");
 	le_finish();
 	out_flush();

@@ -40,7 +40,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	struct hw w;
 	tiny_heap(&w, 8);
 	ss = hs_session_new();
-	ss->no_index = true;
+	hs_options(ss)->no_index = true;
 	if (hs_open(ss, hw_save(&w)) != HS_OK || !(L = hsl_open(ss)))
 		abort();
 	hw_free(&w);	/* deletes the file; the heap keeps its mapping */

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "../../src/heapsh.h"
+#include "../../src/session/session_internal.h"	/* white-box: the session's fields */
 #include "../fuzz/tiny_heap.h"
 
 /* What a front end heard. */
@@ -183,7 +184,7 @@ static void index_moves_spilled_arrays(void **state)
 	big_configure(256u << 10, dir);	/* 256 KiB: the model goes to files */
 	struct heard h;
 	struct hs_session *ref = listening(&h);
-	ref->no_index = true;
+	ref->opt.no_index = true;
 	assert_int_equal(hs_open(ref, path), HS_OK);
 	struct dom_tree *rt = hs_dom(ref, false);
 	assert_non_null(rt);
@@ -234,7 +235,7 @@ static void append_moves_spilled_arrays(void **state)
 	const char *path = chain_path(n);
 	struct heard h;
 	struct hs_session *ref = listening(&h);
-	ref->no_index = true;
+	ref->opt.no_index = true;
 	assert_int_equal(hs_open(ref, path), HS_OK);
 	struct dom_tree *rt = hs_dom(ref, true);
 	assert_non_null(rt);
@@ -658,7 +659,7 @@ static void open_engine_index(void **state)
 
 	/* no_index: computed again, nothing read */
 	s = listening(&h);
-	s->no_index = true;
+	s->opt.no_index = true;
 	assert_int_equal(hs_open(s, path), HS_OK);
 	assert_false(s->model_from_index);
 	t = hs_dom(s, false);
@@ -675,7 +676,7 @@ static void query(void **state)
 	const char *path = tiny_path(0);
 	struct heard h;
 	struct hs_session *s = listening(&h);
-	s->no_index = true;
+	s->opt.no_index = true;
 	assert_int_equal(hs_open(s, path), HS_OK);
 	struct dsl *q = hs_dsl(s);
 	assert_non_null(q);
@@ -733,14 +734,14 @@ static void notices(void **state)
 	const char *path = tiny_path(2);
 	struct heard h;
 	struct hs_session *s = listening(&h);
-	s->no_index = true;
+	s->opt.no_index = true;
 	assert_int_equal(hs_open(s, path), HS_OK);
 	assert_int_equal(h.notices[HS_NOTICE_ALWAYS], 1);
 	assert_non_null(strstr(h.last, "holds 2 heap dumps; this is dump 1"));
 	hs_session_free(s);
 	/* a silent session (no callbacks) just works */
 	s = hs_session_new();
-	s->no_index = true;
+	s->opt.no_index = true;
 	assert_int_equal(hs_open(s, path), HS_OK);
 	assert_non_null(hs_dom(s, true));
 	hs_session_free(s);
