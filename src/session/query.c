@@ -505,3 +505,107 @@ int hs_query(struct hs_session *s, const char *text, unsigned flags, struct hs_a
 {
 	GUARDED(s, HS_ERR, p_query(s, text, flags, a));
 }
+
+/* explain_set: how set type set's analysis would run inside a JVM (plan_set_type), in buf. */
+static void explain_set(const struct stmt *set, char *buf, size_t cap)
+{
+	struct set_plan p;
+	plan_set_type(set, &p);
+	size_t l = 0;
+	if (!p.later) {
+		snprintf(buf, cap, "the membership is false for certain: the roots are all; %s",
+			 p.roots_filter ? "one instance's roots stream from one heap iteration (no "
+			 "tags), several instances' are found and tagged one by one" : "the roots "
+			 "are found through JNI");
+		return;
+	}
+	if (!p.order_free) {
+		snprintf(buf, cap, "on a snapshot: objects join in the order of the JVM's walk, and "
+			 "on_inclusion is not only sums, counts and flags");
+		return;
+	}
+	if (p.membership_reads_props) {
+		snprintf(buf, cap, "on a snapshot: the membership reads ENTITY's properties, which "
+			 "change as objects join");
+		return;
+	}
+	l += (size_t)snprintf(buf + l, cap - l, "roots through JNI");
+	if (p.s3root != TRI_FALSE || p.s3none != TRI_FALSE)
+		l += (size_t)snprintf(buf + l, cap - l, "; step 3: one walk of the whole heap (the "
+				      "membership may take %s without a referrer)",
+				      p.s3none != TRI_FALSE ? "objects" : "GC roots");
+	if (p.grow != TRI_FALSE)
+		snprintf(buf + l, cap - l, "; growth: one walk from the members%s",
+			 p.grow == TRI_TRUE ? " (every reference from a member is followed)"
+			 : " (the membership is asked per reference)");
+}
+
+static int p_explain(struct hs_session *s, const char *text, struct hs_plan *p)
+{
+	memset(p, 0, sizeof *p);
+	struct arena a = {0};
+	struct stmt **st;
+	int n;
+	enum parse_status ps = parse_snippet(text, &a, &st, &n, &s->err);
+	if (ps != PARSE_OK) {
+		p->where = ps == PARSE_INCOMPLETE ? HS_WHERE_INCOMPLETE : HS_WHERE_ERROR;
+		goto out;
+	}
+	if (s->heap) {
+		p->where = HS_WHERE_HEAP;
+		goto out;
+	}
+	if (!s->live) {
+		p->where = HS_WHERE_NOWHERE;
+		goto out;
+	}
+	if (!dsl_needs_heap(st, n)) {
+		p->where = HS_WHERE_HEAPSH;
+		goto out;
+	}
+	if (s->opt.live_off) {
+		p->where = HS_WHERE_SNAPSHOT;
+		snprintf(p->why, sizeof p->why, ":live off");
+		goto out;
+	}
+	uint8_t *prog = NULL;
+	size_t plen = 0;
+	int npre = 0;
+	if (hs_jvm_compile(s, st, n, n ? st[0]->snippet : NULL, &a, &prog, &plen, &npre, p->why,
+			   sizeof p->why)) {
+		p->where = HS_WHERE_SNAPSHOT;
+		goto out;
+	}
+	free(prog);
+	p->where = HS_WHERE_JVM;
+	p->program_bytes = plen;
+	struct dsl_pushdown pd;
+	if (n == 1 && st[0]->kind == S_EXPR && dsl_pushdown(text, &pd)) {
+		p->pushdown = true;
+		dsl_pushdown_free(&pd);
+	}
+	for (int k = 0; k < n && p->nsets < HS_PLAN_SETS; k++) {
+		const struct stmt *x = st[k];
+		if (x->kind != S_INSTANCES)
+			continue;
+		struct stmt *set = NULL;
+		for (int j = 0; j < k; j++)
+			if (st[j]->kind == S_SET_TYPE && !strcmp(st[j]->name, x->name))
+				set = st[j];
+		if (!set)
+			set = dsl_set_type_stmt(hs_dsl(s), x->name);
+		if (!set)
+			continue;
+		snprintf(p->sets[p->nsets].name, sizeof p->sets[p->nsets].name, "%s", x->name);
+		explain_set(set, p->sets[p->nsets].how, sizeof p->sets[p->nsets].how);
+		p->nsets++;
+	}
+out:
+	arena_free(&a);
+	return p->where == HS_WHERE_ERROR ? HS_ERR : HS_OK;
+}
+
+int hs_explain(struct hs_session *s, const char *text, struct hs_plan *p)
+{
+	GUARDED(s, HS_ERR, p_explain(s, text, p));
+}

@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "../alloc/alloc.h"
+#include "../attach/attach.h"
 #include "../attach/proto.h"
 #include "../base/mem.h"
 #include "../dsl/arena.h"
@@ -264,6 +265,34 @@ int hs_attach(struct hs_session *s, int pid);
  * with s->err, as hs_open.
  */
 int hs_open_jvm_dump(struct hs_session *s, const char *path);
+/*
+ * The attached JVM's services, each through the session (docs/agent.md,
+ * docs/protocol.md); HS_ERR with s->err (not attached, the connection
+ * lost, the JVM's refusal), HS_INTERRUPTED on Ctrl-C:
+ * hs_jvm_main_class: its main class or -jar, "" when unknown or none, in
+ * buf (cap bytes), returned. hs_detach: the agent stops and removes its
+ * socket (proto_detach); the connection stays for hs_live_close.
+ * hs_jvm_info: the agent's description of the JVM. hs_jvm_histogram: a
+ * class histogram, from HotSpot's GC.class_histogram through the attach
+ * mechanism, or the agent's heap iteration (via_agent); *kind says how an
+ * attach failed (ATT_EXITED: the JVM is gone); rows freed with
+ * att_hist_free. hs_jcmd: run a jcmd command line in the JVM, its output
+ * in *output (malloc'd; the caller frees), *kind as above.
+ * hs_alloc_start, hs_alloc_control: start an allocation recording with
+ * options o (progress hears classes rewritten: done of total, with ud), or
+ * stop, pause, resume, mark or reset it; *st the recording's status after
+ * (alc_status_free).
+ */
+const char *hs_jvm_main_class(const struct hs_session *s, char *buf, size_t cap);
+int hs_detach(struct hs_session *s);
+int hs_jvm_info(struct hs_session *s, struct proto_info *in);
+int hs_jvm_histogram(struct hs_session *s, bool via_agent, struct att_hist_row **rows,
+		     uint32_t *n, enum att_kind *kind);
+int hs_jcmd(struct hs_session *s, const char *cmd, char **output, enum att_kind *kind);
+int hs_alloc_start(struct hs_session *s, const struct proto_alloc_opts *o,
+		   void (*progress)(void *ud, uint32_t done, uint32_t total), void *ud,
+		   struct alc_status *st);
+int hs_alloc_control(struct hs_session *s, enum proto_alloc_op op, struct alc_status *st);
 int hs_need_heap(struct hs_session *s);
 int hs_snapshot(struct hs_session *s, const char *via);
 struct proto_conn *hs_live_conn(struct hs_session *s);
@@ -365,6 +394,39 @@ struct hs_answer {
  * (s->err). a is freed with hs_answer_free in every case.
  */
 int hs_query(struct hs_session *s, const char *text, unsigned flags, struct hs_answer *a);
+
+/* Where a query would run (hs_explain). */
+enum hs_where {
+	HS_WHERE_INCOMPLETE,	/* the text is not finished */
+	HS_WHERE_ERROR,		/* it does not parse: s->err, with line and column */
+	HS_WHERE_HEAP,		/* on the loaded dump or snapshot */
+	HS_WHERE_NOWHERE,	/* no dump is open and no JVM is attached */
+	HS_WHERE_HEAPSH,	/* in heapsh: it needs no heap (no snapshot is taken) */
+	HS_WHERE_SNAPSHOT,	/* on a snapshot of the attached JVM: why says why */
+	HS_WHERE_JVM		/* inside the attached JVM */
+};
+
+#define HS_PLAN_SETS 8
+/* How a query would run (hs_explain). */
+struct hs_plan {
+	enum hs_where where;
+	char why[400];		/* HS_WHERE_SNAPSHOT: why not inside the JVM */
+	size_t program_bytes;	/* HS_WHERE_JVM: the program the agent would run */
+	bool pushdown;		/* HS_WHERE_JVM: a filter over one class, one heap iteration */
+	int nsets;		/* HS_WHERE_JVM: instances_for statements (the first HS_PLAN_SETS) */
+	struct {
+		char name[128];
+		char how[400];	/* how its analysis runs: walks, roots, or why on a snapshot */
+	} sets[HS_PLAN_SETS];
+};
+
+/*
+ * hs_explain: where query text would run, and how, without running it
+ * (:explain; the route of hs_query, the planner of src/dsl/plan.c reading
+ * the table of built-ins). HS_OK with *p; HS_ERR with p->where
+ * HS_WHERE_ERROR and the parse error in s->err.
+ */
+int hs_explain(struct hs_session *s, const char *text, struct hs_plan *p);
 void hs_answer_free(struct hs_session *s, struct hs_answer *a);
 /*
  * hs_jvm_value: result v as the query language's value, in arena a (a

@@ -244,18 +244,16 @@ static int cmd_start(struct sh *sh, int argc, char **argv)
 	/* An exact recording counts sites unless told otherwise; a sampled one keeps stacks. */
 	if (!o.depth)
 		o.depth = o.exact ? 1 : DEFAULT_DEPTH;
-	struct proto_conn *c = conn(sh);
-	if (!c)
+	if (!conn(sh))
 		return HS_ERR;
 	struct alc_status st;
-	struct hs_error err;
 	if (o.exact && !o.jvmti)
 		sh_progress_begin("starting the recording (Ctrl-C cancels)");
-	int rc = proto_alloc_start(c, &o, start_progress, NULL, &st, &err);
+	int rc = hs_alloc_start(sh->ss, &o, start_progress, NULL, &st);
 	if (o.exact && !o.jvmti)
 		sh_progress_end();
 	if (rc)
-		return sh_error(sh, NULL, "%s", err.msg);
+		return sh_error(sh, NULL, "%s", hs_err(sh->ss)->msg);
 	show_status(sh, &st);
 	alc_status_free(&st);
 	return HS_OK;
@@ -607,9 +605,8 @@ static int write_file(struct sh *sh, const char *what, const struct view_opts *o
 	if (!strcmp(what, "pprof")) {
 		struct hs_error err;
 		const struct hs_live *l = hs_live_jvm(sh->ss);
-		char main_class[512] = "";
-		if (l)
-			att_main_class(l->pid, main_class, sizeof main_class);
+		char main_class[512];
+		hs_jvm_main_class(sh->ss, main_class, sizeof main_class);
 		char *note = l ? xasprintf("heapsh allocation recording of JVM %d (%s%s%s)", l->pid,
 					   main_class, main_class[0] ? ", " : "", l->vm)
 			       : xasprintf("heapsh: allocation events of the JFR recording %s",
@@ -666,13 +663,11 @@ int sh_cmd_alloc(struct sh *sh, int argc, char **argv)
 			continue;
 		if (argc != 2)
 			return sh_error(sh, NULL, "usage: :alloc %s", sub);
-		struct proto_conn *c = conn(sh);
-		if (!c)
+		if (!conn(sh))
 			return HS_ERR;
 		struct alc_status st;
-		struct hs_error err;
-		if (proto_alloc_control(c, ctl[k].op, &st, &err))
-			return sh_error(sh, NULL, "%s", err.msg);
+		if (hs_alloc_control(sh->ss, ctl[k].op, &st))
+			return sh_error(sh, NULL, "%s", hs_err(sh->ss)->msg);
 		show_status(sh, &st);
 		alc_status_free(&st);
 		return HS_OK;

@@ -245,7 +245,7 @@ char *sh_heap_label(const struct sh *sh)
 		return xasprintf("heap dump %s", hs_dump_path(sh->ss) ? hs_dump_path(sh->ss)
 				 : hs_heap(sh->ss) ? hs_heap(sh->ss)->hp->path : "?");
 	char main_class[512], when[64];
-	att_main_class(l->pid, main_class, sizeof main_class);
+	hs_jvm_main_class(sh->ss, main_class, sizeof main_class);
 	struct tm tm;
 	strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&l->snap_time, &tm));
 	return xasprintf("snapshot of JVM %d (%s%s%s) taken %s", l->pid, main_class,

@@ -65,18 +65,17 @@ int sh_cmd_detach(struct sh *sh, int argc, char **argv)
 		return sh_error(sh, NULL, "usage: :detach");
 	if (!hs_live_jvm(sh->ss))
 		return sh_error(sh, NULL, "not attached to a JVM");
-	struct hs_error err;
 	int pid = hs_live_jvm(sh->ss)->pid;
 	if (sh_live_conn(sh))
 		sh_live_farewell(sh);
-	int st = sh_live_conn(sh) ? proto_detach(&hs_live_jvm(sh->ss)->conn, &err) : HS_ERR;
+	int st = sh_live_conn(sh) ? hs_detach(sh->ss) : HS_ERR;
 	bool snapshot = hs_live_jvm(sh->ss)->snap_time != 0;
 	sh_live_close(sh);
 	if (snapshot)
 		sh_close_heap(sh);
 	if (st != HS_OK)
 		return sh_error(sh, NULL, "detached from JVM %d, but the agent did not confirm: %s",
-				pid, err.msg);
+				pid, hs_err(sh->ss)->msg);
 	out_printf("detached from JVM %d; the agent stopped and removed its socket\n", pid);
 	return HS_OK;
 }
@@ -119,12 +118,11 @@ int sh_cmd_dump(struct sh *sh, int argc, char **argv)
 				"remove it or choose another name", file);
 	char *cmd = xasprintf("GC.heap_dump %s", file), *output = NULL;
 	enum att_kind kind;
-	struct hs_error err;
-	int st = att_jcmd(hs_live_jvm(sh->ss)->pid, cmd, 600000, &output, &kind, &err);
+	int st = hs_jcmd(sh->ss, cmd, &output, &kind);
 	free(cmd);
 	if (st != HS_OK) {
 		free(output);
-		return sh_error(sh, NULL, "%s", err.msg);
+		return sh_error(sh, NULL, "%s", hs_err(sh->ss)->msg);
 	}
 	if (stat(file, &sb) != 0) {
 		sh_error(sh, NULL, "the JVM did not write %s: %s", file,
@@ -171,9 +169,8 @@ int sh_live_histogram(struct sh *sh, const char *pattern, bool count, long top, 
 		return HS_ERR;
 	struct att_hist_row *rows = NULL;
 	uint32_t n = 0;
-	struct hs_error err;
 	enum att_kind kind = ATT_OK;
-	char vm_failed[sizeof err.msg] = "";
+	char vm_failed[sizeof hs_err(sh->ss)->msg] = "";
 	hs_interrupted = 0;
 	/*
 	 * HotSpot's own inspection (GC.class_histogram through the attach
@@ -183,21 +180,22 @@ int sh_live_histogram(struct sh *sh, const char *pattern, bool count, long top, 
 	 */
 	bool from_vm = !via || !strcmp(via, "vm");
 	if (from_vm) {
-		int st = att_class_histogram(hs_live_jvm(sh->ss)->pid, false, 600000, &rows, &n, &kind, &err);
+		int st = hs_jvm_histogram(sh->ss, false, &rows, &n, &kind);
 		if (st == HS_INTERRUPTED || kind == ATT_EXITED || kind == ATT_NO_PROCESS)
 			return sh_error(sh, NULL, "live histogram of JVM %d failed: %s",
-					hs_live_jvm(sh->ss)->pid, err.msg);
+					hs_live_jvm(sh->ss)->pid, hs_err(sh->ss)->msg);
 		if (st != HS_OK) {
 			if (via)
 				return sh_error(sh, NULL, "live histogram of JVM %d through the attach "
-						"mechanism failed: %s", hs_live_jvm(sh->ss)->pid, err.msg);
-			snprintf(vm_failed, sizeof vm_failed, "%s", err.msg);
+						"mechanism failed: %s", hs_live_jvm(sh->ss)->pid,
+						hs_err(sh->ss)->msg);
+			snprintf(vm_failed, sizeof vm_failed, "%s", hs_err(sh->ss)->msg);
 			from_vm = false;
 		}
 	}
-	if (!from_vm && proto_histogram(&hs_live_jvm(sh->ss)->conn, true, &rows, &n, &err) != HS_OK)
+	if (!from_vm && hs_jvm_histogram(sh->ss, true, &rows, &n, &kind) != HS_OK)
 		return sh_error(sh, NULL, "live histogram of JVM %d failed: %s", hs_live_jvm(sh->ss)->pid,
-				err.msg);
+				hs_err(sh->ss)->msg);
 	/* The same classes as a dump's :histogram PATTERN (src/base/classname.h). */
 	uint32_t m = n;
 	if (pattern) {
@@ -280,15 +278,6 @@ static void value_cell(struct out_table *tb, const struct proto_value *v)
 	}
 }
 
-bool sh_live_pushdown_shape(const char *text)
-{
-	struct dsl_pushdown pd;
-	if (!dsl_pushdown(text, &pd))
-		return false;
-	dsl_pushdown_free(&pd);
-	return true;
-}
-
 void sh_show_pushdown(struct sh *sh, const struct hs_pushdown *q)
 {
 	const struct dsl_pushdown pd = q->pd;
@@ -351,9 +340,8 @@ int sh_live_info(struct sh *sh)
 	if (!sh_live_conn(sh))
 		return HS_ERR;
 	struct proto_info in;
-	struct hs_error err;
-	if (proto_info(&hs_live_jvm(sh->ss)->conn, &in, &err) != HS_OK)
-		return sh_error(sh, NULL, "%s", err.msg);
+	if (hs_jvm_info(sh->ss, &in) != HS_OK)
+		return sh_error(sh, NULL, "%s", hs_err(sh->ss)->msg);
 	static const char *const cols[] = {"property", "value"};
 	struct out_table *t = out_table_new(2, cols);
 	out_cell_str(t, "jvm");

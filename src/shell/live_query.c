@@ -107,40 +107,6 @@ int sh_show_jvm(struct sh *sh, const char *text, const char *where, int first_li
 
 /* ---- :explain and :live ---- */
 
-static void explain_set(const struct stmt *set, char *buf, size_t cap)
-{
-	struct set_plan p;
-	plan_set_type(set, &p);
-	size_t l = 0;
-	if (!p.later) {
-		l += (size_t)snprintf(buf + l, cap - l, "the membership is false for certain: the "
-				      "roots are all; %s", p.roots_filter ? "one instance's roots "
-				      "stream from one heap iteration (no tags), several instances' "
-				      "are found and tagged one by one" : "the roots are found through "
-				      "JNI");
-		return;
-	}
-	if (!p.order_free) {
-		snprintf(buf, cap, "on a snapshot: objects join in the order of the JVM's walk, and "
-			 "on_inclusion is not only sums, counts and flags");
-		return;
-	}
-	if (p.membership_reads_props) {
-		snprintf(buf, cap, "on a snapshot: the membership reads ENTITY's properties, which "
-			 "change as objects join");
-		return;
-	}
-	l += (size_t)snprintf(buf + l, cap - l, "roots through JNI");
-	if (p.s3root != TRI_FALSE || p.s3none != TRI_FALSE)
-		l += (size_t)snprintf(buf + l, cap - l, "; step 3: one walk of the whole heap (the "
-				      "membership may take %s without a referrer)",
-				      p.s3none != TRI_FALSE ? "objects" : "GC roots");
-	if (p.grow != TRI_FALSE)
-		l += (size_t)snprintf(buf + l, cap - l, "; growth: one walk from the members%s",
-				      p.grow == TRI_TRUE ? " (every reference from a member is "
-				      "followed)" : " (the membership is asked per reference)");
-}
-
 static bool explain_next;	/* ":explain" alone: the next query is explained, not run */
 
 bool sh_live_explain_pending(void)
@@ -171,73 +137,43 @@ int sh_cmd_explain(struct sh *sh, int argc, char **argv)
 
 int sh_live_explain(struct sh *sh, const char *text, bool *incomplete)
 {
-	struct arena a = {0};
-	struct stmt **st;
-	int n;
-	struct hs_error perr;
-	enum parse_status ps = parse_snippet(text, &a, &st, &n, &perr);
-	int rc = HS_OK;
-	if (ps == PARSE_INCOMPLETE && incomplete) {
+	struct hs_plan p;
+	int rc = hs_explain(sh->ss, text, &p);
+	if (p.where == HS_WHERE_INCOMPLETE && incomplete) {
 		*incomplete = true;
-		goto out;
+		return HS_OK;
 	}
 	explain_next = false;
-	if (ps != PARSE_OK) {
-		rc = sh_error(sh, NULL, "%s", ps == PARSE_INCOMPLETE ? "the query is not complete "
-			      "(give it on one line, or give :explain alone and the query on the "
-			      "lines after it)" : perr.msg);
-		goto out;
-	}
-	char why[400];
-	if (hs_heap(sh->ss)) {
+	switch (p.where) {
+	case HS_WHERE_INCOMPLETE:
+		return sh_error(sh, NULL, "the query is not complete (give it on one line, or give "
+				":explain alone and the query on the lines after it)");
+	case HS_WHERE_ERROR:
+		return sh_error(sh, NULL, "%s", hs_err(sh->ss)->msg);
+	case HS_WHERE_HEAP:
 		out_printf("on the %s: %s is loaded, so every query runs on it\n",
 			   sh_is_live(sh) ? "snapshot" : "dump", sh_is_live(sh) ? "a snapshot of the "
 			   "JVM" : "a heap dump");
-		goto out;
-	}
-	if (!sh_is_live(sh)) {
+		break;
+	case HS_WHERE_NOWHERE:
 		out_printf("nowhere: no dump is open and no JVM is attached\n");
-		goto out;
-	}
-	if (!dsl_needs_heap(st, n)) {
+		break;
+	case HS_WHERE_HEAPSH:
 		out_printf("in heapsh: it needs no heap (no snapshot is taken)\n");
-		goto out;
+		break;
+	case HS_WHERE_SNAPSHOT:
+		out_printf("on a snapshot: %s\n", p.why);
+		break;
+	case HS_WHERE_JVM:
+		out_printf("inside JVM %d%s: the program is %zu bytes\n", sh_live_pid(sh),
+			   p.pushdown ? " (a filter pushed down: one heap iteration)" : "",
+			   p.program_bytes);
+		for (int k = 0; k < p.nsets; k++)
+			out_printf("  instances_for %s: %s\n", p.sets[k].name, p.sets[k].how);
+		out_printf("  (the agent may still find something it cannot do, such as a field "
+			   "only a snapshot has; heapsh then says so and takes a snapshot)\n");
+		break;
 	}
-	if (hs_options(sh->ss)->live_off) {
-		out_printf("on a snapshot: :live off\n");
-		goto out;
-	}
-	uint8_t *prog = NULL;
-	size_t plen = 0;
-	int npre = 0;
-	if (hs_jvm_compile(sh->ss, st, n, n ? st[0]->snippet : NULL, &a, &prog, &plen, &npre, why,
-		    sizeof why)) {
-		out_printf("on a snapshot: %s\n", why);
-		goto out;
-	}
-	free(prog);
-	bool pushdown = n == 1 && st[0]->kind == S_EXPR && sh_live_pushdown_shape(text);
-	out_printf("inside JVM %d%s: the program is %zu bytes\n", sh_live_pid(sh),
-		   pushdown ? " (a filter pushed down: one heap iteration)" : "", plen);
-	for (int k = 0; k < n; k++) {
-		const struct stmt *s = st[k];
-		if (s->kind != S_INSTANCES)
-			continue;
-		struct stmt *set = NULL;
-		for (int j = 0; j < k; j++)
-			if (st[j]->kind == S_SET_TYPE && !strcmp(st[j]->name, s->name))
-				set = st[j];
-		if (!set)
-			set = dsl_set_type_stmt(sh_dsl(sh), s->name);
-		if (!set)
-			continue;
-		explain_set(set, why, sizeof why);
-		out_printf("  instances_for %s: %s\n", s->name, why);
-	}
-	out_printf("  (the agent may still find something it cannot do, such as a field only a "
-		   "snapshot has; heapsh then says so and takes a snapshot)\n");
-out:
-	arena_free(&a);
 	return rc;
 }
 

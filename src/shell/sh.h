@@ -158,8 +158,6 @@ bool sh_is_live(const struct sh *sh);
 int sh_need_heap(struct sh *sh);
 int sh_live_histogram(struct sh *sh, const char *pattern, bool count, long top, const char *via);
 void sh_show_pushdown(struct sh *sh, const struct hs_pushdown *q);
-/* sh_live_pushdown_shape: text has the push-down shape (whether or not a JVM is attached). */
-bool sh_live_pushdown_shape(const char *text);
 /*
  * Queries inside the JVM (live_query.c). sh_show_jvm: the answer of a
  * program the agent ran for snippet text (hs_query's HS_RAN_JVM) as a
