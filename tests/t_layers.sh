@@ -73,3 +73,16 @@ for v in sorted(g):
         visit(v, [v])
 PY
 )"
+
+# The front ends use the library through its API (issue 36): they include
+# of it only heapsh.h (with the output and format headers, and the Lua
+# module's header in the shell), and call none of the machinery the session
+# works with for them: the parser's entry, the planner, programs for the
+# agent, push-down, the agent protocol, the snapshot reader, the wire codec.
+check "the shell and the Lua module include of the library only heapsh.h" "" \
+	"$(grep -n '#include "\.\./' src/shell/*.[ch] src/lua/*.[ch] | grep -v '"\.\./\(heapsh\.h\|out/out\.h\|base/fmt\.h\|lua/heapsh_lua\.h\)"' | head)"
+FRONT_OBJS=$(ls "$SHELL_OBJS"/*.o build/src/lua/*.o 2>/dev/null)
+check "the front ends' objects are built" yes "$([ -n "$FRONT_OBJS" ] && echo yes || echo no)"
+# shellcheck disable=SC2086
+check "the front ends call no parser entry, planner, program, push-down, protocol, snapshot or wire function" "" \
+	"$(nm -u $FRONT_OBJS 2>/dev/null | awk '{print $2}' | grep -E '^(parse_snippet|plan_|pe_|prog_|dsl_pushdown|proto_|snap_|wire_|lq_|att_)' | grep -v '^att_hist_free$' | sort -u | head)"

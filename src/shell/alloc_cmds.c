@@ -15,9 +15,7 @@
 #include <time.h>
 
 #include "../base/fmt.h"
-#include "../alloc/alloc.h"
-#include "../attach/attach.h"
-#include "../attach/proto.h"
+#include "../heapsh.h"
 #include "../out/out.h"
 #include "sh.h"
 

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../attach/attach.h"
+#include "../heapsh.h"
 #include "../base/fmt.h"
 #include "../out/out.h"
 #include "sh.h"

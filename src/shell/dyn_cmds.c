@@ -11,7 +11,7 @@
 #include "../base/fmt.h"
 #include "../out/out.h"
 #include "sh.h"
-#include "../base/big.h"
+#include "../heapsh.h"
 
 /* ---- the engine and its cache ---- */
 

@@ -15,13 +15,7 @@
 #include <unistd.h>
 
 #include "../base/fmt.h"
-#include "../alloc/alloc.h"
-#include "../heap/heap.h"
-#include "../attach/attach.h"
-#include "../attach/proto.h"
-#include "../attach/snapshot.h"
-#include "../base/classname.h"
-#include "../dsl/pushdown.h"
+#include "../heapsh.h"
 #include "../out/out.h"
 #include "sh.h"
 
@@ -265,7 +259,8 @@ static void value_cell(struct out_table *tb, const struct proto_value *v)
 	case 'N': out_cell_null(tb); break;
 	case 'T': out_cell_str(tb, v->text); break;
 	case 'L': {
-		char *n = snap_java_name(v->text);
+		char *n = xmalloc(CN_JAVA_NAME_MAX(v->text));
+		cn_java_name(v->text, true, n, CN_JAVA_NAME_MAX(v->text));
 		out_cell_fmt(tb, "<%s>", n);
 		free(n);
 		break;
@@ -294,7 +289,8 @@ void sh_show_pushdown(struct sh *sh, const struct hs_pushdown *q)
 			cols[k] = r.rows[0].v[k - 1].field;
 		struct out_table *tb = out_table_new(nc, cols);
 		for (uint32_t i = 0; i < r.nrows; i++) {
-			char *cn = snap_java_name(r.rows[i].cls);
+			char *cn = xmalloc(CN_JAVA_NAME_MAX(r.rows[i].cls));
+			cn_java_name(r.rows[i].cls, true, cn, CN_JAVA_NAME_MAX(r.rows[i].cls));
 			out_cell_str(tb, cn);
 			free(cn);
 			for (int k = 1; k < nc; k++) {

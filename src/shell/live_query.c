@@ -13,12 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../attach/proto.h"
+#include "../heapsh.h"
 #include "../base/fmt.h"
-#include "../dsl/eval.h"
-#include "../dsl/parse.h"
-#include "../dsl/plan.h"
-#include "../dsl/prog.h"
 #include "../out/out.h"
 #include "sh.h"
 

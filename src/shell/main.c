@@ -14,14 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../dsl/builtins.h"
-#include "../dsl/eval.h"
+#include "../heapsh.h"
 #include "le.h"
 #include "../out/out.h"
 #include "sh.h"
-#include "../base/big.h"
-#include "../base/filemap.h"
-#include "../base/suggest.h"
 
 
 static volatile sig_atomic_t at_prompt;

@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../dsl/eval.h"
-#include "../dsl/parse.h"
+#include "../heapsh.h"
 #include "../out/out.h"
 #include "sh.h"
 

@@ -9,11 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "../engine/domtree.h"
-#include "../engine/dyn.h"
-#include "../engine/idx.h"
-#include "../heap/heap.h"
-#include "../session/session.h"
+#include "../heapsh.h"
 
 #define HEAPSH_VERSION "0.1.0"
 

@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "../base/fmt.h"
-#include "../engine/suspects.h"
+#include "../heapsh.h"
 #include "../out/out.h"
 #include "sh.h"
 

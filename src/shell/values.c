@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../dsl/eval.h"
+#include "../heapsh.h"
 #include "../out/out.h"
 #include "sh.h"
 

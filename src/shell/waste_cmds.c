@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "../base/fmt.h"
-#include "../engine/waste.h"
+#include "../heapsh.h"
 #include "../out/out.h"
 #include "sh.h"
 
