@@ -194,10 +194,22 @@ static int p_jvm_compile(struct hs_session *ss, struct stmt **st, int n, const c
 	return rc;
 }
 
+static int jvm_compile_guarded(struct hs_session *ss, struct stmt **st, int n,
+			       const char *snippet, struct arena *a, uint8_t **prog, size_t *len,
+			       int *npre, char *why, size_t cap)
+{
+	GUARDED(ss, HS_ERR, p_jvm_compile(ss, st, n, snippet, a, prog, len, npre, why, cap));
+}
+
 int hs_jvm_compile(struct hs_session *ss, struct stmt **st, int n, const char *snippet,
 		   struct arena *a, uint8_t **prog, size_t *len, int *npre, char *why, size_t cap)
 {
-	GUARDED(ss, HS_ERR, p_jvm_compile(ss, st, n, snippet, a, prog, len, npre, why, cap));
+	if (cap)
+		why[0] = 0;
+	int rc = jvm_compile_guarded(ss, st, n, snippet, a, prog, len, npre, why, cap);
+	if (rc && cap && !why[0])	/* a throw: what it said is the reason */
+		snprintf(why, cap, "%s", ss->err.msg);
+	return rc;
 }
 
 /* ---- what came back ---- */
