@@ -86,3 +86,10 @@ check "the front ends' objects are built" yes "$([ -n "$FRONT_OBJS" ] && echo ye
 # shellcheck disable=SC2086
 check "the front ends call no parser entry, planner, program, push-down, protocol, snapshot or wire function" "" \
 	"$(nm -u $FRONT_OBJS 2>/dev/null | awk '{print $2}' | grep -E '^(parse_snippet|plan_|pe_|prog_|dsl_pushdown|proto_|snap_|wire_|lq_|att_)' | grep -v '^att_hist_free$' | sort -u | head)"
+
+# One evaluator over two heaps (issue 36): the query language's evaluator
+# reads a heap only through the heap-access interface (src/dsl/heapif.h), so
+# that the agent's backend can stand in for the dump's; the dump backend
+# (src/dsl/heapif_dump.c) is what calls the heap model and the engine.
+check "src/dsl/eval*.c read the heap only through heapif.h (no heap_, dom_, dyn_ call, h-> field, view's dump heap, HEAP_, HPROF_ or DYN_ name, heap or engine header)" "" \
+	"$(grep -nE '\b(heap|dom|dyn)_[a-z_0-9]*\(|\bh->|(->|\.)dump\b|\bhvd(\.|->)h\b|\b(HEAP|HPROF|DYN)_[A-Z_]+|#include "\.\./(heap|engine)/' src/dsl/eval*.c | head)"

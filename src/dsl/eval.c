@@ -54,6 +54,20 @@ void eval_rt_error(struct ev *e, const struct node *at, const char *fmt, ...)
 	longjmp(e->fail, 1);
 }
 
+void eval_hv_fail(struct ev *e, const struct node *at)
+{
+	struct hv *v = e->hv;
+	char why[sizeof v->why];
+	memcpy(why, v->why, sizeof why);
+	enum hv_fail f = v->fail;
+	hv_clear(v);
+	if (f == HV_CANNOT) {
+		e->d->cannot = true;
+		eval_rt_error(e, at, "cannot answer here: %s (a snapshot of the heap can)", why);
+	}
+	eval_rt_error(e, at, "%s", f == HV_INTERRUPTED ? "interrupted" : why);
+}
+
 struct value eval_vlist(struct ev *e, enum list_kind k, uint32_t n)
 {
 	struct list *l = arena_alloc(e->a, sizeof *l);
@@ -111,7 +125,7 @@ void eval_poll(struct ev *e, const struct node *at)
  */
 void eval_need_heap(struct ev *e, const struct node *at, const char *what)
 {
-	if (!e->h)
+	if (!e->hv)
 		eval_rt_error(e, at, "%s needs a heap, and this query runs without one (no dump is open "
 			 "and no snapshot of the JVM was taken)", what);
 }
@@ -124,28 +138,28 @@ const uint8_t *eval_resolve_class(struct ev *e, struct node *at, const char *nam
 	if (at->class_bits)
 		return at->class_bits;
 	eval_need_heap(e, at, "'is'");
-	const struct heap *h = e->h;
-	uint32_t *m, n = heap_find_classes(h, name, &m);
+	struct hv *v = e->hv;
+	uint32_t *m, n = hv_find_classes(v, name, &m);
 	if (!n) {
 		free(m);
 		eval_rt_error(e, at, "no class named '%s' in this heap", name);
 	}
 	for (uint32_t k = 1; k < n; k++)
-		if (strcmp(h->classes[m[k]].name, h->classes[m[0]].name)) {
+		if (strcmp(hv_class_name(v, m[k]), hv_class_name(v, m[0]))) {
 			char list[400];
 			size_t len = 0;
 			for (uint32_t j = 0; j < n && len + 80 < sizeof list; j++)
-				if (!strstr(list, h->classes[m[j]].name) || !len)
+				if (!strstr(list, hv_class_name(v, m[j])) || !len)
 					len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
-								len ? ", " : "", h->classes[m[j]].name);
+								len ? ", " : "", hv_class_name(v, m[j]));
 			free(m);
 			eval_rt_error(e, at, "'%s' is ambiguous: %s; write the full name", name, list);
 		}
 	/* in the session's arena: the node may outlive this snippet */
-	uint8_t *bits = arena_alloc(&e->d->keep, (size_t)h->nclasses / 8 + 1);
-	for (uint32_t c = 0; c < h->nclasses; c++)
+	uint8_t *bits = arena_alloc(&e->d->keep, (size_t)v->nclasses / 8 + 1);
+	for (uint32_t c = 0; c < v->nclasses; c++)
 		for (uint32_t k = 0; k < n; k++)
-			if (heap_is_subclass(h, c, m[k])) {
+			if (hv_is_subclass(v, c, m[k])) {
 				bits[c / 8] |= (uint8_t)(1u << (c % 8));
 				break;
 			}
@@ -159,9 +173,11 @@ const uint8_t *eval_resolve_class(struct ev *e, struct node *at, const char *nam
 /* The text of a java.lang.String object, or NULL. */
 const char *eval_obj_text(struct ev *e, uint32_t i)
 {
-	char *s = heap_string(e->h, i, 0);
-	if (!s)
+	char *s = hv_text(e->hv, i, 0);
+	if (!s) {
+		eval_hv_check(e, NULL);
 		return NULL;
+	}
 	const char *r = arena_strndup(e->a, s, strlen(s));
 	free(s);
 	return r;
@@ -510,13 +526,20 @@ static bool in_entity(struct ev *e, struct value v, struct instance *ent)
 	case V_OBJ: obj = v.u.idx; break;
 	case V_LOADER: case V_THREAD:
 		if (v.k == V_THREAD)
-			obj = e->h->threads[v.u.idx].obj;
+			obj = hv_thread_object(e->hv, v.u.idx);
 		else
 			obj = v.u.idx;
-		if (obj == HEAP_NONE)
+		if (obj == HV_NONE)
 			return false;
 		break;
-	case V_CLASS: obj = e->h->classes[v.u.idx].obj; if (obj == HEAP_NONE) return false; break;
+	case V_CLASS: {
+		struct hv_class c;
+		hv_class_info(e->hv, v.u.idx, &c);
+		obj = c.object;
+		if (obj == HV_NONE)
+			return false;
+		break;
+	}
 	default: return false;
 	}
 	return e->owner && e->owner[obj] == ent->id;
@@ -543,7 +566,8 @@ static struct ext_value native_arg(struct ev *e, const struct node *at, const st
 			return x;
 		}
 		if (v.k == V_OBJ) {
-			x.u.i = (int64_t)heap_id(e->h, v.u.idx);
+			x.u.i = (int64_t)hv_id(e->hv, v.u.idx);
+			eval_hv_check(e, at);
 			return x;
 		}
 		break;
@@ -569,7 +593,7 @@ static struct ext_value native_arg(struct ev *e, const struct node *at, const st
 		if (v.k == V_OBJ)
 			eval_rt_error(e, at, "argument %d of %s is declared string but its value is an "
 				 "object of class %s, not a java.lang.String", k + 1, ext_name(fn),
-				 heap_class_name(e->h, v.u.idx));
+				 hv_class_name(e->hv, hv_class_of(e->hv, v.u.idx)));
 		break;
 	case EXT_VOID:
 		break;
@@ -714,7 +738,7 @@ struct value eval_expr(struct ev *e, struct frame *f, struct node *n)
 			return vbool(false);
 		if (v.k != V_OBJ)
 			eval_rt_error(e, n->a, "'is' tests objects, not %s", value_kind_name(v.k));
-		return vbool(has_bit(bits, e->h->cls[v.u.idx]));
+		return vbool(has_bit(bits, hv_class_of(e->hv, v.u.idx)));
 	}
 	case N_IN_UNASSIGNED: {
 		struct value v = eval_expr(e, f, n->a);

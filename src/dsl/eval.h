@@ -26,6 +26,7 @@
 #include "value.h"
 
 struct dsl;
+struct hv;
 
 struct dsl_output {
 	int n;
@@ -58,6 +59,12 @@ struct dsl_engine {
 
 /* dsl_new: a session on h (NULL: no heap yet); eng (copied) may be NULL. */
 struct dsl *dsl_new(const struct heap *h, const struct dsl_engine *eng);
+/*
+ * dsl_new_on: a session that reads the heap through view (heapif.h; NULL:
+ * no heap), which it borrows and which must outlive it; eng (copied, may
+ * be NULL) serves only `allocations`: the view answers the rest.
+ */
+struct dsl *dsl_new_on(struct hv *view, const struct dsl_engine *eng);
 void dsl_free(struct dsl *d);
 
 /*
@@ -102,6 +109,12 @@ bool dsl_heapless_stmts(const struct dsl *d, struct stmt *const *st, int n);
 enum parse_status dsl_run(struct dsl *d, const char *text, struct dsl_output *out,
 			  struct hs_error *err);
 void dsl_output_done(struct dsl *d, struct dsl_output *out);
+/*
+ * dsl_cannot_here: whether the last dsl_run's error is "cannot answer
+ * here": the heap it read through (a JVM's, heapif.h) cannot do what the
+ * query asked there, and a snapshot's heap could; its message says what.
+ */
+bool dsl_cannot_here(const struct dsl *d);
 /*
  * dsl_run_parsed: dsl_run for statements already parsed (parse_snippet
  * into *parsed, whose blocks become the session's or the output's: parsed

@@ -17,17 +17,13 @@
 
 /* ---- heap values ---- */
 
-static struct value from_heap(struct ev *e, struct heap_value hv)
+/* from_heap: a field's, static's or element's value (heapif.h) as a value of the language. */
+static struct value from_heap(struct ev *e, struct hv_value hv)
 {
 	switch (hv.type) {
-	case HPROF_OBJECT: {
-		if (!hv.v.id)
-			return VNULL;
-		uint32_t i = heap_index(e->h, hv.v.id);
-		return i == HEAP_NONE ? VNULL : vidx(V_OBJ, i);
-	}
-	case HPROF_BOOLEAN: return vbool(hv.v.i != 0);
-	case HPROF_CHAR: {
+	case HV_T_OBJECT: return hv.v.obj == HV_NONE ? VNULL : vidx(V_OBJ, hv.v.obj);
+	case HV_T_BOOLEAN: return vbool(hv.v.i != 0);
+	case HV_T_CHAR: {
 		char *s = arena_alloc(e->a, 8);
 		uint32_t c = (uint32_t)hv.v.i;
 		if (c < 0x80) {
@@ -42,9 +38,9 @@ static struct value from_heap(struct ev *e, struct heap_value hv)
 		}
 		return vstr(s);
 	}
-	case HPROF_FLOAT: case HPROF_DOUBLE: return vfloat(hv.v.d);
-	case 0: return VNULL;
-	default: return vint(hv.v.i);
+	case HV_T_FLOAT: return vfloat(hv.v.d);
+	case HV_T_INT: return vint(hv.v.i);
+	default: return VNULL;
 	}
 }
 
@@ -62,35 +58,43 @@ struct value eval_builtin_list(struct ev *e, const struct node *at, enum bi_id i
 	char what[32];
 	snprintf(what, sizeof what, "'%s'", at->name);
 	eval_need_heap(e, at, what);
-	const struct heap *h = e->h;
+	struct hv *v = e->hv;
+	if ((id == BI_OBJECTS || id == BI_CLASSLOADERS) && !v->dense) {
+		/* PLAN (issue 36 step 2): iterate by callback, and list loaders by handle */
+		hv_set_fail(v, HV_CANNOT, "the list %s over a heap whose objects are not numbered",
+			    at->name);
+		eval_hv_check(e, at);
+	}
 	if (id == BI_OBJECTS)
-		return eval_vlist(e, L_ALL, h->n);
+		return eval_vlist(e, L_ALL, v->nobjects);
 	if (id == BI_CLASSES) {
-		struct value l = eval_vlist(e, L_VALUES, h->nclasses);
-		for (uint32_t c = 0; c < h->nclasses; c++)
+		struct value l = eval_vlist(e, L_VALUES, v->nclasses);
+		for (uint32_t c = 0; c < v->nclasses; c++)
 			l.u.l->v[c] = vidx(V_CLASS, c);
 		return l;
 	}
 	if (id == BI_THREADS) {
-		struct value l = eval_vlist(e, L_VALUES, h->nthreads);
-		for (uint32_t t = 0; t < h->nthreads; t++)
+		struct value l = eval_vlist(e, L_VALUES, v->nthreads);
+		for (uint32_t t = 0; t < v->nthreads; t++)
 			l.u.l->v[t] = vidx(V_THREAD, t);
 		return l;
 	}
 	/* classloaders: bootstrap first, then each loader object once */
-	uint8_t *seen = arena_alloc(e->a, (size_t)h->n / 8 + 1);
+	uint8_t *seen = arena_alloc(e->a, (size_t)v->nobjects / 8 + 1);
 	uint32_t count = 1;
-	for (uint32_t c = 0; c < h->nclasses; c++) {
-		uint32_t ld = h->classes[c].loader;
-		if (ld != HEAP_NONE && !(seen[ld / 8] & (1u << (ld % 8)))) {
+	for (uint32_t c = 0; c < v->nclasses; c++) {
+		struct hv_class k;
+		hv_class_info(v, c, &k);
+		uint32_t ld = k.loader;
+		if (ld != HV_NONE && !(seen[ld / 8] & (1u << (ld % 8)))) {
 			seen[ld / 8] |= (uint8_t)(1u << (ld % 8));
 			count++;
 		}
 	}
 	struct value l = eval_vlist(e, L_VALUES, count);
-	l.u.l->v[0] = vidx(V_LOADER, HEAP_NONE);
+	l.u.l->v[0] = vidx(V_LOADER, HV_NONE);
 	uint32_t k = 1;
-	for (uint32_t i = 0; i < h->n && k < count; i++)
+	for (uint32_t i = 0; i < v->nobjects && k < count; i++)
 		if (seen[i / 8] & (1u << (i % 8)))
 			l.u.l->v[k++] = vidx(V_LOADER, i);
 	return l;
@@ -140,7 +144,8 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void cursor_init(struct ev *e, struct cursor *c, const struct list *l, struct value fn)
+static void cursor_init(struct ev *e, const struct node *at, struct cursor *c,
+			const struct list *l, struct value fn)
 {
 	memset(c, 0, sizeof *c);
 	c->l = l;
@@ -148,16 +153,21 @@ static void cursor_init(struct ev *e, struct cursor *c, const struct list *l, st
 	const uint8_t *bits;
 	if (l->kind != L_ALL || !(bits = class_filter(e, fn)))
 		return;
-	const struct heap *h = e->h;
+	struct hv *v = e->hv;
 	uint32_t total = 0;
-	for (uint32_t k = 0; k < h->nclasses; k++)
-		if (has_bit(bits, k))
-			total += (uint32_t)h->classes[k].count;
+	for (uint32_t k = 0; k < v->nclasses; k++)
+		if (has_bit(bits, k)) {
+			uint64_t cnt, bytes;
+			hv_class_totals(v, k, &cnt, &bytes);
+			total += (uint32_t)cnt;
+		}
+	eval_hv_check(e, at);
 	c->objs = arena_alloc(e->a, ((size_t)total + 1) * sizeof *c->objs);
-	for (uint32_t k = 0; k < h->nclasses; k++)
+	for (uint32_t k = 0; k < v->nclasses; k++)
 		if (has_bit(bits, k)) {
 			uint32_t cnt;
-			const uint32_t *inst = heap_instances(h, k, &cnt);
+			const uint32_t *inst = hv_instances(v, k, &cnt);
+			eval_hv_check(e, at);
 			memcpy(c->objs + (c->k), inst, (size_t)cnt * sizeof *inst);
 			c->k += cnt;
 		}
@@ -247,7 +257,7 @@ static struct value list_member(struct ev *e, struct node *n, struct value recv,
 		bool first = r->id == BI_LIST_FIRST, exists = r->id == BI_LIST_EXISTS;
 		if (first && !nargs)
 			return l->n ? list_get(l, 0) : VNULL;
-		cursor_init(e, &c, l, fn);
+		cursor_init(e, n, &c, l, fn);
 		struct builder b = {NULL, NULL, 0, 0, true};
 		while (cursor_next(&c, &x)) {
 			eval_poll(e, n);
@@ -267,7 +277,7 @@ static struct value list_member(struct ev *e, struct node *n, struct value recv,
 	}
 	case BI_LIST_MAP: {
 		struct builder b = {NULL, NULL, 0, 0, true};
-		cursor_init(e, &c, l, VNULL);
+		cursor_init(e, n, &c, l, VNULL);
 		while (cursor_next(&c, &x)) {
 			eval_poll(e, n);
 			eval_build_add(e, &b, eval_call1(e, n, fn, x));
@@ -275,7 +285,7 @@ static struct value list_member(struct ev *e, struct node *n, struct value recv,
 		return eval_build_done(e, &b);
 	}
 	case BI_LIST_FOREACH:
-		cursor_init(e, &c, l, VNULL);
+		cursor_init(e, n, &c, l, VNULL);
 		while (cursor_next(&c, &x)) {
 			eval_poll(e, n);
 			eval_call1(e, n, fn, x);
@@ -285,7 +295,7 @@ static struct value list_member(struct ev *e, struct node *n, struct value recv,
 		if (!nargs)
 			return vint(list_len(l));
 		int64_t k = 0;
-		cursor_init(e, &c, l, fn);
+		cursor_init(e, n, &c, l, fn);
 		while (cursor_next(&c, &x)) {
 			eval_poll(e, n);
 			k += eval_truth(e, n, eval_call1(e, n, fn, x), "the count's condition");
@@ -295,7 +305,7 @@ static struct value list_member(struct ev *e, struct node *n, struct value recv,
 	case BI_LIST_SUM: case BI_LIST_MIN: case BI_LIST_MAX: {
 		int which = r->id == BI_LIST_SUM ? 0 : r->id == BI_LIST_MIN ? 1 : 2;
 		struct value acc = which ? VNULL : vint(0);
-		cursor_init(e, &c, l, VNULL);
+		cursor_init(e, n, &c, l, VNULL);
 		while (cursor_next(&c, &x)) {
 			eval_poll(e, n);
 			struct value y = nargs ? eval_call1(e, n, fn, x) : x;
@@ -323,7 +333,7 @@ static struct value list_member(struct ev *e, struct node *n, struct value recv,
 		}
 		uint32_t len = list_len(l);
 		struct sort_item *items = arena_alloc(e->a, ((size_t)len + 1) * sizeof *items);
-		cursor_init(e, &c, l, VNULL);
+		cursor_init(e, n, &c, l, VNULL);
 		uint32_t k = 0;
 		while (cursor_next(&c, &x)) {
 			eval_poll(e, n);
@@ -349,7 +359,7 @@ static struct value list_member(struct ev *e, struct node *n, struct value recv,
 		uint32_t ng = 0, cap = 0, hcap = 64;
 		/* group + 1, 0 empty; in the arena, so that a failing lambda leaks nothing */
 		uint32_t *slots = arena_alloc(e->a, hcap * sizeof *slots);
-		cursor_init(e, &c, l, VNULL);
+		cursor_init(e, n, &c, l, VNULL);
 		while (cursor_next(&c, &x)) {
 			eval_poll(e, n);
 			struct value key = eval_call1(e, n, fn, x);
@@ -421,101 +431,95 @@ static struct value list_member(struct ev *e, struct node *n, struct value recv,
 
 /* ---- heap members ---- */
 
+/* Names for a message's suggestion: at most cap of them. */
 struct field_names {
-	const char *v[256];
-	int n;
+	const char *v[300];
+	int n, cap;
 };
 
-static void collect_field(void *ctx, uint32_t decl, const struct heap_field *f,
-			  struct heap_value v)
+static void collect_name(void *ctx, const char *name)
 {
 	struct field_names *fn = ctx;
-	(void)decl;
-	(void)v;
-	if (fn->n < 256)
-		fn->v[fn->n++] = f->name;
+	if (fn->n < fn->cap)
+		fn->v[fn->n++] = name;
 }
 
-static struct value thread_roots(struct ev *e, uint32_t t)
+static void add_root(void *ctx, uint32_t obj)
 {
-	const struct heap *h = e->h;
+	void **c = ctx;	/* the evaluator, the builder */
+	eval_build_add(c[0], c[1], vidx(V_OBJ, obj));
+}
+
+struct value eval_roots(struct ev *e, const struct node *at, uint32_t t)
+{
 	struct builder b = {NULL, NULL, 0, 0, true};
-	for (uint32_t r = 0; r < h->nroots; r++)
-		if (h->roots[r].thread == t && h->roots[r].kind != HPROF_GC_ROOT_THREAD_OBJ)
-			eval_build_add(e, &b, vidx(V_OBJ, h->roots[r].obj));
+	void *c[2] = {e, &b};
+	hv_roots_each(e->hv, t, add_root, c);
+	eval_hv_check(e, at);
 	return eval_build_done(e, &b);
+}
+
+/* checked: n (an int read from the heap) as a value, after the check that its read worked. */
+static struct value checked(struct ev *e, const struct node *at, int64_t n)
+{
+	eval_hv_check(e, at);
+	return vint(n);
 }
 
 static struct value object_member(struct ev *e, struct node *n, uint32_t i)
 {
-	const struct heap *h = e->h;
+	struct hv *v = e->hv;
 	const char *m = n->name;
 	/* A Java field shadows a built-in; where it is, is cached per class. */
-	uint32_t c = h->cls[i];
+	uint32_t c = hv_class_of(v, i);
 	if (n->cache_cls1 != c + 1) {
-		uint32_t off = 0;
-		uint8_t type = 0;
-		if (heap_kind(h, i) != HEAP_INSTANCE || !heap_field_locate(h, c, m, &off, &type))
-			type = 0;
+		struct hv_slot slot = {0, 0};
+		if (hv_kind(v, i) != HV_INSTANCE || !hv_field_locate(v, c, m, &slot))
+			slot.type = 0;
 		n->cache_cls1 = c + 1;
-		n->cache_off = off;
-		n->cache_type = type;
+		n->cache_off = slot.off;
+		n->cache_type = slot.type;
 	}
 	if (n->cache_type) {
-		struct heap_value hv = heap_field_at(h, i, n->cache_off, n->cache_type);
+		struct hv_slot slot = {n->cache_off, n->cache_type};
+		struct hv_value hv = hv_field_at(v, i, slot);
+		eval_hv_check(e, n);
 		if (hv.type)
 			return from_heap(e, hv);
 	}
-	enum heap_kind k = heap_kind(h, i);
 	const struct bi_row *r = bi_of(n, BI_R_OBJECT);
+	enum hv_obj_kind k;
 	switch (r ? r->id : BI_NIDS) {
 	case BI_OBJ_CLASS:
-		return vidx(V_CLASS, h->cls[i]);
+		return vidx(V_CLASS, c);
 	case BI_OBJ_SIZE:
-		return vint((int64_t)heap_shallow(h, i));
+		return vint((int64_t)hv_shallow(v, i));
 	case BI_OBJ_ID:
-		return vint((int64_t)heap_id(h, i));
-	case BI_OBJ_RETAINED: {
-		struct dom_tree *t = e->d->eng.dom ? e->d->eng.dom(e->d->eng.ctx) : NULL;
-		if (!t)
-			eval_rt_error(e, n, "retained sizes are not available (the dominator tree could "
-				 "not be computed)");
-		return vint((int64_t)dom_retained(t, i));
-	}
-	case BI_OBJ_DYNAMIC_SIZE: case BI_OBJ_DYNAMIC_SIZE_EST: {
-		bool est = r->id == BI_OBJ_DYNAMIC_SIZE_EST;
-		struct dyn *dy = e->d->eng.dyn ? e->d->eng.dyn(e->d->eng.ctx, est) : NULL;
-		if (!dy)
-			eval_rt_error(e, n, "dynamic sizes are not available (the engine could not be "
-				 "built)");
-		uint32_t sc = dyn_comp(dy, i);
-		if (est && !(dy->flags[sc] & DYN_EXACT))
-			return vint((int64_t)((double)dy->est[sc] + 0.5));
-		uint64_t bytes;
-		if (dyn_exact(dy, sc, &bytes) != HS_OK)
-			eval_rt_error(e, n, "interrupted");
-		return vint((int64_t)bytes);
-	}
-	case BI_OBJ_REFS: {
+		return checked(e, n, (int64_t)hv_id(v, i));
+	case BI_OBJ_RETAINED:
+		return checked(e, n, (int64_t)hv_retained(v, i));
+	case BI_OBJ_DYNAMIC_SIZE: case BI_OBJ_DYNAMIC_SIZE_EST:
+		return checked(e, n, (int64_t)hv_dynamic_size(v, i, r->id == BI_OBJ_DYNAMIC_SIZE_EST));
+	case BI_OBJ_REFS: case BI_OBJ_REFERRERS: {
 		uint32_t cnt;
-		const uint32_t *out = heap_out(h, i, &cnt);
-		return obj_list(e, out, cnt);
-	}
-	case BI_OBJ_REFERRERS: {
-		uint32_t cnt;
-		const uint32_t *in = heap_in(h, i, &cnt);
-		return obj_list(e, in, cnt);
+		const uint32_t *refs = r->id == BI_OBJ_REFS ? hv_refs_out(v, i, &cnt)
+							    : hv_refs_in(v, i, &cnt);
+		eval_hv_check(e, n);
+		return obj_list(e, refs, cnt);
 	}
 	case BI_OBJ_LENGTH:
-		if (k == HEAP_OBJ_ARRAY || k == HEAP_PRIM_ARRAY)
-			return vint(heap_array_length(h, i));
+		if ((k = hv_kind(v, i)) == HV_OBJ_ARRAY || k == HV_PRIM_ARRAY)
+			return vint(hv_array_length(v, i));
 		break;
 	case BI_OBJ_ELEMENTS:
-		if (k == HEAP_OBJ_ARRAY || k == HEAP_PRIM_ARRAY) {
-			uint32_t len = heap_array_length(h, i);
+		if ((k = hv_kind(v, i)) == HV_OBJ_ARRAY || k == HV_PRIM_ARRAY) {
+			uint32_t len = hv_array_length(v, i);
 			struct builder b = {NULL, NULL, 0, 0, true};
-			for (uint32_t j = 0; j < len; j++)
-				eval_build_add(e, &b, from_heap(e, heap_array_elem(h, i, j)));
+			for (uint32_t j = 0; j < len; j++) {
+				struct hv_value x = hv_array_elem(v, i, j);
+				eval_hv_check(e, n);
+				eval_build_add(e, &b, from_heap(e, x));
+			}
 			return eval_build_done(e, &b);
 		}
 		break;
@@ -526,94 +530,104 @@ static struct value object_member(struct ev *e, struct node *n, uint32_t i)
 		break;
 	}
 	case BI_OBJ_KIND:
-		return vstr(k == HEAP_INSTANCE ? "instance" : k == HEAP_OBJ_ARRAY ? "object array"
-			    : k == HEAP_PRIM_ARRAY ? "primitive array" : "class");
+		k = hv_kind(v, i);
+		return vstr(k == HV_INSTANCE ? "instance" : k == HV_OBJ_ARRAY ? "object array"
+			    : k == HV_PRIM_ARRAY ? "primitive array" : "class");
 	case BI_OBJ_HEAP: {	/* Android: app, zygote, image; null elsewhere */
-		const char *hn = heap_android_heap(h, i);
+		const char *hn = hv_heap_name(v, i);
 		return hn ? vstr(hn) : VNULL;
 	}
 	default:
 		break;
 	}
-	struct field_names fn = {{0}, 0};
-	heap_fields_each(h, i, collect_field, &fn);
+	struct field_names fn = {{0}, 0, 256};
+	hv_field_names(v, i, collect_name, &fn);
 	fn.n += bi_names(BI_R_OBJECT, fn.v + fn.n, 256 - fn.n);
 	char sug[200];
 	hs_suggest(sug, sizeof sug, m, fn.v, fn.n, NULL);
-	eval_rt_error(e, n, "class %s has no field '%s'%s", heap_class_name(h, i), m, sug);
+	eval_rt_error(e, n, "class %s has no field '%s'%s", hv_class_name(v, c), m, sug);
 }
 
 static struct value class_member(struct ev *e, struct node *n, uint32_t c)
 {
-	const struct heap *h = e->h;
-	const struct heap_class *k = &h->classes[c];
+	struct hv *v = e->hv;
 	const char *m = n->name;
 	const struct bi_row *r = bi_of(n, BI_R_CLASS);
+	if (r && r->id == BI_CLASS_NAME)	/* the hot one (group_by's key): inline */
+		return vstr(hv_class_name(v, c));
+	struct hv_class k;
+	hv_class_info(v, c, &k);
+	uint64_t count, bytes;
 	switch (r ? r->id : BI_NIDS) {
-	case BI_CLASS_NAME:
-		return vstr(k->name);
 	case BI_CLASS_LOADER:
-		return vidx(V_LOADER, k->loader);
+		return vidx(V_LOADER, k.loader);
 	case BI_CLASS_SUPER:
-		return k->super == HEAP_NONE ? VNULL : vidx(V_CLASS, k->super);
+		return k.super == HV_NONE ? VNULL : vidx(V_CLASS, k.super);
 	case BI_CLASS_INSTANCES: {
 		uint32_t cnt;
-		const uint32_t *inst = heap_instances(h, c, &cnt);
+		const uint32_t *inst = hv_instances(v, c, &cnt);
+		eval_hv_check(e, n);
 		return obj_list(e, inst, cnt);
 	}
-	case BI_CLASS_COUNT:
-		return vint((int64_t)k->count);
+	case BI_CLASS_COUNT: case BI_CLASS_SHALLOW:
+		hv_class_totals(v, c, &count, &bytes);
+		return checked(e, n, (int64_t)(r->id == BI_CLASS_COUNT ? count : bytes));
 	case BI_CLASS_OBJECT:
-		return k->obj == HEAP_NONE ? VNULL : vidx(V_OBJ, k->obj);
+		return k.object == HV_NONE ? VNULL : vidx(V_OBJ, k.object);
 	case BI_CLASS_ID:
-		return vint((int64_t)k->id);
+		return vint((int64_t)k.id);
 	case BI_CLASS_INSTANCE_SIZE:
-		return vint(k->inst_size);
-	case BI_CLASS_SHALLOW:
-		return vint((int64_t)k->shallow);
+		return vint(k.inst_size);
 	default:
 		break;
 	}
-	struct heap_value hv;
-	if (heap_static(h, c, m, &hv))
+	struct hv_value hv;
+	bool found = hv_static_value(v, c, m, &hv);
+	eval_hv_check(e, n);
+	if (found)
 		return from_heap(e, hv);
-	const char *cands[300];
-	int nc = bi_names(BI_R_CLASS, cands, 300);
-	for (unsigned s = 0; s < k->nstatics && nc < 300; s++)
-		cands[nc++] = k->statics[s].name;
+	struct field_names cands = {{0}, 0, 300};
+	cands.n = bi_names(BI_R_CLASS, cands.v, 300);
+	hv_static_names(v, c, collect_name, &cands);
 	char sug[200];
-	hs_suggest(sug, sizeof sug, m, cands, nc, NULL);
-	eval_rt_error(e, n, "class %s has no static or member '%s'%s", k->name, m, sug);
+	hs_suggest(sug, sizeof sug, m, cands.v, cands.n, NULL);
+	eval_rt_error(e, n, "class %s has no static or member '%s'%s", k.name, m, sug);
 }
 
 static struct value loader_member(struct ev *e, struct node *n, uint32_t ld)
 {
-	const struct heap *h = e->h;
+	struct hv *v = e->hv;
 	const char *m = n->name;
 	char all[300];
 	const struct bi_row *r = bi_of(n, BI_R_LOADER);
 	switch (r ? r->id : BI_NIDS) {
 	case BI_LOADER_ID:
-		return vint(ld == HEAP_NONE ? 0 : (int64_t)heap_id(h, ld));
+		return checked(e, n, ld == HV_NONE ? 0 : (int64_t)hv_id(v, ld));
 	case BI_LOADER_OBJECT:
-		return ld == HEAP_NONE ? VNULL : vidx(V_OBJ, ld);
+		return ld == HV_NONE ? VNULL : vidx(V_OBJ, ld);
 	case BI_LOADER_NAME: {
-		if (ld == HEAP_NONE)
+		if (ld == HV_NONE)
 			return vstr("<bootstrap>");
-		struct heap_value hv;
-		if (heap_field(h, ld, "name", &hv) && hv.type == HPROF_OBJECT && hv.v.id) {
-			uint32_t s = heap_index(h, hv.v.id);
-			const char *t = s != HEAP_NONE ? eval_obj_text(e, s) : NULL;
+		uint32_t c = hv_class_of(v, ld);
+		struct hv_slot slot;
+		if (hv_kind(v, ld) == HV_INSTANCE && hv_field_locate(v, c, "name", &slot)) {
+			struct hv_value hv = hv_field_at(v, ld, slot);
+			eval_hv_check(e, n);
+			const char *t = hv.type == HV_T_OBJECT && hv.v.obj != HV_NONE
+						? eval_obj_text(e, hv.v.obj) : NULL;
 			if (t)
 				return vstr(t);
 		}
-		return vstr(heap_class_name(h, ld));
+		return vstr(hv_class_name(v, c));
 	}
 	case BI_LOADER_CLASSES: {
 		struct builder b = {NULL, NULL, 0, 0, false};
-		for (uint32_t c = 0; c < h->nclasses; c++)
-			if (h->classes[c].loader == ld && h->classes[c].obj != HEAP_NONE)
+		for (uint32_t c = 0; c < v->nclasses; c++) {
+			struct hv_class k;
+			hv_class_info(v, c, &k);
+			if (k.loader == ld && k.object != HV_NONE)
 				eval_build_add(e, &b, vidx(V_CLASS, c));
+		}
 		return eval_build_done(e, &b);
 	}
 	default:
@@ -624,25 +638,27 @@ static struct value loader_member(struct ev *e, struct node *n, uint32_t ld)
 
 static struct value thread_member(struct ev *e, struct node *n, uint32_t t)
 {
-	const struct heap *h = e->h;
+	struct hv *v = e->hv;
 	const char *m = n->name;
 	char all[300];
 	const struct bi_row *r = bi_of(n, BI_R_THREAD);
+	uint32_t obj = hv_thread_object(v, t);
 	switch (r ? r->id : BI_NIDS) {
 	case BI_THREAD_NAME: {
-		char *s = heap_thread_name(h, t);
-		struct value v = s ? vstr(arena_strndup(e->a, s, strlen(s))) : VNULL;
+		char *s = hv_thread_name(v, t);
+		eval_hv_check(e, n);
+		struct value x = s ? vstr(arena_strndup(e->a, s, strlen(s))) : VNULL;
 		free(s);
-		return v;
+		return x;
 	}
 	case BI_THREAD_OBJECT:
-		return h->threads[t].obj == HEAP_NONE ? VNULL : vidx(V_OBJ, h->threads[t].obj);
+		return obj == HV_NONE ? VNULL : vidx(V_OBJ, obj);
 	case BI_THREAD_ROOTS:
-		return thread_roots(e, t);
+		return eval_roots(e, n, t);
 	case BI_THREAD_ID:
-		return vint(h->threads[t].obj == HEAP_NONE ? 0 : (int64_t)heap_id(h, h->threads[t].obj));
+		return checked(e, n, obj == HV_NONE ? 0 : (int64_t)hv_id(v, obj));
 	case BI_THREAD_FRAMES:
-		return vint(h->threads[t].nframes);
+		return vint(hv_thread_frames(v, t));
 	default:
 		eval_rt_error(e, n, "a thread has no member '%s' (members: %s)", m,
 			      bi_list(BI_R_THREAD, all, sizeof all));

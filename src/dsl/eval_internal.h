@@ -9,6 +9,8 @@
  *   eval_allocations.c  the list `allocations` (an attached JVM's recording)
  *   eval_settype.c      set type analyses (instances_for)
  *   eval_session.c      sessions: dsl_run, the statements, what a session keeps
+ * They read the heap only through the heap-access interface (heapif.h,
+ * e->hv); tests/t_layers.sh checks that.
  *
  * A runtime error (eval_rt_error) longjmps to the dsl_run under way, so a
  * function here that takes a struct ev may not return. Values live in the
@@ -20,6 +22,7 @@
 
 #include "builtins.h"
 #include "eval.h"
+#include "heapif_dump.h"
 
 #include <setjmp.h>
 #include <stdbool.h>
@@ -58,7 +61,8 @@ struct frame {
 };
 
 struct dsl {
-	const struct heap *h;
+	struct hv *hv;		/* the heap read through (heapif.h), NULL: none yet */
+	struct hvd hvd;		/* the dump backend, when the session was made on a heap */
 	struct dsl_engine eng;
 	struct arena keep;	/* snippets that define names live here */
 	struct binding *globals;
@@ -67,11 +71,12 @@ struct dsl {
 	struct externdecl *externs;
 	const char **names;	/* for completion */
 	int nnames;
+	bool cannot;		/* the last run ended with "cannot answer here" (dsl_cannot_here) */
 };
 
 struct ev {
 	struct dsl *d;
-	const struct heap *h;
+	struct hv *hv;		/* d->hv; NULL: no heap */
 	struct arena *a;
 	struct hs_error *err;
 	jmp_buf fail;
@@ -169,6 +174,17 @@ struct value eval_build_done(struct ev *e, struct builder *b);
 void eval_poll(struct ev *e, const struct node *at);
 /* eval_need_heap: an error at `at` saying `what` needs a heap, when the session has none. */
 void eval_need_heap(struct ev *e, const struct node *at, const char *what);
+/*
+ * eval_hv_check: after a heap operation that may fail (heapif.h), a
+ * runtime error at `at` if it failed: "cannot answer here" (what
+ * dsl_cannot_here reports), the backend's message, or "interrupted".
+ */
+void eval_hv_fail(struct ev *e, const struct node *at) __attribute__((noreturn));
+static inline void eval_hv_check(struct ev *e, const struct node *at)
+{
+	if (hv_failed(e->hv))
+		eval_hv_fail(e, at);
+}
 /* eval_resolve_class: the bit set of classes that are instanceof name, cached in at. */
 const uint8_t *eval_resolve_class(struct ev *e, struct node *at, const char *name);
 /* eval_obj_text: the text of java.lang.String object i, or NULL. */
@@ -196,6 +212,12 @@ struct value eval_expr(struct ev *e, struct frame *f, struct node *n);
 
 /* eval_builtin_list: the heap's list at names: id BI_OBJECTS, _CLASSES, _CLASSLOADERS or _THREADS. */
 struct value eval_builtin_list(struct ev *e, const struct node *at, enum bi_id id);
+/*
+ * eval_roots: the objects of the GC roots thread t holds (its frames and
+ * locals, not its Thread object), or with t HV_NONE of every GC root, in
+ * the heap's order, duplicates kept: a list of objects.
+ */
+struct value eval_roots(struct ev *e, const struct node *at, uint32_t t);
 /* eval_member: member n->name of recv, called with nargs arguments (0 for recv.name). */
 struct value eval_member(struct ev *e, struct node *n, struct value recv, int nargs,
 			 struct value *args);

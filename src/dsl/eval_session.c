@@ -22,21 +22,36 @@
 struct dsl *dsl_new(const struct heap *h, const struct dsl_engine *eng)
 {
 	struct dsl *d = xcalloc(1, sizeof *d);
-	d->h = h;
 	if (eng)
 		d->eng = *eng;
+	hvd_init(&d->hvd, h, eng, true);
+	d->hv = h ? &d->hvd.view : NULL;
+	return d;
+}
+
+struct dsl *dsl_new_on(struct hv *view, const struct dsl_engine *eng)
+{
+	struct dsl *d = dsl_new(NULL, eng);
+	d->hv = view;
 	return d;
 }
 
 const struct heap *dsl_heap(const struct dsl *d)
 {
-	return d->h;
+	return d->hv ? hvd_heap(&d->hvd) : NULL;
 }
 
 void dsl_set_heap(struct dsl *d, const struct heap *h)
 {
-	if (!d->h)
-		d->h = h;
+	if (!d->hv && h) {
+		hvd_set_heap(&d->hvd, h, true);
+		d->hv = &d->hvd.view;
+	}
+}
+
+bool dsl_cannot_here(const struct dsl *d)
+{
+	return d->cannot;
 }
 
 /* node_mentions: whether identifier name (or, name NULL, one that needs a heap) is in n's tree. */
@@ -97,7 +112,7 @@ bool dsl_heapless(const struct dsl *d, const char *text)
 
 bool dsl_heapless_stmts(const struct dsl *d, struct stmt *const *st, int n)
 {
-	return !dsl_needs_heap(st, n) && ((d && !d->h) || dsl_mentions(st, n, "allocations"));
+	return !dsl_needs_heap(st, n) && ((d && !d->hv) || dsl_mentions(st, n, "allocations"));
 }
 
 void dsl_free(struct dsl *d)
@@ -275,7 +290,10 @@ enum parse_status dsl_run_parsed(struct dsl *d, struct arena *parsed, struct stm
 	out->priv = a == tmp ? tmp : NULL;
 	struct ev *e = xcalloc(1, sizeof *e);
 	e->d = d;
-	e->h = d->h;
+	e->hv = d->hv;
+	d->cannot = false;
+	if (e->hv)
+		hv_clear(e->hv);
 	e->a = a;
 	e->err = err;
 	e->snippet = n ? stmts[0]->snippet : NULL;
@@ -395,6 +413,7 @@ const char **dsl_names(struct dsl *d, int *n)
 const char *dsl_value_text(struct dsl *d, struct value v, void *arena)
 {
 	struct arena *a = arena;
+	struct hv *hv = d->hv;	/* a heap value comes from a session with a heap */
 	char buf[256];
 	switch (v.k) {
 	case V_NULL: return "null";
@@ -405,26 +424,26 @@ const char *dsl_value_text(struct dsl *d, struct value v, void *arena)
 		break;
 	case V_STR: return v.u.s;
 	case V_OBJ: {
-		char *t = heap_string(d->h, v.u.idx, 60);
+		char *t = hv_text(hv, v.u.idx, 60);
 		if (t)
 			snprintf(buf, sizeof buf, "0x%" PRIx64 " java.lang.String \"%s\"",
-				 heap_id(d->h, v.u.idx), t);
+				 hv_id(hv, v.u.idx), t);
 		else
-			snprintf(buf, sizeof buf, "0x%" PRIx64 " %s", heap_id(d->h, v.u.idx),
-				 heap_class_name(d->h, v.u.idx));
+			snprintf(buf, sizeof buf, "0x%" PRIx64 " %s", hv_id(hv, v.u.idx),
+				 hv_class_name(hv, hv_class_of(hv, v.u.idx)));
 		free(t);
 		break;
 	}
-	case V_CLASS: snprintf(buf, sizeof buf, "class %s", d->h->classes[v.u.idx].name); break;
+	case V_CLASS: snprintf(buf, sizeof buf, "class %s", hv_class_name(hv, v.u.idx)); break;
 	case V_LOADER:
-		if (v.u.idx == HEAP_NONE)
+		if (v.u.idx == HV_NONE)
 			snprintf(buf, sizeof buf, "<bootstrap>");
 		else
-			snprintf(buf, sizeof buf, "0x%" PRIx64 " %s", heap_id(d->h, v.u.idx),
-				 heap_class_name(d->h, v.u.idx));
+			snprintf(buf, sizeof buf, "0x%" PRIx64 " %s", hv_id(hv, v.u.idx),
+				 hv_class_name(hv, hv_class_of(hv, v.u.idx)));
 		break;
 	case V_THREAD: {
-		char *nm = heap_thread_name(d->h, v.u.idx);
+		char *nm = hv_thread_name(hv, v.u.idx);
 		snprintf(buf, sizeof buf, "thread \"%s\"", nm ? nm : "?");
 		free(nm);
 		break;

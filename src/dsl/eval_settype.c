@@ -20,10 +20,14 @@ static uint32_t to_object(struct ev *e, const struct node *at, struct value v)
 {
 	switch (v.k) {
 	case V_OBJ: return v.u.idx;
-	case V_CLASS: return e->h->classes[v.u.idx].obj;
+	case V_CLASS: {
+		struct hv_class c;
+		hv_class_info(e->hv, v.u.idx, &c);
+		return c.object;
+	}
 	case V_LOADER: return v.u.idx;
-	case V_THREAD: return e->h->threads[v.u.idx].obj;
-	case V_NULL: return HEAP_NONE;
+	case V_THREAD: return hv_thread_object(e->hv, v.u.idx);
+	case V_NULL: return HV_NONE;
 	default:
 		eval_rt_error(e, at, "roots must be objects, classes, classloaders or threads, not %s",
 			 value_kind_name(v.k));
@@ -51,7 +55,11 @@ struct analysis {
 	uint8_t *isroot;	/* step 3: a bit per object that is a GC root */
 	uint64_t *order;	/* step 3: the offers that joined, by id */
 	uint8_t *tclass;	/* per class: TC_* (what step 4 follows from its objects) */
-	uint32_t object_mirror;	/* java.lang.Object's class object, or HEAP_NONE */
+	uint32_t object_mirror;	/* java.lang.Object's class object, or HV_NONE */
+	/* trav_refs: the references of one object, described, before they are offered */
+	uint32_t *refs;
+	uint8_t *ref_kinds;	/* enum refkind of each */
+	uint64_t nrefs, rcap;
 };
 
 /* What step 4 follows from an object of a class (see trav_refs). */
@@ -98,7 +106,7 @@ static bool ask(struct analysis *an, int k, uint32_t referrer, uint32_t obj, enu
 	struct ev *e = an->e;
 	struct instance *in = an->insts[k];
 	e->this_v = vidx(V_OBJ, obj);
-	e->referrer = referrer == HEAP_NONE ? VNULL : vidx(V_OBJ, referrer);
+	e->referrer = referrer == HV_NONE ? VNULL : vidx(V_OBJ, referrer);
 	e->rk = rk;
 	e->entity = in;
 	e->cur = in;
@@ -111,7 +119,7 @@ static bool ask(struct analysis *an, int k, uint32_t referrer, uint32_t obj, enu
 static void offer_alone(struct analysis *an, uint32_t obj, enum refkind rk)
 {
 	for (int k = 0; k < an->ninst; k++)
-		if (ask(an, k, HEAP_NONE, obj, rk)) {
+		if (ask(an, k, HV_NONE, obj, rk)) {
 			an->pending = grow(an->pending, &an->pcap, an->npending + 1,
 					   sizeof *an->pending);
 			an->pending_inst = xreallocarray(an->pending_inst, (size_t)an->pcap,
@@ -147,34 +155,50 @@ struct trav_ctx {
 	bool filtered;		/* an instance of a class HotSpot hides two fields of */
 };
 
-static bool trav_ref(void *ctx, const struct heap_ref *r)
+static bool trav_ref(void *ctx, const struct hv_ref *r)
 {
 	struct trav_ctx *t = ctx;
 	enum refkind rk;
 	switch (r->kind) {
-	case HEAP_REF_FIELD:
+	case HV_REF_FIELD:
 		if (t->filtered && r->name &&
 		    (!strcmp(r->name, "constantPoolOop") || !strcmp(r->name, "base")))
 			return true;
 		rk = RK_FIELD;
 		break;
-	case HEAP_REF_ELEMENT: rk = RK_ARRAY; break;
-	case HEAP_REF_STATIC:
+	case HV_REF_ELEMENT: rk = RK_ARRAY; break;
+	case HV_REF_STATIC:
 		if (r->name && r->name[0] == '<')	/* <resolved_references>, <init_lock> */
 			return true;
 		rk = RK_STATIC;
 		break;
-	case HEAP_REF_SUPER:
+	case HV_REF_SUPER:
 		if (r->target == t->an->object_mirror)
 			return true;
 		rk = RK_SUPER;
 		break;
-	case HEAP_REF_LOADER: rk = RK_LOADER; break;
-	case HEAP_REF_SIGNERS: case HEAP_REF_DOMAIN: rk = RK_OTHER; break;
+	case HV_REF_LOADER: rk = RK_LOADER; break;
+	case HV_REF_SIGNERS: case HV_REF_DOMAIN: rk = RK_OTHER; break;
 	default: return true;	/* constant pool entries */
 	}
-	offer_growth(t->an, t->k, t->from, r->target, rk);
+	/* offered once the walk is over: a backend's walk runs no query code */
+	struct analysis *an = t->an;
+	an->refs = grow(an->refs, &an->rcap, an->nrefs + 1, sizeof *an->refs);
+	an->ref_kinds = xreallocarray(an->ref_kinds, (size_t)an->rcap, sizeof *an->ref_kinds);
+	an->refs[an->nrefs] = r->target;
+	an->ref_kinds[an->nrefs++] = (uint8_t)rk;
 	return true;
+}
+
+/* described_refs: what hv_refs_each describes of v, offered to instance k. */
+static void described_refs(struct analysis *an, const struct node *at, struct trav_ctx *t,
+			   uint32_t v)
+{
+	an->nrefs = 0;
+	hv_refs_each(an->e->hv, v, trav_ref, t);
+	eval_hv_check(an->e, at);
+	for (uint64_t j = 0; j < an->nrefs; j++)
+		offer_growth(an, t->k, v, an->refs[j], (enum refkind)an->ref_kinds[j]);
 }
 
 /*
@@ -186,28 +210,30 @@ static bool trav_ref(void *ctx, const struct heap_ref *r)
  * signers, protection domain and declared static fields. Primitive-type
  * class objects (instances of java.lang.Class in the dump) have none.
  */
-static void trav_refs(struct analysis *an, int k, uint32_t v)
+static void trav_refs(struct analysis *an, const struct node *at, int k, uint32_t v)
 {
-	const struct heap *h = an->e->h;
-	enum heap_kind kind = heap_kind(h, v);
+	struct ev *e = an->e;
+	struct hv *hv = e->hv;
+	enum hv_obj_kind kind = hv_kind(hv, v);
 	struct trav_ctx t = {an, k, v, false};
 	switch (kind) {
-	case HEAP_PRIM_ARRAY:
+	case HV_PRIM_ARRAY:
 		return;
-	case HEAP_CLASS: {
-		uint32_t c = heap_class_of_object(h, v);
-		if (c == HEAP_NONE || h->classes[c].elem_type)
+	case HV_CLASS_OBJECT: {
+		uint32_t c = hv_class_of_object(hv, v);
+		struct hv_class ci;
+		if (c == HV_NONE || (hv_class_info(hv, c, &ci), ci.array))
 			return;
-		heap_refs(h, v, trav_ref, &t);
+		described_refs(an, at, &t, v);
 		return;
 	}
-	case HEAP_INSTANCE: {
-		uint8_t tc = an->tclass[h->cls[v]];
+	case HV_INSTANCE: {
+		uint8_t tc = an->tclass[hv_class_of(hv, v)];
 		if (tc == TC_NONE)
 			return;
 		if (tc == TC_FILTERED) {
 			t.filtered = true;
-			heap_refs(h, v, trav_ref, &t);
+			described_refs(an, at, &t, v);
 			return;
 		}
 		break;
@@ -216,28 +242,29 @@ static void trav_refs(struct analysis *an, int k, uint32_t v)
 		break;
 	}
 	uint32_t cnt;
-	const uint32_t *out = heap_out(h, v, &cnt);
-	enum refkind rk = kind == HEAP_OBJ_ARRAY ? RK_ARRAY : RK_FIELD;
+	const uint32_t *out = hv_refs_out(hv, v, &cnt);
+	eval_hv_check(e, at);
+	enum refkind rk = kind == HV_OBJ_ARRAY ? RK_ARRAY : RK_FIELD;
 	for (uint32_t j = 0; j < cnt; j++)
 		offer_growth(an, k, v, out[j], rk);
 }
 
 /* classify: TC_* for every class of the heap. */
-static uint8_t *classify(const struct heap *h)
+static uint8_t *classify(struct hv *v)
 {
-	uint8_t *tc = xcalloc((size_t)h->nclasses + 1, 1);
+	uint8_t *tc = xcalloc((size_t)v->nclasses + 1, 1);
 	static const char *const filtered[] = {
 		"jdk.internal.reflect.ConstantPool", "sun.reflect.ConstantPool",
 		"jdk.internal.reflect.UnsafeStaticFieldAccessorImpl",
 		"sun.reflect.UnsafeStaticFieldAccessorImpl"};
 	uint32_t fc[4];
 	for (int k = 0; k < 4; k++)
-		fc[k] = heap_class_by_name(h, filtered[k]);
-	for (uint32_t c = 0; c < h->nclasses; c++) {
-		if (c == h->class_class)
+		fc[k] = hv_class_by_name(v, filtered[k]);
+	for (uint32_t c = 0; c < v->nclasses; c++) {
+		if (c == v->class_class)
 			tc[c] = TC_NONE;
 		for (int k = 0; k < 4; k++)
-			if (fc[k] != HEAP_NONE && heap_is_subclass(h, c, fc[k]))
+			if (fc[k] != HV_NONE && hv_is_subclass(v, c, fc[k]))
 				tc[c] = TC_FILTERED;
 	}
 	return tc;
@@ -251,6 +278,8 @@ void eval_analysis_free(struct analysis *an)
 	free(an->pending);
 	free(an->pending_inst);
 	free(an->tclass);
+	free(an->refs);
+	free(an->ref_kinds);
 	free(an->isroot);
 	free(an->order);
 	free(an);
@@ -274,7 +303,12 @@ struct value eval_run_instances(struct ev *e, struct stmt *s)
 	at0.line = s->line;
 	at0.col = s->col;
 	eval_need_heap(e, &at0, "a set type's instances");
-	const struct heap *h = e->h;
+	struct hv *hv = e->hv;
+	if (!hv->dense) {
+		/* PLAN (issue 36 step 2): the owner of an object in a JVMTI tag, not an array */
+		hv_set_fail(hv, HV_CANNOT, "a set type over a heap whose objects are not numbered");
+		eval_hv_check(e, &at0);
+	}
 	/* on the heap, so that a runtime error (a longjmp) can still free it */
 	struct analysis *anp = xcalloc(1, sizeof *anp);
 	e->an = anp;
@@ -299,10 +333,15 @@ struct value eval_run_instances(struct ev *e, struct stmt *s)
 	struct value names = eval_expr(e, NULL, s->e);
 	uint32_t nn = names.k == V_LIST ? names.u.l->n : 1;
 	anp->insts = arena_alloc(e->a, ((size_t)nn + 1) * sizeof *anp->insts);
-	e->owner = big_alloc((size_t)h->n + 1, sizeof *e->owner);
-	anp->tclass = classify(h);
-	uint32_t oc = heap_class_by_name(h, "java.lang.Object");
-	anp->object_mirror = oc == HEAP_NONE ? HEAP_NONE : h->classes[oc].obj;
+	e->owner = big_alloc((size_t)hv->nobjects + 1, sizeof *e->owner);
+	anp->tclass = classify(hv);
+	uint32_t oc = hv_class_by_name(hv, "java.lang.Object");
+	anp->object_mirror = HV_NONE;
+	if (oc != HV_NONE) {
+		struct hv_class ci;
+		hv_class_info(hv, oc, &ci);
+		anp->object_mirror = ci.object;
+	}
 	e->in_trav = true;
 	for (uint32_t k = 0; k < nn; k++) {
 		struct instance *in = arena_alloc(e->a, sizeof *in);
@@ -339,7 +378,7 @@ struct value eval_run_instances(struct ev *e, struct stmt *s)
 		uint32_t len = r.k == V_LIST ? r.u.l->n : 1;
 		for (uint32_t j = 0; j < len; j++) {
 			uint32_t o = to_object(e, roots, r.k == V_LIST ? list_get(r.u.l, j) : r);
-			if (o == HEAP_NONE || e->owner[o])
+			if (o == HV_NONE || e->owner[o])
 				continue;
 			e->rk = RK_ROOT;
 			e->referrer = VNULL;
@@ -357,9 +396,10 @@ struct value eval_run_instances(struct ev *e, struct stmt *s)
 		struct pe_ctx pr = {PE_REF_NULL, RK_ROOT}, pn = {PE_REF_NULL, RK_NONE};
 		bool roots_may = pe_membership(anp->membership, &pr) != TRI_FALSE;
 		bool others_may = pe_membership(anp->membership, &pn) != TRI_FALSE;
-		uint8_t *isroot = anp->isroot = xcalloc((size_t)h->n / 8 + 1, 1);
-		for (uint32_t r = 0; r < h->nroots; r++) {
-			uint32_t o = h->roots[r].obj;
+		uint8_t *isroot = anp->isroot = xcalloc((size_t)hv->nobjects / 8 + 1, 1);
+		struct list *gc = eval_roots(e, anp->membership, HV_NONE).u.l;
+		for (uint32_t r = 0; r < gc->n; r++) {
+			uint32_t o = list_get(gc, r).u.idx;
 			if (isroot[o / 8] & (1u << (o % 8)))
 				continue;
 			isroot[o / 8] |= (uint8_t)(1u << (o % 8));
@@ -368,7 +408,7 @@ struct value eval_run_instances(struct ev *e, struct stmt *s)
 				offer_alone(anp, o, RK_ROOT);
 			}
 		}
-		for (uint32_t o = 0; others_may && o < h->n; o++) {
+		for (uint32_t o = 0; others_may && o < hv->nobjects; o++) {
 			eval_poll(e, anp->membership);
 			if (!e->owner[o] && !(isroot[o / 8] & (1u << (o % 8))))
 				offer_alone(anp, o, RK_NONE);
@@ -408,7 +448,7 @@ struct value eval_run_instances(struct ev *e, struct stmt *s)
 				while (anp->sp) {
 					uint32_t v = anp->stack[--anp->sp];
 					eval_poll(e, s->e);
-					trav_refs(anp, k, v);
+					trav_refs(anp, s->e, k, v);
 				}
 			}
 		}

@@ -122,7 +122,7 @@ coverage() {
 	case $t in
 	hprof) srcs="src/hprof src/heap src/engine/domtree.c src/engine/dyn.c src/engine/path.c src/engine/scc.c src/engine/dom.c" ;;
 	index) srcs="src/engine/idx.c src/engine/domtree.c src/engine/dyn.c" ;;
-	query) srcs="src/dsl/parse.c src/dsl/builtins.c src/dsl/eval.c src/dsl/eval_builtin.c src/dsl/eval_settype.c src/dsl/eval_session.c src/dsl/eval_allocations.c src/dsl/prog.c" ;;
+	query) srcs="src/dsl/parse.c src/dsl/builtins.c src/dsl/eval.c src/dsl/eval_builtin.c src/dsl/eval_settype.c src/dsl/eval_session.c src/dsl/eval_allocations.c src/dsl/heapif_dump.c src/dsl/prog.c" ;;
 	wire) srcs="src/base/wire.c src/attach/proto.c src/attach/snapshot.c src/agent/req.c src/dsl/prog.c" ;;
 	lua) srcs="src/lua" ;;
 	jfr) srcs="src/alloc/jfr.c src/alloc/alloc.c" ;;

@@ -9,9 +9,15 @@
  * tiny_heap_android: the same as Android writes it (1.0.3, ids of 4 bytes,
  * HEAP DUMP INFO, Android's roots, UNREACHABLE, PRIMITIVE ARRAY NODATA).
  * tiny_heap_several: the heap twice in one file, as two HEAP DUMP records.
+ * tiny_heap_file: tiny_heap (ids of 8 bytes) written to dir/tiny.hprof, dir
+ * a new directory made from the mkdtemp template dir (64 bytes), into
+ * path (128 bytes); false if it could not be written. The caller removes
+ * both (unlink, rmdir).
  */
 #ifndef HS_TINY_HEAP_H
 #define HS_TINY_HEAP_H
+
+#include <stdbool.h>
 
 #include "../unit/hprof_writer.h"
 
@@ -106,6 +112,19 @@ static inline void tiny_heap_ex(struct hw *w, int ids, int variant)
 static inline void tiny_heap(struct hw *w, int ids)
 {
 	tiny_heap_ex(w, ids, 0);
+}
+
+static inline bool tiny_heap_file(char dir[64], char path[128])
+{
+	struct hw w;
+	tiny_heap(&w, 8);
+	FILE *f = NULL;
+	bool ok = mkdtemp(dir) && snprintf(path, 128, "%s/tiny.hprof", dir) < 128 &&
+		  (f = fopen(path, "wb")) && fwrite(w.b, 1, w.len, f) == w.len;
+	if (f && fclose(f))
+		ok = false;
+	hw_free(&w);
+	return ok;
 }
 
 #endif

@@ -146,16 +146,8 @@ static char dir[64];
 static const char *tiny_path(void)
 {
 	static char path[128];
-	struct hw w;
-	tiny_heap(&w, 8);
 	strcpy(dir, "/tmp/heapsh-test-builtins-XXXXXX");
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof path, "%s/tiny.hprof", dir);
-	FILE *f = fopen(path, "wb");
-	assert_non_null(f);
-	assert_int_equal(fwrite(w.b, 1, w.len, f), w.len);
-	fclose(f);
-	hw_free(&w);
+	assert_true(tiny_heap_file(dir, path));
 	return path;
 }
 

@@ -1,0 +1,323 @@
+/*
+ * heapif_dump.c - the dump backend of the heap-access interface
+ * (heapif_dump.h): every operation of struct hv_ops over the heap model
+ * (src/heap/heap.h) and the engine's dominator tree and dynamic sizes
+ * (src/engine/domtree.h, dyn.h). Handles are the model's indexes. Only
+ * `retained` and `dynamic_size` can fail (no engine, or Ctrl-C).
+ */
+#include "heapif_dump.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "../engine/domtree.h"
+#include "../engine/dyn.h"
+
+void hv_set_fail(struct hv *v, enum hv_fail f, const char *fmt, ...)
+{
+	if (v->fail != HV_OK)
+		return;
+	v->fail = f;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(v->why, sizeof v->why, fmt, ap);
+	va_end(ap);
+}
+
+static const struct heap *H(const struct hv *v)
+{
+	return ((const struct hvd *)v->self)->h;
+}
+
+/* ---- objects ---- */
+
+static uint32_t d_class_of(struct hv *v, uint32_t obj)
+{
+	return H(v)->cls[obj];
+}
+
+static enum hv_obj_kind d_kind(struct hv *v, uint32_t obj)
+{
+	return (enum hv_obj_kind)heap_kind(H(v), obj);
+}
+
+static uint64_t d_shallow(struct hv *v, uint32_t obj)
+{
+	return heap_shallow(H(v), obj);
+}
+
+static uint64_t d_id(struct hv *v, uint32_t obj)
+{
+	return heap_id(H(v), obj);
+}
+
+static bool d_field_locate(struct hv *v, uint32_t c, const char *name, struct hv_slot *slot)
+{
+	return heap_field_locate(H(v), c, name, &slot->off, &slot->type);
+}
+
+static struct hv_value d_field_at(struct hv *v, uint32_t obj, struct hv_slot slot)
+{
+	return hvd_value(H(v), heap_field_at(H(v), obj, slot.off, slot.type));
+}
+
+struct names_ctx {
+	void (*fn)(void *ctx, const char *name);
+	void *ctx;
+};
+
+static void field_name(void *ctx, uint32_t decl, const struct heap_field *f, struct heap_value val)
+{
+	struct names_ctx *n = ctx;
+	(void)decl;
+	(void)val;
+	n->fn(n->ctx, f->name);
+}
+
+static void d_field_names(struct hv *v, uint32_t obj, void (*fn)(void *ctx, const char *name),
+			  void *ctx)
+{
+	struct names_ctx n = {fn, ctx};
+	heap_fields_each(H(v), obj, field_name, &n);
+}
+
+static uint32_t d_array_length(struct hv *v, uint32_t obj)
+{
+	return heap_array_length(H(v), obj);
+}
+
+static struct hv_value d_array_elem(struct hv *v, uint32_t obj, uint32_t k)
+{
+	return hvd_value(H(v), heap_array_elem(H(v), obj, k));
+}
+
+static char *d_text(struct hv *v, uint32_t obj, size_t max_chars)
+{
+	return heap_string(H(v), obj, max_chars);
+}
+
+static const uint32_t *d_refs_out(struct hv *v, uint32_t obj, uint32_t *count)
+{
+	return heap_out(H(v), obj, count);
+}
+
+static const uint32_t *d_refs_in(struct hv *v, uint32_t obj, uint32_t *count)
+{
+	return heap_in(H(v), obj, count);
+}
+
+struct refs_ctx {
+	bool (*fn)(void *ctx, const struct hv_ref *r);
+	void *ctx;
+};
+
+static bool ref_each(void *ctx, const struct heap_ref *r)
+{
+	struct refs_ctx *c = ctx;
+	struct hv_ref x = {(enum hv_ref_kind)r->kind, r->name, r->target};
+	return c->fn(c->ctx, &x);
+}
+
+static void d_refs_each(struct hv *v, uint32_t obj, bool (*fn)(void *ctx, const struct hv_ref *r),
+			void *ctx)
+{
+	struct refs_ctx c = {fn, ctx};
+	heap_refs(H(v), obj, ref_each, &c);
+}
+
+static const char *d_heap_name(struct hv *v, uint32_t obj)
+{
+	return heap_android_heap(H(v), obj);
+}
+
+static uint64_t d_retained(struct hv *v, uint32_t obj)
+{
+	const struct hvd *d = v->self;
+	struct dom_tree *t = d->dom ? d->dom(d->ctx) : NULL;
+	if (!t) {
+		hv_set_fail(v, HV_ERROR, "retained sizes are not available (the dominator tree "
+			    "could not be computed)");
+		return 0;
+	}
+	return dom_retained(t, obj);
+}
+
+static uint64_t d_dynamic_size(struct hv *v, uint32_t obj, bool estimate)
+{
+	const struct hvd *d = v->self;
+	struct dyn *dy = d->dyn ? d->dyn(d->ctx, estimate) : NULL;
+	if (!dy) {
+		hv_set_fail(v, HV_ERROR, "dynamic sizes are not available (the engine could not "
+			    "be built)");
+		return 0;
+	}
+	uint32_t sc = dyn_comp(dy, obj);
+	if (estimate && !(dy->flags[sc] & DYN_EXACT))
+		return (uint64_t)((double)dy->est[sc] + 0.5);
+	uint64_t bytes;
+	if (dyn_exact(dy, sc, &bytes) != HS_OK) {
+		hv_set_fail(v, HV_INTERRUPTED, "interrupted");
+		return 0;
+	}
+	return bytes;
+}
+
+/* ---- classes ---- */
+
+static void d_class_info(struct hv *v, uint32_t c, struct hv_class *out)
+{
+	const struct heap_class *k = &H(v)->classes[c];
+	out->name = k->name;
+	out->super = k->super;
+	out->loader = k->loader;
+	out->object = k->obj;
+	out->id = k->id;
+	out->inst_size = k->inst_size;
+	out->array = k->elem_type != 0;
+	out->nstatics = k->nstatics;
+}
+
+static const char *d_class_name(struct hv *v, uint32_t c)
+{
+	return H(v)->classes[c].name;
+}
+
+static uint32_t d_class_of_object(struct hv *v, uint32_t obj)
+{
+	return heap_class_of_object(H(v), obj);
+}
+
+static void d_class_totals(struct hv *v, uint32_t c, uint64_t *count, uint64_t *bytes)
+{
+	*count = H(v)->classes[c].count;
+	*bytes = H(v)->classes[c].shallow;
+}
+
+static const uint32_t *d_instances(struct hv *v, uint32_t c, uint32_t *count)
+{
+	return heap_instances(H(v), c, count);
+}
+
+static bool d_is_subclass(struct hv *v, uint32_t c, uint32_t sup)
+{
+	return heap_is_subclass(H(v), c, sup);
+}
+
+static uint32_t d_find_classes(struct hv *v, const char *pattern, uint32_t **out)
+{
+	return heap_find_classes(H(v), pattern, out);
+}
+
+static uint32_t d_class_by_name(struct hv *v, const char *name)
+{
+	return heap_class_by_name(H(v), name);
+}
+
+static bool d_static_value(struct hv *v, uint32_t c, const char *name, struct hv_value *out)
+{
+	struct heap_value hv;
+	if (!heap_static(H(v), c, name, &hv))
+		return false;
+	*out = hvd_value(H(v), hv);
+	return true;
+}
+
+static void d_static_names(struct hv *v, uint32_t c, void (*fn)(void *ctx, const char *name),
+			   void *ctx)
+{
+	const struct heap_class *k = &H(v)->classes[c];
+	for (unsigned s = 0; s < k->nstatics; s++)
+		fn(ctx, k->statics[s].name);
+}
+
+/* ---- threads and GC roots ---- */
+
+static uint32_t d_thread_object(struct hv *v, uint32_t t)
+{
+	return H(v)->threads[t].obj;
+}
+
+static char *d_thread_name(struct hv *v, uint32_t t)
+{
+	return heap_thread_name(H(v), t);
+}
+
+static uint32_t d_thread_frames(struct hv *v, uint32_t t)
+{
+	return H(v)->threads[t].nframes;
+}
+
+static void d_roots_each(struct hv *v, uint32_t thread, void (*fn)(void *ctx, uint32_t obj),
+			 void *ctx)
+{
+	const struct heap *h = H(v);
+	for (uint32_t r = 0; r < h->nroots; r++)
+		if (thread == HV_NONE ||
+		    (h->roots[r].thread == thread && h->roots[r].kind != HPROF_GC_ROOT_THREAD_OBJ))
+			fn(ctx, h->roots[r].obj);
+}
+
+static uint32_t d_keep(struct hv *v, uint32_t obj)
+{
+	(void)v;
+	return obj;
+}
+
+const struct hv_ops hvd_ops = {
+	.class_of = d_class_of,
+	.kind = d_kind,
+	.shallow = d_shallow,
+	.id = d_id,
+	.field_locate = d_field_locate,
+	.field_at = d_field_at,
+	.field_names = d_field_names,
+	.array_length = d_array_length,
+	.array_elem = d_array_elem,
+	.text = d_text,
+	.refs_out = d_refs_out,
+	.refs_in = d_refs_in,
+	.refs_each = d_refs_each,
+	.heap_name = d_heap_name,
+	.retained = d_retained,
+	.dynamic_size = d_dynamic_size,
+	.class_info = d_class_info,
+	.class_name = d_class_name,
+	.class_of_object = d_class_of_object,
+	.class_totals = d_class_totals,
+	.instances = d_instances,
+	.is_subclass = d_is_subclass,
+	.find_classes = d_find_classes,
+	.class_by_name = d_class_by_name,
+	.static_value = d_static_value,
+	.static_names = d_static_names,
+	.thread_object = d_thread_object,
+	.thread_name = d_thread_name,
+	.thread_frames = d_thread_frames,
+	.roots_each = d_roots_each,
+	.keep = d_keep,
+};
+
+void hvd_set_heap(struct hvd *d, const struct heap *h, bool inline_calls)
+{
+	struct hv *v = &d->view;
+	d->h = h;
+	v->dump = inline_calls ? h : NULL;
+	v->nobjects = h ? h->n : 0;
+	v->dense = true;
+	v->nclasses = h ? h->nclasses : 0;
+	v->nthreads = h ? h->nthreads : 0;
+	v->class_class = h ? h->class_class : HV_NONE;
+}
+
+void hvd_init(struct hvd *d, const struct heap *h, const struct dsl_engine *eng,
+	      bool inline_calls)
+{
+	struct hv *v = &d->view;
+	v->ops = &hvd_ops;
+	v->self = d;
+	hv_clear(v);
+	d->dom = eng ? eng->dom : NULL;
+	d->dyn = eng ? eng->dyn : NULL;
+	d->ctx = eng ? eng->ctx : NULL;
+	hvd_set_heap(d, h, inline_calls);
+}

@@ -1,0 +1,212 @@
+/*
+ * test_heapif.c - the heap-access interface (src/dsl/heapif.h): the
+ * evaluator gives the same answers when every operation of the dump
+ * backend goes through its table (as another backend's do) as when the
+ * hot ones are called inline, for every query of tests/data/builtins.txt
+ * and a few that print heap values; and an operation that fails with
+ * "cannot answer here" ends the query with that error kind
+ * (dsl_cannot_here), while a backend's own error stays a plain one.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../src/heapsh.h"
+#include "../../src/dsl/arena.h"
+#include "../../src/dsl/heapif_dump.h"
+#include "../../src/session/session.h"
+#include "../fuzz/tiny_heap.h"
+
+static char dir[64], path[128];
+
+static const char *tiny_path(void)
+{
+	strcpy(dir, "/tmp/heapsh-test-heapif-XXXXXX");
+	assert_true(tiny_heap_file(dir, path));
+	return path;
+}
+
+static struct dom_tree *dom_cb(void *ctx)
+{
+	return hs_dom(ctx, false);
+}
+
+static struct dyn *dyn_cb(void *ctx, bool estimates)
+{
+	return hs_dyn(ctx, estimates);
+}
+
+/* render: v as text, lists and structs element by element, into buf. */
+static void render(struct dsl *d, struct value v, struct arena *a, char *buf, size_t cap)
+{
+	size_t len = strlen(buf);
+	if (len + 200 > cap)
+		return;
+	if (v.k == V_LIST) {
+		snprintf(buf + len, cap - len, "[");
+		for (uint32_t k = 0; k < v.u.l->n; k++) {
+			struct value x = v.u.l->kind == L_VALUES ? v.u.l->v[k]
+				: (struct value){V_OBJ, {.idx = v.u.l->kind == L_OBJS ? v.u.l->objs[k] : k}};
+			render(d, x, a, buf, cap);
+			len = strlen(buf);
+			snprintf(buf + len, cap - len, ",");
+		}
+		len = strlen(buf);
+		snprintf(buf + len, cap - len, "]");
+	} else if (v.k == V_STRUCT) {
+		snprintf(buf + len, cap - len, "{");
+		for (int k = 0; k < v.u.st->n; k++) {
+			len = strlen(buf);
+			snprintf(buf + len, cap - len, "%s:", v.u.st->names[k]);
+			render(d, v.u.st->vals[k], a, buf, cap);
+		}
+		len = strlen(buf);
+		snprintf(buf + len, cap - len, "}");
+	} else {
+		snprintf(buf + len, cap - len, "%s", dsl_value_text(d, v, a));
+	}
+}
+
+/* run: text in session d, its values rendered into buf ("error: MSG" when it fails). */
+static void run(struct dsl *d, const char *text, char *buf, size_t cap)
+{
+	struct dsl_output out;
+	struct hs_error err;
+	struct arena a = {0};
+	buf[0] = 0;
+	if (dsl_run(d, text, &out, &err) != PARSE_OK) {
+		snprintf(buf, cap, "error: %s", err.msg);
+		dsl_output_done(d, &out);
+		return;
+	}
+	for (int k = 0; k < out.n; k++)
+		render(d, out.vals[k], &a, buf, cap);
+	dsl_output_done(d, &out);
+	arena_free(&a);
+}
+
+static const char *const extra[] = {
+	"objects.map([o | o.class.name + \" \" + o.size + \" \" + o.id + \" \" + o.kind])",
+	"objects.filter([o | o is java.lang.String]).map([o | o.text])",
+	"objects.filter([o | o.kind = \"object array\"]).map([o | o.elements])",
+	"objects.group_by([o | o.class.name]).map([g | g.key + g.count])",
+	"objects.map([o | o.refs.length + \" \" + o.referrers.length + \" \" + o.retained])",
+	"classes.map([c | c.name + c.count + c.shallow + c.instance_size + c.super + c.object])",
+	"classloaders.map([l | l.name + l.id + l.classes.length])",
+	"threads.map([t | t.name + t.id + t.frames + t.roots])",
+	"objects.sum([o | o.size])",
+	"objects.first([o | o is java.lang.String]).nosuchfield",
+	"set_type all:\n\troots <- threads\n\tmembership <- THIS in Unassigned and REFERRER in ENTITY\n"
+	"\ton_inclusion <- [ n <- n + THIS.size ]\n\tn : int <- 0\ninstances_for all have_names = \"a\"",
+};
+
+/* Every query answers the same through hvd_ops alone as with the inline calls. */
+static void same_answers(void **state)
+{
+	(void)state;
+	struct hs_session *s = hs_session_new();
+	hs_options(s)->no_index = true;
+	assert_int_equal(hs_open(s, tiny_path()), HS_OK);
+	struct dsl *inl = hs_dsl(s);
+	struct dsl_engine eng = {dom_cb, dyn_cb, NULL, s};
+	struct hvd table;
+	hvd_init(&table, hs_heap(s), &eng, false);
+	assert_null(table.view.dump);
+	struct dsl *tab = dsl_new_on(&table.view, &eng);
+	static char a[1 << 16], b[1 << 16];
+	int n = 0;
+	for (size_t k = 0; k < sizeof extra / sizeof *extra; k++, n++) {
+		run(inl, extra[k], a, sizeof a);
+		run(tab, extra[k], b, sizeof b);
+		if (strcmp(a, b))
+			fail_msg("%s:\ninline: %s\ntable:  %s", extra[k], a, b);
+		assert_true(strlen(a) > 0);
+	}
+	FILE *f = fopen("tests/data/builtins.txt", "r");
+	assert_non_null(f);
+	char line[2048];
+	while (fgets(line, sizeof line, f)) {
+		char recv[32], names[128], where[32];
+		int off = 0;
+		if (line[0] == '#' || line[0] == '\n' ||
+		    sscanf(line, "%31s %127s %31s %n", recv, names, where, &off) != 3 ||
+		    !strcmp(where, "heapsh"))
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		char *text = line + off, *o = text;
+		for (char *p = text; *p; p++) {	/* \n and \t */
+			if (p[0] == '\\' && (p[1] == 'n' || p[1] == 't'))
+				*o++ = *++p == 'n' ? '\n' : '\t';
+			else
+				*o++ = *p;
+		}
+		*o = 0;
+		run(inl, text, a, sizeof a);
+		run(tab, text, b, sizeof b);
+		if (strcmp(a, b))
+			fail_msg("%s:\ninline: %s\ntable:  %s", text, a, b);
+		n++;
+	}
+	fclose(f);
+	assert_true(n > 50);
+	dsl_free(tab);
+	hs_session_free(s);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* A backend that cannot answer referrers, as the agent's will not. */
+static const uint32_t *no_refs_in(struct hv *v, uint32_t obj, uint32_t *count)
+{
+	(void)obj;
+	*count = 0;
+	hv_set_fail(v, HV_CANNOT, "referrers inside the JVM");
+	return NULL;
+}
+
+static void cannot_answer_here(void **state)
+{
+	(void)state;
+	struct hs_session *s = hs_session_new();
+	hs_options(s)->no_index = true;
+	assert_int_equal(hs_open(s, tiny_path()), HS_OK);
+	struct hv_ops ops = hvd_ops;
+	ops.refs_in = no_refs_in;
+	struct hvd jvm;
+	hvd_init(&jvm, hs_heap(s), NULL, false);
+	jvm.view.ops = &ops;
+	struct dsl *d = dsl_new_on(&jvm.view, NULL);
+	char buf[1024];
+	run(d, "objects.first([o | o is java.lang.String]).referrers.length", buf, sizeof buf);
+	assert_string_equal(buf, "error: cannot answer here: referrers inside the JVM (a snapshot "
+			    "of the heap can)");
+	assert_true(dsl_cannot_here(d));
+	run(d, "objects.first([o | o is java.lang.String]).refs.length >= 0", buf, sizeof buf);
+	assert_string_equal(buf, "true");
+	assert_false(dsl_cannot_here(d));
+	/* a backend's own error (no dominator tree here) is a plain runtime error */
+	run(d, "objects.first([o | o is java.lang.String]).retained", buf, sizeof buf);
+	assert_string_equal(buf, "error: retained sizes are not available (the dominator tree could "
+			    "not be computed)");
+	assert_false(dsl_cannot_here(d));
+	dsl_free(d);
+	hs_session_free(s);
+	unlink(path);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(same_answers),
+		cmocka_unit_test(cannot_answer_here),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
