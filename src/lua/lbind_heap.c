@@ -29,11 +29,11 @@
 struct lb_heap *lb_checkheap(lua_State *L, int arg)
 {
 	struct lb_heap *hp = luaL_checkudata(L, arg, LB_HEAP);
-	if (!hp->ss || !hp->ss->heap) {
-		if (hp->ss && hp->ss->live && hs_need_heap(hp->ss) == HS_OK)
+	if (!hp->ss || !hs_heap(hp->ss)) {
+		if (hp->ss && hs_live_pid(hp->ss) && hs_need_heap(hp->ss) == HS_OK)
 			return hp;
-		luaL_error(L, "no heap is open here%s%s", hp->ss && hp->ss->err.msg[0] ? ": " : "",
-			   hp->ss ? hp->ss->err.msg : "");
+		luaL_error(L, "no heap is open here%s%s", hp->ss && hs_errmsg(hp->ss)[0] ? ": " : "",
+			   hp->ss ? hs_errmsg(hp->ss) : "");
 	}
 	/* What an earlier call wrote to the index is used from there: calls
 	 * keep no pointer into the heap's or the tree's arrays (lb_push_view's
@@ -87,17 +87,17 @@ static int heap_close(lua_State *L)
 static int heap_tostring(lua_State *L)
 {
 	struct lb_heap *hp = luaL_checkudata(L, 1, LB_HEAP);
-	if (hp->ss && !hp->ss->heap && hp->ss->live)
-		lua_pushfstring(L, "<heap: JVM %d, no snapshot>", hp->ss->live->pid);
-	else if (hp->ss && hp->ss->heap && hp->ss->live)
-		lua_pushfstring(L, "<heap: JVM %d, a snapshot of %d objects>", hp->ss->live->pid,
-				(int)hp->ss->heap->n);
-	else if (!hp->ss || !hp->ss->heap)
+	if (hp->ss && !hs_heap(hp->ss) && hs_live_pid(hp->ss))
+		lua_pushfstring(L, "<heap: JVM %d, no snapshot>", hs_live_pid(hp->ss));
+	else if (hp->ss && hs_heap(hp->ss) && hs_live_pid(hp->ss))
+		lua_pushfstring(L, "<heap: JVM %d, a snapshot of %d objects>", hs_live_pid(hp->ss),
+				(int)hs_heap(hp->ss)->n);
+	else if (!hp->ss || !hs_heap(hp->ss))
 		lua_pushstring(L, "<heap (closed)>");
 	else
 		lua_pushfstring(L, "<heap %s: %d objects>",
-				hp->ss->dump_path ? hp->ss->dump_path : "(live snapshot)",
-				(int)hp->ss->heap->n);
+				hs_dump_path(hp->ss) ? hs_dump_path(hp->ss) : "(live snapshot)",
+				(int)hs_heap(hp->ss)->n);
 	return 1;
 }
 
@@ -106,11 +106,13 @@ static struct hs_session *new_session(lua_State *L)
 {
 	struct hs_session *cur = host_of(L), *s = hs_session_new();
 	if (cur) {
-		s->no_weak = cur->no_weak;
-		s->no_index = cur->no_index;
-		s->no_spill = cur->no_spill;
-		s->load_opts.oop_size = cur->load_opts.oop_size;
-		s->load_opts.layout_jdk = cur->load_opts.layout_jdk;
+		struct hs_options o = hs_get_options(s), c = hs_get_options(cur);
+		o.no_weak = c.no_weak;
+		o.no_index = c.no_index;
+		o.no_spill = c.no_spill;
+		o.oop_size = c.oop_size;
+		o.layout_jdk = c.layout_jdk;
+		hs_set_options(s, &o);
 	}
 	return s;
 }
@@ -123,7 +125,7 @@ static int lb_open(lua_State *L)
 	/* the session's open: the heap model from the index when it has one */
 	if (hs_open(s, path) != HS_OK) {
 		lua_pushnil(L);
-		lua_pushfstring(L, "%s: %s", path, s->err.msg);
+		lua_pushfstring(L, "%s: %s", path, hs_errmsg(s));
 		hs_session_free(s);
 		return 2;
 	}
@@ -139,7 +141,7 @@ static int lb_attach(lua_State *L)
 	struct hs_session *s = new_session(L);
 	if (pid <= 0 || pid > INT32_MAX || hs_attach(s, (int)pid) != HS_OK) {
 		lua_pushnil(L);
-		lua_pushstring(L, pid > 0 && pid <= INT32_MAX ? s->err.msg : "not a process id");
+		lua_pushstring(L, pid > 0 && pid <= INT32_MAX ? hs_errmsg(s) : "not a process id");
 		hs_session_free(s);
 		return 2;
 	}
@@ -151,7 +153,7 @@ static int lb_attach(lua_State *L)
 static int lb_current(lua_State *L)
 {
 	struct hs_session *ss = host_of(L);
-	if (!ss || (!ss->heap && !ss->live)) {
+	if (!ss || (!hs_heap(ss) && !hs_live_pid(ss))) {
 		lua_pushnil(L);
 		lua_pushstring(L, "no heap is open in the shell");
 		return 2;
@@ -193,7 +195,7 @@ static int by_bytes(const void *a, const void *b)
 static int heap_histogram(lua_State *L)
 {
 	struct lb_heap *hp = lb_checkheap(L, 1);
-	const struct heap *h = hp->ss->heap;
+	const struct heap *h = hs_heap(hp->ss);
 	const char *by = NULL;
 	lua_Integer top = 0;
 	if (!lua_isnoneornil(L, 2)) {
@@ -216,10 +218,10 @@ static int heap_histogram(lua_State *L)
 			v[n++] = c;
 	uint64_t *ret = NULL;
 	if (by && !strcmp(by, "retained")) {
-		struct dom_tree *t = hs_dom(hp->ss, hp->ss->no_weak);
+		struct dom_tree *t = hs_dom(hp->ss, hs_get_options(hp->ss).no_weak);
 		if (!t) {
 			lua_pushnil(L);
-			lua_pushstring(L, hp->ss->err.msg);
+			lua_pushstring(L, hs_errmsg(hp->ss));
 			return 2;
 		}
 		uint64_t *r;
@@ -261,7 +263,7 @@ void lb_push_class(lua_State *L, int heap_idx, uint32_t c)
 	struct lb_class *k = lua_newuserdatauv(L, sizeof *k, 1);
 	k->hp = hp;
 	k->c = c;
-	k->gen = hp->ss->gen;
+	k->gen = hs_gen(hp->ss);
 	lua_pushvalue(L, heap_idx);
 	lua_setiuservalue(L, -2, 1);
 	luaL_setmetatable(L, LB_CLASS);
@@ -278,7 +280,7 @@ static int class_instances(lua_State *L)
 {
 	struct lb_class *k = checkclass(L, 1);
 	uint32_t n;
-	const uint32_t *inst = heap_instances(k->hp->ss->heap, k->c, &n);
+	const uint32_t *inst = heap_instances(hs_heap(k->hp->ss), k->c, &n);
 	lua_getiuservalue(L, 1, 1);
 	lb_push_slice(L, -1, inst, n);
 	return 1;
@@ -288,7 +290,7 @@ static int class_index(lua_State *L)
 {
 	struct lb_class *k = checkclass(L, 1);
 	const char *key = luaL_checkstring(L, 2);
-	const struct heap *h = k->hp->ss->heap;
+	const struct heap *h = hs_heap(k->hp->ss);
 	const struct heap_class *c = &h->classes[k->c];
 	if (!strcmp(key, "name")) {
 		lua_pushstring(L, c->name);
@@ -326,10 +328,10 @@ static int class_index(lua_State *L)
 static int class_tostring(lua_State *L)
 {
 	struct lb_class *k = luaL_checkudata(L, 1, LB_CLASS);
-	if (!k->hp->ss || !k->hp->ss->heap || k->hp->ss->gen != k->gen)
+	if (!k->hp->ss || !hs_heap(k->hp->ss) || hs_gen(k->hp->ss) != k->gen)
 		lua_pushstring(L, "<class of a closed heap>");
 	else
-		lua_pushfstring(L, "class %s", k->hp->ss->heap->classes[k->c].name);
+		lua_pushfstring(L, "class %s", hs_heap(k->hp->ss)->classes[k->c].name);
 	return 1;
 }
 
@@ -343,7 +345,7 @@ static int class_eq(lua_State *L)
 static int heap_classes(lua_State *L)
 {
 	struct lb_heap *hp = lb_checkheap(L, 1);
-	const struct heap *h = hp->ss->heap;
+	const struct heap *h = hs_heap(hp->ss);
 	lua_createtable(L, (int)h->nclasses, 0);
 	for (uint32_t c = 0; c < h->nclasses; c++) {
 		lb_push_class(L, 1, c);
@@ -357,9 +359,9 @@ static int heap_class(lua_State *L)
 {
 	struct lb_heap *hp = lb_checkheap(L, 1);
 	const char *name = luaL_checkstring(L, 2);
-	uint32_t c = heap_class_by_name(hp->ss->heap, name);
+	uint32_t c = heap_class_by_name(hs_heap(hp->ss), name);
 	if (c == HEAP_NONE) {
-		uint32_t *v, n = heap_find_classes(hp->ss->heap, name, &v);
+		uint32_t *v, n = heap_find_classes(hs_heap(hp->ss), name, &v);
 		c = n == 1 ? v[0] : HEAP_NONE;
 		free(v);
 		if (c == HEAP_NONE) {
@@ -388,7 +390,7 @@ static int heap_object(lua_State *L)
 	} else {
 		id = (uint64_t)luaL_checkinteger(L, 2);
 	}
-	uint32_t i = heap_index(hp->ss->heap, id);
+	uint32_t i = heap_index(hs_heap(hp->ss), id);
 	if (i == HEAP_NONE) {
 		char msg[64];
 		snprintf(msg, sizeof msg, "no object with id 0x%" PRIx64 " in this heap", id);
@@ -434,7 +436,7 @@ static int objects_next(lua_State *L)
 static int heap_objects(lua_State *L)
 {
 	struct lb_heap *hp = lb_checkheap(L, 1);
-	const struct heap *h = hp->ss->heap;
+	const struct heap *h = hs_heap(hp->ss);
 	bool all = lua_isnoneornil(L, 2);
 	lua_settop(L, 2);
 	lua_pushvalue(L, 1);
@@ -466,7 +468,7 @@ static int heap_objects(lua_State *L)
 		free(cls);
 	}
 	it->hp = hp;
-	it->gen = hp->ss->gen;
+	it->gen = hs_gen(hp->ss);
 	it->all = all;
 	it->k = 0;
 	lb_push_object_meta(L);
@@ -482,7 +484,7 @@ static const char *root_kind(uint8_t k)
 static int heap_roots(lua_State *L)
 {
 	struct lb_heap *hp = lb_checkheap(L, 1);
-	const struct heap *h = hp->ss->heap;
+	const struct heap *h = hs_heap(hp->ss);
 	lua_createtable(L, (int)h->nroots, 0);
 	for (uint32_t r = 0; r < h->nroots; r++) {
 		lua_createtable(L, 0, 3);
@@ -508,7 +510,7 @@ static int heap_roots(lua_State *L)
 static int heap_threads(lua_State *L)
 {
 	struct lb_heap *hp = lb_checkheap(L, 1);
-	const struct heap *h = hp->ss->heap;
+	const struct heap *h = hs_heap(hp->ss);
 	lua_createtable(L, (int)h->nthreads, 0);
 	for (uint32_t t = 0; t < h->nthreads; t++) {
 		const struct heap_thread *th = &h->threads[t];
@@ -545,13 +547,13 @@ static int heap_threads(lua_State *L)
 static int heap_dominators(lua_State *L)
 {
 	struct lb_heap *hp = lb_checkheap(L, 1);
-	struct dom_tree *t = hs_dom(hp->ss, hp->ss->no_weak);
+	struct dom_tree *t = hs_dom(hp->ss, hs_get_options(hp->ss).no_weak);
 	if (!t) {
 		lua_pushnil(L);
-		lua_pushstring(L, hp->ss->err.msg);
+		lua_pushstring(L, hs_errmsg(hp->ss));
 		return 2;
 	}
-	uint32_t v = hp->ss->heap->n;
+	uint32_t v = hs_heap(hp->ss)->n;
 	if (!lua_isnoneornil(L, 2)) {
 		struct lb_object *o = lb_testobject(L, 2);
 		if (o) {
@@ -560,7 +562,7 @@ static int heap_dominators(lua_State *L)
 				return luaL_argerror(L, 2, "an object of another heap");
 			v = o->i;
 		} else {
-			v = heap_index(hp->ss->heap, (uint64_t)luaL_checkinteger(L, 2));
+			v = heap_index(hs_heap(hp->ss), (uint64_t)luaL_checkinteger(L, 2));
 			if (v == HEAP_NONE) {
 				lua_pushnil(L);
 				lua_pushstring(L, "no such object");
@@ -569,7 +571,7 @@ static int heap_dominators(lua_State *L)
 		}
 	}
 	uint32_t n;
-	if (v == hp->ss->heap->n && !t->kids) {
+	if (v == hs_heap(hp->ss)->n && !t->kids) {
 		uint32_t *copy = dom_children(t, v, &n);
 		lb_push_list(L, 1, copy, n);
 		return 1;
@@ -616,13 +618,13 @@ static int heap_suspects(lua_State *L)
 	}
 	struct suspect *s;
 	uint32_t n;
-	if (hs_suspects(hp->ss, &o, hp->ss->no_weak, baseline, &s, &n, NULL) != HS_OK) {
+	if (hs_suspects(hp->ss, &o, hs_get_options(hp->ss).no_weak, baseline, &s, &n, NULL) != HS_OK) {
 		lua_pushnil(L);
-		lua_pushstring(L, hp->ss->err.msg);
+		lua_pushstring(L, hs_errmsg(hp->ss));
 		return 2;
 	}
-	struct dom_tree *t = hp->ss->dom[hp->ss->no_weak];
-	const struct heap *h = hp->ss->heap;
+	struct dom_tree *t = hs_dom(hp->ss, hs_get_options(hp->ss).no_weak);	/* made by hs_suspects */
+	const struct heap *h = hs_heap(hp->ss);
 	uint64_t reachable = dom_retained(t, h->n);
 	lua_createtable(L, (int)n, 0);
 	for (uint32_t i = 0; i < n; i++) {
@@ -695,14 +697,14 @@ static int heap_path(lua_State *L)
 	struct lb_object *o = lb_testobject(L, 2);
 	if (o)
 		same_heap(L, hp, o->hp, o->gen);
-	uint32_t v = o ? o->i : heap_index(hp->ss->heap, (uint64_t)luaL_checkinteger(L, 2));
+	uint32_t v = o ? o->i : heap_index(hs_heap(hp->ss), (uint64_t)luaL_checkinteger(L, 2));
 	if (v == HEAP_NONE) {
 		lua_pushnil(L);
 		lua_pushstring(L, "no such object");
 		return 2;
 	}
 	struct hgraph g;
-	hg_init(&g, hp->ss->heap, hp->ss->no_weak, true);
+	hg_init(&g, hs_heap(hp->ss), hs_get_options(hp->ss).no_weak, true);
 	struct path *p;
 	uint32_t np;
 	int st = path_to_roots(&g, v, 1, &p, &np);
@@ -757,7 +759,7 @@ static bool add_members(lua_State *L, struct lb_heap *hp, int idx, struct member
 	} else if (k) {
 		same_heap(L, hp, k->hp, k->gen);
 		uint32_t n;
-		const uint32_t *inst = heap_instances(hp->ss->heap, k->c, &n);
+		const uint32_t *inst = heap_instances(hs_heap(hp->ss), k->c, &n);
 		members_add(m, inst, n);
 	} else {
 		return false;
@@ -797,10 +799,10 @@ static int heap_retained(lua_State *L)
 	struct lb_heap *hp = lb_checkheap(L, 1);
 	int k = lua_gettop(L) - 1;
 	luaL_argcheck(L, k >= 1, 2, "an object, a list of objects, a class or an array of them expected");
-	struct dom_tree *t = hs_dom(hp->ss, hp->ss->no_weak);
+	struct dom_tree *t = hs_dom(hp->ss, hs_get_options(hp->ss).no_weak);
 	if (!t) {
 		lua_pushnil(L);
-		lua_pushstring(L, hp->ss->err.msg);
+		lua_pushstring(L, hs_errmsg(hp->ss));
 		return 2;
 	}
 	luaL_checkstack(L, 2 * k + 4, "too many arguments");
@@ -832,7 +834,7 @@ static int heap_graphstats(lua_State *L)
 	struct dyn *d = hs_dyn(hp->ss, false);
 	if (!d) {
 		lua_pushnil(L);
-		lua_pushstring(L, hp->ss->err.msg);
+		lua_pushstring(L, hs_errmsg(hp->ss));
 		return 2;
 	}
 	const struct dyn_stats *s = &d->stats;
@@ -840,7 +842,7 @@ static int heap_graphstats(lua_State *L)
 #define F(name, v) (lua_pushinteger(L, (lua_Integer)(v)), lua_setfield(L, -2, name))
 	F("nodes", s->nodes);
 	F("references", s->refs);
-	F("gc_roots", hp->ss->heap->nroots);
+	F("gc_roots", hs_heap(hp->ss)->nroots);
 	F("sccs", s->ncomp);
 	F("nontrivial_sccs", s->nontrivial);
 	F("largest_scc", s->largest);
@@ -903,7 +905,7 @@ static void push_value(lua_State *L, int heap_idx, const struct value *v)
 			lb_push_object(L, heap_idx, v->u.idx);
 		break;
 	case V_THREAD: {
-		char *name = heap_thread_name(hp->ss->heap, v->u.idx);
+		char *name = heap_thread_name(hs_heap(hp->ss), v->u.idx);
 		lua_pushstring(L, name ? name : "?");
 		free(name);
 		break;
@@ -961,7 +963,7 @@ static int push_jvm_answer(lua_State *L, struct hs_session *ss, struct hs_jvm_qu
 	const struct proto_analysis *an = &q->an;
 	if (an->status == PROTO_ANALYSIS_CANCELLED) {
 		lua_pushnil(L);
-		lua_pushfstring(L, "interrupted (the analysis inside JVM %d stopped)", ss->live->pid);
+		lua_pushfstring(L, "interrupted (the analysis inside JVM %d stopped)", hs_live_pid(ss));
 		return 2;
 	}
 	if (an->status != PROTO_ANALYSIS_OK) {
@@ -983,7 +985,7 @@ static int push_jvm_answer(lua_State *L, struct hs_session *ss, struct hs_jvm_qu
 		n++;
 	}
 	hs_notify(ss, HS_NOTICE_TIMER, "inside JVM %d, no snapshot taken: %" PRIu64 " heap walk%s, "
-		  "the JVM paused %" PRIu64 " ms", ss->live->pid, an->walks, an->walks == 1 ? "" : "s",
+		  "the JVM paused %" PRIu64 " ms", hs_live_pid(ss), an->walks, an->walks == 1 ? "" : "s",
 		  an->pause_ms + an->gc_ms);
 	return n;
 }
@@ -1001,7 +1003,7 @@ static int heap_query(lua_State *L)
 	struct lb_heap *hp = luaL_checkudata(L, 1, LB_HEAP);
 	const char *text = luaL_checkstring(L, 2);
 	struct hs_session *ss = hp->ss;
-	if (!ss || ss->heap || (!ss->live && !ss->recording))
+	if (!ss || hs_heap(ss) || (!hs_live_pid(ss) && !hs_recording(ss, NULL)))
 		lb_checkheap(L, 1);
 	struct lb_answer *x = lua_newuserdatauv(L, sizeof *x, 0);
 	memset(x, 0, sizeof *x);
@@ -1015,7 +1017,7 @@ static int heap_query(lua_State *L)
 	struct hs_answer *a = &x->a;
 	if (hs_query(ss, text, HS_QUERY_NO_PUSHDOWN, a) != HS_OK) {
 		lua_pushnil(L);
-		lua_pushstring(L, ss->err.msg);
+		lua_pushstring(L, hs_errmsg(ss));
 		return 2;
 	}
 	if (a->incomplete) {
@@ -1116,7 +1118,7 @@ static int heap_allocations(lua_State *L)
 	struct hs_session *ss = hp->ss;
 	if (!ss)
 		return luaL_error(L, "this heap was closed");
-	if (!ss->live) {
+	if (!hs_live_pid(ss)) {
 		lua_pushnil(L);
 		lua_pushstring(L, "allocations need an attached JVM (heapsh.attach(pid)) with a "
 			       "recording (:alloc start)");
@@ -1124,11 +1126,10 @@ static int heap_allocations(lua_State *L)
 	}
 	/* an expected failure is the caller's to report: the session prints nothing */
 	struct alc_rec *r = NULL;
-	hs_error_clear(&ss->err);
 	int st = hs_alloc_fetch(ss, &r);
 	if (st != HS_OK || !r) {
 		lua_pushnil(L);
-		lua_pushstring(L, ss->err.msg[0] ? ss->err.msg : "no allocation recording");
+		lua_pushstring(L, st != HS_OK ? hs_errmsg(ss) : "no allocation recording");
 		return 2;
 	}
 	/* built in a protected call, so that the recording is freed whatever happens */
@@ -1214,7 +1215,7 @@ static int ext_lua_call(lua_State *L)
 		memset(&args[k], 0, sizeof args[k]);
 		if (o) {	/* an object passes as its id */
 			args[k].type = EXT_INT;
-			args[k].u.i = (int64_t)heap_id(o->hp->ss->heap, o->i);
+			args[k].u.i = (int64_t)heap_id(hs_heap(o->hp->ss), o->i);
 		} else if (lua_isinteger(L, k + 1)) {
 			args[k].type = EXT_INT;
 			args[k].u.i = lua_tointeger(L, k + 1);

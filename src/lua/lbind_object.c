@@ -15,7 +15,7 @@
 
 void lb_check_gen(lua_State *L, const struct lb_heap *hp, unsigned gen)
 {
-	if (!hp->ss || !hp->ss->heap || hp->ss->gen != gen)
+	if (!hp->ss || !hs_heap(hp->ss) || hs_gen(hp->ss) != gen)
 		luaL_error(L, "this value belongs to a heap that was closed or replaced");
 }
 
@@ -32,7 +32,7 @@ void lb_new_object(lua_State *L, struct lb_heap *hp, int heap_idx, int meta_idx,
 	struct lb_object *o = lua_newuserdatauv(L, sizeof *o, 1);
 	o->hp = hp;
 	o->i = i;
-	o->gen = hp->ss->gen;
+	o->gen = hs_gen(hp->ss);
 	lua_pushvalue(L, heap_idx);
 	lua_setiuservalue(L, -2, 1);
 	lua_pushvalue(L, meta_idx);
@@ -68,7 +68,7 @@ static struct lb_list *new_list(lua_State *L, int heap_idx, uint32_t n)
 	l->hp = hp;
 	l->idx = NULL;
 	l->n = n;
-	l->gen = hp->ss->gen;
+	l->gen = hs_gen(hp->ss);
 	lua_pushvalue(L, heap_idx);
 	lua_setiuservalue(L, -2, 1);
 	luaL_setmetatable(L, LB_LIST);
@@ -102,7 +102,7 @@ void lb_push_heap_value(lua_State *L, int heap_idx, const struct heap_value *v)
 	struct lb_heap *hp = heap_at(L, heap_idx);
 	switch (v->type) {
 	case HPROF_OBJECT: {
-		uint32_t i = v->v.id ? heap_index(hp->ss->heap, v->v.id) : HEAP_NONE;
+		uint32_t i = v->v.id ? heap_index(hs_heap(hp->ss), v->v.id) : HEAP_NONE;
 		if (i == HEAP_NONE)
 			lua_pushnil(L);
 		else
@@ -164,7 +164,7 @@ static int obj_refs(lua_State *L)
 {
 	struct lb_object *o = lb_checkobject(L, 1);
 	uint32_t n;
-	const uint32_t *out = heap_out(o->hp->ss->heap, o->i, &n);
+	const uint32_t *out = heap_out(hs_heap(o->hp->ss), o->i, &n);
 	lua_getiuservalue(L, 1, 1);
 	lb_push_slice(L, -1, out, n);
 	return 1;
@@ -174,7 +174,7 @@ static int obj_referrers(lua_State *L)
 {
 	struct lb_object *o = lb_checkobject(L, 1);
 	uint32_t n;
-	const uint32_t *in = heap_in(o->hp->ss->heap, o->i, &n);
+	const uint32_t *in = heap_in(hs_heap(o->hp->ss), o->i, &n);
 	lua_getiuservalue(L, 1, 1);
 	lb_push_slice(L, -1, in, n);
 	return 1;
@@ -186,7 +186,7 @@ static int obj_field(lua_State *L)
 	struct lb_object *o = lb_checkobject(L, 1);
 	const char *name = luaL_checkstring(L, 2);
 	struct heap_value v;
-	const struct heap *h = o->hp->ss->heap;
+	const struct heap *h = hs_heap(o->hp->ss);
 	if (!heap_field(h, o->i, name, &v)) {
 		lua_pushnil(L);
 		lua_pushfstring(L, "class %s has no field '%s'", heap_class_name(h, o->i), name);
@@ -230,7 +230,7 @@ static enum builtin_id builtin_of(const char *k, bool *always)
 static int builtin(lua_State *L, struct lb_object *o, enum builtin_id b)
 {
 	struct hs_session *ss = o->hp->ss;
-	const struct heap *h = ss->heap;
+	const struct heap *h = hs_heap(ss);
 	switch (b) {
 	case B_ID:
 		lua_pushinteger(L, (lua_Integer)heap_id(h, o->i));
@@ -244,9 +244,9 @@ static int builtin(lua_State *L, struct lb_object *o, enum builtin_id b)
 								     : heap_shallow(h, o->i)));
 		break;
 	case B_RETAINED: {
-		struct dom_tree *t = hs_dom(ss, ss->no_weak);
+		struct dom_tree *t = hs_dom(ss, hs_get_options(ss).no_weak);
 		if (!t)
-			return luaL_error(L, "retained sizes are not available: %s", ss->err.msg);
+			return luaL_error(L, "retained sizes are not available: %s", hs_errmsg(ss));
 		lua_pushinteger(L, (lua_Integer)dom_retained(t, o->i));
 		break;
 	}
@@ -255,7 +255,7 @@ static int builtin(lua_State *L, struct lb_object *o, enum builtin_id b)
 		uint64_t bytes;
 		if (!d || dyn_exact(d, dyn_comp(d, o->i), &bytes) != HS_OK)
 			return luaL_error(L, "dynamic sizes are not available: %s",
-					  d ? "interrupted" : ss->err.msg);
+					  d ? "interrupted" : hs_errmsg(ss));
 		lua_pushinteger(L, (lua_Integer)bytes);
 		break;
 	}
@@ -314,7 +314,7 @@ static int obj_index(lua_State *L)
 	lua_pop(L, 1);
 	lb_check_gen(L, o->hp, o->gen);
 	hs_adopt(o->hp->ss);	/* as lb_checkheap */
-	const struct heap *h = o->hp->ss->heap;
+	const struct heap *h = hs_heap(o->hp->ss);
 	if (lua_type(L, 2) == LUA_TNUMBER) {
 		lua_Integer k = luaL_checkinteger(L, 2);
 		enum heap_kind kd = heap_kind(h, o->i);
@@ -359,11 +359,11 @@ static int obj_eq(lua_State *L)
 static int obj_tostring(lua_State *L)
 {
 	struct lb_object *o = luaL_checkudata(L, 1, LB_OBJECT);
-	if (!o->hp->ss || !o->hp->ss->heap || o->hp->ss->gen != o->gen) {
+	if (!o->hp->ss || !hs_heap(o->hp->ss) || hs_gen(o->hp->ss) != o->gen) {
 		lua_pushstring(L, "<object of a closed heap>");
 		return 1;
 	}
-	const struct heap *h = o->hp->ss->heap;
+	const struct heap *h = hs_heap(o->hp->ss);
 	if (heap_kind(h, o->i) == HEAP_CLASS) {
 		uint32_t c = heap_class_of_object(h, o->i);
 		char id[32];
@@ -453,7 +453,7 @@ static int list_iter(lua_State *L)
 static int list_ids(lua_State *L)
 {
 	struct lb_list *l = checklist(L, 1);
-	const struct heap *h = l->hp->ss->heap;
+	const struct heap *h = hs_heap(l->hp->ss);
 	lua_createtable(L, (int)l->n, 0);
 	for (uint32_t k = 0; k < l->n; k++) {
 		lua_pushinteger(L, (lua_Integer)heap_id(h, l->idx ? l->idx[k] : k));

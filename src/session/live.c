@@ -6,7 +6,7 @@
  * reading an allocation recording. The shell's live commands (src/shell/
  * live.c) and the Lua module's heapsh.attach use these. See session.h.
  */
-#include "session.h"
+#include "session_internal.h"
 
 #include "../base/fmt.h"
 

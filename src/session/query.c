@@ -19,7 +19,7 @@
 #include "../dsl/plan.h"
 #include "../dsl/prog.h"
 #include "../dsl/pushdown.h"
-#include "session.h"
+#include "session_internal.h"
 
 /* ---- building the program ---- */
 

@@ -5,7 +5,7 @@
  * with its engine callbacks. The attached JVM is session/live.c's. See
  * session.h.
  */
-#include "session.h"
+#include "session_internal.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -52,56 +52,129 @@ enum hs_notice {
 	HS_NOTICE_TIMER		/* on a terminal, or when timing */
 };
 
-/* The attached JVM. */
-struct hs_live {
-	int pid;
-	struct proto_conn conn;
-	time_t snap_time;	/* when the loaded heap was taken; 0: none */
-	unsigned snapshots;	/* taken in this session: ids of an earlier one may be stale */
-	unsigned snap_gen;	/* the session's gen when the last one became the heap */
-	char vm[300];		/* "OpenJDK 64-Bit Server VM 17.0.15+6-..." */
-};
+struct hs_session;	/* opaque: session_internal.h, for src/session alone */
 
-struct hs_session {
-	struct heap *heap;	/* the open dump or the latest snapshot, or NULL */
-	char *dump_path;	/* the dump's path (NULL for a snapshot) */
-	struct heap_load_opts load_opts;
+struct hs_session *hs_session_new(void);
+void hs_session_free(struct hs_session *s);
+
+/*
+ * The session seen from outside (session/state.c): its settings, the front
+ * end's hooks, and what it holds. Strings and pointers returned live as
+ * long as what they describe (the heap: until it is closed or replaced;
+ * the attached JVM: until it is left); none is the caller's to free.
+ */
+
+/* Settings of a session (hs_get_options, hs_set_options). */
+struct hs_options {
+	int oop_size;		/* loading a dump: 4 or 8 to force; 0 to detect */
+	int layout_jdk;		/* loading a dump: the JDK whose object layout to use; 0 to detect */
+	uint32_t dump;		/* loading a dump: which of a file's dumps, from 1; 0 the first */
 	bool no_weak;		/* default for the engine: ignore Reference.referent */
 	bool no_index;		/* do not read or write the index file */
 	bool no_spill;		/* keep ids and positions in memory while the engine builds */
 	bool keep_agent;	/* leaving a JVM does not detach its agent */
-	struct dom_tree *dom[2];	/* [no_weak]: made on first use */
-	struct dyn *dyn;	/* the dynamic-size engine, made on first use */
-	bool dyn_from_index;
-	struct idx *idx;
-	bool idx_noted;		/* idx_note said (hs_index) */
-	bool model_from_index;	/* the heap was mapped from the index (heap_model_load) */
-	bool model_trusted;	/* without checking it again (idx_trusted) */
-	uint8_t adopt;		/* HS_ADOPT_*: written to the index, to be used from there at rest */
-	struct dsl *dsl;	/* the query language's session, made on first use */
-	struct hs_live *live;	/* the attached JVM, or NULL */
-	struct hs_prev {	/* the snapshot of the attached JVM before the heap (:suspects' baseline) */
-		struct heap *heap;	/* NULL: none */
-		struct dom_tree *dom[2];	/* [no_weak]: made on first use */
-		time_t when;		/* when it was taken */
-	} prev;
-	struct alc_rec *recording;	/* an allocation recording read from a file (hs_open of a JFR), or NULL */
-	char *recording_path;	/* its file */
-	unsigned gen;		/* heaps closed so far */
-	/* Queries inside the attached JVM (:live): off, and one analysis's time and agent memory limits. */
-	bool live_off;
-	uint32_t live_time_s, live_mem_mb;
-	struct hs_error err;	/* the last error */
-	/* The front end's hooks; NULL: silent. */
-	void (*notice)(void *ctx, enum hs_notice when, const char *text);
-	void (*stage)(void *ctx, const char *label);	/* long work begins; NULL: it ended */
-	void (*load_progress)(void *ctx, const char *path, double fraction);
-	void (*snap_progress)(void *ctx, uint64_t bytes);
-	void *ctx;
+	bool live_off;		/* no queries inside the attached JVM (:live off) */
+	uint32_t live_time_s;	/* one analysis inside the JVM: its time limit */
+	uint32_t live_mem_mb;	/* and the agent's memory limit, MiB */
 };
 
-struct hs_session *hs_session_new(void);
-void hs_session_free(struct hs_session *s);
+/*
+ * hs_get_options: the session's settings (a new session's: all 0 and false
+ * but live_time_s 60 and live_mem_mb 256). hs_set_options: replace them
+ * all; they apply from the next operation (a dump opened, a tree made).
+ */
+struct hs_options hs_get_options(const struct hs_session *s);
+void hs_set_options(struct hs_session *s, const struct hs_options *o);
+
+/* The front end's hooks (hs_set_callbacks); a NULL one is not called. */
+struct hs_callbacks {
+	/* what a user should hear, with when to show it (text: valid during the call) */
+	void (*notice)(void *ctx, enum hs_notice when, const char *text);
+	/* long work begins (label: valid during the call); NULL: it ended */
+	void (*stage)(void *ctx, const char *label);
+	/* loading a dump: the fraction read, 0 to 1 */
+	void (*load_progress)(void *ctx, const char *path, double fraction);
+	/* a snapshot arriving from the agent: the bytes so far; UINT64_MAX once in */
+	void (*snap_progress)(void *ctx, uint64_t bytes);
+	void *ctx;		/* passed to each */
+};
+
+/* hs_set_callbacks: the session calls cb's hooks from now on (copied; NULL: none, silent). */
+void hs_set_callbacks(struct hs_session *s, const struct hs_callbacks *cb);
+
+/*
+ * hs_heap: the loaded heap (the open dump or the latest snapshot; heap.h),
+ * or NULL; it lives until hs_close_heap or the next hs_open or snapshot.
+ * hs_dump_path: the open dump's path, NULL for a snapshot.
+ * hs_gen: heaps closed so far, so that a front end can tell an object of a
+ * heap that is gone. hs_errmsg: the message of the last error (s's
+ * struct hs_error; "" before any).
+ */
+struct heap *hs_heap(const struct hs_session *s);
+const char *hs_dump_path(const struct hs_session *s);
+unsigned hs_gen(const struct hs_session *s);
+const char *hs_errmsg(const struct hs_session *s);
+
+/* The attached JVM (hs_get_live). */
+struct hs_live_info {
+	int pid;
+	const char *vm;		/* "OpenJDK 64-Bit Server VM 17.0.15+6-...", or "" */
+	time_t snap_time;	/* when the loaded heap was taken of it; 0: no heap of it */
+	unsigned snapshots;	/* taken in this session: ids of an earlier one may be stale */
+	time_t prev_time;	/* when the previous snapshot (HS_PREVIOUS) was taken; 0: none */
+};
+
+/*
+ * hs_get_live: true with *in filled when a JVM is attached, else false
+ * (and *in zeroed). hs_live_pid: its pid, 0 when none is attached.
+ */
+bool hs_get_live(const struct hs_session *s, struct hs_live_info *in);
+int hs_live_pid(const struct hs_session *s);
+
+/*
+ * hs_recording: the allocation recording read from a file (hs_open of a
+ * JFR recording; alloc.h), and its path in *path (NULL: not wanted); NULL
+ * when none was read.
+ */
+const struct alc_rec *hs_recording(const struct hs_session *s, const char **path);
+
+/*
+ * hs_heap_label: what the loaded heap is, for a file that outlives the
+ * session: "heap dump PATH", or for a snapshot "snapshot of JVM PID (MAIN
+ * CLASS, VM) taken YYYY-MM-DD HH:MM:SS UTC" (not its temporary file; the
+ * main class asked of the JVM). New memory, the caller's (free()).
+ */
+char *hs_heap_label(const struct hs_session *s);
+
+/*
+ * hs_fault_text: when addr (a SIGBUS's si_addr) lies in a file the library
+ * has mapped (a dump, an index, a spill file), what happened for the user
+ * in buf (cap bytes, HS_FAULT_TEXT is enough; NUL-terminated): the file,
+ * the byte offset read, and what to do; true. False when addr is in none.
+ * Async-signal safe: it takes no lock and allocates nothing.
+ */
+#define HS_FAULT_TEXT 1024
+bool hs_fault_text(const void *addr, char *buf, size_t cap);
+
+/* What the session holds and where each came from (hs_get_state), for :info. */
+struct hs_state {
+	bool model_from_index;	/* the heap model was mapped from the index file */
+	bool model_trusted;	/* ... without checking it again (a seal: idx.h) */
+	const struct dom_tree *dom[2];	/* [no_weak]: the dominator trees made so far, or NULL */
+	const struct dyn *dyn;	/* the dynamic-size engine, if made */
+	bool dyn_from_index;
+	const char *index_file;	/* the index file, when opened; else NULL */
+	int nsections;		/* the index's sections in use, in file order: */
+	const char *section[8];	/* what each holds, for people */
+	uint64_t section_bytes[8];	/* its payload bytes */
+	uint64_t index_unused;	/* payload bytes superseded or damaged */
+	/* Big arrays (docs/out-of-core.md): the memory budget, bytes in memory and in files. */
+	uint64_t budget, anon, anon_peak, file, file_peak;
+	const char *spill_dir;	/* where the files go, or NULL */
+};
+
+/* hs_get_state: fill *st; nothing is made or opened for it. */
+void hs_get_state(const struct hs_session *s, struct hs_state *st);
 
 /*
  * hs_open: load the dump at path (HPROF, plain or gzip'd; load_opts.dump
@@ -316,6 +389,86 @@ const char *hs_jvm_text(struct arena *a, const struct proto_val *v);
 bool hs_live_farewell(struct hs_session *s);
 void hs_leave(struct hs_session *s);
 void hs_live_close(struct hs_session *s);
+/*
+ * Commands to the attached JVM (session/jvm.c); each HS_ERR leaves why in
+ * s->err (not attached, the connection lost, the JVM's or agent's words).
+ *
+ * hs_jvm_info: what the JVM is and how its heap stands, into *out.
+ * hs_detach: say farewell (a running allocation recording goes on), ask the
+ * agent to stop and remove its socket, drop the connection and the
+ * snapshot of this JVM if one is the heap; HS_ERR when the agent did not
+ * confirm (the JVM is left all the same). hs_dump_heap: at path (a relative path
+ * is the front end's working folder's, not the JVM's): HotSpot writes the
+ * JVM's live heap there (GC.heap_dump; an existing file is refused), and
+ * the session opens it as its heap, staying attached.
+ */
+struct hs_jvm_info {
+	uint64_t pid;
+	char vm_name[128], vm_version[128], vm_vendor[128];
+	char agent[64];		/* the agent's version and mode */
+	uint64_t heap_used, heap_committed, heap_max;	/* bytes */
+	uint32_t classes;	/* loaded */
+};
+int hs_jvm_info(struct hs_session *s, struct hs_jvm_info *out);
+int hs_detach(struct hs_session *s);
+int hs_dump_heap(struct hs_session *s, const char *path);
+
+/* The attached JVM's class histogram after a full GC (hs_live_histogram). */
+struct hs_histogram {
+	struct hs_hist_row {
+		char *name;	/* Java name: java.lang.String, int[], a.B[] */
+		uint64_t count, bytes;	/* instances; bytes as the JVM sizes objects */
+	} *rows;		/* in the JVM's order */
+	uint32_t n;
+	bool from_vm;		/* HotSpot's heap inspection; false: the agent's heap iteration */
+	char vm_failed[512];	/* why HotSpot's could not be had (the agent counted), or "" */
+};
+
+/*
+ * hs_live_histogram: the classes with instances of the attached JVM whose
+ * names match pattern (NULL: all; as a dump's :histogram PATTERN,
+ * classname.h), from HotSpot's GC.class_histogram (via "vm"), the agent
+ * (via "agent"), or (via NULL) HotSpot's and the agent's if that fails.
+ * *h is the caller's, freed with hs_histogram_free (also after HS_ERR).
+ * HS_ERR with s->err, also when no class matches.
+ */
+int hs_live_histogram(struct hs_session *s, const char *pattern, const char *via,
+		      struct hs_histogram *h);
+void hs_histogram_free(struct hs_histogram *h);
+
+/* How an allocation recording is made (hs_alloc_start; docs/agent.md). */
+struct hs_alloc_opts {
+	bool exact;		/* every allocation; else sampled every interval bytes on average */
+	bool jvmti;		/* exact by JVMTI events, not bytecode instrumentation */
+	enum hs_alloc_live {
+		HS_LIVE_SAMPLED,	/* exact: the default; live counts estimated from a sample */
+		HS_LIVE_NONE,		/* no live counts, less cost */
+		HS_LIVE_ALL		/* every recorded object followed: exact live counts */
+	} live;
+	uint64_t interval;	/* bytes, sampled: 1 to 2^31-1 */
+	uint32_t depth;		/* frames kept per stack, 1 to 1024 */
+	const char *accounts;	/* package patterns (a.b, a.b.*), comma-separated, or NULL */
+};
+enum hs_alloc_op { HS_ALLOC_STOP, HS_ALLOC_STATUS, HS_ALLOC_RESET, HS_ALLOC_MARK };
+
+/*
+ * hs_alloc_start: start a recording in the attached JVM as o says; while an
+ * exact one rewrites the loaded classes, progress (NULL: none) hears how
+ * many of how many are done, and Ctrl-C (hs_interrupted) cancels it.
+ * hs_alloc_control: stop, status, reset (drop what was recorded; a running
+ * recording goes on afresh) or mark (live objects now, after a full GC, for
+ * later diffs). Each fills *st with the recording's state after it
+ * (alc_status_free). HS_ERR with s->err (the agent's words: already
+ * recording, a bad pattern, cancelled).
+ * hs_recording_label: what the recording is (of JVM PID (MAIN CLASS, VM),
+ * or the JFR file's), for a file that outlives the session; new memory.
+ */
+int hs_alloc_start(struct hs_session *s, const struct hs_alloc_opts *o,
+		   void (*progress)(void *ctx, uint32_t done, uint32_t total), void *ctx,
+		   struct alc_status *st);
+int hs_alloc_control(struct hs_session *s, enum hs_alloc_op op, struct alc_status *st);
+char *hs_recording_label(const struct hs_session *s);
+
 /*
  * hs_alloc_fetch: the attached JVM's allocation recording, read now (after
  * a full GC), in *out (alc_free); notices when the agent's tables

@@ -110,19 +110,18 @@ static void kv(struct out_table *t, const char *k, const char *fmt, ...)
 
 /* index_usage: the row of what the index file holds, and what it holds no
  * longer (superseded or damaged; written over once past what is in use). */
-static void index_usage(struct out_table *t, const struct idx *x)
+static void index_usage(struct out_table *t, const struct hs_state *st)
 {
-	uint32_t tags[8];
-	uint64_t bytes[8], unused, sum = 0;
-	int n = idx_usage(x, tags, bytes, 8, &unused);
+	int n = st->nsections;
+	uint64_t unused = st->index_unused, sum = 0;
 	if (!n && !unused)
 		return;
 	char text[1024], b[32];
 	size_t at = 0;
-	for (int k = 0; k < n && k < 8; k++) {
-		sum += bytes[k];
+	for (int k = 0; k < n; k++) {
+		sum += st->section_bytes[k];
 		at += (size_t)snprintf(text + at, sizeof text - at, "%s%s %s", k ? ", " : "",
-				       idx_section_name(tags[k]), fmt_bytes(b, sizeof b, bytes[k]));
+				       st->section[k], fmt_bytes(b, sizeof b, st->section_bytes[k]));
 		if (at >= sizeof text)
 			break;
 	}
@@ -143,12 +142,12 @@ static int cmd_info(struct sh *sh, int argc, char **argv)
 	if (sh_is_live(sh)) {
 		if (sh_live_info(sh) != HS_OK)
 			return HS_ERR;
-		if (!sh->ss->heap)
+		if (!hs_heap(sh->ss))
 			return HS_OK;
 	}
 	if (need_heap(sh))
 		return HS_ERR;
-	struct heap *h = sh->ss->heap;
+	struct heap *h = hs_heap(sh->ss);
 	static const char *const cols[] = {"property", "value"};
 	struct out_table *t = out_table_new(2, cols);
 	kv(t, "file", "%s", h->hp->path);
@@ -232,11 +231,13 @@ static int cmd_info(struct sh *sh, int argc, char **argv)
 		kv(t, "objects of unknown class", "%" PRIu64, h->unknown_class_objs);
 	if (h->damaged)
 		kv(t, "damage", "%s (%" PRIu64 " bytes lost)", h->damage, h->lost_bytes);
-	kv(t, "model", "%s%s", sh->ss->model_from_index ? "read from the index (mapped; the "
+	struct hs_state ss;
+	hs_get_state(sh->ss, &ss);
+	kv(t, "model", "%s%s", ss.model_from_index ? "read from the index (mapped; the "
 	   "dump's records are read when asked for)" : "read from the dump",
-	   sh->ss->model_trusted ? TRUSTED : "");
+	   ss.model_trusted ? TRUSTED : "");
 	for (int w = 0; w < 2; w++) {
-		const struct dom_tree *d = sh->ss->dom[w];
+		const struct dom_tree *d = ss.dom[w];
 		const char *key = w ? "dominator tree (no weak)" : "dominator tree";
 		if (d) {
 			kv(t, key, "%s%s; %u objects reachable, %" PRIu64 " bytes",
@@ -250,27 +251,25 @@ static int cmd_info(struct sh *sh, int argc, char **argv)
 		else if (!w)
 			kv(t, key, "not computed yet (:dominators computes it)");
 	}
-	if (sh->ss->dyn)
+	if (ss.dyn)
 		kv(t, "dynamic-size engine", "%s; %u strongly connected components, %u dominating "
-		   "articulation points; estimates %s", sh->ss->dyn_from_index ? "read from the index"
-		   : "computed", sh->ss->dyn->s.ncomp, sh->ss->dyn->stats.daps,
-		   sh->ss->dyn->est ? "ready" : "not computed yet");
+		   "articulation points; estimates %s", ss.dyn_from_index ? "read from the index"
+		   : "computed", ss.dyn->s.ncomp, ss.dyn->stats.daps,
+		   ss.dyn->est ? "ready" : "not computed yet");
 	else
 		kv(t, "dynamic-size engine", "not computed yet (:dynsize, :top or :graphstats "
 		   "computes it)");
-	if (sh->ss->idx) {
-		kv(t, "index file", "%s", idx_file(sh->ss->idx));
-		index_usage(t, sh->ss->idx);
+	if (ss.index_file) {
+		kv(t, "index file", "%s", ss.index_file);
+		index_usage(t, &ss);
 	}
-	struct big_stats bs;
-	big_stats(&bs);
 	char b1[32], b2[32], b3[32], b4[32], b5[32];
 	kv(t, "memory budget", "%s (--memory; docs/out-of-core.md)",
-	   fmt_bytes(b1, sizeof b1, bs.budget));
+	   fmt_bytes(b1, sizeof b1, ss.budget));
 	kv(t, "arrays", "%s in memory (peak %s), %s in files (peak %s)%s%s",
-	   fmt_bytes(b2, sizeof b2, bs.anon), fmt_bytes(b3, sizeof b3, bs.anon_peak),
-	   fmt_bytes(b4, sizeof b4, bs.file), fmt_bytes(b5, sizeof b5, bs.file_peak),
-	   bs.dir && bs.file_peak ? " under " : "", bs.dir && bs.file_peak ? bs.dir : "");
+	   fmt_bytes(b2, sizeof b2, ss.anon), fmt_bytes(b3, sizeof b3, ss.anon_peak),
+	   fmt_bytes(b4, sizeof b4, ss.file), fmt_bytes(b5, sizeof b5, ss.file_peak),
+	   ss.spill_dir && ss.file_peak ? " under " : "", ss.spill_dir && ss.file_peak ? ss.spill_dir : "");
 	out_table_end(t);
 	return HS_OK;
 }
@@ -344,7 +343,7 @@ static int cmp_classes(const void *a, const void *b)
 static uint32_t select_classes(struct sh *sh, const char *pattern, bool by_count,
 			       bool with_instances, uint32_t **out)
 {
-	struct heap *h = sh->ss->heap;
+	struct heap *h = hs_heap(sh->ss);
 	uint32_t n;
 	uint32_t *v;
 	if (pattern) {
@@ -367,7 +366,7 @@ static uint32_t select_classes(struct sh *sh, const char *pattern, bool by_count
 
 static int cmd_histogram(struct sh *sh, int argc, char **argv)
 {
-	struct opt_parse o = {NULL, "bytes", 0, false, sh->ss->no_weak, NULL, NULL};
+	struct opt_parse o = {NULL, "bytes", 0, false, hs_get_options(sh->ss).no_weak, NULL, NULL};
 	if (parse_list_opts(sh, argc, argv, &o, usage("histogram")))
 		return HS_ERR;
 	if (strcmp(o.by, "bytes") && strcmp(o.by, "count") && strcmp(o.by, "retained"))
@@ -385,7 +384,7 @@ static int cmd_histogram(struct sh *sh, int argc, char **argv)
 				"without --retained");
 	if (need_heap(sh))
 		return HS_ERR;
-	struct heap *h = sh->ss->heap;
+	struct heap *h = hs_heap(sh->ss);
 	/* --heap: one Android heap's objects (HEAP DUMP INFO), counted per class. */
 	int hid = -1;
 	uint64_t *hcount = NULL, *hshallow = NULL;
@@ -487,7 +486,7 @@ static int cmd_classes(struct sh *sh, int argc, char **argv)
 	struct opt_parse o = {NULL, "bytes", 0, false, false, NULL, NULL};
 	if (parse_list_opts(sh, argc, argv, &o, usage("classes")))
 		return HS_ERR;
-	struct heap *h = sh->ss->heap;
+	struct heap *h = hs_heap(sh->ss);
 	uint32_t *v;
 	uint32_t n = select_classes(sh, o.pattern, false, false, &v);
 	if (o.pattern && !n) {
@@ -559,7 +558,7 @@ static int cmd_show(struct sh *sh, int argc, char **argv)
 			return sh_error(sh, NULL, "unexpected '%s'; usage: %s", argv[a],
 					usage("show"));
 	}
-	struct heap *h = sh->ss->heap;
+	struct heap *h = hs_heap(sh->ss);
 	enum heap_kind k = heap_kind(h, i);
 	static const char *const hcols[] = {"property", "value"};
 	struct out_table *t = out_table_new(2, hcols);
@@ -679,8 +678,8 @@ static int cmd_refs(struct sh *sh, int argc, char **argv)
 	if (sh_parse_object(sh, argv[1], &i))
 		return HS_ERR;
 	static const char *const cols[] = {"via", "id", "class", "shallow_bytes"};
-	struct refs_ctx c = {sh->ss->heap, out_table_new(4, cols), HEAP_NONE, i};
-	heap_refs(sh->ss->heap, i, ref_row, &c);
+	struct refs_ctx c = {hs_heap(sh->ss), out_table_new(4, cols), HEAP_NONE, i};
+	heap_refs(hs_heap(sh->ss), i, ref_row, &c);
 	out_table_end(c.t);
 	return HS_OK;
 }
@@ -695,13 +694,13 @@ static int cmd_referrers(struct sh *sh, int argc, char **argv)
 	if (sh_parse_object(sh, argv[1], &i))
 		return HS_ERR;
 	static const char *const cols[] = {"via", "id", "class", "shallow_bytes"};
-	struct refs_ctx c = {sh->ss->heap, out_table_new(4, cols), i, 0};
-	const uint32_t *in = heap_in(sh->ss->heap, i, &n);
+	struct refs_ctx c = {hs_heap(sh->ss), out_table_new(4, cols), i, 0};
+	const uint32_t *in = heap_in(hs_heap(sh->ss), i, &n);
 	for (uint32_t k = 0; k < n; k++) {
 		if (k && in[k] == in[k - 1])
 			continue;	/* one source, several fields: rows come from heap_refs */
 		c.src = in[k];
-		heap_refs(sh->ss->heap, in[k], ref_row, &c);
+		heap_refs(hs_heap(sh->ss), in[k], ref_row, &c);
 	}
 	out_table_end(c.t);
 	return HS_OK;
@@ -713,7 +712,7 @@ static int cmd_roots(struct sh *sh, int argc, char **argv)
 {
 	if (need_heap(sh))
 		return HS_ERR;
-	struct heap *h = sh->ss->heap;
+	struct heap *h = hs_heap(sh->ss);
 	if (argc > 2)
 		return sh_error(sh, NULL, "usage: %s", usage("roots"));
 	if (argc == 1) {
@@ -783,7 +782,7 @@ static int cmd_threads(struct sh *sh, int argc, char **argv)
 		return HS_ERR;
 	if (argc != 1)
 		return sh_error(sh, NULL, "usage: %s", usage("threads"));
-	struct heap *h = sh->ss->heap;
+	struct heap *h = hs_heap(sh->ss);
 	static const char *const cols[] = {"id", "name", "frames", "top_frame"};
 	struct out_table *t = out_table_new(4, cols);
 	for (uint32_t k = 0; k < h->nthreads; k++) {
@@ -842,9 +841,12 @@ static int cmd_open(struct sh *sh, int argc, char **argv)
 	if (!path)
 		return sh_error(sh, NULL, "usage: :open DUMP [--dump N] | :open REC.jfr");
 	bool live = sh_is_live(sh);
-	sh->ss->load_opts.dump = (uint32_t)dump;
+	struct hs_options o = hs_get_options(sh->ss);
+	o.dump = (uint32_t)dump;
+	hs_set_options(sh->ss, &o);
 	int st = sh_open(sh, path);
-	sh->ss->load_opts.dump = 0;
+	o.dump = 0;
+	hs_set_options(sh->ss, &o);
 	if (st == HS_OK && live)
 		sh_live_leave(sh);	/* a dump replaces the JVM */
 	return st;

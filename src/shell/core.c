@@ -79,9 +79,9 @@ int sh_open(struct sh *sh, const char *path)
 	int st = hs_open(sh->ss, path);
 	hs_rest(sh->ss);	/* the loader's freed arrays are not kept */
 	if (st != HS_OK) {
-		if (sh->ss->load_progress)
+		if (isatty(STDERR_FILENO))	/* a progress line may be showing (sh_session_hooks) */
 			fprintf(stderr, "\r\033[K");
-		return sh_error(sh, NULL, "%s", sh->ss->err.msg);
+		return sh_error(sh, NULL, "%s", hs_errmsg(sh->ss));
 	}
 	return HS_OK;
 }
@@ -95,7 +95,7 @@ int sh_parse_object(struct sh *sh, const char *s, uint32_t *obj)
 		sh_error(sh, NULL, "'%s' is not an object id; ids look like 0x7ff0a1b2c8", s);
 		return HS_ERR;
 	}
-	uint32_t i = heap_index(sh->ss->heap, id);
+	uint32_t i = heap_index(hs_heap(sh->ss), id);
 	if (i == HEAP_NONE && sh_live_snapshots(sh) > 1) {
 		sh_error(sh, NULL, "no object with id 0x%llx in this snapshot: ids change from one "
 			 "snapshot to the next (this is snapshot %u of this session); find the object "
@@ -136,7 +136,7 @@ struct dom_tree *sh_dom(struct sh *sh, bool no_weak)
 {
 	struct dom_tree *t = hs_dom(sh->ss, no_weak);
 	if (!t)
-		sh_error(sh, NULL, "%s", sh->ss->err.msg);
+		sh_error(sh, NULL, "%s", hs_errmsg(sh->ss));
 	return t;
 }
 
@@ -148,7 +148,7 @@ bool sh_looks_like_id(const char *s)
 int sh_target_set(struct sh *sh, const char *target, uint32_t **objs, uint32_t *n,
 		      char **label)
 {
-	struct heap *h = sh->ss->heap;
+	struct heap *h = hs_heap(sh->ss);
 	if (sh_looks_like_id(target)) {
 		uint32_t i;
 		if (sh_parse_object(sh, target, &i))
@@ -205,44 +205,36 @@ void sh_object_cells(struct out_table *t, const struct heap *h, uint32_t i)
 
 unsigned sh_live_snapshots(const struct sh *sh)
 {
-	return sh->ss->live ? sh->ss->live->snapshots : 0;
+	struct hs_live_info in;
+	return hs_get_live(sh->ss, &in) ? in.snapshots : 0;
 }
 
 bool sh_is_live(const struct sh *sh)
 {
-	return sh->ss->live != NULL;
+	return hs_live_pid(sh->ss) != 0;
 }
 
 struct proto_conn *sh_live_conn(struct sh *sh)
 {
 	struct proto_conn *c = hs_live_conn(sh->ss);
 	if (!c)
-		sh_error(sh, NULL, "%s", sh->ss->err.msg);
+		sh_error(sh, NULL, "%s", hs_errmsg(sh->ss));
 	return c;
 }
 
 int sh_live_pid(const struct sh *sh)
 {
-	return sh->ss->live ? sh->ss->live->pid : 0;
+	return hs_live_pid(sh->ss) ? hs_live_pid(sh->ss) : 0;
 }
 
 int sh_need_heap(struct sh *sh)
 {
 	if (hs_need_heap(sh->ss) != HS_OK)
-		return sh_error(sh, NULL, "%s", sh->ss->err.msg);
+		return sh_error(sh, NULL, "%s", hs_errmsg(sh->ss));
 	return HS_OK;
 }
 
 char *sh_heap_label(const struct sh *sh)
 {
-	const struct hs_live *l = sh->ss->live;
-	if (!l || !l->snap_time)
-		return xasprintf("heap dump %s", sh->ss->dump_path ? sh->ss->dump_path
-				 : sh->ss->heap ? sh->ss->heap->hp->path : "?");
-	char main_class[512], when[64];
-	att_main_class(l->pid, main_class, sizeof main_class);
-	struct tm tm;
-	strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&l->snap_time, &tm));
-	return xasprintf("snapshot of JVM %d (%s%s%s) taken %s", l->pid, main_class,
-			 main_class[0] ? ", " : "", l->vm, when);
+	return hs_heap_label(sh->ss);
 }

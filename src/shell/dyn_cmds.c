@@ -35,7 +35,7 @@ struct dyn *sh_dyn(struct sh *sh, bool estimates)
 {
 	struct dyn *d = hs_dyn(sh->ss, estimates);
 	if (!d)
-		sh_error(sh, NULL, "%s", sh->ss->err.msg);
+		sh_error(sh, NULL, "%s", hs_errmsg(sh->ss));
 	return d;
 }
 
@@ -209,12 +209,12 @@ int sh_cmd_dynsize(struct sh *sh, int argc, char **argv)
 	if (sh_target_set(sh, o.target, &objs, &n, &label))
 		return HS_ERR;
 	bool single = n == 1 && label[0] == '0';
-	struct dom_tree *t = sh_dom(sh, sh->ss->no_weak);
+	struct dom_tree *t = sh_dom(sh, hs_get_options(sh->ss).no_weak);
 	struct dyn *d = t ? sh_dyn(sh, !single && !o.exact && n > EXACT_UP_TO) : NULL;
 	int st = HS_ERR;
 	if (!d)
 		goto done;
-	const struct heap *h = sh->ss->heap;
+	const struct heap *h = hs_heap(sh->ss);
 	if (single) {
 		uint32_t c = dyn_comp(d, objs[0]);
 		uint64_t bytes;
@@ -371,7 +371,7 @@ int sh_cmd_top(struct sh *sh, int argc, char **argv)
 		return sh_error(sh, NULL, "--by takes dynamic, retained or shallow, not '%s'", by);
 	if (sh_need_heap(sh))
 		return HS_ERR;
-	const struct heap *h = sh->ss->heap;
+	const struct heap *h = hs_heap(sh->ss);
 	uint32_t *objs = NULL, n = h->n;
 	char *label = NULL;
 	if (o.cls) {
@@ -384,7 +384,7 @@ int sh_cmd_top(struct sh *sh, int argc, char **argv)
 		}
 	}
 	int st = HS_ERR;
-	struct dom_tree *t = sh_dom(sh, sh->ss->no_weak);
+	struct dom_tree *t = sh_dom(sh, hs_get_options(sh->ss).no_weak);
 	bool dynamic = !strcmp(by, "dynamic");
 	struct dyn *d = t ? sh_dyn(sh, true) : NULL;	/* every row shows a dynamic size */
 	if (!d)
@@ -440,11 +440,11 @@ int sh_cmd_graphstats(struct sh *sh, int argc, char **argv)
 	(void)argv;
 	if (argc > 1)
 		return sh_error(sh, NULL, "usage: :graphstats");
-	struct dom_tree *t = sh_dom(sh, sh->ss->no_weak);
+	struct dom_tree *t = sh_dom(sh, hs_get_options(sh->ss).no_weak);
 	struct dyn *d = t ? sh_dyn(sh, false) : NULL;
 	if (!d)
 		return HS_ERR;
-	const struct heap *h = sh->ss->heap;
+	const struct heap *h = hs_heap(sh->ss);
 	const struct dyn_stats *s = &d->stats;
 	uint32_t classes = 0, height, width;
 	for (uint32_t c = 0; c < h->nclasses; c++)
@@ -496,11 +496,11 @@ int sh_cmd_sizediff(struct sh *sh, int argc, char **argv)
 	struct dopts o;
 	if (parse(sh, argc, argv, usage, "--exact", &o))
 		return HS_ERR;
-	struct dom_tree *t = sh_dom(sh, sh->ss->no_weak);
+	struct dom_tree *t = sh_dom(sh, hs_get_options(sh->ss).no_weak);
 	struct dyn *d = t ? sh_dyn(sh, !o.exact) : NULL;
 	if (!d)
 		return HS_ERR;
-	const struct heap *h = sh->ss->heap;
+	const struct heap *h = hs_heap(sh->ss);
 	if (o.exact) {
 		uint32_t nc = d->s.ncomp;
 		uint32_t *all = xmallocarray((size_t)nc + 1, sizeof *all);

@@ -29,7 +29,7 @@ static int parse_eopts(struct sh *sh, int argc, char **argv, struct eopts *o,
 		       const char *usage, const char *allowed)
 {
 	memset(o, 0, sizeof *o);
-	o->no_weak = sh->ss->no_weak;
+	o->no_weak = hs_get_options(sh->ss).no_weak;
 	for (int a = 1; a < argc; a++) {
 		const char *w = argv[a];
 		bool ok = strstr(allowed, w) != NULL && w[0] == '-';
@@ -93,7 +93,7 @@ int sh_cmd_dominators(struct sh *sh, int argc, char **argv)
 	struct dom_tree *t = sh_dom(sh, o.no_weak);
 	if (!t)
 		return HS_ERR;
-	const struct heap *h = sh->ss->heap;
+	const struct heap *h = hs_heap(sh->ss);
 	if (o.pprof) {
 		struct hs_error err;
 		char *note = sh_heap_label(sh);
@@ -194,7 +194,7 @@ int sh_cmd_retained(struct sh *sh, int argc, char **argv)
 		return HS_ERR;
 	uint64_t shallow = 0, bytes;
 	for (uint32_t k = 0; k < n; k++)
-		shallow += heap_shallow(sh->ss->heap, objs[k]);
+		shallow += heap_shallow(hs_heap(sh->ss), objs[k]);
 	int st = dom_retained_set(t, objs, n, &bytes);
 	free(objs);
 	if (st != HS_OK) {
@@ -221,7 +221,7 @@ int sh_cmd_idom(struct sh *sh, int argc, char **argv)
 	uint32_t v;
 	if (!t || sh_parse_object(sh, o.target, &v))
 		return HS_ERR;
-	const struct heap *h = sh->ss->heap;
+	const struct heap *h = hs_heap(sh->ss);
 	if (t->idom[v] == HEAP_NONE)
 		return sh_error(sh, NULL, "0x%" PRIx64 " is unreachable from the GC roots (garbage)",
 				heap_id(h, v));
@@ -267,7 +267,7 @@ int sh_cmd_path(struct sh *sh, int argc, char **argv)
 		return sh_error(sh, NULL, "usage: %s", usage);
 	if (sh_need_heap(sh))
 		return HS_ERR;
-	const struct heap *h = sh->ss->heap;
+	const struct heap *h = hs_heap(sh->ss);
 	struct hgraph g;
 	char kinds[256], how[256];
 	if (o.merged || !sh_looks_like_id(o.target)) {
@@ -380,16 +380,16 @@ int sh_cmd_path(struct sh *sh, int argc, char **argv)
  */
 int sh_export_graph(struct sh *sh, const char *path)
 {
-	if (!sh->ss->heap)
+	if (!hs_heap(sh->ss))
 		return sh_error(sh, NULL, "no heap is open");
 	FILE *f = fopen(path, "w");
 	if (!f)
 		return sh_error(sh, NULL, "cannot write '%s': %s", path, strerror(errno));
-	const struct heap *h = sh->ss->heap;
+	const struct heap *h = hs_heap(sh->ss);
 	struct hgraph g;
-	hg_init(&g, h, sh->ss->no_weak, true);
+	hg_init(&g, h, hs_get_options(sh->ss).no_weak, true);
 	fprintf(f, "# heapsh graph: nodes %u, super-root %u%s\n", h->n + 1, h->n,
-		sh->ss->no_weak ? ", no weak referents" : "");
+		hs_get_options(sh->ss).no_weak ? ", no weak referents" : "");
 	fprintf(f, "root %u\n", h->n);
 	for (uint32_t i = 0; i < h->n; i++)
 		fprintf(f, "node %u 0x%" PRIx64 " %" PRIu64 " %s\n", i, heap_id(h, i),

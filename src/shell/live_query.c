@@ -189,7 +189,7 @@ int sh_live_explain(struct sh *sh, const char *text, bool *incomplete)
 		goto out;
 	}
 	char why[400];
-	if (sh->ss->heap) {
+	if (hs_heap(sh->ss)) {
 		out_printf("on the %s: %s is loaded, so every query runs on it\n",
 			   sh_is_live(sh) ? "snapshot" : "dump", sh_is_live(sh) ? "a snapshot of the "
 			   "JVM" : "a heap dump");
@@ -203,7 +203,7 @@ int sh_live_explain(struct sh *sh, const char *text, bool *incomplete)
 		out_printf("in heapsh: it needs no heap (no snapshot is taken)\n");
 		goto out;
 	}
-	if (sh->ss->live_off) {
+	if (hs_get_options(sh->ss).live_off) {
 		out_printf("on a snapshot: :live off\n");
 		goto out;
 	}
@@ -243,27 +243,29 @@ out:
 
 int sh_cmd_live(struct sh *sh, int argc, char **argv)
 {
+	struct hs_options o = hs_get_options(sh->ss);
 	for (int k = 1; k < argc; k++) {
 		char *end = NULL;
 		if (!strcmp(argv[k], "on") || !strcmp(argv[k], "off")) {
-			sh->ss->live_off = argv[k][1] == 'f';
+			o.live_off = argv[k][1] == 'f';
 		} else if (!strcmp(argv[k], "--time") && k + 1 < argc) {
 			long v = strtol(argv[++k], &end, 10);
 			if (!end || *end || v < 1 || v > 3600)
 				return sh_error(sh, NULL, "--time takes seconds, 1 to 3600");
-			sh->ss->live_time_s = (uint32_t)v;
+			o.live_time_s = (uint32_t)v;
 		} else if (!strcmp(argv[k], "--memory") && k + 1 < argc) {
 			long v = strtol(argv[++k], &end, 10);
 			if (!end || *end || v < 16 || v > 4096)
 				return sh_error(sh, NULL, "--memory takes MiB, 16 to 4096");
-			sh->ss->live_mem_mb = (uint32_t)v;
+			o.live_mem_mb = (uint32_t)v;
 		} else {
 			return sh_error(sh, NULL, "usage: :live [on|off] [--time SECONDS] [--memory MiB]");
 		}
 	}
+	hs_set_options(sh->ss, &o);
 	if (argc == 1)	/* settings are changed silently, as :format does; alone, :live shows them */
 		out_printf("queries inside the JVM: %s; time limit %u s, agent memory limit %u MiB\n",
-			   sh->ss->live_off ? "off (every query that needs the heap takes a snapshot)" : "on",
-			   sh->ss->live_time_s, sh->ss->live_mem_mb);
+			   o.live_off ? "off (every query that needs the heap takes a snapshot)" : "on",
+			   o.live_time_s, o.live_mem_mb);
 	return HS_OK;
 }

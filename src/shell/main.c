@@ -44,8 +44,8 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
 	(void)sig;
 	(void)uc;
-	static char msg[FM_PATH + 512];
-	if (!fm_explain(si->si_addr, msg, sizeof msg))
+	static char msg[HS_FAULT_TEXT];
+	if (!hs_fault_text(si->si_addr, msg, sizeof msg))
 		return;
 	ssize_t w = write(STDERR_FILENO, msg, strlen(msg));
 	(void)w;
@@ -105,13 +105,10 @@ static void notice(void *ctx, enum hs_notice when, const char *text)
 
 void sh_session_hooks(struct sh *sh)
 {
-	struct hs_session *s = sh->ss;
-	s->ctx = sh;
-	s->notice = notice;
-	s->stage = stage;
 	bool tty = isatty(STDERR_FILENO);
-	s->load_progress = tty ? load_progress : NULL;
-	s->snap_progress = tty ? snap_progress : NULL;
+	struct hs_callbacks cb = {notice, stage, tty ? load_progress : NULL,
+				  tty ? snap_progress : NULL, sh};
+	hs_set_callbacks(sh->ss, &cb);
 }
 
 /* split: words separated by blanks; "..." and '...' group. */
@@ -308,9 +305,9 @@ int sh_process_input(struct sh *sh, FILE *f, const char *name)
 				prompt = xstrdup("   ...> ");
 			else if (sh_is_live(sh))
 				prompt = sh_live_prompt(sh);
-			else if (sh->ss->heap)
-				prompt = xasprintf("heapsh %s> ", strrchr(sh->ss->dump_path, '/')
-						   ? strrchr(sh->ss->dump_path, '/') + 1 : sh->ss->dump_path);
+			else if (hs_heap(sh->ss))
+				prompt = xasprintf("heapsh %s> ", strrchr(hs_dump_path(sh->ss), '/')
+						   ? strrchr(hs_dump_path(sh->ss), '/') + 1 : hs_dump_path(sh->ss));
 			else
 				prompt = xstrdup("heapsh> ");
 			text = le_readline(prompt);
@@ -471,7 +468,7 @@ static int complete_option(const char *line, int start, const char *word, char *
 	const char *u = c->usage;
 	if (word[0] != '-' && p - q == 6 && !strncmp(line + q, "--heap", 6)) {
 		/* an Android dump's heaps (HEAP DUMP INFO) */
-		const struct heap *h = sh_current ? sh_current->ss->heap : NULL;
+		const struct heap *h = sh_current ? hs_heap(sh_current->ss) : NULL;
 		for (uint32_t k = 0; h && k < h->nheaps && n < cap; k++)
 			if (!strncmp(h->heap_names[k], word, wl))
 				out[n++] = xstrdup(h->heap_names[k]);
@@ -530,7 +527,7 @@ int sh_complete(const char *line, int start, const char *word, char **out, int c
 	}
 	if (line[first] == ':' && (n = complete_option(line + first, start - first, word, out, cap)))
 		return n;
-	struct heap *h = sh_current ? sh_current->ss->heap : NULL;
+	struct heap *h = sh_current ? hs_heap(sh_current->ss) : NULL;
 	if (!h || word[0] == '-')
 		return 0;
 	bool query = line[first] != ':';
@@ -563,13 +560,11 @@ int sh_complete(const char *line, int start, const char *word, char **out, int c
 		for (int k = 0; parse_keywords[k]; k++)
 			if (!strncmp(parse_keywords[k], word, wl))
 				add_cand(out, &n, cap, xstrdup(parse_keywords[k]));
-		if (sh_current->ss->dsl) {
-			int nn;
-			const char **names = dsl_names(sh_current->ss->dsl, &nn);
-			for (int k = 0; k < nn; k++)
-				if (!strncmp(names[k], word, wl))
-					add_cand(out, &n, cap, xstrdup(names[k]));
-		}
+		int nn;
+		const char **names = dsl_names(hs_dsl(sh_current->ss), &nn);
+		for (int k = 0; k < nn; k++)
+			if (!strncmp(names[k], word, wl))
+				add_cand(out, &n, cap, xstrdup(names[k]));
 	}
 	for (uint32_t k = 0; k < h->nclasses && n < cap; k++) {
 		const char *name = h->classes[k].name;
@@ -673,6 +668,7 @@ int main(int argc, char **argv)
 	sh.ss = hs_session_new();
 	sh.process_input = sh_process_input;
 	sh_session_hooks(&sh);
+	struct hs_options opt = hs_get_options(sh.ss);
 	sh_current = &sh;
 	/*
 	 * A fixed threshold: big arrays always get their own mappings and go
@@ -716,8 +712,8 @@ int main(int argc, char **argv)
 			}
 			out_mode = (enum out_mode)m;
 		} else if (!strcmp(o, "--oops") && a + 1 < argc) {
-			sh.ss->load_opts.oop_size = atoi(argv[++a]);
-			if (sh.ss->load_opts.oop_size != 4 && sh.ss->load_opts.oop_size != 8) {
+			opt.oop_size = atoi(argv[++a]);
+			if (opt.oop_size != 4 && opt.oop_size != 8) {
 				fprintf(stderr, "heapsh: --oops takes 4 or 8, not '%s'\n", argv[a]);
 				return 2;
 			}
@@ -729,7 +725,7 @@ int main(int argc, char **argv)
 					"dump's JVM used (6 to 99: 8, 11, 17, 21, 25...), not '%s'\n", argv[a]);
 				return 2;
 			}
-			sh.ss->load_opts.layout_jdk = (int)v;
+			opt.layout_jdk = (int)v;
 		} else if (!strcmp(o, "--dump") && a + 1 < argc) {
 			char *end;
 			long n = strtol(argv[++a], &end, 10);
@@ -738,15 +734,15 @@ int main(int argc, char **argv)
 					"file, from 1, not '%s'\n", argv[a]);
 				return 2;
 			}
-			sh.ss->load_opts.dump = (uint32_t)n;
+			opt.dump = (uint32_t)n;
 		} else if (!strcmp(o, "--no-weak")) {
-			sh.ss->no_weak = true;
+			opt.no_weak = true;
 		} else if (!strcmp(o, "--no-index")) {
-			sh.ss->no_index = true;
+			opt.no_index = true;
 		} else if (!strcmp(o, "--keep-agent")) {
-			sh.ss->keep_agent = true;
+			opt.keep_agent = true;
 		} else if (!strcmp(o, "--no-spill")) {
-			sh.ss->no_spill = true;
+			opt.no_spill = true;
 		} else if (!strcmp(o, "--memory") && a + 1 < argc) {
 			memory = big_parse_size(argv[++a]);
 			if (memory < ((uint64_t)1 << 20)) {
@@ -786,6 +782,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	hs_set_options(sh.ss, &opt);
 	big_configure(memory, spill_dir);
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
@@ -800,10 +797,11 @@ int main(int argc, char **argv)
 	if (dump && is_pid(dump)) {
 		if (sh_attach(&sh, atoi(dump)) != HS_OK)
 			return 2;
-	} else if (dump && sh_open(&sh, dump) != HS_OK && !sh.ss->heap) {
+	} else if (dump && sh_open(&sh, dump) != HS_OK && !hs_heap(sh.ss)) {
 		return 2;
 	}
-	sh.ss->load_opts.dump = 0;	/* --dump was for DUMP; later :open and snapshots start at 1 */
+	opt.dump = 0;	/* --dump was for DUMP; later :open and snapshots start at 1 */
+	hs_set_options(sh.ss, &opt);
 	int damaged = sh.status;
 	if (export_to) {
 		int st = sh_export_graph(&sh, export_to);
@@ -856,9 +854,9 @@ int main(int argc, char **argv)
 		hist = xasprintf("%s/.heapsh_history", home);
 	le_init(hist, sh_complete);
 	free(hist);
-	if (isatty(STDIN_FILENO) && sh.ss->heap)
+	if (isatty(STDIN_FILENO) && hs_heap(sh.ss))
 		printf("heapsh %s: %u objects, %u classes. Type :help for commands.\n",
-		       HEAPSH_VERSION, sh.ss->heap->n, sh.ss->heap->nclasses);
+		       HEAPSH_VERSION, hs_heap(sh.ss)->n, hs_heap(sh.ss)->nclasses);
 	int st = sh_process_input(&sh, NULL, "<stdin>");
 	le_finish();
 	out_flush();

@@ -22,7 +22,7 @@ int sh_query(struct sh *sh, const char *text, const char *where, int first_line,
 	struct hs_answer a;
 	int ret = HS_OK;
 	if (hs_query(sh->ss, text, 0, &a) != HS_OK) {
-		ret = sh_error(sh, NULL, "%s", sh->ss->err.msg);
+		ret = sh_error(sh, NULL, "%s", hs_errmsg(sh->ss));
 	} else if (a.incomplete) {
 		*incomplete = true;
 	} else if (a.ran == HS_RAN_PUSHDOWN) {

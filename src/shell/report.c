@@ -136,9 +136,10 @@ static const char style[] =
 /* The facts :info shows that a reader of a ticket needs. */
 static void summary(FILE *f, struct sh *sh, struct dom_tree *t)
 {
-	const struct heap *h = sh->ss->heap;
+	const struct heap *h = hs_heap(sh->ss);
 	fputs("<section id=\"summary\"><h2>Summary</h2><table class=\"kv\">\n", f);
-	if (!sh->ss->live || !sh->ss->live->snap_time) {
+	struct hs_live_info li;
+	if (!hs_get_live(sh->ss, &li) || !li.snap_time) {
 		fputs("<tr><th>File</th><td><code>", f);
 		esc(f, h->hp->path);
 		fputs("</code></td></tr>\n", f);
@@ -217,7 +218,7 @@ static void summary(FILE *f, struct sh *sh, struct dom_tree *t)
 	}
 	fprintf(f, "<tr><th>Dominator tree</th><td>%s%s</td></tr>\n",
 		t->from_index ? "read from the index file" : "computed for this report",
-		sh->ss->no_weak ? "; Reference.referent links ignored (--no-weak)" : "");
+		hs_get_options(sh->ss).no_weak ? "; Reference.referent links ignored (--no-weak)" : "");
 	fputs("</table></section>\n", f);
 }
 
@@ -519,24 +520,25 @@ int sh_report(struct sh *sh, const char *path)
 	struct waste_dup *dup = NULL;
 	struct waste_coll *coll = NULL, total;
 	struct sus_opts so = {10, 80};
-	int st = hs_suspects(sh->ss, &so, sh->ss->no_weak, NULL, &sus, &nsus, NULL);
+	int st = hs_suspects(sh->ss, &so, hs_get_options(sh->ss).no_weak, NULL, &sus, &nsus, NULL);
 	if (st == HS_ERR) {
-		sh_error(sh, NULL, "%s", sh->ss->err.msg);
+		sh_error(sh, NULL, "%s", hs_errmsg(sh->ss));
 		goto fail;
 	}
 	if (st != HS_OK)
 		goto interrupted;
-	struct dom_tree *t = sh->ss->dom[sh->ss->no_weak];
-	const struct heap *h = sh->ss->heap;
+	struct dom_tree *t = hs_dom(sh->ss, hs_get_options(sh->ss).no_weak);	/* made by hs_suspects */
+	const struct heap *h = hs_heap(sh->ss);
 	sh_progress_begin("retained sizes per class");
-	st = classes_by_retained(sh->ss->heap, t, REPORT_CANDIDATES, &cls, &ret, &ncls);
+	st = classes_by_retained(hs_heap(sh->ss), t, REPORT_CANDIDATES, &cls, &ret, &ncls);
 	sh_progress_end();
 	if (st != HS_OK || waste_dup_strings(h, 2, &dup, &ndup) != HS_OK ||
 	    waste_collections(h, 25, false, &coll, &ncoll, &total) != HS_OK)
 		goto interrupted;
 
 	/* a dump's file name; a snapshot's is temporary: the JVM it was taken of */
-	char *label = sh->ss->live && sh->ss->live->snap_time ? sh_heap_label(sh) : NULL;
+	struct hs_live_info li;
+	char *label = hs_get_live(sh->ss, &li) && li.snap_time ? sh_heap_label(sh) : NULL;
 	const char *base = strrchr(h->hp->path, '/');
 	base = label ? label : base ? base + 1 : h->hp->path;
 	time_t now = time(NULL);

@@ -70,7 +70,7 @@ int sh_cmd_suspects(struct sh *sh, int argc, char **argv)
 {
 	struct sus_opts o = {10, 80};
 	const char *base_path = NULL;
-	bool no_weak = sh->ss->no_weak;
+	bool no_weak = hs_get_options(sh->ss).no_weak;
 	for (int a = 1; a < argc; a++) {
 		const char *w = argv[a];
 		if (!strcmp(w, "--threshold") || !strcmp(w, "--child")) {
@@ -96,9 +96,11 @@ int sh_cmd_suspects(struct sh *sh, int argc, char **argv)
 	 * allocation recording's mark. */
 	char since[96] = "since the baseline";
 	uint64_t mark_ms = 0;
+	struct hs_live_info li;
+	hs_get_live(sh->ss, &li);
 	if (base_path && !strcmp(base_path, "none"))
 		base_path = NULL;
-	else if ((!base_path && sh->ss->prev.heap) || (base_path && !strcmp(base_path, "previous")))
+	else if ((!base_path && li.prev_time) || (base_path && !strcmp(base_path, "previous")))
 		base_path = HS_PREVIOUS;
 	else if ((!base_path || !strcmp(base_path, "mark")) && hs_alloc_marked(sh->ss, &mark_ms))
 		base_path = HS_MARK;
@@ -106,7 +108,7 @@ int sh_cmd_suspects(struct sh *sh, int argc, char **argv)
 		return sh_error(sh, NULL, "--baseline mark wants an attached JVM whose allocation "
 				"recording has a mark (:alloc start, later :alloc mark)");
 	struct tm tm;
-	time_t when = base_path == HS_PREVIOUS ? sh->ss->prev.when : (time_t)(mark_ms / 1000);
+	time_t when = base_path == HS_PREVIOUS ? li.prev_time : (time_t)(mark_ms / 1000);
 	localtime_r(&when, &tm);
 	if (base_path == HS_PREVIOUS)
 		strftime(since, sizeof since, "since the snapshot of %H:%M:%S", &tm);
@@ -116,9 +118,9 @@ int sh_cmd_suspects(struct sh *sh, int argc, char **argv)
 	uint32_t n;
 	struct sus_under under;
 	if (hs_suspects(sh->ss, &o, no_weak, base_path, &s, &n, &under) != HS_OK)
-		return sh_error(sh, NULL, "%s", sh->ss->err.msg);
-	const struct heap *h = sh->ss->heap;
-	struct dom_tree *t = sh->ss->dom[no_weak];
+		return sh_error(sh, NULL, "%s", hs_errmsg(sh->ss));
+	const struct heap *h = hs_heap(sh->ss);
+	struct dom_tree *t = hs_dom(sh->ss, no_weak);	/* made by hs_suspects */
 	uint64_t reachable = dom_retained(t, h->n);
 	if (out_mode != OUT_TABLE) {
 		static const char *const cols[] = {"rank", "description", "retained_bytes", "heap_pct",

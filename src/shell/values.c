@@ -42,16 +42,16 @@ static void cell(struct sh *sh, struct out_table *t, struct value v, void *arena
 	switch (v.k) {
 	case V_NULL: out_cell_null(t); break;
 	case V_INT: out_cell_i64(t, v.u.i); break;
-	case V_FLOAT: out_cell_num(t, dsl_value_text(sh->ss->dsl, v, arena)); break;
+	case V_FLOAT: out_cell_num(t, dsl_value_text(hs_dsl(sh->ss), v, arena)); break;
 	case V_BOOL: out_cell_num(t, v.u.b ? "true" : "false"); break;
-	default: out_cell_str(t, dsl_value_text(sh->ss->dsl, v, arena)); break;
+	default: out_cell_str(t, dsl_value_text(hs_dsl(sh->ss), v, arena)); break;
 	}
 }
 
 static void show_objects(struct sh *sh, const struct list *l)
 {
-	const struct heap *h = sh->ss->heap;
-	struct dom_tree *d = sh_dom(sh, sh->ss->no_weak);
+	const struct heap *h = hs_heap(sh->ss);
+	struct dom_tree *d = sh_dom(sh, hs_get_options(sh->ss).no_weak);
 	static const char *const cols[] = {"id", "class", "shallow_bytes", "retained_bytes"};
 	struct out_table *t = out_table_new(4, cols);
 	uint32_t limit = out_mode == OUT_TABLE && l->n > TABLE_ROWS ? TABLE_ROWS : l->n;
@@ -117,14 +117,14 @@ void sh_show_value(struct sh *sh, struct value v, void *arena)
 	}
 	if (out_mode == OUT_JSON) {
 		if (v.k == V_INT || v.k == V_FLOAT || v.k == V_BOOL || v.k == V_NULL)
-			out_printf("%s\n", dsl_value_text(sh->ss->dsl, v, arena));
+			out_printf("%s\n", dsl_value_text(hs_dsl(sh->ss), v, arena));
 		else {
-			out_json_string(stdout, dsl_value_text(sh->ss->dsl, v, arena));
+			out_json_string(stdout, dsl_value_text(hs_dsl(sh->ss), v, arena));
 			out_printf("\n");
 		}
 		return;
 	}
-	out_printf("%s\n", dsl_value_text(sh->ss->dsl, v, arena));
+	out_printf("%s\n", dsl_value_text(hs_dsl(sh->ss), v, arena));
 }
 
 /* report: the error with its location and a caret under the column. */

@@ -45,7 +45,7 @@ int sh_cmd_duplicates(struct sh *sh, int argc, char **argv)
 		return HS_ERR;
 	struct waste_dup *rows;
 	uint32_t n;
-	if (waste_dup_strings(sh->ss->heap, min_count, &rows, &n) != HS_OK)
+	if (waste_dup_strings(hs_heap(sh->ss), min_count, &rows, &n) != HS_OK)
 		return sh_error(sh, NULL, "interrupted");
 	static const char *const cols[] = {"text", "length", "count", "copy_bytes", "total_bytes",
 					   "wasted_bytes"};
@@ -105,7 +105,7 @@ int sh_cmd_collections(struct sh *sh, int argc, char **argv)
 		return HS_ERR;
 	struct waste_coll *rows, total;
 	uint32_t n;
-	if (waste_collections(sh->ss->heap, threshold, all, &rows, &n, &total) != HS_OK)
+	if (waste_collections(hs_heap(sh->ss), threshold, all, &rows, &n, &total) != HS_OK)
 		return sh_error(sh, NULL, "interrupted");
 	static const char *const cols[] = {"class", "kind", "instances", "empty", "sparse",
 					   "unused_slots", "wasted_bytes"};
