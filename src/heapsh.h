@@ -1,26 +1,42 @@
 /*
  * heapsh.h - the heapsh library (build/libheapsh.a): everything below the
  * front ends, for the shell, the Lua module, the unit tests, and anyone
- * embedding heapsh (docs/architecture.md).
+ * embedding heapsh (docs/architecture.md). The front ends include this
+ * header and nothing else of the library (tests/t_layers.sh checks it).
  *
- * A program makes a session (session/session.h), opens a dump or attaches
- * to a JVM through it, and asks it for what it needs: the heap model
- * (heap/heap.h: objects, classes, fields, GC roots), the dominator tree and
- * retained sizes (engine/domtree.h), the dynamic-size engine
- * (engine/dyn.h), paths from GC roots (engine/path.h), leak suspects
- * (engine/suspects.h), duplicate strings and wasteful collections
- * (engine/waste.h), queries (dsl/eval.h, through hs_dsl). Errors come back
- * in the session's struct hs_error (base/mem.h); nothing prints, and Ctrl-C
- * is hs_interrupted. Ownership is said in each header.
+ * A program makes a session (session/session.h: an opaque struct
+ * hs_session and its hs_* functions), opens a dump or attaches to a JVM
+ * through it, and asks it for what it needs. These headers are the public
+ * API, and this one includes them all:
+ *   session/session.h   the session: opening, the attached JVM, queries routed
+ *   heap/heap.h         the heap model: objects, classes, fields, GC roots
+ *   engine/domtree.h    the dominator tree and retained sizes
+ *   engine/dom_pprof.h  the dominator tree as a pprof profile
+ *   engine/dyn.h        the dynamic-size engine
+ *   engine/path.h       paths from GC roots
+ *   engine/suspects.h   leak suspects
+ *   engine/waste.h      duplicate strings and wasteful collections
+ *   dsl/eval.h          the query language's values and session (hs_dsl)
+ *   dsl/extern.h        native functions bound by name and signature
+ *   alloc/alloc.h       allocation recordings and their views
+ *   base/mem.h          errors (struct hs_error), allocation wrappers, Ctrl-C
+ *   base/suggest.h      "did you mean" for names typed wrong
+ * The rest (the HPROF reader, the index file, the wire protocol, the
+ * query language's parser, planner and programs, big arrays, mapped
+ * files) is the library's own: a front end reaches it only through the
+ * session's functions. Errors come back in the session (hs_errmsg);
+ * nothing prints, and Ctrl-C is hs_interrupted. Ownership is said in each
+ * header.
  */
 #ifndef HS_HEAPSH_H
 #define HS_HEAPSH_H
 
-#include "base/big.h"
-#include "base/filemap.h"
+#include "alloc/alloc.h"
 #include "base/mem.h"
+#include "base/suggest.h"
 #include "dsl/eval.h"
-#include "dsl/parse.h"
+#include "dsl/extern.h"
+#include "engine/dom_pprof.h"
 #include "engine/domtree.h"
 #include "engine/dyn.h"
 #include "engine/path.h"

@@ -18,7 +18,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "../session/session.h"
+#include "../heapsh.h"
 
 #define LB_HEAP "heapsh.heap"
 #define LB_OBJECT "heapsh.object"

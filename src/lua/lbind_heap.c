@@ -12,10 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../dsl/eval.h"
-#include "../dsl/extern.h"
-#include "../engine/path.h"
-#include "../engine/suspects.h"
 #include "../out/out.h"
 #include "heapsh_lua.h"
 #include "lbind.h"

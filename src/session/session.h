@@ -147,6 +147,15 @@ const struct alc_rec *hs_recording(const struct hs_session *s, const char **path
 char *hs_heap_label(const struct hs_session *s);
 
 /*
+ * hs_array: an array of n elements of size bytes, for work as big as the
+ * heap (a key per object), within the memory budget (in memory, or in a
+ * file past it; docs/out-of-core.md); zeroed. The caller frees it with
+ * hs_array_free (NULL is fine). Never NULL (as big_alloc).
+ */
+void *hs_array(struct hs_session *s, size_t n, size_t size);
+void hs_array_free(struct hs_session *s, void *p);
+
+/*
  * hs_fault_text: when addr (a SIGBUS's si_addr) lies in a file the library
  * has mapped (a dump, an index, a spill file), what happened for the user
  * in buf (cap bytes, HS_FAULT_TEXT is enough; NUL-terminated): the file,
@@ -212,8 +221,6 @@ void hs_close_heap(struct hs_session *s);
 void hs_rest(struct hs_session *s);
 void hs_adopt(struct hs_session *s);
 
-/* hs_index: the heap's index file, opened on first use; NULL with no_index, a snapshot or a damaged dump. */
-struct idx *hs_index(struct hs_session *s);
 /*
  * hs_dom: the dominator tree (no_weak: without Reference.referent edges),
  * from memory, the index file, or computed now (thesis ../shared/seeds/003,
@@ -270,15 +277,13 @@ struct dsl *hs_dsl(struct hs_session *s);
  * closes the heap. hs_need_heap: HS_OK when a heap is loaded, taking a
  * snapshot of the attached JVM when none is. hs_snapshot: a new snapshot
  * (via "agent": the agent's own walk; NULL: HotSpot's heap dumper).
- * hs_live_conn: the connection, reconnecting once if lost; NULL with
- * s->err. hs_leave: let go of the JVM as the user asked (keep_agent), with
+ * hs_leave: let go of the JVM as the user asked (keep_agent), with
  * a notice of what became of the agent. hs_live_close: drop the
  * connection without a word.
  */
 int hs_attach(struct hs_session *s, int pid);
 int hs_need_heap(struct hs_session *s);
 int hs_snapshot(struct hs_session *s, const char *via);
-struct proto_conn *hs_live_conn(struct hs_session *s);
 
 /* A query answered inside the attached JVM (hs_query_jvm). */
 struct hs_jvm_query {

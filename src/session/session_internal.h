@@ -59,4 +59,9 @@ struct hs_session {
 	void *ctx;
 };
 
+/* hs_index: the heap's index file, opened on first use; NULL with no_index, a snapshot or a damaged dump. */
+struct idx *hs_index(struct hs_session *s);
+/* hs_live_conn: the attached JVM's connection, reconnecting once if lost; NULL with s->err. */
+struct proto_conn *hs_live_conn(struct hs_session *s);
+
 #endif

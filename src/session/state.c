@@ -145,3 +145,15 @@ bool hs_fault_text(const void *addr, char *buf, size_t cap)
 {
 	return fm_explain(addr, buf, cap);
 }
+
+void *hs_array(struct hs_session *s, size_t n, size_t size)
+{
+	(void)s;	/* one budget per process for now (big.h) */
+	return big_alloc(n, size);
+}
+
+void hs_array_free(struct hs_session *s, void *p)
+{
+	(void)s;
+	big_free(p);
+}

@@ -15,7 +15,6 @@
 #include <time.h>
 
 #include "../base/fmt.h"
-#include "../alloc/alloc.h"
 #include "../out/out.h"
 #include "sh.h"
 

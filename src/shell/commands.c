@@ -10,9 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../base/big.h"
 #include "../base/fmt.h"
-#include "../alloc/alloc.h"
 #include "../out/out.h"
 #include "sh.h"
 

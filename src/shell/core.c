@@ -15,7 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../attach/attach.h"
 #include "../base/fmt.h"
 #include "../out/out.h"
 #include "sh.h"
@@ -127,11 +126,6 @@ void sh_close_heap(struct sh *sh)
 	hs_close_heap(sh->ss);
 }
 
-struct idx *sh_index(struct sh *sh)
-{
-	return hs_index(sh->ss);
-}
-
 struct dom_tree *sh_dom(struct sh *sh, bool no_weak)
 {
 	struct dom_tree *t = hs_dom(sh->ss, no_weak);
@@ -212,14 +206,6 @@ unsigned sh_live_snapshots(const struct sh *sh)
 bool sh_is_live(const struct sh *sh)
 {
 	return hs_live_pid(sh->ss) != 0;
-}
-
-struct proto_conn *sh_live_conn(struct sh *sh)
-{
-	struct proto_conn *c = hs_live_conn(sh->ss);
-	if (!c)
-		sh_error(sh, NULL, "%s", hs_errmsg(sh->ss));
-	return c;
 }
 
 int sh_live_pid(const struct sh *sh)

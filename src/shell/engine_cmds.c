@@ -9,9 +9,6 @@
 #include <unistd.h>
 
 #include "../base/fmt.h"
-#include "../dsl/eval.h"
-#include "../engine/dom_pprof.h"
-#include "../engine/path.h"
 #include "../out/out.h"
 #include "sh.h"
 

@@ -15,12 +15,8 @@
 #include <unistd.h>
 
 #include "../base/fmt.h"
-#include "../alloc/alloc.h"
-#include "../heap/heap.h"
-#include "../attach/attach.h"
 #include "../attach/proto.h"
 #include "../attach/snapshot.h"
-#include "../base/classname.h"
 #include "../dsl/pushdown.h"
 #include "../out/out.h"
 #include "sh.h"

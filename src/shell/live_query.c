@@ -15,7 +15,6 @@
 
 #include "../attach/proto.h"
 #include "../base/fmt.h"
-#include "../dsl/eval.h"
 #include "../dsl/parse.h"
 #include "../dsl/plan.h"
 #include "../dsl/prog.h"

@@ -14,13 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../dsl/eval.h"
 #include "le.h"
 #include "../out/out.h"
 #include "sh.h"
 #include "../base/big.h"
-#include "../base/filemap.h"
-#include "../base/suggest.h"
 
 struct sh *sh_current;
 static volatile sig_atomic_t at_prompt;

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../dsl/eval.h"
 #include "../dsl/parse.h"
 #include "../out/out.h"
 #include "sh.h"

@@ -18,9 +18,6 @@
 #include <unistd.h>
 
 #include "../base/fmt.h"
-#include "../engine/path.h"
-#include "../engine/suspects.h"
-#include "../engine/waste.h"
 #include "../out/out.h"
 #include "sh.h"
 

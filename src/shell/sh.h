@@ -9,11 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "../engine/domtree.h"
-#include "../engine/dyn.h"
-#include "../engine/idx.h"
-#include "../heap/heap.h"
-#include "../session/session.h"
+#include "../heapsh.h"
 
 #define HEAPSH_VERSION "0.1.0"
 
@@ -116,8 +112,6 @@ extern struct sh *sh_current;
  * error or Ctrl-C (already reported).
  */
 struct dom_tree *sh_dom(struct sh *sh, bool no_weak);
-/* sh_index: the current heap's index file, opened on first use; NULL with --no-index. */
-struct idx *sh_index(struct sh *sh);
 
 /*
  * sh_dyn: the dynamic-size engine for the current heap, from memory, the
@@ -213,13 +207,10 @@ void sh_live_close(struct sh *sh);
 struct alc_rec;
 int sh_cmd_alloc(struct sh *sh, int argc, char **argv);
 /*
- * sh_live_conn: the attached JVM's agent connection, reconnected if it was
- * lost; NULL (reported) when not attached. sh_live_pid: its pid, 0 when
- * not attached. sh_live_farewell: before the shell lets go of a JVM (exit,
+ * sh_live_pid: the attached JVM's pid, 0 when not attached. sh_live_farewell: before the shell lets go of a JVM (exit,
  * :detach), say on stderr that its allocation recording goes on; true when
  * one is running.
  */
-struct proto_conn *sh_live_conn(struct sh *sh);
 int sh_live_pid(const struct sh *sh);
 /* sh_live_snapshots: snapshots taken of the attached JVM in this session (0: none, or not live). */
 unsigned sh_live_snapshots(const struct sh *sh);

@@ -11,7 +11,6 @@
 #include <time.h>
 
 #include "../base/fmt.h"
-#include "../engine/suspects.h"
 #include "../out/out.h"
 #include "sh.h"
 

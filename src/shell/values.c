@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../dsl/eval.h"
 #include "../out/out.h"
 #include "sh.h"
 
