@@ -952,38 +952,26 @@ static int answer_gc(lua_State *L)
 }
 
 /* push_jvm_answer: the values of a program the agent ran (HS_RAN_JVM), or nil, message. */
-static int push_jvm_answer(lua_State *L, struct hs_session *ss, struct hs_jvm_query *q)
+static int push_jvm_answer(lua_State *L, struct hs_session *ss, const struct hs_answer *a)
 {
-	if (!q->has_analysis)	/* only comments */
-		return 0;
-	const struct proto_analysis *an = &q->an;
-	if (an->status == PROTO_ANALYSIS_CANCELLED) {
+	if (a->cancelled) {
 		lua_pushnil(L);
 		lua_pushfstring(L, "interrupted (the analysis inside JVM %d stopped)", hs_live_pid(ss));
 		return 2;
 	}
-	if (an->status != PROTO_ANALYSIS_OK) {
+	if (a->error) {
 		lua_pushnil(L);
-		lua_pushfstring(L, "query error at %d:%d: %s%s", an->earlier ? 0 : (int)an->line,
-				an->earlier ? 0 : (int)an->col, an->msg,
-				an->earlier ? " (in code from an earlier snippet)" : "");
+		lua_pushfstring(L, "query error at %d:%d: %s", a->err.line, a->err.col, a->err.msg);
 		return 2;
 	}
-	int n = 0;
-	for (uint32_t k = 0; k < an->nresults; k++) {
-		const struct proto_result *r = &an->results[k];
-		if (r->stmt < q->npre || r->stmt >= q->failed_at || r->kind == S_LET)
-			continue;
-		bool objects = false;
-		struct value v = hs_jvm_value(&q->a, &r->v, &objects);
-		luaL_checkstack(L, 2, "too many results");
-		push_value(L, 1, &v);
-		n++;
-	}
-	hs_notify(ss, HS_NOTICE_TIMER, "inside JVM %d, no snapshot taken: %" PRIu64 " heap walk%s, "
-		  "the JVM paused %" PRIu64 " ms", hs_live_pid(ss), an->walks, an->walks == 1 ? "" : "s",
-		  an->pause_ms + an->gc_ms);
-	return n;
+	luaL_checkstack(L, (int)a->nresults + 1, "too many results");
+	for (uint32_t k = 0; k < a->nresults; k++)
+		push_value(L, 1, &a->results[k].v);
+	if (a->has_costs)
+		hs_notify(ss, HS_NOTICE_TIMER, "inside JVM %d, no snapshot taken: %" PRIu64 " heap "
+			  "walk%s, the JVM paused %" PRIu64 " ms", hs_live_pid(ss), a->walks,
+			  a->walks == 1 ? "" : "s", a->pause_ms + a->gc_ms);
+	return (int)a->nresults;
 }
 
 /*
@@ -1023,8 +1011,8 @@ static int heap_query(lua_State *L)
 	}
 	int n;
 	if (a->ran == HS_RAN_JVM) {
-		n = push_jvm_answer(L, ss, &a->jvm);
-	} else if (a->st != PARSE_OK) {
+		n = push_jvm_answer(L, ss, a);
+	} else if (a->error) {
 		lua_pushnil(L);
 		lua_pushfstring(L, "query error at %d:%d: %s", a->err.line, a->err.col, a->err.msg);
 		n = 2;

@@ -28,20 +28,16 @@
 #include <time.h>
 
 #include "../alloc/alloc.h"
-#include "../attach/proto.h"
 #include "../base/mem.h"
 #include "../dsl/arena.h"
 #include "../dsl/eval.h"
-#include "../dsl/pushdown.h"
 #include "../dsl/value.h"
 #include "../engine/domtree.h"
 #include "../engine/dyn.h"
-#include "../engine/idx.h"
 #include "../engine/suspects.h"
 #include "../heap/heap.h"
 
 struct dsl;
-struct stmt;
 
 /* When a notice is shown: the front end decides, knowing its terminal and modes. */
 enum hs_notice {
@@ -285,65 +281,6 @@ int hs_attach(struct hs_session *s, int pid);
 int hs_need_heap(struct hs_session *s);
 int hs_snapshot(struct hs_session *s, const char *via);
 
-/* A query answered inside the attached JVM (hs_query_jvm). */
-struct hs_jvm_query {
-	bool ran;		/* it ran there: the results below are its answer */
-	struct proto_analysis an;	/* the agent's answer: results, status, where an error is, costs */
-	bool has_analysis;	/* an is set (hs_jvm_query_free frees it) */
-	int npre;		/* results of statements before this one are the session's names and set types */
-	int failed_at;		/* the statement that failed (an.status not OK), else INT32_MAX */
-	struct arena a;		/* the parsed snippet and the values made of results */
-};
-
-/*
- * hs_query_jvm: answer a snippet (its statements st[0..n), parsed) inside
- * the attached JVM, with no
- * snapshot (docs/agent.md, "Analyses inside the JVM"): compiled with the
- * session's names and set types it uses into a program the agent runs
- * within s->live_time_s and s->live_mem_mb (src/dsl/prog.h). HS_OK with
- * q->ran: the answer is q->an's results of statements npre to failed_at
- * (q->an.status says how it ended: OK, ERROR with a message and where,
- * CANCELLED), and the snippet's lets are bound in the session's DSL (their
- * values hold no object). HS_OK without q->ran: it cannot run there, and
- * why (cap bytes) says why; run it on a snapshot. HS_ERR: the JVM could not
- * be asked (s->err). q is the caller's, freed with hs_jvm_query_free in
- * every case.
- */
-int hs_query_jvm(struct hs_session *s, struct stmt **st, int n, struct hs_jvm_query *q, char *why,
-		 size_t cap);
-void hs_jvm_query_free(struct hs_jvm_query *q);
-/*
- * hs_jvm_compile: the program the agent would run for the parsed statements
- * st[0..n) of snippet (parse_snippet; their memory in a): lets for the
- * session's names they use and set types of earlier snippets first (*npre
- * of them). 0 with *prog (malloc'd, *len bytes; the caller frees); -1
- * with why (cap bytes) saying why it cannot run inside the JVM.
- */
-int hs_jvm_compile(struct hs_session *s, struct stmt **st, int n, const char *snippet,
-		   struct arena *a, uint8_t **prog, size_t *len, int *npre, char *why, size_t cap);
-/* A filter over one class answered by the agent's heap iteration (hs_query_pushdown). */
-struct hs_pushdown {
-	bool ran;		/* the agent answered: pd and r below */
-	struct dsl_pushdown pd;	/* the query's shape: class, operation, predicate */
-	struct proto_instances r;	/* what the agent found: counts, the first rows */
-	bool has_pd, has_r;	/* pd, r are set (hs_pushdown_free frees them) */
-};
-
-/*
- * hs_query_pushdown: answer a snippet (its statements st[0..n), parsed;
- * their tree outlives q), when it is a filter over one
- * class (objects.filter/count/exists/first over "it is C and ..."
- * comparisons of fields: dsl_pushdown), with the agent's heap iteration
- * after a GC (INSTANCES, docs/protocol.md): the fastest way, one pass
- * over one class. HS_OK with q->ran: the answer in q->r (the first 100
- * rows of a filter); HS_OK without q->ran: not such a query, or the agent
- * cannot evaluate it (why says so, cap bytes; else why is ""); HS_ERR:
- * the JVM could not be asked (s->err). q is freed with hs_pushdown_free in
- * every case.
- */
-int hs_query_pushdown(struct hs_session *s, struct stmt **st, int n, struct hs_pushdown *q,
-		      char *why, size_t cap);
-void hs_pushdown_free(struct hs_pushdown *q);
 /* Where hs_query ran a query. */
 enum hs_ran {
 	HS_RAN_NOTHING,		/* incomplete: read more text */
@@ -354,43 +291,86 @@ enum hs_ran {
 
 #define HS_QUERY_NO_PUSHDOWN 1u	/* hs_query: not through the heap iteration (its rows are not values) */
 
-/* A query's answer (hs_query): where it ran, and what came back. */
+/* A cell of a row the agent's heap iteration found (struct hs_pushdown_answer). */
+struct hs_cell {
+	enum hs_cell_kind { HS_CELL_NULL, HS_CELL_TEXT, HS_CELL_INT } kind;
+	const char *text;	/* TEXT: a string, a number or character as text, "<java.lang.Foo>" */
+	int64_t i;		/* INT */
+};
+
+/* The answer of the agent's heap iteration to a filter over one class (HS_RAN_PUSHDOWN). */
+struct hs_pushdown_answer {
+	enum hs_pd_op { HS_PD_FILTER, HS_PD_EXISTS, HS_PD_COUNT, HS_PD_FIRST } op;
+	const char *cls;	/* the class after "is" */
+	uint64_t examined, matched;	/* instances looked at; matching (EXISTS: stops at 1) */
+	uint32_t nrows;		/* FILTER, FIRST: the first rows found (FILTER: up to 100) */
+	int ncols;		/* "class", then the first row's fields */
+	const char **cols;
+	const struct hs_cell *cells;	/* row r's cell c: cells[r * ncols + c] */
+};
+
+/* An object of the JVM in an answer from inside it (struct hs_jvm_result). */
+struct hs_jvm_obj {
+	uint64_t id;		/* its address (0: unknown) */
+	const char *name;	/* its class's name; for a class object, that class's */
+	bool is_class;		/* a class object */
+	uint64_t size;		/* shallow bytes */
+};
+
+/* A value a program inside the JVM gave (HS_RAN_JVM). */
+struct hs_jvm_result {
+	struct value v;		/* as a snapshot's evaluator would give it, but objects, classes,
+				 * loaders and threads of the JVM as their text ("0x1f2e3d Order") */
+	bool has_objects;	/* v holds some of those */
+	const struct hs_jvm_obj *objs;	/* when v is a list of objects and nothing else: them */
+	uint32_t nobjs;
+};
+
+struct hs_query_priv;
+
+/* A query's answer (hs_query): where it ran, and what came back; the memory is the answer's. */
 struct hs_answer {
 	enum hs_ran ran;
 	bool incomplete;		/* the text is not finished (nothing ran) */
 	char why_pushdown[400];		/* on a JVM, why the heap iteration could not answer ("": not tried or not such a query) */
 	char why_jvm[400];		/* on a JVM, why no program could answer inside it ("": not tried) */
-	struct hs_pushdown pd;		/* HS_RAN_PUSHDOWN */
-	struct hs_jvm_query jvm;	/* HS_RAN_JVM */
+	bool error;			/* HEAP, JVM: the query stopped at err (values before it are given) */
+	struct hs_error err;		/* its message, line and column (0: in an earlier snippet's code) */
 	struct dsl_output out;		/* HS_RAN_HEAP: the values (dsl_run) */
 	bool has_out;
-	enum parse_status st;		/* HS_RAN_HEAP: PARSE_OK, or PARSE_ERROR with err (values before it in out) */
-	struct arena parsed;		/* the snippet's tree until the query language takes it */
-	struct hs_error err;		/* HS_RAN_HEAP: the query's error, with its line and column */
+	struct hs_pushdown_answer pd;	/* HS_RAN_PUSHDOWN */
+	/* HS_RAN_JVM: the values to show, and what the JVM spent (has_costs: a program ran) */
+	const struct hs_jvm_result *results;
+	uint32_t nresults;
+	bool cancelled;			/* Ctrl-C stopped the program inside the JVM */
+	bool has_costs;
+	uint64_t walks, pause_ms, gc_ms, total_ms;	/* heap walks; the JVM paused, of it a full GC; in all */
+	struct hs_query_priv *priv;	/* the session's */
 };
 
 /*
  * hs_query: run snippet text where it runs best (docs/agent.md, "Analyses
  * inside the JVM"): on an attached JVM with no snapshot, a query that
  * needs no heap (allocations) runs without one; a filter over one class in
- * the agent's heap iteration (hs_query_pushdown, unless flags has
- * HS_QUERY_NO_PUSHDOWN); anything else the agent can evaluate as a program
- * inside the JVM (hs_query_jvm; :live off: not); the rest on the heap,
- * after a snapshot (hs_need_heap) when there is none. HS_OK: a->ran says
- * where (HS_RAN_NOTHING with a->incomplete: read more text), with why the
- * JVM did not answer in a->why_* (also told as notices, when it happens). HS_ERR: it could not run anywhere
- * (s->err). a is freed with hs_answer_free in every case.
+ * the agent's heap iteration (unless flags has HS_QUERY_NO_PUSHDOWN);
+ * anything else the agent can evaluate as a program inside the JVM (:live
+ * off: not), within the session's live_time_s and live_mem_mb; the rest on
+ * the heap, after a snapshot (hs_need_heap) when there is none. HS_OK:
+ * a->ran says where (HS_RAN_NOTHING with a->incomplete: read more text),
+ * with why the JVM did not answer in a->why_* (also told as notices, when
+ * it happens). HS_ERR: it could not run anywhere (s->err). a is freed with
+ * hs_answer_free in every case.
  */
 int hs_query(struct hs_session *s, const char *text, unsigned flags, struct hs_answer *a);
 void hs_answer_free(struct hs_session *s, struct hs_answer *a);
+
 /*
- * hs_jvm_value: result v as the query language's value, in arena a (a
- * snapshot's evaluator would give the same, but objects, classes, loaders
- * and threads of the JVM become their text, hs_jvm_text, and set *objects).
+ * hs_explain: where hs_query would run text, and why, running nothing
+ * (docs/agent.md; :explain): HS_OK with *out a new string of lines (the
+ * caller frees); HS_OK with *out NULL and *incomplete set when the text is
+ * not finished; HS_ERR with s->err when it does not parse.
  */
-struct value hs_jvm_value(struct arena *a, const struct proto_val *v, bool *objects);
-/* hs_jvm_text: result v as text ("0x1f2e3d Order", "class Foo", "42"), in arena a or static. */
-const char *hs_jvm_text(struct arena *a, const struct proto_val *v);
+int hs_explain(struct hs_session *s, const char *text, bool *incomplete, char **out);
 bool hs_live_farewell(struct hs_session *s);
 void hs_leave(struct hs_session *s);
 void hs_live_close(struct hs_session *s);

@@ -15,9 +15,6 @@
 #include <unistd.h>
 
 #include "../base/fmt.h"
-#include "../attach/proto.h"
-#include "../attach/snapshot.h"
-#include "../dsl/pushdown.h"
 #include "../out/out.h"
 #include "sh.h"
 
@@ -168,76 +165,36 @@ int sh_live_histogram(struct sh *sh, const char *pattern, bool count, long top, 
 
 /* ---- push-down ---- */
 
-static void value_cell(struct out_table *tb, const struct proto_value *v)
+void sh_show_pushdown(struct sh *sh, const struct hs_pushdown_answer *r)
 {
-	double d;
-	float f;
-	uint32_t lo = (uint32_t)v->bits;
-	switch (v->kind) {
-	case 'N': out_cell_null(tb); break;
-	case 'T': out_cell_str(tb, v->text); break;
-	case 'L': {
-		char *n = snap_java_name(v->text);
-		out_cell_fmt(tb, "<%s>", n);
-		free(n);
-		break;
-	}
-	case 'Z': out_cell_str(tb, v->bits ? "true" : "false"); break;
-	case 'C': out_cell_fmt(tb, "%c", (int)(v->bits & 0x7f)); break;
-	case 'F': memcpy(&f, &lo, 4); out_cell_fmt(tb, "%g", f); break;
-	case 'D': memcpy(&d, &v->bits, 8); out_cell_fmt(tb, "%g", d); break;
-	default: out_cell_i64(tb, (int64_t)v->bits); break;
-	}
-}
-
-bool sh_live_pushdown_shape(const char *text)
-{
-	struct dsl_pushdown pd;
-	if (!dsl_pushdown(text, &pd))
-		return false;
-	dsl_pushdown_free(&pd);
-	return true;
-}
-
-void sh_show_pushdown(struct sh *sh, const struct hs_pushdown *q)
-{
-	const struct dsl_pushdown pd = q->pd;
-	const struct proto_instances r = q->r;
-	if (pd.op == PD_EXISTS) {
-		out_printf("%s\n", r.matched ? "true" : "false");
-	} else if (pd.op == PD_COUNT) {
-		out_printf("%" PRIu64 "\n", r.matched);
-	} else if (r.nrows) {
-		int nc = r.rows[0].n + 1;
-		const char **cols = xcalloc((size_t)nc, sizeof *cols);
-		cols[0] = "class";
-		for (int k = 1; k < nc; k++)
-			cols[k] = r.rows[0].v[k - 1].field;
-		struct out_table *tb = out_table_new(nc, cols);
-		for (uint32_t i = 0; i < r.nrows; i++) {
-			char *cn = snap_java_name(r.rows[i].cls);
-			out_cell_str(tb, cn);
-			free(cn);
-			for (int k = 1; k < nc; k++) {
-				if (k - 1 < r.rows[i].n)
-					value_cell(tb, &r.rows[i].v[k - 1]);
-				else
-					out_cell_null(tb);
-			}
+	if (r->op == HS_PD_EXISTS) {
+		out_printf("%s\n", r->matched ? "true" : "false");
+	} else if (r->op == HS_PD_COUNT) {
+		out_printf("%" PRIu64 "\n", r->matched);
+	} else if (r->nrows) {
+		struct out_table *tb = out_table_new(r->ncols, r->cols);
+		for (size_t i = 0; i < (size_t)r->nrows * (size_t)r->ncols; i++) {
+			const struct hs_cell *c = &r->cells[i];
+			if (c->kind == HS_CELL_NULL)
+				out_cell_null(tb);
+			else if (c->kind == HS_CELL_INT)
+				out_cell_i64(tb, c->i);
+			else
+				out_cell_str(tb, c->text);
 		}
 		out_table_end(tb);
-		free(cols);
 	} else {
-		out_printf("%s\n", pd.op == PD_FIRST ? "null" : "#[]");
+		out_printf("%s\n", r->op == HS_PD_FIRST ? "null" : "#[]");
 	}
-	if (out_mode == OUT_TABLE && pd.op == PD_FILTER && r.matched > r.nrows)
-		out_printf("... %" PRIu64 " more (the first %u shown)\n", r.matched - r.nrows,
-			   r.nrows);
+	if (out_mode == OUT_TABLE && r->op == HS_PD_FILTER && r->matched > r->nrows)
+		out_printf("... %" PRIu64 " more (the first %u shown)\n", r->matched - r->nrows,
+			   r->nrows);
 	if (out_mode == OUT_TABLE && (sh->timer || isatty(STDERR_FILENO))) {
 		out_flush();	/* what came before it first, in one file too */
 		fprintf(stderr, "evaluated inside JVM %d: %" PRIu64 " instance%s of %s examined, "
-			"%" PRIu64 " matched%s; no snapshot taken\n", hs_live_pid(sh->ss), r.examined,
-			fmt_s(r.examined), pd.cls, r.matched, pd.op == PD_EXISTS && r.matched ? " (stopped at the first)" : "");
+			"%" PRIu64 " matched%s; no snapshot taken\n", sh_live_pid(sh), r->examined,
+			fmt_s(r->examined), r->cls, r->matched,
+			r->op == HS_PD_EXISTS && r->matched ? " (stopped at the first)" : "");
 	}
 }
 

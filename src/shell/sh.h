@@ -151,9 +151,7 @@ int sh_attach(struct sh *sh, int pid);
 bool sh_is_live(const struct sh *sh);
 int sh_need_heap(struct sh *sh);
 int sh_live_histogram(struct sh *sh, const char *pattern, bool count, long top, const char *via);
-void sh_show_pushdown(struct sh *sh, const struct hs_pushdown *q);
-/* sh_live_pushdown_shape: text has the push-down shape (whether or not a JVM is attached). */
-bool sh_live_pushdown_shape(const char *text);
+void sh_show_pushdown(struct sh *sh, const struct hs_pushdown_answer *q);
 /*
  * Queries inside the JVM (live_query.c). sh_show_jvm: the answer of a
  * program the agent ran for snippet text (hs_query's HS_RAN_JVM) as a
@@ -166,7 +164,7 @@ bool sh_live_pushdown_shape(const char *text);
  * sh_cmd_live (:live): turn it on or off, set its time and memory limits.
  */
 int sh_show_jvm(struct sh *sh, const char *text, const char *where, int first_line,
-		struct hs_jvm_query *q);
+		const struct hs_answer *a);
 int sh_cmd_explain(struct sh *sh, int argc, char **argv);
 bool sh_live_explain_pending(void);
 int sh_live_explain(struct sh *sh, const char *text, bool *incomplete);

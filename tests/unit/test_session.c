@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "../../src/heapsh.h"
+#include "../../src/base/big.h"
 #include "../../src/session/session_internal.h"
 #include "../fuzz/tiny_heap.h"
 
