@@ -3,7 +3,8 @@
 # session) includes and calls nothing of the front ends (src/out, src/lua,
 # src/shell) and prints nothing but its fatal messages of running out of
 # memory or disk (src/base); the Lua module does not include the shell; nothing
-# under src/ but the shell includes the shell.
+# under src/ but the shell includes the shell; the front ends reach the
+# library through heapsh.h alone, and the session's struct is its own.
 LIBDIRS="src/base src/hprof src/heap src/engine src/dsl src/attach src/alloc src/session"
 # shellcheck disable=SC2086
 check "the library includes no front end" "" \
@@ -11,6 +12,21 @@ check "the library includes no front end" "" \
 check "the Lua module does not include the shell" "" "$(grep -rn '#include "\.\./shell/' src/lua | head)"
 check "nothing under src/ but the shell includes the shell" "" \
 	"$(grep -rln '#include "\.\./shell/' src | grep -v '^src/shell/' | head)"
+# The session is the front ends' API (issue 36; lua.c on liblua): the shell and
+# the Lua module include of the library only ../heapsh.h (which includes the
+# public headers it lists), plus the output modes (../out/out.h), the
+# number formats (../base/fmt.h), headers of their own folder, and, for the
+# shell, which hosts the Lua module, ../lua/heapsh_lua.h. One exception,
+# until the memory budget is the session's: main.c's ../base/big.h
+# (big_configure, big_parse_size).
+FRONT_INCLUDES='\.\./heapsh\.h|\.\./out/out\.h|\.\./base/fmt\.h|[a-z_]+\.h'
+check "the front ends include of the library only heapsh.h, out.h and fmt.h" "" \
+	"$(grep -Ho '#include "[^"]*"' src/shell/*.[ch] src/lua/*.[ch] | sed 's/#include "\(.*\)"$/\1/' |
+		grep -vE ":($FRONT_INCLUDES)\$" | grep -v '^src/shell/[a-z_]*\.[ch]:\.\./lua/heapsh_lua\.h$' |
+		grep -v '^src/shell/main\.c:\.\./base/big\.h$' | head)"
+# struct hs_session is opaque: its definition is the session's own (and the unit tests').
+check "nothing outside src/session and tests/ includes session_internal.h" "" \
+	"$(grep -rln '#include ".*session_internal\.h"' src | grep -v '^src/session/' | head)"
 check "libheapsh.a calls no front end (no undefined sh_, out_, lb_, hsl_ or Lua symbol)" "" \
 	"$(nm -u build/libheapsh.a 2>/dev/null | grep -E ' (sh_|out_|lb_|hsl_|luaL?_)' | sort -u | head)"
 check "libheapsh.a is there and holds the session" yes \
