@@ -188,24 +188,15 @@ static struct proto_conn *alloc_conn(struct hs_session *s)
 	return hs_live_conn(s);
 }
 
-int hs_alloc_start(struct hs_session *s, const struct hs_alloc_opts *o,
+int hs_alloc_start(struct hs_session *s, const struct alc_opts *o,
 		   void (*progress)(void *ctx, uint32_t done, uint32_t total), void *ctx,
 		   struct alc_status *st)
 {
 	struct proto_conn *c = alloc_conn(s);
 	if (!c)
 		return HS_ERR;
-	struct proto_alloc_opts po = {
-		.exact = o->exact,
-		.jvmti = o->jvmti,
-		.live = o->live == HS_LIVE_NONE ? PROTO_LIVE_NONE
-			: o->live == HS_LIVE_ALL ? PROTO_LIVE_ALL : PROTO_LIVE_SAMPLED,
-		.interval = o->interval,
-		.depth = o->depth,
-		.accounts = o->accounts,
-	};
 	struct hs_error err;
-	if (proto_alloc_start(c, &po, progress, ctx, st, &err))
+	if (proto_alloc_start(c, o, progress, ctx, st, &err))
 		return hs_fail(s, "%s", err.msg);
 	return HS_OK;
 }

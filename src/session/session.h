@@ -5,11 +5,13 @@
  * results made on demand (dominator trees, the dynamic-size engine: from
  * memory, the index file, or computed), the index file, and the query
  * language's session. The shell (src/shell) and the Lua module (src/lua)
- * are two clients of it; it calls neither.
+ * are two clients of it; it calls neither. struct hs_session is opaque
+ * (session_internal.h): a front end sees functions, not fields.
  *
  * Errors: a function that fails returns HS_ERR or HS_INTERRUPTED (or NULL)
- * and leaves what went wrong in s->err (struct hs_error: the message,
- * where, what to do), which the front end formats. Nothing here prints:
+ * and leaves what went wrong in the session's error, "s->err" below
+ * (struct hs_error: the message, where, what to do; hs_errmsg reads it),
+ * which the front end formats. Nothing here prints:
  * what a user should hear (a warning, a note, a status line) goes to the
  * notice callback, with when to show it; long work names itself to the
  * stage callback, and the engine's progress goes through hs_progress
@@ -18,7 +20,7 @@
  * Ownership: hs_session_new returns a session freed with
  * hs_session_free, which closes everything it holds. Pointers it hands out
  * (the heap, trees, the engine) live until the heap is closed or replaced;
- * s->gen counts the heaps closed, so a front end can tell a stale object.
+ * hs_gen counts the heaps closed, so a front end can tell a stale object.
  */
 #ifndef HS_SESSION_H
 #define HS_SESSION_H
@@ -173,9 +175,12 @@ struct hs_state {
 	const char *section[8];	/* what each holds, for people */
 	uint64_t section_bytes[8];	/* its payload bytes */
 	uint64_t index_unused;	/* payload bytes superseded or damaged */
-	/* Big arrays (docs/out-of-core.md): the memory budget, bytes in memory and in files. */
-	uint64_t budget, anon, anon_peak, file, file_peak;
-	const char *spill_dir;	/* where the files go, or NULL */
+	struct hs_memory {	/* big arrays (docs/out-of-core.md), bytes: */
+		uint64_t budget;	/* the budget in force */
+		uint64_t anon, anon_peak;	/* in memory, now and at most */
+		uint64_t file, file_peak;	/* in files past the budget, now and at most */
+		const char *spill_dir;	/* where the files go, or NULL before the first */
+	} mem;
 };
 
 /* hs_get_state: fill *st; nothing is made or opened for it. */
@@ -421,23 +426,10 @@ int hs_live_histogram(struct hs_session *s, const char *pattern, const char *via
 		      struct hs_histogram *h);
 void hs_histogram_free(struct hs_histogram *h);
 
-/* How an allocation recording is made (hs_alloc_start; docs/agent.md). */
-struct hs_alloc_opts {
-	bool exact;		/* every allocation; else sampled every interval bytes on average */
-	bool jvmti;		/* exact by JVMTI events, not bytecode instrumentation */
-	enum hs_alloc_live {
-		HS_LIVE_SAMPLED,	/* exact: the default; live counts estimated from a sample */
-		HS_LIVE_NONE,		/* no live counts, less cost */
-		HS_LIVE_ALL		/* every recorded object followed: exact live counts */
-	} live;
-	uint64_t interval;	/* bytes, sampled: 1 to 2^31-1 */
-	uint32_t depth;		/* frames kept per stack, 1 to 1024 */
-	const char *accounts;	/* package patterns (a.b, a.b.*), comma-separated, or NULL */
-};
 enum hs_alloc_op { HS_ALLOC_STOP, HS_ALLOC_STATUS, HS_ALLOC_RESET, HS_ALLOC_MARK };
 
 /*
- * hs_alloc_start: start a recording in the attached JVM as o says; while an
+ * hs_alloc_start: start a recording in the attached JVM as o says (alloc.h); while an
  * exact one rewrites the loaded classes, progress (NULL: none) hears how
  * many of how many are done, and Ctrl-C (hs_interrupted) cancels it.
  * hs_alloc_control: stop, status, reset (drop what was recorded; a running
@@ -448,7 +440,7 @@ enum hs_alloc_op { HS_ALLOC_STOP, HS_ALLOC_STATUS, HS_ALLOC_RESET, HS_ALLOC_MARK
  * hs_recording_label: what the recording is (of JVM PID (MAIN CLASS, VM),
  * or the JFR file's), for a file that outlives the session; new memory.
  */
-int hs_alloc_start(struct hs_session *s, const struct hs_alloc_opts *o,
+int hs_alloc_start(struct hs_session *s, const struct alc_opts *o,
 		   void (*progress)(void *ctx, uint32_t done, uint32_t total), void *ctx,
 		   struct alc_status *st);
 int hs_alloc_control(struct hs_session *s, enum hs_alloc_op op, struct alc_status *st);

@@ -119,12 +119,7 @@ void hs_get_state(const struct hs_session *s, struct hs_state *st)
 	}
 	struct big_stats bs;
 	big_stats(&bs);
-	st->budget = bs.budget;
-	st->anon = bs.anon;
-	st->anon_peak = bs.anon_peak;
-	st->file = bs.file;
-	st->file_peak = bs.file_peak;
-	st->spill_dir = bs.dir;
+	st->mem = (struct hs_memory){bs.budget, bs.anon, bs.anon_peak, bs.file, bs.file_peak, bs.dir};
 }
 
 char *hs_heap_label(const struct hs_session *s)

@@ -175,7 +175,7 @@ static void start_progress(void *ctx, uint32_t done, uint32_t total)
 
 static int cmd_start(struct sh *sh, int argc, char **argv)
 {
-	struct hs_alloc_opts o = {false, false, HS_LIVE_SAMPLED, DEFAULT_INTERVAL, 0, NULL};
+	struct alc_opts o = {false, false, ALC_LIVE_SAMPLED, DEFAULT_INTERVAL, 0, NULL};
 	const char *live = NULL;
 	const char *via = NULL;
 	for (int a = 2; a < argc; a++) {
@@ -206,11 +206,11 @@ static int cmd_start(struct sh *sh, int argc, char **argv)
 		} else if (!strcmp(opt, "--live")) {
 			live = argv[++a];
 			if (!strcmp(live, "sampled"))
-				o.live = HS_LIVE_SAMPLED;
+				o.live = ALC_LIVE_SAMPLED;
 			else if (!strcmp(live, "all"))
-				o.live = HS_LIVE_ALL;
+				o.live = ALC_LIVE_ALL;
 			else if (!strcmp(live, "none"))
-				o.live = HS_LIVE_NONE;
+				o.live = ALC_LIVE_NONE;
 			else
 				return sh_error(sh, NULL, "--live takes sampled, all or none, not '%s'", live);
 		} else if (!strcmp(opt, "--via")) {
@@ -222,7 +222,7 @@ static int cmd_start(struct sh *sh, int argc, char **argv)
 					"--accounts, --depth, --via, --live)", opt);
 		}
 	}
-	if (live && (!o.exact || (via && !strcmp(via, "jvmti"))) && o.live != HS_LIVE_NONE)
+	if (live && (!o.exact || (via && !strcmp(via, "jvmti"))) && o.live != ALC_LIVE_NONE)
 		return sh_error(sh, NULL, "--live sampled and --live all choose how an exact recording "
 				"by bytecode follows its objects; a sampled or JVMTI recording follows each "
 				"object it records (--live none leaves them out)");

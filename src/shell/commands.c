@@ -263,11 +263,12 @@ static int cmd_info(struct sh *sh, int argc, char **argv)
 	}
 	char b1[32], b2[32], b3[32], b4[32], b5[32];
 	kv(t, "memory budget", "%s (--memory; docs/out-of-core.md)",
-	   fmt_bytes(b1, sizeof b1, ss.budget));
+	   fmt_bytes(b1, sizeof b1, ss.mem.budget));
+	const struct hs_memory *m = &ss.mem;
 	kv(t, "arrays", "%s in memory (peak %s), %s in files (peak %s)%s%s",
-	   fmt_bytes(b2, sizeof b2, ss.anon), fmt_bytes(b3, sizeof b3, ss.anon_peak),
-	   fmt_bytes(b4, sizeof b4, ss.file), fmt_bytes(b5, sizeof b5, ss.file_peak),
-	   ss.spill_dir && ss.file_peak ? " under " : "", ss.spill_dir && ss.file_peak ? ss.spill_dir : "");
+	   fmt_bytes(b2, sizeof b2, m->anon), fmt_bytes(b3, sizeof b3, m->anon_peak),
+	   fmt_bytes(b4, sizeof b4, m->file), fmt_bytes(b5, sizeof b5, m->file_peak),
+	   m->spill_dir && m->file_peak ? " under " : "", m->spill_dir && m->file_peak ? m->spill_dir : "");
 	out_table_end(t);
 	return HS_OK;
 }
