@@ -21,10 +21,14 @@
  *   alloc/alloc.h       allocation recordings and their views
  *   base/mem.h          errors (struct hs_error), allocation wrappers, Ctrl-C
  *   base/suggest.h      "did you mean" for names typed wrong
- * The rest (the HPROF reader, the index file, the wire protocol, the
- * query language's parser, planner and programs, big arrays, mapped
- * files) is the library's own: a front end reaches it only through the
- * session's functions. Errors come back in the session (hs_errmsg);
+ * Some of their types come from headers they include in turn, which are
+ * public for those types only: the graph the engine walks (engine/hgraph.h,
+ * engine/scc.h), the dump file of a heap (hprof/hprof.h, heap/layout.h),
+ * the query language's values and parse status (dsl/value.h, dsl/ast.h,
+ * dsl/parse.h, dsl/arena.h). The rest (the index file, the wire protocol,
+ * the query language's planner and programs, push-down, big arrays,
+ * mapped files) is the library's own: a front end reaches it only through
+ * the session's functions. Errors come back in the session (hs_errmsg);
  * nothing prints, and Ctrl-C is hs_interrupted. Ownership is said in each
  * header.
  */
