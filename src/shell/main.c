@@ -779,7 +779,6 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	hs_set_options(sh.ss, &opt);
 	big_configure(memory, spill_dir);
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
@@ -791,6 +790,7 @@ int main(int argc, char **argv)
 	sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
 	sigaction(SIGBUS, &sa, NULL);
 
+	hs_set_options(sh.ss, &opt);
 	if (dump && is_pid(dump)) {
 		if (sh_attach(&sh, atoi(dump)) != HS_OK)
 			return 2;
