@@ -291,7 +291,7 @@ enum hs_ran {
 	HS_RAN_NOTHING,		/* incomplete: read more text */
 	HS_RAN_HEAP,		/* the query language on the heap (or with none when it needs none) */
 	HS_RAN_PUSHDOWN,	/* the agent's heap iteration over one class: pd */
-	HS_RAN_JVM		/* a program the agent ran: jvm */
+	HS_RAN_JVM		/* a program the agent ran: results */
 };
 
 #define HS_QUERY_NO_PUSHDOWN 1u	/* hs_query: not through the heap iteration (its rows are not values) */
