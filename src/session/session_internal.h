@@ -1,9 +1,11 @@
 /*
- * session_internal.h - what a session is made of (struct hs_session), for
- * the session's own files (the .c files of src/session) and the unit tests that look
- * inside one. Everyone else holds a session as an opaque handle and goes
- * through the functions of session.h (tests/t_layers.sh checks that nothing
- * else includes this header).
+ * session_internal.h - what a session is made of (struct hs_session) and
+ * the session's own functions between its files (the index, the
+ * connection, queries inside the JVM and pushed down), for the .c files of
+ * src/session and the unit tests that look inside one. Everyone else holds
+ * a session as an opaque handle and goes through the functions of
+ * session.h (tests/t_layers.sh checks that nothing else includes this
+ * header). Ownership as in session.h.
  */
 #ifndef HS_SESSION_INTERNAL_H
 #define HS_SESSION_INTERNAL_H
