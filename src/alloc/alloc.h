@@ -63,6 +63,20 @@ struct alc_key {
 	double mark_objs, mark_bytes;	/* live at the mark; 0 without one */
 };
 
+/* How a recording is made (docs/agent.md; proto_alloc_start, hs_alloc_start). */
+struct alc_opts {
+	bool exact;		/* every allocation; else sampled every interval bytes on average */
+	bool jvmti;		/* exact by JVMTI events, not bytecode instrumentation */
+	enum alc_live {
+		ALC_LIVE_SAMPLED,	/* exact: the default; live counts estimated from a sample */
+		ALC_LIVE_NONE,		/* no live counts, less cost */
+		ALC_LIVE_ALL		/* every recorded object followed: exact live counts */
+	} live;
+	uint64_t interval;	/* bytes, sampled: 1 to 2^31-1 */
+	uint32_t depth;		/* frames kept per stack, 1 to 1024 */
+	const char *accounts;	/* package patterns (a.b, a.b.*), comma-separated, or NULL */
+};
+
 struct alc_status {
 	bool recording;		/* allocations are being recorded now */
 	bool exists;		/* a recording exists (running or stopped) */

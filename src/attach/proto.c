@@ -698,7 +698,7 @@ static int alloc_call(struct proto_conn *c, uint8_t t, const struct wire_w *b, i
 	return HS_OK;
 }
 
-int proto_alloc_start(struct proto_conn *c, const struct proto_alloc_opts *o,
+int proto_alloc_start(struct proto_conn *c, const struct alc_opts *o,
 		      void (*progress)(void *ctx, uint32_t done, uint32_t total), void *ctx,
 		      struct alc_status *st, struct hs_error *err)
 {
@@ -706,7 +706,7 @@ int proto_alloc_start(struct proto_conn *c, const struct proto_alloc_opts *o,
 	struct wire_w b = {0};
 	/* Bit 3: this heapsh reads progress frames and may send CANCEL. */
 	wire_put8(&b, (o->exact ? 1 : 0) | (o->exact && o->jvmti ? 2 : 0) |
-			  (o->live == PROTO_LIVE_NONE ? 4 : 0) | 8 | (o->live == PROTO_LIVE_ALL ? 16 : 0));
+			  (o->live == ALC_LIVE_NONE ? 4 : 0) | 8 | (o->live == ALC_LIVE_ALL ? 16 : 0));
 	wire_put64(&b, o->exact ? 0 : o->interval);
 	wire_put32(&b, o->depth);
 	wire_put_str(&b, o->accounts ? o->accounts : "");

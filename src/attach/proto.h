@@ -142,20 +142,9 @@ void proto_instances_free(struct proto_instances *r);
  */
 struct alc_status;
 struct alc_rec;
-struct proto_alloc_opts {
-	bool exact;
-	bool jvmti;		/* exact by JVMTI events, not bytecode instrumentation */
-	enum proto_live {
-		PROTO_LIVE_SAMPLED,	/* exact: the default; live counts estimated from a sample */
-		PROTO_LIVE_NONE,	/* no live counts, less cost */
-		PROTO_LIVE_ALL		/* every recorded object followed: exact live counts */
-	} live;
-	uint64_t interval;	/* bytes, sampled mode */
-	uint32_t depth;		/* frames */
-	const char *accounts;
-};
+struct alc_opts;
 enum proto_alloc_op { PROTO_ALLOC_STOP, PROTO_ALLOC_STATUS, PROTO_ALLOC_RESET, PROTO_ALLOC_MARK };
-int proto_alloc_start(struct proto_conn *c, const struct proto_alloc_opts *o,
+int proto_alloc_start(struct proto_conn *c, const struct alc_opts *o,
 		      void (*progress)(void *ctx, uint32_t done, uint32_t total), void *ctx,
 		      struct alc_status *st, struct hs_error *err);
 int proto_alloc_control(struct proto_conn *c, enum proto_alloc_op op, struct alc_status *st,

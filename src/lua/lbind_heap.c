@@ -12,7 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../heapsh.h"
 #include "../out/out.h"
 #include "heapsh_lua.h"
 #include "lbind.h"
@@ -28,10 +27,10 @@ struct lb_heap *lb_checkheap(lua_State *L, int arg)
 	struct lb_heap *hp = luaL_checkudata(L, arg, LB_HEAP);
 	lb_enter(L, hp);
 	if (!hp->ss || !hs_heap(hp->ss)) {
-		if (hp->ss && hs_live_jvm(hp->ss) && hs_need_heap(hp->ss) == HS_OK)
+		if (hp->ss && hs_live_pid(hp->ss) && hs_need_heap(hp->ss) == HS_OK)
 			return hp;
-		luaL_error(L, "no heap is open here%s%s", hp->ss && hs_err(hp->ss)->msg[0] ? ": " : "",
-			   hp->ss ? hs_err(hp->ss)->msg : "");
+		luaL_error(L, "no heap is open here%s%s", hp->ss && hs_errmsg(hp->ss)[0] ? ": " : "",
+			   hp->ss ? hs_errmsg(hp->ss) : "");
 	}
 	/* What an earlier call wrote to the index is used from there: calls
 	 * keep no pointer into the heap's or the tree's arrays (lb_push_view's
@@ -85,10 +84,10 @@ static int heap_close(lua_State *L)
 static int heap_tostring(lua_State *L)
 {
 	struct lb_heap *hp = luaL_checkudata(L, 1, LB_HEAP);
-	if (hp->ss && !hs_heap(hp->ss) && hs_live_jvm(hp->ss))
-		lua_pushfstring(L, "<heap: JVM %d, no snapshot>", hs_live_jvm(hp->ss)->pid);
-	else if (hp->ss && hs_heap(hp->ss) && hs_live_jvm(hp->ss))
-		lua_pushfstring(L, "<heap: JVM %d, a snapshot of %d objects>", hs_live_jvm(hp->ss)->pid,
+	if (hp->ss && !hs_heap(hp->ss) && hs_live_pid(hp->ss))
+		lua_pushfstring(L, "<heap: JVM %d, no snapshot>", hs_live_pid(hp->ss));
+	else if (hp->ss && hs_heap(hp->ss) && hs_live_pid(hp->ss))
+		lua_pushfstring(L, "<heap: JVM %d, a snapshot of %d objects>", hs_live_pid(hp->ss),
 				(int)hs_heap(hp->ss)->n);
 	else if (!hp->ss || !hs_heap(hp->ss))
 		lua_pushstring(L, "<heap (closed)>");
@@ -104,12 +103,13 @@ static struct hs_session *new_session(lua_State *L)
 {
 	struct hs_session *cur = host_of(L), *s = hs_session_new();
 	if (cur) {
-		struct hs_options *o = hs_options(s), *c = hs_options(cur);
-		o->no_weak = c->no_weak;
-		o->no_index = c->no_index;
-		o->no_spill = c->no_spill;
-		o->load.oop_size = c->load.oop_size;
-		o->load.layout_jdk = c->load.layout_jdk;
+		struct hs_options o = hs_get_options(s), c = hs_get_options(cur);
+		o.no_weak = c.no_weak;
+		o.no_index = c.no_index;
+		o.no_spill = c.no_spill;
+		o.oop_size = c.oop_size;
+		o.layout_jdk = c.layout_jdk;
+		hs_set_options(s, &o);
 	}
 	return s;
 }
@@ -122,7 +122,7 @@ static int lb_open(lua_State *L)
 	/* the session's open: the heap model from the index when it has one */
 	if (hs_open(s, path) != HS_OK) {
 		lua_pushnil(L);
-		lua_pushfstring(L, "%s: %s", path, hs_err(s)->msg);
+		lua_pushfstring(L, "%s: %s", path, hs_errmsg(s));
 		hs_session_free(s);
 		return 2;
 	}
@@ -138,7 +138,7 @@ static int lb_attach(lua_State *L)
 	struct hs_session *s = new_session(L);
 	if (pid <= 0 || pid > INT32_MAX || hs_attach(s, (int)pid) != HS_OK) {
 		lua_pushnil(L);
-		lua_pushstring(L, pid > 0 && pid <= INT32_MAX ? hs_err(s)->msg : "not a process id");
+		lua_pushstring(L, pid > 0 && pid <= INT32_MAX ? hs_errmsg(s) : "not a process id");
 		hs_session_free(s);
 		return 2;
 	}
@@ -150,7 +150,7 @@ static int lb_attach(lua_State *L)
 static int lb_current(lua_State *L)
 {
 	struct hs_session *ss = host_of(L);
-	if (!ss || (!hs_heap(ss) && !hs_live_jvm(ss))) {
+	if (!ss || (!hs_heap(ss) && !hs_live_pid(ss))) {
 		lua_pushnil(L);
 		lua_pushstring(L, "no heap is open in the shell");
 		return 2;
@@ -215,10 +215,10 @@ static int heap_histogram(lua_State *L)
 			v[n++] = c;
 	uint64_t *ret = NULL;
 	if (by && !strcmp(by, "retained")) {
-		struct dom_tree *t = hs_dom(hp->ss, hs_options(hp->ss)->no_weak);
+		struct dom_tree *t = hs_dom(hp->ss, hs_get_options(hp->ss).no_weak);
 		if (!t) {
 			lua_pushnil(L);
-			lua_pushstring(L, hs_err(hp->ss)->msg);
+			lua_pushstring(L, hs_errmsg(hp->ss));
 			return 2;
 		}
 		uint64_t *r;
@@ -544,10 +544,10 @@ static int heap_threads(lua_State *L)
 static int heap_dominators(lua_State *L)
 {
 	struct lb_heap *hp = lb_checkheap(L, 1);
-	struct dom_tree *t = hs_dom(hp->ss, hs_options(hp->ss)->no_weak);
+	struct dom_tree *t = hs_dom(hp->ss, hs_get_options(hp->ss).no_weak);
 	if (!t) {
 		lua_pushnil(L);
-		lua_pushstring(L, hs_err(hp->ss)->msg);
+		lua_pushstring(L, hs_errmsg(hp->ss));
 		return 2;
 	}
 	uint32_t v = hs_heap(hp->ss)->n;
@@ -615,14 +615,12 @@ static int heap_suspects(lua_State *L)
 	}
 	struct suspect *s;
 	uint32_t n;
-	if (hs_suspects(hp->ss, &o, hs_options(hp->ss)->no_weak, baseline, &s, &n, NULL) != HS_OK) {
+	if (hs_suspects(hp->ss, &o, hs_get_options(hp->ss).no_weak, baseline, &s, &n, NULL) != HS_OK) {
 		lua_pushnil(L);
-		lua_pushstring(L, hs_err(hp->ss)->msg);
+		lua_pushstring(L, hs_errmsg(hp->ss));
 		return 2;
 	}
-	struct hs_state state;
-	hs_state(hp->ss, &state);
-	struct dom_tree *t = state.dom[hs_options(hp->ss)->no_weak];
+	struct dom_tree *t = hs_dom(hp->ss, hs_get_options(hp->ss).no_weak);	/* made by hs_suspects */
 	const struct heap *h = hs_heap(hp->ss);
 	uint64_t reachable = dom_retained(t, h->n);
 	lua_createtable(L, (int)n, 0);
@@ -703,7 +701,7 @@ static int heap_path(lua_State *L)
 		return 2;
 	}
 	struct hgraph g;
-	hg_init(&g, hs_heap(hp->ss), hs_options(hp->ss)->no_weak, true);
+	hg_init(&g, hs_heap(hp->ss), hs_get_options(hp->ss).no_weak, true);
 	struct path *p;
 	uint32_t np;
 	int st = path_to_roots(&g, v, 1, &p, &np);
@@ -798,10 +796,10 @@ static int heap_retained(lua_State *L)
 	struct lb_heap *hp = lb_checkheap(L, 1);
 	int k = lua_gettop(L) - 1;
 	luaL_argcheck(L, k >= 1, 2, "an object, a list of objects, a class or an array of them expected");
-	struct dom_tree *t = hs_dom(hp->ss, hs_options(hp->ss)->no_weak);
+	struct dom_tree *t = hs_dom(hp->ss, hs_get_options(hp->ss).no_weak);
 	if (!t) {
 		lua_pushnil(L);
-		lua_pushstring(L, hs_err(hp->ss)->msg);
+		lua_pushstring(L, hs_errmsg(hp->ss));
 		return 2;
 	}
 	luaL_checkstack(L, 2 * k + 4, "too many arguments");
@@ -833,7 +831,7 @@ static int heap_graphstats(lua_State *L)
 	struct dyn *d = hs_dyn(hp->ss, false);
 	if (!d) {
 		lua_pushnil(L);
-		lua_pushstring(L, hs_err(hp->ss)->msg);
+		lua_pushstring(L, hs_errmsg(hp->ss));
 		return 2;
 	}
 	const struct dyn_stats *s = &d->stats;
@@ -955,38 +953,26 @@ static int answer_gc(lua_State *L)
 }
 
 /* push_jvm_answer: the values of a program the agent ran (HS_RAN_JVM), or nil, message. */
-static int push_jvm_answer(lua_State *L, struct hs_session *ss, struct hs_jvm_query *q)
+static int push_jvm_answer(lua_State *L, struct hs_session *ss, const struct hs_answer *a)
 {
-	if (!q->has_analysis)	/* only comments */
-		return 0;
-	const struct proto_analysis *an = &q->an;
-	if (an->status == PROTO_ANALYSIS_CANCELLED) {
+	if (a->cancelled) {
 		lua_pushnil(L);
-		lua_pushfstring(L, "interrupted (the analysis inside JVM %d stopped)", hs_live_jvm(ss)->pid);
+		lua_pushfstring(L, "interrupted (the analysis inside JVM %d stopped)", hs_live_pid(ss));
 		return 2;
 	}
-	if (an->status != PROTO_ANALYSIS_OK) {
+	if (a->error) {
 		lua_pushnil(L);
-		lua_pushfstring(L, "query error at %d:%d: %s%s", an->earlier ? 0 : (int)an->line,
-				an->earlier ? 0 : (int)an->col, an->msg,
-				an->earlier ? " (in code from an earlier snippet)" : "");
+		lua_pushfstring(L, "query error at %d:%d: %s", a->err.line, a->err.col, a->err.msg);
 		return 2;
 	}
-	int n = 0;
-	for (uint32_t k = 0; k < an->nresults; k++) {
-		const struct proto_result *r = &an->results[k];
-		if (r->stmt < q->npre || r->stmt >= q->failed_at || r->kind == S_LET)
-			continue;
-		bool objects = false;
-		struct value v = hs_jvm_value(&q->a, &r->v, &objects);
-		luaL_checkstack(L, 2, "too many results");
-		push_value(L, 1, &v);
-		n++;
-	}
-	hs_notify(ss, HS_NOTICE_TIMER, "inside JVM %d, no snapshot taken: %" PRIu64 " heap walk%s, "
-		  "the JVM paused %" PRIu64 " ms", hs_live_jvm(ss)->pid, an->walks, an->walks == 1 ? "" : "s",
-		  an->pause_ms + an->gc_ms);
-	return n;
+	luaL_checkstack(L, (int)a->nresults + 1, "too many results");
+	for (uint32_t k = 0; k < a->nresults; k++)
+		push_value(L, 1, &a->results[k].v);
+	if (a->has_costs)
+		hs_notify(ss, HS_NOTICE_TIMER, "inside JVM %d, no snapshot taken: %" PRIu64 " heap "
+			  "walk%s, the JVM paused %" PRIu64 " ms", hs_live_pid(ss), a->walks,
+			  a->walks == 1 ? "" : "s", a->pause_ms + a->gc_ms);
+	return (int)a->nresults;
 }
 
 /*
@@ -1002,7 +988,7 @@ static int heap_query(lua_State *L)
 	struct lb_heap *hp = luaL_checkudata(L, 1, LB_HEAP);
 	const char *text = luaL_checkstring(L, 2);
 	struct hs_session *ss = hp->ss;
-	if (!ss || hs_heap(ss) || (!hs_live_jvm(ss) && !hs_recording(ss)))
+	if (!ss || hs_heap(ss) || (!hs_live_pid(ss) && !hs_recording(ss, NULL)))
 		lb_checkheap(L, 1);
 	struct lb_answer *x = lua_newuserdatauv(L, sizeof *x, 0);
 	memset(x, 0, sizeof *x);
@@ -1016,7 +1002,7 @@ static int heap_query(lua_State *L)
 	struct hs_answer *a = &x->a;
 	if (hs_query(ss, text, HS_QUERY_NO_PUSHDOWN, a) != HS_OK) {
 		lua_pushnil(L);
-		lua_pushstring(L, hs_err(ss)->msg);
+		lua_pushstring(L, hs_errmsg(ss));
 		return 2;
 	}
 	if (a->incomplete) {
@@ -1026,8 +1012,8 @@ static int heap_query(lua_State *L)
 	}
 	int n;
 	if (a->ran == HS_RAN_JVM) {
-		n = push_jvm_answer(L, ss, &a->jvm);
-	} else if (a->st != PARSE_OK) {
+		n = push_jvm_answer(L, ss, a);
+	} else if (a->error) {
 		lua_pushnil(L);
 		lua_pushfstring(L, "query error at %d:%d: %s", a->err.line, a->err.col, a->err.msg);
 		n = 2;
@@ -1117,7 +1103,7 @@ static int heap_allocations(lua_State *L)
 	struct hs_session *ss = hp->ss;
 	if (!ss)
 		return luaL_error(L, "this heap was closed");
-	if (!hs_live_jvm(ss)) {
+	if (!hs_live_pid(ss)) {
 		lua_pushnil(L);
 		lua_pushstring(L, "allocations need an attached JVM (heapsh.attach(pid)) with a "
 			       "recording (:alloc start)");
@@ -1125,11 +1111,10 @@ static int heap_allocations(lua_State *L)
 	}
 	/* an expected failure is the caller's to report: the session prints nothing */
 	struct alc_rec *r = NULL;
-	hs_error_clear(hs_err(ss));
 	int st = hs_alloc_fetch(ss, &r);
 	if (st != HS_OK || !r) {
 		lua_pushnil(L);
-		lua_pushstring(L, hs_err(ss)->msg[0] ? hs_err(ss)->msg : "no allocation recording");
+		lua_pushstring(L, st != HS_OK ? hs_errmsg(ss) : "no allocation recording");
 		return 2;
 	}
 	/* built in a protected call, so that the recording is freed whatever happens */

@@ -245,9 +245,9 @@ static int builtin(lua_State *L, struct lb_object *o, enum builtin_id b)
 								     : heap_shallow(h, o->i)));
 		break;
 	case B_RETAINED: {
-		struct dom_tree *t = hs_dom(ss, hs_options(ss)->no_weak);
+		struct dom_tree *t = hs_dom(ss, hs_get_options(ss).no_weak);
 		if (!t)
-			return luaL_error(L, "retained sizes are not available: %s", hs_err(ss)->msg);
+			return luaL_error(L, "retained sizes are not available: %s", hs_errmsg(ss));
 		lua_pushinteger(L, (lua_Integer)dom_retained(t, o->i));
 		break;
 	}
@@ -256,7 +256,7 @@ static int builtin(lua_State *L, struct lb_object *o, enum builtin_id b)
 		uint64_t bytes;
 		if (!d || dyn_exact(d, dyn_comp(d, o->i), &bytes) != HS_OK)
 			return luaL_error(L, "dynamic sizes are not available: %s",
-					  d ? "interrupted" : hs_err(ss)->msg);
+					  d ? "interrupted" : hs_errmsg(ss));
 		lua_pushinteger(L, (lua_Integer)bytes);
 		break;
 	}

@@ -113,7 +113,7 @@ void hs_leave(struct hs_session *s)
 	struct hs_error err;
 	bool told = false;
 	if (proto_alive(&l->conn)) {
-		if (proto_leave(&l->conn, !s->opt.keep_agent, &outcome, &other, &err) != HS_OK)
+		if (proto_leave(&l->conn, !s->keep_agent, &outcome, &other, &err) != HS_OK)
 			outcome = PROTO_KEPT_ASKED;
 		told = true;
 	}
@@ -261,10 +261,10 @@ static int open_snapshot(struct hs_session *s, const char *path)
 		s->gen++;
 	}
 	s->live = NULL;	/* hs_open closes the old heap, not the connection */
-	bool no_index = s->opt.no_index;
-	s->opt.no_index = true;	/* a snapshot is a temporary file: no index */
+	bool no_index = s->no_index;
+	s->no_index = true;	/* a snapshot is a temporary file: no index */
 	int st = hs_open(s, path);
-	s->opt.no_index = no_index;
+	s->no_index = no_index;
 	s->live = l;
 	s->prev = prev;
 	unlink(path);		/* the mapping keeps it readable */
@@ -586,101 +586,3 @@ int hs_alloc_fetch(struct hs_session *s, struct alc_rec **out)
 	GUARDED(s, HS_ERR, p_alloc_fetch(s, out));
 }
 
-int hs_open_jvm_dump(struct hs_session *s, const char *path)
-{
-	struct hs_live *l = s->live;
-	s->live = NULL;	/* opened as a dump: read with its index */
-	int st = hs_open(s, path);
-	s->live = l;
-	if (st == HS_OK && l)
-		l->snap_time = time(NULL);
-	return st;
-}
-
-const char *hs_jvm_main_class(const struct hs_session *s, char *buf, size_t cap)
-{
-	buf[0] = 0;
-	if (s->live && cap)
-		att_main_class(s->live->pid, buf, cap);
-	return buf;
-}
-
-static int p_detach(struct hs_session *s)
-{
-	struct proto_conn *c = hs_live_conn(s);
-	return c ? proto_detach(c, &s->err) : HS_ERR;
-}
-
-int hs_detach(struct hs_session *s)
-{
-	GUARDED(s, HS_ERR, p_detach(s));
-}
-
-static int p_jvm_info(struct hs_session *s, struct proto_info *in)
-{
-	struct proto_conn *c = hs_live_conn(s);
-	return c ? proto_info(c, in, &s->err) : HS_ERR;
-}
-
-int hs_jvm_info(struct hs_session *s, struct proto_info *in)
-{
-	GUARDED(s, HS_ERR, p_jvm_info(s, in));
-}
-
-static int p_jvm_histogram(struct hs_session *s, bool via_agent, struct att_hist_row **rows,
-			   uint32_t *n, enum att_kind *kind)
-{
-	*kind = ATT_OK;
-	if (!s->live)
-		return hs_fail(s, "not attached to a JVM");
-	if (!via_agent)
-		return att_class_histogram(s->live->pid, false, 600000, rows, n, kind, &s->err);
-	struct proto_conn *c = hs_live_conn(s);
-	return c ? proto_histogram(c, true, rows, n, &s->err) : HS_ERR;
-}
-
-int hs_jvm_histogram(struct hs_session *s, bool via_agent, struct att_hist_row **rows,
-		     uint32_t *n, enum att_kind *kind)
-{
-	GUARDED(s, HS_ERR, p_jvm_histogram(s, via_agent, rows, n, kind));
-}
-
-static int p_jcmd(struct hs_session *s, const char *cmd, char **output, enum att_kind *kind)
-{
-	*output = NULL;
-	*kind = ATT_OK;
-	if (!s->live)
-		return hs_fail(s, "not attached to a JVM");
-	return att_jcmd(s->live->pid, cmd, 600000, output, kind, &s->err);
-}
-
-int hs_jcmd(struct hs_session *s, const char *cmd, char **output, enum att_kind *kind)
-{
-	GUARDED(s, HS_ERR, p_jcmd(s, cmd, output, kind));
-}
-
-static int p_alloc_start(struct hs_session *s, const struct proto_alloc_opts *o,
-			 void (*progress)(void *ud, uint32_t done, uint32_t total), void *ud,
-			 struct alc_status *st)
-{
-	struct proto_conn *c = hs_live_conn(s);
-	return c ? proto_alloc_start(c, o, progress, ud, st, &s->err) : HS_ERR;
-}
-
-int hs_alloc_start(struct hs_session *s, const struct proto_alloc_opts *o,
-		   void (*progress)(void *ud, uint32_t done, uint32_t total), void *ud,
-		   struct alc_status *st)
-{
-	GUARDED(s, HS_ERR, p_alloc_start(s, o, progress, ud, st));
-}
-
-static int p_alloc_control(struct hs_session *s, enum proto_alloc_op op, struct alc_status *st)
-{
-	struct proto_conn *c = hs_live_conn(s);
-	return c ? proto_alloc_control(c, op, st, &s->err) : HS_ERR;
-}
-
-int hs_alloc_control(struct hs_session *s, enum proto_alloc_op op, struct alc_status *st)
-{
-	GUARDED(s, HS_ERR, p_alloc_control(s, op, st));
-}

@@ -19,6 +19,7 @@
 #include "../dsl/plan.h"
 #include "../dsl/prog.h"
 #include "../dsl/pushdown.h"
+#include "../attach/snapshot.h"
 #include "session_internal.h"
 #include "guard.h"
 
@@ -310,8 +311,8 @@ static int p_query_jvm(struct hs_session *s, struct stmt **st, int n, struct hs_
 {
 	memset(q, 0, sizeof *q);
 	why[0] = 0;
-	if (s->opt.live_off || s->heap || !s->live) {
-		snprintf(why, cap, "%s", s->opt.live_off ? "queries inside the JVM are off (:live)"
+	if (s->live_off || s->heap || !s->live) {
+		snprintf(why, cap, "%s", s->live_off ? "queries inside the JVM are off (:live)"
 			 : s->heap ? "a snapshot is loaded" : "no JVM is attached");
 		return HS_OK;
 	}
@@ -330,7 +331,7 @@ static int p_query_jvm(struct hs_session *s, struct stmt **st, int n, struct hs_
 	}
 	struct hs_error err;
 	hs_interrupted = 0;
-	int rc = proto_analyze(c, prog, len, s->opt.live_time_s * 1000u, s->opt.live_mem_mb, &q->an, &err);
+	int rc = proto_analyze(c, prog, len, s->live_time_s * 1000u, s->live_mem_mb, &q->an, &err);
 	free(prog);
 	if (rc != HS_OK) {
 		if (!strncmp(err.msg, "the agent in JVM", 16)) {
@@ -449,29 +450,145 @@ int hs_query_pushdown(struct hs_session *s, struct stmt **st, int n, struct hs_p
 
 void hs_answer_free(struct hs_session *s, struct hs_answer *a)
 {
-	hs_pushdown_free(&a->pd);	/* first: its predicate names the tree's strings */
-	hs_jvm_query_free(&a->jvm);
+	struct hs_query_priv *q = a->priv;
 	if (a->has_out)
 		dsl_output_done(hs_dsl(s), &a->out);
 	a->has_out = false;
-	arena_free(&a->parsed);
+	if (!q)
+		return;
+	hs_pushdown_free(&q->pd);	/* first: its predicate names the tree's strings */
+	hs_jvm_query_free(&q->jvm);
+	arena_free(&q->parsed);
+	arena_free(&q->view);
+	free(q);
+	a->priv = NULL;
+}
+
+/* ---- the answers as the front ends read them ---- */
+
+/* pushdown_cell: a field's value the agent found, as a table shows it. */
+static struct hs_cell pushdown_cell(struct arena *a, const struct proto_value *v)
+{
+	struct hs_cell c = {HS_CELL_TEXT, NULL, 0};
+	char buf[64];
+	double d;
+	float f;
+	uint32_t lo = (uint32_t)v->bits;
+	switch (v->kind) {
+	case 'N': c.kind = HS_CELL_NULL; return c;
+	case 'T': c.text = arena_strndup(a, v->text, strlen(v->text)); return c;
+	case 'L': {
+		char *n = snap_java_name(v->text);
+		snprintf(buf, sizeof buf, "<%s>", n);
+		free(n);
+		break;
+	}
+	case 'Z': c.text = v->bits ? "true" : "false"; return c;
+	case 'C': snprintf(buf, sizeof buf, "%c", (int)(v->bits & 0x7f)); break;
+	case 'F': memcpy(&f, &lo, 4); snprintf(buf, sizeof buf, "%g", f); break;
+	case 'D': memcpy(&d, &v->bits, 8); snprintf(buf, sizeof buf, "%g", d); break;
+	default: c.kind = HS_CELL_INT; c.i = (int64_t)v->bits; return c;
+	}
+	c.text = arena_strndup(a, buf, strlen(buf));
+	return c;
+}
+
+/* pushdown_view: a->pd from what the agent's heap iteration found (q->pd). */
+static void pushdown_view(struct hs_answer *a, struct hs_query_priv *q)
+{
+	static const enum hs_pd_op ops[] = {[PD_FILTER] = HS_PD_FILTER, [PD_EXISTS] = HS_PD_EXISTS,
+					    [PD_COUNT] = HS_PD_COUNT, [PD_FIRST] = HS_PD_FIRST};
+	const struct proto_instances *r = &q->pd.r;
+	struct hs_pushdown_answer *v = &a->pd;
+	v->op = ops[q->pd.pd.op];
+	v->cls = q->pd.pd.cls;
+	v->examined = r->examined;
+	v->matched = r->matched;
+	v->nrows = r->nrows;
+	if (!r->nrows)
+		return;
+	int nc = r->rows[0].n + 1;
+	const char **cols = arena_alloc(&q->view, (size_t)nc * sizeof *cols);
+	struct hs_cell *cells = arena_alloc(&q->view, (size_t)r->nrows * (size_t)nc * sizeof *cells);
+	cols[0] = "class";
+	for (int k = 1; k < nc; k++)
+		cols[k] = r->rows[0].v[k - 1].field;
+	for (uint32_t i = 0; i < r->nrows; i++) {
+		struct hs_cell *row = cells + (size_t)i * (size_t)nc;
+		char *cn = snap_java_name(r->rows[i].cls);
+		row[0] = (struct hs_cell){HS_CELL_TEXT, arena_strndup(&q->view, cn, strlen(cn)), 0};
+		free(cn);
+		for (int k = 1; k < nc; k++)
+			row[k] = k - 1 < r->rows[i].n ? pushdown_cell(&q->view, &r->rows[i].v[k - 1])
+						      : (struct hs_cell){HS_CELL_NULL, NULL, 0};
+	}
+	v->ncols = nc;
+	v->cols = cols;
+	v->cells = cells;
+}
+
+/* jvm_view: a's results, costs and error from the program the agent ran (q->jvm). */
+static void jvm_view(struct hs_answer *a, struct hs_query_priv *q)
+{
+	struct hs_jvm_query *j = &q->jvm;
+	if (!j->has_analysis)	/* only comments */
+		return;
+	const struct proto_analysis *an = &j->an;
+	a->has_costs = an->status == PROTO_ANALYSIS_OK;
+	a->walks = an->walks;
+	a->pause_ms = an->pause_ms;
+	a->gc_ms = an->gc_ms;
+	a->total_ms = an->total_ms;
+	a->cancelled = an->status == PROTO_ANALYSIS_CANCELLED;
+	if (an->status != PROTO_ANALYSIS_OK && !a->cancelled) {
+		a->error = true;
+		hs_error_clear(&a->err);
+		snprintf(a->err.msg, sizeof a->err.msg, "%s%s", an->msg,
+			 an->earlier ? " (in code from an earlier snippet)" : "");
+		a->err.line = an->earlier ? 0 : an->line;
+		a->err.col = an->earlier ? 0 : an->col;
+	}
+	struct hs_jvm_result *res = arena_alloc(&q->view, ((size_t)an->nresults + 1) * sizeof *res);
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < an->nresults; k++) {
+		const struct proto_result *r = &an->results[k];
+		if (r->stmt < j->npre || r->stmt >= j->failed_at || r->kind == S_LET)
+			continue;
+		struct hs_jvm_result *x = &res[n++];
+		x->v = hs_jvm_value(&j->a, &r->v, &x->has_objects);
+		const struct proto_val *v = &r->v;
+		bool all = v->k == PV_LIST && v->n;
+		for (uint32_t i = 0; all && i < v->n; i++)
+			all = v->items[i].k == PV_OBJ;
+		if (!all)
+			continue;
+		struct hs_jvm_obj *o = arena_alloc(&q->view, (size_t)v->n * sizeof *o);
+		for (uint32_t i = 0; i < v->n; i++)
+			o[i] = (struct hs_jvm_obj){v->items[i].id, v->items[i].s, v->items[i].okind == 3,
+						   v->items[i].size};
+		x->objs = o;
+		x->nobjs = v->n;
+	}
+	a->results = res;
+	a->nresults = n;
 }
 
 static int p_query(struct hs_session *s, const char *text, unsigned flags, struct hs_answer *a)
 {
 	memset(a, 0, sizeof *a);
 	hs_error_clear(&a->err);
+	struct hs_query_priv *q = a->priv = xcalloc(1, sizeof *q);
 	/* Parsed once: the routing reads the tree, and the query language runs it. */
 	struct stmt **st;
 	int ns;
-	enum parse_status ps = parse_snippet(text, &a->parsed, &st, &ns, &a->err);
+	enum parse_status ps = parse_snippet(text, &q->parsed, &st, &ns, &a->err);
 	if (ps == PARSE_INCOMPLETE) {
 		a->incomplete = true;
 		return HS_OK;
 	}
 	if (ps == PARSE_ERROR) {	/* said without a snapshot */
 		a->ran = HS_RAN_HEAP;
-		a->st = PARSE_ERROR;
+		a->error = true;
 		return HS_OK;
 	}
 	bool heapless = false;	/* run with no snapshot: the snippet needs no heap */
@@ -482,21 +599,23 @@ static int p_query(struct hs_session *s, const char *text, unsigned flags, struc
 		 */
 		heapless = dsl_heapless_stmts(hs_dsl(s), st, ns);
 		if (!heapless && s->live && !(flags & HS_QUERY_NO_PUSHDOWN)) {
-			if (hs_query_pushdown(s, st, ns, &a->pd, a->why_pushdown,
+			if (hs_query_pushdown(s, st, ns, &q->pd, a->why_pushdown,
 					      sizeof a->why_pushdown) != HS_OK)
 				return HS_ERR;
-			if (a->pd.ran) {
+			if (q->pd.ran) {
 				a->ran = HS_RAN_PUSHDOWN;
+				pushdown_view(a, q);
 				return HS_OK;
 			}
 			if (a->why_pushdown[0])
 				hs_notify(s, HS_NOTICE_TIMER, "heapsh: %s; taking a snapshot", a->why_pushdown);
 		}
-		if (!heapless && s->live && !s->opt.live_off) {
-			if (hs_query_jvm(s, st, ns, &a->jvm, a->why_jvm, sizeof a->why_jvm) != HS_OK)
+		if (!heapless && s->live && !s->live_off) {
+			if (hs_query_jvm(s, st, ns, &q->jvm, a->why_jvm, sizeof a->why_jvm) != HS_OK)
 				return HS_ERR;
-			if (a->jvm.ran) {
+			if (q->jvm.ran) {
 				a->ran = HS_RAN_JVM;
+				jvm_view(a, q);
 				return HS_OK;
 			}
 			if (a->why_jvm[0])
@@ -507,7 +626,7 @@ static int p_query(struct hs_session *s, const char *text, unsigned flags, struc
 	if (!s->heap && !heapless && hs_need_heap(s) != HS_OK)
 		return HS_ERR;
 	hs_interrupted = 0;
-	a->st = dsl_run_parsed(hs_dsl(s), &a->parsed, st, ns, &a->out, &a->err);
+	a->error = dsl_run_parsed(hs_dsl(s), &q->parsed, st, ns, &a->out, &a->err) == PARSE_ERROR;
 	a->has_out = true;
 	a->ran = HS_RAN_HEAP;
 	return HS_OK;
@@ -518,106 +637,3 @@ int hs_query(struct hs_session *s, const char *text, unsigned flags, struct hs_a
 	GUARDED(s, HS_ERR, p_query(s, text, flags, a));
 }
 
-/* explain_set: how set type set's analysis would run inside a JVM (plan_set_type), in buf. */
-static void explain_set(const struct stmt *set, char *buf, size_t cap)
-{
-	struct set_plan p;
-	plan_set_type(set, &p);
-	size_t l = 0;
-	if (!p.later) {
-		snprintf(buf, cap, "the membership is false for certain: the roots are all; %s",
-			 p.roots_filter ? "one instance's roots stream from one heap iteration (no "
-			 "tags), several instances' are found and tagged one by one" : "the roots "
-			 "are found through JNI");
-		return;
-	}
-	if (!p.order_free) {
-		snprintf(buf, cap, "on a snapshot: objects join in the order of the JVM's walk, and "
-			 "on_inclusion is not only sums, counts and flags");
-		return;
-	}
-	if (p.membership_reads_props) {
-		snprintf(buf, cap, "on a snapshot: the membership reads ENTITY's properties, which "
-			 "change as objects join");
-		return;
-	}
-	l += (size_t)snprintf(buf + l, cap - l, "roots through JNI");
-	if (p.s3root != TRI_FALSE || p.s3none != TRI_FALSE)
-		l += (size_t)snprintf(buf + l, cap - l, "; step 3: one walk of the whole heap (the "
-				      "membership may take %s without a referrer)",
-				      p.s3none != TRI_FALSE ? "objects" : "GC roots");
-	if (p.grow != TRI_FALSE)
-		snprintf(buf + l, cap - l, "; growth: one walk from the members%s",
-			 p.grow == TRI_TRUE ? " (every reference from a member is followed)"
-			 : " (the membership is asked per reference)");
-}
-
-static int p_explain(struct hs_session *s, const char *text, struct hs_plan *p)
-{
-	memset(p, 0, sizeof *p);
-	struct arena a = {0};
-	struct stmt **st;
-	int n;
-	enum parse_status ps = parse_snippet(text, &a, &st, &n, &s->err);
-	if (ps != PARSE_OK) {
-		p->where = ps == PARSE_INCOMPLETE ? HS_WHERE_INCOMPLETE : HS_WHERE_ERROR;
-		goto out;
-	}
-	if (s->heap) {
-		p->where = HS_WHERE_HEAP;
-		goto out;
-	}
-	if (!s->live) {
-		p->where = HS_WHERE_NOWHERE;
-		goto out;
-	}
-	if (!dsl_needs_heap(st, n)) {
-		p->where = HS_WHERE_HEAPSH;
-		goto out;
-	}
-	if (s->opt.live_off) {
-		p->where = HS_WHERE_SNAPSHOT;
-		snprintf(p->why, sizeof p->why, ":live off");
-		goto out;
-	}
-	uint8_t *prog = NULL;
-	size_t plen = 0;
-	int npre = 0;
-	if (hs_jvm_compile(s, st, n, n ? st[0]->snippet : NULL, &a, &prog, &plen, &npre, p->why,
-			   sizeof p->why)) {
-		p->where = HS_WHERE_SNAPSHOT;
-		goto out;
-	}
-	free(prog);
-	p->where = HS_WHERE_JVM;
-	p->program_bytes = plen;
-	struct dsl_pushdown pd;
-	if (n == 1 && st[0]->kind == S_EXPR && dsl_pushdown(text, &pd)) {
-		p->pushdown = true;
-		dsl_pushdown_free(&pd);
-	}
-	for (int k = 0; k < n && p->nsets < HS_PLAN_SETS; k++) {
-		const struct stmt *x = st[k];
-		if (x->kind != S_INSTANCES)
-			continue;
-		struct stmt *set = NULL;
-		for (int j = 0; j < k; j++)
-			if (st[j]->kind == S_SET_TYPE && !strcmp(st[j]->name, x->name))
-				set = st[j];
-		if (!set)
-			set = dsl_set_type_stmt(hs_dsl(s), x->name);
-		if (!set)
-			continue;
-		snprintf(p->sets[p->nsets].name, sizeof p->sets[p->nsets].name, "%s", x->name);
-		explain_set(set, p->sets[p->nsets].how, sizeof p->sets[p->nsets].how);
-		p->nsets++;
-	}
-out:
-	arena_free(&a);
-	return p->where == HS_WHERE_ERROR ? HS_ERR : HS_OK;
-}
-
-int hs_explain(struct hs_session *s, const char *text, struct hs_plan *p)
-{
-	GUARDED(s, HS_ERR, p_explain(s, text, p));
-}

@@ -28,8 +28,8 @@ struct hs_session *hs_session_new(void)
 	struct big_stats now;
 	big_stats(&now);
 	s->work.pool = big_pool_new(now.budget, now.dir);
-	s->opt.live_time_s = 60;
-	s->opt.live_mem_mb = 256;
+	s->live_time_s = 60;
+	s->live_mem_mb = 256;
 	return s;
 }
 
@@ -213,7 +213,7 @@ static void index_room(const struct hs_session *s, const char *path, uint64_t ob
 		       uint64_t refs, uint64_t spill, const char *spill_dir, char *out, size_t cap)
 {
 	out[0] = 0;
-	if (s->opt.no_index || s->live || s->opt.load.dump > 1)
+	if (s->no_index || s->live || s->load_opts.dump > 1)
 		return;
 	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
 	if (slash == dir)
@@ -319,15 +319,15 @@ static int p_open(struct hs_session *s, const char *path)
 	hs_error_clear(&err);
 	struct heap *h;
 	struct load_ctx lc = {s, path};
-	s->opt.load.progress = s->load_progress ? load_progress : NULL;
-	s->opt.load.progress_ctx = &lc;
-	s->opt.load.plan = load_plan;
+	s->load_opts.progress = s->load_progress ? load_progress : NULL;
+	s->load_opts.progress_ctx = &lc;
+	s->load_opts.plan = load_plan;
 	hs_interrupted = 0;
 	/* The model in the index, when there is one: no need to read the dump. */
 	struct idx *x = NULL;
 	int st = HS_ERR;
 	bool src_trusted = false;
-	if (!s->opt.no_index && !s->live && s->opt.load.dump <= 1) {
+	if (!s->no_index && !s->live && s->load_opts.dump <= 1) {
 		x = idx_open(path);	/* its note, if any, waits for hs_index */
 		struct idx_mapping m;
 		struct heap_model_src src = {0};
@@ -337,7 +337,7 @@ static int p_open(struct hs_session *s, const char *path)
 			src.trusted = idx_trusted(x, IDX_MODEL);
 			const char *why;
 			stage(s, "reading the heap model from the index");
-			st = heap_model_load(path, &s->opt.load, &src, &h, &why);
+			st = heap_model_load(path, &s->load_opts, &src, &h, &why);
 			stage_end(s);
 			if (st == HS_OK && !src.trusted)
 				idx_vouch(x, IDX_MODEL);
@@ -353,10 +353,10 @@ static int p_open(struct hs_session *s, const char *path)
 	}
 	bool from_index = st == HS_OK;
 	if (!from_index)
-		st = heap_load(path, &s->opt.load, &h, &err);
-	s->opt.load.plan = NULL;
-	s->opt.load.progress = NULL;
-	s->opt.load.progress_ctx = NULL;
+		st = heap_load(path, &s->load_opts, &h, &err);
+	s->load_opts.plan = NULL;
+	s->load_opts.progress = NULL;
+	s->load_opts.progress_ctx = NULL;
 	if (st != HS_OK || h->damaged || h->dump > 1) {
 		idx_close(x);	/* no index for these (hs_index) */
 		x = NULL;
@@ -458,7 +458,7 @@ static struct idx *p_index(struct hs_session *s)
 	if (s->live)
 		return NULL;	/* a snapshot is a temporary file */
 	/* One index per file: it is the first heap dump's (a file may hold several). */
-	if (!s->opt.no_index && !s->idx && s->heap && !s->heap->damaged && s->heap->dump <= 1) {
+	if (!s->no_index && !s->idx && s->heap && !s->heap->damaged && s->heap->dump <= 1) {
 		s->idx = idx_open(s->dump_path);
 		idx_dump_read_earlier(s->idx);	/* the heap was read before */
 		s->idx_noted = false;
@@ -592,7 +592,7 @@ static struct dom_tree *p_dom(struct hs_session *s, bool no_weak)
 	if (hs_index(s) && (*slot = dom_from_index(s, no_weak)))
 		return *slot;
 	stage(s, "computing the dominator tree of %u objects", s->heap->n);
-	int st = dom_tree_build(s->heap, no_weak, !s->opt.no_spill, slot);
+	int st = dom_tree_build(s->heap, no_weak, !s->no_spill, slot);
 	stage_end(s);
 	if (st != HS_OK) {
 		hs_fail(s, "dominator tree computation interrupted");
@@ -616,7 +616,7 @@ static int baseline_tree(struct hs_session *s, const char *path, bool no_weak, s
 	struct hs_error err;
 	*bt = NULL;
 	stage(s, "reading the baseline %s", path);
-	int st = heap_load(path, &s->opt.load, bh, &err);
+	int st = heap_load(path, &s->load_opts, bh, &err);
 	stage_end(s);
 	if (st == HS_INTERRUPTED) {
 		hs_fail(s, "reading the baseline %s interrupted", path);
@@ -624,7 +624,7 @@ static int baseline_tree(struct hs_session *s, const char *path, bool no_weak, s
 	}
 	if (st != HS_OK)
 		return hs_fail(s, "--baseline %s: %s", path, err.msg);
-	struct idx *ix = s->opt.no_index || (*bh)->damaged ? NULL : idx_open(path);
+	struct idx *ix = s->no_index || (*bh)->damaged ? NULL : idx_open(path);
 	uint64_t len;
 	const uint8_t *p = ix ? idx_section(ix, no_weak ? IDX_DOM_STRONG : IDX_DOM_ALL, &len) : NULL;
 	bool insane = false;
@@ -632,7 +632,7 @@ static int baseline_tree(struct hs_session *s, const char *path, bool no_weak, s
 		*bt = dom_tree_load(*bh, no_weak, p, len, NULL, 0, false, &insane);
 	if (!*bt) {
 		stage(s, "computing the baseline's dominator tree of %u objects", (*bh)->n);
-		st = dom_tree_build(*bh, no_weak, !s->opt.no_spill, bt);
+		st = dom_tree_build(*bh, no_weak, !s->no_spill, bt);
 		stage_end(s);
 	}
 	idx_close(ix);
@@ -669,7 +669,7 @@ static int p_suspects(struct hs_session *s, const struct sus_opts *o, bool no_we
 	}
 	if (prev && !s->prev.dom[no_weak]) {
 		stage(s, "computing the previous snapshot's dominator tree of %u objects", s->prev.heap->n);
-		st = dom_tree_build(s->prev.heap, no_weak, !s->opt.no_spill, &s->prev.dom[no_weak]);
+		st = dom_tree_build(s->prev.heap, no_weak, !s->no_spill, &s->prev.dom[no_weak]);
 		stage_end(s);
 		if (st != HS_OK)
 			return hs_fail(s, "the previous snapshot's dominator tree: interrupted");
@@ -814,7 +814,7 @@ struct dyn *hs_dyn(struct hs_session *s, bool estimates)
 static struct dom_tree *dom_cb(void *ctx)
 {
 	struct hs_session *s = ctx;
-	return hs_dom(s, s->opt.no_weak);
+	return hs_dom(s, s->no_weak);
 }
 
 static struct dyn *dyn_cb(void *ctx, bool estimates)
@@ -853,72 +853,4 @@ struct dsl *hs_dsl(struct hs_session *s)
 	else if (s->heap && !dsl_heap(s->dsl))
 		dsl_set_heap(s->dsl, s->heap);
 	return s->dsl;
-}
-
-struct heap *hs_heap(const struct hs_session *s)
-{
-	return s->heap;
-}
-
-const char *hs_dump_path(const struct hs_session *s)
-{
-	return s->dump_path;
-}
-
-struct hs_error *hs_err(struct hs_session *s)
-{
-	return &s->err;
-}
-
-unsigned hs_gen(const struct hs_session *s)
-{
-	return s->gen;
-}
-
-struct hs_live *hs_live_jvm(const struct hs_session *s)
-{
-	return s->live;
-}
-
-struct alc_rec *hs_recording(const struct hs_session *s)
-{
-	return s->recording;
-}
-
-const char *hs_recording_path(const struct hs_session *s)
-{
-	return s->recording_path;
-}
-
-struct hs_options *hs_options(struct hs_session *s)
-{
-	return &s->opt;
-}
-
-void hs_state(const struct hs_session *s, struct hs_state *st)
-{
-	st->model_from_index = s->model_from_index;
-	st->model_trusted = s->model_trusted;
-	st->dom[0] = s->dom[0];
-	st->dom[1] = s->dom[1];
-	st->dyn = s->dyn;
-	st->dyn_from_index = s->dyn_from_index;
-	st->idx = s->idx;
-	st->prev = s->prev.heap;
-	st->prev_dom[0] = s->prev.dom[0];
-	st->prev_dom[1] = s->prev.dom[1];
-	st->prev_when = s->prev.when;
-}
-
-void hs_set_hooks(struct hs_session *s, void *ctx,
-		  void (*notice_fn)(void *ctx, enum hs_notice when, const char *text),
-		  void (*stage_fn)(void *ctx, const char *label),
-		  void (*load_fn)(void *ctx, const char *path, double fraction),
-		  void (*snap_fn)(void *ctx, uint64_t bytes))
-{
-	s->ctx = ctx;
-	s->notice = notice_fn;
-	s->stage = stage_fn;
-	s->load_progress = load_fn;
-	s->snap_progress = snap_fn;
 }

@@ -5,22 +5,22 @@
  * results made on demand (dominator trees, the dynamic-size engine: from
  * memory, the index file, or computed), the index file, and the query
  * language's session. The shell (src/shell) and the Lua module (src/lua)
- * are two clients of it; it calls neither.
+ * are two clients of it; it calls neither. struct hs_session is opaque
+ * (session_internal.h): a front end sees functions, not fields.
  *
  * Errors: a function that fails returns HS_ERR or HS_INTERRUPTED (or NULL)
- * and leaves what went wrong in s->err (struct hs_error: the message,
- * where, what to do), which the front end formats. Nothing here prints:
+ * and leaves what went wrong in the session's error, "s->err" below
+ * (struct hs_error: the message, where, what to do; hs_errmsg reads it),
+ * which the front end formats. Nothing here prints:
  * what a user should hear (a warning, a note, a status line) goes to the
  * notice callback, with when to show it; long work names itself to the
  * stage callback, and the engine's progress goes through hs_progress
- * (src/base/ctx.h) to hs_set_progress's callback. A session with no
- * callbacks is silent. No call ends the process: what the library cannot
- * go on with becomes the call's HS_ERR (hs_enter, below).
+ * (src/base/mem.h). A session with no callbacks is silent.
  *
  * Ownership: hs_session_new returns a session freed with
  * hs_session_free, which closes everything it holds. Pointers it hands out
  * (the heap, trees, the engine) live until the heap is closed or replaced;
- * s->gen counts the heaps closed, so a front end can tell a stale object.
+ * hs_gen counts the heaps closed, so a front end can tell a stale object.
  */
 #ifndef HS_SESSION_H
 #define HS_SESSION_H
@@ -30,21 +30,16 @@
 #include <time.h>
 
 #include "../alloc/alloc.h"
-#include "../attach/attach.h"
-#include "../attach/proto.h"
 #include "../base/mem.h"
 #include "../dsl/arena.h"
 #include "../dsl/eval.h"
-#include "../dsl/pushdown.h"
 #include "../dsl/value.h"
 #include "../engine/domtree.h"
 #include "../engine/dyn.h"
-#include "../engine/idx.h"
 #include "../engine/suspects.h"
 #include "../heap/heap.h"
 
 struct dsl;
-struct stmt;
 
 /* When a notice is shown: the front end decides, knowing its terminal and modes. */
 enum hs_notice {
@@ -55,75 +50,7 @@ enum hs_notice {
 	HS_NOTICE_TIMER		/* on a terminal, or when timing */
 };
 
-/* The attached JVM. */
-struct hs_live {
-	int pid;
-	struct proto_conn conn;
-	time_t snap_time;	/* when the loaded heap was taken; 0: none */
-	unsigned snapshots;	/* taken in this session: ids of an earlier one may be stale */
-	unsigned snap_gen;	/* the session's gen when the last one became the heap */
-	char vm[300];		/* "OpenJDK 64-Bit Server VM 17.0.15+6-..." */
-};
-
-/* What the front end chooses for a session: read and set through hs_options. */
-struct hs_options {
-	struct heap_load_opts load;	/* how dumps are read (--dump, --oop-size, --layout-jdk) */
-	bool no_weak;		/* default for the engine: ignore Reference.referent */
-	bool no_index;		/* do not read or write the index file */
-	bool no_spill;		/* keep ids and positions in memory while the engine builds */
-	bool keep_agent;	/* leaving a JVM does not detach its agent */
-	/* Queries inside the attached JVM (:live): off, and one analysis's time and agent memory limits. */
-	bool live_off;
-	uint32_t live_time_s, live_mem_mb;
-};
-
-/* A session (opaque: its fields are the library's, src/session/session_internal.h). */
-struct hs_session;
-
-/* What a session has made so far, for a front end that says so (:info): nothing is made here. */
-struct hs_state {
-	bool model_from_index;	/* the heap was mapped from the index (heap_model_load) */
-	bool model_trusted;	/* without checking it again (idx_trusted) */
-	struct dom_tree *dom[2];	/* [no_weak]: the dominator trees made, or NULL */
-	struct dyn *dyn;	/* the dynamic-size engine, or NULL */
-	bool dyn_from_index;
-	struct idx *idx;	/* the index file, when open */
-	struct heap *prev;	/* the attached JVM's snapshot before the heap, or NULL */
-	struct dom_tree *prev_dom[2];
-	time_t prev_when;	/* when it was taken */
-};
-
-/*
- * Reading a session (none of these makes anything; the pointers live as
- * hs_session.h's ownership says): hs_heap, the open dump or latest
- * snapshot, or NULL; hs_dump_path, the dump's path (NULL for a snapshot or
- * none); hs_err, the last error (the front end may clear it); hs_gen, the
- * heaps closed so far (a front end's object of an older gen is stale);
- * hs_live_jvm, the attached JVM, or NULL; hs_recording and
- * hs_recording_path, an allocation recording read from a file, or NULL;
- * hs_options, what the front end chose, to read or set (it takes effect
- * on the next call); hs_state, what has been made so far.
- */
-struct heap *hs_heap(const struct hs_session *s);
-const char *hs_dump_path(const struct hs_session *s);
-struct hs_error *hs_err(struct hs_session *s);
-unsigned hs_gen(const struct hs_session *s);
-struct hs_live *hs_live_jvm(const struct hs_session *s);
-struct alc_rec *hs_recording(const struct hs_session *s);
-const char *hs_recording_path(const struct hs_session *s);
-struct hs_options *hs_options(struct hs_session *s);
-void hs_state(const struct hs_session *s, struct hs_state *st);
-/*
- * hs_set_hooks: what the session tells its front end (each may be NULL:
- * silent), with ctx passed back: notices, the stage of long work (label,
- * NULL when it ends), a dump's reading (fraction of path read), a
- * snapshot's bytes received (UINT64_MAX: done).
- */
-void hs_set_hooks(struct hs_session *s, void *ctx,
-		  void (*notice_fn)(void *ctx, enum hs_notice when, const char *text),
-		  void (*stage_fn)(void *ctx, const char *label),
-		  void (*load_fn)(void *ctx, const char *path, double fraction),
-		  void (*snap_fn)(void *ctx, uint64_t bytes));
+struct hs_session;	/* opaque: session_internal.h, for src/session alone */
 
 /*
  * hs_session_new: a session with nothing open, its memory budget and spill
@@ -138,7 +65,7 @@ void hs_session_free(struct hs_session *s);
  * callback and its memory pool (the budget and spill folder of its big
  * arrays, src/base/big.h). Every call of the session runs under it and
  * guarded: where the library cannot go on (out of memory, no disk for what
- * does not fit the budget) the call returns HS_ERR (or NULL) with s->err
+ * does not fit the budget) the call returns HS_ERR (or NULL) with the error
  * saying what and what to do; the session stays usable, and what that call
  * had made half is not given back (SQLite's and Lua's way for the same).
  * hs_enter: s's context becomes this thread's, for a front end that also
@@ -157,6 +84,137 @@ void hs_interrupt(struct hs_session *s);
 void hs_set_progress(struct hs_session *s,
 		     void (*fn)(void *ud, const char *what, uint64_t done, uint64_t total), void *ud);
 void hs_set_memory(struct hs_session *s, uint64_t budget, const char *dir);
+
+/*
+ * The session seen from outside (session/state.c): its settings, the front
+ * end's hooks, and what it holds. Strings and pointers returned live as
+ * long as what they describe (the heap: until it is closed or replaced;
+ * the attached JVM: until it is left); none is the caller's to free.
+ */
+
+/* Settings of a session (hs_get_options, hs_set_options). */
+struct hs_options {
+	int oop_size;		/* loading a dump: 4 or 8 to force; 0 to detect */
+	int layout_jdk;		/* loading a dump: the JDK whose object layout to use; 0 to detect */
+	uint32_t dump;		/* loading a dump: which of a file's dumps, from 1; 0 the first */
+	bool no_weak;		/* default for the engine: ignore Reference.referent */
+	bool no_index;		/* do not read or write the index file */
+	bool no_spill;		/* keep ids and positions in memory while the engine builds */
+	bool keep_agent;	/* leaving a JVM does not detach its agent */
+	bool live_off;		/* no queries inside the attached JVM (:live off) */
+	uint32_t live_time_s;	/* one analysis inside the JVM: its time limit */
+	uint32_t live_mem_mb;	/* and the agent's memory limit, MiB */
+};
+
+/*
+ * hs_get_options: the session's settings (a new session's: all 0 and false
+ * but live_time_s 60 and live_mem_mb 256). hs_set_options: replace them
+ * all; they apply from the next operation (a dump opened, a tree made).
+ */
+struct hs_options hs_get_options(const struct hs_session *s);
+void hs_set_options(struct hs_session *s, const struct hs_options *o);
+
+/* The front end's hooks (hs_set_callbacks); a NULL one is not called. */
+struct hs_callbacks {
+	/* what a user should hear, with when to show it (text: valid during the call) */
+	void (*notice)(void *ctx, enum hs_notice when, const char *text);
+	/* long work begins (label: valid during the call); NULL: it ended */
+	void (*stage)(void *ctx, const char *label);
+	/* loading a dump: the fraction read, 0 to 1 */
+	void (*load_progress)(void *ctx, const char *path, double fraction);
+	/* a snapshot arriving from the agent: the bytes so far; UINT64_MAX once in */
+	void (*snap_progress)(void *ctx, uint64_t bytes);
+	void *ctx;		/* passed to each */
+};
+
+/* hs_set_callbacks: the session calls cb's hooks from now on (copied; NULL: none, silent). */
+void hs_set_callbacks(struct hs_session *s, const struct hs_callbacks *cb);
+
+/*
+ * hs_heap: the loaded heap (the open dump or the latest snapshot; heap.h),
+ * or NULL; it lives until hs_close_heap or the next hs_open or snapshot.
+ * hs_dump_path: the open dump's path, NULL for a snapshot.
+ * hs_gen: heaps closed so far, so that a front end can tell an object of a
+ * heap that is gone. hs_errmsg: the message of the last error (s's
+ * struct hs_error; "" before any).
+ */
+struct heap *hs_heap(const struct hs_session *s);
+const char *hs_dump_path(const struct hs_session *s);
+unsigned hs_gen(const struct hs_session *s);
+const char *hs_errmsg(const struct hs_session *s);
+
+/* The attached JVM (hs_get_live). */
+struct hs_live_info {
+	int pid;
+	const char *vm;		/* "OpenJDK 64-Bit Server VM 17.0.15+6-...", or "" */
+	time_t snap_time;	/* when the loaded heap was taken of it; 0: no heap of it */
+	unsigned snapshots;	/* taken in this session: ids of an earlier one may be stale */
+	time_t prev_time;	/* when the previous snapshot (HS_PREVIOUS) was taken; 0: none */
+};
+
+/*
+ * hs_get_live: true with *in filled when a JVM is attached, else false
+ * (and *in zeroed). hs_live_pid: its pid, 0 when none is attached.
+ */
+bool hs_get_live(const struct hs_session *s, struct hs_live_info *in);
+int hs_live_pid(const struct hs_session *s);
+
+/*
+ * hs_recording: the allocation recording read from a file (hs_open of a
+ * JFR recording; alloc.h), and its path in *path (NULL: not wanted); NULL
+ * when none was read.
+ */
+const struct alc_rec *hs_recording(const struct hs_session *s, const char **path);
+
+/*
+ * hs_heap_label: what the loaded heap is, for a file that outlives the
+ * session: "heap dump PATH", or for a snapshot "snapshot of JVM PID (MAIN
+ * CLASS, VM) taken YYYY-MM-DD HH:MM:SS UTC" (not its temporary file; the
+ * main class asked of the JVM). New memory, the caller's (free()).
+ */
+char *hs_heap_label(const struct hs_session *s);
+
+/*
+ * hs_array: an array of n elements of size bytes, for work as big as the
+ * heap (a key per object), within the memory budget (in memory, or in a
+ * file past it; docs/out-of-core.md); zeroed. The caller frees it with
+ * hs_array_free (NULL is fine). Never NULL (as big_alloc).
+ */
+void *hs_array(struct hs_session *s, size_t n, size_t size);
+void hs_array_free(struct hs_session *s, void *p);
+
+/*
+ * hs_fault_text: when addr (a SIGBUS's si_addr) lies in a file the library
+ * has mapped (a dump, an index, a spill file), what happened for the user
+ * in buf (cap bytes, HS_FAULT_TEXT is enough; NUL-terminated): the file,
+ * the byte offset read, and what to do; true. False when addr is in none.
+ * Async-signal safe: it takes no lock and allocates nothing.
+ */
+#define HS_FAULT_TEXT 1024
+bool hs_fault_text(const void *addr, char *buf, size_t cap);
+
+/* What the session holds and where each came from (hs_get_state), for :info. */
+struct hs_state {
+	bool model_from_index;	/* the heap model was mapped from the index file */
+	bool model_trusted;	/* ... without checking it again (a seal: idx.h) */
+	const struct dom_tree *dom[2];	/* [no_weak]: the dominator trees made so far, or NULL */
+	const struct dyn *dyn;	/* the dynamic-size engine, if made */
+	bool dyn_from_index;
+	const char *index_file;	/* the index file, when opened; else NULL */
+	int nsections;		/* the index's sections in use, in file order: */
+	const char *section[8];	/* what each holds, for people */
+	uint64_t section_bytes[8];	/* its payload bytes */
+	uint64_t index_unused;	/* payload bytes superseded or damaged */
+	struct hs_memory {	/* big arrays (docs/out-of-core.md), bytes: */
+		uint64_t budget;	/* the budget in force */
+		uint64_t anon, anon_peak;	/* in memory, now and at most */
+		uint64_t file, file_peak;	/* in files past the budget, now and at most */
+		const char *spill_dir;	/* where the files go, or NULL before the first */
+	} mem;
+};
+
+/* hs_get_state: fill *st; nothing is made or opened for it. */
+void hs_get_state(const struct hs_session *s, struct hs_state *st);
 
 /*
  * hs_open: load the dump at path (HPROF, plain or gzip'd; load_opts.dump
@@ -194,8 +252,6 @@ void hs_close_heap(struct hs_session *s);
 void hs_rest(struct hs_session *s);
 void hs_adopt(struct hs_session *s);
 
-/* hs_index: the heap's index file, opened on first use; NULL with no_index, a snapshot or a damaged dump. */
-struct idx *hs_index(struct hs_session *s);
 /*
  * hs_dom: the dominator tree (no_weak: without Reference.referent edges),
  * from memory, the index file, or computed now (thesis ../shared/seeds/003,
@@ -252,193 +308,174 @@ struct dsl *hs_dsl(struct hs_session *s);
  * closes the heap. hs_need_heap: HS_OK when a heap is loaded, taking a
  * snapshot of the attached JVM when none is. hs_snapshot: a new snapshot
  * (via "agent": the agent's own walk; NULL: HotSpot's heap dumper).
- * hs_live_conn: the connection, reconnecting once if lost; NULL with
- * s->err. hs_leave: let go of the JVM as the user asked (keep_agent), with
+ * hs_leave: let go of the JVM as the user asked (keep_agent), with
  * a notice of what became of the agent. hs_live_close: drop the
  * connection without a word.
  */
 int hs_attach(struct hs_session *s, int pid);
-/*
- * hs_open_jvm_dump: open the dump at path, which the attached JVM wrote
- * (jcmd GC.heap_dump), as a dump (with its index), the JVM staying
- * attached; it becomes the JVM's latest snapshot (its time now). HS_ERR
- * with s->err, as hs_open.
- */
-int hs_open_jvm_dump(struct hs_session *s, const char *path);
-/*
- * The attached JVM's services, each through the session (docs/agent.md,
- * docs/protocol.md); HS_ERR with s->err (not attached, the connection
- * lost, the JVM's refusal), HS_INTERRUPTED on Ctrl-C:
- * hs_jvm_main_class: its main class or -jar, "" when unknown or none, in
- * buf (cap bytes), returned. hs_detach: the agent stops and removes its
- * socket (proto_detach); the connection stays for hs_live_close.
- * hs_jvm_info: the agent's description of the JVM. hs_jvm_histogram: a
- * class histogram, from HotSpot's GC.class_histogram through the attach
- * mechanism, or the agent's heap iteration (via_agent); *kind says how an
- * attach failed (ATT_EXITED: the JVM is gone); rows freed with
- * att_hist_free. hs_jcmd: run a jcmd command line in the JVM, its output
- * in *output (malloc'd; the caller frees), *kind as above.
- * hs_alloc_start, hs_alloc_control: start an allocation recording with
- * options o (progress hears classes rewritten: done of total, with ud), or
- * stop, pause, resume, mark or reset it; *st the recording's status after
- * (alc_status_free).
- */
-const char *hs_jvm_main_class(const struct hs_session *s, char *buf, size_t cap);
-int hs_detach(struct hs_session *s);
-int hs_jvm_info(struct hs_session *s, struct proto_info *in);
-int hs_jvm_histogram(struct hs_session *s, bool via_agent, struct att_hist_row **rows,
-		     uint32_t *n, enum att_kind *kind);
-int hs_jcmd(struct hs_session *s, const char *cmd, char **output, enum att_kind *kind);
-int hs_alloc_start(struct hs_session *s, const struct proto_alloc_opts *o,
-		   void (*progress)(void *ud, uint32_t done, uint32_t total), void *ud,
-		   struct alc_status *st);
-int hs_alloc_control(struct hs_session *s, enum proto_alloc_op op, struct alc_status *st);
 int hs_need_heap(struct hs_session *s);
 int hs_snapshot(struct hs_session *s, const char *via);
-struct proto_conn *hs_live_conn(struct hs_session *s);
 
-/* A query answered inside the attached JVM (hs_query_jvm). */
-struct hs_jvm_query {
-	bool ran;		/* it ran there: the results below are its answer */
-	struct proto_analysis an;	/* the agent's answer: results, status, where an error is, costs */
-	bool has_analysis;	/* an is set (hs_jvm_query_free frees it) */
-	int npre;		/* results of statements before this one are the session's names and set types */
-	int failed_at;		/* the statement that failed (an.status not OK), else INT32_MAX */
-	struct arena a;		/* the parsed snippet and the values made of results */
-};
-
-/*
- * hs_query_jvm: answer a snippet (its statements st[0..n), parsed) inside
- * the attached JVM, with no
- * snapshot (docs/agent.md, "Analyses inside the JVM"): compiled with the
- * session's names and set types it uses into a program the agent runs
- * within s->live_time_s and s->live_mem_mb (src/dsl/prog.h). HS_OK with
- * q->ran: the answer is q->an's results of statements npre to failed_at
- * (q->an.status says how it ended: OK, ERROR with a message and where,
- * CANCELLED), and the snippet's lets are bound in the session's DSL (their
- * values hold no object). HS_OK without q->ran: it cannot run there, and
- * why (cap bytes) says why; run it on a snapshot. HS_ERR: the JVM could not
- * be asked (s->err). q is the caller's, freed with hs_jvm_query_free in
- * every case.
- */
-int hs_query_jvm(struct hs_session *s, struct stmt **st, int n, struct hs_jvm_query *q, char *why,
-		 size_t cap);
-void hs_jvm_query_free(struct hs_jvm_query *q);
-/*
- * hs_jvm_compile: the program the agent would run for the parsed statements
- * st[0..n) of snippet (parse_snippet; their memory in a): lets for the
- * session's names they use and set types of earlier snippets first (*npre
- * of them). 0 with *prog (malloc'd, *len bytes; the caller frees); -1
- * with why (cap bytes) saying why it cannot run inside the JVM.
- */
-int hs_jvm_compile(struct hs_session *s, struct stmt **st, int n, const char *snippet,
-		   struct arena *a, uint8_t **prog, size_t *len, int *npre, char *why, size_t cap);
-/* A filter over one class answered by the agent's heap iteration (hs_query_pushdown). */
-struct hs_pushdown {
-	bool ran;		/* the agent answered: pd and r below */
-	struct dsl_pushdown pd;	/* the query's shape: class, operation, predicate */
-	struct proto_instances r;	/* what the agent found: counts, the first rows */
-	bool has_pd, has_r;	/* pd, r are set (hs_pushdown_free frees them) */
-};
-
-/*
- * hs_query_pushdown: answer a snippet (its statements st[0..n), parsed;
- * their tree outlives q), when it is a filter over one
- * class (objects.filter/count/exists/first over "it is C and ..."
- * comparisons of fields: dsl_pushdown), with the agent's heap iteration
- * after a GC (INSTANCES, docs/protocol.md): the fastest way, one pass
- * over one class. HS_OK with q->ran: the answer in q->r (the first 100
- * rows of a filter); HS_OK without q->ran: not such a query, or the agent
- * cannot evaluate it (why says so, cap bytes; else why is ""); HS_ERR:
- * the JVM could not be asked (s->err). q is freed with hs_pushdown_free in
- * every case.
- */
-int hs_query_pushdown(struct hs_session *s, struct stmt **st, int n, struct hs_pushdown *q,
-		      char *why, size_t cap);
-void hs_pushdown_free(struct hs_pushdown *q);
 /* Where hs_query ran a query. */
 enum hs_ran {
 	HS_RAN_NOTHING,		/* incomplete: read more text */
 	HS_RAN_HEAP,		/* the query language on the heap (or with none when it needs none) */
 	HS_RAN_PUSHDOWN,	/* the agent's heap iteration over one class: pd */
-	HS_RAN_JVM		/* a program the agent ran: jvm */
+	HS_RAN_JVM		/* a program the agent ran: results */
 };
 
 #define HS_QUERY_NO_PUSHDOWN 1u	/* hs_query: not through the heap iteration (its rows are not values) */
 
-/* A query's answer (hs_query): where it ran, and what came back. */
+/* A cell of a row the agent's heap iteration found (struct hs_pushdown_answer). */
+struct hs_cell {
+	enum hs_cell_kind { HS_CELL_NULL, HS_CELL_TEXT, HS_CELL_INT } kind;
+	const char *text;	/* TEXT: a string, a number or character as text, "<java.lang.Foo>" */
+	int64_t i;		/* INT */
+};
+
+/* The answer of the agent's heap iteration to a filter over one class (HS_RAN_PUSHDOWN). */
+struct hs_pushdown_answer {
+	enum hs_pd_op { HS_PD_FILTER, HS_PD_EXISTS, HS_PD_COUNT, HS_PD_FIRST } op;
+	const char *cls;	/* the class after "is" */
+	uint64_t examined, matched;	/* instances looked at; matching (EXISTS: stops at 1) */
+	uint32_t nrows;		/* FILTER, FIRST: the first rows found (FILTER: up to 100) */
+	int ncols;		/* "class", then the first row's fields */
+	const char **cols;
+	const struct hs_cell *cells;	/* row r's cell c: cells[r * ncols + c] */
+};
+
+/* An object of the JVM in an answer from inside it (struct hs_jvm_result). */
+struct hs_jvm_obj {
+	uint64_t id;		/* its address (0: unknown) */
+	const char *name;	/* its class's name; for a class object, that class's */
+	bool is_class;		/* a class object */
+	uint64_t size;		/* shallow bytes */
+};
+
+/* A value a program inside the JVM gave (HS_RAN_JVM). */
+struct hs_jvm_result {
+	struct value v;		/* as a snapshot's evaluator would give it, but objects, classes,
+				 * loaders and threads of the JVM as their text ("0x1f2e3d Order") */
+	bool has_objects;	/* v holds some of those */
+	const struct hs_jvm_obj *objs;	/* when v is a list of objects and nothing else: them */
+	uint32_t nobjs;
+};
+
+struct hs_query_priv;
+
+/* A query's answer (hs_query): where it ran, and what came back; the memory is the answer's. */
 struct hs_answer {
 	enum hs_ran ran;
 	bool incomplete;		/* the text is not finished (nothing ran) */
 	char why_pushdown[400];		/* on a JVM, why the heap iteration could not answer ("": not tried or not such a query) */
 	char why_jvm[400];		/* on a JVM, why no program could answer inside it ("": not tried) */
-	struct hs_pushdown pd;		/* HS_RAN_PUSHDOWN */
-	struct hs_jvm_query jvm;	/* HS_RAN_JVM */
+	bool error;			/* HEAP, JVM: the query stopped at err (values before it are given) */
+	struct hs_error err;		/* its message, line and column (0: in an earlier snippet's code) */
 	struct dsl_output out;		/* HS_RAN_HEAP: the values (dsl_run) */
 	bool has_out;
-	enum parse_status st;		/* HS_RAN_HEAP: PARSE_OK, or PARSE_ERROR with err (values before it in out) */
-	struct arena parsed;		/* the snippet's tree until the query language takes it */
-	struct hs_error err;		/* HS_RAN_HEAP: the query's error, with its line and column */
+	struct hs_pushdown_answer pd;	/* HS_RAN_PUSHDOWN */
+	/* HS_RAN_JVM: the values to show, and what the JVM spent (has_costs: a program ran) */
+	const struct hs_jvm_result *results;
+	uint32_t nresults;
+	bool cancelled;			/* Ctrl-C stopped the program inside the JVM */
+	bool has_costs;
+	uint64_t walks, pause_ms, gc_ms, total_ms;	/* heap walks; the JVM paused, of it a full GC; in all */
+	struct hs_query_priv *priv;	/* the session's */
 };
 
 /*
  * hs_query: run snippet text where it runs best (docs/agent.md, "Analyses
  * inside the JVM"): on an attached JVM with no snapshot, a query that
  * needs no heap (allocations) runs without one; a filter over one class in
- * the agent's heap iteration (hs_query_pushdown, unless flags has
- * HS_QUERY_NO_PUSHDOWN); anything else the agent can evaluate as a program
- * inside the JVM (hs_query_jvm; :live off: not); the rest on the heap,
- * after a snapshot (hs_need_heap) when there is none. HS_OK: a->ran says
- * where (HS_RAN_NOTHING with a->incomplete: read more text), with why the
- * JVM did not answer in a->why_* (also told as notices, when it happens). HS_ERR: it could not run anywhere
- * (s->err). a is freed with hs_answer_free in every case.
+ * the agent's heap iteration (unless flags has HS_QUERY_NO_PUSHDOWN);
+ * anything else the agent can evaluate as a program inside the JVM (:live
+ * off: not), within the session's live_time_s and live_mem_mb; the rest on
+ * the heap, after a snapshot (hs_need_heap) when there is none. HS_OK:
+ * a->ran says where (HS_RAN_NOTHING with a->incomplete: read more text),
+ * with why the JVM did not answer in a->why_* (also told as notices, when
+ * it happens). HS_ERR: it could not run anywhere (s->err). a is freed with
+ * hs_answer_free in every case.
  */
 int hs_query(struct hs_session *s, const char *text, unsigned flags, struct hs_answer *a);
-
-/* Where a query would run (hs_explain). */
-enum hs_where {
-	HS_WHERE_INCOMPLETE,	/* the text is not finished */
-	HS_WHERE_ERROR,		/* it does not parse: s->err, with line and column */
-	HS_WHERE_HEAP,		/* on the loaded dump or snapshot */
-	HS_WHERE_NOWHERE,	/* no dump is open and no JVM is attached */
-	HS_WHERE_HEAPSH,	/* in heapsh: it needs no heap (no snapshot is taken) */
-	HS_WHERE_SNAPSHOT,	/* on a snapshot of the attached JVM: why says why */
-	HS_WHERE_JVM		/* inside the attached JVM */
-};
-
-#define HS_PLAN_SETS 8
-/* How a query would run (hs_explain). */
-struct hs_plan {
-	enum hs_where where;
-	char why[400];		/* HS_WHERE_SNAPSHOT: why not inside the JVM */
-	size_t program_bytes;	/* HS_WHERE_JVM: the program the agent would run */
-	bool pushdown;		/* HS_WHERE_JVM: a filter over one class, one heap iteration */
-	int nsets;		/* HS_WHERE_JVM: instances_for statements (the first HS_PLAN_SETS) */
-	struct {
-		char name[128];
-		char how[400];	/* how its analysis runs: walks, roots, or why on a snapshot */
-	} sets[HS_PLAN_SETS];
-};
-
-/*
- * hs_explain: where query text would run, and how, without running it
- * (:explain; the route of hs_query, the planner of src/dsl/plan.c reading
- * the table of built-ins). HS_OK with *p; HS_ERR with p->where
- * HS_WHERE_ERROR and the parse error in s->err.
- */
-int hs_explain(struct hs_session *s, const char *text, struct hs_plan *p);
 void hs_answer_free(struct hs_session *s, struct hs_answer *a);
+
 /*
- * hs_jvm_value: result v as the query language's value, in arena a (a
- * snapshot's evaluator would give the same, but objects, classes, loaders
- * and threads of the JVM become their text, hs_jvm_text, and set *objects).
+ * hs_explain: where hs_query would run text, and why, running nothing
+ * (docs/agent.md; :explain): HS_OK with *out a new string of lines (the
+ * caller frees); HS_OK with *out NULL and *incomplete set when the text is
+ * not finished; HS_ERR with s->err when it does not parse.
  */
-struct value hs_jvm_value(struct arena *a, const struct proto_val *v, bool *objects);
-/* hs_jvm_text: result v as text ("0x1f2e3d Order", "class Foo", "42"), in arena a or static. */
-const char *hs_jvm_text(struct arena *a, const struct proto_val *v);
+int hs_explain(struct hs_session *s, const char *text, bool *incomplete, char **out);
 bool hs_live_farewell(struct hs_session *s);
 void hs_leave(struct hs_session *s);
 void hs_live_close(struct hs_session *s);
+/*
+ * Commands to the attached JVM (session/jvm.c); each HS_ERR leaves why in
+ * s->err (not attached, the connection lost, the JVM's or agent's words).
+ *
+ * hs_jvm_info: what the JVM is and how its heap stands, into *out.
+ * hs_detach: say farewell (a running allocation recording goes on), ask the
+ * agent to stop and remove its socket, drop the connection and the
+ * snapshot of this JVM if one is the heap; HS_ERR when the agent did not
+ * confirm (the JVM is left all the same). hs_dump_heap: at path (a relative path
+ * is the front end's working folder's, not the JVM's): HotSpot writes the
+ * JVM's live heap there (GC.heap_dump; an existing file is refused), and
+ * the session opens it as its heap, staying attached.
+ */
+struct hs_jvm_info {
+	uint64_t pid;
+	char vm_name[128], vm_version[128], vm_vendor[128];
+	char agent[64];		/* the agent's version and mode */
+	uint64_t heap_used, heap_committed, heap_max;	/* bytes */
+	uint32_t classes;	/* loaded */
+};
+int hs_jvm_info(struct hs_session *s, struct hs_jvm_info *out);
+int hs_detach(struct hs_session *s);
+int hs_dump_heap(struct hs_session *s, const char *path);
+
+/* The attached JVM's class histogram after a full GC (hs_live_histogram). */
+struct hs_histogram {
+	struct hs_hist_row {
+		char *name;	/* Java name: java.lang.String, int[], a.B[] */
+		uint64_t count, bytes;	/* instances; bytes as the JVM sizes objects */
+	} *rows;		/* in the JVM's order */
+	uint32_t n;
+	bool from_vm;		/* HotSpot's heap inspection; false: the agent's heap iteration */
+	char vm_failed[512];	/* why HotSpot's could not be had (the agent counted), or "" */
+};
+
+/*
+ * hs_live_histogram: the classes with instances of the attached JVM whose
+ * names match pattern (NULL: all; as a dump's :histogram PATTERN,
+ * classname.h), from HotSpot's GC.class_histogram (via "vm"), the agent
+ * (via "agent"), or (via NULL) HotSpot's and the agent's if that fails.
+ * *h is the caller's, freed with hs_histogram_free (also after HS_ERR).
+ * HS_ERR with s->err, also when no class matches.
+ */
+int hs_live_histogram(struct hs_session *s, const char *pattern, const char *via,
+		      struct hs_histogram *h);
+void hs_histogram_free(struct hs_histogram *h);
+
+enum hs_alloc_op { HS_ALLOC_STOP, HS_ALLOC_STATUS, HS_ALLOC_RESET, HS_ALLOC_MARK };
+
+/*
+ * hs_alloc_start: start a recording in the attached JVM as o says (alloc.h); while an
+ * exact one rewrites the loaded classes, progress (NULL: none) hears how
+ * many of how many are done, and Ctrl-C (hs_interrupted) cancels it.
+ * hs_alloc_control: stop, status, reset (drop what was recorded; a running
+ * recording goes on afresh) or mark (live objects now, after a full GC, for
+ * later diffs). Each fills *st with the recording's state after it
+ * (alc_status_free). HS_ERR with s->err (the agent's words: already
+ * recording, a bad pattern, cancelled).
+ * hs_recording_label: what the recording is (of JVM PID (MAIN CLASS, VM),
+ * or the JFR file's), for a file that outlives the session; new memory.
+ */
+int hs_alloc_start(struct hs_session *s, const struct alc_opts *o,
+		   void (*progress)(void *ctx, uint32_t done, uint32_t total), void *ctx,
+		   struct alc_status *st);
+int hs_alloc_control(struct hs_session *s, enum hs_alloc_op op, struct alc_status *st);
+char *hs_recording_label(const struct hs_session *s);
+
 /*
  * hs_alloc_fetch: the attached JVM's allocation recording, read now (after
  * a full GC), in *out (alc_free); notices when the agent's tables

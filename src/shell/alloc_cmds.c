@@ -1,7 +1,7 @@
 /*
  * alloc_cmds.c - the :alloc command: allocation recordings in the attached
  * JVM (docs/agent.md, "Allocation recordings"). It starts, stops, resets
- * and marks the agent's recording, reads it (src/attach/proto.c) and shows
+ * and marks the agent's recording, reads it (the session's hs_alloc_*) and shows
  * the views of src/alloc/alloc.h as tables in the current output mode, as
  * folded stacks or as a flame graph.
  */
@@ -15,7 +15,6 @@
 #include <time.h>
 
 #include "../base/fmt.h"
-#include "../heapsh.h"
 #include "../out/out.h"
 #include "sh.h"
 
@@ -64,9 +63,10 @@ static void show_status(struct sh *sh, const struct alc_status *st)
 	static const char *const cols[] = {"property", "value"};
 	struct out_table *t = out_table_new(2, cols);
 	char buf[64];
-	if (!sh_is_live(sh) && hs_recording(sh->ss)) {
+	const char *rec_path;
+	if (!sh_is_live(sh) && hs_recording(sh->ss, &rec_path)) {
 		out_cell_str(t, "file");
-		out_cell_str(t, hs_recording_path(sh->ss));
+		out_cell_str(t, rec_path);
 		out_cell_str(t, "recording");
 		out_cell_str(t, "read from a JFR recording (events; estimates)");
 		out_cell_str(t, "depth");
@@ -163,16 +163,6 @@ static void show_status(struct sh *sh, const struct alc_status *st)
 	hs_alloc_bounds(sh->ss, st);
 }
 
-/* conn: the agent connection for :alloc, or NULL (reported). */
-static struct proto_conn *conn(struct sh *sh)
-{
-	if (!sh_is_live(sh)) {
-		sh_error(sh, NULL, "%s", NEED_LIVE);
-		return NULL;
-	}
-	return sh_live_conn(sh);
-}
-
 /* start_progress: classes rewritten so far by an exact recording's start (on a terminal). */
 static void start_progress(void *ctx, uint32_t done, uint32_t total)
 {
@@ -184,7 +174,7 @@ static void start_progress(void *ctx, uint32_t done, uint32_t total)
 
 static int cmd_start(struct sh *sh, int argc, char **argv)
 {
-	struct proto_alloc_opts o = {false, false, PROTO_LIVE_SAMPLED, DEFAULT_INTERVAL, 0, NULL};
+	struct alc_opts o = {false, false, ALC_LIVE_SAMPLED, DEFAULT_INTERVAL, 0, NULL};
 	const char *live = NULL;
 	const char *via = NULL;
 	for (int a = 2; a < argc; a++) {
@@ -215,11 +205,11 @@ static int cmd_start(struct sh *sh, int argc, char **argv)
 		} else if (!strcmp(opt, "--live")) {
 			live = argv[++a];
 			if (!strcmp(live, "sampled"))
-				o.live = PROTO_LIVE_SAMPLED;
+				o.live = ALC_LIVE_SAMPLED;
 			else if (!strcmp(live, "all"))
-				o.live = PROTO_LIVE_ALL;
+				o.live = ALC_LIVE_ALL;
 			else if (!strcmp(live, "none"))
-				o.live = PROTO_LIVE_NONE;
+				o.live = ALC_LIVE_NONE;
 			else
 				return sh_error(sh, NULL, "--live takes sampled, all or none, not '%s'", live);
 		} else if (!strcmp(opt, "--via")) {
@@ -231,7 +221,7 @@ static int cmd_start(struct sh *sh, int argc, char **argv)
 					"--accounts, --depth, --via, --live)", opt);
 		}
 	}
-	if (live && (!o.exact || (via && !strcmp(via, "jvmti"))) && o.live != PROTO_LIVE_NONE)
+	if (live && (!o.exact || (via && !strcmp(via, "jvmti"))) && o.live != ALC_LIVE_NONE)
 		return sh_error(sh, NULL, "--live sampled and --live all choose how an exact recording "
 				"by bytecode follows its objects; a sampled or JVMTI recording follows each "
 				"object it records (--live none leaves them out)");
@@ -242,8 +232,8 @@ static int cmd_start(struct sh *sh, int argc, char **argv)
 	/* An exact recording counts sites unless told otherwise; a sampled one keeps stacks. */
 	if (!o.depth)
 		o.depth = o.exact ? 1 : DEFAULT_DEPTH;
-	if (!conn(sh))
-		return HS_ERR;
+	if (!sh_is_live(sh))
+		return sh_error(sh, NULL, "%s", NEED_LIVE);
 	struct alc_status st;
 	if (o.exact && !o.jvmti)
 		sh_progress_begin("starting the recording (Ctrl-C cancels)");
@@ -251,7 +241,7 @@ static int cmd_start(struct sh *sh, int argc, char **argv)
 	if (o.exact && !o.jvmti)
 		sh_progress_end();
 	if (rc)
-		return sh_error(sh, NULL, "%s", hs_err(sh->ss)->msg);
+		return sh_error(sh, NULL, "%s", hs_errmsg(sh->ss));
 	show_status(sh, &st);
 	alc_status_free(&st);
 	return HS_OK;
@@ -259,10 +249,10 @@ static int cmd_start(struct sh *sh, int argc, char **argv)
 
 int sh_alloc_fetch(struct sh *sh, struct alc_rec **out)
 {
-	if (!sh_is_live(sh) && !hs_recording(sh->ss))
+	if (!sh_is_live(sh) && !hs_recording(sh->ss, NULL))
 		return sh_error(sh, NULL, "%s", NEED_LIVE);
 	if (hs_alloc_fetch(sh->ss, out) != HS_OK)
-		return sh_error(sh, NULL, "%s", hs_err(sh->ss)->msg);
+		return sh_error(sh, NULL, "%s", hs_errmsg(sh->ss));
 	return HS_OK;
 }
 
@@ -507,10 +497,10 @@ static int show_live_leaks(struct sh *sh, const struct view_opts *o, struct alc_
 	if (r->st.no_live)
 		return sh_error(sh, NULL, "this recording does not follow its objects (--live none): "
 				":alloc start without --live none to find leaks");
-	uint32_t secs = hs_options(sh->ss)->live_time_s, mib = hs_options(sh->ss)->live_mem_mb;
+	uint32_t secs = hs_get_options(sh->ss).live_time_s, mib = hs_get_options(sh->ss).live_mem_mb;
 	struct hs_leak_search ls;	/* what the search did: hs_alloc_leaks says it in notices */
 	if (hs_alloc_leaks(sh->ss, r, (uint64_t)secs * 1000, (uint64_t)mib << 20, &ls) != HS_OK)
-		return sh_error(sh, NULL, "%s", hs_err(sh->ss)->msg);
+		return sh_error(sh, NULL, "%s", hs_errmsg(sh->ss));
 	uint32_t ng = 0, n = 0;
 	struct alc_growth *g = alc_growth(r, &ng);
 	struct alc_leak_row *rows = alc_leaks(r, &n);
@@ -568,10 +558,12 @@ static int show_leaks(struct sh *sh, const struct view_opts *o, struct alc_rec *
 {
 	if (sh_is_live(sh))
 		return show_live_leaks(sh, o, r);
+	const char *rec_path;
+	hs_recording(sh->ss, &rec_path);
 	if (!r->nleaks)
 		return sh_error(sh, NULL, "%s has no old object samples with paths to GC roots: JFR "
 				"writes them with path-to-gc-roots=true (JFR.dump, JFR.stop or "
-				"-XX:StartFlightRecording)", hs_recording_path(sh->ss));
+				"-XX:StartFlightRecording)", rec_path);
 	uint32_t n = 0;
 	struct alc_leak_row *rows = alc_leaks(r, &n);
 	static const char *const cols[] = {"class", "samples", "path", "allocated_at"};
@@ -602,13 +594,7 @@ static int write_file(struct sh *sh, const char *what, const struct view_opts *o
 {
 	if (!strcmp(what, "pprof")) {
 		struct hs_error err;
-		const struct hs_live *l = hs_live_jvm(sh->ss);
-		char main_class[512];
-		hs_jvm_main_class(sh->ss, main_class, sizeof main_class);
-		char *note = l ? xasprintf("heapsh allocation recording of JVM %d (%s%s%s)", l->pid,
-					   main_class, main_class[0] ? ", " : "", l->vm)
-			       : xasprintf("heapsh: allocation events of the JFR recording %s",
-					   hs_recording_path(sh->ss));
+		char *note = hs_recording_label(sh->ss);
 		int rc = alc_pprof(r, o->file, note, &err);
 		free(note);
 		if (rc != HS_OK)
@@ -637,35 +623,34 @@ int sh_cmd_alloc(struct sh *sh, int argc, char **argv)
 		return sh_error(sh, NULL, "usage: :alloc start|stop|status|reset|mark|accounts|classes|"
 				"sites|tree|diff|collapsed|flamegraph|pprof|leaks (:help alloc)");
 	const char *sub = argv[1];
-	if (!sh_is_live(sh) && !hs_recording(sh->ss))
+	const char *rec_path;
+	const struct alc_rec *rec = hs_recording(sh->ss, &rec_path);
+	if (!sh_is_live(sh) && !rec)
 		return sh_error(sh, NULL, "%s", NEED_LIVE);
 	bool from_file = !sh_is_live(sh);
 	if (from_file && !strcmp(sub, "status") && argc == 2) {
-		show_status(sh, &hs_recording(sh->ss)->st);
+		show_status(sh, &rec->st);
 		return HS_OK;
 	}
 	if (from_file && (!strcmp(sub, "start") || !strcmp(sub, "stop") || !strcmp(sub, "reset") ||
 			  !strcmp(sub, "mark")))
 		return sh_error(sh, NULL, ":alloc %s: %s is a recording read from a file; attach to a "
-				"JVM ('heapsh PID', ':attach PID') to record", sub,
-				hs_recording_path(sh->ss));
+				"JVM ('heapsh PID', ':attach PID') to record", sub, rec_path);
 	if (!strcmp(sub, "start"))
 		return cmd_start(sh, argc, argv);
 	static const struct {
 		const char *name;
-		enum proto_alloc_op op;
-	} ctl[] = {{"stop", PROTO_ALLOC_STOP}, {"status", PROTO_ALLOC_STATUS},
-		   {"reset", PROTO_ALLOC_RESET}, {"mark", PROTO_ALLOC_MARK}};
+		enum hs_alloc_op op;
+	} ctl[] = {{"stop", HS_ALLOC_STOP}, {"status", HS_ALLOC_STATUS},
+		   {"reset", HS_ALLOC_RESET}, {"mark", HS_ALLOC_MARK}};
 	for (size_t k = 0; k < sizeof ctl / sizeof *ctl; k++) {
 		if (strcmp(sub, ctl[k].name))
 			continue;
 		if (argc != 2)
 			return sh_error(sh, NULL, "usage: :alloc %s", sub);
-		if (!conn(sh))
-			return HS_ERR;
 		struct alc_status st;
 		if (hs_alloc_control(sh->ss, ctl[k].op, &st))
-			return sh_error(sh, NULL, "%s", hs_err(sh->ss)->msg);
+			return sh_error(sh, NULL, "%s", hs_errmsg(sh->ss));
 		show_status(sh, &st);
 		alc_status_free(&st);
 		return HS_OK;

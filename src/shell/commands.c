@@ -10,7 +10,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "../heapsh.h"
 #include "../base/fmt.h"
 #include "../out/out.h"
 #include "sh.h"
@@ -109,19 +108,18 @@ static void kv(struct out_table *t, const char *k, const char *fmt, ...)
 
 /* index_usage: the row of what the index file holds, and what it holds no
  * longer (superseded or damaged; written over once past what is in use). */
-static void index_usage(struct out_table *t, const struct idx *x)
+static void index_usage(struct out_table *t, const struct hs_state *st)
 {
-	uint32_t tags[8];
-	uint64_t bytes[8], unused, sum = 0;
-	int n = idx_usage(x, tags, bytes, 8, &unused);
+	int n = st->nsections;
+	uint64_t unused = st->index_unused, sum = 0;
 	if (!n && !unused)
 		return;
 	char text[1024], b[32];
 	size_t at = 0;
-	for (int k = 0; k < n && k < 8; k++) {
-		sum += bytes[k];
+	for (int k = 0; k < n; k++) {
+		sum += st->section_bytes[k];
 		at += (size_t)snprintf(text + at, sizeof text - at, "%s%s %s", k ? ", " : "",
-				       idx_section_name(tags[k]), fmt_bytes(b, sizeof b, bytes[k]));
+				       st->section[k], fmt_bytes(b, sizeof b, st->section_bytes[k]));
 		if (at >= sizeof text)
 			break;
 	}
@@ -231,13 +229,13 @@ static int cmd_info(struct sh *sh, int argc, char **argv)
 		kv(t, "objects of unknown class", "%" PRIu64, h->unknown_class_objs);
 	if (h->damaged)
 		kv(t, "damage", "%s (%" PRIu64 " bytes lost)", h->damage, h->lost_bytes);
-	struct hs_state made;
-	hs_state(sh->ss, &made);
-	kv(t, "model", "%s%s", made.model_from_index ? "read from the index (mapped; the "
+	struct hs_state ss;
+	hs_get_state(sh->ss, &ss);
+	kv(t, "model", "%s%s", ss.model_from_index ? "read from the index (mapped; the "
 	   "dump's records are read when asked for)" : "read from the dump",
-	   made.model_trusted ? TRUSTED : "");
+	   ss.model_trusted ? TRUSTED : "");
 	for (int w = 0; w < 2; w++) {
-		const struct dom_tree *d = made.dom[w];
+		const struct dom_tree *d = ss.dom[w];
 		const char *key = w ? "dominator tree (no weak)" : "dominator tree";
 		if (d) {
 			kv(t, key, "%s%s; %u objects reachable, %" PRIu64 " bytes",
@@ -251,27 +249,26 @@ static int cmd_info(struct sh *sh, int argc, char **argv)
 		else if (!w)
 			kv(t, key, "not computed yet (:dominators computes it)");
 	}
-	if (made.dyn)
+	if (ss.dyn)
 		kv(t, "dynamic-size engine", "%s; %u strongly connected components, %u dominating "
-		   "articulation points; estimates %s", made.dyn_from_index ? "read from the index"
-		   : "computed", made.dyn->s.ncomp, made.dyn->stats.daps,
-		   made.dyn->est ? "ready" : "not computed yet");
+		   "articulation points; estimates %s", ss.dyn_from_index ? "read from the index"
+		   : "computed", ss.dyn->s.ncomp, ss.dyn->stats.daps,
+		   ss.dyn->est ? "ready" : "not computed yet");
 	else
 		kv(t, "dynamic-size engine", "not computed yet (:dynsize, :top or :graphstats "
 		   "computes it)");
-	if (made.idx) {
-		kv(t, "index file", "%s", idx_file(made.idx));
-		index_usage(t, made.idx);
+	if (ss.index_file) {
+		kv(t, "index file", "%s", ss.index_file);
+		index_usage(t, &ss);
 	}
-	struct big_stats bs;
-	big_stats(&bs);
 	char b1[32], b2[32], b3[32], b4[32], b5[32];
 	kv(t, "memory budget", "%s (--memory; docs/out-of-core.md)",
-	   fmt_bytes(b1, sizeof b1, bs.budget));
+	   fmt_bytes(b1, sizeof b1, ss.mem.budget));
+	const struct hs_memory *m = &ss.mem;
 	kv(t, "arrays", "%s in memory (peak %s), %s in files (peak %s)%s%s",
-	   fmt_bytes(b2, sizeof b2, bs.anon), fmt_bytes(b3, sizeof b3, bs.anon_peak),
-	   fmt_bytes(b4, sizeof b4, bs.file), fmt_bytes(b5, sizeof b5, bs.file_peak),
-	   bs.dir && bs.file_peak ? " under " : "", bs.dir && bs.file_peak ? bs.dir : "");
+	   fmt_bytes(b2, sizeof b2, m->anon), fmt_bytes(b3, sizeof b3, m->anon_peak),
+	   fmt_bytes(b4, sizeof b4, m->file), fmt_bytes(b5, sizeof b5, m->file_peak),
+	   m->spill_dir && m->file_peak ? " under " : "", m->spill_dir && m->file_peak ? m->spill_dir : "");
 	out_table_end(t);
 	return HS_OK;
 }
@@ -368,7 +365,7 @@ static uint32_t select_classes(struct sh *sh, const char *pattern, bool by_count
 
 static int cmd_histogram(struct sh *sh, int argc, char **argv)
 {
-	struct opt_parse o = {NULL, "bytes", 0, false, hs_options(sh->ss)->no_weak, NULL, NULL};
+	struct opt_parse o = {NULL, "bytes", 0, false, hs_get_options(sh->ss).no_weak, NULL, NULL};
 	if (parse_list_opts(sh, argc, argv, &o, usage("histogram")))
 		return HS_ERR;
 	if (strcmp(o.by, "bytes") && strcmp(o.by, "count") && strcmp(o.by, "retained"))
@@ -843,9 +840,12 @@ static int cmd_open(struct sh *sh, int argc, char **argv)
 	if (!path)
 		return sh_error(sh, NULL, "usage: :open DUMP [--dump N] | :open REC.jfr");
 	bool live = sh_is_live(sh);
-	hs_options(sh->ss)->load.dump = (uint32_t)dump;
+	struct hs_options o = hs_get_options(sh->ss);
+	o.dump = (uint32_t)dump;
+	hs_set_options(sh->ss, &o);
 	int st = sh_open(sh, path);
-	hs_options(sh->ss)->load.dump = 0;
+	o.dump = 0;
+	hs_set_options(sh->ss, &o);
 	if (st == HS_OK && live)
 		sh_live_leave(sh);	/* a dump replaces the JVM */
 	return st;

@@ -15,7 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../heapsh.h"
 #include "../base/fmt.h"
 #include "../out/out.h"
 #include "sh.h"
@@ -84,9 +83,9 @@ int sh_open(struct sh *sh, const char *path)
 	int st = hs_open(sh->ss, path);
 	hs_rest(sh->ss);	/* the loader's freed arrays are not kept */
 	if (st != HS_OK) {
-		if (isatty(STDERR_FILENO))	/* the load's progress line (sh_session_hooks) */
+		if (isatty(STDERR_FILENO))	/* a progress line may be showing (sh_session_hooks) */
 			fprintf(stderr, "\r\033[K");
-		return sh_error(sh, NULL, "%s", hs_err(sh->ss)->msg);
+		return sh_error(sh, NULL, "%s", hs_errmsg(sh->ss));
 	}
 	return HS_OK;
 }
@@ -132,16 +131,11 @@ void sh_close_heap(struct sh *sh)
 	hs_close_heap(sh->ss);
 }
 
-struct idx *sh_index(struct sh *sh)
-{
-	return hs_index(sh->ss);
-}
-
 struct dom_tree *sh_dom(struct sh *sh, bool no_weak)
 {
 	struct dom_tree *t = hs_dom(sh->ss, no_weak);
 	if (!t)
-		sh_error(sh, NULL, "%s", hs_err(sh->ss)->msg);
+		sh_error(sh, NULL, "%s", hs_errmsg(sh->ss));
 	return t;
 }
 
@@ -210,44 +204,28 @@ void sh_object_cells(struct out_table *t, const struct heap *h, uint32_t i)
 
 unsigned sh_live_snapshots(const struct sh *sh)
 {
-	return hs_live_jvm(sh->ss) ? hs_live_jvm(sh->ss)->snapshots : 0;
+	struct hs_live_info in;
+	return hs_get_live(sh->ss, &in) ? in.snapshots : 0;
 }
 
 bool sh_is_live(const struct sh *sh)
 {
-	return hs_live_jvm(sh->ss) != NULL;
-}
-
-struct proto_conn *sh_live_conn(struct sh *sh)
-{
-	struct proto_conn *c = hs_live_conn(sh->ss);
-	if (!c)
-		sh_error(sh, NULL, "%s", hs_err(sh->ss)->msg);
-	return c;
+	return hs_live_pid(sh->ss) != 0;
 }
 
 int sh_live_pid(const struct sh *sh)
 {
-	return hs_live_jvm(sh->ss) ? hs_live_jvm(sh->ss)->pid : 0;
+	return hs_live_pid(sh->ss) ? hs_live_pid(sh->ss) : 0;
 }
 
 int sh_need_heap(struct sh *sh)
 {
 	if (hs_need_heap(sh->ss) != HS_OK)
-		return sh_error(sh, NULL, "%s", hs_err(sh->ss)->msg);
+		return sh_error(sh, NULL, "%s", hs_errmsg(sh->ss));
 	return HS_OK;
 }
 
 char *sh_heap_label(const struct sh *sh)
 {
-	const struct hs_live *l = hs_live_jvm(sh->ss);
-	if (!l || !l->snap_time)
-		return xasprintf("heap dump %s", hs_dump_path(sh->ss) ? hs_dump_path(sh->ss)
-				 : hs_heap(sh->ss) ? hs_heap(sh->ss)->hp->path : "?");
-	char main_class[512], when[64];
-	hs_jvm_main_class(sh->ss, main_class, sizeof main_class);
-	struct tm tm;
-	strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&l->snap_time, &tm));
-	return xasprintf("snapshot of JVM %d (%s%s%s) taken %s", l->pid, main_class,
-			 main_class[0] ? ", " : "", l->vm, when);
+	return hs_heap_label(sh->ss);
 }

@@ -11,7 +11,6 @@
 #include "../base/fmt.h"
 #include "../out/out.h"
 #include "sh.h"
-#include "../heapsh.h"
 
 /* ---- the engine and its cache ---- */
 
@@ -35,7 +34,7 @@ struct dyn *sh_dyn(struct sh *sh, bool estimates)
 {
 	struct dyn *d = hs_dyn(sh->ss, estimates);
 	if (!d)
-		sh_error(sh, NULL, "%s", hs_err(sh->ss)->msg);
+		sh_error(sh, NULL, "%s", hs_errmsg(sh->ss));
 	return d;
 }
 
@@ -163,17 +162,17 @@ static void object_row(struct out_table *tb, const struct heap *h, const struct 
 static int rank_dynamic(struct sh *sh, struct dyn *d, const uint32_t *objs, uint32_t n,
 			uint32_t k, bool exact, uint32_t *out, uint32_t *count)
 {
-	uint64_t *keys = big_alloc((size_t)n + 1, sizeof *keys);
+	uint64_t *keys = hs_array(sh->ss, (size_t)n + 1, sizeof *keys);
 	if (exact) {
-		uint32_t *comps = big_alloc((size_t)n + 1, sizeof *comps);
+		uint32_t *comps = hs_array(sh->ss, (size_t)n + 1, sizeof *comps);
 		for (uint32_t i = 0; i < n; i++)
 			comps[i] = dyn_comp(d, objs[i]);
 		sh_progress_begin("the exact dynamic size of %u objects", n);
 		int st = dyn_exact_many(d, comps, n, keys);
 		sh_progress_end();
-		big_free(comps);
+		hs_array_free(sh->ss, comps);
 		if (st != HS_OK) {
-			big_free(keys);
+			hs_array_free(sh->ss, keys);
 			return sh_error(sh, NULL, "interrupted");
 		}
 	} else {
@@ -185,7 +184,7 @@ static int rank_dynamic(struct sh *sh, struct dyn *d, const uint32_t *objs, uint
 	*count = top_k(keys, n, k, out);
 	for (uint32_t i = 0; i < *count; i++)
 		out[i] = objs[out[i]];
-	big_free(keys);
+	hs_array_free(sh->ss, keys);
 	return HS_OK;
 }
 
@@ -209,7 +208,7 @@ int sh_cmd_dynsize(struct sh *sh, int argc, char **argv)
 	if (sh_target_set(sh, o.target, &objs, &n, &label))
 		return HS_ERR;
 	bool single = n == 1 && label[0] == '0';
-	struct dom_tree *t = sh_dom(sh, hs_options(sh->ss)->no_weak);
+	struct dom_tree *t = sh_dom(sh, hs_get_options(sh->ss).no_weak);
 	struct dyn *d = t ? sh_dyn(sh, !single && !o.exact && n > EXACT_UP_TO) : NULL;
 	int st = HS_ERR;
 	if (!d)
@@ -244,17 +243,17 @@ int sh_cmd_dynsize(struct sh *sh, int argc, char **argv)
 		free(top);
 		goto done;
 	}
-	uint32_t *comps = big_alloc((size_t)n + 1, sizeof *comps), estimated = 0;
+	uint32_t *comps = hs_array(sh->ss, (size_t)n + 1, sizeof *comps), estimated = 0;
 	for (uint32_t i = 0; i < n; i++)
 		comps[i] = dyn_comp(d, objs[i]);
 	uint64_t together;
 	if (dyn_exact_set(d, comps, n, &together) != HS_OK) {
 		free(top);
-		big_free(comps);
+		hs_array_free(sh->ss, comps);
 		sh_error(sh, NULL, "interrupted");
 		goto done;
 	}
-	big_free(comps);
+	hs_array_free(sh->ss, comps);
 	struct out_table *tb = out_table_new(5, obj_cols);
 	for (uint32_t i = 0; i < shown; i++) {
 		bool ex;
@@ -384,7 +383,7 @@ int sh_cmd_top(struct sh *sh, int argc, char **argv)
 		}
 	}
 	int st = HS_ERR;
-	struct dom_tree *t = sh_dom(sh, hs_options(sh->ss)->no_weak);
+	struct dom_tree *t = sh_dom(sh, hs_get_options(sh->ss).no_weak);
 	bool dynamic = !strcmp(by, "dynamic");
 	struct dyn *d = t ? sh_dyn(sh, true) : NULL;	/* every row shows a dynamic size */
 	if (!d)
@@ -398,7 +397,7 @@ int sh_cmd_top(struct sh *sh, int argc, char **argv)
 			goto done;
 		}
 	} else {
-		keys = big_alloc((size_t)n + 1, sizeof *keys);
+		keys = hs_array(sh->ss, (size_t)n + 1, sizeof *keys);
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t v = objs ? objs[i] : i;
 			keys[i] = by[0] == 'r' ? dom_retained(t, v) : heap_shallow(h, v);
@@ -407,7 +406,7 @@ int sh_cmd_top(struct sh *sh, int argc, char **argv)
 		for (uint32_t i = 0; i < m; i++)
 			top[i] = objs ? objs[top[i]] : top[i];
 	}
-	big_free(keys);
+	hs_array_free(sh->ss, keys);
 	struct out_table *tb = out_table_new(5, obj_cols);
 	for (uint32_t i = 0; i < m; i++) {
 		bool ex;
@@ -440,7 +439,7 @@ int sh_cmd_graphstats(struct sh *sh, int argc, char **argv)
 	(void)argv;
 	if (argc > 1)
 		return sh_error(sh, NULL, "usage: :graphstats");
-	struct dom_tree *t = sh_dom(sh, hs_options(sh->ss)->no_weak);
+	struct dom_tree *t = sh_dom(sh, hs_get_options(sh->ss).no_weak);
 	struct dyn *d = t ? sh_dyn(sh, false) : NULL;
 	if (!d)
 		return HS_ERR;
@@ -496,7 +495,7 @@ int sh_cmd_sizediff(struct sh *sh, int argc, char **argv)
 	struct dopts o;
 	if (parse(sh, argc, argv, usage, "--exact", &o))
 		return HS_ERR;
-	struct dom_tree *t = sh_dom(sh, hs_options(sh->ss)->no_weak);
+	struct dom_tree *t = sh_dom(sh, hs_get_options(sh->ss).no_weak);
 	struct dyn *d = t ? sh_dyn(sh, !o.exact) : NULL;
 	if (!d)
 		return HS_ERR;

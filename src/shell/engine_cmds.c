@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "../base/fmt.h"
-#include "../heapsh.h"
 #include "../out/out.h"
 #include "sh.h"
 
@@ -27,7 +26,7 @@ static int parse_eopts(struct sh *sh, int argc, char **argv, struct eopts *o,
 		       const char *usage, const char *allowed)
 {
 	memset(o, 0, sizeof *o);
-	o->no_weak = hs_options(sh->ss)->no_weak;
+	o->no_weak = hs_get_options(sh->ss).no_weak;
 	for (int a = 1; a < argc; a++) {
 		const char *w = argv[a];
 		bool ok = strstr(allowed, w) != NULL && w[0] == '-';
@@ -385,9 +384,9 @@ int sh_export_graph(struct sh *sh, const char *path)
 		return sh_error(sh, NULL, "cannot write '%s': %s", path, strerror(errno));
 	const struct heap *h = hs_heap(sh->ss);
 	struct hgraph g;
-	hg_init(&g, h, hs_options(sh->ss)->no_weak, true);
+	hg_init(&g, h, hs_get_options(sh->ss).no_weak, true);
 	fprintf(f, "# heapsh graph: nodes %u, super-root %u%s\n", h->n + 1, h->n,
-		hs_options(sh->ss)->no_weak ? ", no weak referents" : "");
+		hs_get_options(sh->ss).no_weak ? ", no weak referents" : "");
 	fprintf(f, "root %u\n", h->n);
 	for (uint32_t i = 0; i < h->n; i++)
 		fprintf(f, "node %u 0x%" PRIx64 " %" PRIu64 " %s\n", i, heap_id(h, i),

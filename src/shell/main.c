@@ -14,11 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../heapsh.h"
 #include "le.h"
 #include "../out/out.h"
 #include "sh.h"
-
+#include "../base/big.h"
 
 static volatile sig_atomic_t at_prompt;
 
@@ -43,8 +42,8 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
 	(void)sig;
 	(void)uc;
-	static char msg[FM_PATH + 512];
-	if (!fm_explain(si->si_addr, msg, sizeof msg))
+	static char msg[HS_FAULT_TEXT];
+	if (!hs_fault_text(si->si_addr, msg, sizeof msg))
 		return;
 	ssize_t w = write(STDERR_FILENO, msg, strlen(msg));
 	(void)w;
@@ -105,8 +104,9 @@ static void notice(void *ctx, enum hs_notice when, const char *text)
 void sh_session_hooks(struct sh *sh)
 {
 	bool tty = isatty(STDERR_FILENO);
-	hs_set_hooks(sh->ss, sh, notice, stage, tty ? load_progress : NULL,
-		     tty ? snap_progress : NULL);
+	struct hs_callbacks cb = {notice, stage, tty ? load_progress : NULL,
+				  tty ? snap_progress : NULL, sh};
+	hs_set_callbacks(sh->ss, &cb);
 }
 
 /* split: words separated by blanks; "..." and '...' group. */
@@ -577,13 +577,11 @@ int sh_complete(const char *line, int start, const char *word, char **out, int c
 		for (int k = 0; parse_keywords[k]; k++)
 			if (!strncmp(parse_keywords[k], word, wl))
 				add_cand(out, &n, cap, xstrdup(parse_keywords[k]));
-		if (hs_dsl(sh_current->ss)) {
-			int nn;
-			const char **names = dsl_names(hs_dsl(sh_current->ss), &nn);
-			for (int k = 0; k < nn; k++)
-				if (!strncmp(names[k], word, wl))
-					add_cand(out, &n, cap, xstrdup(names[k]));
-		}
+		int nn;
+		const char **names = dsl_names(hs_dsl(sh_current->ss), &nn);
+		for (int k = 0; k < nn; k++)
+			if (!strncmp(names[k], word, wl))
+				add_cand(out, &n, cap, xstrdup(names[k]));
 	}
 	for (uint32_t k = 0; k < h->nclasses && n < cap; k++) {
 		const char *name = h->classes[k].name;
@@ -691,6 +689,7 @@ int main(int argc, char **argv)
 	hs_enter(sh.ss);
 	sh.process_input = sh_process_input;
 	sh_session_hooks(&sh);
+	struct hs_options opt = hs_get_options(sh.ss);
 	sh_current = &sh;
 	/*
 	 * A fixed threshold: big arrays always get their own mappings and go
@@ -734,8 +733,8 @@ int main(int argc, char **argv)
 			}
 			out_mode = (enum out_mode)m;
 		} else if (!strcmp(o, "--oops") && a + 1 < argc) {
-			hs_options(sh.ss)->load.oop_size = atoi(argv[++a]);
-			if (hs_options(sh.ss)->load.oop_size != 4 && hs_options(sh.ss)->load.oop_size != 8) {
+			opt.oop_size = atoi(argv[++a]);
+			if (opt.oop_size != 4 && opt.oop_size != 8) {
 				fprintf(stderr, "heapsh: --oops takes 4 or 8, not '%s'\n", argv[a]);
 				return 2;
 			}
@@ -747,7 +746,7 @@ int main(int argc, char **argv)
 					"dump's JVM used (6 to 99: 8, 11, 17, 21, 25...), not '%s'\n", argv[a]);
 				return 2;
 			}
-			hs_options(sh.ss)->load.layout_jdk = (int)v;
+			opt.layout_jdk = (int)v;
 		} else if (!strcmp(o, "--dump") && a + 1 < argc) {
 			char *end;
 			long n = strtol(argv[++a], &end, 10);
@@ -756,15 +755,15 @@ int main(int argc, char **argv)
 					"file, from 1, not '%s'\n", argv[a]);
 				return 2;
 			}
-			hs_options(sh.ss)->load.dump = (uint32_t)n;
+			opt.dump = (uint32_t)n;
 		} else if (!strcmp(o, "--no-weak")) {
-			hs_options(sh.ss)->no_weak = true;
+			opt.no_weak = true;
 		} else if (!strcmp(o, "--no-index")) {
-			hs_options(sh.ss)->no_index = true;
+			opt.no_index = true;
 		} else if (!strcmp(o, "--keep-agent")) {
-			hs_options(sh.ss)->keep_agent = true;
+			opt.keep_agent = true;
 		} else if (!strcmp(o, "--no-spill")) {
-			hs_options(sh.ss)->no_spill = true;
+			opt.no_spill = true;
 		} else if (!strcmp(o, "--memory") && a + 1 < argc) {
 			memory = big_parse_size(argv[++a]);
 			if (memory < ((uint64_t)1 << 20)) {
@@ -815,13 +814,15 @@ int main(int argc, char **argv)
 	sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
 	sigaction(SIGBUS, &sa, NULL);
 
+	hs_set_options(sh.ss, &opt);
 	if (dump && is_pid(dump)) {
 		if (sh_attach(&sh, atoi(dump)) != HS_OK)
 			return 2;
 	} else if (dump && sh_open(&sh, dump) != HS_OK && !hs_heap(sh.ss)) {
 		return 2;
 	}
-	hs_options(sh.ss)->load.dump = 0;	/* --dump was for DUMP; later :open and snapshots start at 1 */
+	opt.dump = 0;	/* --dump was for DUMP; later :open and snapshots start at 1 */
+	hs_set_options(sh.ss, &opt);
 	int damaged = sh.status;
 	if (export_to) {
 		int st = sh_export_graph(&sh, export_to);

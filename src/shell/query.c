@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../heapsh.h"
 #include "../out/out.h"
 #include "sh.h"
 
@@ -21,20 +20,20 @@ int sh_query(struct sh *sh, const char *text, const char *where, int first_line,
 	struct hs_answer a;
 	int ret = HS_OK;
 	if (hs_query(sh->ss, text, 0, &a) != HS_OK) {
-		ret = sh_error(sh, NULL, "%s", hs_err(sh->ss)->msg);
+		ret = sh_error(sh, NULL, "%s", hs_errmsg(sh->ss));
 	} else if (a.incomplete) {
 		*incomplete = true;
 	} else if (a.ran == HS_RAN_PUSHDOWN) {
 		sh_show_pushdown(sh, &a.pd);
 	} else if (a.ran == HS_RAN_JVM) {
-		ret = sh_show_jvm(sh, text, where, first_line, &a.jvm);
+		ret = sh_show_jvm(sh, text, where, first_line, &a);
 	} else if (a.ran == HS_RAN_HEAP) {
 		struct arena scratch = {NULL, 0};	/* texts made while printing */
 		for (int k = 0; k < a.out.n; k++)
 			sh_show_value(sh, a.out.vals[k], &scratch);
 		out_flush();
 		arena_free(&scratch);
-		if (a.st == PARSE_ERROR) {
+		if (a.error) {
 			sh_query_report(sh, text, where, first_line, &a.err);
 			ret = HS_ERR;
 		}

@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "../base/fmt.h"
-#include "../heapsh.h"
 #include "../out/out.h"
 #include "sh.h"
 
@@ -136,7 +135,8 @@ static void summary(FILE *f, struct sh *sh, struct dom_tree *t)
 {
 	const struct heap *h = hs_heap(sh->ss);
 	fputs("<section id=\"summary\"><h2>Summary</h2><table class=\"kv\">\n", f);
-	if (!hs_live_jvm(sh->ss) || !hs_live_jvm(sh->ss)->snap_time) {
+	struct hs_live_info li;
+	if (!hs_get_live(sh->ss, &li) || !li.snap_time) {
 		fputs("<tr><th>File</th><td><code>", f);
 		esc(f, h->hp->path);
 		fputs("</code></td></tr>\n", f);
@@ -215,7 +215,7 @@ static void summary(FILE *f, struct sh *sh, struct dom_tree *t)
 	}
 	fprintf(f, "<tr><th>Dominator tree</th><td>%s%s</td></tr>\n",
 		t->from_index ? "read from the index file" : "computed for this report",
-		hs_options(sh->ss)->no_weak ? "; Reference.referent links ignored (--no-weak)" : "");
+		hs_get_options(sh->ss).no_weak ? "; Reference.referent links ignored (--no-weak)" : "");
 	fputs("</table></section>\n", f);
 }
 
@@ -517,16 +517,14 @@ int sh_report(struct sh *sh, const char *path)
 	struct waste_dup *dup = NULL;
 	struct waste_coll *coll = NULL, total;
 	struct sus_opts so = {10, 80};
-	int st = hs_suspects(sh->ss, &so, hs_options(sh->ss)->no_weak, NULL, &sus, &nsus, NULL);
+	int st = hs_suspects(sh->ss, &so, hs_get_options(sh->ss).no_weak, NULL, &sus, &nsus, NULL);
 	if (st == HS_ERR) {
-		sh_error(sh, NULL, "%s", hs_err(sh->ss)->msg);
+		sh_error(sh, NULL, "%s", hs_errmsg(sh->ss));
 		goto fail;
 	}
 	if (st != HS_OK)
 		goto interrupted;
-	struct hs_state made;
-	hs_state(sh->ss, &made);
-	struct dom_tree *t = made.dom[hs_options(sh->ss)->no_weak];
+	struct dom_tree *t = hs_dom(sh->ss, hs_get_options(sh->ss).no_weak);	/* made by hs_suspects */
 	const struct heap *h = hs_heap(sh->ss);
 	sh_progress_begin("retained sizes per class");
 	st = classes_by_retained(hs_heap(sh->ss), t, REPORT_CANDIDATES, &cls, &ret, &ncls);
@@ -536,7 +534,8 @@ int sh_report(struct sh *sh, const char *path)
 		goto interrupted;
 
 	/* a dump's file name; a snapshot's is temporary: the JVM it was taken of */
-	char *label = hs_live_jvm(sh->ss) && hs_live_jvm(sh->ss)->snap_time ? sh_heap_label(sh) : NULL;
+	struct hs_live_info li;
+	char *label = hs_get_live(sh->ss, &li) && li.snap_time ? sh_heap_label(sh) : NULL;
 	const char *base = strrchr(h->hp->path, '/');
 	base = label ? label : base ? base + 1 : h->hp->path;
 	time_t now = time(NULL);

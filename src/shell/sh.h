@@ -112,8 +112,6 @@ extern struct sh *sh_current;
  * error or Ctrl-C (already reported).
  */
 struct dom_tree *sh_dom(struct sh *sh, bool no_weak);
-/* sh_index: the current heap's index file, opened on first use; NULL with --no-index. */
-struct idx *sh_index(struct sh *sh);
 
 /*
  * sh_dyn: the dynamic-size engine for the current heap, from memory, the
@@ -153,7 +151,7 @@ int sh_attach(struct sh *sh, int pid);
 bool sh_is_live(const struct sh *sh);
 int sh_need_heap(struct sh *sh);
 int sh_live_histogram(struct sh *sh, const char *pattern, bool count, long top, const char *via);
-void sh_show_pushdown(struct sh *sh, const struct hs_pushdown *q);
+void sh_show_pushdown(struct sh *sh, const struct hs_pushdown_answer *q);
 /*
  * Queries inside the JVM (live_query.c). sh_show_jvm: the answer of a
  * program the agent ran for snippet text (hs_query's HS_RAN_JVM) as a
@@ -166,7 +164,7 @@ void sh_show_pushdown(struct sh *sh, const struct hs_pushdown *q);
  * sh_cmd_live (:live): turn it on or off, set its time and memory limits.
  */
 int sh_show_jvm(struct sh *sh, const char *text, const char *where, int first_line,
-		struct hs_jvm_query *q);
+		const struct hs_answer *a);
 int sh_cmd_explain(struct sh *sh, int argc, char **argv);
 bool sh_live_explain_pending(void);
 int sh_live_explain(struct sh *sh, const char *text, bool *incomplete);
@@ -207,13 +205,10 @@ void sh_live_close(struct sh *sh);
 struct alc_rec;
 int sh_cmd_alloc(struct sh *sh, int argc, char **argv);
 /*
- * sh_live_conn: the attached JVM's agent connection, reconnected if it was
- * lost; NULL (reported) when not attached. sh_live_pid: its pid, 0 when
- * not attached. sh_live_farewell: before the shell lets go of a JVM (exit,
+ * sh_live_pid: the attached JVM's pid, 0 when not attached. sh_live_farewell: before the shell lets go of a JVM (exit,
  * :detach), say on stderr that its allocation recording goes on; true when
  * one is running.
  */
-struct proto_conn *sh_live_conn(struct sh *sh);
 int sh_live_pid(const struct sh *sh);
 /* sh_live_snapshots: snapshots taken of the attached JVM in this session (0: none, or not live). */
 unsigned sh_live_snapshots(const struct sh *sh);

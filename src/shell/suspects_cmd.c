@@ -11,7 +11,6 @@
 #include <time.h>
 
 #include "../base/fmt.h"
-#include "../heapsh.h"
 #include "../out/out.h"
 #include "sh.h"
 
@@ -70,7 +69,7 @@ int sh_cmd_suspects(struct sh *sh, int argc, char **argv)
 {
 	struct sus_opts o = {10, 80};
 	const char *base_path = NULL;
-	bool no_weak = hs_options(sh->ss)->no_weak;
+	bool no_weak = hs_get_options(sh->ss).no_weak;
 	for (int a = 1; a < argc; a++) {
 		const char *w = argv[a];
 		if (!strcmp(w, "--threshold") || !strcmp(w, "--child")) {
@@ -96,11 +95,11 @@ int sh_cmd_suspects(struct sh *sh, int argc, char **argv)
 	 * allocation recording's mark. */
 	char since[96] = "since the baseline";
 	uint64_t mark_ms = 0;
-	struct hs_state made;
-	hs_state(sh->ss, &made);
+	struct hs_live_info li;
+	hs_get_live(sh->ss, &li);
 	if (base_path && !strcmp(base_path, "none"))
 		base_path = NULL;
-	else if ((!base_path && made.prev) || (base_path && !strcmp(base_path, "previous")))
+	else if ((!base_path && li.prev_time) || (base_path && !strcmp(base_path, "previous")))
 		base_path = HS_PREVIOUS;
 	else if ((!base_path || !strcmp(base_path, "mark")) && hs_alloc_marked(sh->ss, &mark_ms))
 		base_path = HS_MARK;
@@ -108,7 +107,7 @@ int sh_cmd_suspects(struct sh *sh, int argc, char **argv)
 		return sh_error(sh, NULL, "--baseline mark wants an attached JVM whose allocation "
 				"recording has a mark (:alloc start, later :alloc mark)");
 	struct tm tm;
-	time_t when = base_path == HS_PREVIOUS ? made.prev_when : (time_t)(mark_ms / 1000);
+	time_t when = base_path == HS_PREVIOUS ? li.prev_time : (time_t)(mark_ms / 1000);
 	localtime_r(&when, &tm);
 	if (base_path == HS_PREVIOUS)
 		strftime(since, sizeof since, "since the snapshot of %H:%M:%S", &tm);
@@ -118,10 +117,9 @@ int sh_cmd_suspects(struct sh *sh, int argc, char **argv)
 	uint32_t n;
 	struct sus_under under;
 	if (hs_suspects(sh->ss, &o, no_weak, base_path, &s, &n, &under) != HS_OK)
-		return sh_error(sh, NULL, "%s", hs_err(sh->ss)->msg);
+		return sh_error(sh, NULL, "%s", hs_errmsg(sh->ss));
 	const struct heap *h = hs_heap(sh->ss);
-	hs_state(sh->ss, &made);	/* the tree hs_suspects made */
-	struct dom_tree *t = made.dom[no_weak];
+	struct dom_tree *t = hs_dom(sh->ss, no_weak);	/* made by hs_suspects */
 	uint64_t reachable = dom_retained(t, h->n);
 	if (out_mode != OUT_TABLE) {
 		static const char *const cols[] = {"rank", "description", "retained_bytes", "heap_pct",

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../heapsh.h"
 #include "../out/out.h"
 #include "sh.h"
 
@@ -51,7 +50,7 @@ static void cell(struct sh *sh, struct out_table *t, struct value v, void *arena
 static void show_objects(struct sh *sh, const struct list *l)
 {
 	const struct heap *h = hs_heap(sh->ss);
-	struct dom_tree *d = sh_dom(sh, hs_options(sh->ss)->no_weak);
+	struct dom_tree *d = sh_dom(sh, hs_get_options(sh->ss).no_weak);
 	static const char *const cols[] = {"id", "class", "shallow_bytes", "retained_bytes"};
 	struct out_table *t = out_table_new(4, cols);
 	uint32_t limit = out_mode == OUT_TABLE && l->n > TABLE_ROWS ? TABLE_ROWS : l->n;

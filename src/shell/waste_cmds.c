@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "../base/fmt.h"
-#include "../heapsh.h"
 #include "../out/out.h"
 #include "sh.h"
 

@@ -40,7 +40,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	struct hw w;
 	tiny_heap(&w, 8);
 	ss = hs_session_new();
-	hs_options(ss)->no_index = true;
+	struct hs_options o = hs_get_options(ss);
+	o.no_index = true;
+	hs_set_options(ss, &o);
 	if (hs_open(ss, hw_save(&w)) != HS_OK || !(L = hsl_open(ss)))
 		abort();
 	hw_free(&w);	/* deletes the file; the heap keeps its mapping */

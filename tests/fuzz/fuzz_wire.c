@@ -476,7 +476,7 @@ static void request(int op, struct proto_conn *c)
 	}
 	case OP_ALLOC_START: {
 		struct alc_status st;
-		struct proto_alloc_opts o = {true, false, PROTO_LIVE_SAMPLED, 0, 1, "shop"};
+		struct alc_opts o = {true, false, ALC_LIVE_SAMPLED, 0, 1, "shop"};
 		if (proto_alloc_start(c, &o, NULL, NULL, &st, &err) == HS_OK)
 			alc_status_free(&st);
 		break;

@@ -162,7 +162,9 @@ static void listing(void **state)
 	int *seen = calloc((size_t)n, sizeof *seen);
 	const char *path = tiny_path();
 	struct hs_session *s = hs_session_new();
-	hs_options(s)->no_index = true;
+	struct hs_options opt = hs_get_options(s);
+	opt.no_index = true;
+	hs_set_options(s, &opt);
 	assert_int_equal(hs_open(s, path), HS_OK);
 	struct dsl *q = hs_dsl(s);
 	char line[2048];

@@ -112,7 +112,9 @@ static void same_answers(void **state)
 {
 	(void)state;
 	struct hs_session *s = hs_session_new();
-	hs_options(s)->no_index = true;
+	struct hs_options opt = hs_get_options(s);
+	opt.no_index = true;
+	hs_set_options(s, &opt);
 	assert_int_equal(hs_open(s, tiny_path()), HS_OK);
 	struct dsl *inl = hs_dsl(s);
 	struct dsl_engine eng = {dom_cb, dyn_cb, NULL, s};
@@ -175,7 +177,9 @@ static void cannot_answer_here(void **state)
 {
 	(void)state;
 	struct hs_session *s = hs_session_new();
-	hs_options(s)->no_index = true;
+	struct hs_options opt = hs_get_options(s);
+	opt.no_index = true;
+	hs_set_options(s, &opt);
 	assert_int_equal(hs_open(s, tiny_path()), HS_OK);
 	struct hv_ops ops = hvd_ops;
 	ops.refs_in = no_refs_in;

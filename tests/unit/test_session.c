@@ -23,7 +23,8 @@
 #include <cmocka.h>
 
 #include "../../src/heapsh.h"
-#include "../../src/session/session_internal.h"	/* white-box: the session's fields */
+#include "../../src/base/big.h"
+#include "../../src/session/session_internal.h"
 #include "../fuzz/tiny_heap.h"
 
 /* What a front end heard. */
@@ -53,9 +54,8 @@ static struct hs_session *listening(struct heard *h)
 {
 	memset(h, 0, sizeof *h);
 	struct hs_session *s = hs_session_new();
-	s->notice = notice;
-	s->stage = stage;
-	s->ctx = h;
+	struct hs_callbacks cb = {notice, stage, NULL, NULL, h};
+	hs_set_callbacks(s, &cb);
 	return s;
 }
 
@@ -184,7 +184,7 @@ static void index_moves_spilled_arrays(void **state)
 	big_configure(256u << 10, dir);	/* 256 KiB: the model goes to files */
 	struct heard h;
 	struct hs_session *ref = listening(&h);
-	ref->opt.no_index = true;
+	ref->no_index = true;
 	assert_int_equal(hs_open(ref, path), HS_OK);
 	struct dom_tree *rt = hs_dom(ref, false);
 	assert_non_null(rt);
@@ -235,7 +235,7 @@ static void append_moves_spilled_arrays(void **state)
 	const char *path = chain_path(n);
 	struct heard h;
 	struct hs_session *ref = listening(&h);
-	ref->opt.no_index = true;
+	ref->no_index = true;
 	assert_int_equal(hs_open(ref, path), HS_OK);
 	struct dom_tree *rt = hs_dom(ref, true);
 	assert_non_null(rt);
@@ -659,7 +659,7 @@ static void open_engine_index(void **state)
 
 	/* no_index: computed again, nothing read */
 	s = listening(&h);
-	s->opt.no_index = true;
+	s->no_index = true;
 	assert_int_equal(hs_open(s, path), HS_OK);
 	assert_false(s->model_from_index);
 	t = hs_dom(s, false);
@@ -676,7 +676,7 @@ static void query(void **state)
 	const char *path = tiny_path(0);
 	struct heard h;
 	struct hs_session *s = listening(&h);
-	s->opt.no_index = true;
+	s->no_index = true;
 	assert_int_equal(hs_open(s, path), HS_OK);
 	struct dsl *q = hs_dsl(s);
 	assert_non_null(q);
@@ -727,6 +727,88 @@ static void errors(void **state)
 	hs_session_free(s);
 }
 
+/* A front end's view: only the functions of heapsh.h, none of the session's fields. */
+static void outside(void **state)
+{
+	(void)state;
+	const char *path = tiny_path(0);
+	struct heard h;
+	struct hs_session *s = listening(&h);
+	struct hs_options o = hs_get_options(s);
+	assert_int_equal(o.live_time_s, 60);
+	assert_int_equal(o.live_mem_mb, 256);
+	assert_false(o.no_weak || o.no_index || o.live_off);
+	o.no_weak = true;
+	o.live_mem_mb = 64;
+	hs_set_options(s, &o);
+	o = hs_get_options(s);
+	assert_true(o.no_weak);
+	assert_int_equal(o.live_mem_mb, 64);
+
+	assert_string_equal(hs_errmsg(s), "");
+	assert_null(hs_heap(s));
+	struct hs_live_info li;
+	assert_false(hs_get_live(s, &li));
+	assert_int_equal(hs_live_pid(s), 0);
+	assert_null(hs_recording(s, NULL));
+	bool more;
+	char *text;
+	assert_int_equal(hs_explain(s, "objects.size()", &more, &text), HS_OK);
+	assert_non_null(strstr(text, "nowhere"));
+	free(text);
+
+	assert_int_equal(hs_open(s, path), HS_OK);
+	assert_non_null(hs_heap(s));
+	assert_string_equal(hs_dump_path(s), path);
+	char *label = hs_heap_label(s);
+	assert_non_null(strstr(label, "heap dump "));
+	free(label);
+	struct hs_state st;
+	hs_get_state(s, &st);
+	assert_null(st.dom[0]);
+	assert_null(st.dom[1]);
+	struct dom_tree *t = hs_dom(s, true);
+	hs_get_state(s, &st);
+	assert_ptr_equal(st.dom[1], t);
+	assert_non_null(st.index_file);
+	assert_true(st.nsections > 0);
+	assert_true(st.mem.budget > 0);
+
+	/* a query on the heap, and one with an error: its line and column */
+	struct hs_answer a;
+	assert_int_equal(hs_query(s, "objects.filter([it | it is shop.Order]).size()", 0, &a), HS_OK);
+	assert_int_equal(a.ran, HS_RAN_HEAP);
+	assert_false(a.error);
+	assert_int_equal(a.out.n, 1);
+	hs_answer_free(s, &a);
+	assert_int_equal(hs_query(s, "objects.filter(", 0, &a), HS_OK);
+	assert_true(a.incomplete);
+	hs_answer_free(s, &a);
+	assert_int_equal(hs_query(s, "1 +\nobjects.nosuch()", 0, &a), HS_OK);
+	assert_true(a.error);
+	assert_int_equal(a.err.line, 2);
+	hs_answer_free(s, &a);
+	assert_int_equal(hs_explain(s, "objects.size()", &more, &text), HS_OK);
+	assert_non_null(strstr(text, "on the dump"));
+	free(text);
+	assert_int_equal(hs_explain(s, "objects.filter(", &more, &text), HS_OK);
+	assert_true(more);
+	assert_null(text);
+	assert_int_equal(hs_explain(s, "objects.(", &more, &text), HS_ERR);
+	assert_true(strlen(hs_errmsg(s)) > 0);
+
+	uint64_t *keys = hs_array(s, hs_heap(s)->n, sizeof *keys);
+	assert_true(keys[hs_heap(s)->n - 1] == 0);
+	hs_array_free(s, keys);
+	unsigned gen = hs_gen(s);
+	hs_close_heap(s);
+	assert_int_equal(hs_gen(s), gen + 1);
+	assert_int_equal(hs_detach(s), HS_ERR);
+	assert_non_null(strstr(hs_errmsg(s), "not attached"));
+	hs_session_free(s);
+	cleanup(path);
+}
+
 /* A file of several dumps opens at the first and says so, as a notice. */
 static void notices(void **state)
 {
@@ -734,14 +816,14 @@ static void notices(void **state)
 	const char *path = tiny_path(2);
 	struct heard h;
 	struct hs_session *s = listening(&h);
-	s->opt.no_index = true;
+	s->no_index = true;
 	assert_int_equal(hs_open(s, path), HS_OK);
 	assert_int_equal(h.notices[HS_NOTICE_ALWAYS], 1);
 	assert_non_null(strstr(h.last, "holds 2 heap dumps; this is dump 1"));
 	hs_session_free(s);
 	/* a silent session (no callbacks) just works */
 	s = hs_session_new();
-	s->opt.no_index = true;
+	s->no_index = true;
 	assert_int_equal(hs_open(s, path), HS_OK);
 	assert_non_null(hs_dom(s, true));
 	hs_session_free(s);
@@ -761,6 +843,7 @@ int main(void)
 		cmocka_unit_test(query),
 		cmocka_unit_test(errors),
 		cmocka_unit_test(notices),
+		cmocka_unit_test(outside),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
