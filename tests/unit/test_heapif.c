@@ -107,15 +107,22 @@ static const char *const extra[] = {
 	"\ton_inclusion <- [ n <- n + THIS.size ]\n\tn : int <- 0\ninstances_for all have_names = \"a\"",
 };
 
-/* Every query answers the same through hvd_ops alone as with the inline calls. */
-static void same_answers(void **state)
+/* open_tiny: a session on the tiny heap, without an index file. */
+static struct hs_session *open_tiny(void)
 {
-	(void)state;
 	struct hs_session *s = hs_session_new();
 	struct hs_options opt = hs_get_options(s);
 	opt.no_index = true;
 	hs_set_options(s, &opt);
 	assert_int_equal(hs_open(s, tiny_path()), HS_OK);
+	return s;
+}
+
+/* Every query answers the same through hvd_ops alone as with the inline calls. */
+static void same_answers(void **state)
+{
+	(void)state;
+	struct hs_session *s = open_tiny();
 	struct dsl *inl = hs_dsl(s);
 	struct dsl_engine eng = {dom_cb, dyn_cb, NULL, s};
 	struct hvd table;
@@ -176,11 +183,7 @@ static const uint32_t *no_refs_in(struct hv *v, uint32_t obj, uint32_t *count)
 static void cannot_answer_here(void **state)
 {
 	(void)state;
-	struct hs_session *s = hs_session_new();
-	struct hs_options opt = hs_get_options(s);
-	opt.no_index = true;
-	hs_set_options(s, &opt);
-	assert_int_equal(hs_open(s, tiny_path()), HS_OK);
+	struct hs_session *s = open_tiny();
 	struct hv_ops ops = hvd_ops;
 	ops.refs_in = no_refs_in;
 	struct hvd jvm;
