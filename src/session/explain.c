@@ -15,6 +15,7 @@
 #include "../dsl/plan.h"
 #include "../dsl/prog.h"
 #include "session_internal.h"
+#include "guard.h"
 
 /* A growing text of lines. */
 struct text {
@@ -131,7 +132,7 @@ static void where(struct hs_session *s, struct stmt **st, int n, struct arena *a
 	    "snapshot has; heapsh then says so and takes a snapshot)\n");
 }
 
-int hs_explain(struct hs_session *s, const char *text, bool *incomplete, char **out)
+static int p_explain(struct hs_session *s, const char *text, bool *incomplete, char **out)
 {
 	*out = NULL;
 	*incomplete = false;
@@ -153,4 +154,9 @@ int hs_explain(struct hs_session *s, const char *text, bool *incomplete, char **
 	}
 	arena_free(&a);
 	return rc;
+}
+
+int hs_explain(struct hs_session *s, const char *text, bool *incomplete, char **out)
+{
+	GUARDED(s, HS_ERR, p_explain(s, text, incomplete, out));
 }

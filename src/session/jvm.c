@@ -16,8 +16,9 @@
 
 #include "../base/classname.h"
 #include "session_internal.h"
+#include "guard.h"
 
-int hs_jvm_info(struct hs_session *s, struct hs_jvm_info *out)
+static int p_jvm_info(struct hs_session *s, struct hs_jvm_info *out)
 {
 	memset(out, 0, sizeof *out);
 	struct proto_conn *c = hs_live_conn(s);
@@ -39,7 +40,12 @@ int hs_jvm_info(struct hs_session *s, struct hs_jvm_info *out)
 	return HS_OK;
 }
 
-int hs_detach(struct hs_session *s)
+int hs_jvm_info(struct hs_session *s, struct hs_jvm_info *out)
+{
+	GUARDED(s, HS_ERR, p_jvm_info(s, out));
+}
+
+static int p_detach(struct hs_session *s)
 {
 	if (!s->live)
 		return hs_fail(s, "not attached to a JVM");
@@ -63,7 +69,12 @@ int hs_detach(struct hs_session *s)
 	return HS_OK;
 }
 
-int hs_dump_heap(struct hs_session *s, const char *path)
+int hs_detach(struct hs_session *s)
+{
+	GUARDED(s, HS_ERR, p_detach(s));
+}
+
+static int p_dump_heap(struct hs_session *s, const char *path)
 {
 	if (!s->live)
 		return hs_fail(s, "not attached to a JVM; :attach PID first");
@@ -106,6 +117,11 @@ int hs_dump_heap(struct hs_session *s, const char *path)
 	return st;
 }
 
+int hs_dump_heap(struct hs_session *s, const char *path)
+{
+	GUARDED(s, HS_ERR, p_dump_heap(s, path));
+}
+
 void hs_histogram_free(struct hs_histogram *h)
 {
 	for (uint32_t k = 0; k < h->n; k++)
@@ -115,7 +131,7 @@ void hs_histogram_free(struct hs_histogram *h)
 	h->n = 0;
 }
 
-int hs_live_histogram(struct hs_session *s, const char *pattern, const char *via,
+static int p_live_histogram(struct hs_session *s, const char *pattern, const char *via,
 		      struct hs_histogram *h)
 {
 	memset(h, 0, sizeof *h);
@@ -180,6 +196,12 @@ int hs_live_histogram(struct hs_session *s, const char *pattern, const char *via
 	return HS_OK;
 }
 
+int hs_live_histogram(struct hs_session *s, const char *pattern, const char *via,
+		      struct hs_histogram *h)
+{
+	GUARDED(s, HS_ERR, p_live_histogram(s, pattern, via, h));
+}
+
 /* alloc_conn: the connection for an allocation recording's request, or NULL with s->err. */
 static struct proto_conn *alloc_conn(struct hs_session *s)
 {
@@ -188,9 +210,9 @@ static struct proto_conn *alloc_conn(struct hs_session *s)
 	return hs_live_conn(s);
 }
 
-int hs_alloc_start(struct hs_session *s, const struct alc_opts *o,
-		   void (*progress)(void *ctx, uint32_t done, uint32_t total), void *ctx,
-		   struct alc_status *st)
+static int p_alloc_start(struct hs_session *s, const struct alc_opts *o,
+			 void (*progress)(void *ctx, uint32_t done, uint32_t total), void *ctx,
+			 struct alc_status *st)
 {
 	struct proto_conn *c = alloc_conn(s);
 	if (!c)
@@ -201,7 +223,14 @@ int hs_alloc_start(struct hs_session *s, const struct alc_opts *o,
 	return HS_OK;
 }
 
-int hs_alloc_control(struct hs_session *s, enum hs_alloc_op op, struct alc_status *st)
+int hs_alloc_start(struct hs_session *s, const struct alc_opts *o,
+		   void (*progress)(void *ctx, uint32_t done, uint32_t total), void *ctx,
+		   struct alc_status *st)
+{
+	GUARDED(s, HS_ERR, p_alloc_start(s, o, progress, ctx, st));
+}
+
+static int p_alloc_control(struct hs_session *s, enum hs_alloc_op op, struct alc_status *st)
 {
 	static const enum proto_alloc_op ops[] = {
 		[HS_ALLOC_STOP] = PROTO_ALLOC_STOP, [HS_ALLOC_STATUS] = PROTO_ALLOC_STATUS,
@@ -213,6 +242,11 @@ int hs_alloc_control(struct hs_session *s, enum hs_alloc_op op, struct alc_statu
 	if (proto_alloc_control(c, ops[op], st, &err))
 		return hs_fail(s, "%s", err.msg);
 	return HS_OK;
+}
+
+int hs_alloc_control(struct hs_session *s, enum hs_alloc_op op, struct alc_status *st)
+{
+	GUARDED(s, HS_ERR, p_alloc_control(s, op, st));
 }
 
 char *hs_recording_label(const struct hs_session *s)
