@@ -353,6 +353,67 @@ struct value eval_value_persist(struct arena *a, struct value v)
 	return v;
 }
 
+static struct frame *frame_keep(struct ev *e, const struct node *at, const struct frame *f)
+{
+	if (!f)
+		return NULL;
+	struct frame *c = arena_alloc(e->a, sizeof *c);
+	c->n = c->cap = f->n;
+	c->names = f->names;
+	c->vals = arena_alloc(e->a, (size_t)f->n * sizeof *c->vals + 1);
+	for (int k = 0; k < f->n; k++)
+		c->vals[k] = eval_keep(e, at, f->vals[k]);
+	c->up = frame_keep(e, at, f->up);
+	return c;
+}
+
+struct value eval_keep(struct ev *e, const struct node *at, struct value v)
+{
+	struct hv *hv = e->hv;
+	switch (v.k) {
+	case V_OBJ: case V_LOADER:
+		if (v.u.idx != HV_NONE && (v.u.idx & HV_TRANSIENT)) {
+			v.u.idx = hv_keep(hv, v.u.idx);
+			eval_hv_check(e, at);
+		}
+		break;
+	case V_LIST: {
+		struct list *l = arena_alloc(e->a, sizeof *l);
+		*l = *v.u.l;
+		if (l->kind == L_OBJS) {
+			l->objs = arena_alloc(e->a, ((size_t)l->n + 1) * sizeof *l->objs);
+			for (uint32_t k = 0; k < l->n; k++)
+				l->objs[k] = eval_keep(e, at, vidx(V_OBJ, v.u.l->objs[k])).u.idx;
+		} else if (l->kind == L_VALUES) {
+			l->v = arena_alloc(e->a, ((size_t)l->n + 1) * sizeof *l->v);
+			for (uint32_t k = 0; k < l->n; k++)
+				l->v[k] = eval_keep(e, at, v.u.l->v[k]);
+		}
+		v.u.l = l;
+		break;
+	}
+	case V_STRUCT: {
+		struct vstruct *st = arena_alloc(e->a, sizeof *st);
+		*st = *v.u.st;
+		st->vals = arena_alloc(e->a, (size_t)st->n * sizeof *st->vals + 1);
+		for (int k = 0; k < st->n; k++)
+			st->vals[k] = eval_keep(e, at, v.u.st->vals[k]);
+		v.u.st = st;
+		break;
+	}
+	case V_LAMBDA: {
+		struct closure *c = arena_alloc(e->a, sizeof *c);
+		c->lam = v.u.fn->lam;
+		c->env = frame_keep(e, at, v.u.fn->env);
+		v.u.fn = c;
+		break;
+	}
+	default:
+		break;
+	}
+	return v;
+}
+
 static struct value ident(struct ev *e, struct frame *f, struct node *n)
 {
 	const char *name = n->name;
@@ -753,12 +814,8 @@ struct value eval_expr(struct ev *e, struct frame *f, struct node *n)
 		struct value v = eval_expr(e, f, n->a), set = eval_expr(e, f, n->b);
 		if (set.k == V_ENTITY)
 			return vbool(in_entity(e, v, set.u.ent));
-		if (set.k == V_LIST) {
-			for (uint32_t k = 0; k < set.u.l->n; k++)
-				if (eval_equal(e, v, list_get(set.u.l, k)))
-					return vbool(true);
-			return vbool(false);
-		}
+		if (set.k == V_LIST)
+			return eval_list_contains(e, n, set.u.l, v);
 		eval_rt_error(e, n->b, "'in' wants ENTITY, Unassigned or a list, not %s",
 			 value_kind_name(set.k));
 	}

@@ -51,6 +51,29 @@ static struct value obj_list(struct ev *e, const uint32_t *v, uint32_t n)
 	return l;
 }
 
+struct by_id {
+	uint64_t id;
+	uint32_t obj;
+};
+
+static int cmp_by_id(const void *a, const void *b)
+{
+	const struct by_id *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* sort_by_id: objs in increasing id order (the order of `objects`), for handles not in it. */
+static void sort_by_id(struct ev *e, uint32_t *objs, uint32_t n)
+{
+	struct by_id *t = arena_alloc(e->a, ((size_t)n + 1) * sizeof *t);
+	for (uint32_t k = 0; k < n; k++)
+		t[k] = (struct by_id){hv_id(e->hv, objs[k]), objs[k]};
+	eval_hv_check(e, NULL);
+	qsort(t, n, sizeof *t, cmp_by_id);
+	for (uint32_t k = 0; k < n; k++)
+		objs[k] = t[k].obj;
+}
+
 /* ---- built-in lists ---- */
 
 struct value eval_builtin_list(struct ev *e, const struct node *at, enum bi_id id)
@@ -59,13 +82,7 @@ struct value eval_builtin_list(struct ev *e, const struct node *at, enum bi_id i
 	snprintf(what, sizeof what, "'%s'", at->name);
 	eval_need_heap(e, at, what);
 	struct hv *v = e->hv;
-	if ((id == BI_OBJECTS || id == BI_CLASSLOADERS) && !v->dense) {
-		/* PLAN (issue 36 step 2): iterate by callback, and list loaders by handle */
-		hv_set_fail(v, HV_CANNOT, "the list %s over a heap whose objects are not numbered",
-			    at->name);
-		eval_hv_check(e, at);
-	}
-	if (id == BI_OBJECTS)
+	if (id == BI_OBJECTS)	/* its elements are visited, never stored */
 		return eval_vlist(e, L_ALL, v->nobjects);
 	if (id == BI_CLASSES) {
 		struct value l = eval_vlist(e, L_VALUES, v->nclasses);
@@ -79,24 +96,22 @@ struct value eval_builtin_list(struct ev *e, const struct node *at, enum bi_id i
 			l.u.l->v[t] = vidx(V_THREAD, t);
 		return l;
 	}
-	/* classloaders: bootstrap first, then each loader object once */
-	uint8_t *seen = arena_alloc(e->a, (size_t)v->nobjects / 8 + 1);
-	uint32_t count = 1;
+	/* classloaders: bootstrap first, then each loader object once, in id order */
+	uint32_t *ld = arena_alloc(e->a, ((size_t)v->nclasses + 1) * sizeof *ld), n = 0;
 	for (uint32_t c = 0; c < v->nclasses; c++) {
 		struct hv_class k;
 		hv_class_info(v, c, &k);
-		uint32_t ld = k.loader;
-		if (ld != HV_NONE && !(seen[ld / 8] & (1u << (ld % 8)))) {
-			seen[ld / 8] |= (uint8_t)(1u << (ld % 8));
-			count++;
-		}
+		if (k.loader != HV_NONE)
+			ld[n++] = k.loader;
 	}
-	struct value l = eval_vlist(e, L_VALUES, count);
+	sort_by_id(e, ld, n);
+	struct value l = eval_vlist(e, L_VALUES, n + 1);
 	l.u.l->v[0] = vidx(V_LOADER, HV_NONE);
 	uint32_t k = 1;
-	for (uint32_t i = 0; i < v->nobjects && k < count; i++)
-		if (seen[i / 8] & (1u << (i % 8)))
-			l.u.l->v[k++] = vidx(V_LOADER, i);
+	for (uint32_t i = 0; i < n; i++)
+		if (i == 0 || ld[i] != ld[i - 1])
+			l.u.l->v[k++] = vidx(V_LOADER, ld[i]);
+	l.u.l->n = k;
 	return l;
 }
 
@@ -130,13 +145,52 @@ static const uint8_t *class_filter(struct ev *e, struct value fn)
 	return NULL;
 }
 
-/* The objects a list visits: all of it, or, for L_ALL with a class filter, fewer. */
-struct cursor {
-	const struct list *l;
-	uint32_t k;
-	uint32_t *objs;		/* restricted object set (ascending) */
-	uint32_t n;
+/*
+ * How a list member visits a list: element by element, each handed to the
+ * member's step, which returns false to stop. The elements come from the
+ * list, from the instances of the classes a filter names (class_filter),
+ * or, for every object of a heap whose objects are not numbered, from the
+ * backend's objects_each (a walk): its handles may be transient, so a step
+ * keeps (eval_keep) what it stores, and a runtime error in a step is caught
+ * there and raised again once the walk has returned (never a longjmp past
+ * the backend).
+ */
+struct visit {
+	struct ev *e;
+	struct node *n;		/* the member, for errors */
+	struct value fn;	/* its lambda, or null */
+	bool walk;		/* the elements come from objects_each */
+	bool (*step)(struct visit *w, struct value x);
+	/* the member's own state */
+	struct builder b;
+	struct value acc, arg;
+	int64_t k;
+	int which;		/* sum 0, min 1, max 2 */
+	bool found;
+	struct sort_item *items;
+	uint32_t nitems, capitems;
+	struct group_table *groups;
 };
+
+struct sort_item {
+	struct value key, item;
+};
+
+static bool walk_one(void *ctx, uint32_t obj)
+{
+	struct visit *w = ctx;
+	struct ev *e = w->e;
+	jmp_buf outer;
+	memcpy(outer, e->fail, sizeof outer);
+	if (setjmp(e->fail)) {
+		memcpy(e->fail, outer, sizeof outer);
+		w->walk = false;	/* the walk failed: raised again after it */
+		return false;
+	}
+	bool go = w->step(w, vidx(V_OBJ, obj));
+	memcpy(e->fail, outer, sizeof outer);
+	return go;
+}
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -144,50 +198,153 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void cursor_init(struct ev *e, const struct node *at, struct cursor *c,
-			const struct list *l, struct value fn)
+/*
+ * visit: the elements of l handed to w->step. filter: w->fn may restrict
+ * every object to the classes it tests (class_filter).
+ */
+static void visit(struct visit *w, const struct list *l, bool filter)
 {
-	memset(c, 0, sizeof *c);
-	c->l = l;
-	c->n = l->n;
-	const uint8_t *bits;
-	if (l->kind != L_ALL || !(bits = class_filter(e, fn)))
-		return;
+	struct ev *e = w->e;
 	struct hv *v = e->hv;
-	uint32_t total = 0;
-	for (uint32_t k = 0; k < v->nclasses; k++)
-		if (has_bit(bits, k)) {
-			uint64_t cnt, bytes;
-			hv_class_totals(v, k, &cnt, &bytes);
-			total += (uint32_t)cnt;
+	const uint8_t *bits = NULL;
+	if (l->kind == L_ALL && filter)
+		bits = class_filter(e, w->fn);
+	if (l->kind == L_ALL && !bits && !v->dense) {
+		w->walk = true;
+		hv_objects_each(v, NULL, walk_one, w);
+		if (!w->walk)	/* a step failed: e->err holds it */
+			longjmp(e->fail, 1);
+		w->walk = false;
+		eval_hv_check(e, w->n);
+		return;
+	}
+	if (bits) {
+		uint32_t total = 0;
+		for (uint32_t k = 0; k < v->nclasses; k++)
+			if (has_bit(bits, k)) {
+				uint64_t cnt, bytes;
+				hv_class_totals(v, k, &cnt, &bytes);
+				total += (uint32_t)cnt;
+			}
+		eval_hv_check(e, w->n);
+		uint32_t *objs = arena_alloc(e->a, ((size_t)total + 1) * sizeof *objs), got = 0;
+		for (uint32_t k = 0; k < v->nclasses; k++)
+			if (has_bit(bits, k)) {
+				uint32_t cnt;
+				const uint32_t *inst = hv_instances(v, k, &cnt);
+				eval_hv_check(e, w->n);
+				if (cnt > total - got)
+					cnt = total - got;
+				memcpy(objs + got, inst, (size_t)cnt * sizeof *inst);
+				got += cnt;
+			}
+		if (v->dense)	/* handles in id order */
+			qsort(objs, got, sizeof *objs, cmp_u32);
+		else
+			sort_by_id(e, objs, got);
+		for (uint32_t k = 0; k < got; k++) {
+			eval_poll(e, w->n);
+			if (!w->step(w, vidx(V_OBJ, objs[k])))
+				return;
 		}
-	eval_hv_check(e, at);
-	c->objs = arena_alloc(e->a, ((size_t)total + 1) * sizeof *c->objs);
-	for (uint32_t k = 0; k < v->nclasses; k++)
-		if (has_bit(bits, k)) {
-			uint32_t cnt;
-			const uint32_t *inst = hv_instances(v, k, &cnt);
-			eval_hv_check(e, at);
-			memcpy(c->objs + (c->k), inst, (size_t)cnt * sizeof *inst);
-			c->k += cnt;
-		}
-	qsort(c->objs, total, sizeof *c->objs, cmp_u32);
-	c->n = total;
-	c->k = 0;
+		return;
+	}
+	for (uint32_t k = 0; k < l->n; k++) {
+		eval_poll(e, w->n);
+		if (!w->step(w, list_get(l, k)))
+			return;
+	}
 }
 
-static bool cursor_next(struct cursor *c, struct value *v)
+/* keep: x as a step stores it beyond the step (eval_keep during a walk). */
+static struct value keep(struct visit *w, struct value x)
 {
-	if (c->k >= c->n)
+	return w->walk ? eval_keep(w->e, w->n, x) : x;
+}
+
+static bool step_filter(struct visit *w, struct value x)
+{
+	if (!eval_truth(w->e, w->n, eval_call1(w->e, w->n, w->fn, x), "the filter's result"))
+		return true;
+	w->found = true;
+	if (w->which == 1)	/* exists */
 		return false;
-	*v = c->objs ? vidx(V_OBJ, c->objs[c->k]) : list_get(c->l, c->k);
-	c->k++;
+	if (w->which == 2) {	/* first */
+		w->acc = keep(w, x);
+		return false;
+	}
+	eval_build_add(w->e, &w->b, keep(w, x));
 	return true;
 }
 
-static uint32_t list_len(const struct list *l)
+static bool step_first(struct visit *w, struct value x)
 {
-	return l->n;
+	w->acc = keep(w, x);
+	return false;
+}
+
+static bool step_map(struct visit *w, struct value x)
+{
+	eval_build_add(w->e, &w->b, keep(w, eval_call1(w->e, w->n, w->fn, x)));
+	return true;
+}
+
+static bool step_foreach(struct visit *w, struct value x)
+{
+	eval_call1(w->e, w->n, w->fn, x);
+	return true;
+}
+
+static bool step_count(struct visit *w, struct value x)
+{
+	if (w->fn.k == V_NULL)
+		w->k++;
+	else
+		w->k += eval_truth(w->e, w->n, eval_call1(w->e, w->n, w->fn, x),
+				   "the count's condition");
+	return true;
+}
+
+static bool step_sum(struct visit *w, struct value x)
+{
+	struct ev *e = w->e;
+	struct value y = w->fn.k != V_NULL ? eval_call1(e, w->n, w->fn, x) : x;
+	if (w->which == 0) {
+		if (!is_num(&y))
+			eval_rt_error(e, w->n, "sum adds numbers, not %s", value_kind_name(y.k));
+		w->acc = w->acc.k == V_INT && y.k == V_INT
+				 ? vint((int64_t)((uint64_t)w->acc.u.i + (uint64_t)y.u.i))
+				 : vfloat(num(&w->acc) + num(&y));
+	} else if (w->acc.k == V_NULL || (w->which == 1 ? eval_compare(e, w->n, y, w->acc) < 0
+							: eval_compare(e, w->n, y, w->acc) > 0)) {
+		w->acc = keep(w, y);
+	}
+	return true;
+}
+
+static bool step_sort(struct visit *w, struct value x)
+{
+	struct ev *e = w->e;
+	if (w->nitems == w->capitems) {
+		uint32_t cap = w->capitems ? w->capitems * 2 : 64;
+		struct sort_item *ni = arena_alloc(e->a, (size_t)cap * sizeof *ni);
+		if (w->nitems)
+			memcpy(ni, w->items, (size_t)w->nitems * sizeof *ni);
+		w->items = ni;
+		w->capitems = cap;
+	}
+	struct value key = eval_call1(e, w->n, w->fn, x);
+	w->items[w->nitems].item = keep(w, x);
+	w->items[w->nitems++].key = keep(w, key);
+	return true;
+}
+
+static bool step_contains(struct visit *w, struct value x)
+{
+	if (!eval_equal(w->e, x, w->arg))
+		return true;
+	w->found = true;
+	return false;
 }
 
 static uint64_t str_hash(const char *s)
@@ -222,9 +379,58 @@ static uint64_t key_hash(struct ev *e, struct value v)
 	}
 }
 
-struct sort_item {
-	struct value key, item;
+/* The groups of group_by: keys hashed (key_hash), in order of first appearance. */
+struct group_table {
+	struct value *keys;
+	struct builder *groups;
+	uint32_t ng, cap, hcap;
+	uint32_t *slots;	/* group + 1, 0 empty; in the arena, so that a failing lambda leaks nothing */
 };
+
+static bool step_group(struct visit *w, struct value x)
+{
+	struct ev *e = w->e;
+	struct group_table *t = w->groups;
+	struct value key = eval_call1(e, w->n, w->fn, x);
+	uint64_t hv = key_hash(e, key);
+	uint32_t g = UINT32_MAX, s = (uint32_t)hv & (t->hcap - 1);
+	while (t->slots[s]) {
+		if (eval_equal(e, t->keys[t->slots[s] - 1], key)) {
+			g = t->slots[s] - 1;
+			break;
+		}
+		s = (s + 1) & (t->hcap - 1);
+	}
+	if (g == UINT32_MAX) {
+		if (t->ng == t->cap) {
+			t->cap = t->cap ? t->cap * 2 : 16;
+			struct value *nk = arena_alloc(e->a, t->cap * sizeof *nk);
+			struct builder *nb = arena_alloc(e->a, t->cap * sizeof *nb);
+			if (t->ng) {
+				memcpy(nk, t->keys, t->ng * sizeof *nk);
+				memcpy(nb, t->groups, t->ng * sizeof *nb);
+			}
+			t->keys = nk;
+			t->groups = nb;
+		}
+		g = t->ng++;
+		t->keys[g] = keep(w, key);
+		t->groups[g] = (struct builder){NULL, NULL, 0, 0, true};
+		t->slots[s] = g + 1;
+		if (t->ng * 2 > t->hcap) {	/* grow and rehash */
+			t->hcap *= 2;
+			t->slots = arena_alloc(e->a, t->hcap * sizeof *t->slots);
+			for (uint32_t k = 0; k < t->ng; k++) {
+				uint32_t u = (uint32_t)key_hash(e, t->keys[k]) & (t->hcap - 1);
+				while (t->slots[u])
+					u = (u + 1) & (t->hcap - 1);
+				t->slots[u] = k + 1;
+			}
+		}
+	}
+	eval_build_add(e, &t->groups[g], keep(w, x));
+	return true;
+}
 
 static struct ev *sort_ev;
 static const struct node *sort_at;
@@ -235,13 +441,19 @@ static int by_key(const void *a, const void *b)
 	return eval_compare(sort_ev, sort_at, x->key, y->key);
 }
 
+struct value eval_list_contains(struct ev *e, struct node *at, const struct list *l,
+				struct value x)
+{
+	struct visit w = {.e = e, .n = at, .fn = VNULL, .step = step_contains, .arg = x};
+	visit(&w, l, false);
+	return vbool(w.found);
+}
+
 static struct value list_member(struct ev *e, struct node *n, struct value recv, int nargs,
 				struct value *args)
 {
 	const char *m = n->name;
 	struct list *l = recv.u.l;
-	struct value fn = nargs ? args[0] : VNULL, x;
-	struct cursor c;
 	const struct bi_row *r = bi_of(n, BI_R_LIST);
 	if (!r) {
 		const char *names[64];
@@ -252,76 +464,39 @@ static struct value list_member(struct ev *e, struct node *n, struct value recv,
 	}
 	if (r->lambda && r->min_args == 1 && r->max_args == 1 && nargs != 1)
 		eval_rt_error(e, n, "%s takes one lambda, e.g. %s([it | ...])", m, m);
+	struct visit w = {.e = e, .n = n, .fn = nargs ? args[0] : VNULL, .acc = VNULL};
+	w.b = (struct builder){NULL, NULL, 0, 0, true};
 	switch (r->id) {
 	case BI_LIST_FILTER: case BI_LIST_EXISTS: case BI_LIST_FIRST: {
-		bool first = r->id == BI_LIST_FIRST, exists = r->id == BI_LIST_EXISTS;
-		if (first && !nargs)
-			return l->n ? list_get(l, 0) : VNULL;
-		cursor_init(e, n, &c, l, fn);
-		struct builder b = {NULL, NULL, 0, 0, true};
-		while (cursor_next(&c, &x)) {
-			eval_poll(e, n);
-			if (eval_truth(e, n, eval_call1(e, n, fn, x), "the filter's result")) {
-				if (exists)
-					return vbool(true);
-				if (first)
-					return x;
-				eval_build_add(e, &b, x);
-			}
-		}
-		if (exists)
-			return vbool(false);
-		if (first)
-			return VNULL;
-		return eval_build_done(e, &b);
+		w.which = r->id == BI_LIST_EXISTS ? 1 : r->id == BI_LIST_FIRST ? 2 : 0;
+		w.step = w.which == 2 && !nargs ? step_first : step_filter;
+		visit(&w, l, nargs != 0);
+		if (w.which == 1)
+			return vbool(w.found);
+		if (w.which == 2)
+			return w.acc;
+		return eval_build_done(e, &w.b);
 	}
-	case BI_LIST_MAP: {
-		struct builder b = {NULL, NULL, 0, 0, true};
-		cursor_init(e, n, &c, l, VNULL);
-		while (cursor_next(&c, &x)) {
-			eval_poll(e, n);
-			eval_build_add(e, &b, eval_call1(e, n, fn, x));
-		}
-		return eval_build_done(e, &b);
-	}
+	case BI_LIST_MAP:
+		w.step = step_map;
+		visit(&w, l, false);
+		return eval_build_done(e, &w.b);
 	case BI_LIST_FOREACH:
-		cursor_init(e, n, &c, l, VNULL);
-		while (cursor_next(&c, &x)) {
-			eval_poll(e, n);
-			eval_call1(e, n, fn, x);
-		}
+		w.step = step_foreach;
+		visit(&w, l, false);
 		return VNULL;
-	case BI_LIST_COUNT: case BI_LIST_LENGTH: {
-		if (!nargs)
-			return vint(list_len(l));
-		int64_t k = 0;
-		cursor_init(e, n, &c, l, fn);
-		while (cursor_next(&c, &x)) {
-			eval_poll(e, n);
-			k += eval_truth(e, n, eval_call1(e, n, fn, x), "the count's condition");
-		}
-		return vint(k);
-	}
-	case BI_LIST_SUM: case BI_LIST_MIN: case BI_LIST_MAX: {
-		int which = r->id == BI_LIST_SUM ? 0 : r->id == BI_LIST_MIN ? 1 : 2;
-		struct value acc = which ? VNULL : vint(0);
-		cursor_init(e, n, &c, l, VNULL);
-		while (cursor_next(&c, &x)) {
-			eval_poll(e, n);
-			struct value y = nargs ? eval_call1(e, n, fn, x) : x;
-			if (which == 0) {
-				if (!is_num(&y))
-					eval_rt_error(e, n, "sum adds numbers, not %s", value_kind_name(y.k));
-				acc = acc.k == V_INT && y.k == V_INT
-					      ? vint((int64_t)((uint64_t)acc.u.i + (uint64_t)y.u.i))
-								       : vfloat(num(&acc) + num(&y));
-			} else if (acc.k == V_NULL || (which == 1 ? eval_compare(e, n, y, acc) < 0
-								  : eval_compare(e, n, y, acc) > 0)) {
-				acc = y;
-			}
-		}
-		return acc;
-	}
+	case BI_LIST_COUNT: case BI_LIST_LENGTH:
+		if (!nargs && (l->kind != L_ALL || e->hv->dense))
+			return vint(l->n);
+		w.step = step_count;
+		visit(&w, l, nargs != 0);
+		return vint(w.k);
+	case BI_LIST_SUM: case BI_LIST_MIN: case BI_LIST_MAX:
+		w.which = r->id == BI_LIST_SUM ? 0 : r->id == BI_LIST_MIN ? 1 : 2;
+		w.acc = w.which ? VNULL : vint(0);
+		w.step = step_sum;
+		visit(&w, l, false);
+		return w.acc;
 	case BI_LIST_SORT_BY: case BI_LIST_TOP: {
 		bool top = r->id == BI_LIST_TOP;
 		int64_t limit = -1;
@@ -329,88 +504,39 @@ static struct value list_member(struct ev *e, struct node *n, struct value recv,
 			if (nargs != 2 || args[0].k != V_INT)
 				eval_rt_error(e, n, "top takes a count and a lambda: top(10, [it | it.size])");
 			limit = args[0].u.i;
-			fn = args[1];
+			w.fn = args[1];
 		}
-		uint32_t len = list_len(l);
-		struct sort_item *items = arena_alloc(e->a, ((size_t)len + 1) * sizeof *items);
-		cursor_init(e, n, &c, l, VNULL);
-		uint32_t k = 0;
-		while (cursor_next(&c, &x)) {
-			eval_poll(e, n);
-			items[k].item = x;
-			items[k++].key = eval_call1(e, n, fn, x);
-		}
+		w.step = step_sort;
+		visit(&w, l, false);
 		sort_ev = e;
 		sort_at = n;
-		qsort(items, k, sizeof *items, by_key);
-		struct builder b = {NULL, NULL, 0, 0, true};
+		qsort(w.items, w.nitems, sizeof *w.items, by_key);
+		uint32_t k = w.nitems;
 		if (top)
 			for (uint32_t j = 0; j < k && (int64_t)j < limit; j++)
-				eval_build_add(e, &b, items[k - 1 - j].item);
+				eval_build_add(e, &w.b, w.items[k - 1 - j].item);
 		else
 			for (uint32_t j = 0; j < k; j++)
-				eval_build_add(e, &b, items[j].item);
-		return eval_build_done(e, &b);
+				eval_build_add(e, &w.b, w.items[j].item);
+		return eval_build_done(e, &w.b);
 	}
 	case BI_LIST_GROUP_BY: {
-		/* [{key, count, items}] in order of first appearance; keys hashed */
-		struct value *keys = NULL;
-		struct builder *groups = NULL;
-		uint32_t ng = 0, cap = 0, hcap = 64;
-		/* group + 1, 0 empty; in the arena, so that a failing lambda leaks nothing */
-		uint32_t *slots = arena_alloc(e->a, hcap * sizeof *slots);
-		cursor_init(e, n, &c, l, VNULL);
-		while (cursor_next(&c, &x)) {
-			eval_poll(e, n);
-			struct value key = eval_call1(e, n, fn, x);
-			uint64_t hv = key_hash(e, key);
-			uint32_t g = UINT32_MAX, s = (uint32_t)hv & (hcap - 1);
-			while (slots[s]) {
-				if (eval_equal(e, keys[slots[s] - 1], key)) {
-					g = slots[s] - 1;
-					break;
-				}
-				s = (s + 1) & (hcap - 1);
-			}
-			if (g == UINT32_MAX) {
-				if (ng == cap) {
-					cap = cap ? cap * 2 : 16;
-					struct value *nk = arena_alloc(e->a, cap * sizeof *nk);
-					struct builder *nb = arena_alloc(e->a, cap * sizeof *nb);
-					if (ng) {
-						memcpy(nk, keys, ng * sizeof *nk);
-						memcpy(nb, groups, ng * sizeof *nb);
-					}
-					keys = nk;
-					groups = nb;
-				}
-				g = ng++;
-				keys[g] = key;
-				groups[g] = (struct builder){NULL, NULL, 0, 0, true};
-				slots[s] = g + 1;
-				if (ng * 2 > hcap) {	/* grow and rehash */
-					hcap *= 2;
-					slots = arena_alloc(e->a, hcap * sizeof *slots);
-					for (uint32_t k = 0; k < ng; k++) {
-						uint32_t t = (uint32_t)key_hash(e, keys[k]) & (hcap - 1);
-						while (slots[t])
-							t = (t + 1) & (hcap - 1);
-						slots[t] = k + 1;
-					}
-				}
-			}
-			eval_build_add(e, &groups[g], x);
-		}
-		struct value out = eval_vlist(e, L_VALUES, ng);
+		/* [{key, count, items}] in order of first appearance */
+		struct group_table t = {NULL, NULL, 0, 0, 64, NULL};
+		t.slots = arena_alloc(e->a, t.hcap * sizeof *t.slots);
+		w.groups = &t;
+		w.step = step_group;
+		visit(&w, l, false);
+		struct value out = eval_vlist(e, L_VALUES, t.ng);
 		static const char *const names[] = {"key", "count", "items"};
-		for (uint32_t g = 0; g < ng; g++) {
+		for (uint32_t g = 0; g < t.ng; g++) {
 			struct vstruct *st = arena_alloc(e->a, sizeof *st);
 			st->n = 3;
 			st->names = (const char **)names;
 			st->vals = arena_alloc(e->a, 3 * sizeof *st->vals);
-			st->vals[0] = keys[g];
-			st->vals[1] = vint(groups[g].n);
-			st->vals[2] = eval_build_done(e, &groups[g]);
+			st->vals[0] = t.keys[g];
+			st->vals[1] = vint(t.groups[g].n);
+			st->vals[2] = eval_build_done(e, &t.groups[g]);
 			out.u.l->v[g].k = V_STRUCT;
 			out.u.l->v[g].u.st = st;
 		}
@@ -419,10 +545,7 @@ static struct value list_member(struct ev *e, struct node *n, struct value recv,
 	case BI_LIST_CONTAINS:
 		if (nargs != 1)
 			eval_rt_error(e, n, "contains takes one value");
-		for (uint32_t k = 0; k < l->n; k++)
-			if (eval_equal(e, list_get(l, k), args[0]))
-				return vbool(true);
-		return vbool(false);
+		return eval_list_contains(e, n, l, args[0]);
 	default:
 		break;
 	}

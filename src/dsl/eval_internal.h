@@ -201,6 +201,13 @@ struct binding *eval_global_find(struct dsl *d, const char *name);
 struct externdecl *eval_extern_find(struct dsl *d, const char *name);
 /* eval_value_persist: a deep copy of v in arena a. */
 struct value eval_value_persist(struct arena *a, struct value v);
+/*
+ * eval_keep: v with every transient object handle in it kept (hv_keep;
+ * heapif.h HANDLES), its lists, structs and closures copied into the
+ * snippet's arena: what a step of a walk stores beyond the step. A
+ * failure (no memory for the backend's table) is an error at `at`.
+ */
+struct value eval_keep(struct ev *e, const struct node *at, struct value v);
 /* eval_apply, eval_call1: call lambda fn with nargs arguments, or with one. */
 struct value eval_apply(struct ev *e, const struct node *at, struct value fn, int nargs,
 			const struct value *args);
@@ -212,6 +219,9 @@ struct value eval_expr(struct ev *e, struct frame *f, struct node *n);
 
 /* eval_builtin_list: the heap's list at names: id BI_OBJECTS, _CLASSES, _CLASSLOADERS or _THREADS. */
 struct value eval_builtin_list(struct ev *e, const struct node *at, enum bi_id id);
+/* eval_list_contains: whether x equals an element of l (the list member contains, 'in'). */
+struct value eval_list_contains(struct ev *e, struct node *at, const struct list *l,
+				struct value x);
 /*
  * eval_roots: the objects of the GC roots thread t holds (its frames and
  * locals, not its Thread object), or with t HV_NONE of every GC root, in

@@ -135,8 +135,32 @@ static bool defines(struct stmt **stmts, int n)
 	return false;
 }
 
+/* walked: whether v holds the list of every object of a heap whose objects are not numbered. */
+static bool walked(struct ev *e, struct value v)
+{
+	if (v.k == V_STRUCT) {
+		for (int k = 0; k < v.u.st->n; k++)
+			if (walked(e, v.u.st->vals[k]))
+				return true;
+		return false;
+	}
+	if (v.k != V_LIST)
+		return false;
+	if (v.u.l->kind == L_ALL)
+		return true;
+	if (v.u.l->kind == L_VALUES)
+		for (uint32_t k = 0; k < v.u.l->n; k++)
+			if (walked(e, v.u.l->v[k]))
+				return true;
+	return false;
+}
+
 static void add_output(struct ev *e, struct dsl_output *out, struct value v, const char *label)
 {
+	if (e->hv && !e->hv->dense && walked(e, v)) {
+		hv_set_fail(e->hv, HV_CANNOT, "the list of every object as a result");
+		eval_hv_check(e, NULL);
+	}
 	struct value *nv = arena_alloc(e->a, ((size_t)out->n + 1) * sizeof *nv);
 	const char **nl = arena_alloc(e->a, ((size_t)out->n + 1) * sizeof *nl);
 	if (out->n) {

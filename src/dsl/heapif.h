@@ -31,7 +31,10 @@
  *     tagged LQ_TAG_CLASS | index + 1), a thread handle the index into
  *     GetAllThreads' list less the agent's own. Not dense: handles are
  *     handed out as objects are met, so nobjects is 0 and dense false.
- *   Transient handles (PLAN): inside a JVMTI heap-walk callback
+ *   One handle per object: two object handles are equal exactly when they
+ *     are the same object, so that the evaluator compares objects by handle
+ *     (the agent (PLAN) finds a met object's handle by its tag).
+ *   Transient handles: inside a JVMTI heap-walk callback
  *     (IterateThroughHeap, FollowReferences) no JNI call is allowed, so the
  *     object the walk is at has no JNI reference: its handle is transient
  *     (the bit HV_TRANSIENT set, the rest the walk's slot), and reads what
@@ -43,9 +46,12 @@
  *     the tags into JNI references (GetObjectsWithTags) and the entries
  *     into handles of the table; until then the kept handle reads as the
  *     tag's entry. The evaluator will call hv_keep on a handle it stores
- *     beyond the callback (a list builder, a named value; not yet: step 1
- *     has no transient handles); the dump backend has none, and hv_keep is
- *     the identity (inline, no call).
+ *     beyond the callback (eval_keep: what a list member's step keeps of an
+ *     object objects_each handed it); the dump backend's inline calls have
+ *     none, and hv_keep is then the identity (inline, no call). A backend
+ *     whose objects are not dense (v->dense false) hands out transient
+ *     handles only to objects_each's callback, and an object that has a kept
+ *     handle already gets that one there, not a transient one.
  *
  * FAILURES ("cannot answer here"). An operation marked "may fail" either
  * answers, or sets the view's sticky failure (v->fail, with v->why saying
@@ -202,6 +208,16 @@ struct hv_ops {
 	 * has no exact one). May fail. Dump: dyn_comp, dyn_exact over dsl_engine.dyn.
 	 * Agent: HV_CANNOT. */
 	uint64_t (*dynamic_size)(struct hv *v, uint32_t obj, bool estimate);
+
+	/* objects_each: every object of the heap, in increasing id (address) order, handed to fn
+	 * until fn returns false; classes: NULL for all, else bits by class handle (only instances
+	 * of classes whose bit is set). On a backend that walks, the handle fn gets may be
+	 * transient (HANDLES); fn must not unwind (no longjmp past the backend: a JVMTI callback
+	 * may be below it). May fail. Dump: handles 0..nobjects-1. Agent (PLAN):
+	 * IterateThroughHeap (a heap filter of class tags), the walk's slot as a transient
+	 * handle, its tag's entry if it has one. */
+	void (*objects_each)(struct hv *v, const uint8_t *classes,
+			     bool (*fn)(void *ctx, uint32_t obj), void *ctx);
 
 	/* ---- classes ---- */
 	/* class_info: what class c is, into *out. Dump: heap.classes. Agent: the class table
@@ -383,6 +399,11 @@ static inline uint64_t hv_retained(struct hv *v, uint32_t obj)
 static inline uint64_t hv_dynamic_size(struct hv *v, uint32_t obj, bool estimate)
 {
 	return v->ops->dynamic_size(v, obj, estimate);
+}
+static inline void hv_objects_each(struct hv *v, const uint8_t *classes,
+				   bool (*fn)(void *ctx, uint32_t obj), void *ctx)
+{
+	v->ops->objects_each(v, classes, fn, ctx);
 }
 static inline void hv_class_info(struct hv *v, uint32_t c, struct hv_class *out)
 {

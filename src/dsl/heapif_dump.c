@@ -162,6 +162,16 @@ static uint64_t d_dynamic_size(struct hv *v, uint32_t obj, bool estimate)
 	return bytes;
 }
 
+static void d_objects_each(struct hv *v, const uint8_t *classes,
+			   bool (*fn)(void *ctx, uint32_t obj), void *ctx)
+{
+	const struct heap *h = H(v);
+	for (uint32_t o = 0; o < h->n; o++)
+		if (!classes || (classes[h->cls[o] / 8] & (1u << (h->cls[o] % 8))))
+			if (!fn(ctx, o))
+				return;
+}
+
 /* ---- classes ---- */
 
 static void d_class_info(struct hv *v, uint32_t c, struct hv_class *out)
@@ -280,6 +290,7 @@ const struct hv_ops hvd_ops = {
 	.heap_name = d_heap_name,
 	.retained = d_retained,
 	.dynamic_size = d_dynamic_size,
+	.objects_each = d_objects_each,
 	.class_info = d_class_info,
 	.class_name = d_class_name,
 	.class_of_object = d_class_of_object,
