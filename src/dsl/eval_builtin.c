@@ -507,6 +507,10 @@ static struct value list_member(struct ev *e, struct node *n, struct value recv,
 			w.fn = args[1];
 		}
 		w.step = step_sort;
+		if (l->kind != L_ALL || e->hv->dense) {	/* its length known: no growing */
+			w.capitems = l->n;
+			w.items = arena_alloc(e->a, ((size_t)l->n + 1) * sizeof *w.items);
+		}
 		visit(&w, l, false);
 		sort_ev = e;
 		sort_at = n;
