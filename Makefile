@@ -67,8 +67,18 @@ JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(command -v javac))) 2>
 AGENT_SRC = src/agent/agent.c src/agent/classes.c src/agent/histogram.c src/agent/snapshot.c \
             src/agent/instances.c src/agent/req.c src/agent/alloc.c src/agent/alloc_jvmti.c src/agent/instrument.c \
             src/agent/sites.c src/agent/rtcount.c src/agent/leaks.c src/agent/dump.c src/agent/analyze.c src/agent/lq.c \
-            src/agent/lqheap.c src/agent/lqset.c src/dsl/prog.c src/dsl/plan.c src/dsl/builtins.c \
-            src/base/classname.c src/base/fmt.c src/base/wire.c
+            src/agent/lqheap.c src/agent/lqset.c src/agent/heapif_agent.c src/agent/dsl_stubs.c \
+            src/dsl/prog.c src/dsl/plan.c src/dsl/builtins.c src/dsl/arena.c src/dsl/eval.c \
+            src/dsl/eval_builtin.c src/dsl/eval_session.c \
+            src/base/classname.c src/base/fmt.c src/base/wire.c src/base/mem.c src/base/ctx.c \
+            src/base/suggest.c src/base/u64map.c
+# The agent runs the query language's evaluator over its own heap view
+# (src/agent/heapif_agent.c): no dump backend, so heapif.h's inline calls
+# go through the view (HV_NO_DUMP); src/heap and src/engine stay out.
+AGENT_HDR = src/agent/ag.h src/agent/recorder.h src/agent/sites.h src/agent/lq.h \
+            src/agent/heapif_agent.h src/dsl/prog.h src/dsl/plan.h src/dsl/builtins.h \
+            src/dsl/ast.h src/dsl/heapif.h src/dsl/eval.h src/dsl/eval_internal.h \
+            src/dsl/value.h src/base/wire.h src/base/ctx.h src/base/mem.h
 # Exact recordings rewrite classes with ASM (Debian's libasm-java) inside the
 # JVM: the agent's Java classes and ASM's are built into the agent as data.
 ASM_JAR ?= /usr/share/java/asm.jar
@@ -81,9 +91,8 @@ $(BUILD)/agent/classes.c: $(AGENT_JAVA) src/agent/java/embed.py
 	  $(AGENT_JAVA)
 	python3 src/agent/java/embed.py $@ $(BUILD)/agent/classes $(ASM_JAR) \
 	  $(ASM_COMMONS_JAR):org/objectweb/asm/commons/LocalVariablesSorter
-$(AGENT): $(AGENT_SRC) src/agent/ag.h src/agent/recorder.h src/agent/sites.h src/agent/lq.h \
-	  src/dsl/prog.h src/dsl/plan.h src/dsl/builtins.h src/dsl/ast.h src/base/wire.h $(BUILD)/agent/classes.c
-	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -fPIC -shared -fvisibility=hidden \
+$(AGENT): $(AGENT_SRC) $(AGENT_HDR) $(BUILD)/agent/classes.c
+	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -DHV_NO_DUMP -fPIC -shared -fvisibility=hidden \
 	  -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux -o $@ $(AGENT_SRC) \
 	  $(BUILD)/agent/classes.c -pthread -lm
 

@@ -4,14 +4,24 @@
  * results sent back as records. The request's limits bound its time and
  * the agent's memory; a CANCEL on the connection stops it; a malformed
  * program closes the connection.
+ *
+ * Exploratory (issue 36, step 2): with HEAPSH_AGENT_EVAL=dsl in the JVM's
+ * environment, the program runs on the query language's own evaluator
+ * (src/dsl/eval*.c) over the agent's heap view (heapif_agent.h) instead,
+ * with the same records and END.
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "../base/ctx.h"
+#include "../dsl/eval.h"
 #include "../dsl/value.h"
 #include "ag.h"
+#include "heapif_agent.h"
 #include "lq.h"
 
 bool ag_debug(void);	/* recorder.h, whose struct node is another */
@@ -117,15 +127,258 @@ static void put_value(struct out *o, struct lval v, int depth)
 	}
 }
 
-static void emit(void *ctx, int stmt, int kind, struct lval v, const char *name)
+/* emit_record: a RESULT record's head: its statement, kind and name; its value follows. */
+static void emit_record(struct out *o, int stmt, int kind, const char *name)
 {
-	struct out *o = ctx;
 	wire_put8(&o->b, 1);	/* RESULT */
 	wire_put16(&o->b, (uint16_t)stmt);
 	wire_put8(&o->b, (uint8_t)kind);
 	wire_put_str(&o->b, name ? name : "");
+}
+
+static void emit(void *ctx, int stmt, int kind, struct lval v, const char *name)
+{
+	struct out *o = ctx;
+	emit_record(o, stmt, kind, name);
 	put_value(o, v, 0);
 	flush(o, false);
+}
+
+/* ---- the query language's evaluator (HEAPSH_AGENT_EVAL=dsl) ---- */
+
+/* use_dsl: whether HEAPSH_AGENT_EVAL=dsl is in the JVM's environment (read once). */
+static bool use_dsl(void)
+{
+	static int on = -1;
+	if (on < 0) {
+		const char *s = getenv("HEAPSH_AGENT_EVAL");
+		on = s && !strcmp(s, "dsl");
+	}
+	return on;
+}
+
+/*
+ * put_dvalue: an evaluator's value as put_value encodes lq's: the same
+ * records, read through the view v. A read the view cannot make here ends
+ * the request with LQ_UNSUPPORTED.
+ */
+static void put_dvalue(struct out *o, struct hv *v, struct value x, int depth)
+{
+	struct lq *q = o->q;
+	struct wire_w *b = &o->b;
+	if (depth > 64)
+		lq_raise(q, LQ_LIMIT, NULL, "a result nests lists more than 64 deep");
+	switch (x.k) {
+	case V_NULL: wire_put8(b, V_TNULL); break;
+	case V_BOOL: wire_put8(b, V_TBOOL); wire_put8(b, x.u.b); break;
+	case V_INT: wire_put8(b, V_TINT); wire_put64(b, (uint64_t)x.u.i); break;
+	case V_FLOAT: wire_put8(b, V_TFLOAT); wire_put_f64(b, x.u.f); break;
+	case V_STR: wire_put8(b, V_TSTR); wire_put_str(b, x.u.s); break;
+	case V_OBJ: {
+		uint32_t obj = x.u.idx, mc = hv_class_of_object(v, obj);
+		enum hv_obj_kind k = hv_kind(v, obj);
+		uint64_t id = hv_id(v, obj), size = hv_shallow(v, obj);
+		char *t = hv_text(v, obj, 0);
+		if (hv_failed(v)) {
+			free(t);
+			lq_raise(q, LQ_UNSUPPORTED, NULL, "%s", v->why);
+		}
+		wire_put8(b, V_TOBJ);
+		wire_put64(b, id);
+		wire_put_str(b, hv_class_name(v, mc != HV_NONE ? mc : hv_class_of(v, obj)));
+		wire_put64(b, size);
+		wire_put8(b, k == HV_CLASS_OBJECT ? 3 : k == HV_INSTANCE ? 0 : k == HV_OBJ_ARRAY ? 1 : 2);
+		wire_put8(b, t != NULL);
+		if (t)
+			wire_put_str(b, t);
+		free(t);
+		break;
+	}
+	case V_CLASS: {
+		struct hv_class c;
+		hv_class_info(v, x.u.idx, &c);
+		wire_put8(b, V_TCLASS);
+		wire_put64(b, c.id);
+		wire_put_str(b, c.name);
+		break;
+	}
+	case V_LOADER: {
+		uint64_t id = x.u.idx == HV_NONE ? 0 : hv_id(v, x.u.idx);
+		wire_put8(b, V_TLOADER);
+		wire_put64(b, id);
+		wire_put_str(b, x.u.idx == HV_NONE ? "<bootstrap>"
+			     : hv_class_name(v, hv_class_of(v, x.u.idx)));
+		break;
+	}
+	case V_THREAD: {
+		uint32_t obj = hv_thread_object(v, x.u.idx);
+		uint64_t id = obj == HV_NONE ? 0 : hv_id(v, obj);
+		char *nm = hv_thread_name(v, x.u.idx);
+		wire_put8(b, V_TTHREAD);
+		wire_put64(b, id);
+		wire_put_str(b, nm ? nm : "?");
+		free(nm);
+		break;
+	}
+	case V_LIST: {
+		const struct list *l = x.u.l;
+		if (l->kind == L_ALL)
+			lq_raise(q, LQ_UNSUPPORTED, NULL, "the list of every object as a result");
+		wire_put8(b, V_TLIST);
+		wire_put32(b, l->n);
+		for (uint32_t k = 0; k < l->n; k++) {
+			struct value y = l->kind == L_VALUES ? l->v[k]
+					 : (struct value){V_OBJ, {.idx = l->objs[k]}};
+			put_dvalue(o, v, y, depth + 1);
+			if (depth == 0)
+				flush(o, false);
+		}
+		break;
+	}
+	case V_STRUCT:
+		wire_put8(b, V_TSTRUCT);
+		wire_put16(b, (uint16_t)x.u.st->n);
+		for (int k = 0; k < x.u.st->n; k++) {
+			wire_put_str(b, x.u.st->names[k]);
+			put_dvalue(o, v, x.u.st->vals[k], depth + 1);
+		}
+		break;
+	case V_REFKIND: wire_put8(b, V_TREFKIND); wire_put8(b, (uint8_t)x.u.rk); break;
+	case V_ENTITY: put_dvalue(o, v, x.u.ent->name, depth + 1); break;
+	default: wire_put8(b, V_TLAMBDA); break;
+	}
+	if (hv_failed(v))
+		lq_raise(q, LQ_UNSUPPORTED, NULL, "%s", v->why);
+}
+
+/*
+ * The watch of an analysis on the dsl evaluator: a thread that sets the
+ * work context's interrupt flag (ctx.h, polled by the evaluator and the
+ * view's heap walks) at the time limit or on a CANCEL, and says which.
+ */
+struct watch {
+	pthread_t t;
+	int fd;
+	uint64_t deadline_ms;
+	volatile sig_atomic_t *interrupted;
+	volatile int stop;
+	volatile enum lq_status why;	/* LQ_LIMIT or LQ_CANCELLED once it interrupted */
+};
+
+static void *watch_run(void *p)
+{
+	struct watch *w = p;
+	while (!w->stop) {
+		if ((uint64_t)ag_now_ms() > w->deadline_ms) {
+			w->why = LQ_LIMIT;
+			break;
+		}
+		if (w->fd >= 0 && ag_cancel_waiting(w->fd)) {
+			w->why = LQ_CANCELLED;
+			break;
+		}
+		usleep(10000);
+	}
+	if (w->why != LQ_OK)
+		*w->interrupted = 1;
+	return NULL;
+}
+
+/* body: the message of a "cannot answer here" error without the evaluator's frame around it. */
+static const char *body(char *msg)
+{
+	static const char pre[] = "cannot answer here: ", post[] = " (a snapshot of the heap can)";
+	char *s = strncmp(msg, pre, sizeof pre - 1) ? msg : msg + sizeof pre - 1;
+	size_t n = strlen(s);
+	if (n >= sizeof post - 1 && !strcmp(s + n - (sizeof post - 1), post))
+		s[n - (sizeof post - 1)] = 0;
+	return s;
+}
+
+/*
+ * run_dsl: q's program on the dsl evaluator over the agent's view, each
+ * statement's value (an expression's, a let's) emitted as lq_run does. A
+ * failure ends it as lq_raise (the request's handler, status in q).
+ */
+static void run_dsl(struct lq *q, struct out *o)
+{
+	struct hs_ctx ctx;
+	memset(&ctx, 0, sizeof ctx);
+	struct hs_ctx *prev = hs_ctx_enter(&ctx);
+	struct watch wt;
+	memset(&wt, 0, sizeof wt);
+	wt.fd = q->fd;
+	wt.deadline_ms = q->deadline_ms;
+	wt.interrupted = &ctx.interrupted;
+	bool watching = pthread_create(&wt.t, NULL, watch_run, &wt) == 0;
+	q->fd = -1;	/* the watch reads CANCEL, not lq_poll */
+	struct hva *volatile a = NULL;
+	struct dsl *volatile d = NULL;
+	volatile bool failed = false, threw = false;
+	struct hs_catch hc;
+	hs_catch_push(&hc);
+	struct lq_guard g;
+	if (setjmp(hc.jb)) {	/* no memory (xmalloc): popped already */
+		LQ_END(q, g);
+		threw = true;
+		goto done;
+	}
+	LQ_TRY(q, g) {
+		LQ_CAUGHT(q, g);
+		hs_catch_pop(&hc);
+		failed = true;
+		goto done;
+	}
+	a = hva_new(q, &ctx.interrupted);
+	d = dsl_new_on(hva_view(a), NULL);
+	for (int k = 0; k < q->prog.nstmts; k++) {
+		struct stmt *s = q->prog.stmts[k];
+		q->stmt = k;
+		struct arena none = {NULL, 0};
+		struct dsl_output out;
+		struct hs_error err;
+		memset(&err, 0, sizeof err);
+		if (dsl_run_parsed(d, &none, &s, 1, &out, &err) != PARSE_OK) {
+			dsl_output_done(d, &out);
+			enum lq_status st = dsl_cannot_here(d) ? LQ_UNSUPPORTED : LQ_ERROR;
+			if (hva_status(a) != LQ_OK)
+				st = hva_status(a);
+			else if (ctx.interrupted)
+				st = wt.why != LQ_OK ? wt.why : LQ_CANCELLED;
+			struct node at;
+			memset(&at, 0, sizeof at);
+			at.line = err.line;
+			at.col = err.col;
+			lq_raise(q, st, &at, "%s", st == LQ_UNSUPPORTED ? body(err.msg)
+						   : st == LQ_LIMIT && wt.why == LQ_LIMIT
+						   ? "the analysis reached its time limit"
+						   : st == LQ_CANCELLED ? "cancelled" : err.msg);
+		}
+		struct value v;
+		if (s->kind == S_EXPR && out.n == 1) {
+			emit_record(o, k, S_EXPR, "");
+			put_dvalue(o, hva_view(a), out.vals[0], 0);
+			flush(o, false);
+		} else if (s->kind == S_LET && dsl_global(d, s->name, &v)) {
+			emit_record(o, k, S_LET, s->name);
+			put_dvalue(o, hva_view(a), v, 0);
+			flush(o, false);
+		}
+		dsl_output_done(d, &out);
+	}
+	LQ_END(q, g);
+	hs_catch_pop(&hc);
+done:
+	wt.stop = 1;
+	if (watching)
+		pthread_join(wt.t, NULL);
+	dsl_free(d);
+	hva_free(a);
+	hs_ctx_enter(prev);
+	if (threw)
+		lq_raise(q, LQ_LIMIT, NULL, "%s", hc.msg);
+	if (failed)
+		longjmp(*q->fail, 1);	/* q->status, q->msg say what */
 }
 
 static void *prog_alloc(void *ctx, size_t n)
@@ -194,7 +447,10 @@ bool ag_analyze_request(int fd, JNIEnv *env, JavaVM *vm, struct wire_r *r)
 		q->self_thread = self;
 		(*q->jv)->SetTag(q->jv, self, lq_new_entry(q, 0, -1, LE_SELF));
 	}
-	lq_run(q, emit, &o);
+	if (use_dsl())
+		run_dsl(q, &o);
+	else
+		lq_run(q, emit, &o);
 	q->status = LQ_OK;
 end:;
 	jmp_buf jb2;

@@ -394,6 +394,22 @@ struct lval lq_field_value(struct lq *q, const struct node *at, const struct lob
 			   const struct lfield *f);
 struct lval lq_static_value(struct lq *q, const struct node *at, uint32_t c,
 			    const struct lfield *f);
+/*
+ * lq_field_jvalue, lq_static_jvalue: instance field f of obj, static field
+ * f of class c, as JNI reads them (a reference: a new local reference, or
+ * NULL). LQ_UNSUPPORTED during a heap walk; LQ_ERROR when the JVM throws.
+ */
+jvalue lq_field_jvalue(struct lq *q, const struct node *at, jobject obj, const struct lfield *f);
+jvalue lq_static_jvalue(struct lq *q, const struct node *at, uint32_t c, const struct lfield *f);
+/* lq_prepare_classes: the fields of every class in bits (NULL: all), read before a walk. */
+void lq_prepare_classes(struct lq *q, const uint8_t *bits);
+/*
+ * lq_tagged_refs: the objects tagged want[0..n) (GetObjectsWithTags), as
+ * local references into out[0..n), NULL for a tag no object holds now.
+ * LQ_LIMIT when the JVM's lookup would take more than about half a second.
+ */
+void lq_tagged_refs(struct lq *q, const struct node *at, const jlong *want, uint32_t n,
+		    jobject *out);
 void lq_gc(struct lq *q);	/* once per request: a full GC, so the heap holds live objects */
 void lq_loaders(struct lq *q);
 void lq_threads(struct lq *q);

@@ -599,10 +599,22 @@ struct lval lq_field_value(struct lq *q, const struct node *at, const struct lob
 	if (!o->ref)
 		lq_raise(q, LQ_UNSUPPORTED, at, "field %s of an object a heap walk reports only as a "
 			 "reference", f->name);
+	jvalue v = lq_field_jvalue(q, at, o->ref, f);
+	if (f->type == 'L' || f->type == '[') {
+		if (!v.l)
+			return r;
+		r.k = LK_OBJ;
+		r.u.o = lq_obj_of_ref(q, v.l);
+		return r;
+	}
+	return prim_value(q, f->type, v);
+}
+
+jvalue lq_field_jvalue(struct lq *q, const struct node *at, jobject obj, const struct lfield *f)
+{
 	if (q->in_walk)
 		lq_raise(q, LQ_UNSUPPORTED, at, "reading field %s during a heap walk", f->name);
 	JNIEnv *env = q->jni;
-	jobject obj = o->ref;
 	jvalue v;
 	switch (f->type) {
 	case 'Z': v.z = (*env)->GetBooleanField(env, obj, f->id); break;
@@ -613,29 +625,34 @@ struct lval lq_field_value(struct lq *q, const struct node *at, const struct lob
 	case 'J': v.j = (*env)->GetLongField(env, obj, f->id); break;
 	case 'F': v.f = (*env)->GetFloatField(env, obj, f->id); break;
 	case 'D': v.d = (*env)->GetDoubleField(env, obj, f->id); break;
-	default: {
-		jobject x = (*env)->GetObjectField(env, obj, f->id);
-		jni_check(q, at, "reading a field");
-		if (!x)
-			return r;
-		r.k = LK_OBJ;
-		r.u.o = lq_obj_of_ref(q, x);
-		return r;
-	}
+	default: v.l = (*env)->GetObjectField(env, obj, f->id); break;
 	}
 	jni_check(q, at, "reading a field");
-	return prim_value(q, f->type, v);
+	return v;
 }
 
 struct lval lq_static_value(struct lq *q, const struct node *at, uint32_t c,
 			    const struct lfield *f)
+{
+	struct lval r = {LK_NULL, {0}};
+	jvalue v = lq_static_jvalue(q, at, c, f);
+	if (f->type == 'L' || f->type == '[') {
+		if (!v.l)
+			return r;
+		r.k = LK_OBJ;
+		r.u.o = lq_obj_of_ref(q, v.l);
+		return r;
+	}
+	return prim_value(q, f->type, v);
+}
+
+jvalue lq_static_jvalue(struct lq *q, const struct node *at, uint32_t c, const struct lfield *f)
 {
 	if (q->in_walk)
 		lq_raise(q, LQ_UNSUPPORTED, at, "static field %s during a heap walk", f->name);
 	JNIEnv *env = q->jni;
 	jclass k = q->cls[c].ref;
 	jvalue v;
-	struct lval r = {LK_NULL, {0}};
 	switch (f->type) {
 	case 'Z': v.z = (*env)->GetStaticBooleanField(env, k, f->id); break;
 	case 'B': v.b = (*env)->GetStaticByteField(env, k, f->id); break;
@@ -645,18 +662,10 @@ struct lval lq_static_value(struct lq *q, const struct node *at, uint32_t c,
 	case 'J': v.j = (*env)->GetStaticLongField(env, k, f->id); break;
 	case 'F': v.f = (*env)->GetStaticFloatField(env, k, f->id); break;
 	case 'D': v.d = (*env)->GetStaticDoubleField(env, k, f->id); break;
-	default: {
-		jobject x = (*env)->GetStaticObjectField(env, k, f->id);
-		jni_check(q, at, "reading a static field");
-		if (!x)
-			return r;
-		r.k = LK_OBJ;
-		r.u.o = lq_obj_of_ref(q, x);
-		return r;
-	}
+	default: v.l = (*env)->GetStaticObjectField(env, k, f->id); break;
 	}
 	jni_check(q, at, "reading a static field");
-	return prim_value(q, f->type, v);
+	return v;
 }
 
 /* ---- threads ---- */
@@ -1129,6 +1138,47 @@ static int cmp_tagged(const void *a, const void *b)
 /* Tags asked for times tagged objects, at most, in one GetObjectsWithTags (about 0.2 s). */
 #define HITS_WORK_MAX (1ull << 29)
 
+void lq_tagged_refs(struct lq *q, const struct node *at, const jlong *want, uint32_t n,
+		    jobject *out)
+{
+	/*
+	 * HotSpot's GetObjectsWithTags compares every tagged object with every
+	 * tag asked for (JvmtiTagMap::get_objects_with_tags), in one call no
+	 * cancel stops: 1 M hits took minutes. Past about half a second's
+	 * worth, the list is left to a snapshot.
+	 */
+	if ((uint64_t)n * ((uint64_t)q->nent + q->ncls + 1) > HITS_WORK_MAX)
+		lq_raise(q, LQ_LIMIT, at, "a list of %u objects is more than the agent can gather from "
+			 "the JVM in time (its tag lookup compares each with all %u tagged)", n,
+			 q->nent);
+	jint cnt = 0;
+	jobject *objs = NULL;
+	jlong *tags = NULL;
+	if (n && (*q->jv)->GetObjectsWithTags(q->jv, (jint)n, want, &cnt, &objs, &tags) !=
+		  JVMTI_ERROR_NONE)
+		lq_raise(q, LQ_ERROR, at, "GetObjectsWithTags failed");
+	struct tagged *byt = lq_alloc(q, ((size_t)cnt + 1) * sizeof *byt);
+	for (jint k = 0; k < cnt; k++) {
+		byt[k].tag = tags[k];
+		byt[k].o = objs[k];
+	}
+	qsort(byt, (size_t)cnt, sizeof *byt, cmp_tagged);
+	dealloc(q, objs);
+	dealloc(q, tags);
+	for (uint32_t k = 0; k < n; k++) {
+		/* binary search of the tag */
+		size_t lo = 0, hi = (size_t)cnt;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (byt[mid].tag < want[k])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		out[k] = lo < (size_t)cnt && byt[lo].tag == want[k] ? byt[lo].o : NULL;
+	}
+}
+
 /* hits_list: the objects an iteration kept, as JNI objects, in its order. */
 static struct lval hits_list(struct lq *q, const struct node *at, const struct iter *it)
 {
@@ -1140,30 +1190,9 @@ static struct lval hits_list(struct lq *q, const struct node *at, const struct i
 	for (uint32_t k = 0; k < it->nhits; k++)
 		if (!(it->hits[k] & HIT_MIRROR))
 			want[nw++] = LQ_TAG_ENTRY | (jlong)(it->hits[k] + 1);
-	/*
-	 * HotSpot's GetObjectsWithTags compares every tagged object with every
-	 * tag asked for (JvmtiTagMap::get_objects_with_tags), in one call no
-	 * cancel stops: 1 M hits took minutes. Past about half a second's
-	 * worth, the list is left to a snapshot.
-	 */
-	if ((uint64_t)nw * ((uint64_t)q->nent + q->ncls + 1) > HITS_WORK_MAX)
-		lq_raise(q, LQ_LIMIT, at, "a list of %u objects is more than the agent can gather from "
-			 "the JVM in time (its tag lookup compares each with all %u tagged)", nw,
-			 q->nent);
-	jint cnt = 0;
-	jobject *objs = NULL;
-	jlong *tags = NULL;
-	if (nw && (*q->jv)->GetObjectsWithTags(q->jv, (jint)nw, want, &cnt, &objs, &tags) !=
-		  JVMTI_ERROR_NONE)
-		lq_raise(q, LQ_ERROR, at, "GetObjectsWithTags failed");
-	struct tagged *byt = lq_alloc(q, ((size_t)cnt + 1) * sizeof *byt);
-	for (jint k = 0; k < cnt; k++) {
-		byt[k].tag = tags[k];
-		byt[k].o = objs[k];
-	}
-	qsort(byt, (size_t)cnt, sizeof *byt, cmp_tagged);
-	dealloc(q, objs);
-	dealloc(q, tags);
+	jobject *refs = lq_alloc(q, ((size_t)nw + 1) * sizeof *refs);
+	lq_tagged_refs(q, at, want, nw, refs);
+	uint32_t w = 0;
 	for (uint32_t k = 0; k < it->nhits; k++) {
 		struct lobj *o = lq_alloc(q, sizeof *o);
 		o->length = -1;
@@ -1174,18 +1203,9 @@ static struct lval hits_list(struct lq *q, const struct node *at, const struct i
 			o->ref = q->cls[c].ref;
 		} else {
 			jlong t = LQ_TAG_ENTRY | (jlong)(it->hits[k] + 1);
-			/* binary search of the tag */
-			size_t lo = 0, hi = (size_t)cnt;
-			while (lo < hi) {
-				size_t mid = (lo + hi) / 2;
-				if (byt[mid].tag < t)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			if (lo >= (size_t)cnt || byt[lo].tag != t)
+			if (!refs[w++])
 				continue;	/* collected meanwhile */
-			o->ref = byt[lo].o;
+			o->ref = refs[w - 1];
 			o->tag = t;
 			o->cls = lq_class_of_ref(q, o->ref);
 			if (q->cls[o->cls].elem)
@@ -1223,8 +1243,7 @@ static void run_iteration(struct lq *q, struct iter *it, jclass klass, bool prim
 		lq_raise(q, LQ_ERROR, it->at, "IterateThroughHeap failed (JVMTI error %d)", err);
 }
 
-/* prepare_classes: read the fields of every class an iteration may meet (no JNI there). */
-static void prepare_classes(struct lq *q, const uint8_t *bits)
+void lq_prepare_classes(struct lq *q, const uint8_t *bits)
 {
 	for (uint32_t c = 0; c < q->ncls; c++)
 		if ((!bits || (bits[c / 8] & (1u << (c % 8)))) && !q->cls[c].elem)
@@ -1253,7 +1272,7 @@ struct lval lq_instances(struct lq *q, const struct node *at, uint32_t c)
 {
 	struct iter it;
 	iter_init(q, &it, IT_TAG, (struct node *)at, one_class(q, c));
-	prepare_classes(q, it.bits);
+	lq_prepare_classes(q, it.bits);
 	run_iteration(q, &it, single_class(q, it.bits), false);
 	return hits_list(q, at, &it);
 }
@@ -1262,7 +1281,7 @@ void lq_class_count(struct lq *q, uint32_t c, uint64_t *count, uint64_t *bytes)
 {
 	struct iter it;
 	iter_init(q, &it, IT_COUNT, NULL, one_class(q, c));
-	prepare_classes(q, it.bits);
+	lq_prepare_classes(q, it.bits);
 	run_iteration(q, &it, single_class(q, it.bits), false);
 	*count = it.count;
 	*bytes = it.bytes;
@@ -1307,7 +1326,7 @@ struct lval lq_objects(struct lq *q, struct node *at, const struct bi_row *r, in
 		it.reads = lq_alloc(q, 64 * sizeof *it.reads);
 		if (lam && fn.u.fn->lam->nparams == 1)
 			collect_reads(&it, fn.u.fn->lam, fn.u.fn->lam->params[0].name, 0);
-		prepare_classes(q, bits);
+		lq_prepare_classes(q, bits);
 		struct lq_ctx lc;
 		LQ_SAVE(q, lc);
 		jmp_buf jb, *save = q->fail;
@@ -1347,7 +1366,7 @@ struct lval lq_objects(struct lq *q, struct node *at, const struct bi_row *r, in
 	/* the instances of the class and its subclasses, as JNI objects, in address order */
 	struct iter it;
 	iter_init(q, &it, IT_TAG, at, bits);
-	prepare_classes(q, bits);
+	lq_prepare_classes(q, bits);
 	run_iteration(q, &it, single_class(q, bits), false);
 	struct lval all = hits_list(q, at, &it);
 	return lq_list_member(q, at, r, all.u.l, nargs, args);
@@ -1402,6 +1421,6 @@ void lq_stream(struct lq *q, struct node *at, struct lval fn, struct node *also,
 	it.reads = lq_alloc(q, 64 * sizeof *it.reads);
 	collect_reads(&it, fn.u.fn->lam, fn.u.fn->lam->params[0].name, 0);
 	collect_reads(&it, also, "THIS", 0);
-	prepare_classes(q, bits);
+	lq_prepare_classes(q, bits);
 	run_iteration(q, &it, single_class(q, bits), it.nreads > 0);
 }

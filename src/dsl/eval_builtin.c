@@ -151,15 +151,16 @@ static const uint8_t *class_filter(struct ev *e, struct value fn)
  * list, from the instances of the classes a filter names (class_filter),
  * or, for every object of a heap whose objects are not numbered, from the
  * backend's objects_each (a walk): its handles may be transient, so a step
- * keeps (eval_keep) what it stores, and a runtime error in a step is caught
- * there and raised again once the walk has returned (never a longjmp past
- * the backend).
+ * keeps (eval_keep) what it stores, and a runtime error or a throw
+ * (hs_throw) in a step is caught there and raised again once the walk has
+ * returned (never a longjmp past the backend).
  */
 struct visit {
 	struct ev *e;
 	struct node *n;		/* the member, for errors */
 	struct value fn;	/* its lambda, or null */
 	bool walk;		/* the elements come from objects_each */
+	char threw[512];	/* a throw under a step of the walk, thrown again after it */
 	bool (*step)(struct visit *w, struct value x);
 	/* the member's own state */
 	struct builder b;
@@ -182,12 +183,22 @@ static bool walk_one(void *ctx, uint32_t obj)
 	struct ev *e = w->e;
 	jmp_buf outer;
 	memcpy(outer, e->fail, sizeof outer);
+	struct hs_catch c;
+	hs_catch_push(&c);
+	if (setjmp(c.jb)) {	/* a throw (no memory): thrown again after the walk */
+		memcpy(e->fail, outer, sizeof outer);
+		memcpy(w->threw, c.msg, sizeof w->threw);
+		w->walk = false;
+		return false;
+	}
 	if (setjmp(e->fail)) {
+		hs_catch_pop(&c);
 		memcpy(e->fail, outer, sizeof outer);
 		w->walk = false;	/* the walk failed: raised again after it */
 		return false;
 	}
 	bool go = w->step(w, vidx(V_OBJ, obj));
+	hs_catch_pop(&c);
 	memcpy(e->fail, outer, sizeof outer);
 	return go;
 }
@@ -212,6 +223,8 @@ static void visit(struct visit *w, const struct list *l, bool filter)
 	if (l->kind == L_ALL && !bits && !v->dense) {
 		w->walk = true;
 		hv_objects_each(v, NULL, walk_one, w);
+		if (w->threw[0])
+			hs_throw("%s", w->threw);
 		if (!w->walk)	/* a step failed: e->err holds it */
 			longjmp(e->fail, 1);
 		w->walk = false;

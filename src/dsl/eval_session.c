@@ -24,8 +24,12 @@ struct dsl *dsl_new(const struct heap *h, const struct dsl_engine *eng)
 	struct dsl *d = xcalloc(1, sizeof *d);
 	if (eng)
 		d->eng = *eng;
+#ifndef HV_NO_DUMP
 	hvd_init(&d->hvd, h, eng, true);
 	d->hv = h ? &d->hvd.view : NULL;
+#else
+	(void)h;	/* a build without the dump backend (the agent's): dsl_new_on's views only */
+#endif
 	return d;
 }
 
@@ -43,10 +47,15 @@ const struct heap *dsl_heap(const struct dsl *d)
 
 void dsl_set_heap(struct dsl *d, const struct heap *h)
 {
+#ifndef HV_NO_DUMP
 	if (!d->hv && h) {
 		hvd_set_heap(&d->hvd, h, true);
 		d->hv = &d->hvd.view;
 	}
+#else
+	(void)d;
+	(void)h;
+#endif
 }
 
 bool dsl_cannot_here(const struct dsl *d)

@@ -291,6 +291,18 @@ struct hv {
 	char why[256];			/* what failed (HV_ERROR: the whole message) */
 };
 
+/*
+ * HV_DUMP(v): the dump backend's heap for the inline calls below, or NULL.
+ * A build that links no dump backend (the agent's: -DHV_NO_DUMP) makes it
+ * NULL at compile time, so every call goes through v->ops and nothing
+ * refers to src/heap's functions.
+ */
+#ifdef HV_NO_DUMP
+#define HV_DUMP(v) ((const struct heap *)0)
+#else
+#define HV_DUMP(v) ((v)->dump)
+#endif
+
 /* hv_failed: whether an operation failed since the last hv_clear. hv_clear: forget it. */
 static inline bool hv_failed(const struct hv *v)
 {
@@ -333,19 +345,19 @@ static inline struct hv_value hvd_value(const struct heap *h, struct heap_value 
  */
 static inline uint32_t hv_class_of(struct hv *v, uint32_t obj)
 {
-	return v->dump ? v->dump->cls[obj] : v->ops->class_of(v, obj);
+	return HV_DUMP(v) ? v->dump->cls[obj] : v->ops->class_of(v, obj);
 }
 static inline enum hv_obj_kind hv_kind(struct hv *v, uint32_t obj)
 {
-	return v->dump ? (enum hv_obj_kind)heap_kind(v->dump, obj) : v->ops->kind(v, obj);
+	return HV_DUMP(v) ? (enum hv_obj_kind)heap_kind(v->dump, obj) : v->ops->kind(v, obj);
 }
 static inline uint64_t hv_shallow(struct hv *v, uint32_t obj)
 {
-	return v->dump ? heap_shallow(v->dump, obj) : v->ops->shallow(v, obj);
+	return HV_DUMP(v) ? heap_shallow(v->dump, obj) : v->ops->shallow(v, obj);
 }
 static inline uint64_t hv_id(struct hv *v, uint32_t obj)
 {
-	return v->dump ? heap_id(v->dump, obj) : v->ops->id(v, obj);
+	return HV_DUMP(v) ? heap_id(v->dump, obj) : v->ops->id(v, obj);
 }
 static inline bool hv_field_locate(struct hv *v, uint32_t c, const char *name,
 				   struct hv_slot *slot)
@@ -354,7 +366,7 @@ static inline bool hv_field_locate(struct hv *v, uint32_t c, const char *name,
 }
 static inline struct hv_value hv_field_at(struct hv *v, uint32_t obj, struct hv_slot slot)
 {
-	if (v->dump)
+	if (HV_DUMP(v))
 		return hvd_value(v->dump, heap_field_at(v->dump, obj, slot.off, slot.type));
 	return v->ops->field_at(v, obj, slot);
 }
@@ -377,7 +389,7 @@ static inline char *hv_text(struct hv *v, uint32_t obj, size_t max_chars)
 }
 static inline const uint32_t *hv_refs_out(struct hv *v, uint32_t obj, uint32_t *count)
 {
-	return v->dump ? heap_out(v->dump, obj, count) : v->ops->refs_out(v, obj, count);
+	return HV_DUMP(v) ? heap_out(v->dump, obj, count) : v->ops->refs_out(v, obj, count);
 }
 static inline const uint32_t *hv_refs_in(struct hv *v, uint32_t obj, uint32_t *count)
 {
@@ -411,7 +423,7 @@ static inline void hv_class_info(struct hv *v, uint32_t c, struct hv_class *out)
 }
 static inline const char *hv_class_name(struct hv *v, uint32_t c)
 {
-	return v->dump ? v->dump->classes[c].name : v->ops->class_name(v, c);
+	return HV_DUMP(v) ? v->dump->classes[c].name : v->ops->class_name(v, c);
 }
 static inline uint32_t hv_class_of_object(struct hv *v, uint32_t obj)
 {
@@ -423,7 +435,7 @@ static inline void hv_class_totals(struct hv *v, uint32_t c, uint64_t *count, ui
 }
 static inline const uint32_t *hv_instances(struct hv *v, uint32_t c, uint32_t *count)
 {
-	return v->dump ? heap_instances(v->dump, c, count) : v->ops->instances(v, c, count);
+	return HV_DUMP(v) ? heap_instances(v->dump, c, count) : v->ops->instances(v, c, count);
 }
 static inline bool hv_is_subclass(struct hv *v, uint32_t c, uint32_t sup)
 {
@@ -466,7 +478,7 @@ static inline void hv_roots_each(struct hv *v, uint32_t thread,
 }
 static inline uint32_t hv_keep(struct hv *v, uint32_t obj)
 {
-	return v->dump ? obj : v->ops->keep(v, obj);
+	return HV_DUMP(v) ? obj : v->ops->keep(v, obj);
 }
 
 #endif
