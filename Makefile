@@ -78,7 +78,7 @@ AGENT_SRC = src/agent/agent.c src/agent/classes.c src/agent/histogram.c src/agen
 AGENT_HDR = src/agent/ag.h src/agent/recorder.h src/agent/sites.h src/agent/lq.h \
             src/agent/heapif_agent.h src/dsl/prog.h src/dsl/plan.h src/dsl/builtins.h \
             src/dsl/ast.h src/dsl/heapif.h src/dsl/eval.h src/dsl/eval_internal.h \
-            src/dsl/value.h src/base/wire.h src/base/ctx.h src/base/mem.h
+            src/dsl/value.h src/dsl/arena.h src/base/wire.h src/base/ctx.h src/base/mem.h
 # Exact recordings rewrite classes with ASM (Debian's libasm-java) inside the
 # JVM: the agent's Java classes and ASM's are built into the agent as data.
 ASM_JAR ?= /usr/share/java/asm.jar

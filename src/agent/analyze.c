@@ -254,15 +254,19 @@ static void put_dvalue(struct out *o, struct hv *v, struct value x, int depth)
 /*
  * The watch of an analysis on the dsl evaluator: a thread that sets the
  * work context's interrupt flag (ctx.h, polled by the evaluator and the
- * view's heap walks) at the time limit or on a CANCEL, and says which.
+ * view's heap walks) at the time limit, when the evaluator's arenas pass
+ * the memory limit (checked every 10 ms: the bound is approximate), or on
+ * a CANCEL, and says which.
  */
 struct watch {
 	pthread_t t;
 	int fd;
 	uint64_t deadline_ms;
+	size_t mem_base, mem_limit;	/* arena_live_bytes before, and the bytes allowed over it */
 	volatile sig_atomic_t *interrupted;
 	volatile int stop;
 	volatile enum lq_status why;	/* LQ_LIMIT or LQ_CANCELLED once it interrupted */
+	volatile bool memory;		/* LQ_LIMIT: the memory limit, not the time limit */
 };
 
 static void *watch_run(void *p)
@@ -270,6 +274,11 @@ static void *watch_run(void *p)
 	struct watch *w = p;
 	while (!w->stop) {
 		if ((uint64_t)ag_now_ms() > w->deadline_ms) {
+			w->why = LQ_LIMIT;
+			break;
+		}
+		if (arena_live_bytes() > w->mem_base + w->mem_limit) {
+			w->memory = true;
 			w->why = LQ_LIMIT;
 			break;
 		}
@@ -309,6 +318,8 @@ static void run_dsl(struct lq *q, struct out *o)
 	memset(&wt, 0, sizeof wt);
 	wt.fd = q->fd;
 	wt.deadline_ms = q->deadline_ms;
+	wt.mem_base = arena_live_bytes();
+	wt.mem_limit = q->mem_limit;
 	wt.interrupted = &ctx.interrupted;
 	bool watching = pthread_create(&wt.t, NULL, watch_run, &wt) == 0;
 	q->fd = -1;	/* the watch reads CANCEL, not lq_poll */
@@ -349,6 +360,9 @@ static void run_dsl(struct lq *q, struct out *o)
 			memset(&at, 0, sizeof at);
 			at.line = err.line;
 			at.col = err.col;
+			if (st == LQ_LIMIT && wt.why == LQ_LIMIT && wt.memory)
+				lq_raise(q, st, &at, "the analysis needs more than the agent's memory "
+					 "limit of %" PRIu64 " MiB", q->mem_limit >> 20);
 			lq_raise(q, st, &at, "%s", st == LQ_UNSUPPORTED ? body(err.msg)
 						   : st == LQ_LIMIT && wt.why == LQ_LIMIT
 						   ? "the analysis reached its time limit"

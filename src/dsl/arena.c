@@ -1,10 +1,13 @@
 /* arena.c - see arena.h. */
 #include "arena.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../base/mem.h"
+
+static _Atomic size_t live;	/* bytes of every arena's blocks, for arena_live_bytes */
 
 struct arena_block {
 	struct arena_block *next;
@@ -19,6 +22,7 @@ void *arena_alloc(struct arena *a, size_t n)
 	if (!b || b->size - b->used < n) {
 		size_t size = n > 65536 ? n : 65536;
 		b = xmalloc(sizeof *b + size);
+		atomic_fetch_add_explicit(&live, sizeof *b + size, memory_order_relaxed);
 		b->size = size;
 		b->used = 0;
 		b->next = a->head;
@@ -44,6 +48,7 @@ void arena_free(struct arena *a)
 	struct arena_block *b = a->head;
 	while (b) {
 		struct arena_block *next = b->next;
+		atomic_fetch_sub_explicit(&live, sizeof *b + b->size, memory_order_relaxed);
 		free(b);
 		b = next;
 	}
@@ -66,4 +71,9 @@ void arena_adopt(struct arena *dst, struct arena *src)
 	dst->used += src->used;
 	src->head = NULL;
 	src->used = 0;
+}
+
+size_t arena_live_bytes(void)
+{
+	return atomic_load_explicit(&live, memory_order_relaxed);
 }

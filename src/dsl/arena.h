@@ -19,5 +19,10 @@ char *arena_strndup(struct arena *a, const char *s, size_t n);
 void arena_free(struct arena *a);
 /* arena_adopt: src's blocks become dst's (freed with it); src is left empty. */
 void arena_adopt(struct arena *dst, struct arena *src);
+/*
+ * arena_live_bytes: the bytes of every arena's blocks in the process now,
+ * from any thread (the agent's watch bounds an analysis' memory by it).
+ */
+size_t arena_live_bytes(void);
 
 #endif
