@@ -110,6 +110,40 @@ struct value eval_build_done(struct ev *e, struct builder *b)
 	return l;
 }
 
+bool eval_guarded(struct ev *e, bool (*fn)(void *ctx), void *ctx)
+{
+	jmp_buf outer;
+	memcpy(outer, e->fail, sizeof outer);
+	struct hs_catch c;
+	hs_catch_push(&c);
+	if (setjmp(c.jb)) {	/* a throw (no memory): c is popped */
+		memcpy(e->fail, outer, sizeof outer);
+		e->caught = 2;
+		snprintf(e->caught_msg, sizeof e->caught_msg, "%s", c.msg);
+		return false;
+	}
+	if (setjmp(e->fail)) {	/* a runtime error: e->err holds it */
+		hs_catch_pop(&c);
+		memcpy(e->fail, outer, sizeof outer);
+		e->caught = 1;
+		return false;
+	}
+	bool go = fn(ctx);
+	hs_catch_pop(&c);
+	memcpy(e->fail, outer, sizeof outer);
+	return go;
+}
+
+void eval_raise_caught(struct ev *e)
+{
+	int k = e->caught;
+	e->caught = 0;
+	if (k == 2)
+		hs_throw("%s", e->caught_msg);
+	if (k == 1)
+		longjmp(e->fail, 1);
+}
+
 void eval_poll(struct ev *e, const struct node *at)
 {
 	if ((++e->steps & 0xffff) == 0 && hs_interrupted)
@@ -603,7 +637,7 @@ static bool in_entity(struct ev *e, struct value v, struct instance *ent)
 	}
 	default: return false;
 	}
-	return e->owner && e->owner[obj] == ent->id;
+	return e->owners && hv_owner(e->hv, obj) == ent->id;
 }
 
 /* ---- native functions (extern) ---- */
@@ -808,7 +842,7 @@ struct value eval_expr(struct ev *e, struct frame *f, struct node *n)
 				 "are built");
 		if (v.k != V_OBJ)
 			return vbool(v.k == V_NULL ? false : true);
-		return vbool(e->owner[v.u.idx] == 0);
+		return vbool(hv_owner(e->hv, v.u.idx) == 0);
 	}
 	case N_IN: {
 		struct value v = eval_expr(e, f, n->a), set = eval_expr(e, f, n->b);

@@ -176,20 +176,22 @@ struct sort_item {
 	struct value key, item;
 };
 
+struct walk_step {
+	struct visit *w;
+	uint32_t obj;
+};
+
+static bool walk_step(void *ctx)
+{
+	struct walk_step *s = ctx;
+	return s->w->step(s->w, vidx(V_OBJ, s->obj));
+}
+
+/* walk_one: objects_each's callback: the step, whose errors wait until the walk returned. */
 static bool walk_one(void *ctx, uint32_t obj)
 {
-	struct visit *w = ctx;
-	struct ev *e = w->e;
-	jmp_buf outer;
-	memcpy(outer, e->fail, sizeof outer);
-	if (setjmp(e->fail)) {
-		memcpy(e->fail, outer, sizeof outer);
-		w->walk = false;	/* the walk failed: raised again after it */
-		return false;
-	}
-	bool go = w->step(w, vidx(V_OBJ, obj));
-	memcpy(e->fail, outer, sizeof outer);
-	return go;
+	struct walk_step s = {ctx, obj};
+	return eval_guarded(s.w->e, walk_step, &s);
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -212,9 +214,8 @@ static void visit(struct visit *w, const struct list *l, bool filter)
 	if (l->kind == L_ALL && !bits && !v->dense) {
 		w->walk = true;
 		hv_objects_each(v, NULL, walk_one, w);
-		if (!w->walk)	/* a step failed: e->err holds it */
-			longjmp(e->fail, 1);
 		w->walk = false;
+		eval_raise_caught(e);
 		eval_hv_check(e, w->n);
 		return;
 	}

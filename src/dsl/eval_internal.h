@@ -85,7 +85,9 @@ struct ev {
 	struct value this_v, referrer;
 	struct instance *entity;
 	enum refkind rk;
-	uint32_t *owner;	/* object -> instance id, 0 = Unassigned */
+	bool owners;		/* a set type's analysis holds the heap view's owners (hv_owners) */
+	int caught;		/* eval_guarded caught: 1 a runtime error, 2 a throw (caught_msg) */
+	char caught_msg[512];
 	struct analysis *an;	/* the running analysis, freed if it fails */
 	const char *snippet;	/* the text being run */
 	int calls;		/* lambda calls under way: bounded, recursion is an error */
@@ -170,6 +172,14 @@ struct value eval_vlist(struct ev *e, enum list_kind k, uint32_t n);
 /* eval_build_add: append v to b. eval_build_done: b's list (of object indexes if all are). */
 void eval_build_add(struct ev *e, struct builder *b, struct value v);
 struct value eval_build_done(struct ev *e, struct builder *b);
+/*
+ * eval_guarded: fn(ctx)'s answer, run where nothing may unwind past the
+ * caller (a backend's walk callback: JVMTI below it): a runtime error or a
+ * throw (no memory) inside is caught, and false returned; once the backend
+ * has returned, eval_raise_caught raises what was caught (nothing if none).
+ */
+bool eval_guarded(struct ev *e, bool (*fn)(void *ctx), void *ctx);
+void eval_raise_caught(struct ev *e);
 /* eval_poll: counts a step; an "interrupted" error at `at` after Ctrl-C. */
 void eval_poll(struct ev *e, const struct node *at);
 /* eval_need_heap: an error at `at` saying `what` needs a heap, when the session has none. */

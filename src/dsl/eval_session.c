@@ -327,8 +327,10 @@ enum parse_status dsl_run_parsed(struct dsl *d, struct arena *parsed, struct stm
 	int k = 0;
 	if (setjmp(e->fail)) {
 		e->calls = 0;
-		big_free(e->owner);
-		e->owner = NULL;
+		if (e->owners) {
+			hv_owners(e->hv, false);
+			e->owners = false;
+		}
 		if (e->an) {
 			eval_analysis_free(e->an);
 			e->an = NULL;

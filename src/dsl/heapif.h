@@ -271,6 +271,33 @@ struct hv_ops {
 	void (*roots_each)(struct hv *v, uint32_t thread, void (*fn)(void *ctx, uint32_t obj),
 			   void *ctx);
 
+	/* ---- set types (docs/dsl.md "Set types: semantics") ---- */
+	/* owners: on: start an analysis' owner map, every object in no instance (may fail:
+	 * HV_ERROR, no memory for it); off: forget it. Dump: a uint32 per object (big.h).
+	 * Agent (PLAN): the analysis' tags (lq's entries). */
+	void (*owners)(struct hv *v, bool on);
+	/* owner: the instance (its 1-based id) obj was included in, 0 none. set_owner: obj
+	 * joins instance id. May fail (set_owner: no memory). Agent (PLAN): the object's tag, or
+	 * the walk's tag_ptr for a transient handle. */
+	uint32_t (*owner)(struct hv *v, uint32_t obj);
+	void (*set_owner)(struct hv *v, uint32_t obj, uint32_t id);
+	/* grow: step 4 for one instance: from the members seeds[0..n), depth first, each
+	 * reference a heap walk reports (HotSpot's FollowReferences: instance fields but the two
+	 * reflection fields it hides, object array elements, a class object's superclass (not
+	 * java.lang.Object), loader, signers, protection domain and declared statics; nothing
+	 * from primitive arrays, java.lang.Class instances that are not classes, array classes)
+	 * from referrer to a target with no owner is offered: offer(ctx, referrer, target,
+	 * kind) returns whether target joined (the caller set its owner), and then its
+	 * references are offered in turn. The order of offers is the backend's (depth first
+	 * from each seed). offer must not unwind; handles may be transient. May fail.
+	 * Dump: the model's references in that order. Agent (PLAN): one FollowReferences
+	 * from an array of the seeds, the callback offering, JVMTI_VISIT_OBJECTS for what joins
+	 * (lqset.c's step 4). */
+	void (*grow)(struct hv *v, const uint32_t *seeds, uint32_t n,
+		     bool (*offer)(void *ctx, uint32_t referrer, uint32_t target,
+				   enum hv_ref_kind kind),
+		     void *ctx);
+
 	/* ---- handles ---- */
 	/* keep: a handle that outlives the walk callback of transient handle obj (see
 	 * HANDLES). May fail (HV_ERROR: out of the request's memory). Dump: the identity. */
@@ -287,6 +314,7 @@ struct hv {
 	uint32_t nclasses;		/* class handles 0..nclasses-1 */
 	uint32_t nthreads;		/* thread handles 0..nthreads-1 */
 	uint32_t class_class;		/* java.lang.Class's class handle, or HV_NONE */
+	uint32_t *owner_map;		/* a backend's owners (hv_owner) as an array by handle, or NULL */
 	enum hv_fail fail;		/* sticky: the first failure since hv_clear */
 	char why[256];			/* what failed (HV_ERROR: the whole message) */
 };
@@ -463,6 +491,25 @@ static inline void hv_roots_each(struct hv *v, uint32_t thread,
 				 void (*fn)(void *ctx, uint32_t obj), void *ctx)
 {
 	v->ops->roots_each(v, thread, fn, ctx);
+}
+static inline void hv_owners(struct hv *v, bool on)
+{
+	v->ops->owners(v, on);
+}
+static inline uint32_t hv_owner(struct hv *v, uint32_t obj)
+{
+	return v->owner_map ? v->owner_map[obj] : v->ops->owner(v, obj);
+}
+static inline void hv_set_owner(struct hv *v, uint32_t obj, uint32_t id)
+{
+	v->ops->set_owner(v, obj, id);
+}
+static inline void hv_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
+			   bool (*offer)(void *ctx, uint32_t referrer, uint32_t target,
+					 enum hv_ref_kind kind),
+			   void *ctx)
+{
+	v->ops->grow(v, seeds, n, offer, ctx);
 }
 static inline uint32_t hv_keep(struct hv *v, uint32_t obj)
 {

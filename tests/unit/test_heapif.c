@@ -223,8 +223,9 @@ struct walker {
 	uint32_t *kept_of;	/* dump index -> kept handle + 1 (0: none yet) */
 	uint32_t *index_of;	/* kept handle -> dump index */
 	uint32_t nkept;
-	uint32_t at;		/* the object objects_each's callback is at, UINT32_MAX none */
-	uint32_t slot;		/* its transient handle's slot */
+	uint32_t at[2];		/* what a walk's callback is at (object, or referrer and target) */
+	uint32_t slot[2];	/* their transient handles' slots; UINT32_MAX none */
+	uint32_t gen;
 	uint32_t **lists;	/* what refs_out, refs_in and instances handed out */
 	uint32_t nlists;
 	uint64_t transients, keeps;
@@ -242,9 +243,10 @@ static uint32_t ix(struct hv *v, uint32_t h)
 	if (h == HV_NONE)
 		return h;
 	if (h & HV_TRANSIENT) {
-		if (w->at == UINT32_MAX || (h & ~HV_TRANSIENT) != w->slot)
-			fail_msg("transient handle %#x used after its callback returned", h);
-		return w->at;
+		for (int k = 0; k < 2; k++)
+			if (w->slot[k] != UINT32_MAX && (h & ~HV_TRANSIENT) == w->slot[k])
+				return w->at[k];
+		fail_msg("transient handle %#x used after its callback returned", h);
 	}
 	assert_true(h < w->nkept);
 	return w->index_of[h];
@@ -367,17 +369,28 @@ struct each_obj {
 	bool (*fn)(void *ctx, uint32_t obj);
 	void *ctx;
 };
+/* transient: what the walk is at, as place k of the callback: its kept handle, else a new slot. */
+static uint32_t transient(struct walker *w, int k, uint32_t i)
+{
+	if (w->kept_of[i])
+		return w->kept_of[i] - 1;
+	w->at[k] = i;
+	w->slot[k] = ++w->gen & 0xffffff;
+	w->transients++;
+	return HV_TRANSIENT | w->slot[k];
+}
+
+static void end_callback(struct walker *w)
+{
+	w->slot[0] = w->slot[1] = UINT32_MAX;
+}
+
 static bool w_obj(void *ctx, uint32_t i)
 {
 	struct each_obj *x = ctx;
 	struct walker *w = W(x->v);
-	if (w->kept_of[i])
-		return x->fn(x->ctx, w->kept_of[i] - 1);
-	w->at = i;
-	w->slot = (w->slot + 1) & 0xffff;
-	w->transients++;
-	bool go = x->fn(x->ctx, HV_TRANSIENT | w->slot);
-	w->at = UINT32_MAX;
+	bool go = x->fn(x->ctx, transient(w, 0, i));
+	end_callback(w);
 	return go;
 }
 static void w_objects_each(struct hv *v, const uint8_t *classes,
@@ -452,6 +465,43 @@ static void w_roots_each(struct hv *v, uint32_t t, void (*fn)(void *, uint32_t),
 	struct each_root x = {v, fn, ctx};
 	INOPS.roots_each(IN(v), t, w_root, &x);
 }
+static void w_owners(struct hv *v, bool on)
+{
+	INOPS.owners(IN(v), on);
+	if (hv_failed(IN(v))) {
+		hv_set_fail(v, IN(v)->fail, "%s", IN(v)->why);
+		hv_clear(IN(v));
+	}
+}
+static uint32_t w_owner(struct hv *v, uint32_t o) { return INOPS.owner(IN(v), ix(v, o)); }
+static void w_set_owner(struct hv *v, uint32_t o, uint32_t id)
+{
+	INOPS.set_owner(IN(v), ix(v, o), id);
+}
+struct each_offer {
+	struct hv *v;
+	bool (*fn)(void *ctx, uint32_t referrer, uint32_t target, enum hv_ref_kind kind);
+	void *ctx;
+};
+static bool w_offer(void *ctx, uint32_t referrer, uint32_t target, enum hv_ref_kind kind)
+{
+	struct each_offer *x = ctx;
+	struct walker *w = W(x->v);
+	uint32_t r = transient(w, 0, referrer), t = transient(w, 1, target);
+	bool joined = x->fn(x->ctx, r, t, kind);
+	end_callback(w);
+	return joined;
+}
+static void w_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
+		   bool (*fn)(void *, uint32_t, uint32_t, enum hv_ref_kind), void *ctx)
+{
+	uint32_t *in = malloc(((size_t)n + 1) * sizeof *in);
+	for (uint32_t k = 0; k < n; k++)
+		in[k] = ix(v, seeds[k]);
+	struct each_offer x = {v, fn, ctx};
+	INOPS.grow(IN(v), in, n, w_offer, &x);
+	free(in);
+}
 static uint32_t w_keep(struct hv *v, uint32_t o)
 {
 	W(v)->keeps += (o & HV_TRANSIENT) != 0;
@@ -464,7 +514,7 @@ static const struct hv_ops walker_ops = {
 	w_retained, w_dynamic_size, w_objects_each, w_class_info, w_class_name,
 	w_class_of_object, w_class_totals, w_instances, w_is_subclass, w_find_classes,
 	w_class_by_name, w_static_value, w_static_names, w_thread_object, w_thread_name,
-	w_thread_frames, w_roots_each, w_keep,
+	w_thread_frames, w_roots_each, w_owners, w_owner, w_set_owner, w_grow, w_keep,
 };
 
 static void walker_init(struct walker *w, const struct heap *h, const struct dsl_engine *eng)
@@ -479,7 +529,7 @@ static void walker_init(struct walker *w, const struct heap *h, const struct dsl
 	w->view.class_class = w->in.view.class_class;
 	w->kept_of = calloc((size_t)h->n + 1, sizeof *w->kept_of);
 	w->index_of = calloc((size_t)h->n + 1, sizeof *w->index_of);
-	w->at = UINT32_MAX;
+	end_callback(w);
 }
 
 static void walker_free(struct walker *w)
@@ -551,6 +601,18 @@ static const char *const walk_queries[] = {
 	"let big = objects.filter([o | o.size > 40])\nbig.map([o | o.id])",
 	"objects.foreach([o | o.size])",
 	"objects.group_by([o | o]).length",
+	/* set types: step 3 over every object, GC roots, growth, a property holding THIS */
+	"set_type strs:\n\tmembership <- THIS is java.lang.String and REFERRER = null\n"
+	"\ton_inclusion <- [ n <- n + 1  b <- b + THIS.size ]\n\tn : int <- 0\n\tb : int <- 0\n"
+	"instances_for strs have_names = #[\"a\", \"b\"]",
+	"set_type r:\n\tmembership <- ref_kind = root and REFERRER = null\n"
+	"\ton_inclusion <- [ n <- n + 1 ]\n\tn : int <- 0\ninstances_for r have_names = \"r\"",
+	"set_type last:\n\troots <- threads\n\tmembership <- THIS in Unassigned and REFERRER in ENTITY\n"
+	"\ton_inclusion <- [ l <- THIS.id  o <- THIS ]\n\tl : int <- 0\n\to : Object <- null\n"
+	"instances_for last have_names = \"x\"",
+	"set_type g:\n\troots <- objects.filter([o | o.kind = \"object array\"])\n"
+	"\tmembership <- THIS in Unassigned and REFERRER in ENTITY\n"
+	"\ton_inclusion <- [ n <- n + 1 ]\n\tn : int <- 0\ninstances_for g have_names = #[\"a\", \"b\"]",
 };
 
 /* compare: text on the numbered heap, and on a new walked one (as each request of the agent's). */
@@ -567,8 +629,11 @@ static void compare(void *ctx, const char *text)
 	p->keeps += w.keeps;
 	if (dsl_cannot_here(d)) {
 		p->cannot++;
-		assert_true(strstr(text, "set_type") != NULL);
-	} else if (strcmp(a, b)) {
+		fail_msg("%s: %s", text, b);
+	} else if (getenv("HEAPIF_SHOW")) {
+		fprintf(stderr, "%s\n=> %s\n", text, a);
+	}
+	if (strcmp(a, b)) {
 		fail_msg("%s:\nnumbered: %s\nwalked:   %s", text, a, b);
 	}
 	dsl_free(d);
@@ -585,8 +650,6 @@ static void walked_objects(void **state)
 	int n = each_query(compare, &p);
 	for (size_t k = 0; k < sizeof walk_queries / sizeof *walk_queries; k++)
 		compare(&p, walk_queries[k]);
-	/* only set types, which are not walked yet, may not answer here (compare) */
-	assert_true(p.cannot <= 8);
 	assert_true(n > 50);
 	assert_true(p.transients > 300);
 	assert_true(p.keeps > 100);
