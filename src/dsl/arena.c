@@ -67,3 +67,35 @@ void arena_adopt(struct arena *dst, struct arena *src)
 	src->head = NULL;
 	src->used = 0;
 }
+
+void arena_mark(struct arena *a, struct arena_mark *m)
+{
+	if (!a->head)
+		arena_alloc(a, 0);
+	m->head = a->head;
+	m->head_used = a->head ? a->head->used : 0;
+	m->used = a->used;
+}
+
+void arena_release(struct arena *a, const struct arena_mark *m)
+{
+	while (a->head && a->head != m->head) {
+		struct arena_block *next = a->head->next;
+		free(a->head);
+		a->head = next;
+	}
+	if (a->head) {	/* poisoned: a value kept by mistake reads as garbage at once */
+		memset(a->head->data + m->head_used, 0xA5, a->head->used - m->head_used);
+		a->head->used = m->head_used;
+	}
+	a->used = m->used;
+}
+
+int arena_owns(const struct arena *a, const void *p)
+{
+	const unsigned char *c = p;
+	for (const struct arena_block *b = a->head; b; b = b->next)
+		if (c >= b->data && c < b->data + b->used)
+			return 1;
+	return 0;
+}

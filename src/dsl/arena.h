@@ -20,4 +20,20 @@ void arena_free(struct arena *a);
 /* arena_adopt: src's blocks become dst's (freed with it); src is left empty. */
 void arena_adopt(struct arena *dst, struct arena *src);
 
+/*
+ * Marks: arena_mark notes where a is; arena_release gives back what was
+ * allocated since (blocks made since are freed, the head block is reused),
+ * so that work repeated per element runs in the memory one element needs.
+ * Marks nest (released in the reverse order); a gets its first block at
+ * its first mark, so that a release keeps it. arena_owns: whether p lies
+ * in a block of a (a walk of its blocks: cheap for an arena kept small).
+ */
+struct arena_mark {
+	struct arena_block *head;
+	size_t head_used, used;
+};
+void arena_mark(struct arena *a, struct arena_mark *m);
+void arena_release(struct arena *a, const struct arena_mark *m);
+int arena_owns(const struct arena *a, const void *p);
+
 #endif

@@ -387,58 +387,85 @@ struct value eval_value_persist(struct arena *a, struct value v)
 	return v;
 }
 
-static struct frame *frame_keep(struct ev *e, const struct node *at, const struct frame *f)
+static struct frame *frame_keep(struct ev *e, const struct node *at, const struct frame *f,
+			       const struct arena *from)
 {
-	if (!f)
-		return NULL;
+	if (!f || (from && !arena_owns(from, f)))
+		return (struct frame *)f;	/* made before the step: holds nothing of it */
 	struct frame *c = arena_alloc(e->a, sizeof *c);
 	c->n = c->cap = f->n;
 	c->names = f->names;
+	if (!from || arena_owns(from, f->names)) {
+		c->names = arena_alloc(e->a, (size_t)f->n * sizeof *c->names + 1);
+		for (int k = 0; k < f->n; k++)
+			c->names[k] = from && arena_owns(from, f->names[k])
+					      ? arena_strndup(e->a, f->names[k], strlen(f->names[k]))
+					      : f->names[k];
+	}
 	c->vals = arena_alloc(e->a, (size_t)f->n * sizeof *c->vals + 1);
 	for (int k = 0; k < f->n; k++)
-		c->vals[k] = eval_keep(e, at, f->vals[k]);
-	c->up = frame_keep(e, at, f->up);
+		c->vals[k] = eval_keep(e, at, f->vals[k], from);
+	c->up = frame_keep(e, at, f->up, from);
 	return c;
 }
 
-struct value eval_keep(struct ev *e, const struct node *at, struct value v)
+struct value eval_keep(struct ev *e, const struct node *at, struct value v,
+		       const struct arena *from)
 {
 	struct hv *hv = e->hv;
 	switch (v.k) {
 	case V_OBJ: case V_LOADER:
-		if (v.u.idx != HV_NONE && (v.u.idx & HV_TRANSIENT)) {
+		if (v.u.idx != HV_NONE && (v.u.idx & HV_TRANSIENT) && hv && !hv->dense) {
 			v.u.idx = hv_keep(hv, v.u.idx);
 			eval_hv_check(e, at);
 		}
 		break;
+	case V_STR:
+		if (from && arena_owns(from, v.u.s))
+			v.u.s = arena_strndup(e->a, v.u.s, strlen(v.u.s));
+		break;
 	case V_LIST: {
+		if (from && !arena_owns(from, v.u.l))
+			break;	/* made before the step: holds nothing of it */
 		struct list *l = arena_alloc(e->a, sizeof *l);
 		*l = *v.u.l;
 		if (l->kind == L_OBJS) {
 			l->objs = arena_alloc(e->a, ((size_t)l->n + 1) * sizeof *l->objs);
 			for (uint32_t k = 0; k < l->n; k++)
-				l->objs[k] = eval_keep(e, at, vidx(V_OBJ, v.u.l->objs[k])).u.idx;
+				l->objs[k] = eval_keep(e, at, vidx(V_OBJ, v.u.l->objs[k]), from).u.idx;
 		} else if (l->kind == L_VALUES) {
 			l->v = arena_alloc(e->a, ((size_t)l->n + 1) * sizeof *l->v);
 			for (uint32_t k = 0; k < l->n; k++)
-				l->v[k] = eval_keep(e, at, v.u.l->v[k]);
+				l->v[k] = eval_keep(e, at, v.u.l->v[k], from);
 		}
 		v.u.l = l;
 		break;
 	}
 	case V_STRUCT: {
+		if (from && !arena_owns(from, v.u.st))
+			break;
 		struct vstruct *st = arena_alloc(e->a, sizeof *st);
 		*st = *v.u.st;
+		if (from && arena_owns(from, st->names)) {
+			const char **nm = arena_alloc(e->a, (size_t)st->n * sizeof *nm + 1);
+			for (int k = 0; k < st->n; k++)
+				nm[k] = arena_owns(from, st->names[k])
+						? arena_strndup(e->a, st->names[k], strlen(st->names[k]))
+						: st->names[k];
+			st->names = nm;
+		}
 		st->vals = arena_alloc(e->a, (size_t)st->n * sizeof *st->vals + 1);
 		for (int k = 0; k < st->n; k++)
-			st->vals[k] = eval_keep(e, at, v.u.st->vals[k]);
+			st->vals[k] = eval_keep(e, at, v.u.st->vals[k], from);
 		v.u.st = st;
 		break;
 	}
 	case V_LAMBDA: {
+		if (from && !arena_owns(from, v.u.fn))
+			break;
 		struct closure *c = arena_alloc(e->a, sizeof *c);
 		c->lam = v.u.fn->lam;
-		c->env = frame_keep(e, at, v.u.fn->env);
+		c->env = frame_keep(e, at, v.u.fn->env, from);
 		v.u.fn = c;
 		break;
 	}
@@ -446,6 +473,25 @@ struct value eval_keep(struct ev *e, const struct node *at, struct value v)
 		break;
 	}
 	return v;
+}
+
+bool eval_step_begin(struct ev *e, struct arena_mark *m)
+{
+	if (e->in_step)
+		return false;
+	arena_mark(&e->scratch, m);
+	e->a = &e->scratch;
+	e->in_step = true;
+	return true;
+}
+
+void eval_step_end(struct ev *e, const struct arena_mark *m, bool began)
+{
+	if (!began)
+		return;
+	e->a = e->run_a;
+	e->in_step = false;
+	arena_release(&e->scratch, m);
 }
 
 static struct value ident(struct ev *e, struct frame *f, struct node *n)

@@ -160,6 +160,8 @@ struct visit {
 	struct node *n;		/* the member, for errors */
 	struct value fn;	/* its lambda, or null */
 	bool walk;		/* the elements come from objects_each */
+	bool scoped;		/* each step in e->scratch (the outermost visit) */
+	struct arena *main;	/* where what steps keep goes: e->a when the visit began */
 	bool (*step)(struct visit *w, struct value x);
 	/* the member's own state */
 	struct builder b;
@@ -181,10 +183,20 @@ struct walk_step {
 	uint32_t obj;
 };
 
+/* run_step: w's step on x, in the scratch arena when the visit is scoped. */
+static bool run_step(struct visit *w, struct value x)
+{
+	struct arena_mark m;
+	bool began = w->scoped && eval_step_begin(w->e, &m);
+	bool go = w->step(w, x);
+	eval_step_end(w->e, &m, began);
+	return go;
+}
+
 static bool walk_step(void *ctx)
 {
 	struct walk_step *s = ctx;
-	return s->w->step(s->w, vidx(V_OBJ, s->obj));
+	return run_step(s->w, vidx(V_OBJ, s->obj));
 }
 
 /* walk_one: objects_each's callback: the step, whose errors wait until the walk returned. */
@@ -209,12 +221,18 @@ static void visit(struct visit *w, const struct list *l, bool filter)
 	struct ev *e = w->e;
 	struct hv *v = e->hv;
 	const uint8_t *bits = NULL;
+	w->main = e->a;
+	w->scoped = !e->in_step;
 	if (l->kind == L_ALL && filter)
 		bits = class_filter(e, w->fn);
 	if (l->kind == L_ALL && !bits && !v->dense) {
 		w->walk = true;
 		hv_objects_each(v, NULL, walk_one, w);
 		w->walk = false;
+		if (w->scoped) {	/* after a step's error too */
+			e->a = w->main;
+			e->in_step = false;
+		}
 		eval_raise_caught(e);
 		eval_hv_check(e, w->n);
 		return;
@@ -245,22 +263,40 @@ static void visit(struct visit *w, const struct list *l, bool filter)
 			sort_by_id(e, objs, got);
 		for (uint32_t k = 0; k < got; k++) {
 			eval_poll(e, w->n);
-			if (!w->step(w, vidx(V_OBJ, objs[k])))
+			if (!run_step(w, vidx(V_OBJ, objs[k])))
 				return;
 		}
 		return;
 	}
 	for (uint32_t k = 0; k < l->n; k++) {
 		eval_poll(e, w->n);
-		if (!w->step(w, list_get(l, k)))
+		if (!run_step(w, list_get(l, k)))
 			return;
 	}
 }
 
-/* keep: x as a step stores it beyond the step (eval_keep during a walk). */
+/*
+ * keep: x as a step stores it beyond itself, in w->main (eval_keep: what
+ * is in the scratch arena copied, transient handles kept). Steps store
+ * between to_main and back, so that what they grow is in w->main too.
+ */
 static struct value keep(struct visit *w, struct value x)
 {
-	return w->walk ? eval_keep(w->e, w->n, x) : x;
+	if (!w->scoped && !w->walk)
+		return x;
+	return eval_keep(w->e, w->n, x, w->scoped ? &w->e->scratch : NULL);
+}
+
+static struct arena *to_main(struct visit *w)
+{
+	struct arena *a = w->e->a;
+	w->e->a = w->main;
+	return a;
+}
+
+static void back(struct visit *w, struct arena *a)
+{
+	w->e->a = a;
 }
 
 static bool step_filter(struct visit *w, struct value x)
@@ -270,23 +306,31 @@ static bool step_filter(struct visit *w, struct value x)
 	w->found = true;
 	if (w->which == 1)	/* exists */
 		return false;
+	struct arena *a = to_main(w);
 	if (w->which == 2) {	/* first */
 		w->acc = keep(w, x);
+		back(w, a);
 		return false;
 	}
 	eval_build_add(w->e, &w->b, keep(w, x));
+	back(w, a);
 	return true;
 }
 
 static bool step_first(struct visit *w, struct value x)
 {
+	struct arena *a = to_main(w);
 	w->acc = keep(w, x);
+	back(w, a);
 	return false;
 }
 
 static bool step_map(struct visit *w, struct value x)
 {
-	eval_build_add(w->e, &w->b, keep(w, eval_call1(w->e, w->n, w->fn, x)));
+	struct value y = eval_call1(w->e, w->n, w->fn, x);
+	struct arena *a = to_main(w);
+	eval_build_add(w->e, &w->b, keep(w, y));
+	back(w, a);
 	return true;
 }
 
@@ -318,7 +362,9 @@ static bool step_sum(struct visit *w, struct value x)
 				 : vfloat(num(&w->acc) + num(&y));
 	} else if (w->acc.k == V_NULL || (w->which == 1 ? eval_compare(e, w->n, y, w->acc) < 0
 							: eval_compare(e, w->n, y, w->acc) > 0)) {
+		struct arena *a = to_main(w);
 		w->acc = keep(w, y);
+		back(w, a);
 	}
 	return true;
 }
@@ -326,6 +372,8 @@ static bool step_sum(struct visit *w, struct value x)
 static bool step_sort(struct visit *w, struct value x)
 {
 	struct ev *e = w->e;
+	struct value key = eval_call1(e, w->n, w->fn, x);
+	struct arena *a = to_main(w);
 	if (w->nitems == w->capitems) {
 		uint32_t cap = w->capitems ? w->capitems * 2 : 64;
 		struct sort_item *ni = arena_alloc(e->a, (size_t)cap * sizeof *ni);
@@ -334,9 +382,9 @@ static bool step_sort(struct visit *w, struct value x)
 		w->items = ni;
 		w->capitems = cap;
 	}
-	struct value key = eval_call1(e, w->n, w->fn, x);
 	w->items[w->nitems].item = keep(w, x);
 	w->items[w->nitems++].key = keep(w, key);
+	back(w, a);
 	return true;
 }
 
@@ -402,6 +450,7 @@ static bool step_group(struct visit *w, struct value x)
 		}
 		s = (s + 1) & (t->hcap - 1);
 	}
+	struct arena *a = to_main(w);
 	if (g == UINT32_MAX) {
 		if (t->ng == t->cap) {
 			t->cap = t->cap ? t->cap * 2 : 16;
@@ -430,6 +479,7 @@ static bool step_group(struct visit *w, struct value x)
 		}
 	}
 	eval_build_add(e, &t->groups[g], keep(w, x));
+	back(w, a);
 	return true;
 }
 

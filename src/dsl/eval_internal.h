@@ -85,6 +85,9 @@ struct ev {
 	struct value this_v, referrer;
 	struct instance *entity;
 	enum refkind rk;
+	struct arena *run_a;	/* the run's arena (e->a outside steps) */
+	struct arena scratch;	/* a step's allocations, released after it (eval_step_begin) */
+	bool in_step;		/* a step under way allocates in scratch */
 	bool owners;		/* a set type's analysis holds the heap view's owners (hv_owners) */
 	int caught;		/* eval_guarded caught: 1 a runtime error, 2 a throw (caught_msg) */
 	char caught_msg[512];
@@ -213,11 +216,24 @@ struct externdecl *eval_extern_find(struct dsl *d, const char *name);
 struct value eval_value_persist(struct arena *a, struct value v);
 /*
  * eval_keep: v with every transient object handle in it kept (hv_keep;
- * heapif.h HANDLES), its lists, structs and closures copied into the
- * snippet's arena: what a step of a walk stores beyond the step. A
- * failure (no memory for the backend's table) is an error at `at`.
+ * heapif.h HANDLES), and what of it lies in arena from (NULL: all its
+ * lists, structs and closures) copied into e->a: what a step stores beyond
+ * itself. A failure (no memory for the backend's table) is an error at `at`.
  */
-struct value eval_keep(struct ev *e, const struct node *at, struct value v);
+struct value eval_keep(struct ev *e, const struct node *at, struct value v,
+		       const struct arena *from);
+/*
+ * Steps: work repeated per element (a list member's lambda, a set type's
+ * membership) allocates in e->scratch, given back after each element, so
+ * that it runs in the memory one element needs. eval_step_begin: if no
+ * step is under way, the mark m is taken and e->a becomes the scratch
+ * (true); eval_step_end(e, m, began) puts the run's arena back and
+ * releases. What a step keeps goes through eval_keep(..., &e->scratch)
+ * with e->a the run's (e->run_a). A runtime error inside a step leaves
+ * e->a to the run's error path (dsl_run), which puts it back.
+ */
+bool eval_step_begin(struct ev *e, struct arena_mark *m);
+void eval_step_end(struct ev *e, const struct arena_mark *m, bool began);
 /* eval_apply, eval_call1: call lambda fn with nargs arguments, or with one. */
 struct value eval_apply(struct ev *e, const struct node *at, struct value fn, int nargs,
 			const struct value *args);

@@ -79,7 +79,7 @@ static void include(struct analysis *an, int k, uint32_t obj)
 	in->members++;
 	if (an->seeding) {
 		if (an->walk)
-			obj = eval_keep(e, an->at, vidx(V_OBJ, obj)).u.idx;
+			obj = eval_keep(e, an->at, vidx(V_OBJ, obj), NULL).u.idx;
 		an->members = grow(an->members, &an->mcap, an->nmembers + 1, sizeof *an->members);
 		an->member_inst = xreallocarray(an->member_inst, (size_t)an->mcap,
 						sizeof *an->member_inst);
@@ -87,6 +87,8 @@ static void include(struct analysis *an, int k, uint32_t obj)
 		an->member_inst[an->nmembers++] = (uint32_t)k;
 	}
 	if (an->on_inclusion) {
+		struct arena_mark m;
+		bool began = eval_step_begin(e, &m);
 		struct instance *save = e->cur;
 		e->cur = in;
 		e->entity = in;
@@ -97,9 +99,15 @@ static void include(struct analysis *an, int k, uint32_t obj)
 		if (fn.k == V_LAMBDA)
 			eval_apply(e, an->on_inclusion, fn, fn.u.fn->lam->nparams ? 1 : 0, &e->this_v);
 		e->cur = save;
-		if (an->walk)	/* a property may now hold what the walk is at */
+		if (began || an->walk) {	/* the properties: out of the step, what the walk is at kept */
+			struct arena *a = e->a;
+			e->a = e->run_a;
 			for (int j = 0; j < in->nprops; j++)
-				in->props[j] = eval_keep(e, an->on_inclusion, in->props[j]);
+				in->props[j] = eval_keep(e, an->on_inclusion, in->props[j],
+							 began ? &e->scratch : NULL);
+			e->a = a;
+		}
+		eval_step_end(e, &m, began);
 	}
 }
 
@@ -113,7 +121,10 @@ static bool ask(struct analysis *an, int k, uint32_t referrer, uint32_t obj, enu
 	e->rk = rk;
 	e->entity = in;
 	e->cur = in;
+	struct arena_mark m;
+	bool began = eval_step_begin(e, &m);
 	bool yes = eval_truth(e, an->membership, eval_expr(e, NULL, an->membership), "membership");
+	eval_step_end(e, &m, began);
 	e->cur = NULL;
 	return yes;
 }
@@ -129,7 +140,7 @@ static void offer_alone(struct analysis *an, uint32_t obj, enum refkind rk)
 							 sizeof *an->pending_inst);
 			/* the instance, and whether it was offered as a GC root (high bit) */
 			if (an->walk)
-				obj = eval_keep(an->e, an->membership, vidx(V_OBJ, obj)).u.idx;
+				obj = eval_keep(an->e, an->membership, vidx(V_OBJ, obj), NULL).u.idx;
 			an->pending[an->npending] = obj;
 			an->pending_inst[an->npending++] = (uint32_t)k | (rk == RK_ROOT ? 1u << 31 : 0);
 			return;
