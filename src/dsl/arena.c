@@ -6,12 +6,6 @@
 
 #include "../base/mem.h"
 
-struct arena_block {
-	struct arena_block *next;
-	size_t size, used;
-	_Alignas(16) unsigned char data[];
-};
-
 void *arena_alloc(struct arena *a, size_t n)
 {
 	n = (n + 15) & ~(size_t)15;
@@ -68,27 +62,18 @@ void arena_adopt(struct arena *dst, struct arena *src)
 	src->used = 0;
 }
 
-void arena_mark(struct arena *a, struct arena_mark *m)
+void arena_first_block(struct arena *a)
 {
-	if (!a->head)
-		arena_alloc(a, 0);
-	m->head = a->head;
-	m->head_used = a->head ? a->head->used : 0;
-	m->used = a->used;
+	arena_alloc(a, 0);
 }
 
-void arena_release(struct arena *a, const struct arena_mark *m)
+void arena_release_blocks(struct arena *a, const struct arena_mark *m)
 {
 	while (a->head && a->head != m->head) {
 		struct arena_block *next = a->head->next;
 		free(a->head);
 		a->head = next;
 	}
-	if (a->head) {	/* poisoned: a value kept by mistake reads as garbage at once */
-		memset(a->head->data + m->head_used, 0xA5, a->head->used - m->head_used);
-		a->head->used = m->head_used;
-	}
-	a->used = m->used;
 }
 
 int arena_owns(const struct arena *a, const void *p)

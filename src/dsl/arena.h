@@ -7,8 +7,13 @@
 #define HS_ARENA_H
 
 #include <stddef.h>
+#include <string.h>
 
-struct arena_block;
+struct arena_block {
+	struct arena_block *next;
+	size_t size, used;
+	_Alignas(16) unsigned char data[];
+};
 struct arena {
 	struct arena_block *head;
 	size_t used;		/* bytes handed out, for statistics */
@@ -32,8 +37,26 @@ struct arena_mark {
 	struct arena_block *head;
 	size_t head_used, used;
 };
-void arena_mark(struct arena *a, struct arena_mark *m);
-void arena_release(struct arena *a, const struct arena_mark *m);
+void arena_first_block(struct arena *a);
+void arena_release_blocks(struct arena *a, const struct arena_mark *m);
 int arena_owns(const struct arena *a, const void *p);
+static inline void arena_mark(struct arena *a, struct arena_mark *m)
+{
+	if (!a->head)
+		arena_first_block(a);
+	m->head = a->head;
+	m->head_used = a->head->used;
+	m->used = a->used;
+}
+static inline void arena_release(struct arena *a, const struct arena_mark *m)
+{
+	if (a->head != m->head)
+		arena_release_blocks(a, m);
+	/* the first bytes poisoned: a value kept by mistake reads as garbage */
+	size_t n = a->head->used - m->head_used;
+	memset(a->head->data + m->head_used, 0xA5, n < 32 ? n : 32);
+	a->head->used = m->head_used;
+	a->used = m->used;
+}
 
 #endif

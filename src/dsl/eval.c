@@ -475,25 +475,6 @@ struct value eval_keep(struct ev *e, const struct node *at, struct value v,
 	return v;
 }
 
-bool eval_step_begin(struct ev *e, struct arena_mark *m)
-{
-	if (e->in_step)
-		return false;
-	arena_mark(&e->scratch, m);
-	e->a = &e->scratch;
-	e->in_step = true;
-	return true;
-}
-
-void eval_step_end(struct ev *e, const struct arena_mark *m, bool began)
-{
-	if (!began)
-		return;
-	e->a = e->run_a;
-	e->in_step = false;
-	arena_release(&e->scratch, m);
-}
-
 static struct value ident(struct ev *e, struct frame *f, struct node *n)
 {
 	const char *name = n->name;

@@ -184,7 +184,7 @@ struct walk_step {
 };
 
 /* run_step: w's step on x, in the scratch arena when the visit is scoped. */
-static bool run_step(struct visit *w, struct value x)
+static inline bool run_step(struct visit *w, struct value x)
 {
 	struct arena_mark m;
 	bool began = w->scoped && eval_step_begin(w->e, &m);
@@ -280,10 +280,12 @@ static void visit(struct visit *w, const struct list *l, bool filter)
  * is in the scratch arena copied, transient handles kept). Steps store
  * between to_main and back, so that what they grow is in w->main too.
  */
-static struct value keep(struct visit *w, struct value x)
+static inline struct value keep(struct visit *w, struct value x)
 {
-	if (!w->scoped && !w->walk)
-		return x;
+	if ((!w->scoped && !w->walk) ||
+	    ((x.k == V_OBJ || x.k == V_LOADER) && !(x.u.idx & HV_TRANSIENT)) ||
+	    x.k < V_STR || x.k == V_CLASS || x.k == V_THREAD || x.k == V_REFKIND)
+		return x;	/* nothing to copy or keep */
 	return eval_keep(w->e, w->n, x, w->scoped ? &w->e->scratch : NULL);
 }
 

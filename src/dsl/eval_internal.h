@@ -232,8 +232,23 @@ struct value eval_keep(struct ev *e, const struct node *at, struct value v,
  * with e->a the run's (e->run_a). A runtime error inside a step leaves
  * e->a to the run's error path (dsl_run), which puts it back.
  */
-bool eval_step_begin(struct ev *e, struct arena_mark *m);
-void eval_step_end(struct ev *e, const struct arena_mark *m, bool began);
+static inline bool eval_step_begin(struct ev *e, struct arena_mark *m)
+{
+	if (e->in_step)
+		return false;
+	arena_mark(&e->scratch, m);
+	e->a = &e->scratch;
+	e->in_step = true;
+	return true;
+}
+static inline void eval_step_end(struct ev *e, const struct arena_mark *m, bool began)
+{
+	if (!began)
+		return;
+	e->a = e->run_a;
+	e->in_step = false;
+	arena_release(&e->scratch, m);
+}
 /* eval_apply, eval_call1: call lambda fn with nargs arguments, or with one. */
 struct value eval_apply(struct ev *e, const struct node *at, struct value fn, int nargs,
 			const struct value *args);
