@@ -7,6 +7,7 @@
 #define HS_ARENA_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 struct arena_block {
@@ -52,9 +53,15 @@ static inline void arena_release(struct arena *a, const struct arena_mark *m)
 {
 	if (a->head != m->head)
 		arena_release_blocks(a, m);
-	/* the first bytes poisoned: a value kept by mistake reads as garbage */
+	/* the first bytes poisoned (allocations are 16-byte multiples): a value kept by
+	 * mistake reads as garbage */
 	size_t n = a->head->used - m->head_used;
-	memset(a->head->data + m->head_used, 0xA5, n < 32 ? n : 32);
+	if (n) {
+		uint64_t *p = (uint64_t *)(void *)(a->head->data + m->head_used);
+		p[0] = p[1] = 0xA5A5A5A5A5A5A5A5u;
+		if (n >= 32)
+			p[2] = p[3] = 0xA5A5A5A5A5A5A5A5u;
+	}
 	a->head->used = m->head_used;
 	a->used = m->used;
 }

@@ -282,9 +282,7 @@ static void visit(struct visit *w, const struct list *l, bool filter)
  */
 static inline struct value keep(struct visit *w, struct value x)
 {
-	if ((!w->scoped && !w->walk) ||
-	    ((x.k == V_OBJ || x.k == V_LOADER) && !(x.u.idx & HV_TRANSIENT)) ||
-	    x.k < V_STR || x.k == V_CLASS || x.k == V_THREAD || x.k == V_REFKIND)
+	if ((!w->scoped && !w->walk) || !eval_keep_needed(x))
 		return x;	/* nothing to copy or keep */
 	return eval_keep(w->e, w->n, x, w->scoped ? &w->e->scratch : NULL);
 }

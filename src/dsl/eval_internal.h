@@ -182,6 +182,15 @@ struct value eval_build_done(struct ev *e, struct builder *b);
  * has returned, eval_raise_caught raises what was caught (nothing if none).
  */
 bool eval_guarded(struct ev *e, bool (*fn)(void *ctx), void *ctx);
+/* eval_keep_needed: whether eval_keep(e, at, v, from) could change v (its fast test). */
+static inline bool eval_keep_needed(struct value v)
+{
+	switch (v.k) {
+	case V_OBJ: case V_LOADER: return (v.u.idx & 0x80000000u) && v.u.idx != UINT32_MAX;
+	case V_STR: case V_LIST: case V_STRUCT: case V_LAMBDA: return true;
+	default: return false;
+	}
+}
 void eval_raise_caught(struct ev *e);
 /* eval_poll: counts a step; an "interrupted" error at `at` after Ctrl-C. */
 void eval_poll(struct ev *e, const struct node *at);

@@ -103,8 +103,9 @@ static void include(struct analysis *an, int k, uint32_t obj)
 			struct arena *a = e->a;
 			e->a = e->run_a;
 			for (int j = 0; j < in->nprops; j++)
-				in->props[j] = eval_keep(e, an->on_inclusion, in->props[j],
-							 began ? &e->scratch : NULL);
+				if (eval_keep_needed(in->props[j]))
+					in->props[j] = eval_keep(e, an->on_inclusion, in->props[j],
+								 began ? &e->scratch : NULL);
 			e->a = a;
 		}
 		eval_step_end(e, &m, began);

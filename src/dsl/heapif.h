@@ -213,7 +213,7 @@ struct hv_ops {
 	 * until fn returns false; classes: NULL for all, else bits by class handle (only instances
 	 * of classes whose bit is set). On a backend that walks, the handle fn gets may be
 	 * transient (HANDLES); fn must not unwind (no longjmp past the backend: a JVMTI callback
-	 * may be below it). May fail. Dump: handles 0..nobjects-1. Agent (PLAN):
+	 * may be below it) unless v->unwinds. May fail. Dump: handles 0..nobjects-1. Agent (PLAN):
 	 * IterateThroughHeap (a heap filter of class tags), the walk's slot as a transient
 	 * handle, its tag's entry if it has one. */
 	void (*objects_each)(struct hv *v, const uint8_t *classes,
@@ -289,7 +289,8 @@ struct hv_ops {
 	 * from referrer to a target with no owner is offered: offer(ctx, referrer, target,
 	 * kind) returns whether target joined (the caller set its owner), and then its
 	 * references are offered in turn. The order of offers is the backend's (depth first
-	 * from each seed). offer must not unwind; handles may be transient. May fail.
+	 * from each seed). offer must not unwind unless v->unwinds; handles may be transient.
+	 * May fail.
 	 * Dump: the model's references in that order. Agent (PLAN): one FollowReferences
 	 * from an array of the seeds, the callback offering, JVMTI_VISIT_OBJECTS for what joins
 	 * (lqset.c's step 4). */
@@ -315,6 +316,8 @@ struct hv {
 	uint32_t nthreads;		/* thread handles 0..nthreads-1 */
 	uint32_t class_class;		/* java.lang.Class's class handle, or HV_NONE */
 	uint32_t *owner_map;		/* a backend's owners (hv_owner) as an array by handle, or NULL */
+	bool unwinds;			/* a callback may longjmp through the backend (the dump's:
+					 * its walks hold nothing that would be lost) */
 	enum hv_fail fail;		/* sticky: the first failure since hv_clear */
 	char why[256];			/* what failed (HV_ERROR: the whole message) */
 };

@@ -274,6 +274,8 @@ static void d_roots_each(struct hv *v, uint32_t thread, void (*fn)(void *ctx, ui
 
 /* ---- set types ---- */
 
+static void growth_free(struct growth *g);
+
 static void d_owners(struct hv *v, bool on)
 {
 	struct hvd *d = v->self;
@@ -281,6 +283,8 @@ static void d_owners(struct hv *v, bool on)
 	v->owner_map = NULL;
 	free(d->tclass);
 	d->tclass = NULL;
+	growth_free(d->growth);
+	d->growth = NULL;
 	if (on)
 		v->owner_map = big_alloc((size_t)H(v)->n + 1, sizeof *v->owner_map);
 }
@@ -319,7 +323,11 @@ static uint8_t *classify(struct hv *v)
 	return tc;
 }
 
-/* A growth under way: its stack, and the references of one object before they are offered. */
+/*
+ * A growth under way: its stack, and the references of one object before
+ * they are offered. The view's (d->growth, freed with its owners), so that
+ * an offer that unwinds loses nothing (v->unwinds).
+ */
 struct growth {
 	struct hv *v;
 	bool (*offer)(void *ctx, uint32_t referrer, uint32_t target, enum hv_ref_kind kind);
@@ -422,6 +430,15 @@ static void grow_refs(struct growth *g, const uint8_t *tclass, uint32_t obj)
 		offer(g, obj, out[j], rk);
 }
 
+static void growth_free(struct growth *g)
+{
+	if (!g)
+		return;
+	free(g->stack);
+	free(g->refs);
+	free(g);
+}
+
 static void d_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
 		   bool (*fn)(void *ctx, uint32_t referrer, uint32_t target, enum hv_ref_kind kind),
 		   void *ctx)
@@ -429,23 +446,26 @@ static void d_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
 	struct hvd *d = v->self;
 	if (!d->tclass)
 		d->tclass = classify(v);
+	if (!d->growth)
+		d->growth = xcalloc(1, sizeof *d->growth);
+	struct growth *g = d->growth;
 	uint32_t oc = heap_class_by_name(H(v), "java.lang.Object");
-	struct growth g = {v, fn, ctx, NULL, 0, 0, NULL, 0, 0, false,
-			   oc != HV_NONE ? H(v)->classes[oc].obj : HV_NONE};
+	g->v = v;
+	g->offer = fn;
+	g->ctx = ctx;
+	g->sp = g->nrefs = 0;
+	g->object_mirror = oc != HV_NONE ? H(v)->classes[oc].obj : HV_NONE;
 	for (uint32_t j = 0; j < n; j++) {
-		g.stack = grow_array(g.stack, &g.scap, g.sp + 1, sizeof *g.stack);
-		g.stack[g.sp++] = seeds[j];
-		while (g.sp) {
+		g->stack = grow_array(g->stack, &g->scap, g->sp + 1, sizeof *g->stack);
+		g->stack[g->sp++] = seeds[j];
+		while (g->sp) {
 			if (hs_interrupted) {
 				hv_set_fail(v, HV_INTERRUPTED, "interrupted");
-				goto done;
+				return;
 			}
-			grow_refs(&g, d->tclass, g.stack[--g.sp]);
+			grow_refs(g, d->tclass, g->stack[--g->sp]);
 		}
 	}
-done:
-	free(g.stack);
-	free(g.refs);
 }
 
 static uint32_t d_keep(struct hv *v, uint32_t obj)
@@ -512,7 +532,9 @@ void hvd_init(struct hvd *d, const struct heap *h, const struct dsl_engine *eng,
 	v->ops = &hvd_ops;
 	v->self = d;
 	v->owner_map = NULL;
+	v->unwinds = true;
 	d->tclass = NULL;
+	d->growth = NULL;
 	hv_clear(v);
 	d->dom = eng ? eng->dom : NULL;
 	d->dyn = eng ? eng->dyn : NULL;

@@ -22,6 +22,7 @@ struct hvd {
 	struct dyn *(*dyn)(void *ctx, bool estimates);
 	void *ctx;
 	uint8_t *tclass;	/* a set type's growth: what a walk follows per class (malloc) */
+	struct growth *growth;	/* a set type's growth under way (malloc) */
 };
 
 /* hvd_ops: the dump backend's operations (the inline calls of heapif.h shortcut the hot ones). */
