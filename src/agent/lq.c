@@ -371,9 +371,7 @@ const char *lq_kind_name(int k)
 
 static const char *rk_name(int rk)
 {
-	static const char *const names[] = {"root", "field", "array", "static", "super",
-					    "loader", "other", "none"};
-	return rk >= 0 && rk <= RK_NONE ? names[rk] : "?";
+	return bi_refkind_name(rk);
 }
 
 /* lq_value_text: v as text, as eval_session.c's dsl_value_text writes it. */

@@ -170,3 +170,19 @@ const struct bi_row *bi_of(struct node *n, enum bi_recv r)
 	}
 	return n->bi;
 }
+
+static const char *const refkinds[] = {"root", "field", "array", "static", "super",
+				       "loader", "other", "none"};
+
+const char *bi_refkind_name(int k)
+{
+	return k >= 0 && k < (int)(sizeof refkinds / sizeof *refkinds) ? refkinds[k] : "?";
+}
+
+int bi_refkind_of(const char *name)
+{
+	for (int k = 0; k < (int)(sizeof refkinds / sizeof *refkinds); k++)
+		if (!strcmp(name, refkinds[k]))
+			return k;
+	return -1;
+}

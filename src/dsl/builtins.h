@@ -142,4 +142,12 @@ const char *bi_recv_name(enum bi_recv r);
 /* bi_where_name: "anywhere", "dump", "heapsh" (tests/queries/builtins.txt's words). */
 const char *bi_where_name(enum bi_where w);
 
+/*
+ * The values of ref_kind (docs/dsl.md, "Set types"), in the order of enum
+ * refkind (value.h): bi_refkind_name(k) is k's name ("?" out of range);
+ * bi_refkind_of(name) the value a name stands for, or -1.
+ */
+const char *bi_refkind_name(int k);
+int bi_refkind_of(const char *name);
+
 #endif

@@ -29,9 +29,7 @@ const char *value_kind_name(enum vkind k)
 
 const char *refkind_name(enum refkind k)
 {
-	static const char *const names[] = {"root", "field", "array", "static", "super",
-					    "loader", "other", "none"};
-	return names[k];
+	return bi_refkind_name((int)k);
 }
 
 void eval_rt_error(struct ev *e, const struct node *at, const char *fmt, ...)
@@ -516,11 +514,11 @@ static struct value ident(struct ev *e, struct frame *f, struct node *n)
 		return eval_allocations(e, n);
 	if (bi)
 		return eval_builtin_list(e, n, id);
-	for (int k = 0; k <= RK_NONE; k++)
-		if (!strcmp(name, refkind_name((enum refkind)k))) {
-			struct value r = {V_REFKIND, {.rk = (enum refkind)k}};
-			return r;
-		}
+	int rk = bi_refkind_of(name);
+	if (rk >= 0) {
+		struct value r = {V_REFKIND, {.rk = (enum refkind)rk}};
+		return r;
+	}
 	if (eval_extern_find(e->d, name))
 		eval_rt_error(e, n, "'%s' is a native function: call it, %s(...)", name, name);
 	const char *cands[64];
