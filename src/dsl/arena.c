@@ -25,6 +25,19 @@ void *arena_alloc(struct arena *a, size_t n)
 	return p;
 }
 
+void *arena_grow(struct arena *a, void *p, uint32_t n, uint32_t *cap, size_t size,
+		 uint32_t first)
+{
+	if (n < *cap)
+		return p;
+	uint32_t c = *cap ? *cap * 2 : first;
+	void *q = arena_alloc(a, (size_t)c * size);
+	if (n)
+		memcpy(q, p, (size_t)n * size);
+	*cap = c;
+	return q;
+}
+
 char *arena_strndup(struct arena *a, const char *s, size_t n)
 {
 	char *d = arena_alloc(a, n + 1);

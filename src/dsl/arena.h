@@ -21,6 +21,13 @@ struct arena {
 };
 
 void *arena_alloc(struct arena *a, size_t n);	/* zeroed, 16-byte aligned */
+/*
+ * arena_grow: array p of n elements of size bytes, whose room is *cap, with
+ * room for one more: p itself, or a copy in a with twice the room (first
+ * when *cap is 0); *cap updated. The old room stays in a, unused.
+ */
+void *arena_grow(struct arena *a, void *p, uint32_t n, uint32_t *cap, size_t size,
+		 uint32_t first);
 char *arena_strndup(struct arena *a, const char *s, size_t n);
 void arena_free(struct arena *a);
 /* arena_adopt: src's blocks become dst's (freed with it); src is left empty. */

@@ -81,14 +81,7 @@ struct value eval_vlist(struct ev *e, enum list_kind k, uint32_t n)
 
 void eval_build_add(struct ev *e, struct builder *b, struct value v)
 {
-	if (b->n == b->cap) {
-		uint32_t cap = b->cap ? b->cap * 2 : 16;
-		struct value *nv = arena_alloc(e->a, (size_t)cap * sizeof *nv);
-		if (b->n)
-			memcpy(nv, b->v, (size_t)b->n * sizeof *nv);
-		b->v = nv;
-		b->cap = cap;
-	}
+	b->v = arena_grow(e->a, b->v, b->n, &b->cap, sizeof *b->v, 16);
 	if (v.k != V_OBJ)
 		b->all_objs = false;
 	b->v[b->n++] = v;

@@ -374,14 +374,7 @@ static bool step_sort(struct visit *w, struct value x)
 	struct ev *e = w->e;
 	struct value key = eval_call1(e, w->n, w->fn, x);
 	struct arena *a = to_main(w);
-	if (w->nitems == w->capitems) {
-		uint32_t cap = w->capitems ? w->capitems * 2 : 64;
-		struct sort_item *ni = arena_alloc(e->a, (size_t)cap * sizeof *ni);
-		if (w->nitems)
-			memcpy(ni, w->items, (size_t)w->nitems * sizeof *ni);
-		w->items = ni;
-		w->capitems = cap;
-	}
+	w->items = arena_grow(e->a, w->items, w->nitems, &w->capitems, sizeof *w->items, 64);
 	w->items[w->nitems].item = keep(w, x);
 	w->items[w->nitems++].key = keep(w, key);
 	back(w, a);
@@ -452,17 +445,9 @@ static bool step_group(struct visit *w, struct value x)
 	}
 	struct arena *a = to_main(w);
 	if (g == UINT32_MAX) {
-		if (t->ng == t->cap) {
-			t->cap = t->cap ? t->cap * 2 : 16;
-			struct value *nk = arena_alloc(e->a, t->cap * sizeof *nk);
-			struct builder *nb = arena_alloc(e->a, t->cap * sizeof *nb);
-			if (t->ng) {
-				memcpy(nk, t->keys, t->ng * sizeof *nk);
-				memcpy(nb, t->groups, t->ng * sizeof *nb);
-			}
-			t->keys = nk;
-			t->groups = nb;
-		}
+		uint32_t cap = t->cap;
+		t->keys = arena_grow(e->a, t->keys, t->ng, &cap, sizeof *t->keys, 16);
+		t->groups = arena_grow(e->a, t->groups, t->ng, &t->cap, sizeof *t->groups, 16);
 		g = t->ng++;
 		t->keys[g] = keep(w, key);
 		t->groups[g] = (struct builder){NULL, NULL, 0, 0, true};

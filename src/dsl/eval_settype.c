@@ -59,16 +59,6 @@ struct analysis {
 	uint32_t *seeds;	/* step 4: one instance's members before growth */
 };
 
-static void *grow(void *p, uint64_t *cap, uint64_t need, size_t size)
-{
-	if (need <= *cap)
-		return p;
-	uint64_t c = *cap ? *cap * 2 : 1024;
-	while (c < need)
-		c *= 2;
-	*cap = c;
-	return xreallocarray(p, (size_t)c, size);
-}
 
 static void include(struct analysis *an, int k, uint32_t obj)
 {
@@ -80,7 +70,7 @@ static void include(struct analysis *an, int k, uint32_t obj)
 	if (an->seeding) {
 		if (an->walk)
 			obj = eval_keep(e, an->at, vidx(V_OBJ, obj), NULL).u.idx;
-		an->members = grow(an->members, &an->mcap, an->nmembers + 1, sizeof *an->members);
+		an->members = xgrow(an->members, &an->mcap, an->nmembers + 1, sizeof *an->members);
 		an->member_inst = xreallocarray(an->member_inst, (size_t)an->mcap,
 						sizeof *an->member_inst);
 		an->members[an->nmembers] = obj;
@@ -135,7 +125,7 @@ static void offer_alone(struct analysis *an, uint32_t obj, enum refkind rk)
 {
 	for (int k = 0; k < an->ninst; k++)
 		if (ask(an, k, HV_NONE, obj, rk)) {
-			an->pending = grow(an->pending, &an->pcap, an->npending + 1,
+			an->pending = xgrow(an->pending, &an->pcap, an->npending + 1,
 					   sizeof *an->pending);
 			an->pending_inst = xreallocarray(an->pending_inst, (size_t)an->pcap,
 							 sizeof *an->pending_inst);
@@ -199,19 +189,6 @@ static int cmp_u32(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-/* lower_bound: the first place in sorted v[0..n) whose handle is not below o. */
-static uint64_t lower_bound(const uint32_t *v, uint64_t n, uint32_t o)
-{
-	uint64_t lo = 0, hi = n;
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		if (v[mid] < o)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
 
 static bool is_root(const struct analysis *an, uint32_t o)
 {
@@ -381,7 +358,11 @@ struct value eval_run_instances(struct ev *e, struct stmt *s)
 					continue;
 				anp->isroot[o / 8] |= (uint8_t)(1u << (o % 8));
 			} else {	/* once: by its first place in the sorted roots */
-				uint64_t at = lower_bound(anp->roots, anp->nroots, o);
+				const uint32_t *p = bsearch(&o, anp->roots, (size_t)anp->nroots,
+							    sizeof o, cmp_u32);
+				while (p > anp->roots && p[-1] == o)
+					p--;
+				uint64_t at = (uint64_t)(p - anp->roots);
 				if (done[at / 8] & (1u << (at % 8)))
 					continue;
 				done[at / 8] |= (uint8_t)(1u << (at % 8));

@@ -340,22 +340,12 @@ struct growth {
 	uint32_t object_mirror;	/* java.lang.Object's class object, or HV_NONE */
 };
 
-static void *grow_array(void *p, uint64_t *cap, uint64_t need, size_t size)
-{
-	if (need <= *cap)
-		return p;
-	uint64_t c = *cap ? *cap * 2 : 1024;
-	while (c < need)
-		c *= 2;
-	*cap = c;
-	return xreallocarray(p, (size_t)c, size);
-}
 
 static void offer(struct growth *g, uint32_t referrer, uint32_t target, enum hv_ref_kind kind)
 {
 	if (g->v->owner_map[target] || !g->offer(g->ctx, referrer, target, kind))
 		return;
-	g->stack = grow_array(g->stack, &g->scap, g->sp + 1, sizeof *g->stack);
+	g->stack = xgrow(g->stack, &g->scap, g->sp + 1, sizeof *g->stack);
 	g->stack[g->sp++] = target;
 }
 
@@ -382,7 +372,7 @@ static bool grow_ref(void *ctx, const struct heap_ref *r)
 	default:
 		return true;	/* constant pool entries */
 	}
-	g->refs = grow_array(g->refs, &g->rcap, g->nrefs + 1, sizeof *g->refs);
+	g->refs = xgrow(g->refs, &g->rcap, g->nrefs + 1, sizeof *g->refs);
 	g->refs[g->nrefs++] = *r;
 	return true;
 }
@@ -456,7 +446,7 @@ static void d_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
 	g->sp = g->nrefs = 0;
 	g->object_mirror = oc != HV_NONE ? H(v)->classes[oc].obj : HV_NONE;
 	for (uint32_t j = 0; j < n; j++) {
-		g->stack = grow_array(g->stack, &g->scap, g->sp + 1, sizeof *g->stack);
+		g->stack = xgrow(g->stack, &g->scap, g->sp + 1, sizeof *g->stack);
 		g->stack[g->sp++] = seeds[j];
 		while (g->sp) {
 			if (hs_interrupted) {

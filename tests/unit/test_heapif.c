@@ -119,26 +119,12 @@ static struct hs_session *open_tiny(void)
 	return s;
 }
 
-/* Every query answers the same through hvd_ops alone as with the inline calls. */
-static void same_answers(void **state)
+/* each_query: fn(text) for every query of tests/data/builtins.txt that runs on a dump, and extra[]. */
+static int each_query(void (*fn)(void *ctx, const char *text), void *ctx)
 {
-	(void)state;
-	struct hs_session *s = open_tiny();
-	struct dsl *inl = hs_dsl(s);
-	struct dsl_engine eng = {dom_cb, dyn_cb, NULL, s};
-	struct hvd table;
-	hvd_init(&table, hs_heap(s), &eng, false);
-	assert_null(table.view.dump);
-	struct dsl *tab = dsl_new_on(&table.view, &eng);
-	static char a[1 << 16], b[1 << 16];
 	int n = 0;
-	for (size_t k = 0; k < sizeof extra / sizeof *extra; k++, n++) {
-		run(inl, extra[k], a, sizeof a);
-		run(tab, extra[k], b, sizeof b);
-		if (strcmp(a, b))
-			fail_msg("%s:\ninline: %s\ntable:  %s", extra[k], a, b);
-		assert_true(strlen(a) > 0);
-	}
+	for (size_t k = 0; k < sizeof extra / sizeof *extra; k++, n++)
+		fn(ctx, extra[k]);
 	FILE *f = fopen("tests/data/builtins.txt", "r");
 	assert_non_null(f);
 	char line[2048];
@@ -158,13 +144,37 @@ static void same_answers(void **state)
 				*o++ = *p;
 		}
 		*o = 0;
-		run(inl, text, a, sizeof a);
-		run(tab, text, b, sizeof b);
-		if (strcmp(a, b))
-			fail_msg("%s:\ninline: %s\ntable:  %s", text, a, b);
+		fn(ctx, text);
 		n++;
 	}
 	fclose(f);
+	return n;
+}
+
+/* same_text: text answers the same, and something, in the two sessions d[0] and d[1]. */
+static void same_text(void *ctx, const char *text)
+{
+	struct dsl **d = ctx;
+	static char a[1 << 16], b[1 << 16];
+	run(d[0], text, a, sizeof a);
+	run(d[1], text, b, sizeof b);
+	if (strcmp(a, b))
+		fail_msg("%s:\ninline: %s\ntable:  %s", text, a, b);
+	assert_true(strlen(a) > 0);
+}
+
+/* Every query answers the same through hvd_ops alone as with the inline calls. */
+static void same_answers(void **state)
+{
+	(void)state;
+	struct hs_session *s = open_tiny();
+	struct dsl *inl = hs_dsl(s);
+	struct dsl_engine eng = {dom_cb, dyn_cb, NULL, s};
+	struct hvd table;
+	hvd_init(&table, hs_heap(s), &eng, false);
+	assert_null(table.view.dump);
+	struct dsl *tab = dsl_new_on(&table.view, &eng);
+	int n = each_query(same_text, (struct dsl *[]){inl, tab});
 	assert_true(n > 50);
 	dsl_free(tab);
 	hs_session_free(s);
@@ -208,38 +218,6 @@ static void cannot_answer_here(void **state)
 	hs_session_free(s);
 	unlink(path);
 	rmdir(dir);
-}
-
-/* each_query: fn(text) for every query of tests/data/builtins.txt that runs on a dump, and extra[]. */
-static int each_query(void (*fn)(void *ctx, const char *text), void *ctx)
-{
-	int n = 0;
-	for (size_t k = 0; k < sizeof extra / sizeof *extra; k++, n++)
-		fn(ctx, extra[k]);
-	FILE *f = fopen("tests/data/builtins.txt", "r");
-	assert_non_null(f);
-	char line[2048];
-	while (fgets(line, sizeof line, f)) {
-		char recv[32], names[128], where[32];
-		int off = 0;
-		if (line[0] == '#' || line[0] == '\n' ||
-		    sscanf(line, "%31s %127s %31s %n", recv, names, where, &off) != 3 ||
-		    !strcmp(where, "heapsh"))
-			continue;
-		line[strcspn(line, "\n")] = 0;
-		char *text = line + off, *o = text;
-		for (char *p = text; *p; p++) {	/* \n and \t */
-			if (p[0] == '\\' && (p[1] == 'n' || p[1] == 't'))
-				*o++ = *++p == 'n' ? '\n' : '\t';
-			else
-				*o++ = *p;
-		}
-		*o = 0;
-		fn(ctx, text);
-		n++;
-	}
-	fclose(f);
-	return n;
 }
 
 struct pair {
