@@ -60,7 +60,8 @@ struct analysis {
 };
 
 
-static void include(struct analysis *an, int k, uint32_t obj)
+/* claim: obj joins instance k (its owner; a seed of step 4 in steps 2 and 3). */
+static void claim(struct analysis *an, int k, uint32_t obj)
 {
 	struct ev *e = an->e;
 	struct instance *in = an->insts[k];
@@ -76,6 +77,13 @@ static void include(struct analysis *an, int k, uint32_t obj)
 		an->members[an->nmembers] = obj;
 		an->member_inst[an->nmembers++] = (uint32_t)k;
 	}
+}
+
+/* included: instance k's on_inclusion for obj, which joined it. */
+static void included(struct analysis *an, int k, uint32_t obj)
+{
+	struct ev *e = an->e;
+	struct instance *in = an->insts[k];
 	if (an->on_inclusion) {
 		struct arena_mark m;
 		bool began = eval_step_begin(e, &m);
@@ -100,6 +108,13 @@ static void include(struct analysis *an, int k, uint32_t obj)
 		}
 		eval_step_end(e, &m, began);
 	}
+}
+
+/* include: obj joins instance k, with its on_inclusion. */
+static void include(struct analysis *an, int k, uint32_t obj)
+{
+	claim(an, k, obj);
+	included(an, k, obj);
 }
 
 /* ask: instance k's membership for THIS = obj, REFERRER, ref_kind. */
@@ -157,7 +172,7 @@ static bool offer_step(void *ctx)
 	eval_poll(an->e, an->at);
 	if (!ask(an, o->k, o->referrer, o->target, rk[o->kind]))
 		return false;
-	include(an, o->k, o->target);
+	claim(an, o->k, o->target);
 	return true;
 }
 
@@ -167,7 +182,21 @@ static bool offer_growth(void *ctx, uint32_t referrer, uint32_t target, enum hv_
 	o->referrer = referrer;
 	o->target = target;
 	o->kind = kind;
-	return eval_guarded(o->an->e, offer_step, o) ;
+	return eval_guarded(o->an->e, offer_step, o);
+}
+
+static bool joined_step(void *ctx)
+{
+	struct offer *o = ctx;
+	included(o->an, o->k, o->target);
+	return true;
+}
+
+static void joined_growth(void *ctx, uint32_t obj)
+{
+	struct offer *o = ctx;
+	o->target = obj;
+	eval_guarded(o->an->e, joined_step, o);
 }
 
 /* step 3's offers in the order of their ids. */
@@ -422,7 +451,7 @@ struct value eval_run_instances(struct ev *e, struct stmt *s)
 				if (anp->member_inst[j] == (uint32_t)k)
 					anp->seeds[n++] = anp->members[j];
 			struct offer o = {anp, k, HV_NONE, HV_NONE, HV_REF_FIELD};
-			hv_grow(hv, anp->seeds, n, offer_growth, &o);
+			hv_grow(hv, anp->seeds, n, offer_growth, joined_growth, &o);
 			eval_raise_caught(e);
 			eval_hv_check(e, s->e);
 		}

@@ -287,17 +287,20 @@ struct hv_ops {
 	 * java.lang.Object), loader, signers, protection domain and declared statics; nothing
 	 * from primitive arrays, java.lang.Class instances that are not classes, array classes)
 	 * from referrer to a target with no owner is offered: offer(ctx, referrer, target,
-	 * kind) returns whether target joined (the caller set its owner), and then its
-	 * references are offered in turn. The order of offers is the backend's (depth first
-	 * from each seed). offer must not unwind unless v->unwinds; handles may be transient.
-	 * May fail.
+	 * kind) returns whether target joined (the caller set its owner; it may read of target
+	 * only what a reference reports: its class, size, array length), and then, once
+	 * everything the walk reports of target has come (its fields, a String's text),
+	 * joined(ctx, target) is called (on_inclusion), and its references are offered in
+	 * turn. The order is the backend's (depth first from each seed; the dump calls joined
+	 * right after the offer, a JVMTI walk when it reaches the object). offer and joined must
+	 * not unwind unless v->unwinds; handles may be transient. May fail.
 	 * Dump: the model's references in that order. Agent (PLAN): one FollowReferences
 	 * from an array of the seeds, the callback offering, JVMTI_VISIT_OBJECTS for what joins
 	 * (lqset.c's step 4). */
 	void (*grow)(struct hv *v, const uint32_t *seeds, uint32_t n,
 		     bool (*offer)(void *ctx, uint32_t referrer, uint32_t target,
 				   enum hv_ref_kind kind),
-		     void *ctx);
+		     void (*joined)(void *ctx, uint32_t obj), void *ctx);
 
 	/* ---- handles ---- */
 	/* keep: a handle that outlives the walk callback of transient handle obj (see
@@ -510,9 +513,9 @@ static inline void hv_set_owner(struct hv *v, uint32_t obj, uint32_t id)
 static inline void hv_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
 			   bool (*offer)(void *ctx, uint32_t referrer, uint32_t target,
 					 enum hv_ref_kind kind),
-			   void *ctx)
+			   void (*joined)(void *ctx, uint32_t obj), void *ctx)
 {
-	v->ops->grow(v, seeds, n, offer, ctx);
+	v->ops->grow(v, seeds, n, offer, joined, ctx);
 }
 static inline uint32_t hv_keep(struct hv *v, uint32_t obj)
 {

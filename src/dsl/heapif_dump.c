@@ -331,6 +331,7 @@ static uint8_t *classify(struct hv *v)
 struct growth {
 	struct hv *v;
 	bool (*offer)(void *ctx, uint32_t referrer, uint32_t target, enum hv_ref_kind kind);
+	void (*joined)(void *ctx, uint32_t obj);
 	void *ctx;
 	uint32_t *stack;
 	uint64_t sp, scap;
@@ -345,6 +346,7 @@ static void offer(struct growth *g, uint32_t referrer, uint32_t target, enum hv_
 {
 	if (g->v->owner_map[target] || !g->offer(g->ctx, referrer, target, kind))
 		return;
+	g->joined(g->ctx, target);
 	g->stack = xgrow(g->stack, &g->scap, g->sp + 1, sizeof *g->stack);
 	g->stack[g->sp++] = target;
 }
@@ -431,7 +433,7 @@ static void growth_free(struct growth *g)
 
 static void d_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
 		   bool (*fn)(void *ctx, uint32_t referrer, uint32_t target, enum hv_ref_kind kind),
-		   void *ctx)
+		   void (*joined)(void *ctx, uint32_t obj), void *ctx)
 {
 	struct hvd *d = v->self;
 	if (!d->tclass)
@@ -442,6 +444,7 @@ static void d_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
 	uint32_t oc = heap_class_by_name(H(v), "java.lang.Object");
 	g->v = v;
 	g->offer = fn;
+	g->joined = joined;
 	g->ctx = ctx;
 	g->sp = g->nrefs = 0;
 	g->object_mirror = oc != HV_NONE ? H(v)->classes[oc].obj : HV_NONE;

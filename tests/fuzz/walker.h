@@ -289,6 +289,7 @@ static void w_set_owner(struct hv *v, uint32_t o, uint32_t id)
 struct each_offer {
 	struct hv *v;
 	bool (*fn)(void *ctx, uint32_t referrer, uint32_t target, enum hv_ref_kind kind);
+	void (*joined)(void *ctx, uint32_t obj);
 	void *ctx;
 };
 static bool w_offer(void *ctx, uint32_t referrer, uint32_t target, enum hv_ref_kind kind)
@@ -300,14 +301,22 @@ static bool w_offer(void *ctx, uint32_t referrer, uint32_t target, enum hv_ref_k
 	end_callback(w);
 	return joined;
 }
+static void w_joined(void *ctx, uint32_t obj)
+{
+	struct each_offer *x = ctx;
+	struct walker *w = W(x->v);
+	x->joined(x->ctx, transient(w, 0, obj));
+	end_callback(w);
+}
 static void w_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
-		   bool (*fn)(void *, uint32_t, uint32_t, enum hv_ref_kind), void *ctx)
+		   bool (*fn)(void *, uint32_t, uint32_t, enum hv_ref_kind),
+		   void (*joined)(void *, uint32_t), void *ctx)
 {
 	uint32_t *in = malloc(((size_t)n + 1) * sizeof *in);
 	for (uint32_t k = 0; k < n; k++)
 		in[k] = ix(v, seeds[k]);
-	struct each_offer x = {v, fn, ctx};
-	INOPS.grow(IN(v), in, n, w_offer, &x);
+	struct each_offer x = {v, fn, joined, ctx};
+	INOPS.grow(IN(v), in, n, w_offer, w_joined, &x);
 	free(in);
 }
 static uint32_t w_keep(struct hv *v, uint32_t o)
