@@ -13,7 +13,11 @@
  *     through the table (a view with v->dump NULL), as another backend does.
  *   the agent backend, inside the JVM (JNI, JVMTI): step 2 of issue 36, not
  *     written yet; what it will do for each operation is the "Agent:" line
- *     of each below, marked PLAN.
+ *     of each below, marked PLAN. The evaluator already runs as it will
+ *     there: `objects` walked by callback (objects_each), a set type's
+ *     owners and growth asked of the backend, every callback guarded
+ *     (eval_guarded) unless v->unwinds; tests/fuzz/walker.h is such a
+ *     backend over a dump, for test_heapif and fuzz_query.
  *
  * HANDLES. An object, a class and a thread are uint32_t handles (what
  * struct value's V_OBJ, V_CLASS, V_THREAD and V_LOADER hold); HV_NONE is
