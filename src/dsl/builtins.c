@@ -186,3 +186,18 @@ int bi_refkind_of(const char *name)
 			return k;
 	return -1;
 }
+
+const char *bi_arity(const struct bi_row *r, int nargs, char *buf, size_t cap)
+{
+	if (!r || nargs <= r->max_args)
+		return NULL;
+	if (!r->max_args)
+		snprintf(buf, cap, "'%s' takes no arguments", r->name);
+	else if (r->min_args == r->max_args)
+		snprintf(buf, cap, "'%s' takes %d argument%s", r->name, r->max_args,
+			 r->max_args == 1 ? "" : "s");
+	else
+		snprintf(buf, cap, "'%s' takes at most %d argument%s", r->name, r->max_args,
+			 r->max_args == 1 ? "" : "s");
+	return buf;
+}

@@ -91,10 +91,10 @@ struct bi_row {
 };
 
 /*
- * Arity: the evaluators check it as they always have, for lists only: a row
- * that takes exactly one lambda fails "NAME takes one lambda, e.g.
- * NAME([it | ...])" called with another count; `top` and `contains` say
- * what they take. Other members ignore arguments they do not use.
+ * Arity: a member called with more arguments than its row's max_args fails
+ * (bi_arity: "'size' takes no arguments"); a list member that takes exactly
+ * one lambda fails "NAME takes one lambda, e.g. NAME([it | ...])" called
+ * with another count; `top` and `contains` say what they take.
  */
 
 /*
@@ -110,6 +110,13 @@ const struct bi_row *bi_lookup(const char *name, enum bi_recv r);
  */
 struct node;
 const struct bi_row *bi_of(struct node *n, enum bi_recv r);
+
+/*
+ * bi_arity: NULL when row r (NULL: no row) may be called with nargs
+ * arguments, else the message ("'size' takes no arguments", "'count' takes
+ * at most 1 argument") in buf (cap bytes).
+ */
+const char *bi_arity(const struct bi_row *r, int nargs, char *buf, size_t cap);
 
 /* bi_id_of: bi_lookup's row's id, or BI_NIDS when there is none. */
 enum bi_id bi_id_of(const char *name, enum bi_recv r);

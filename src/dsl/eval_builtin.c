@@ -832,6 +832,21 @@ struct value eval_member(struct ev *e, struct node *n, struct value recv, int na
 			   struct value *args)
 {
 	const char *m = n->name;
+	enum bi_recv r = BI_NRECV;
+	switch (recv.k) {
+	case V_LIST: r = BI_R_LIST; break;
+	case V_OBJ: r = BI_R_OBJECT; break;
+	case V_CLASS: r = BI_R_CLASS; break;
+	case V_LOADER: r = BI_R_LOADER; break;
+	case V_THREAD: r = BI_R_THREAD; break;
+	case V_ENTITY: r = BI_R_ENTITY; break;
+	case V_STR: r = BI_R_STRING; break;
+	default: break;
+	}
+	char why[128];
+	const char *bad;
+	if (nargs && r != BI_NRECV && (bad = bi_arity(bi_of(n, r), nargs, why, sizeof why)))
+		eval_rt_error(e, n, "%s", bad);
 	switch (recv.k) {
 	case V_LIST:
 		return list_member(e, n, recv, nargs, args);
