@@ -285,6 +285,8 @@ static void d_owners(struct hv *v, bool on)
 	d->tclass = NULL;
 	growth_free(d->growth);
 	d->growth = NULL;
+	/* not kept (big_keep): a call that throws during the analysis gives it back, and the
+	 * next analysis frees the pointer left here before it reads anything */
 	if (on)
 		v->owner_map = big_alloc((size_t)H(v)->n + 1, sizeof *v->owner_map);
 }
