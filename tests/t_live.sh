@@ -713,6 +713,11 @@ EOF2
 		"$(hsl -c 'objects.filter([it | it is Order and it.id / 0 = 1]).count' "$L/$name.other.hprof"; cat "$L/err")" \
 		"$(hsl --keep-agent -c 'objects.filter([it | it is Order and it.id / 0 = 1]).count' "$P"; cat "$L/err")"
 
+	# A member called with too many arguments: the same error inside the JVM as on a dump.
+	check "$name: arity: inside the JVM as on a dump" \
+		"$(hsl -c 'objects.first([it | it is Order]).size(3)' "$L/$name.other.hprof"; cat "$L/err")" \
+		"$(hsl --keep-agent -c 'objects.first([it | it is Order]).size(3)' "$P"; cat "$L/err")"
+
 	# The time limit: the analysis stops in the JVM, a snapshot answers instead.
 	local HEAVY='objects.filter([it | it is Order]).map([o | objects.count([p | p is Leaf and p.a < o.id]) + objects.count([p | p is Leaf and p.a > o.id])]).sum'
 	printf ':live --time 1\n%s\n' "$HEAVY" >"$L/$name.limit.hq"
