@@ -69,7 +69,7 @@ AGENT_SRC = src/agent/agent.c src/agent/classes.c src/agent/histogram.c src/agen
             src/agent/sites.c src/agent/rtcount.c src/agent/leaks.c src/agent/dump.c src/agent/analyze.c src/agent/lq.c \
             src/agent/lqheap.c src/agent/lqset.c src/agent/heapif_agent.c src/agent/dsl_stubs.c \
             src/dsl/prog.c src/dsl/plan.c src/dsl/builtins.c src/dsl/arena.c src/dsl/eval.c \
-            src/dsl/eval_builtin.c src/dsl/eval_session.c \
+            src/dsl/eval_builtin.c src/dsl/eval_session.c src/dsl/eval_settype.c \
             src/base/classname.c src/base/fmt.c src/base/wire.c src/base/mem.c src/base/ctx.c \
             src/base/suggest.c src/base/u64map.c
 # The agent runs the query language's evaluator over its own heap view

@@ -373,6 +373,10 @@ static void run_dsl(struct lq *q, struct out *o)
 			emit_record(o, k, S_EXPR, "");
 			put_dvalue(o, hva_view(a), out.vals[0], 0);
 			flush(o, false);
+		} else if (s->kind == S_INSTANCES && out.n == 1) {
+			emit_record(o, k, S_INSTANCES, s->name);
+			put_dvalue(o, hva_view(a), out.vals[0], 0);
+			flush(o, false);
 		} else if (s->kind == S_LET && dsl_global(d, s->name, &v)) {
 			emit_record(o, k, S_LET, s->name);
 			put_dvalue(o, hva_view(a), v, 0);

@@ -58,7 +58,18 @@ struct hva {
 	uint32_t *pending;
 	uint32_t npending, cappending;
 	struct walk *w;		/* the walk under way, or NULL */
+	/* a set type's growth under way (hva_grow): the reference it is at */
+	struct grow *gw;
+	struct {
+		bool live;	/* an offer is reading it: HV_TRANSIENT | 1 */
+		uint32_t cls, mirror;
+		int32_t length;
+		jlong *tag_ptr;
+	} tg;
 };
+
+/* The target of the reference a growth walk offers (hva_grow), as a transient handle. */
+#define TARGET (HV_TRANSIENT | 1u)
 
 static const struct hv_ops hva_ops;
 
@@ -255,6 +266,7 @@ struct ob {
 	int32_t length;
 	jobject ref;		/* NULL: none (in a walk, or not resolved) */
 	bool walk;		/* the object the walk is at: read what it reported */
+	bool target;		/* a growth's target: its class, size and length only */
 };
 
 static bool get(struct hva *a, uint32_t obj, struct ob *o)
@@ -264,19 +276,23 @@ static bool get(struct hva *a, uint32_t obj, struct ob *o)
 		hv_set_fail(&a->view, HV_ERROR, "null has no members");
 		return false;
 	}
+	if (obj == TARGET && a->tg.live) {
+		*o = (struct ob){a->tg.cls, a->tg.mirror, a->tg.length, NULL, true, true};
+		return true;
+	}
 	if ((obj & HV_TRANSIENT) || (w && w->live && obj == w->kept)) {
 		if (!w || !w->live) {
 			hv_set_fail(&a->view, HV_ERROR, "an object of a heap walk read after its step");
 			return false;
 		}
-		*o = (struct ob){w->cls, w->mirror, w->length, NULL, true};
+		*o = (struct ob){w->cls, w->mirror, w->length, NULL, true, false};
 		return true;
 	}
 	if (obj >= a->cap || a->ecls[obj] == LQ_NONE) {
 		hv_set_fail(&a->view, HV_ERROR, "no object with handle %u", obj);
 		return false;
 	}
-	*o = (struct ob){a->ecls[obj], a->emirror[obj], a->elen[obj], a->refs[obj], false};
+	*o = (struct ob){a->ecls[obj], a->emirror[obj], a->elen[obj], a->refs[obj], false, false};
 	return true;
 }
 
@@ -426,6 +442,11 @@ static struct hv_value hva_field_at(struct hv *v, uint32_t obj, struct hv_slot s
 	if (o.mirror || a->q->cls[o.cls].elem)
 		return none;
 	const struct lfield *f = a->slots[slot.off];
+	if (o.target) {
+		hv_set_fail(v, HV_CANNOT, "field %s of an object a growth walk reaches before it "
+			    "visits it (a set type's membership reading THIS's fields)", f->name);
+		return none;
+	}
 	if (o.walk)
 		return walk_field(a, f);
 	if (!jni_ok(a, &o, "reading a field"))
@@ -516,6 +537,10 @@ static char *hva_text(struct hv *v, uint32_t obj, size_t max_chars)
 	struct ob o;
 	if (!get(a, obj, &o) || o.mirror || o.cls != q->c_string)
 		return NULL;
+	if (o.target) {
+		cannot(a, "the text of a String a growth walk reaches before it visits it");
+		return NULL;
+	}
 	if (o.walk) {
 		if (!a->w->w.text) {
 			cannot(a, "a String's text the heap iteration did not report");
@@ -602,12 +627,13 @@ static bool walk_begin(struct hva *a)
 }
 
 /* walk_run: IterateThroughHeap (klass NULL: every class) or FollowReferences with cb. */
-static jvmtiError walk_run(struct hva *a, const jvmtiHeapCallbacks *cb, void *ud, bool follow)
+static jvmtiError walk_from(struct hva *a, const jvmtiHeapCallbacks *cb, void *ud, bool follow,
+			    jobject initial)
 {
 	struct lq *q = a->q;
 	int64_t t0 = ag_now_ms();
 	q->in_walk = true;
-	jvmtiError err = follow ? (*q->jv)->FollowReferences(q->jv, 0, NULL, NULL, cb, ud)
+	jvmtiError err = follow ? (*q->jv)->FollowReferences(q->jv, 0, NULL, initial, cb, ud)
 				: (*q->jv)->IterateThroughHeap(q->jv, 0, NULL, cb, ud);
 	q->in_walk = false;
 	q->walks++;
@@ -615,6 +641,12 @@ static jvmtiError walk_run(struct hva *a, const jvmtiHeapCallbacks *cb, void *ud
 	if (err != JVMTI_ERROR_NONE)
 		hv_set_fail(&a->view, HV_ERROR, "a heap walk failed (JVMTI error %d)", err);
 	return err;
+}
+
+/* walk_run: walk_from the GC roots (follow) or over the whole heap. */
+static jvmtiError walk_run(struct hva *a, const jvmtiHeapCallbacks *cb, void *ud, bool follow)
+{
+	return walk_from(a, cb, ud, follow, NULL);
 }
 
 /* class_index: the class of a JVMTI class tag, or LQ_NONE (a class loaded since the table). */
@@ -1109,6 +1141,446 @@ static void hva_roots_each(struct hv *v, uint32_t thread, void (*fn)(void *ctx, 
 	lq_release(q, &mk);
 }
 
+/* ---- set types ---- */
+
+static uint32_t hva_keep(struct hv *v, uint32_t obj);
+
+/*
+ * target_handle: the handle of the object a growth's reference reaches: its
+ * class object's, its entry's, or a new entry tagged through the
+ * callback's tag_ptr. May lq_raise (LQ_LIMIT).
+ */
+static uint32_t target_handle(struct hva *a)
+{
+	struct lq *q = a->q;
+	if (a->tg.mirror)
+		return mirror_handle(a, a->tg.mirror - 1);
+	jlong t = *a->tg.tag_ptr;
+	if (lq_entry(q, t)) {
+		uint32_t h = (uint32_t)(t & 0xffffffff) - 1;
+		grow(a);
+		if (a->ecls[h] == LQ_NONE) {
+			a->ecls[h] = a->tg.cls;
+			a->elen[h] = a->tg.length;
+		}
+		return h;
+	}
+	jlong nt;
+	uint32_t h = new_handle(a, a->tg.cls, a->tg.length, &nt);
+	*a->tg.tag_ptr = nt;
+	return h;
+}
+
+/* owner_slot: where the owner of handle h is kept: its class's, or its entry's. */
+static uint32_t *owner_slot(struct hva *a, uint32_t h)
+{
+	struct lq *q = a->q;
+	if (a->emirror[h])
+		return &q->cls[a->emirror[h] - 1].owner;
+	return &q->ent[h].inst;
+}
+
+/* owners: every object in no instance (entries' inst, classes' owner), on and off alike. */
+static void hva_owners(struct hv *v, bool on)
+{
+	(void)on;
+	struct hva *a = v->self;
+	struct lq *q = a->q;
+	for (uint32_t k = 0; k < q->nent; k++) {
+		q->ent[k].inst = 0;
+		q->ent[k].flags &= (uint8_t)~LE_GROWN;
+	}
+	for (uint32_t c = 0; c < q->ncls; c++) {
+		q->cls[c].owner = 0;
+		q->cls[c].flags &= (uint8_t)~LC_INCLUDE;
+	}
+}
+
+static uint32_t hva_owner(struct hv *v, uint32_t obj)
+{
+	struct hva *a = v->self;
+	struct lq *q = a->q;
+	struct walk *w = a->w;
+	if (obj == TARGET && a->tg.live) {
+		if (a->tg.mirror)
+			return q->cls[a->tg.mirror - 1].owner;
+		struct lentry *e = lq_entry(q, *a->tg.tag_ptr);
+		return e ? e->inst : 0;
+	}
+	if (obj & HV_TRANSIENT) {
+		struct ob o;
+		if (!get(a, obj, &o))
+			return 0;
+		if (o.mirror)
+			return q->cls[o.mirror - 1].owner;
+		return w->kept != HV_NONE ? q->ent[w->kept].inst : 0;
+	}
+	if (obj >= a->cap || a->ecls[obj] == LQ_NONE)
+		return 0;
+	return *owner_slot(a, obj);
+}
+
+static void hva_set_owner(struct hv *v, uint32_t obj, uint32_t id)
+{
+	struct hva *a = v->self;
+	struct lq *q = a->q;
+	uint32_t h = obj;
+	if (obj == TARGET && a->tg.live) {	/* tagged: no reference (millions may join) */
+		GUARD(a, g, );
+		h = target_handle(a);
+		UNGUARD(a, g);
+	} else if (obj & HV_TRANSIENT) {
+		h = hva_keep(v, obj);	/* a tag, so that the walk and later reads know it */
+		if (h == HV_NONE)
+			return;
+	}
+	if (h >= a->cap || a->ecls[h] == LQ_NONE) {
+		hv_set_fail(v, HV_ERROR, "no object with handle %u", h);
+		return;
+	}
+	*owner_slot(a, h) = id;
+	if (a->gw && obj == TARGET) {	/* joined in this growth: on_inclusion when visited */
+		if (a->emirror[h])
+			q->cls[a->emirror[h] - 1].flags |= LC_INCLUDE;
+		else
+			q->ent[h].flags |= LE_GROWN;
+	}
+}
+
+/* A growth walk under way (hva_grow). */
+struct grow {
+	bool (*offer)(void *ctx, uint32_t referrer, uint32_t target, enum hv_ref_kind kind);
+	void (*joined)(void *ctx, uint32_t obj);
+	void *ctx;
+	bool active;		/* the walk is at an object (a seed or one that joined) */
+	jlong cur_tag;
+	bool grown;		/* it joined in this walk: joined() when its visit ends */
+};
+
+static enum hv_ref_kind ref_kind(jvmtiHeapReferenceKind kind)
+{
+	switch (kind) {
+	case JVMTI_HEAP_REFERENCE_FIELD: return HV_REF_FIELD;
+	case JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT: return HV_REF_ELEMENT;
+	case JVMTI_HEAP_REFERENCE_STATIC_FIELD: return HV_REF_STATIC;
+	case JVMTI_HEAP_REFERENCE_SUPERCLASS: return HV_REF_SUPER;
+	case JVMTI_HEAP_REFERENCE_CLASS_LOADER: return HV_REF_LOADER;
+	case JVMTI_HEAP_REFERENCE_SIGNERS: return HV_REF_SIGNERS;
+	case JVMTI_HEAP_REFERENCE_PROTECTION_DOMAIN: return HV_REF_DOMAIN;
+	default: return HV_REF_CONSTANT;	/* class, constant pool, interface: not followed */
+	}
+}
+
+/* current: the handle an offer or joined() gets for the object the growth walk is at. */
+static uint32_t current(struct hva *a)
+{
+	struct walk *w = a->w;
+	if (w->kept != HV_NONE && (a->emirror[w->kept] || a->refs[w->kept]))
+		return w->kept;	/* a seed, or met before with its reference */
+	return HV_TRANSIENT;
+}
+
+/* grow_finish: the visit of the object the walk is at is over: its on_inclusion if it joined. */
+static void grow_finish(struct hva *a)
+{
+	struct grow *g = a->gw;
+	struct walk *w = a->w;
+	if (!g->active)
+		return;
+	g->active = false;
+	if (!g->grown || w->stop)
+		return;
+	struct lq *q = a->q;
+	if (w->mirror)
+		q->cls[w->mirror - 1].flags &= (uint8_t)~LC_INCLUDE;
+	else if (w->kept != HV_NONE)
+		q->ent[w->kept].flags &= (uint8_t)~LE_GROWN;
+	w->live = true;
+	w->tag_ptr = NULL;
+	g->joined(g->ctx, current(a));
+	w->live = false;
+	if (hv_failed(&a->view))
+		w->stop = true;
+}
+
+/* grow_begin: the walk visits the object tagged t, of class c (a class object: m + 1). */
+static void grow_begin(struct hva *a, jlong t, uint32_t c, uint32_t mirror)
+{
+	struct lq *q = a->q;
+	struct grow *g = a->gw;
+	struct walk *w = a->w;
+	struct lentry *e = mirror ? NULL : lq_entry(q, t);
+	uint32_t h = mirror ? (mirror - 1 < q->ncls ? mirror_handle(a, mirror - 1) : HV_NONE)
+		     : e ? (uint32_t)(t & 0xffffffff) - 1 : HV_NONE;
+	if (h != HV_NONE)
+		grow(a);
+	uint8_t cf = mirror && mirror - 1 < q->ncls ? q->cls[mirror - 1].flags : 0;
+	uint8_t ef = e ? e->flags : 0;
+	g->cur_tag = t;
+	g->grown = mirror ? (cf & LC_INCLUDE) != 0 : (ef & LE_GROWN) != 0;
+	/* only a seed or what joined is expanded (the seeds' array's class is visited too) */
+	g->active = g->grown || (mirror ? (cf & LC_SEED) : (ef & LE_SEED));
+	w->cls = mirror ? q->c_class : c;
+	w->mirror = mirror;
+	w->kept = h;
+	w->length = h != HV_NONE ? a->elen[h] : -1;
+	w->w.gen++;
+	w->w.text = NULL;
+	q->objects_seen++;
+}
+
+/* grow_begin_guarded: grow_begin, false (the walk stops) when it ran out of memory. */
+static bool grow_begin_guarded(struct hva *a, jlong t, uint32_t c, uint32_t mirror)
+{
+	volatile jlong vt = t;	/* read after the guard's setjmp */
+	volatile uint32_t vc = c, vm = mirror;
+	GUARD(a, g, (a->w->stop = true, false));
+	grow_begin(a, vt, vc, vm);
+	UNGUARD(a, g);
+	return true;
+}
+
+static jint JNICALL g_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
+			  jlong class_tag, jlong referrer_class_tag, jlong size, jlong *tag_ptr,
+			  jlong *referrer_tag_ptr, jint length, void *ud)
+{
+	(void)info;
+	struct hva *a = ud;
+	struct lq *q = a->q;
+	struct grow *g = a->gw;
+	struct walk *w = a->w;
+	if (w->stop)
+		return JVMTI_VISIT_ABORT;
+	if (*a->interrupted) {
+		hv_set_fail(&a->view, HV_INTERRUPTED, "interrupted");
+		w->stop = true;
+		return JVMTI_VISIT_ABORT;
+	}
+	lq_note_size(q, class_tag, *tag_ptr, size);
+	if (!referrer_tag_ptr)
+		return 0;	/* a GC root: the walk starts at the seeds' array instead */
+	jlong rt = *referrer_tag_ptr;
+	struct lentry *re = lq_entry(q, rt);
+	bool cls_ref = kind == JVMTI_HEAP_REFERENCE_CLASS;
+	if (re && (re->flags & LE_SELF))	/* the seeds' array: its elements are visited */
+		return cls_ref ? 0 : JVMTI_VISIT_OBJECTS;
+	if (cls_ref || ((rt & LQ_TAG_CLASS) && (!g->active || rt != g->cur_tag))) {
+		grow_finish(a);
+		if (w->stop)
+			return JVMTI_VISIT_ABORT;
+		uint32_t rc = class_index(q, referrer_class_tag);
+		uint32_t m = (rt & LQ_TAG_CLASS) ? (uint32_t)(rt & 0xffffffff) : 0;
+		if (rc == LQ_NONE && !m)
+			return 0;	/* a class loaded since the analysis began */
+		if (!grow_begin_guarded(a, rt, rc, m))
+			return JVMTI_VISIT_ABORT;
+		if (cls_ref)
+			return 0;
+	}
+	enum hv_ref_kind rk = ref_kind(kind);
+	if (!g->active || rk == HV_REF_CONSTANT)
+		return 0;
+	uint32_t c = class_index(q, class_tag);
+	jlong t = *tag_ptr;
+	uint32_t m = (t & LQ_TAG_CLASS) ? (uint32_t)(t & 0xffffffff) : 0;
+	if (c == LQ_NONE || m > q->ncls)
+		return 0;
+	struct lentry *e = m ? NULL : lq_entry(q, t);
+	if (e && (e->flags & (LE_SELF | LE_SENTINEL)))
+		return 0;
+	if (m ? q->cls[m - 1].owner : e ? e->inst : 0)
+		return 0;	/* in an instance already */
+	a->tg.live = true;
+	a->tg.cls = m ? q->c_class : c;
+	a->tg.mirror = m;
+	a->tg.length = q->cls[c].elem && !m ? length : -1;
+	a->tg.tag_ptr = tag_ptr;
+	w->live = true;
+	w->tag_ptr = NULL;
+	bool joins = g->offer(g->ctx, current(a), TARGET, rk);
+	w->live = false;
+	a->tg.live = false;
+	if (hv_failed(&a->view)) {
+		w->stop = true;
+		return JVMTI_VISIT_ABORT;
+	}
+	return joins ? JVMTI_VISIT_OBJECTS : 0;
+}
+
+/* g_prim, g_string, g_array: what the walk reports of the object it visits. */
+static jint JNICALL g_prim(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
+			   jlong object_class_tag, jlong *object_tag_ptr, jvalue value,
+			   jvmtiPrimitiveType value_type, void *ud)
+{
+	(void)object_class_tag;
+	(void)value_type;
+	struct hva *a = ud;
+	struct walk *w = a->w;
+	if (w->stop)
+		return JVMTI_VISIT_ABORT;
+	if (!a->gw->active || *object_tag_ptr != a->gw->cur_tag || kind != JVMTI_HEAP_REFERENCE_FIELD)
+		return 0;
+	uint32_t ix = (uint32_t)info->field.index;
+	if (ix < w->w.nslots) {
+		w->w.slots[ix].gen = w->w.gen;
+		w->w.slots[ix].v = value;
+	}
+	return 0;
+}
+
+static jint JNICALL g_string(jlong class_tag, jlong size, jlong *tag_ptr, const jchar *value,
+			     jint value_length, void *ud)
+{
+	(void)class_tag;
+	(void)size;
+	struct hva *a = ud;
+	struct walk *w = a->w;
+	if (w->stop)
+		return JVMTI_VISIT_ABORT;
+	if (!a->gw->active || *tag_ptr != a->gw->cur_tag)
+		return 0;
+	GUARD(a, g, JVMTI_VISIT_ABORT);
+	lq_wtext(a->q, &w->w, value, value_length > 0 ? (size_t)value_length : 0);
+	UNGUARD(a, g);
+	return 0;
+}
+
+static jint JNICALL g_array(jlong class_tag, jlong size, jlong *tag_ptr, jint element_count,
+			    jvmtiPrimitiveType element_type, const void *elements, void *ud)
+{
+	(void)class_tag;
+	(void)size;
+	(void)element_type;
+	(void)elements;
+	struct hva *a = ud;
+	struct walk *w = a->w;
+	if (a->gw->active && *tag_ptr == a->gw->cur_tag)
+		w->length = element_count;
+	return w->stop ? JVMTI_VISIT_ABORT : 0;
+}
+
+/* joined_late: on_inclusion, through JNI, of what joined but the walk did not visit. */
+static void joined_late(struct hva *a, struct grow *g)
+{
+	struct lq *q = a->q;
+	for (uint32_t c = 0; c < q->ncls && !hv_failed(&a->view); c++)
+		if (q->cls[c].flags & LC_INCLUDE) {
+			q->cls[c].flags &= (uint8_t)~LC_INCLUDE;
+			g->joined(g->ctx, mirror_handle(a, c));
+		}
+	for (uint32_t k = 0; k < q->nent && !hv_failed(&a->view); k++)
+		if (q->ent[k].flags & LE_GROWN) {
+			q->ent[k].flags &= (uint8_t)~LE_GROWN;
+			{
+				GUARD(a, gd, );
+				grow(a);
+				pend(a, k);
+				resolve(a);
+				UNGUARD(a, gd);
+			}
+			if (a->refs[k])
+				g->joined(g->ctx, k);
+		}
+}
+
+/* grow_prepare: the seeds' array tagged as the agent's own, the walk's slots; false: no memory. */
+static bool grow_prepare(struct hva *a, jobject arr, uint32_t n, struct walk *w)
+{
+	struct lq *q = a->q;
+	volatile uint32_t most = 0;	/* read after the guard's setjmp */
+	for (uint32_t c = 0; c < q->ncls; c++)
+		if (q->cls[c].nindex > most)
+			most = q->cls[c].nindex;
+	GUARD(a, g, false);
+	(*q->jv)->SetTag(q->jv, arr, lq_new_entry(q, 0, (int32_t)n, LE_SELF));
+	w->w.nslots = most + 1;
+	w->w.slots = lq_alloc(q, (size_t)w->w.nslots * sizeof *w->w.slots);
+	UNGUARD(a, g);
+	return true;
+}
+
+/*
+ * grow: one FollowReferences from an array of the seeds (lqset.c's step 4,
+ * one instance at a time): each reference from an object the walk visits
+ * (a seed, or one that joined) to one in no instance is offered; what joins
+ * is tagged with its owner and visited in turn, and joined() runs when its
+ * visit is over (its primitive fields and a String's text reported), or
+ * after the walk, through JNI, for what the walk did not visit.
+ */
+static void hva_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
+		     bool (*offer)(void *ctx, uint32_t referrer, uint32_t target,
+				   enum hv_ref_kind kind),
+		     void (*joined)(void *ctx, uint32_t obj), void *ctx)
+{
+	struct hva *a = v->self;
+	struct lq *q = a->q;
+	JNIEnv *env = q->jni;
+	if (!n || !walk_begin(a))
+		return;
+	{
+		GUARD(a, g, );
+		resolve(a);
+		UNGUARD(a, g);
+	}
+	jobjectArray arr = (*env)->NewObjectArray(env, (jsize)n, q->cls[q->c_object].ref, NULL);
+	if (!arr) {
+		(*env)->ExceptionClear(env);
+		hv_set_fail(v, HV_ERROR, "the JVM could not allocate an array of %u objects", n);
+		return;
+	}
+	for (uint32_t k = 0; k < n; k++) {	/* marked seeds for the walk (grow_begin) */
+		uint32_t h = seeds[k];
+		jobject r = h < a->cap ? (a->emirror[h] ? q->cls[a->emirror[h] - 1].ref : a->refs[h])
+				       : NULL;
+		if (!r)
+			continue;
+		(*env)->SetObjectArrayElement(env, arr, (jsize)k, r);
+		if (a->emirror[h])
+			q->cls[a->emirror[h] - 1].flags |= LC_SEED;
+		else
+			q->ent[h].flags |= LE_SEED;
+	}
+	struct walk w;
+	memset(&w, 0, sizeof w);
+	w.kept = HV_NONE;
+	struct grow g = {offer, joined, ctx, false, 0, false};
+	if (!grow_prepare(a, arr, n, &w)) {
+		(*env)->DeleteLocalRef(env, arr);
+		return;
+	}
+	jvmtiHeapCallbacks cb;
+	memset(&cb, 0, sizeof cb);
+	cb.heap_reference_callback = g_ref;
+	cb.primitive_field_callback = g_prim;
+	cb.string_primitive_value_callback = g_string;
+	cb.array_primitive_value_callback = g_array;
+	a->w = &w;
+	a->gw = &g;
+	walk_from(a, &cb, a, true, arr);
+	if (!w.stop)
+		grow_finish(a);
+	a->w = NULL;
+	free(w.w.textbuf);
+	(*env)->DeleteLocalRef(env, arr);
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t h = seeds[k];
+		if (h >= a->cap)
+			continue;
+		if (a->emirror[h])
+			q->cls[a->emirror[h] - 1].flags &= (uint8_t)~LC_SEED;
+		else
+			q->ent[h].flags &= (uint8_t)~LE_SEED;
+	}
+	{
+		GUARD(a, gd, );
+		resolve(a);
+		UNGUARD(a, gd);
+	}
+	if (!w.stop && !hv_failed(v))
+		joined_late(a, &g);
+	a->gw = NULL;
+}
+
 /* ---- handles ---- */
 
 static uint32_t hva_keep(struct hv *v, uint32_t obj)
@@ -1117,12 +1589,26 @@ static uint32_t hva_keep(struct hv *v, uint32_t obj)
 	struct walk *w = a->w;
 	if (!(obj & HV_TRANSIENT))
 		return obj;
+	if (obj == TARGET && a->tg.live) {
+		GUARD(a, g, HV_NONE);
+		uint32_t h = target_handle(a);
+		if (!a->emirror[h] && !a->refs[h])
+			pend(a, h);
+		UNGUARD(a, g);
+		return h;
+	}
 	if (!w || !w->live) {
 		hv_set_fail(v, HV_ERROR, "an object of a heap walk kept after its step");
 		return HV_NONE;
 	}
-	if (w->kept != HV_NONE)
+	if (w->kept != HV_NONE) {
+		if (!a->emirror[w->kept] && !a->refs[w->kept]) {	/* met in a growth walk */
+			GUARD(a, g, HV_NONE);
+			pend(a, w->kept);
+			UNGUARD(a, g);
+		}
 		return w->kept;
+	}
 	if (!w->tag_ptr) {
 		cannot(a, "an object the heap iteration reported after its last callback");
 		return HV_NONE;
@@ -1174,6 +1660,10 @@ static const struct hv_ops hva_ops = {
 	.thread_name = hva_thread_name,
 	.thread_frames = hva_thread_frames,
 	.roots_each = hva_roots_each,
+	.owners = hva_owners,
+	.owner = hva_owner,
+	.set_owner = hva_set_owner,
+	.grow = hva_grow,
 	.keep = hva_keep,
 };
 

@@ -181,6 +181,8 @@ struct lentry {
 #define LE_ARRAY 8		/* length is an array's length */
 #define LE_SELF 16		/* the agent's own object (its thread, a walk's array) */
 #define LE_PRIM 32		/* a primitive type's class object (int.class) */
+#define LE_GROWN 64		/* joined a set type in the growth walk under way (heapif_agent.c):
+				 * its on_inclusion once the walk has visited it */
 
 /* Tags of the analysis' environment. */
 #define LQ_TAG_CLASS ((jlong)1 << 62)	/* | class index + 1 */
