@@ -161,6 +161,17 @@ struct offer {
 	enum hv_ref_kind kind;
 };
 
+/*
+ * stop_on_error: after a guarded callback that caught an error (raised once
+ * the walk returns), a failure of the view, so that the backend's walk
+ * stops at once (an offer's false only means "not joined").
+ */
+static void stop_on_error(struct ev *e)
+{
+	if (e->caught)
+		hv_set_fail(e->hv, HV_ERROR, "a step of the walk failed");
+}
+
 static bool offer_step(void *ctx)
 {
 	struct offer *o = ctx;
@@ -182,7 +193,9 @@ static bool offer_growth(void *ctx, uint32_t referrer, uint32_t target, enum hv_
 	o->referrer = referrer;
 	o->target = target;
 	o->kind = kind;
-	return eval_guarded(o->an->e, offer_step, o);
+	bool joins = eval_guarded(o->an->e, offer_step, o);
+	stop_on_error(o->an->e);
+	return joins;
 }
 
 static bool joined_step(void *ctx)
@@ -197,6 +210,7 @@ static void joined_growth(void *ctx, uint32_t obj)
 	struct offer *o = ctx;
 	o->target = obj;
 	eval_guarded(o->an->e, joined_step, o);
+	stop_on_error(o->an->e);
 }
 
 /* step 3's offers in the order of their ids. */

@@ -260,6 +260,13 @@ static const char *const walk_queries[] = {
 	"set_type g:\n\troots <- objects.filter([o | o.kind = \"object array\"])\n"
 	"\tmembership <- THIS in Unassigned and REFERRER in ENTITY\n"
 	"\ton_inclusion <- [ n <- n + 1 ]\n\tn : int <- 0\ninstances_for g have_names = #[\"a\", \"b\"]",
+	/* an error in a walk's step: the same message, the walk stopped */
+	"set_type e:\n\troots <- threads\n\tmembership <- REFERRER in ENTITY and THIS.size / 0 = 1\n"
+	"instances_for e have_names = \"e\"",
+	"set_type f:\n\troots <- threads\n\tmembership <- THIS in Unassigned and REFERRER in ENTITY\n"
+	"\ton_inclusion <- [ n <- n + 1  m <- 1 / (n - 3) ]\n\tn : int <- 0\n\tm : int <- 0\n"
+	"instances_for f have_names = \"f\"",
+	"objects.filter([o | o.size / (o.size - o.size) > 1])",
 };
 
 /* compare: text on the numbered heap, and on a new walked one (as each request of the agent's). */
