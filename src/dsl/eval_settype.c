@@ -161,6 +161,17 @@ struct offer {
 	enum hv_ref_kind kind;
 };
 
+/*
+ * stop_on_error: after a guarded callback that caught an error (raised once
+ * the walk returns), a failure of the view, so that the backend's walk
+ * stops at once (an offer's false only means "not joined").
+ */
+static void stop_on_error(struct ev *e)
+{
+	if (e->caught)
+		hv_set_fail(e->hv, HV_ERROR, "a step of the walk failed");
+}
+
 static bool offer_step(void *ctx)
 {
 	struct offer *o = ctx;
@@ -182,7 +193,9 @@ static bool offer_growth(void *ctx, uint32_t referrer, uint32_t target, enum hv_
 	o->referrer = referrer;
 	o->target = target;
 	o->kind = kind;
-	return eval_guarded(o->an->e, offer_step, o);
+	bool joins = eval_guarded(o->an->e, offer_step, o);
+	stop_on_error(o->an->e);
+	return joins;
 }
 
 static bool joined_step(void *ctx)
@@ -197,6 +210,7 @@ static void joined_growth(void *ctx, uint32_t obj)
 	struct offer *o = ctx;
 	o->target = obj;
 	eval_guarded(o->an->e, joined_step, o);
+	stop_on_error(o->an->e);
 }
 
 /* step 3's offers in the order of their ids. */
@@ -261,6 +275,35 @@ void eval_analysis_free(struct analysis *an)
 	free(an);
 }
 
+/*
+ * refuse_order: on a backend that walks (objects not numbered: the agent's),
+ * objects join in the order of its walk, not the dump's: an on_inclusion
+ * whose result depends on that order, or a membership that reads ENTITY's
+ * properties (which change as objects join), cannot be answered there
+ * (plan.h; "cannot answer here": the session takes a snapshot).
+ */
+static void refuse_order(struct ev *e, struct analysis *an, struct stmt *set)
+{
+	if (e->hv->dense || !an->membership)
+		return;
+	struct pe_ctx pg = {PE_REF_MEMBER, PE_RK_NOT_ROOT};
+	struct pe_ctx pr = {PE_REF_NULL, RK_ROOT}, pn = {PE_REF_NULL, RK_NONE};
+	if (pe_membership(an->membership, &pg) == TRI_FALSE &&
+	    pe_membership(an->membership, &pr) == TRI_FALSE &&
+	    pe_membership(an->membership, &pn) == TRI_FALSE)
+		return;	/* only roots join: in the order of the roots' list */
+	if (!plan_order_free(set, an->on_inclusion)) {
+		hv_set_fail(e->hv, HV_CANNOT, "on_inclusion depends on the order objects join (only "
+			    "sums, counts and flags can be computed during a heap walk)");
+		eval_hv_check(e, an->on_inclusion);
+	}
+	if (plan_mentions_prop(set, an->membership)) {
+		hv_set_fail(e->hv, HV_CANNOT, "the membership reads ENTITY's properties, which "
+			    "change as objects join");
+		eval_hv_check(e, an->membership);
+	}
+}
+
 struct value eval_run_instances(struct ev *e, struct stmt *s)
 {
 	struct settype *t;
@@ -306,6 +349,7 @@ struct value eval_run_instances(struct ev *e, struct stmt *s)
 	anp->insts = arena_alloc(e->a, ((size_t)nn + 1) * sizeof *anp->insts);
 	anp->at = s->e;
 	anp->walk = !hv->dense;
+	refuse_order(e, anp, t->st);
 	anp->seeding = true;
 	hv_owners(hv, true);
 	e->owners = true;
@@ -364,10 +408,10 @@ struct value eval_run_instances(struct ev *e, struct stmt *s)
 	 * step 2 left them; what they include joins at the end. Skipped where
 	 * the membership is false for certain (plan.h).
 	 */
-	if (anp->membership && anp->ninst) {
-		struct pe_ctx pr = {PE_REF_NULL, RK_ROOT}, pn = {PE_REF_NULL, RK_NONE};
-		bool roots_may = pe_membership(anp->membership, &pr) != TRI_FALSE;
-		bool others_may = pe_membership(anp->membership, &pn) != TRI_FALSE;
+	struct pe_ctx pr = {PE_REF_NULL, RK_ROOT}, pn = {PE_REF_NULL, RK_NONE};
+	bool roots_may = anp->membership && pe_membership(anp->membership, &pr) != TRI_FALSE;
+	bool others_may = anp->membership && pe_membership(anp->membership, &pn) != TRI_FALSE;
+	if (anp->ninst && (roots_may || others_may)) {
 		struct list *gc = eval_roots(e, anp->membership, HV_NONE).u.l;
 		uint8_t *done = NULL;
 		if (hv->dense) {

@@ -257,9 +257,19 @@ static const char *const walk_queries[] = {
 	"set_type last:\n\troots <- threads\n\tmembership <- THIS in Unassigned and REFERRER in ENTITY\n"
 	"\ton_inclusion <- [ l <- THIS.id  o <- THIS ]\n\tl : int <- 0\n\to : Object <- null\n"
 	"instances_for last have_names = \"x\"",
+	"set_type rootsonly:\n\troots <- objects.filter([o | o.kind = \"object array\"])\n"
+	"\tmembership <- false\n\ton_inclusion <- [ o <- THIS ]\n\to : Object <- null\n"
+	"instances_for rootsonly have_names = \"r\"",
 	"set_type g:\n\troots <- objects.filter([o | o.kind = \"object array\"])\n"
 	"\tmembership <- THIS in Unassigned and REFERRER in ENTITY\n"
 	"\ton_inclusion <- [ n <- n + 1 ]\n\tn : int <- 0\ninstances_for g have_names = #[\"a\", \"b\"]",
+	/* an error in a walk's step: the same message, the walk stopped */
+	"set_type e:\n\troots <- threads\n\tmembership <- REFERRER in ENTITY and THIS.size / 0 = 1\n"
+	"instances_for e have_names = \"e\"",
+	"set_type f:\n\troots <- threads\n\tmembership <- THIS in Unassigned and REFERRER in ENTITY\n"
+	"\ton_inclusion <- [ n <- n + 1  m <- 1 / (n - 3) ]\n\tn : int <- 0\n\tm : int <- 0\n"
+	"instances_for f have_names = \"f\"",
+	"objects.filter([o | o.size / (o.size - o.size) > 1])",
 };
 
 /* compare: text on the numbered heap, and on a new walked one (as each request of the agent's). */
@@ -274,15 +284,16 @@ static void compare(void *ctx, const char *text)
 	run(d, text, b, sizeof b);
 	p->transients += w.transients;
 	p->keeps += w.keeps;
-	if (dsl_cannot_here(d)) {
+	if (dsl_cannot_here(d)) {	/* only what a walk's order changes */
 		p->cannot++;
-		fail_msg("%s: %s", text, b);
-	} else if (getenv("HEAPIF_SHOW")) {
-		fprintf(stderr, "%s\n=> %s\n", text, a);
-	}
-	if (strcmp(a, b)) {
+		if (!strstr(b, "depends on the order objects join") &&
+		    !strstr(b, "reads ENTITY's properties"))
+			fail_msg("%s: %s", text, b);
+	} else if (strcmp(a, b)) {
 		fail_msg("%s:\nnumbered: %s\nwalked:   %s", text, a, b);
 	}
+	if (getenv("HEAPIF_SHOW"))
+		fprintf(stderr, "%s\n=> %s\n", text, a);
 	dsl_free(d);
 	walker_free(&w);
 }
@@ -298,6 +309,7 @@ static void walked_objects(void **state)
 	for (size_t k = 0; k < sizeof walk_queries / sizeof *walk_queries; k++)
 		compare(&p, walk_queries[k]);
 	assert_true(n > 50);
+	assert_true(p.cannot <= 3);	/* the order-dependent set types */
 	assert_true(p.transients > 300);
 	assert_true(p.keeps > 100);
 	/* every object as a result is what a walk cannot give */
