@@ -451,8 +451,8 @@ struct value eval_run_instances(struct ev *e, struct stmt *s)
 				if (!hv_owner(hv, o) && !is_root(anp, o))
 					offer_alone(anp, o, RK_NONE);
 			}
-		} else if (others_may) {
-			hv_objects_each(hv, NULL, alone_each, anp);
+		} else if (others_may) {	/* no order needed: the offers join by id */
+			hv_objects_visit(hv, alone_each, anp);
 			eval_raise_caught(e);
 			eval_hv_check(e, anp->membership);
 		}
