@@ -177,9 +177,10 @@ static void d_objects_each(struct hv *v, const uint8_t *classes,
 				return;
 }
 
-static void d_objects_visit(struct hv *v, bool (*fn)(void *ctx, uint32_t obj), void *ctx)
+static void d_objects_visit(struct hv *v, const uint8_t *classes,
+			    bool (*fn)(void *ctx, uint32_t obj), void *ctx)
 {
-	d_objects_each(v, NULL, fn, ctx);
+	d_objects_each(v, classes, fn, ctx);
 }
 
 /* ---- classes ---- */

@@ -207,9 +207,10 @@ static void w_objects_each(struct hv *v, const uint8_t *classes,
 	struct each_obj x = {v, fn, ctx};
 	INOPS.objects_each(IN(v), classes, w_obj, &x);
 }
-static void w_objects_visit(struct hv *v, bool (*fn)(void *, uint32_t), void *ctx)
+static void w_objects_visit(struct hv *v, const uint8_t *classes, bool (*fn)(void *, uint32_t),
+			    void *ctx)
 {
-	w_objects_each(v, NULL, fn, ctx);
+	w_objects_each(v, classes, fn, ctx);
 }
 static void w_class_info(struct hv *v, uint32_t c, struct hv_class *o)
 {
