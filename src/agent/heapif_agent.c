@@ -60,6 +60,8 @@ struct hva {
 	struct walk *w;		/* the walk under way, or NULL */
 	/* a set type's growth under way (hva_grow): the reference it is at */
 	struct grow *gw;
+	/* a visit of every object under way (hva_objects_visit) */
+	struct visit_walk *vw;
 	struct {
 		bool live;	/* an offer is reading it: HV_TRANSIENT | 1 */
 		uint32_t cls, mirror;
@@ -280,6 +282,17 @@ static bool get(struct hva *a, uint32_t obj, struct ob *o)
 		*o = (struct ob){a->tg.cls, a->tg.mirror, a->tg.length, NULL, true, true};
 		return true;
 	}
+	if ((obj & HV_TRANSIENT) && obj != HV_NONE && (obj & ~HV_TRANSIENT) >= 2 && a->vw && w &&
+	    w->live) {	/* what a reference field of the visited object holds */
+		uint32_t ix = (obj & ~HV_TRANSIENT) - 2;
+		if (ix >= w->w.nslots || w->w.slots[ix].gen != w->w.gen || !w->w.slots[ix].ref) {
+			hv_set_fail(&a->view, HV_ERROR, "an object of a heap walk read after its step");
+			return false;
+		}
+		const struct wslot *sl = &w->w.slots[ix];
+		*o = (struct ob){sl->cls, 0, sl->length, NULL, true, true};
+		return true;
+	}
 	if ((obj & HV_TRANSIENT) || (w && w->live && obj == w->kept)) {
 		if (!w || !w->live) {
 			hv_set_fail(&a->view, HV_ERROR, "an object of a heap walk read after its step");
@@ -409,12 +422,43 @@ static struct hv_value from_jvalue(struct hva *a, char t, jvalue x)
 	return r;
 }
 
+/*
+ * visit_ref: reference field f of the object a visit delivers (all of it
+ * reported: a field the walk did not report is null): the handle of what it
+ * holds, if it has one with its reference, else a transient one that reads
+ * what the reference reported (HV_TRANSIENT | 2 + the field's slot).
+ */
+static struct hv_value visit_ref(struct hva *a, const struct lfield *f)
+{
+	struct walk *w = a->w;
+	struct lq *q = a->q;
+	struct hv_value r = {HV_T_OBJECT, {.obj = HV_NONE}};
+	uint32_t ix = f->jvmti_index;
+	if (ix >= w->w.nslots || w->w.slots[ix].gen != w->w.gen || !w->w.slots[ix].ref)
+		return r;	/* not reported: null */
+	jlong t = w->w.slots[ix].tag;
+	if (t & LQ_TAG_CLASS) {
+		uint32_t c = (uint32_t)(t & 0xffffffff) - 1;
+		if (c < q->ncls)
+			r.v.obj = mirror_handle(a, c);
+		return r;
+	}
+	uint32_t h = lq_entry(q, t) ? (uint32_t)(t & 0xffffffff) - 1 : HV_NONE;
+	if (h != HV_NONE && h < a->cap && a->ecls[h] != LQ_NONE && a->refs[h])
+		r.v.obj = h;
+	else
+		r.v.obj = HV_TRANSIENT | (ix + 2);
+	return r;
+}
+
 /* walk_field: field f of the object the walk is at, from what it reported. */
 static struct hv_value walk_field(struct hva *a, const struct lfield *f)
 {
 	struct walk *w = a->w;
 	struct hv_value none = {HV_T_NONE, {0}};
 	const struct lclass *k = &a->q->cls[w->cls];
+	if ((f->type == 'L' || f->type == '[') && a->vw)
+		return visit_ref(a, f);
 	if (f->type == 'L' || f->type == '[') {
 		hv_set_fail(&a->view, HV_CANNOT, "the reference field %s of an object a heap "
 			    "iteration is at (it reports primitive fields only)", f->name);
@@ -1207,6 +1251,13 @@ static uint32_t hva_owner(struct hv *v, uint32_t obj)
 		struct lentry *e = lq_entry(q, *a->tg.tag_ptr);
 		return e ? e->inst : 0;
 	}
+	if ((obj & HV_TRANSIENT) && (obj & ~HV_TRANSIENT) >= 2 && a->vw && w) {
+		uint32_t ix = (obj & ~HV_TRANSIENT) - 2;
+		if (ix >= w->w.nslots)
+			return 0;
+		struct lentry *e = lq_entry(q, w->w.slots[ix].tag);
+		return e ? e->inst : 0;
+	}
 	if (obj & HV_TRANSIENT) {
 		struct ob o;
 		if (!get(a, obj, &o))
@@ -1483,6 +1534,251 @@ static void joined_late(struct hva *a, struct grow *g)
 		}
 }
 
+/* A visit of every object (hva_objects_visit). */
+struct visit_walk {
+	bool (*fn)(void *ctx, uint32_t obj);
+	void *ctx;
+	const uint8_t *classes;
+	bool active;		/* at an object to deliver */
+	jlong cur_tag;
+	jlong self_tag;		/* the agent's thread: its stack's roots are not followed */
+};
+
+/* visit_finish: the visit of the object the walk is at is over: fn on it. */
+static void visit_finish(struct hva *a)
+{
+	struct visit_walk *vw = a->vw;
+	struct walk *w = a->w;
+	if (!vw->active)
+		return;
+	vw->active = false;
+	if (w->stop)
+		return;
+	w->live = true;
+	w->tag_ptr = NULL;
+	bool go = vw->fn(vw->ctx, current(a));
+	w->live = false;
+	if (!go || hv_failed(&a->view))
+		w->stop = true;
+}
+
+/*
+ * visit_begin: the walk reaches the object tagged *tag_ptr, of class c (a
+ * class object: m + 1): delivered when its visit is over if its class is
+ * wanted, tagged now (the one callback whose tag_ptr is its own) so that it
+ * can be kept then. May lq_raise (LQ_LIMIT).
+ */
+static void visit_begin(struct hva *a, jlong *tag_ptr, uint32_t c, uint32_t mirror)
+{
+	struct lq *q = a->q;
+	struct visit_walk *vw = a->vw;
+	struct walk *w = a->w;
+	jlong t = *tag_ptr;
+	struct lentry *e = mirror ? NULL : lq_entry(q, t);
+	uint32_t cls = mirror ? q->c_class : c;
+	vw->cur_tag = t;
+	vw->active = !(e && (e->flags & (LE_SELF | LE_SENTINEL))) &&
+		     (!vw->classes || (vw->classes[cls / 8] & (1u << (cls % 8))));
+	if (!vw->active)
+		return;
+	uint32_t h = HV_NONE;
+	if (mirror) {
+		h = mirror_handle(a, mirror - 1);
+	} else if (e) {
+		h = (uint32_t)(t & 0xffffffff) - 1;
+		grow(a);
+		if (a->ecls[h] == LQ_NONE) {
+			a->ecls[h] = c;
+			a->elen[h] = -1;
+		}
+	} else {
+		jlong nt;
+		h = new_handle(a, c, -1, &nt);
+		*tag_ptr = nt;
+		vw->cur_tag = nt;
+	}
+	w->cls = cls;
+	w->mirror = mirror;
+	w->kept = h;
+	w->length = a->elen[h];
+	w->w.gen++;
+	w->w.text = NULL;
+	q->objects_seen++;
+}
+
+static bool visit_begin_guarded(struct hva *a, jlong *tag_ptr, uint32_t c, uint32_t mirror)
+{
+	jlong *volatile vt = tag_ptr;	/* read after the guard's setjmp */
+	volatile uint32_t vc = c, vm = mirror;
+	GUARD(a, g, (a->w->stop = true, false));
+	visit_begin(a, vt, vc, vm);
+	UNGUARD(a, g);
+	return true;
+}
+
+static jint JNICALL v_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
+			  jlong class_tag, jlong referrer_class_tag, jlong size, jlong *tag_ptr,
+			  jlong *referrer_tag_ptr, jint length, void *ud)
+{
+	struct hva *a = ud;
+	struct lq *q = a->q;
+	struct visit_walk *vw = a->vw;
+	struct walk *w = a->w;
+	if (w->stop)
+		return JVMTI_VISIT_ABORT;
+	if (*a->interrupted) {
+		hv_set_fail(&a->view, HV_INTERRUPTED, "interrupted");
+		w->stop = true;
+		return JVMTI_VISIT_ABORT;
+	}
+	lq_note_size(q, class_tag, *tag_ptr, size);
+	if (!referrer_tag_ptr) {	/* a GC root: followed, but the agent's own stack */
+		jlong tt = kind == JVMTI_HEAP_REFERENCE_STACK_LOCAL ? info->stack_local.thread_tag
+			   : kind == JVMTI_HEAP_REFERENCE_JNI_LOCAL ? info->jni_local.thread_tag : 0;
+		return vw->self_tag && tt == vw->self_tag ? 0 : JVMTI_VISIT_OBJECTS;
+	}
+	jlong rt = *referrer_tag_ptr;
+	struct lentry *re = lq_entry(q, rt);
+	if (re && (re->flags & LE_SELF))
+		return 0;	/* the agent's own objects */
+	if (kind == JVMTI_HEAP_REFERENCE_CLASS || ((rt & LQ_TAG_CLASS) && rt != vw->cur_tag)) {
+		visit_finish(a);
+		if (w->stop)
+			return JVMTI_VISIT_ABORT;
+		uint32_t rc = class_index(q, referrer_class_tag);
+		uint32_t m = (rt & LQ_TAG_CLASS) ? (uint32_t)(rt & 0xffffffff) : 0;
+		if (rc == LQ_NONE && !m)
+			return 0;	/* a class loaded since the analysis began */
+		if (m > q->ncls)
+			return JVMTI_VISIT_OBJECTS;
+		if (!visit_begin_guarded(a, referrer_tag_ptr, rc, m))
+			return JVMTI_VISIT_ABORT;
+	}
+	if (vw->active && kind == JVMTI_HEAP_REFERENCE_FIELD && !w->mirror &&
+	    (uint32_t)info->field.index < w->w.nslots) {
+		struct wslot *sl = &w->w.slots[info->field.index];
+		sl->gen = w->w.gen;
+		sl->ref = true;
+		uint32_t c = class_index(q, class_tag);
+		sl->cls = c == LQ_NONE ? q->c_object : c;
+		sl->length = c != LQ_NONE && q->cls[c].elem ? length : -1;
+		sl->tag = *tag_ptr;
+	}
+	return JVMTI_VISIT_OBJECTS;
+}
+
+static jint JNICALL v_prim(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
+			   jlong object_class_tag, jlong *object_tag_ptr, jvalue value,
+			   jvmtiPrimitiveType value_type, void *ud)
+{
+	(void)object_class_tag;
+	(void)value_type;
+	struct hva *a = ud;
+	struct walk *w = a->w;
+	if (w->stop)
+		return JVMTI_VISIT_ABORT;
+	if (!a->vw->active || *object_tag_ptr != a->vw->cur_tag || kind != JVMTI_HEAP_REFERENCE_FIELD)
+		return 0;
+	uint32_t ix = (uint32_t)info->field.index;
+	if (ix < w->w.nslots) {
+		w->w.slots[ix].gen = w->w.gen;
+		w->w.slots[ix].ref = false;
+		w->w.slots[ix].v = value;
+	}
+	return 0;
+}
+
+static jint JNICALL v_string(jlong class_tag, jlong size, jlong *tag_ptr, const jchar *value,
+			     jint value_length, void *ud)
+{
+	(void)class_tag;
+	(void)size;
+	struct hva *a = ud;
+	struct walk *w = a->w;
+	if (w->stop)
+		return JVMTI_VISIT_ABORT;
+	if (!a->vw->active || *tag_ptr != a->vw->cur_tag)
+		return 0;
+	GUARD(a, g, JVMTI_VISIT_ABORT);
+	lq_wtext(a->q, &w->w, value, value_length > 0 ? (size_t)value_length : 0);
+	UNGUARD(a, g);
+	return 0;
+}
+
+static jint JNICALL v_array(jlong class_tag, jlong size, jlong *tag_ptr, jint element_count,
+			    jvmtiPrimitiveType element_type, const void *elements, void *ud)
+{
+	(void)class_tag;
+	(void)size;
+	(void)element_type;
+	(void)elements;
+	struct hva *a = ud;
+	struct walk *w = a->w;
+	if (a->vw->active && *tag_ptr == a->vw->cur_tag) {
+		w->length = element_count;
+		if (w->kept != HV_NONE && w->kept < a->cap)
+			a->elen[w->kept] = element_count;
+	}
+	return w->stop ? JVMTI_VISIT_ABORT : 0;
+}
+
+static bool walk_slots(struct hva *a, struct walk *w);
+
+/*
+ * objects_visit: one FollowReferences from the GC roots, every reference
+ * followed (after the request's GC every object is reached), each object of
+ * the wanted classes tagged when it is reached and handed to fn when its
+ * visit is over (its fields, its references, a String's text reported).
+ */
+static void hva_objects_visit(struct hv *v, const uint8_t *classes,
+			      bool (*fn)(void *ctx, uint32_t obj), void *ctx)
+{
+	struct hva *a = v->self;
+	struct lq *q = a->q;
+	if (!walk_begin(a))
+		return;
+	struct walk w;
+	memset(&w, 0, sizeof w);
+	w.kept = HV_NONE;
+	if (!walk_slots(a, &w))
+		return;
+	struct visit_walk vw = {fn, ctx, classes, false, 0, 0};
+	if (q->self_thread)
+		(*q->jv)->GetTag(q->jv, q->self_thread, &vw.self_tag);
+	jvmtiHeapCallbacks cb;
+	memset(&cb, 0, sizeof cb);
+	cb.heap_reference_callback = v_ref;
+	cb.primitive_field_callback = v_prim;
+	cb.string_primitive_value_callback = v_string;
+	cb.array_primitive_value_callback = v_array;
+	a->w = &w;
+	a->vw = &vw;
+	walk_from(a, &cb, a, true, NULL);
+	if (!w.stop)
+		visit_finish(a);
+	a->w = NULL;
+	a->vw = NULL;
+	free(w.w.textbuf);
+	GUARD(a, g, );
+	resolve(a);
+	UNGUARD(a, g);
+}
+
+/* walk_slots: w's slots for the fields of any class; false: no memory (the view failed). */
+static bool walk_slots(struct hva *a, struct walk *w)
+{
+	struct lq *q = a->q;
+	volatile uint32_t most = 0;	/* read after the guard's setjmp */
+	for (uint32_t c = 0; c < q->ncls; c++)
+		if (q->cls[c].nindex > most)
+			most = q->cls[c].nindex;
+	GUARD(a, g, false);
+	w->w.nslots = most + 1;
+	w->w.slots = lq_alloc(q, (size_t)w->w.nslots * sizeof *w->w.slots);
+	UNGUARD(a, g);
+	return true;
+}
+
 /* grow_prepare: the seeds' array tagged as the agent's own, the walk's slots; false: no memory. */
 static bool grow_prepare(struct hva *a, jobject arr, uint32_t n, struct walk *w)
 {
@@ -1646,6 +1942,7 @@ static const struct hv_ops hva_ops = {
 	.retained = hva_retained,
 	.dynamic_size = hva_dynamic_size,
 	.objects_each = hva_objects_each,
+	.objects_visit = hva_objects_visit,
 	.class_info = hva_class_info,
 	.class_name = hva_class_name,
 	.class_of_object = hva_class_of_object,
