@@ -713,11 +713,18 @@ EOF2
 		"$(hsl -c 'objects.filter([it | it is Order and it.id / 0 = 1]).count' "$L/$name.other.hprof"; cat "$L/err")" \
 		"$(hsl --keep-agent -c 'objects.filter([it | it is Order and it.id / 0 = 1]).count' "$P"; cat "$L/err")"
 
+	# A member called with too many arguments: the same error inside the JVM as on a dump.
+	check "$name: arity: inside the JVM as on a dump" \
+		"$(hsl -c 'objects.first([it | it is Order]).size(3)' "$L/$name.other.hprof"; cat "$L/err")" \
+		"$(hsl --keep-agent -c 'objects.first([it | it is Order]).size(3)' "$P"; cat "$L/err")"
+
 	# The time limit: the analysis stops in the JVM, a snapshot answers instead.
+	# (a million steps, ten times: seconds inside the JVM, as on the snapshot)
 	local HEAVY='objects.filter([it | it is Order]).map([o | objects.count([p | p is Leaf and p.a < o.id]) + objects.count([p | p is Leaf and p.a > o.id])]).sum'
+	HEAVY="#[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map([k | $HEAVY + k]).sum"
 	printf ':live --time 1\n%s\n' "$HEAVY" >"$L/$name.limit.hq"
 	hsl --keep-agent -f "$L/$name.limit.hq" "$P" >"$L/$name.limit.out"
-	check "$name: time limit: the answer from a snapshot" 499500 "$(tail -1 "$L/$name.limit.out")"
+	check "$name: time limit: the answer from a snapshot" 4995055 "$(tail -1 "$L/$name.limit.out")"
 	check_contains "$name: time limit: heapsh says so" \
 		"cannot run inside JVM $P: the analysis reached its time limit; taking a snapshot" "$(cat "$L/err")"
 
@@ -728,7 +735,7 @@ EOF2
 	exec {fd}<>"$CF.in"
 	timeout 120 "$HEAPSH" --keep-agent "$P" <"$CF.in" >"$CF.out" 2>"$CF.err" {fd}>&- &
 	hp=$!
-	echo "$HEAVY + objects.filter([it | it is Leaf]).map([l | objects.count([o | o is Order and o.id < l.a])]).sum" >&$fd
+	echo "#[1, 2, 3, 4, 5].map([j | $HEAVY + objects.filter([it | it is Leaf]).map([l | objects.count([o | o is Order and o.id < l.a])]).sum]).sum" >&$fd
 	sleep 1.5
 	t0=$(date +%s%N)
 	kill -INT "$hp"

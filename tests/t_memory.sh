@@ -5,7 +5,9 @@
 # (:info, :histogram, :dominators, :retained, :path, :suspects, dynamic
 # sizes, queries, Lua scripts) is identical either way, with and without an
 # index written by the other; the plan is said before the arrays are built,
-# the spill folder is empty after, and bad budgets or folders are refused.
+# the spill folder is empty after, bad budgets or folders are refused, and a
+# command the disk fills under gives back what it made, so that with room
+# again it works.
 ME=$T/memory
 mkdir -p "$ME" "$JAVA_OUT/leakshop"
 rm -rf "${ME:?}"/*
@@ -128,16 +130,36 @@ if mount -t tmpfs -o size=1M tmpfs "$ME/tiny" 2>/dev/null; then
 	umount "$ME/tiny"
 	# The disk fills while the engine works (after the plan said yes): the
 	# command ends with the message, the session goes on (issue 36: the
-	# library never ends the process); with room again the same command works
-	# (what the failed command had made stays in the folder: 2 MiB of room).
-	mount -t tmpfs -o size=2M tmpfs "$ME/tiny"
+	# library never ends the process), and what the failed command had made
+	# goes back, memory and spill files (src/session/guard.h): its arrays
+	# hold as much as before it, no spill file is left of it, and with room
+	# again the same command works in the same 1 MiB.
+	mount -t tmpfs -o size=1M tmpfs "$ME/tiny"
+	tiny=$(cd "$ME/tiny" && pwd)
+	# spill_files.lua: how many spill files heapsh has in $ME/tiny (unlinked
+	# and mapped: one inode each in /proc/self/maps)
+	cat > "$ME/spill_files.lua" <<LUA
+local seen, n = {}, 0
+for l in io.lines('/proc/self/maps') do
+	local ino = l:match('^%S+ %S+ %S+ %S+ (%d+)')
+	if l:find('$tiny/heapsh-big-', 1, true) and not seen[ino] then seen[ino] = true; n = n + 1 end
+end
+print('spill files: ' .. n)
+LUA
 	fill="os.execute('dd if=/dev/zero of=$ME/tiny/fill bs=64k 2>/dev/null')"
 	out=$($HEAPSH --no-index --memory 1M --spill-dir "$ME/tiny" --format csv "$ME/known.hprof" \
-		-c ":lua $fill" -c ':dominators --top 1' -c ":lua os.remove('$ME/tiny/fill')" \
+		-c ":lua dofile('$ME/spill_files.lua')" -c ':info' -c ":lua $fill" -c ':dominators --top 1' \
+		-c ":lua dofile('$ME/spill_files.lua')" -c ':info' -c ":lua os.remove('$ME/tiny/fill')" \
 		-c ':dominators --top 1' -c ':info' 2>&1)
 	check_status "memory: disk full mid-command: an error (exit 2), not the end (3)" 2 $?
 	check_contains "memory: disk full mid-command: what, where, what to do" \
 		"array: the memory budget (--memory 1.0 MB) is used, and there is no room for it in $ME/tiny (0 bytes free); free space there, choose another folder with --spill-dir, or raise --memory" "$out"
+	files=$(printf '%s\n' "$out" | grep '^spill files: ')
+	check "memory: disk full mid-command: no spill file of it is left" \
+		"$(printf '%s\n' "$files" | head -1)" "$(printf '%s\n' "$files" | sed -n 2p)"
+	arrays=$(printf '%s\n' "$out" | grep '^arrays,' | sed 's/ (peak [^)]*)//g')
+	check "memory: disk full mid-command: its arrays went back, memory and files" \
+		"$(printf '%s\n' "$arrays" | head -1)" "$(printf '%s\n' "$arrays" | sed -n 2p)"
 	check "memory: disk full mid-command: the next command runs (one table of dominators)" 1 \
 		"$(printf '%s\n' "$out" | grep -c '^id,class,shallow_bytes,retained_bytes$')"
 	check_contains "memory: disk full mid-command: the session goes on" "dominator tree,\"computed; " "$out"
@@ -147,7 +169,29 @@ if mount -t tmpfs -o size=1M tmpfs "$ME/tiny" 2>/dev/null; then
 	out=$($HEAPSH --no-index --memory 1M --spill-dir "$ME/tiny" -l "$ME/full.lua" 2>&1)
 	check_contains "memory: disk full in Lua: nil and the message (heapsh.open's session has the budget)" \
 		"$(printf 'full\ttrue\tnil\tcannot make a')" "$out"
-	check_contains "memory: disk full in Lua: the script goes on" "$(printf 'again\t')" "$out"
+	check_contains "memory: disk full in Lua: the script goes on, and the call works again" \
+		"$(printf 'again\t')" "$out"
+	umount "$ME/tiny"
+	# Past the budget from the start (the synthetic dump's model is 11.5 MB
+	# in files), the failed build had put arrays of its own in spill files:
+	# they go too. Settled arrays of the heap may move from memory to files
+	# to make room for the build, which changes where they are, not how much.
+	mount -t tmpfs -o size=48M tmpfs "$ME/tiny"
+	out=$($HEAPSH --no-index --memory 1M --spill-dir "$ME/tiny" --format csv "$ME/syn.hprof" \
+		-c ':info' -c ":lua os.execute('dd if=/dev/zero of=$ME/tiny/fill bs=1M count=28 2>/dev/null')" \
+		-c ':dominators --top 1' -c ':info' -c ":lua os.remove('$ME/tiny/fill')" \
+		-c ':dominators --top 1' 2>&1)
+	check_contains "memory: disk full mid-build past the budget: said" \
+		"array: the memory budget (--memory 1.0 MB) is used, and there is no room for it in $ME/tiny" "$out"
+	# KB in memory plus in files, at each :info (whose rows show 0.1 MB)
+	kb=$(printf '%s\n' "$out" |
+		sed -n 's/^arrays,"\([0-9.]*\) \([a-zA-Z]*\) in memory[^,]*, \([0-9.]*\) \([a-zA-Z]*\) in files.*/\1 \2 \3 \4/p' |
+		awk 'function kb(v, u) { return u ~ /^byte/ ? v / 1024 : u == "KB" ? v : u == "MB" ? v * 1024 : v * 1048576 }
+		     { printf "%.0f ", kb($1, $2) + kb($3, $4) }')
+	check "memory: disk full mid-build past the budget: its spill files went back" "same" \
+		"$(echo "$kb" | awk '{ d = $2 - $1; if (d < 0) d = -d; print (NF == 2 && d < 103) ? "same" : $2 " KB after, " $1 " KB before" }')"
+	check "memory: disk full mid-build past the budget: with room again, the tree" 1 \
+		"$(printf '%s\n' "$out" | grep -c '^id,class,shallow_bytes,retained_bytes$')"
 	umount "$ME/tiny"
 else
 	echo "skip memory: no room in the spill folder (needs root to mount a tmpfs)"

@@ -1149,6 +1149,41 @@ static void hva_roots_each(struct hv *v, uint32_t thread, void (*fn)(void *ctx, 
 	lq_release(q, &mk);
 }
 
+/* ---- set types: not on this view yet (dsl_stubs.c answers instances_for) ---- */
+
+static void hva_owners(struct hv *v, bool on)
+{
+	if (on)
+		cannot(v->self, "set types inside the JVM (not yet on this evaluator)");
+}
+
+static uint32_t hva_owner(struct hv *v, uint32_t obj)
+{
+	(void)obj;
+	cannot(v->self, "set types inside the JVM (not yet on this evaluator)");
+	return 0;
+}
+
+static void hva_set_owner(struct hv *v, uint32_t obj, uint32_t id)
+{
+	(void)obj;
+	(void)id;
+	cannot(v->self, "set types inside the JVM (not yet on this evaluator)");
+}
+
+static void hva_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
+		     bool (*offer)(void *ctx, uint32_t referrer, uint32_t target,
+				   enum hv_ref_kind kind),
+		     void (*joined)(void *ctx, uint32_t obj), void *ctx)
+{
+	(void)seeds;
+	(void)n;
+	(void)offer;
+	(void)joined;
+	(void)ctx;
+	cannot(v->self, "set types inside the JVM (not yet on this evaluator)");
+}
+
 /* ---- handles ---- */
 
 static uint32_t hva_keep(struct hv *v, uint32_t obj)
@@ -1214,6 +1249,10 @@ static const struct hv_ops hva_ops = {
 	.thread_name = hva_thread_name,
 	.thread_frames = hva_thread_frames,
 	.roots_each = hva_roots_each,
+	.owners = hva_owners,
+	.owner = hva_owner,
+	.set_owner = hva_set_owner,
+	.grow = hva_grow,
 	.keep = hva_keep,
 };
 

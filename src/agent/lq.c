@@ -371,9 +371,7 @@ const char *lq_kind_name(int k)
 
 static const char *rk_name(int rk)
 {
-	static const char *const names[] = {"root", "field", "array", "static", "super",
-					    "loader", "other", "none"};
-	return rk >= 0 && rk <= RK_NONE ? names[rk] : "?";
+	return bi_refkind_name(rk);
 }
 
 /* lq_value_text: v as text, as eval_session.c's dsl_value_text writes it. */
@@ -1128,6 +1126,21 @@ static struct lval member(struct lq *q, struct node *n, struct lval recv, int na
 			  struct lval *args)
 {
 	const char *m = n->name;
+	enum bi_recv r = BI_NRECV;
+	switch (recv.k) {
+	case LK_LIST: r = BI_R_LIST; break;
+	case LK_OBJ: r = BI_R_OBJECT; break;
+	case LK_CLASS: r = BI_R_CLASS; break;
+	case LK_LOADER: r = BI_R_LOADER; break;
+	case LK_THREAD: r = BI_R_THREAD; break;
+	case LK_ENTITY: r = BI_R_ENTITY; break;
+	case LK_STR: r = BI_R_STRING; break;
+	default: break;
+	}
+	char why[128];
+	const char *bad;
+	if (nargs && r != BI_NRECV && (bad = bi_arity(bi_of(n, r), nargs, why, sizeof why)))
+		lq_raise(q, LQ_ERROR, n, "%s", bad);
 	if (q->in_walk && recv.k != LK_OBJ && recv.k != LK_ENTITY && recv.k != LK_STR &&
 	    recv.k != LK_CLASS && recv.k != LK_LIST && recv.k != LK_STRUCT && recv.k != LK_NULL)
 		lq_raise(q, LQ_UNSUPPORTED, n, "'%s' of a %s during a heap walk", m,

@@ -36,6 +36,8 @@ struct region {
 	bool in_file;		/* a mapping of an unlinked file, else anonymous memory */
 	uint64_t settled;	/* 0, or when big_settle marked it (1, 2, ...): first to a file */
 	struct big_pool *pool;	/* the pool it counts in */
+	uint64_t born;		/* big_mark's count when it was made; 0: kept (big_keep) */
+	bool given_back;	/* by big_pool_release: addresses kept, no memory, no file */
 };
 
 /*
@@ -59,6 +61,7 @@ struct big_pool {
 	struct region spares[SPARE_MAX];
 	size_t nspares;
 	uint64_t spare_bytes;
+	uint64_t kept;		/* arrays born up to this count are kept (big_pool_keep) */
 };
 
 /* One lock for every pool: the regions are one table. */
@@ -67,6 +70,7 @@ static struct region *regions;
 static size_t nregions, capregions;
 static struct big_pool process_pool;
 static uint64_t settle_seq;	/* big_settle calls so far: the order settled arrays leave in */
+uint64_t big_made;		/* big arrays made so far, in every pool: their born (big.h) */
 
 /* The pool of the context on this thread. */
 static struct big_pool *pool_now(void)
@@ -203,10 +207,13 @@ void big_pool_free(struct big_pool *P)
 	pthread_mutex_lock(&lock);
 	while (P->nspares)
 		drop_spare(P, P->nspares - 1);
-	/* Arrays still in it (a leak after a throw) move to the process's pool. */
+	/* Arrays still in it (a front end's, or given back after a failed
+	 * call and never freed) move to the process's pool. */
 	for (size_t k = 0; k < nregions; k++)
 		if (regions[k].pool == P) {
 			regions[k].pool = &process_pool;
+			if (regions[k].given_back)
+				continue;
 			if (regions[k].in_file)
 				process_pool.file += regions[k].bytes;
 			else
@@ -315,13 +322,20 @@ static void note(struct region r)
 	}
 }
 
+/* uncount: r's bytes leave its pool's counts (the lock held). */
+static void uncount(const struct region *r)
+{
+	if (r->given_back)
+		return;
+	if (!r->in_file)
+		r->pool->anon -= r->bytes;
+	else
+		r->pool->file -= r->bytes;
+}
+
 static void forget(size_t k)
 {
-	struct big_pool *P = regions[k].pool;
-	if (!regions[k].in_file)
-		P->anon -= regions[k].bytes;
-	else
-		P->file -= regions[k].bytes;
+	uncount(&regions[k]);
 	regions[k] = regions[--nregions];
 }
 
@@ -453,7 +467,7 @@ static struct region map_new(struct big_pool *P, size_t bytes)
 {
 	if (!P->budget)
 		P->budget = big_default_budget();
-	struct region r = {NULL, bytes, false, 0, P};
+	struct region r = {.bytes = bytes, .pool = P};
 	make_room(P, bytes);
 	if (P->anon + bytes <= P->budget) {
 		r.p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -492,7 +506,7 @@ static size_t product(size_t count, size_t size)
  */
 static struct region from_spare(struct big_pool *P, size_t bytes, size_t *used)
 {
-	struct region r = {NULL, 0, false, 0, P};
+	struct region r = {.pool = P};
 	struct region *spares = P->spares;
 	ssize_t fit = -1, big = -1;
 	for (size_t k = 0; k < P->nspares; k++) {
@@ -511,7 +525,8 @@ static struct region from_spare(struct big_pool *P, size_t bytes, size_t *used)
 		spares[fit] = spares[--P->nspares];
 		size_t rest = s.bytes - take;
 		if (rest >= SPARE_MIN) {
-			spares[P->nspares++] = (struct region){(char *)s.p + take, rest, false, 0, P};
+			spares[P->nspares++] = (struct region){.p = (char *)s.p + take, .bytes = rest,
+							       .pool = P};
 			P->spare_bytes += rest;
 		} else if (rest) {
 			munmap((char *)s.p + take, rest);
@@ -546,6 +561,7 @@ void *big_alloc(size_t count, size_t size)
 	struct region r = from_spare(P, bytes, &used);
 	if (!r.p)
 		r = map_new(P, bytes);
+	r.born = __atomic_add_fetch(&big_made, 1, __ATOMIC_RELAXED);
 	note(r);
 	pthread_mutex_unlock(&lock);
 	if (used)	/* a spare's pages: what its last array left */
@@ -570,6 +586,11 @@ void *big_realloc(void *p, size_t count, size_t size)
 		free(p);
 		return q;
 	}
+	if (regions[k].given_back) {
+		pthread_mutex_unlock(&lock);
+		hs_throw("an array given back after a failed call is used again: a bug in heapsh; "
+			 "please report it");
+	}
 	struct region r = regions[k];
 	forget((size_t)k);
 	fm_forget(r.p, r.bytes);	/* when rehomed into an index */
@@ -589,6 +610,7 @@ void *big_realloc(void *p, size_t count, size_t size)
 	/* Past the budget (or mremap refused): a new region, then copy. */
 	struct region n = map_new(r.pool, bytes);
 	n.settled = r.settled;
+	n.born = r.born;	/* the same array, for big_pool_release */
 	memcpy(n.p, r.p, r.bytes < bytes ? r.bytes : bytes);
 	munmap(r.p, r.bytes);
 	note(n);
@@ -607,7 +629,8 @@ static void *to_file(size_t k, const char **why)
 	int fd = try_make_file(r.pool, r.bytes, why);
 	if (fd < 0)
 		return NULL;
-	struct region n = {NULL, r.bytes, true, r.settled, r.pool};
+	struct region n = r;	/* the same array, elsewhere */
+	n.in_file = true;
 	n.p = mmap(NULL, r.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	int e = errno;
 	close(fd);
@@ -628,7 +651,8 @@ void *big_demote(void *p, uint64_t need)
 		return p;
 	pthread_mutex_lock(&lock);
 	ssize_t k = find(p);
-	if (k < 0 || regions[k].in_file || regions[k].pool->anon + need <= regions[k].pool->budget) {
+	if (k < 0 || regions[k].in_file || regions[k].given_back ||
+	    regions[k].pool->anon + need <= regions[k].pool->budget) {
 		pthread_mutex_unlock(&lock);
 		return p;
 	}
@@ -650,7 +674,7 @@ void *big_evict(void *p)
 	ssize_t k = find(p);
 	void *n = NULL;
 	const char *why = NULL;
-	if (k >= 0)
+	if (k >= 0 && !regions[k].given_back)
 		n = regions[k].in_file ? p : to_file((size_t)k, &why);
 	if (n) {
 		/* Shared file pages: dropped from this process, kept by the
@@ -702,7 +726,7 @@ void big_settle(void *p)
 		return;
 	pthread_mutex_lock(&lock);
 	ssize_t k = find(p);
-	if (k >= 0 && !regions[k].settled)
+	if (k >= 0 && !regions[k].settled && !regions[k].given_back)
 		regions[k].settled = ++settle_seq;
 	pthread_mutex_unlock(&lock);
 }
@@ -721,7 +745,7 @@ void big_free(void *p)
 	struct region r = regions[k];
 	forget((size_t)k);
 	struct big_pool *P = r.pool;
-	if (!r.in_file && r.bytes >= SPARE_MIN) {
+	if (!r.in_file && !r.given_back && r.bytes >= SPARE_MIN) {
 		if (P->nspares == SPARE_MAX) {	/* the smallest goes */
 			size_t small = 0;
 			for (size_t j = 1; j < P->nspares; j++)
@@ -731,7 +755,7 @@ void big_free(void *p)
 				goto unmap;
 			drop_spare(P, small);
 		}
-		P->spares[P->nspares++] = (struct region){r.p, r.bytes, false, 0, P};
+		P->spares[P->nspares++] = (struct region){.p = r.p, .bytes = r.bytes, .pool = P};
 		P->spare_bytes += r.bytes;
 		pthread_mutex_unlock(&lock);
 		return;
@@ -751,6 +775,55 @@ void big_trim(void)
 	pthread_mutex_unlock(&lock);
 }
 
+void *big_keep(void *p)
+{
+	if (!p)
+		return p;
+	pthread_mutex_lock(&lock);
+	ssize_t k = find(p);
+	if (k >= 0)
+		regions[k].born = 0;
+	pthread_mutex_unlock(&lock);
+	return p;
+}
+
+void big_pool_keep(struct big_pool *P)
+{
+	/* No lock: guarded calls that made arrays end here. The count only rises. */
+	P = P ? P : &process_pool;
+	uint64_t now = big_mark();
+	uint64_t was = __atomic_load_n(&P->kept, __ATOMIC_RELAXED);
+	while (was < now && !__atomic_compare_exchange_n(&P->kept, &was, now, true,
+							  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+void big_pool_release(struct big_pool *P, uint64_t mark)
+{
+	P = P ? P : &process_pool;
+	pthread_mutex_lock(&lock);
+	uint64_t kept = __atomic_load_n(&P->kept, __ATOMIC_RELAXED);
+	uint64_t after = mark > kept ? mark : kept;
+	for (size_t k = 0; k < nregions; k++) {
+		struct region *r = &regions[k];
+		if (r->pool != P || r->given_back || r->born <= after)
+			continue;
+		/* An anonymous mapping with no access over it, in one step: the
+		 * pages go, and so does the spill file with its blocks (this was
+		 * its last reference); the addresses stay taken until big_free. */
+		fm_forget(r->p, r->bytes);	/* when rehomed into an index */
+		void *q = mmap(r->p, r->bytes, PROT_NONE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+		if (q == MAP_FAILED)
+			continue;	/* the array stays as it is */
+		uncount(r);
+		r->given_back = true;
+		r->in_file = false;
+		r->settled = 0;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
 void big_stats(struct big_stats *st)
 {
 	struct big_pool *P = pool_now();
@@ -764,7 +837,7 @@ void big_stats(struct big_stats *st)
 	st->file_peak = P->file_peak;
 	st->files = 0;
 	for (size_t k = 0; k < nregions; k++)
-		st->files += regions[k].pool == P && regions[k].in_file;
+		st->files += regions[k].pool == P && regions[k].in_file && !regions[k].given_back;
 	st->dir = P->dir_chosen ? P->dir : NULL;
 	pthread_mutex_unlock(&lock);
 }

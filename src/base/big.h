@@ -24,7 +24,11 @@
  * (arrays under BIG_MIN bytes are malloc'd), so a field that is sometimes
  * one and sometimes the other is always freed with big_free. Exhaustion of
  * memory or disk throws (hs_throw, ctx.h), as xmalloc: the call under way
- * ends with HS_ERR saying what could not be had and what to do.
+ * ends with HS_ERR saying what could not be had and what to do, and the
+ * big arrays it had made go back (big_pool_release, below): code that
+ * stores an array it made into an object older than the call under way
+ * keeps it (big_keep), else a throw later in the same call gives it back
+ * and the object faults on its next use.
  */
 #ifndef HS_BIG_H
 #define HS_BIG_H
@@ -129,6 +133,48 @@ bool big_rehome(void *p, int fd, uint64_t off);
  * big array. Ownership is unchanged.
  */
 void big_settle(void *p);
+
+/*
+ * Giving back what a failed call made (ctx.h: a throw to a session's
+ * guard, src/session/guard.h). Every big array is born with a count of
+ * the arrays made so far, in every pool; an array moved or resized
+ * (big_realloc, big_demote, big_evict) keeps its count, an array grown out
+ * of malloc'd memory gets a new one.
+ *
+ * big_mark: that count now, taken when a call begins (inline: every
+ * guarded call takes it, and a query asks hs_dom once per object).
+ *
+ * big_pool_release: every array of pool (NULL: the process's) born after
+ * mark and not kept gives back its memory and its spill file (and the
+ * file's blocks on disk): for a call that failed, whose work made them.
+ * Their addresses stay taken, unreadable, until big_free: a pointer the
+ * call left behind faults, never reads another array, and freeing it
+ * works (resizing it throws: keeping such a pointer is a bug). What the
+ * call freed itself is gone already; what it made under another pool
+ * (another session's) is that pool's. The pool's arrays born after mark
+ * must all be the call's: a session's calls run one at a time, and their
+ * worker threads have ended before a throw reaches the guard (hs_run_pair,
+ * hs_thread_join, ctx.h).
+ *
+ * big_keep: array p outlives the call under way, so big_pool_release
+ * leaves it: for a cache the call stores in an object older than itself
+ * (the heap's incoming references, a dominator tree's depths), made whole
+ * before it is stored, and kept as it is stored. Returns p (malloc'd
+ * memory and NULL pass through).
+ *
+ * big_pool_keep: every array of pool born so far outlives the call under
+ * way: for a call that has stored what it made in its session (the heap it
+ * opened, the tree it computed) and goes on, and at the end of each call.
+ * Keeping more than what was stored costs memory, never correctness.
+ */
+extern uint64_t big_made;	/* the count (big.c); read it with big_mark */
+static inline uint64_t big_mark(void)
+{
+	return __atomic_load_n(&big_made, __ATOMIC_RELAXED);
+}
+void big_pool_release(struct big_pool *pool, uint64_t mark);
+void *big_keep(void *p);
+void big_pool_keep(struct big_pool *pool);
 
 /* What the big arrays hold now and held at most, in bytes. */
 struct big_stats {

@@ -14,13 +14,17 @@
  * disk for a big array, an array larger than the machine can address) it
  * calls hs_throw, which returns to the innermost hs_catch of the thread
  * (Lua's luaD_throw to lua_pcall): the call that set it returns HS_ERR
- * with the message, and the front end decides what to do. What the failed
- * call had made half is not freed (a leak, never a dangling pointer: the
- * session's state changes only when a call completes). A front end with
- * an error mechanism of its own sets a catch that raises instead (Lua's
- * lua_error: hs_catch_raise), so that a throw never unwinds its frames
- * but through it. With no catch on the thread, the message goes to standard error
- * and the process exits with status 3.
+ * with the message, and the front end decides what to do. When that catch
+ * is a session's guard (src/session/guard.h), the big arrays the failed
+ * call had made go back, memory and spill files (big_pool_release, big.h),
+ * but for what it had stored in the session before it failed; its
+ * malloc'd memory (arrays under BIG_MIN bytes, names, maps) is not freed,
+ * nor is anything after a throw to another catch (the shell's around its
+ * own calls of the engine, a worker's): a leak, never a dangling pointer.
+ * A front end with an error mechanism of its own sets a catch that raises
+ * instead (Lua's lua_error: hs_catch_raise), so that a throw never unwinds
+ * its frames but through it. With no catch on the thread, the message goes
+ * to standard error and the process exits with status 3.
  *
  * Ownership: contexts and catches are their owner's (usually on its
  * stack, or in its session); nothing here allocates.

@@ -98,3 +98,14 @@ void hs_error_clear(struct hs_error *err)
 	err->offset = -1;
 	err->line = err->col = 0;
 }
+
+void *xgrow(void *p, uint64_t *cap, uint64_t need, size_t size)
+{
+	if (need <= *cap)
+		return p;
+	uint64_t c = *cap ? *cap * 2 : 1024;
+	while (c < need)
+		c *= 2;
+	*cap = c;
+	return xreallocarray(p, (size_t)c, size);
+}

@@ -23,6 +23,11 @@ char *xstrndup(const char *s, size_t n);
 /* xmallocarray: count * size bytes, checking the product for overflow. */
 void *xmallocarray(size_t count, size_t size);
 void *xreallocarray(void *p, size_t count, size_t size);
+/*
+ * xgrow: array p of *cap elements of size bytes made room for need of them
+ * (doubling, at least 1024; *cap updated): the array, moved perhaps.
+ */
+void *xgrow(void *p, uint64_t *cap, uint64_t need, size_t size);
 
 /* xasprintf: a freshly allocated formatted string; the caller frees it. */
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

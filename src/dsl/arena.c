@@ -9,12 +9,6 @@
 
 static _Atomic size_t live;	/* bytes of every arena's blocks, for arena_live_bytes */
 
-struct arena_block {
-	struct arena_block *next;
-	size_t size, used;
-	_Alignas(16) unsigned char data[];
-};
-
 void *arena_alloc(struct arena *a, size_t n)
 {
 	n = (n + 15) & ~(size_t)15;
@@ -33,6 +27,19 @@ void *arena_alloc(struct arena *a, size_t n)
 	a->used += n;
 	memset(p, 0, n);
 	return p;
+}
+
+void *arena_grow(struct arena *a, void *p, uint32_t n, uint32_t *cap, size_t size,
+		 uint32_t first)
+{
+	if (n < *cap)
+		return p;
+	uint32_t c = *cap ? *cap * 2 : first;
+	void *q = arena_alloc(a, (size_t)c * size);
+	if (n)
+		memcpy(q, p, (size_t)n * size);
+	*cap = c;
+	return q;
 }
 
 char *arena_strndup(struct arena *a, const char *s, size_t n)
@@ -71,6 +78,31 @@ void arena_adopt(struct arena *dst, struct arena *src)
 	dst->used += src->used;
 	src->head = NULL;
 	src->used = 0;
+}
+
+void arena_first_block(struct arena *a)
+{
+	arena_alloc(a, 0);
+}
+
+void arena_release_blocks(struct arena *a, const struct arena_mark *m)
+{
+	while (a->head && a->head != m->head) {
+		struct arena_block *next = a->head->next;
+		atomic_fetch_sub_explicit(&live, sizeof *a->head + a->head->size,
+					  memory_order_relaxed);
+		free(a->head);
+		a->head = next;
+	}
+}
+
+int arena_owns(const struct arena *a, const void *p)
+{
+	const unsigned char *c = p;
+	for (const struct arena_block *b = a->head; b; b = b->next)
+		if (c >= b->data && c < b->data + b->used)
+			return 1;
+	return 0;
 }
 
 size_t arena_live_bytes(void)

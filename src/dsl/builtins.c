@@ -170,3 +170,34 @@ const struct bi_row *bi_of(struct node *n, enum bi_recv r)
 	}
 	return n->bi;
 }
+
+static const char *const refkinds[] = {"root", "field", "array", "static", "super",
+				       "loader", "other", "none"};
+
+const char *bi_refkind_name(int k)
+{
+	return k >= 0 && k < (int)(sizeof refkinds / sizeof *refkinds) ? refkinds[k] : "?";
+}
+
+int bi_refkind_of(const char *name)
+{
+	for (int k = 0; k < (int)(sizeof refkinds / sizeof *refkinds); k++)
+		if (!strcmp(name, refkinds[k]))
+			return k;
+	return -1;
+}
+
+const char *bi_arity(const struct bi_row *r, int nargs, char *buf, size_t cap)
+{
+	if (!r || nargs <= r->max_args)
+		return NULL;
+	if (!r->max_args)
+		snprintf(buf, cap, "'%s' takes no arguments", r->name);
+	else if (r->min_args == r->max_args)
+		snprintf(buf, cap, "'%s' takes %d argument%s", r->name, r->max_args,
+			 r->max_args == 1 ? "" : "s");
+	else
+		snprintf(buf, cap, "'%s' takes at most %d argument%s", r->name, r->max_args,
+			 r->max_args == 1 ? "" : "s");
+	return buf;
+}

@@ -91,10 +91,10 @@ struct bi_row {
 };
 
 /*
- * Arity: the evaluators check it as they always have, for lists only: a row
- * that takes exactly one lambda fails "NAME takes one lambda, e.g.
- * NAME([it | ...])" called with another count; `top` and `contains` say
- * what they take. Other members ignore arguments they do not use.
+ * Arity: a member called with more arguments than its row's max_args fails
+ * (bi_arity: "'size' takes no arguments"); a list member that takes exactly
+ * one lambda fails "NAME takes one lambda, e.g. NAME([it | ...])" called
+ * with another count; `top` and `contains` say what they take.
  */
 
 /*
@@ -110,6 +110,13 @@ const struct bi_row *bi_lookup(const char *name, enum bi_recv r);
  */
 struct node;
 const struct bi_row *bi_of(struct node *n, enum bi_recv r);
+
+/*
+ * bi_arity: NULL when row r (NULL: no row) may be called with nargs
+ * arguments, else the message ("'size' takes no arguments", "'count' takes
+ * at most 1 argument") in buf (cap bytes).
+ */
+const char *bi_arity(const struct bi_row *r, int nargs, char *buf, size_t cap);
 
 /* bi_id_of: bi_lookup's row's id, or BI_NIDS when there is none. */
 enum bi_id bi_id_of(const char *name, enum bi_recv r);
@@ -141,5 +148,13 @@ const char *bi_recv_name(enum bi_recv r);
 
 /* bi_where_name: "anywhere", "dump", "heapsh" (tests/queries/builtins.txt's words). */
 const char *bi_where_name(enum bi_where w);
+
+/*
+ * The values of ref_kind (docs/dsl.md, "Set types"), in the order of enum
+ * refkind (value.h): bi_refkind_name(k) is k's name ("?" out of range);
+ * bi_refkind_of(name) the value a name stands for, or -1.
+ */
+const char *bi_refkind_name(int k);
+int bi_refkind_of(const char *name);
 
 #endif

@@ -29,9 +29,7 @@ const char *value_kind_name(enum vkind k)
 
 const char *refkind_name(enum refkind k)
 {
-	static const char *const names[] = {"root", "field", "array", "static", "super",
-					    "loader", "other", "none"};
-	return names[k];
+	return bi_refkind_name((int)k);
 }
 
 void eval_rt_error(struct ev *e, const struct node *at, const char *fmt, ...)
@@ -83,14 +81,7 @@ struct value eval_vlist(struct ev *e, enum list_kind k, uint32_t n)
 
 void eval_build_add(struct ev *e, struct builder *b, struct value v)
 {
-	if (b->n == b->cap) {
-		uint32_t cap = b->cap ? b->cap * 2 : 16;
-		struct value *nv = arena_alloc(e->a, (size_t)cap * sizeof *nv);
-		if (b->n)
-			memcpy(nv, b->v, (size_t)b->n * sizeof *nv);
-		b->v = nv;
-		b->cap = cap;
-	}
+	b->v = arena_grow(e->a, b->v, b->n, &b->cap, sizeof *b->v, 16);
 	if (v.k != V_OBJ)
 		b->all_objs = false;
 	b->v[b->n++] = v;
@@ -108,6 +99,42 @@ struct value eval_build_done(struct ev *e, struct builder *b)
 	l.u.l->v = b->v;
 	l.u.l->n = b->n;
 	return l;
+}
+
+bool eval_guarded(struct ev *e, bool (*fn)(void *ctx), void *ctx)
+{
+	if (e->hv->unwinds)	/* nothing of the backend's on the stack to lose */
+		return fn(ctx);
+	jmp_buf outer;
+	memcpy(outer, e->fail, sizeof outer);
+	struct hs_catch c;
+	hs_catch_push(&c);
+	if (setjmp(c.jb)) {	/* a throw (no memory): c is popped */
+		memcpy(e->fail, outer, sizeof outer);
+		e->caught = 2;
+		snprintf(e->caught_msg, sizeof e->caught_msg, "%s", c.msg);
+		return false;
+	}
+	if (setjmp(e->fail)) {	/* a runtime error: e->err holds it */
+		hs_catch_pop(&c);
+		memcpy(e->fail, outer, sizeof outer);
+		e->caught = 1;
+		return false;
+	}
+	bool go = fn(ctx);
+	hs_catch_pop(&c);
+	memcpy(e->fail, outer, sizeof outer);
+	return go;
+}
+
+void eval_raise_caught(struct ev *e)
+{
+	int k = e->caught;
+	e->caught = 0;
+	if (k == 2)
+		hs_throw("%s", e->caught_msg);
+	if (k == 1)
+		longjmp(e->fail, 1);
 }
 
 void eval_poll(struct ev *e, const struct node *at)
@@ -353,58 +380,85 @@ struct value eval_value_persist(struct arena *a, struct value v)
 	return v;
 }
 
-static struct frame *frame_keep(struct ev *e, const struct node *at, const struct frame *f)
+static struct frame *frame_keep(struct ev *e, const struct node *at, const struct frame *f,
+			       const struct arena *from)
 {
-	if (!f)
-		return NULL;
+	if (!f || (from && !arena_owns(from, f)))
+		return (struct frame *)f;	/* made before the step: holds nothing of it */
 	struct frame *c = arena_alloc(e->a, sizeof *c);
 	c->n = c->cap = f->n;
 	c->names = f->names;
+	if (!from || arena_owns(from, f->names)) {
+		c->names = arena_alloc(e->a, (size_t)f->n * sizeof *c->names + 1);
+		for (int k = 0; k < f->n; k++)
+			c->names[k] = from && arena_owns(from, f->names[k])
+					      ? arena_strndup(e->a, f->names[k], strlen(f->names[k]))
+					      : f->names[k];
+	}
 	c->vals = arena_alloc(e->a, (size_t)f->n * sizeof *c->vals + 1);
 	for (int k = 0; k < f->n; k++)
-		c->vals[k] = eval_keep(e, at, f->vals[k]);
-	c->up = frame_keep(e, at, f->up);
+		c->vals[k] = eval_keep(e, at, f->vals[k], from);
+	c->up = frame_keep(e, at, f->up, from);
 	return c;
 }
 
-struct value eval_keep(struct ev *e, const struct node *at, struct value v)
+struct value eval_keep(struct ev *e, const struct node *at, struct value v,
+		       const struct arena *from)
 {
 	struct hv *hv = e->hv;
 	switch (v.k) {
 	case V_OBJ: case V_LOADER:
-		if (v.u.idx != HV_NONE && (v.u.idx & HV_TRANSIENT)) {
+		if (v.u.idx != HV_NONE && (v.u.idx & HV_TRANSIENT) && hv && !hv->dense) {
 			v.u.idx = hv_keep(hv, v.u.idx);
 			eval_hv_check(e, at);
 		}
 		break;
+	case V_STR:
+		if (from && arena_owns(from, v.u.s))
+			v.u.s = arena_strndup(e->a, v.u.s, strlen(v.u.s));
+		break;
 	case V_LIST: {
+		if (from && !arena_owns(from, v.u.l))
+			break;	/* made before the step: holds nothing of it */
 		struct list *l = arena_alloc(e->a, sizeof *l);
 		*l = *v.u.l;
 		if (l->kind == L_OBJS) {
 			l->objs = arena_alloc(e->a, ((size_t)l->n + 1) * sizeof *l->objs);
 			for (uint32_t k = 0; k < l->n; k++)
-				l->objs[k] = eval_keep(e, at, vidx(V_OBJ, v.u.l->objs[k])).u.idx;
+				l->objs[k] = eval_keep(e, at, vidx(V_OBJ, v.u.l->objs[k]), from).u.idx;
 		} else if (l->kind == L_VALUES) {
 			l->v = arena_alloc(e->a, ((size_t)l->n + 1) * sizeof *l->v);
 			for (uint32_t k = 0; k < l->n; k++)
-				l->v[k] = eval_keep(e, at, v.u.l->v[k]);
+				l->v[k] = eval_keep(e, at, v.u.l->v[k], from);
 		}
 		v.u.l = l;
 		break;
 	}
 	case V_STRUCT: {
+		if (from && !arena_owns(from, v.u.st))
+			break;
 		struct vstruct *st = arena_alloc(e->a, sizeof *st);
 		*st = *v.u.st;
+		if (from && arena_owns(from, st->names)) {
+			const char **nm = arena_alloc(e->a, (size_t)st->n * sizeof *nm + 1);
+			for (int k = 0; k < st->n; k++)
+				nm[k] = arena_owns(from, st->names[k])
+						? arena_strndup(e->a, st->names[k], strlen(st->names[k]))
+						: st->names[k];
+			st->names = nm;
+		}
 		st->vals = arena_alloc(e->a, (size_t)st->n * sizeof *st->vals + 1);
 		for (int k = 0; k < st->n; k++)
-			st->vals[k] = eval_keep(e, at, v.u.st->vals[k]);
+			st->vals[k] = eval_keep(e, at, v.u.st->vals[k], from);
 		v.u.st = st;
 		break;
 	}
 	case V_LAMBDA: {
+		if (from && !arena_owns(from, v.u.fn))
+			break;
 		struct closure *c = arena_alloc(e->a, sizeof *c);
 		c->lam = v.u.fn->lam;
-		c->env = frame_keep(e, at, v.u.fn->env);
+		c->env = frame_keep(e, at, v.u.fn->env, from);
 		v.u.fn = c;
 		break;
 	}
@@ -453,11 +507,11 @@ static struct value ident(struct ev *e, struct frame *f, struct node *n)
 		return eval_allocations(e, n);
 	if (bi)
 		return eval_builtin_list(e, n, id);
-	for (int k = 0; k <= RK_NONE; k++)
-		if (!strcmp(name, refkind_name((enum refkind)k))) {
-			struct value r = {V_REFKIND, {.rk = (enum refkind)k}};
-			return r;
-		}
+	int rk = bi_refkind_of(name);
+	if (rk >= 0) {
+		struct value r = {V_REFKIND, {.rk = (enum refkind)rk}};
+		return r;
+	}
 	if (eval_extern_find(e->d, name))
 		eval_rt_error(e, n, "'%s' is a native function: call it, %s(...)", name, name);
 	const char *cands[64];
@@ -603,7 +657,7 @@ static bool in_entity(struct ev *e, struct value v, struct instance *ent)
 	}
 	default: return false;
 	}
-	return e->owner && e->owner[obj] == ent->id;
+	return e->owners && hv_owner(e->hv, obj) == ent->id;
 }
 
 /* ---- native functions (extern) ---- */
@@ -808,7 +862,7 @@ struct value eval_expr(struct ev *e, struct frame *f, struct node *n)
 				 "are built");
 		if (v.k != V_OBJ)
 			return vbool(v.k == V_NULL ? false : true);
-		return vbool(e->owner[v.u.idx] == 0);
+		return vbool(hv_owner(e->hv, v.u.idx) == 0);
 	}
 	case N_IN: {
 		struct value v = eval_expr(e, f, n->a), set = eval_expr(e, f, n->b);

@@ -151,16 +151,17 @@ static const uint8_t *class_filter(struct ev *e, struct value fn)
  * list, from the instances of the classes a filter names (class_filter),
  * or, for every object of a heap whose objects are not numbered, from the
  * backend's objects_each (a walk): its handles may be transient, so a step
- * keeps (eval_keep) what it stores, and a runtime error or a throw
- * (hs_throw) in a step is caught there and raised again once the walk has
- * returned (never a longjmp past the backend).
+ * keeps (eval_keep) what it stores, and a runtime error in a step is caught
+ * there and raised again once the walk has returned (never a longjmp past
+ * the backend).
  */
 struct visit {
 	struct ev *e;
 	struct node *n;		/* the member, for errors */
 	struct value fn;	/* its lambda, or null */
 	bool walk;		/* the elements come from objects_each */
-	char threw[512];	/* a throw under a step of the walk, thrown again after it */
+	bool scoped;		/* each step in e->scratch (the outermost visit) */
+	struct arena *main;	/* where what steps keep goes: e->a when the visit began */
 	bool (*step)(struct visit *w, struct value x);
 	/* the member's own state */
 	struct builder b;
@@ -177,30 +178,32 @@ struct sort_item {
 	struct value key, item;
 };
 
+struct walk_step {
+	struct visit *w;
+	uint32_t obj;
+};
+
+/* run_step: w's step on x, in the scratch arena when the visit is scoped. */
+static inline bool run_step(struct visit *w, struct value x)
+{
+	struct arena_mark m;
+	bool began = w->scoped && eval_step_begin(w->e, &m);
+	bool go = w->step(w, x);
+	eval_step_end(w->e, &m, began);
+	return go;
+}
+
+static bool walk_step(void *ctx)
+{
+	struct walk_step *s = ctx;
+	return run_step(s->w, vidx(V_OBJ, s->obj));
+}
+
+/* walk_one: objects_each's callback: the step, whose errors wait until the walk returned. */
 static bool walk_one(void *ctx, uint32_t obj)
 {
-	struct visit *w = ctx;
-	struct ev *e = w->e;
-	jmp_buf outer;
-	memcpy(outer, e->fail, sizeof outer);
-	struct hs_catch c;
-	hs_catch_push(&c);
-	if (setjmp(c.jb)) {	/* a throw (no memory): thrown again after the walk */
-		memcpy(e->fail, outer, sizeof outer);
-		memcpy(w->threw, c.msg, sizeof w->threw);
-		w->walk = false;
-		return false;
-	}
-	if (setjmp(e->fail)) {
-		hs_catch_pop(&c);
-		memcpy(e->fail, outer, sizeof outer);
-		w->walk = false;	/* the walk failed: raised again after it */
-		return false;
-	}
-	bool go = w->step(w, vidx(V_OBJ, obj));
-	hs_catch_pop(&c);
-	memcpy(e->fail, outer, sizeof outer);
-	return go;
+	struct walk_step s = {ctx, obj};
+	return eval_guarded(s.w->e, walk_step, &s);
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -218,16 +221,19 @@ static void visit(struct visit *w, const struct list *l, bool filter)
 	struct ev *e = w->e;
 	struct hv *v = e->hv;
 	const uint8_t *bits = NULL;
+	w->main = e->a;
+	w->scoped = !e->in_step;
 	if (l->kind == L_ALL && filter)
 		bits = class_filter(e, w->fn);
 	if (l->kind == L_ALL && !bits && !v->dense) {
 		w->walk = true;
 		hv_objects_each(v, NULL, walk_one, w);
-		if (w->threw[0])
-			hs_throw("%s", w->threw);
-		if (!w->walk)	/* a step failed: e->err holds it */
-			longjmp(e->fail, 1);
 		w->walk = false;
+		if (w->scoped) {	/* after a step's error too */
+			e->a = w->main;
+			e->in_step = false;
+		}
+		eval_raise_caught(e);
 		eval_hv_check(e, w->n);
 		return;
 	}
@@ -257,22 +263,40 @@ static void visit(struct visit *w, const struct list *l, bool filter)
 			sort_by_id(e, objs, got);
 		for (uint32_t k = 0; k < got; k++) {
 			eval_poll(e, w->n);
-			if (!w->step(w, vidx(V_OBJ, objs[k])))
+			if (!run_step(w, vidx(V_OBJ, objs[k])))
 				return;
 		}
 		return;
 	}
 	for (uint32_t k = 0; k < l->n; k++) {
 		eval_poll(e, w->n);
-		if (!w->step(w, list_get(l, k)))
+		if (!run_step(w, list_get(l, k)))
 			return;
 	}
 }
 
-/* keep: x as a step stores it beyond the step (eval_keep during a walk). */
-static struct value keep(struct visit *w, struct value x)
+/*
+ * keep: x as a step stores it beyond itself, in w->main (eval_keep: what
+ * is in the scratch arena copied, transient handles kept). Steps store
+ * between to_main and back, so that what they grow is in w->main too.
+ */
+static inline struct value keep(struct visit *w, struct value x)
 {
-	return w->walk ? eval_keep(w->e, w->n, x) : x;
+	if ((!w->scoped && !w->walk) || !eval_keep_needed(x))
+		return x;	/* nothing to copy or keep */
+	return eval_keep(w->e, w->n, x, w->scoped ? &w->e->scratch : NULL);
+}
+
+static struct arena *to_main(struct visit *w)
+{
+	struct arena *a = w->e->a;
+	w->e->a = w->main;
+	return a;
+}
+
+static void back(struct visit *w, struct arena *a)
+{
+	w->e->a = a;
 }
 
 static bool step_filter(struct visit *w, struct value x)
@@ -282,23 +306,31 @@ static bool step_filter(struct visit *w, struct value x)
 	w->found = true;
 	if (w->which == 1)	/* exists */
 		return false;
+	struct arena *a = to_main(w);
 	if (w->which == 2) {	/* first */
 		w->acc = keep(w, x);
+		back(w, a);
 		return false;
 	}
 	eval_build_add(w->e, &w->b, keep(w, x));
+	back(w, a);
 	return true;
 }
 
 static bool step_first(struct visit *w, struct value x)
 {
+	struct arena *a = to_main(w);
 	w->acc = keep(w, x);
+	back(w, a);
 	return false;
 }
 
 static bool step_map(struct visit *w, struct value x)
 {
-	eval_build_add(w->e, &w->b, keep(w, eval_call1(w->e, w->n, w->fn, x)));
+	struct value y = eval_call1(w->e, w->n, w->fn, x);
+	struct arena *a = to_main(w);
+	eval_build_add(w->e, &w->b, keep(w, y));
+	back(w, a);
 	return true;
 }
 
@@ -330,7 +362,9 @@ static bool step_sum(struct visit *w, struct value x)
 				 : vfloat(num(&w->acc) + num(&y));
 	} else if (w->acc.k == V_NULL || (w->which == 1 ? eval_compare(e, w->n, y, w->acc) < 0
 							: eval_compare(e, w->n, y, w->acc) > 0)) {
+		struct arena *a = to_main(w);
 		w->acc = keep(w, y);
+		back(w, a);
 	}
 	return true;
 }
@@ -338,17 +372,12 @@ static bool step_sum(struct visit *w, struct value x)
 static bool step_sort(struct visit *w, struct value x)
 {
 	struct ev *e = w->e;
-	if (w->nitems == w->capitems) {
-		uint32_t cap = w->capitems ? w->capitems * 2 : 64;
-		struct sort_item *ni = arena_alloc(e->a, (size_t)cap * sizeof *ni);
-		if (w->nitems)
-			memcpy(ni, w->items, (size_t)w->nitems * sizeof *ni);
-		w->items = ni;
-		w->capitems = cap;
-	}
 	struct value key = eval_call1(e, w->n, w->fn, x);
+	struct arena *a = to_main(w);
+	w->items = arena_grow(e->a, w->items, w->nitems, &w->capitems, sizeof *w->items, 64);
 	w->items[w->nitems].item = keep(w, x);
 	w->items[w->nitems++].key = keep(w, key);
+	back(w, a);
 	return true;
 }
 
@@ -414,18 +443,11 @@ static bool step_group(struct visit *w, struct value x)
 		}
 		s = (s + 1) & (t->hcap - 1);
 	}
+	struct arena *a = to_main(w);
 	if (g == UINT32_MAX) {
-		if (t->ng == t->cap) {
-			t->cap = t->cap ? t->cap * 2 : 16;
-			struct value *nk = arena_alloc(e->a, t->cap * sizeof *nk);
-			struct builder *nb = arena_alloc(e->a, t->cap * sizeof *nb);
-			if (t->ng) {
-				memcpy(nk, t->keys, t->ng * sizeof *nk);
-				memcpy(nb, t->groups, t->ng * sizeof *nb);
-			}
-			t->keys = nk;
-			t->groups = nb;
-		}
+		uint32_t cap = t->cap;
+		t->keys = arena_grow(e->a, t->keys, t->ng, &cap, sizeof *t->keys, 16);
+		t->groups = arena_grow(e->a, t->groups, t->ng, &t->cap, sizeof *t->groups, 16);
 		g = t->ng++;
 		t->keys[g] = keep(w, key);
 		t->groups[g] = (struct builder){NULL, NULL, 0, 0, true};
@@ -442,6 +464,7 @@ static bool step_group(struct visit *w, struct value x)
 		}
 	}
 	eval_build_add(e, &t->groups[g], keep(w, x));
+	back(w, a);
 	return true;
 }
 
@@ -809,6 +832,21 @@ struct value eval_member(struct ev *e, struct node *n, struct value recv, int na
 			   struct value *args)
 {
 	const char *m = n->name;
+	enum bi_recv r = BI_NRECV;
+	switch (recv.k) {
+	case V_LIST: r = BI_R_LIST; break;
+	case V_OBJ: r = BI_R_OBJECT; break;
+	case V_CLASS: r = BI_R_CLASS; break;
+	case V_LOADER: r = BI_R_LOADER; break;
+	case V_THREAD: r = BI_R_THREAD; break;
+	case V_ENTITY: r = BI_R_ENTITY; break;
+	case V_STR: r = BI_R_STRING; break;
+	default: break;
+	}
+	char why[128];
+	const char *bad;
+	if (nargs && r != BI_NRECV && (bad = bi_arity(bi_of(n, r), nargs, why, sizeof why)))
+		eval_rt_error(e, n, "%s", bad);
 	switch (recv.k) {
 	case V_LIST:
 		return list_member(e, n, recv, nargs, args);

@@ -85,7 +85,12 @@ struct ev {
 	struct value this_v, referrer;
 	struct instance *entity;
 	enum refkind rk;
-	uint32_t *owner;	/* object -> instance id, 0 = Unassigned */
+	struct arena *run_a;	/* the run's arena (e->a outside steps) */
+	struct arena scratch;	/* a step's allocations, released after it (eval_step_begin) */
+	bool in_step;		/* a step under way allocates in scratch */
+	bool owners;		/* a set type's analysis holds the heap view's owners (hv_owners) */
+	int caught;		/* eval_guarded caught: 1 a runtime error, 2 a throw (caught_msg) */
+	char caught_msg[512];
 	struct analysis *an;	/* the running analysis, freed if it fails */
 	const char *snippet;	/* the text being run */
 	int calls;		/* lambda calls under way: bounded, recursion is an error */
@@ -170,6 +175,23 @@ struct value eval_vlist(struct ev *e, enum list_kind k, uint32_t n);
 /* eval_build_add: append v to b. eval_build_done: b's list (of object indexes if all are). */
 void eval_build_add(struct ev *e, struct builder *b, struct value v);
 struct value eval_build_done(struct ev *e, struct builder *b);
+/*
+ * eval_guarded: fn(ctx)'s answer, run where nothing may unwind past the
+ * caller (a backend's walk callback: JVMTI below it): a runtime error or a
+ * throw (no memory) inside is caught, and false returned; once the backend
+ * has returned, eval_raise_caught raises what was caught (nothing if none).
+ */
+bool eval_guarded(struct ev *e, bool (*fn)(void *ctx), void *ctx);
+/* eval_keep_needed: whether eval_keep(e, at, v, from) could change v (its fast test). */
+static inline bool eval_keep_needed(struct value v)
+{
+	switch (v.k) {
+	case V_OBJ: case V_LOADER: return (v.u.idx & 0x80000000u) && v.u.idx != UINT32_MAX;
+	case V_STR: case V_LIST: case V_STRUCT: case V_LAMBDA: return true;
+	default: return false;
+	}
+}
+void eval_raise_caught(struct ev *e);
 /* eval_poll: counts a step; an "interrupted" error at `at` after Ctrl-C. */
 void eval_poll(struct ev *e, const struct node *at);
 /* eval_need_heap: an error at `at` saying `what` needs a heap, when the session has none. */
@@ -203,11 +225,39 @@ struct externdecl *eval_extern_find(struct dsl *d, const char *name);
 struct value eval_value_persist(struct arena *a, struct value v);
 /*
  * eval_keep: v with every transient object handle in it kept (hv_keep;
- * heapif.h HANDLES), its lists, structs and closures copied into the
- * snippet's arena: what a step of a walk stores beyond the step. A
- * failure (no memory for the backend's table) is an error at `at`.
+ * heapif.h HANDLES), and what of it lies in arena from (NULL: all its
+ * lists, structs and closures) copied into e->a: what a step stores beyond
+ * itself. A failure (no memory for the backend's table) is an error at `at`.
  */
-struct value eval_keep(struct ev *e, const struct node *at, struct value v);
+struct value eval_keep(struct ev *e, const struct node *at, struct value v,
+		       const struct arena *from);
+/*
+ * Steps: work repeated per element (a list member's lambda, a set type's
+ * membership) allocates in e->scratch, given back after each element, so
+ * that it runs in the memory one element needs. eval_step_begin: if no
+ * step is under way, the mark m is taken and e->a becomes the scratch
+ * (true); eval_step_end(e, m, began) puts the run's arena back and
+ * releases. What a step keeps goes through eval_keep(..., &e->scratch)
+ * with e->a the run's (e->run_a). A runtime error inside a step leaves
+ * e->a to the run's error path (dsl_run), which puts it back.
+ */
+static inline bool eval_step_begin(struct ev *e, struct arena_mark *m)
+{
+	if (e->in_step)
+		return false;
+	arena_mark(&e->scratch, m);
+	e->a = &e->scratch;
+	e->in_step = true;
+	return true;
+}
+static inline void eval_step_end(struct ev *e, const struct arena_mark *m, bool began)
+{
+	if (!began)
+		return;
+	e->a = e->run_a;
+	e->in_step = false;
+	arena_release(&e->scratch, m);
+}
 /* eval_apply, eval_call1: call lambda fn with nargs arguments, or with one. */
 struct value eval_apply(struct ev *e, const struct node *at, struct value fn, int nargs,
 			const struct value *args);

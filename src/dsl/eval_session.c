@@ -311,7 +311,7 @@ enum parse_status dsl_run_parsed(struct dsl *d, struct arena *parsed, struct stm
 				 struct dsl_output *out, struct hs_error *err)
 {
 	memset(out, 0, sizeof *out);
-	enum parse_status st = PARSE_OK;
+	volatile enum parse_status st = PARSE_OK;
 	/* Snippets that define names are kept whole: their trees and values live on. */
 	struct arena *tmp = NULL, *a;
 	if (defines(stmts, n)) {
@@ -327,7 +327,7 @@ enum parse_status dsl_run_parsed(struct dsl *d, struct arena *parsed, struct stm
 	d->cannot = false;
 	if (e->hv)
 		hv_clear(e->hv);
-	e->a = a;
+	e->a = e->run_a = a;
 	e->err = err;
 	e->snippet = n ? stmts[0]->snippet : NULL;
 	char base;
@@ -336,8 +336,12 @@ enum parse_status dsl_run_parsed(struct dsl *d, struct arena *parsed, struct stm
 	int k = 0;
 	if (setjmp(e->fail)) {
 		e->calls = 0;
-		big_free(e->owner);
-		e->owner = NULL;
+		e->a = a;
+		e->in_step = false;
+		if (e->owners) {
+			hv_owners(e->hv, false);
+			e->owners = false;
+		}
 		if (e->an) {
 			eval_analysis_free(e->an);
 			e->an = NULL;
@@ -391,6 +395,7 @@ enum parse_status dsl_run_parsed(struct dsl *d, struct arena *parsed, struct stm
 		}
 	}
 done:
+	arena_free(&e->scratch);
 	free(e);
 	return st;
 }

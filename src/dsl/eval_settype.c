@@ -6,7 +6,6 @@
  * ENTITY and ref_kind set for the code of membership and on_inclusion.
  */
 #include "eval_internal.h"
-#include "../base/big.h"
 
 #include "plan.h"
 
@@ -44,49 +43,50 @@ struct analysis {
 	struct stmt *st;
 	struct instance **insts;
 	int ninst;
-	struct node *membership, *on_inclusion;
+	struct node *membership, *on_inclusion, *at;
 	struct value on_inclusion_fn;	/* evaluated once per analysis */
+	bool walk;		/* objects come from a backend's walk: keep what stays */
+	bool seeding;		/* steps 2 and 3: members are kept as step 4's seeds */
 	uint32_t *members, *member_inst;	/* [nmembers] object, instance index */
 	uint64_t nmembers, mcap;
-	uint32_t *stack;
-	uint64_t sp, scap;
 	uint32_t *pending, *pending_inst;	/* step 3: included at its end */
 	uint64_t npending, pcap;
-	uint8_t *isroot;	/* step 3: a bit per object that is a GC root */
-	uint64_t *order;	/* step 3: the offers that joined, by id */
-	uint8_t *tclass;	/* per class: TC_* (what step 4 follows from its objects) */
-	uint32_t object_mirror;	/* java.lang.Object's class object, or HV_NONE */
-	/* trav_refs: the references of one object, described, before they are offered */
-	uint32_t *refs;
-	uint8_t *ref_kinds;	/* enum refkind of each */
-	uint64_t nrefs, rcap;
+	uint8_t *isroot;	/* step 3: a bit per object that is a GC root (numbered heaps) */
+	uint32_t *roots;	/* step 3: the GC roots, sorted (heaps not numbered) */
+	uint64_t nroots;
+	uint8_t *isroot_done;	/* step 3: a bit per place in roots, offered already */
+	struct by_id *order;	/* step 3: the offers that joined, by id */
+	uint32_t *seeds;	/* step 4: one instance's members before growth */
 };
 
-/* What step 4 follows from an object of a class (see trav_refs). */
-enum { TC_FIELDS, TC_NONE, TC_FILTERED };
 
-static void *grow(void *p, uint64_t *cap, uint64_t need, size_t size)
-{
-	if (need <= *cap)
-		return p;
-	uint64_t c = *cap ? *cap * 2 : 1024;
-	while (c < need)
-		c *= 2;
-	*cap = c;
-	return xreallocarray(p, (size_t)c, size);
-}
-
-static void include(struct analysis *an, int k, uint32_t obj)
+/* claim: obj joins instance k (its owner; a seed of step 4 in steps 2 and 3). */
+static void claim(struct analysis *an, int k, uint32_t obj)
 {
 	struct ev *e = an->e;
 	struct instance *in = an->insts[k];
-	e->owner[obj] = in->id;
+	hv_set_owner(e->hv, obj, in->id);
+	eval_hv_check(e, an->at);
 	in->members++;
-	an->members = grow(an->members, &an->mcap, an->nmembers + 1, sizeof *an->members);
-	an->member_inst = xreallocarray(an->member_inst, (size_t)an->mcap, sizeof *an->member_inst);
-	an->members[an->nmembers] = obj;
-	an->member_inst[an->nmembers++] = (uint32_t)k;
+	if (an->seeding) {
+		if (an->walk)
+			obj = eval_keep(e, an->at, vidx(V_OBJ, obj), NULL).u.idx;
+		an->members = xgrow(an->members, &an->mcap, an->nmembers + 1, sizeof *an->members);
+		an->member_inst = xreallocarray(an->member_inst, (size_t)an->mcap,
+						sizeof *an->member_inst);
+		an->members[an->nmembers] = obj;
+		an->member_inst[an->nmembers++] = (uint32_t)k;
+	}
+}
+
+/* included: instance k's on_inclusion for obj, which joined it. */
+static void included(struct analysis *an, int k, uint32_t obj)
+{
+	struct ev *e = an->e;
+	struct instance *in = an->insts[k];
 	if (an->on_inclusion) {
+		struct arena_mark m;
+		bool began = eval_step_begin(e, &m);
 		struct instance *save = e->cur;
 		e->cur = in;
 		e->entity = in;
@@ -97,7 +97,24 @@ static void include(struct analysis *an, int k, uint32_t obj)
 		if (fn.k == V_LAMBDA)
 			eval_apply(e, an->on_inclusion, fn, fn.u.fn->lam->nparams ? 1 : 0, &e->this_v);
 		e->cur = save;
+		if (began || an->walk) {	/* the properties: out of the step, what the walk is at kept */
+			struct arena *a = e->a;
+			e->a = e->run_a;
+			for (int j = 0; j < in->nprops; j++)
+				if (eval_keep_needed(in->props[j]))
+					in->props[j] = eval_keep(e, an->on_inclusion, in->props[j],
+								 began ? &e->scratch : NULL);
+			e->a = a;
+		}
+		eval_step_end(e, &m, began);
 	}
+}
+
+/* include: obj joins instance k, with its on_inclusion. */
+static void include(struct analysis *an, int k, uint32_t obj)
+{
+	claim(an, k, obj);
+	included(an, k, obj);
 }
 
 /* ask: instance k's membership for THIS = obj, REFERRER, ref_kind. */
@@ -110,7 +127,10 @@ static bool ask(struct analysis *an, int k, uint32_t referrer, uint32_t obj, enu
 	e->rk = rk;
 	e->entity = in;
 	e->cur = in;
+	struct arena_mark m;
+	bool began = eval_step_begin(e, &m);
 	bool yes = eval_truth(e, an->membership, eval_expr(e, NULL, an->membership), "membership");
+	eval_step_end(e, &m, began);
 	e->cur = NULL;
 	return yes;
 }
@@ -120,169 +140,168 @@ static void offer_alone(struct analysis *an, uint32_t obj, enum refkind rk)
 {
 	for (int k = 0; k < an->ninst; k++)
 		if (ask(an, k, HV_NONE, obj, rk)) {
-			an->pending = grow(an->pending, &an->pcap, an->npending + 1,
+			an->pending = xgrow(an->pending, &an->pcap, an->npending + 1,
 					   sizeof *an->pending);
 			an->pending_inst = xreallocarray(an->pending_inst, (size_t)an->pcap,
 							 sizeof *an->pending_inst);
 			/* the instance, and whether it was offered as a GC root (high bit) */
+			if (an->walk)
+				obj = eval_keep(an->e, an->membership, vidx(V_OBJ, obj), NULL).u.idx;
 			an->pending[an->npending] = obj;
 			an->pending_inst[an->npending++] = (uint32_t)k | (rk == RK_ROOT ? 1u << 31 : 0);
 			return;
 		}
 }
 
-static int cmp_pending(const void *x, const void *y)
-{
-	const uint64_t *a = x, *b = y;
-	return *a < *b ? -1 : *a > *b;
-}
-
-/* step 4: referrer (a member of instance k) -> obj. */
-static void offer_growth(struct analysis *an, int k, uint32_t referrer, uint32_t obj,
-			 enum refkind rk)
-{
-	if (an->e->owner[obj] || !ask(an, k, referrer, obj, rk))
-		return;
-	include(an, k, obj);
-	an->stack = grow(an->stack, &an->scap, an->sp + 1, sizeof *an->stack);
-	an->stack[an->sp++] = obj;
-}
-
-struct trav_ctx {
+/* step 4: referrer (a member of instance k) -> target, offered by the backend's walk (hv_grow). */
+struct offer {
 	struct analysis *an;
 	int k;
-	uint32_t from;
-	bool filtered;		/* an instance of a class HotSpot hides two fields of */
+	uint32_t referrer, target;
+	enum hv_ref_kind kind;
 };
 
-static bool trav_ref(void *ctx, const struct hv_ref *r)
+/*
+ * stop_on_error: after a guarded callback that caught an error (raised once
+ * the walk returns), a failure of the view, so that the backend's walk
+ * stops at once (an offer's false only means "not joined").
+ */
+static void stop_on_error(struct ev *e)
 {
-	struct trav_ctx *t = ctx;
-	enum refkind rk;
-	switch (r->kind) {
-	case HV_REF_FIELD:
-		if (t->filtered && r->name &&
-		    (!strcmp(r->name, "constantPoolOop") || !strcmp(r->name, "base")))
-			return true;
-		rk = RK_FIELD;
-		break;
-	case HV_REF_ELEMENT: rk = RK_ARRAY; break;
-	case HV_REF_STATIC:
-		if (r->name && r->name[0] == '<')	/* <resolved_references>, <init_lock> */
-			return true;
-		rk = RK_STATIC;
-		break;
-	case HV_REF_SUPER:
-		if (r->target == t->an->object_mirror)
-			return true;
-		rk = RK_SUPER;
-		break;
-	case HV_REF_LOADER: rk = RK_LOADER; break;
-	case HV_REF_SIGNERS: case HV_REF_DOMAIN: rk = RK_OTHER; break;
-	default: return true;	/* constant pool entries */
-	}
-	/* offered once the walk is over: a backend's walk runs no query code */
-	struct analysis *an = t->an;
-	an->refs = grow(an->refs, &an->rcap, an->nrefs + 1, sizeof *an->refs);
-	an->ref_kinds = xreallocarray(an->ref_kinds, (size_t)an->rcap, sizeof *an->ref_kinds);
-	an->refs[an->nrefs] = r->target;
-	an->ref_kinds[an->nrefs++] = (uint8_t)rk;
+	if (e->caught)
+		hv_set_fail(e->hv, HV_ERROR, "a step of the walk failed");
+}
+
+static bool offer_step(void *ctx)
+{
+	struct offer *o = ctx;
+	static const enum refkind rk[] = {
+		[HV_REF_FIELD] = RK_FIELD, [HV_REF_ELEMENT] = RK_ARRAY, [HV_REF_STATIC] = RK_STATIC,
+		[HV_REF_SUPER] = RK_SUPER, [HV_REF_LOADER] = RK_LOADER, [HV_REF_SIGNERS] = RK_OTHER,
+		[HV_REF_DOMAIN] = RK_OTHER, [HV_REF_CONSTANT] = RK_OTHER};
+	struct analysis *an = o->an;
+	eval_poll(an->e, an->at);
+	if (!ask(an, o->k, o->referrer, o->target, rk[o->kind]))
+		return false;
+	claim(an, o->k, o->target);
 	return true;
 }
 
-/* described_refs: what hv_refs_each describes of v, offered to instance k. */
-static void described_refs(struct analysis *an, const struct node *at, struct trav_ctx *t,
-			   uint32_t v)
+static bool offer_growth(void *ctx, uint32_t referrer, uint32_t target, enum hv_ref_kind kind)
 {
-	an->nrefs = 0;
-	hv_refs_each(an->e->hv, v, trav_ref, t);
-	eval_hv_check(an->e, at);
-	for (uint64_t j = 0; j < an->nrefs; j++)
-		offer_growth(an, t->k, v, an->refs[j], (enum refkind)an->ref_kinds[j]);
+	struct offer *o = ctx;
+	o->referrer = referrer;
+	o->target = target;
+	o->kind = kind;
+	bool joins = eval_guarded(o->an->e, offer_step, o);
+	stop_on_error(o->an->e);
+	return joins;
 }
 
-/*
- * trav_refs: offer what step 4 follows from v, a member of instance k
- * (docs/dsl.md, "The traversal's graph", which is what HotSpot's heap walk
- * reports): instance fields (but not the two reflection fields HotSpot
- * hides from it), object array elements, and for a class object that is
- * not an array class its superclass (unless java.lang.Object), loader,
- * signers, protection domain and declared static fields. Primitive-type
- * class objects (instances of java.lang.Class in the dump) have none.
- */
-static void trav_refs(struct analysis *an, const struct node *at, int k, uint32_t v)
+static bool joined_step(void *ctx)
 {
-	struct ev *e = an->e;
-	struct hv *hv = e->hv;
-	enum hv_obj_kind kind = hv_kind(hv, v);
-	struct trav_ctx t = {an, k, v, false};
-	switch (kind) {
-	case HV_PRIM_ARRAY:
-		return;
-	case HV_CLASS_OBJECT: {
-		uint32_t c = hv_class_of_object(hv, v);
-		struct hv_class ci;
-		if (c == HV_NONE || (hv_class_info(hv, c, &ci), ci.array))
-			return;
-		described_refs(an, at, &t, v);
-		return;
-	}
-	case HV_INSTANCE: {
-		uint8_t tc = an->tclass[hv_class_of(hv, v)];
-		if (tc == TC_NONE)
-			return;
-		if (tc == TC_FILTERED) {
-			t.filtered = true;
-			described_refs(an, at, &t, v);
-			return;
-		}
-		break;
-	}
-	default:
-		break;
-	}
-	uint32_t cnt;
-	const uint32_t *out = hv_refs_out(hv, v, &cnt);
-	eval_hv_check(e, at);
-	enum refkind rk = kind == HV_OBJ_ARRAY ? RK_ARRAY : RK_FIELD;
-	for (uint32_t j = 0; j < cnt; j++)
-		offer_growth(an, k, v, out[j], rk);
+	struct offer *o = ctx;
+	included(o->an, o->k, o->target);
+	return true;
 }
 
-/* classify: TC_* for every class of the heap. */
-static uint8_t *classify(struct hv *v)
+static void joined_growth(void *ctx, uint32_t obj)
 {
-	uint8_t *tc = xcalloc((size_t)v->nclasses + 1, 1);
-	static const char *const filtered[] = {
-		"jdk.internal.reflect.ConstantPool", "sun.reflect.ConstantPool",
-		"jdk.internal.reflect.UnsafeStaticFieldAccessorImpl",
-		"sun.reflect.UnsafeStaticFieldAccessorImpl"};
-	uint32_t fc[4];
-	for (int k = 0; k < 4; k++)
-		fc[k] = hv_class_by_name(v, filtered[k]);
-	for (uint32_t c = 0; c < v->nclasses; c++) {
-		if (c == v->class_class)
-			tc[c] = TC_NONE;
-		for (int k = 0; k < 4; k++)
-			if (fc[k] != HV_NONE && hv_is_subclass(v, c, fc[k]))
-				tc[c] = TC_FILTERED;
-	}
-	return tc;
+	struct offer *o = ctx;
+	o->target = obj;
+	eval_guarded(o->an->e, joined_step, o);
+	stop_on_error(o->an->e);
+}
+
+/* step 3's offers in the order of their ids. */
+struct by_id {
+	uint64_t id;
+	uint32_t j;
+};
+
+static int cmp_by_id(const void *x, const void *y)
+{
+	const struct by_id *a = x, *b = y;
+	return a->id < b->id ? -1 : a->id > b->id ? 1 : (a->j > b->j) - (a->j < b->j);
+}
+
+/* step 3's GC roots on a heap whose objects are not numbered: sorted handles. */
+static int cmp_u32(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+
+static bool is_root(const struct analysis *an, uint32_t o)
+{
+	if (an->isroot)
+		return an->isroot[o / 8] & (1u << (o % 8));
+	return an->nroots && bsearch(&o, an->roots, (size_t)an->nroots, sizeof o, cmp_u32);
+}
+
+struct alone {
+	struct analysis *an;
+	uint32_t obj;
+};
+
+static bool alone_step(void *ctx)
+{
+	struct alone *a = ctx;
+	struct analysis *an = a->an;
+	eval_poll(an->e, an->membership);
+	if (!hv_owner(an->e->hv, a->obj) && !is_root(an, a->obj))
+		offer_alone(an, a->obj, RK_NONE);
+	return true;
+}
+
+static bool alone_each(void *ctx, uint32_t obj)
+{
+	struct alone a = {ctx, obj};
+	return eval_guarded(a.an->e, alone_step, &a);
 }
 
 void eval_analysis_free(struct analysis *an)
 {
 	free(an->members);
 	free(an->member_inst);
-	free(an->stack);
 	free(an->pending);
 	free(an->pending_inst);
-	free(an->tclass);
-	free(an->refs);
-	free(an->ref_kinds);
 	free(an->isroot);
+	free(an->roots);
+	free(an->isroot_done);
 	free(an->order);
+	free(an->seeds);
 	free(an);
+}
+
+/*
+ * refuse_order: on a backend that walks (objects not numbered: the agent's),
+ * objects join in the order of its walk, not the dump's: an on_inclusion
+ * whose result depends on that order, or a membership that reads ENTITY's
+ * properties (which change as objects join), cannot be answered there
+ * (plan.h; "cannot answer here": the session takes a snapshot).
+ */
+static void refuse_order(struct ev *e, struct analysis *an, struct stmt *set)
+{
+	if (e->hv->dense || !an->membership)
+		return;
+	struct pe_ctx pg = {PE_REF_MEMBER, PE_RK_NOT_ROOT};
+	struct pe_ctx pr = {PE_REF_NULL, RK_ROOT}, pn = {PE_REF_NULL, RK_NONE};
+	if (pe_membership(an->membership, &pg) == TRI_FALSE &&
+	    pe_membership(an->membership, &pr) == TRI_FALSE &&
+	    pe_membership(an->membership, &pn) == TRI_FALSE)
+		return;	/* only roots join: in the order of the roots' list */
+	if (!plan_order_free(set, an->on_inclusion)) {
+		hv_set_fail(e->hv, HV_CANNOT, "on_inclusion depends on the order objects join (only "
+			    "sums, counts and flags can be computed during a heap walk)");
+		eval_hv_check(e, an->on_inclusion);
+	}
+	if (plan_mentions_prop(set, an->membership)) {
+		hv_set_fail(e->hv, HV_CANNOT, "the membership reads ENTITY's properties, which "
+			    "change as objects join");
+		eval_hv_check(e, an->membership);
+	}
 }
 
 struct value eval_run_instances(struct ev *e, struct stmt *s)
@@ -304,11 +323,6 @@ struct value eval_run_instances(struct ev *e, struct stmt *s)
 	at0.col = s->col;
 	eval_need_heap(e, &at0, "a set type's instances");
 	struct hv *hv = e->hv;
-	if (!hv->dense) {
-		/* PLAN (issue 36 step 2): the owner of an object in a JVMTI tag, not an array */
-		hv_set_fail(hv, HV_CANNOT, "a set type over a heap whose objects are not numbered");
-		eval_hv_check(e, &at0);
-	}
 	/* on the heap, so that a runtime error (a longjmp) can still free it */
 	struct analysis *anp = xcalloc(1, sizeof *anp);
 	e->an = anp;
@@ -333,15 +347,13 @@ struct value eval_run_instances(struct ev *e, struct stmt *s)
 	struct value names = eval_expr(e, NULL, s->e);
 	uint32_t nn = names.k == V_LIST ? names.u.l->n : 1;
 	anp->insts = arena_alloc(e->a, ((size_t)nn + 1) * sizeof *anp->insts);
-	e->owner = big_alloc((size_t)hv->nobjects + 1, sizeof *e->owner);
-	anp->tclass = classify(hv);
-	uint32_t oc = hv_class_by_name(hv, "java.lang.Object");
-	anp->object_mirror = HV_NONE;
-	if (oc != HV_NONE) {
-		struct hv_class ci;
-		hv_class_info(hv, oc, &ci);
-		anp->object_mirror = ci.object;
-	}
+	anp->at = s->e;
+	anp->walk = !hv->dense;
+	refuse_order(e, anp, t->st);
+	anp->seeding = true;
+	hv_owners(hv, true);
+	e->owners = true;
+	eval_hv_check(e, &at0);
 	e->in_trav = true;
 	for (uint32_t k = 0; k < nn; k++) {
 		struct instance *in = arena_alloc(e->a, sizeof *in);
@@ -375,10 +387,14 @@ struct value eval_run_instances(struct ev *e, struct stmt *s)
 		e->referrer = VNULL;
 		e->rk = RK_ROOT;
 		struct value r = eval_expr(e, NULL, roots);
+		if (r.k == V_LIST && r.u.l->kind == L_ALL && !hv->dense) {
+			hv_set_fail(hv, HV_CANNOT, "every object as a set type's roots");
+			eval_hv_check(e, roots);
+		}
 		uint32_t len = r.k == V_LIST ? r.u.l->n : 1;
 		for (uint32_t j = 0; j < len; j++) {
 			uint32_t o = to_object(e, roots, r.k == V_LIST ? list_get(r.u.l, j) : r);
-			if (o == HV_NONE || e->owner[o])
+			if (o == HV_NONE || hv_owner(hv, o))
 				continue;
 			e->rk = RK_ROOT;
 			e->referrer = VNULL;
@@ -392,36 +408,65 @@ struct value eval_run_instances(struct ev *e, struct stmt *s)
 	 * step 2 left them; what they include joins at the end. Skipped where
 	 * the membership is false for certain (plan.h).
 	 */
-	if (anp->membership && anp->ninst) {
-		struct pe_ctx pr = {PE_REF_NULL, RK_ROOT}, pn = {PE_REF_NULL, RK_NONE};
-		bool roots_may = pe_membership(anp->membership, &pr) != TRI_FALSE;
-		bool others_may = pe_membership(anp->membership, &pn) != TRI_FALSE;
-		uint8_t *isroot = anp->isroot = xcalloc((size_t)hv->nobjects / 8 + 1, 1);
+	struct pe_ctx pr = {PE_REF_NULL, RK_ROOT}, pn = {PE_REF_NULL, RK_NONE};
+	bool roots_may = anp->membership && pe_membership(anp->membership, &pr) != TRI_FALSE;
+	bool others_may = anp->membership && pe_membership(anp->membership, &pn) != TRI_FALSE;
+	if (anp->ninst && (roots_may || others_may)) {
 		struct list *gc = eval_roots(e, anp->membership, HV_NONE).u.l;
+		uint8_t *done = NULL;
+		if (hv->dense) {
+			anp->isroot = xcalloc((size_t)hv->nobjects / 8 + 1, 1);
+		} else {	/* sorted, for is_root */
+			anp->roots = xcalloc((size_t)gc->n + 1, sizeof *anp->roots);
+			for (uint32_t r = 0; r < gc->n; r++)
+				anp->roots[r] = list_get(gc, r).u.idx;
+			qsort(anp->roots, gc->n, sizeof *anp->roots, cmp_u32);
+			anp->nroots = gc->n;
+			done = anp->isroot_done = xcalloc((size_t)gc->n / 8 + 1, 1);
+		}
 		for (uint32_t r = 0; r < gc->n; r++) {
 			uint32_t o = list_get(gc, r).u.idx;
-			if (isroot[o / 8] & (1u << (o % 8)))
-				continue;
-			isroot[o / 8] |= (uint8_t)(1u << (o % 8));
-			if (roots_may && !e->owner[o]) {
+			if (anp->isroot) {
+				if (anp->isroot[o / 8] & (1u << (o % 8)))
+					continue;
+				anp->isroot[o / 8] |= (uint8_t)(1u << (o % 8));
+			} else {	/* once: by its first place in the sorted roots */
+				const uint32_t *p = bsearch(&o, anp->roots, (size_t)anp->nroots,
+							    sizeof o, cmp_u32);
+				while (p > anp->roots && p[-1] == o)
+					p--;
+				uint64_t at = (uint64_t)(p - anp->roots);
+				if (done[at / 8] & (1u << (at % 8)))
+					continue;
+				done[at / 8] |= (uint8_t)(1u << (at % 8));
+			}
+			if (roots_may && !hv_owner(hv, o)) {
 				eval_poll(e, anp->membership);
 				offer_alone(anp, o, RK_ROOT);
 			}
 		}
-		for (uint32_t o = 0; others_may && o < hv->nobjects; o++) {
-			eval_poll(e, anp->membership);
-			if (!e->owner[o] && !(isroot[o / 8] & (1u << (o % 8))))
-				offer_alone(anp, o, RK_NONE);
+		if (others_may && hv->dense) {
+			for (uint32_t o = 0; o < hv->nobjects; o++) {
+				eval_poll(e, anp->membership);
+				if (!hv_owner(hv, o) && !is_root(anp, o))
+					offer_alone(anp, o, RK_NONE);
+			}
+		} else if (others_may) {
+			hv_objects_each(hv, NULL, alone_each, anp);
+			eval_raise_caught(e);
+			eval_hv_check(e, anp->membership);
 		}
-		free(isroot);
+		free(anp->isroot);
 		anp->isroot = NULL;
-		/* they join in the order of their ids (index order) */
-		uint64_t *order = anp->order = xcalloc((size_t)anp->npending + 1, sizeof *order);
+		/* they join in the order of their ids (index order on a numbered heap) */
+		struct by_id *order = anp->order = xcalloc((size_t)anp->npending + 1, sizeof *order);
 		for (uint64_t j = 0; j < anp->npending; j++)
-			order[j] = (uint64_t)anp->pending[j] << 32 | j;
-		qsort(order, (size_t)anp->npending, sizeof *order, cmp_pending);
+			order[j] = (struct by_id){hv->dense ? anp->pending[j] : hv_id(hv, anp->pending[j]),
+						  (uint32_t)j};
+		eval_hv_check(e, anp->membership);
+		qsort(order, (size_t)anp->npending, sizeof *order, cmp_by_id);
 		for (uint64_t j = 0; j < anp->npending; j++) {
-			uint32_t p = (uint32_t)order[j];
+			uint32_t p = order[j].j;
 			uint32_t ki = anp->pending_inst[p];
 			e->rk = ki >> 31 ? RK_ROOT : RK_NONE;
 			e->referrer = VNULL;
@@ -429,6 +474,11 @@ struct value eval_run_instances(struct ev *e, struct stmt *s)
 		}
 		free(order);
 		anp->order = NULL;
+		free(anp->roots);
+		anp->roots = NULL;
+		free(anp->isroot_done);
+		anp->isroot_done = NULL;
+		anp->nroots = 0;
 	}
 	/*
 	 * 4. Growth, instance by instance: from each member, depth first, the
@@ -436,27 +486,24 @@ struct value eval_run_instances(struct ev *e, struct stmt *s)
 	 * membership only.
 	 */
 	struct pe_ctx pg = {PE_REF_MEMBER, PE_RK_NOT_ROOT};
+	anp->seeding = false;
 	if (anp->membership && pe_membership(anp->membership, &pg) != TRI_FALSE) {
-		uint64_t n0 = anp->nmembers;
+		anp->seeds = xcalloc((size_t)anp->nmembers + 1, sizeof *anp->seeds);
 		for (int k = 0; k < anp->ninst; k++) {
-			for (uint64_t j = 0; j < n0; j++) {
-				if (anp->member_inst[j] != (uint32_t)k)
-					continue;
-				anp->stack = grow(anp->stack, &anp->scap, anp->sp + 1,
-						  sizeof *anp->stack);
-				anp->stack[anp->sp++] = anp->members[j];
-				while (anp->sp) {
-					uint32_t v = anp->stack[--anp->sp];
-					eval_poll(e, s->e);
-					trav_refs(anp, s->e, k, v);
-				}
-			}
+			uint32_t n = 0;
+			for (uint64_t j = 0; j < anp->nmembers; j++)
+				if (anp->member_inst[j] == (uint32_t)k)
+					anp->seeds[n++] = anp->members[j];
+			struct offer o = {anp, k, HV_NONE, HV_NONE, HV_REF_FIELD};
+			hv_grow(hv, anp->seeds, n, offer_growth, joined_growth, &o);
+			eval_raise_caught(e);
+			eval_hv_check(e, s->e);
 		}
 	}
 	e->in_trav = false;
 	e->entity = NULL;
-	big_free(e->owner);
-	e->owner = NULL;
+	hv_owners(hv, false);
+	e->owners = false;
 	e->an = NULL;
 	/* The result: a row per instance, its name and its properties. */
 	struct value out = eval_vlist(e, L_VALUES, (uint32_t)anp->ninst);

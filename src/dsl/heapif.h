@@ -13,7 +13,11 @@
  *     through the table (a view with v->dump NULL), as another backend does.
  *   the agent backend, inside the JVM (JNI, JVMTI): step 2 of issue 36, not
  *     written yet; what it will do for each operation is the "Agent:" line
- *     of each below, marked PLAN.
+ *     of each below, marked PLAN. The evaluator already runs as it will
+ *     there: `objects` walked by callback (objects_each), a set type's
+ *     owners and growth asked of the backend, every callback guarded
+ *     (eval_guarded) unless v->unwinds; tests/fuzz/walker.h is such a
+ *     backend over a dump, for test_heapif and fuzz_query.
  *
  * HANDLES. An object, a class and a thread are uint32_t handles (what
  * struct value's V_OBJ, V_CLASS, V_THREAD and V_LOADER hold); HV_NONE is
@@ -213,7 +217,7 @@ struct hv_ops {
 	 * until fn returns false; classes: NULL for all, else bits by class handle (only instances
 	 * of classes whose bit is set). On a backend that walks, the handle fn gets may be
 	 * transient (HANDLES); fn must not unwind (no longjmp past the backend: a JVMTI callback
-	 * may be below it). May fail. Dump: handles 0..nobjects-1. Agent (PLAN):
+	 * may be below it) unless v->unwinds. May fail. Dump: handles 0..nobjects-1. Agent (PLAN):
 	 * IterateThroughHeap (a heap filter of class tags), the walk's slot as a transient
 	 * handle, its tag's entry if it has one. */
 	void (*objects_each)(struct hv *v, const uint8_t *classes,
@@ -271,6 +275,37 @@ struct hv_ops {
 	void (*roots_each)(struct hv *v, uint32_t thread, void (*fn)(void *ctx, uint32_t obj),
 			   void *ctx);
 
+	/* ---- set types (docs/dsl.md "Set types: semantics") ---- */
+	/* owners: on: start an analysis' owner map, every object in no instance (may fail:
+	 * HV_ERROR, no memory for it); off: forget it. Dump: a uint32 per object (big.h).
+	 * Agent (PLAN): the analysis' tags (lq's entries). */
+	void (*owners)(struct hv *v, bool on);
+	/* owner: the instance (its 1-based id) obj was included in, 0 none. set_owner: obj
+	 * joins instance id. May fail (set_owner: no memory). Agent (PLAN): the object's tag, or
+	 * the walk's tag_ptr for a transient handle. */
+	uint32_t (*owner)(struct hv *v, uint32_t obj);
+	void (*set_owner)(struct hv *v, uint32_t obj, uint32_t id);
+	/* grow: step 4 for one instance: from the members seeds[0..n), depth first, each
+	 * reference a heap walk reports (HotSpot's FollowReferences: instance fields but the two
+	 * reflection fields it hides, object array elements, a class object's superclass (not
+	 * java.lang.Object), loader, signers, protection domain and declared statics; nothing
+	 * from primitive arrays, java.lang.Class instances that are not classes, array classes)
+	 * from referrer to a target with no owner is offered: offer(ctx, referrer, target,
+	 * kind) returns whether target joined (the caller set its owner; it may read of target
+	 * only what a reference reports: its class, size, array length), and then, once
+	 * everything the walk reports of target has come (its fields, a String's text),
+	 * joined(ctx, target) is called (on_inclusion), and its references are offered in
+	 * turn. The order is the backend's (depth first from each seed; the dump calls joined
+	 * right after the offer, a JVMTI walk when it reaches the object). offer and joined must
+	 * not unwind unless v->unwinds; handles may be transient. May fail.
+	 * Dump: the model's references in that order. Agent (PLAN): one FollowReferences
+	 * from an array of the seeds, the callback offering, JVMTI_VISIT_OBJECTS for what joins
+	 * (lqset.c's step 4). */
+	void (*grow)(struct hv *v, const uint32_t *seeds, uint32_t n,
+		     bool (*offer)(void *ctx, uint32_t referrer, uint32_t target,
+				   enum hv_ref_kind kind),
+		     void (*joined)(void *ctx, uint32_t obj), void *ctx);
+
 	/* ---- handles ---- */
 	/* keep: a handle that outlives the walk callback of transient handle obj (see
 	 * HANDLES). May fail (HV_ERROR: out of the request's memory). Dump: the identity. */
@@ -287,6 +322,9 @@ struct hv {
 	uint32_t nclasses;		/* class handles 0..nclasses-1 */
 	uint32_t nthreads;		/* thread handles 0..nthreads-1 */
 	uint32_t class_class;		/* java.lang.Class's class handle, or HV_NONE */
+	uint32_t *owner_map;		/* a backend's owners (hv_owner) as an array by handle, or NULL */
+	bool unwinds;			/* a callback may longjmp through the backend (the dump's:
+					 * its walks hold nothing that would be lost) */
 	enum hv_fail fail;		/* sticky: the first failure since hv_clear */
 	char why[256];			/* what failed (HV_ERROR: the whole message) */
 };
@@ -475,6 +513,25 @@ static inline void hv_roots_each(struct hv *v, uint32_t thread,
 				 void (*fn)(void *ctx, uint32_t obj), void *ctx)
 {
 	v->ops->roots_each(v, thread, fn, ctx);
+}
+static inline void hv_owners(struct hv *v, bool on)
+{
+	v->ops->owners(v, on);
+}
+static inline uint32_t hv_owner(struct hv *v, uint32_t obj)
+{
+	return v->owner_map ? v->owner_map[obj] : v->ops->owner(v, obj);
+}
+static inline void hv_set_owner(struct hv *v, uint32_t obj, uint32_t id)
+{
+	v->ops->set_owner(v, obj, id);
+}
+static inline void hv_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
+			   bool (*offer)(void *ctx, uint32_t referrer, uint32_t target,
+					 enum hv_ref_kind kind),
+			   void (*joined)(void *ctx, uint32_t obj), void *ctx)
+{
+	v->ops->grow(v, seeds, n, offer, joined, ctx);
 }
 static inline uint32_t hv_keep(struct hv *v, uint32_t obj)
 {

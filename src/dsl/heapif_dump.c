@@ -9,7 +9,12 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "../base/big.h"
+#include "../base/ctx.h"
+#include "../base/mem.h"
 #include "../engine/domtree.h"
 #include "../engine/dyn.h"
 
@@ -267,6 +272,197 @@ static void d_roots_each(struct hv *v, uint32_t thread, void (*fn)(void *ctx, ui
 			fn(ctx, h->roots[r].obj);
 }
 
+/* ---- set types ---- */
+
+static void growth_free(struct growth *g);
+
+static void d_owners(struct hv *v, bool on)
+{
+	struct hvd *d = v->self;
+	big_free(v->owner_map);
+	v->owner_map = NULL;
+	free(d->tclass);
+	d->tclass = NULL;
+	growth_free(d->growth);
+	d->growth = NULL;
+	/* not kept (big_keep): a call that throws during the analysis gives it back, and the
+	 * next analysis frees the pointer left here before it reads anything */
+	if (on)
+		v->owner_map = big_alloc((size_t)H(v)->n + 1, sizeof *v->owner_map);
+}
+
+static uint32_t d_owner(struct hv *v, uint32_t obj)
+{
+	return v->owner_map[obj];
+}
+
+static void d_set_owner(struct hv *v, uint32_t obj, uint32_t id)
+{
+	v->owner_map[obj] = id;
+}
+
+/* What a heap walk follows from an object of a class (classify, grow_refs). */
+enum { TC_FIELDS, TC_NONE, TC_FILTERED };
+
+/* classify: TC_* for every class of the heap. */
+static uint8_t *classify(struct hv *v)
+{
+	uint8_t *tc = xcalloc((size_t)v->nclasses + 1, 1);
+	static const char *const filtered[] = {
+		"jdk.internal.reflect.ConstantPool", "sun.reflect.ConstantPool",
+		"jdk.internal.reflect.UnsafeStaticFieldAccessorImpl",
+		"sun.reflect.UnsafeStaticFieldAccessorImpl"};
+	uint32_t fc[4];
+	for (int k = 0; k < 4; k++)
+		fc[k] = heap_class_by_name(H(v), filtered[k]);
+	for (uint32_t c = 0; c < v->nclasses; c++) {
+		if (c == v->class_class)
+			tc[c] = TC_NONE;
+		for (int k = 0; k < 4; k++)
+			if (fc[k] != HV_NONE && heap_is_subclass(H(v), c, fc[k]))
+				tc[c] = TC_FILTERED;
+	}
+	return tc;
+}
+
+/*
+ * A growth under way: its stack, and the references of one object before
+ * they are offered. The view's (d->growth, freed with its owners), so that
+ * an offer that unwinds loses nothing (v->unwinds).
+ */
+struct growth {
+	struct hv *v;
+	bool (*offer)(void *ctx, uint32_t referrer, uint32_t target, enum hv_ref_kind kind);
+	void (*joined)(void *ctx, uint32_t obj);
+	void *ctx;
+	uint32_t *stack;
+	uint64_t sp, scap;
+	struct heap_ref *refs;	/* described (grow_ref) */
+	uint64_t nrefs, rcap;
+	bool filtered;		/* an instance of a class HotSpot hides two fields of */
+	uint32_t object_mirror;	/* java.lang.Object's class object, or HV_NONE */
+};
+
+
+static void offer(struct growth *g, uint32_t referrer, uint32_t target, enum hv_ref_kind kind)
+{
+	if (g->v->owner_map[target] || !g->offer(g->ctx, referrer, target, kind))
+		return;
+	g->joined(g->ctx, target);
+	g->stack = xgrow(g->stack, &g->scap, g->sp + 1, sizeof *g->stack);
+	g->stack[g->sp++] = target;
+}
+
+/* grow_ref: keeps what the walk reports of one described reference (offered after heap_refs). */
+static bool grow_ref(void *ctx, const struct heap_ref *r)
+{
+	struct growth *g = ctx;
+	switch (r->kind) {
+	case HEAP_REF_FIELD:
+		if (g->filtered && r->name &&
+		    (!strcmp(r->name, "constantPoolOop") || !strcmp(r->name, "base")))
+			return true;
+		break;
+	case HEAP_REF_ELEMENT: case HEAP_REF_LOADER: case HEAP_REF_SIGNERS: case HEAP_REF_DOMAIN:
+		break;
+	case HEAP_REF_STATIC:
+		if (r->name && r->name[0] == '<')	/* <resolved_references>, <init_lock> */
+			return true;
+		break;
+	case HEAP_REF_SUPER:
+		if (r->target == g->object_mirror)
+			return true;
+		break;
+	default:
+		return true;	/* constant pool entries */
+	}
+	g->refs = xgrow(g->refs, &g->rcap, g->nrefs + 1, sizeof *g->refs);
+	g->refs[g->nrefs++] = *r;
+	return true;
+}
+
+static void described(struct growth *g, uint32_t obj)
+{
+	g->nrefs = 0;
+	heap_refs(H(g->v), obj, grow_ref, g);
+	for (uint64_t j = 0; j < g->nrefs; j++)
+		offer(g, obj, g->refs[j].target, (enum hv_ref_kind)g->refs[j].kind);
+}
+
+/* grow_refs: offer what a heap walk follows from obj (see hv_ops.grow). */
+static void grow_refs(struct growth *g, const uint8_t *tclass, uint32_t obj)
+{
+	const struct heap *h = H(g->v);
+	enum heap_kind kind = heap_kind(h, obj);
+	g->filtered = false;
+	switch (kind) {
+	case HEAP_PRIM_ARRAY:
+		return;
+	case HEAP_CLASS: {
+		uint32_t c = heap_class_of_object(h, obj);
+		if (c == HV_NONE || h->classes[c].elem_type)
+			return;
+		described(g, obj);
+		return;
+	}
+	case HEAP_INSTANCE:
+		if (tclass[h->cls[obj]] == TC_NONE)
+			return;
+		if (tclass[h->cls[obj]] == TC_FILTERED) {
+			g->filtered = true;
+			described(g, obj);
+			return;
+		}
+		break;
+	default:
+		break;
+	}
+	uint32_t cnt;
+	const uint32_t *out = heap_out(h, obj, &cnt);
+	enum hv_ref_kind rk = kind == HEAP_OBJ_ARRAY ? HV_REF_ELEMENT : HV_REF_FIELD;
+	for (uint32_t j = 0; j < cnt; j++)
+		offer(g, obj, out[j], rk);
+}
+
+static void growth_free(struct growth *g)
+{
+	if (!g)
+		return;
+	free(g->stack);
+	free(g->refs);
+	free(g);
+}
+
+static void d_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
+		   bool (*fn)(void *ctx, uint32_t referrer, uint32_t target, enum hv_ref_kind kind),
+		   void (*joined)(void *ctx, uint32_t obj), void *ctx)
+{
+	struct hvd *d = v->self;
+	if (!d->tclass)
+		d->tclass = classify(v);
+	if (!d->growth)
+		d->growth = xcalloc(1, sizeof *d->growth);
+	struct growth *g = d->growth;
+	uint32_t oc = heap_class_by_name(H(v), "java.lang.Object");
+	g->v = v;
+	g->offer = fn;
+	g->joined = joined;
+	g->ctx = ctx;
+	g->sp = g->nrefs = 0;
+	g->object_mirror = oc != HV_NONE ? H(v)->classes[oc].obj : HV_NONE;
+	for (uint32_t j = 0; j < n; j++) {
+		g->stack = xgrow(g->stack, &g->scap, g->sp + 1, sizeof *g->stack);
+		g->stack[g->sp++] = seeds[j];
+		while (g->sp) {
+			if (hs_interrupted) {
+				hv_set_fail(v, HV_INTERRUPTED, "interrupted");
+				return;
+			}
+			grow_refs(g, d->tclass, g->stack[--g->sp]);
+		}
+	}
+}
+
 static uint32_t d_keep(struct hv *v, uint32_t obj)
 {
 	(void)v;
@@ -305,6 +501,10 @@ const struct hv_ops hvd_ops = {
 	.thread_name = d_thread_name,
 	.thread_frames = d_thread_frames,
 	.roots_each = d_roots_each,
+	.owners = d_owners,
+	.owner = d_owner,
+	.set_owner = d_set_owner,
+	.grow = d_grow,
 	.keep = d_keep,
 };
 
@@ -326,6 +526,10 @@ void hvd_init(struct hvd *d, const struct heap *h, const struct dsl_engine *eng,
 	struct hv *v = &d->view;
 	v->ops = &hvd_ops;
 	v->self = d;
+	v->owner_map = NULL;
+	v->unwinds = true;
+	d->tclass = NULL;
+	d->growth = NULL;
 	hv_clear(v);
 	d->dom = eng ? eng->dom : NULL;
 	d->dyn = eng ? eng->dyn : NULL;

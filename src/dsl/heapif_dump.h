@@ -21,6 +21,8 @@ struct hvd {
 	struct dom_tree *(*dom)(void *ctx);	/* dsl_engine's, may be NULL */
 	struct dyn *(*dyn)(void *ctx, bool estimates);
 	void *ctx;
+	uint8_t *tclass;	/* a set type's growth: what a walk follows per class (malloc) */
+	struct growth *growth;	/* a set type's growth under way (malloc) */
 };
 
 /* hvd_ops: the dump backend's operations (the inline calls of heapif.h shortcut the hot ones). */

@@ -18,14 +18,9 @@ bool pe_is_ident(const struct node *n, const char *name)
 /* refkind_of: the ref_kind a literal identifier names (root, field, ...), or -1. */
 static int refkind_of(const struct node *n)
 {
-	static const char *const names[] = {"root", "field", "array", "static", "super",
-					    "loader", "other", "none"};
 	if (!n || n->kind != N_IDENT || !n->name)
 		return -1;
-	for (int k = 0; k < (int)(sizeof names / sizeof *names); k++)
-		if (!strcmp(n->name, names[k]))
-			return k;
-	return -1;
+	return bi_refkind_of(n->name);
 }
 
 /* rk_equals: ref_kind = literal k under c. */

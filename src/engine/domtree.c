@@ -273,10 +273,15 @@ static void sort_children(const struct dom_tree *t, uint32_t *a, uint32_t k)
 const uint32_t *dom_children_view(struct dom_tree *t, uint32_t v, uint32_t *count)
 {
 	if (!t->kids) {
-		uint32_t n = t->h->n;
-		child_index(t, &t->kid_first, &t->kids);
+		/* Made whole, then stored and kept (big_keep): t may be older
+		 * than the call under way, and a throw must leave it no half
+		 * cache. */
+		uint32_t n = t->h->n, *first, *kids;
+		child_index(t, &first, &kids);
 		for (uint32_t w = 0; w <= n; w++)
-			sort_children(t, t->kids + t->kid_first[w], t->kid_first[w + 1] - t->kid_first[w]);
+			sort_children(t, kids + first[w], first[w + 1] - first[w]);
+		t->kid_first = big_keep(first);
+		t->kids = big_keep(kids);
 	}
 	*count = t->kid_first[v + 1] - t->kid_first[v];
 	return t->kids + t->kid_first[v];
@@ -371,26 +376,28 @@ static void ensure_depth(struct dom_tree *t)
 	uint32_t n = t->h->n;
 	if (t->depth)
 		return;
-	t->depth = big_alloc((size_t)n + 1, sizeof *t->depth);
+	/* Made whole, then stored and kept, as dom_children_view's. */
+	uint32_t *depth = big_alloc((size_t)n + 1, sizeof *depth);
 	for (uint32_t v = 0; v <= n; v++)
-		t->depth[v] = UINT32_MAX;
-	t->depth[n] = 0;
+		depth[v] = UINT32_MAX;
+	depth[n] = 0;
 	/* Walk up to a node of known depth, then fill the path on the way back. */
 	uint32_t *stack = big_alloc((size_t)n + 1, sizeof *stack);
 	for (uint32_t v = 0; v < n; v++) {
-		if (t->depth[v] != UINT32_MAX || t->idom[v] == HEAP_NONE)
+		if (depth[v] != UINT32_MAX || t->idom[v] == HEAP_NONE)
 			continue;
 		uint32_t sp = 0, x = v;
-		while (t->depth[x] == UINT32_MAX) {
+		while (depth[x] == UINT32_MAX) {
 			stack[sp++] = x;
 			x = t->idom[x];
 		}
 		while (sp) {
 			uint32_t y = stack[--sp];
-			t->depth[y] = t->depth[t->idom[y]] + 1;
+			depth[y] = depth[t->idom[y]] + 1;
 		}
 	}
 	big_free(stack);
+	t->depth = big_keep(depth);
 }
 
 /*
@@ -408,29 +415,33 @@ static void ensure_preorder(struct dom_tree *t)
 	child_index(t, &first, &kids);
 	uint32_t nkids = first[n + 1];
 
-	t->pre = big_alloc((size_t)n + 1, sizeof *t->pre);
-	t->order = big_alloc((size_t)nkids + 1, sizeof *t->order);
-	t->span = big_alloc((size_t)n + 1, sizeof *t->span);
+	/* Made whole, then stored and kept, as dom_children_view's. */
+	uint32_t *pre = big_alloc((size_t)n + 1, sizeof *pre);
+	uint32_t *order = big_alloc((size_t)nkids + 1, sizeof *order);
+	uint32_t *span = big_alloc((size_t)n + 1, sizeof *span);
 	for (uint32_t v = 0; v <= n; v++)
-		t->pre[v] = UINT32_MAX;
+		pre[v] = UINT32_MAX;
 	uint32_t *stack = big_alloc((size_t)nkids + 1, sizeof *stack);
 	uint32_t sp = 0, k = 0;
 	stack[sp++] = n;
 	while (sp) {
 		uint32_t v = stack[--sp];
-		t->pre[v] = k;
-		t->order[k++] = v;
-		t->span[v] = 1;
+		pre[v] = k;
+		order[k++] = v;
+		span[v] = 1;
 		for (uint32_t c = first[v + 1]; c-- > first[v];)
 			stack[sp++] = kids[c];
 	}
 	/* subtree sizes bottom-up: reverse preorder finishes children first */
 	for (uint32_t p = k; p-- > 1;)
-		t->span[t->idom[t->order[p]]] += t->span[t->order[p]];
-	t->npre = k;
+		span[t->idom[order[p]]] += span[order[p]];
 	big_free(stack);
 	big_free(kids);
 	big_free(first);
+	t->order = big_keep(order);
+	t->span = big_keep(span);
+	t->npre = k;
+	t->pre = big_keep(pre);	/* last: the cache is there when pre is */
 }
 
 static bool under(const struct dom_tree *t, uint32_t v, uint32_t w)

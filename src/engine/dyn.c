@@ -268,9 +268,14 @@ static void shape_stats(struct dyn *d, const uint32_t *idom)
 static void ensure_scratch(struct dyn *d)
 {
 	if (!d->stamp) {
-		d->stamp = big_alloc((size_t)d->s.ncomp + 1, sizeof *d->stamp);
-		d->unsafe = big_alloc((size_t)d->s.ncomp + 1, sizeof *d->unsafe);
-		d->stack = big_alloc((size_t)d->s.ncomp + 1, sizeof *d->stack);
+		/* d is older than the call under way: its scratch outlives a
+		 * throw later in the call (big_keep); stamp, the test, last. */
+		uint32_t *unsafe = big_alloc((size_t)d->s.ncomp + 1, sizeof *d->unsafe);
+		uint32_t *stack = big_alloc((size_t)d->s.ncomp + 1, sizeof *d->stack);
+		uint32_t *stamp = big_alloc((size_t)d->s.ncomp + 1, sizeof *d->stamp);
+		d->unsafe = big_keep(unsafe);
+		d->stack = big_keep(stack);
+		d->stamp = big_keep(stamp);
 		d->epoch = 0;
 	}
 	if (++d->epoch == 0) {
@@ -634,7 +639,8 @@ int dyn_estimate(struct dyn *d)
 	hs_run_pair(est_run, &w[0], est_run, &w[1], nc > 10000);
 	int st = w[0].interrupted || w[1].interrupted ? HS_INTERRUPTED : HS_OK;
 	if (st == HS_OK) {
-		d->est = big_alloc((size_t)nc + 1, sizeof *d->est);
+		/* kept, as ensure_scratch's */
+		d->est = big_keep(big_alloc((size_t)nc + 1, sizeof *d->est));
 		for (uint32_t c = 0; c < nc; c++)
 			d->est[c] = d->flags[c] & DYN_EXACT
 					    ? (float)d->exact[c]
@@ -774,8 +780,8 @@ struct dyn *dyn_load(const void *buf, uint64_t len, uint32_t n)
 void dyn_saved(struct dyn *d)
 {
 	size_t nc = d->s.ncomp;
-	if (!d->saved_flags)
-		d->saved_flags = big_alloc(nc + 1, 1);
+	if (!d->saved_flags)	/* kept, as ensure_scratch's */
+		d->saved_flags = big_keep(big_alloc(nc + 1, 1));
 	memcpy(d->saved_flags, d->flags, nc);
 	d->saved_est = d->est != NULL;
 }

@@ -171,10 +171,12 @@ static bool directory(struct heap *h)
 		heap_run2(read_ids, &half[0], &half[1], h->n >= 65536);
 		heap_build_directory(&d);
 		big_free(d.ids);
+		/* h is older than the call under way: its cache outlives a
+		 * throw later in the call (big_keep). */
 		h->top_shift = d.top_shift;	/* id_min and id_max: the same */
-		h->sub = d.sub;
-		h->idmap = d.idmap;
-		__atomic_store_n(&h->chunks, d.chunks, __ATOMIC_RELEASE);
+		h->sub = big_keep(d.sub);
+		h->idmap = big_keep(d.idmap);
+		__atomic_store_n(&h->chunks, big_keep(d.chunks), __ATOMIC_RELEASE);
 		have = true;
 	}
 	hs_catch_pop(&c);

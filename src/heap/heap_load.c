@@ -821,8 +821,14 @@ uint64_t heap_incoming_some(const struct heap *h, bool threads, heap_keep_fn *ke
 
 void heap_build_incoming(struct heap *h)
 {
-	if (!h->in)
-		heap_incoming_some(h, true, NULL, NULL, &h->in_start, &h->in);
+	if (h->in)
+		return;
+	/* Made whole, then stored and kept (big_keep): h is older than the
+	 * call under way, and a throw must leave it no half lists. */
+	uint32_t *start, *in;
+	heap_incoming_some(h, true, NULL, NULL, &start, &in);
+	h->in_start = big_keep(start);
+	h->in = big_keep(in);
 }
 
 void heap_free_incoming(struct heap *h)

@@ -91,12 +91,19 @@ struct hs_ctx *guard_enter(struct hs_session *s)
 	return hs_ctx_enter(&s->work);
 }
 
-void guard_caught(struct hs_session *s, struct hs_ctx *prev, const struct hs_catch *c)
+void guard_caught(struct hs_session *s, struct hs_ctx *prev, const struct hs_catch *c,
+		  uint64_t mark)
 {
+	big_pool_release(s->work.pool, mark);
 	hs_ctx_enter(prev);
 	hs_error_set(&s->err, -1, "%s", c->msg);
 	if (s->stage)
 		s->stage(s->ctx, NULL);
+}
+
+void guard_keep(struct hs_session *s)
+{
+	big_pool_keep(s->work.pool);
 }
 
 struct hs_ctx *hs_enter(struct hs_session *s)
@@ -294,6 +301,7 @@ static int p_open_recording(struct hs_session *s, const char *path)
 	free(s->recording_path);
 	s->recording = r;
 	s->recording_path = xstrdup(path);
+	guard_keep(s);	/* the session's now, whatever the notes do */
 	for (char *line = notes, *next; line && *line; line = next) {
 		next = strchr(line, '\n');
 		if (next)
@@ -386,6 +394,7 @@ static int p_open(struct hs_session *s, const char *path)
 	s->idx_noted = false;
 	s->model_from_index = from_index;
 	s->model_trusted = from_index && src_trusted;
+	guard_keep(s);	/* the heap is the session's: a throw in what follows leaves it */
 	/* An index with a tree but no usable model (refused, damaged, or no
 	 * room for it then) gets this one now, so the next open maps it
 	 * instead of reading the dump; without a tree, dom_to_index adds it. */
@@ -598,6 +607,7 @@ static struct dom_tree *p_dom(struct hs_session *s, bool no_weak)
 		hs_fail(s, "dominator tree computation interrupted");
 		return NULL;
 	}
+	guard_keep(s);	/* the tree is the session's: a throw writing the index leaves it */
 	if (s->idx)
 		dom_to_index(s, *slot, no_weak);
 	return *slot;
@@ -673,6 +683,7 @@ static int p_suspects(struct hs_session *s, const struct sus_opts *o, bool no_we
 		stage_end(s);
 		if (st != HS_OK)
 			return hs_fail(s, "the previous snapshot's dominator tree: interrupted");
+		guard_keep(s);	/* the session's now: a throw in the search leaves it */
 	}
 	if (prev)
 		bt = s->prev.dom[no_weak];
@@ -769,6 +780,7 @@ static struct dyn *p_dyn(struct hs_session *s, bool estimates)
 		uint64_t len;
 		const void *p = hs_index(s) ? idx_section(s->idx, IDX_DYN, &len) : NULL;
 		if (p && (s->dyn = dyn_load(p, len, s->heap->n))) {
+			guard_keep(s);	/* the session's now */
 			s->dyn_from_index = true;
 			/* the exact sizes found after it was saved whole */
 			if ((p = idx_section(s->idx, IDX_DYN_EXACT, &len)) &&
@@ -785,6 +797,7 @@ static struct dyn *p_dyn(struct hs_session *s, bool estimates)
 				hs_fail(s, "dynamic-size engine interrupted");
 				return NULL;
 			}
+			guard_keep(s);	/* the session's: a throw writing the index leaves it */
 			s->dyn_from_index = false;
 			if (s->idx)
 				dyn_to_index(s);
@@ -798,6 +811,7 @@ static struct dyn *p_dyn(struct hs_session *s, bool estimates)
 			hs_fail(s, "dynamic-size estimation interrupted");
 			return NULL;
 		}
+		guard_keep(s);	/* the estimates (dyn_estimate keeps them too) */
 		if (s->idx)
 			dyn_to_index(s);
 	}

@@ -66,8 +66,10 @@ void hs_session_free(struct hs_session *s);
  * arrays, src/base/big.h). Every call of the session runs under it and
  * guarded: where the library cannot go on (out of memory, no disk for what
  * does not fit the budget) the call returns HS_ERR (or NULL) with the error
- * saying what and what to do; the session stays usable, and what that call
- * had made half is not given back (SQLite's and Lua's way for the same).
+ * saying what and what to do; the session stays usable, and the big arrays
+ * that call had made go back, memory and spill files, but for what it had
+ * stored in the session before it failed (the heap it opened, say, before
+ * the tree it was computing); src/session/guard.h.
  * hs_enter: s's context becomes this thread's, for a front end that also
  * calls the library's other functions (the engine's, the heap model's) on
  * s's heap: their big arrays then count in s's budget and hs_interrupt

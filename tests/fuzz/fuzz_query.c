@@ -5,10 +5,13 @@
  * (so an input means the same whatever ran before it); then the snippet's
  * statements are encoded as the program heapsh sends a JVM (prog_encode)
  * and decoded again (prog_decode): what heapsh encodes, the agent must
- * read.
+ * read; and the decoded program runs as the agent runs it, on a heap whose
+ * objects are not numbered (walker.h: handles met in a walk valid only
+ * during its callback), where every answer must be the dump's.
  */
 #include "fuzz.h"
 #include "tiny_heap.h"
+#include "walker.h"
 
 #include "../../src/dsl/arena.h"
 #include "../../src/dsl/eval.h"
@@ -114,6 +117,34 @@ static void *dec_alloc(void *ctx, size_t n)
 	return n > (1u << 20) ? NULL : arena_alloc(a, n);
 }
 
+/*
+ * run_walked: the decoded program (its memory the arena b, which the run
+ * adopts) on the walker's view of the heap; when the dump's run (ok, its
+ * values' texts) and this one both answer, the same texts.
+ */
+static void run_walked(struct arena *b, struct prog *p, bool ok, const char **texts, int n)
+{
+	struct dsl_engine eng = {eng_dom, eng_dyn, eng_alloc, NULL};
+	struct walker w;
+	walker_init(&w, heap, &eng);
+	struct dsl *d = dsl_new_on(&w.view, &eng);
+	struct dsl_output out;
+	struct hs_error err;
+	bool wok = dsl_run_parsed(d, b, p->stmts, p->nstmts, &out, &err) == PARSE_OK;
+	struct arena scratch = {NULL, 0};
+	if (ok && wok) {
+		if (out.n != n)
+			abort();
+		for (int k = 0; k < n; k++)
+			if (strcmp(texts[k], dsl_value_text(d, out.vals[k], &scratch)))
+				abort();	/* the walked heap answered otherwise */
+	}
+	arena_free(&scratch);
+	dsl_output_done(d, &out);
+	dsl_free(d);
+	walker_free(&w);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *text = fz_text(data, size);
@@ -121,13 +152,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct dsl *d = dsl_new(heap, &eng);
 	struct dsl_output out;
 	struct hs_error err;
-	dsl_run(d, text, &out, &err);
+	bool ok = dsl_run(d, text, &out, &err) == PARSE_OK;
 	struct arena scratch = {NULL, 0};	/* texts made while showing, as the shell's */
+	const char **texts = calloc((size_t)out.n + 1, sizeof *texts);
 	for (int k = 0; k < out.n; k++)
-		(void)dsl_value_text(d, out.vals[k], &scratch);
-	arena_free(&scratch);
-	dsl_output_done(d, &out);
-	dsl_free(d);
+		texts[k] = dsl_value_text(d, out.vals[k], &scratch);
+	int nout = out.n;
 
 	struct arena a;
 	memset(&a, 0, sizeof a);
@@ -143,11 +173,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			struct prog back;
 			if (prog_decode(prog, len, dec_alloc, &b, &back, why, sizeof why) != 0)
 				abort();	/* our own program must read back */
+			run_walked(&b, &back, ok, texts, nout);
 			arena_free(&b);
 			free(prog);
 		}
 	}
 	arena_free(&a);
+	free(texts);
+	arena_free(&scratch);
+	dsl_output_done(d, &out);
+	dsl_free(d);
 	free(text);
 	return 0;
 }

@@ -23,6 +23,7 @@
 #include "../../src/dsl/heapif_dump.h"
 #include "../../src/session/session.h"
 #include "../fuzz/tiny_heap.h"
+#include "../fuzz/walker.h"
 
 static char dir[64], path[128];
 
@@ -118,26 +119,12 @@ static struct hs_session *open_tiny(void)
 	return s;
 }
 
-/* Every query answers the same through hvd_ops alone as with the inline calls. */
-static void same_answers(void **state)
+/* each_query: fn(text) for every query of tests/data/builtins.txt that runs on a dump, and extra[]. */
+static int each_query(void (*fn)(void *ctx, const char *text), void *ctx)
 {
-	(void)state;
-	struct hs_session *s = open_tiny();
-	struct dsl *inl = hs_dsl(s);
-	struct dsl_engine eng = {dom_cb, dyn_cb, NULL, s};
-	struct hvd table;
-	hvd_init(&table, hs_heap(s), &eng, false);
-	assert_null(table.view.dump);
-	struct dsl *tab = dsl_new_on(&table.view, &eng);
-	static char a[1 << 16], b[1 << 16];
 	int n = 0;
-	for (size_t k = 0; k < sizeof extra / sizeof *extra; k++, n++) {
-		run(inl, extra[k], a, sizeof a);
-		run(tab, extra[k], b, sizeof b);
-		if (strcmp(a, b))
-			fail_msg("%s:\ninline: %s\ntable:  %s", extra[k], a, b);
-		assert_true(strlen(a) > 0);
-	}
+	for (size_t k = 0; k < sizeof extra / sizeof *extra; k++, n++)
+		fn(ctx, extra[k]);
 	FILE *f = fopen("tests/data/builtins.txt", "r");
 	assert_non_null(f);
 	char line[2048];
@@ -157,13 +144,37 @@ static void same_answers(void **state)
 				*o++ = *p;
 		}
 		*o = 0;
-		run(inl, text, a, sizeof a);
-		run(tab, text, b, sizeof b);
-		if (strcmp(a, b))
-			fail_msg("%s:\ninline: %s\ntable:  %s", text, a, b);
+		fn(ctx, text);
 		n++;
 	}
 	fclose(f);
+	return n;
+}
+
+/* same_text: text answers the same, and something, in the two sessions d[0] and d[1]. */
+static void same_text(void *ctx, const char *text)
+{
+	struct dsl **d = ctx;
+	static char a[1 << 16], b[1 << 16];
+	run(d[0], text, a, sizeof a);
+	run(d[1], text, b, sizeof b);
+	if (strcmp(a, b))
+		fail_msg("%s:\ninline: %s\ntable:  %s", text, a, b);
+	assert_true(strlen(a) > 0);
+}
+
+/* Every query answers the same through hvd_ops alone as with the inline calls. */
+static void same_answers(void **state)
+{
+	(void)state;
+	struct hs_session *s = open_tiny();
+	struct dsl *inl = hs_dsl(s);
+	struct dsl_engine eng = {dom_cb, dyn_cb, NULL, s};
+	struct hvd table;
+	hvd_init(&table, hs_heap(s), &eng, false);
+	assert_null(table.view.dump);
+	struct dsl *tab = dsl_new_on(&table.view, &eng);
+	int n = each_query(same_text, (struct dsl *[]){inl, tab});
 	assert_true(n > 50);
 	dsl_free(tab);
 	hs_session_free(s);
@@ -209,320 +220,6 @@ static void cannot_answer_here(void **state)
 	rmdir(dir);
 }
 
-/*
- * A backend whose objects are not numbered, as the agent's (heapif.h
- * HANDLES): the dump backend under handles handed out in the order objects
- * are met (not the dump's indexes, so that an evaluator that indexes by
- * handle answers wrong), every object met by objects_each given a
- * transient handle unless it has a kept one; a transient handle used after
- * its callback returned fails the test.
- */
-struct walker {
-	struct hvd in;		/* the dump backend, every operation through its table */
-	struct hv view;		/* view.self points here */
-	uint32_t *kept_of;	/* dump index -> kept handle + 1 (0: none yet) */
-	uint32_t *index_of;	/* kept handle -> dump index */
-	uint32_t nkept;
-	uint32_t at;		/* the object objects_each's callback is at, UINT32_MAX none */
-	uint32_t slot;		/* its transient handle's slot */
-	uint32_t **lists;	/* what refs_out, refs_in and instances handed out */
-	uint32_t nlists;
-	uint64_t transients, keeps;
-};
-
-static struct walker *W(struct hv *v)
-{
-	return v->self;
-}
-
-/* ix: the dump index of handle h. */
-static uint32_t ix(struct hv *v, uint32_t h)
-{
-	struct walker *w = W(v);
-	if (h == HV_NONE)
-		return h;
-	if (h & HV_TRANSIENT) {
-		if (w->at == UINT32_MAX || (h & ~HV_TRANSIENT) != w->slot)
-			fail_msg("transient handle %#x used after its callback returned", h);
-		return w->at;
-	}
-	assert_true(h < w->nkept);
-	return w->index_of[h];
-}
-
-/* out: the kept handle of dump index i (made when first met). */
-static uint32_t out(struct hv *v, uint32_t i)
-{
-	struct walker *w = W(v);
-	if (i == HV_NONE)
-		return i;
-	if (!w->kept_of[i]) {
-		w->index_of[w->nkept] = i;
-		w->kept_of[i] = ++w->nkept;
-	}
-	return w->kept_of[i] - 1;
-}
-
-static struct hv_value outv(struct hv *v, struct hv_value x)
-{
-	if (x.type == HV_T_OBJECT)
-		x.v.obj = out(v, x.v.obj);
-	return x;
-}
-
-static const uint32_t *out_list(struct hv *v, const uint32_t *l, uint32_t n)
-{
-	struct walker *w = W(v);
-	uint32_t *c = malloc(((size_t)n + 1) * sizeof *c);
-	for (uint32_t k = 0; k < n; k++)
-		c[k] = out(v, l[k]);
-	w->lists = realloc(w->lists, (w->nlists + 1) * sizeof *w->lists);
-	w->lists[w->nlists++] = c;
-	return c;
-}
-
-#define IN(v) (&W(v)->in.view)
-#define INOPS hvd_ops
-
-static uint32_t w_class_of(struct hv *v, uint32_t o) { return INOPS.class_of(IN(v), ix(v, o)); }
-static enum hv_obj_kind w_kind(struct hv *v, uint32_t o) { return INOPS.kind(IN(v), ix(v, o)); }
-static uint64_t w_shallow(struct hv *v, uint32_t o) { return INOPS.shallow(IN(v), ix(v, o)); }
-static uint64_t w_id(struct hv *v, uint32_t o) { return INOPS.id(IN(v), ix(v, o)); }
-static bool w_field_locate(struct hv *v, uint32_t c, const char *name, struct hv_slot *slot)
-{
-	return INOPS.field_locate(IN(v), c, name, slot);
-}
-static struct hv_value w_field_at(struct hv *v, uint32_t o, struct hv_slot slot)
-{
-	return outv(v, INOPS.field_at(IN(v), ix(v, o), slot));
-}
-static void w_field_names(struct hv *v, uint32_t o, void (*fn)(void *, const char *), void *c)
-{
-	INOPS.field_names(IN(v), ix(v, o), fn, c);
-}
-static uint32_t w_array_length(struct hv *v, uint32_t o)
-{
-	return INOPS.array_length(IN(v), ix(v, o));
-}
-static struct hv_value w_array_elem(struct hv *v, uint32_t o, uint32_t k)
-{
-	return outv(v, INOPS.array_elem(IN(v), ix(v, o), k));
-}
-static char *w_text(struct hv *v, uint32_t o, size_t max)
-{
-	return INOPS.text(IN(v), ix(v, o), max);
-}
-static const uint32_t *w_refs_out(struct hv *v, uint32_t o, uint32_t *n)
-{
-	const uint32_t *l = INOPS.refs_out(IN(v), ix(v, o), n);
-	return out_list(v, l, *n);
-}
-static const uint32_t *w_refs_in(struct hv *v, uint32_t o, uint32_t *n)
-{
-	const uint32_t *l = INOPS.refs_in(IN(v), ix(v, o), n);
-	return out_list(v, l, *n);
-}
-struct each_ref {
-	struct hv *v;
-	bool (*fn)(void *ctx, const struct hv_ref *r);
-	void *ctx;
-};
-static bool w_ref(void *ctx, const struct hv_ref *r)
-{
-	struct each_ref *x = ctx;
-	struct hv_ref c = *r;
-	c.target = out(x->v, r->target);
-	return x->fn(x->ctx, &c);
-}
-static void w_refs_each(struct hv *v, uint32_t o, bool (*fn)(void *, const struct hv_ref *),
-			void *ctx)
-{
-	struct each_ref x = {v, fn, ctx};
-	INOPS.refs_each(IN(v), ix(v, o), w_ref, &x);
-}
-static const char *w_heap_name(struct hv *v, uint32_t o)
-{
-	return INOPS.heap_name(IN(v), ix(v, o));
-}
-static uint64_t w_retained(struct hv *v, uint32_t o)
-{
-	uint64_t r = INOPS.retained(IN(v), ix(v, o));
-	if (hv_failed(IN(v))) {
-		hv_set_fail(v, IN(v)->fail, "%s", IN(v)->why);
-		hv_clear(IN(v));
-	}
-	return r;
-}
-static uint64_t w_dynamic_size(struct hv *v, uint32_t o, bool est)
-{
-	uint64_t r = INOPS.dynamic_size(IN(v), ix(v, o), est);
-	if (hv_failed(IN(v))) {
-		hv_set_fail(v, IN(v)->fail, "%s", IN(v)->why);
-		hv_clear(IN(v));
-	}
-	return r;
-}
-struct each_obj {
-	struct hv *v;
-	bool (*fn)(void *ctx, uint32_t obj);
-	void *ctx;
-};
-static bool w_obj(void *ctx, uint32_t i)
-{
-	struct each_obj *x = ctx;
-	struct walker *w = W(x->v);
-	if (w->kept_of[i])
-		return x->fn(x->ctx, w->kept_of[i] - 1);
-	w->at = i;
-	w->slot = (w->slot + 1) & 0xffff;
-	w->transients++;
-	bool go = x->fn(x->ctx, HV_TRANSIENT | w->slot);
-	w->at = UINT32_MAX;
-	return go;
-}
-static void w_objects_each(struct hv *v, const uint8_t *classes,
-			   bool (*fn)(void *, uint32_t), void *ctx)
-{
-	struct each_obj x = {v, fn, ctx};
-	INOPS.objects_each(IN(v), classes, w_obj, &x);
-}
-static void w_class_info(struct hv *v, uint32_t c, struct hv_class *o)
-{
-	INOPS.class_info(IN(v), c, o);
-	o->loader = out(v, o->loader);
-	o->object = out(v, o->object);
-}
-static const char *w_class_name(struct hv *v, uint32_t c) { return INOPS.class_name(IN(v), c); }
-static uint32_t w_class_of_object(struct hv *v, uint32_t o)
-{
-	return INOPS.class_of_object(IN(v), ix(v, o));
-}
-static void w_class_totals(struct hv *v, uint32_t c, uint64_t *n, uint64_t *b)
-{
-	INOPS.class_totals(IN(v), c, n, b);
-}
-static const uint32_t *w_instances(struct hv *v, uint32_t c, uint32_t *n)
-{
-	const uint32_t *l = INOPS.instances(IN(v), c, n);
-	return out_list(v, l, *n);
-}
-static bool w_is_subclass(struct hv *v, uint32_t c, uint32_t s)
-{
-	return INOPS.is_subclass(IN(v), c, s);
-}
-static uint32_t w_find_classes(struct hv *v, const char *p, uint32_t **o)
-{
-	return INOPS.find_classes(IN(v), p, o);
-}
-static uint32_t w_class_by_name(struct hv *v, const char *n)
-{
-	return INOPS.class_by_name(IN(v), n);
-}
-static bool w_static_value(struct hv *v, uint32_t c, const char *n, struct hv_value *o)
-{
-	bool r = INOPS.static_value(IN(v), c, n, o);
-	*o = outv(v, *o);
-	return r;
-}
-static void w_static_names(struct hv *v, uint32_t c, void (*fn)(void *, const char *), void *x)
-{
-	INOPS.static_names(IN(v), c, fn, x);
-}
-static uint32_t w_thread_object(struct hv *v, uint32_t t)
-{
-	return out(v, INOPS.thread_object(IN(v), t));
-}
-static char *w_thread_name(struct hv *v, uint32_t t) { return INOPS.thread_name(IN(v), t); }
-static uint32_t w_thread_frames(struct hv *v, uint32_t t)
-{
-	return INOPS.thread_frames(IN(v), t);
-}
-struct each_root {
-	struct hv *v;
-	void (*fn)(void *ctx, uint32_t obj);
-	void *ctx;
-};
-static void w_root(void *ctx, uint32_t i)
-{
-	struct each_root *x = ctx;
-	x->fn(x->ctx, out(x->v, i));
-}
-static void w_roots_each(struct hv *v, uint32_t t, void (*fn)(void *, uint32_t), void *ctx)
-{
-	struct each_root x = {v, fn, ctx};
-	INOPS.roots_each(IN(v), t, w_root, &x);
-}
-static uint32_t w_keep(struct hv *v, uint32_t o)
-{
-	W(v)->keeps += (o & HV_TRANSIENT) != 0;
-	return out(v, ix(v, o));
-}
-
-static const struct hv_ops walker_ops = {
-	w_class_of, w_kind, w_shallow, w_id, w_field_locate, w_field_at, w_field_names,
-	w_array_length, w_array_elem, w_text, w_refs_out, w_refs_in, w_refs_each, w_heap_name,
-	w_retained, w_dynamic_size, w_objects_each, w_class_info, w_class_name,
-	w_class_of_object, w_class_totals, w_instances, w_is_subclass, w_find_classes,
-	w_class_by_name, w_static_value, w_static_names, w_thread_object, w_thread_name,
-	w_thread_frames, w_roots_each, w_keep,
-};
-
-static void walker_init(struct walker *w, const struct heap *h, const struct dsl_engine *eng)
-{
-	memset(w, 0, sizeof *w);
-	hvd_init(&w->in, h, eng, false);
-	w->view = w->in.view;	/* its counts */
-	w->view.ops = &walker_ops;
-	w->view.self = w;
-	w->view.dense = false;
-	w->view.nobjects = 0;
-	w->view.class_class = w->in.view.class_class;
-	w->kept_of = calloc((size_t)h->n + 1, sizeof *w->kept_of);
-	w->index_of = calloc((size_t)h->n + 1, sizeof *w->index_of);
-	w->at = UINT32_MAX;
-}
-
-static void walker_free(struct walker *w)
-{
-	for (uint32_t k = 0; k < w->nlists; k++)
-		free(w->lists[k]);
-	free(w->lists);
-	free(w->kept_of);
-	free(w->index_of);
-}
-
-/* each_query: fn(text) for every query of tests/data/builtins.txt that runs on a dump, and extra[]. */
-static int each_query(void (*fn)(void *ctx, const char *text), void *ctx)
-{
-	int n = 0;
-	for (size_t k = 0; k < sizeof extra / sizeof *extra; k++, n++)
-		fn(ctx, extra[k]);
-	FILE *f = fopen("tests/data/builtins.txt", "r");
-	assert_non_null(f);
-	char line[2048];
-	while (fgets(line, sizeof line, f)) {
-		char recv[32], names[128], where[32];
-		int off = 0;
-		if (line[0] == '#' || line[0] == '\n' ||
-		    sscanf(line, "%31s %127s %31s %n", recv, names, where, &off) != 3 ||
-		    !strcmp(where, "heapsh"))
-			continue;
-		line[strcspn(line, "\n")] = 0;
-		char *text = line + off, *o = text;
-		for (char *p = text; *p; p++) {	/* \n and \t */
-			if (p[0] == '\\' && (p[1] == 'n' || p[1] == 't'))
-				*o++ = *++p == 'n' ? '\n' : '\t';
-			else
-				*o++ = *p;
-		}
-		*o = 0;
-		fn(ctx, text);
-		n++;
-	}
-	fclose(f);
-	return n;
-}
-
 struct pair {
 	struct dsl *a;		/* the session on the numbered heap */
 	const struct heap *h;
@@ -551,6 +248,28 @@ static const char *const walk_queries[] = {
 	"let big = objects.filter([o | o.size > 40])\nbig.map([o | o.id])",
 	"objects.foreach([o | o.size])",
 	"objects.group_by([o | o]).length",
+	/* set types: step 3 over every object, GC roots, growth, a property holding THIS */
+	"set_type strs:\n\tmembership <- THIS is java.lang.String and REFERRER = null\n"
+	"\ton_inclusion <- [ n <- n + 1  b <- b + THIS.size ]\n\tn : int <- 0\n\tb : int <- 0\n"
+	"instances_for strs have_names = #[\"a\", \"b\"]",
+	"set_type r:\n\tmembership <- ref_kind = root and REFERRER = null\n"
+	"\ton_inclusion <- [ n <- n + 1 ]\n\tn : int <- 0\ninstances_for r have_names = \"r\"",
+	"set_type last:\n\troots <- threads\n\tmembership <- THIS in Unassigned and REFERRER in ENTITY\n"
+	"\ton_inclusion <- [ l <- THIS.id  o <- THIS ]\n\tl : int <- 0\n\to : Object <- null\n"
+	"instances_for last have_names = \"x\"",
+	"set_type rootsonly:\n\troots <- objects.filter([o | o.kind = \"object array\"])\n"
+	"\tmembership <- false\n\ton_inclusion <- [ o <- THIS ]\n\to : Object <- null\n"
+	"instances_for rootsonly have_names = \"r\"",
+	"set_type g:\n\troots <- objects.filter([o | o.kind = \"object array\"])\n"
+	"\tmembership <- THIS in Unassigned and REFERRER in ENTITY\n"
+	"\ton_inclusion <- [ n <- n + 1 ]\n\tn : int <- 0\ninstances_for g have_names = #[\"a\", \"b\"]",
+	/* an error in a walk's step: the same message, the walk stopped */
+	"set_type e:\n\troots <- threads\n\tmembership <- REFERRER in ENTITY and THIS.size / 0 = 1\n"
+	"instances_for e have_names = \"e\"",
+	"set_type f:\n\troots <- threads\n\tmembership <- THIS in Unassigned and REFERRER in ENTITY\n"
+	"\ton_inclusion <- [ n <- n + 1  m <- 1 / (n - 3) ]\n\tn : int <- 0\n\tm : int <- 0\n"
+	"instances_for f have_names = \"f\"",
+	"objects.filter([o | o.size / (o.size - o.size) > 1])",
 };
 
 /* compare: text on the numbered heap, and on a new walked one (as each request of the agent's). */
@@ -565,12 +284,16 @@ static void compare(void *ctx, const char *text)
 	run(d, text, b, sizeof b);
 	p->transients += w.transients;
 	p->keeps += w.keeps;
-	if (dsl_cannot_here(d)) {
+	if (dsl_cannot_here(d)) {	/* only what a walk's order changes */
 		p->cannot++;
-		assert_true(strstr(text, "set_type") != NULL);
+		if (!strstr(b, "depends on the order objects join") &&
+		    !strstr(b, "reads ENTITY's properties"))
+			fail_msg("%s: %s", text, b);
 	} else if (strcmp(a, b)) {
 		fail_msg("%s:\nnumbered: %s\nwalked:   %s", text, a, b);
 	}
+	if (getenv("HEAPIF_SHOW"))
+		fprintf(stderr, "%s\n=> %s\n", text, a);
 	dsl_free(d);
 	walker_free(&w);
 }
@@ -585,9 +308,8 @@ static void walked_objects(void **state)
 	int n = each_query(compare, &p);
 	for (size_t k = 0; k < sizeof walk_queries / sizeof *walk_queries; k++)
 		compare(&p, walk_queries[k]);
-	/* only set types, which are not walked yet, may not answer here (compare) */
-	assert_true(p.cannot <= 8);
 	assert_true(n > 50);
+	assert_true(p.cannot <= 3);	/* the order-dependent set types */
 	assert_true(p.transients > 300);
 	assert_true(p.keeps > 100);
 	/* every object as a result is what a walk cannot give */

@@ -697,6 +697,80 @@ static void query(void **state)
 	cleanup(path);
 }
 
+/* pool_bytes: s's big arrays now (memory and files), spares released first. */
+static uint64_t pool_bytes(struct hs_session *s)
+{
+	hs_rest(s);
+	struct hs_ctx *prev = hs_enter(s);
+	struct big_stats st;
+	big_stats(&st);
+	hs_ctx_enter(prev);
+	return st.anon + st.file;
+}
+
+/* no_room_after: at the end of the first stage (the tree's build), s's
+ * spill folder goes: what follows in the call has no room. */
+struct no_room {
+	struct hs_session *s;
+	int ends;
+};
+
+static void no_room_after(void *ctx, const char *label)
+{
+	struct no_room *r = ctx;
+	if (!label && ++r->ends == 1)
+		hs_set_memory(r->s, 1, "/nonexistent/heapsh-spill");
+}
+
+/*
+ * A call that fails for want of room gives back the big arrays it made
+ * (src/session/guard.h): a dominator tree whose build fails leaves the
+ * session's arrays as they were. What the call had stored in the session
+ * before it failed stays, whole: a tree built, then not written to the
+ * index (its buffer finds no room), is the session's and reads as it
+ * should.
+ */
+static void failed_call_gives_back(void **state)
+{
+	(void)state;
+	const uint32_t n = 60000;
+	const char *path = chain_path(n);
+	struct heard h;
+	struct hs_session *ref = listening(&h);
+	ref->no_index = true;
+	assert_int_equal(hs_open(ref, path), HS_OK);
+	struct dom_tree *rt = hs_dom(ref, false);
+	assert_non_null(rt);
+
+	struct hs_session *s = listening(&h);
+	assert_int_equal(hs_open(s, path), HS_OK);
+	uint64_t before = pool_bytes(s);
+	/* room for the first of the build's arrays only, and no folder for the rest */
+	hs_set_memory(s, before + (512u << 10), "/nonexistent/heapsh-spill");
+	assert_null(hs_dom(s, false));
+	assert_non_null(strstr(hs_errmsg(s), "cannot make a"));
+	assert_null(s->dom[0]);
+	assert_int_equal(pool_bytes(s), before);
+
+	/* the build fits; writing the tree to the index then fails */
+	hs_set_memory(s, 0, NULL);
+	struct no_room r = {s, 0};
+	struct hs_callbacks cb = {notice, no_room_after, NULL, NULL, &r};
+	hs_set_callbacks(s, &cb);
+	assert_null(hs_dom(s, false));
+	assert_int_equal(r.ends, 2);	/* the build's stage, then the failed call's */
+	assert_non_null(strstr(hs_errmsg(s), "/nonexistent/heapsh-spill"));
+	struct dom_tree *t = s->dom[0];
+	assert_non_null(t);
+	hs_set_memory(s, 0, NULL);
+	assert_true(hs_dom(s, false) == t);	/* kept, not computed again */
+	for (uint32_t v = 0; v <= n; v++)
+		assert_true(dom_retained(t, v) == dom_retained(rt, v));
+	hs_session_free(s);
+	hs_session_free(ref);
+	cleanup(path);
+}
+
 /* Every failure is in s->err, with what and where; nothing is printed. */
 static void errors(void **state)
 {
@@ -841,6 +915,7 @@ int main(void)
 		cmocka_unit_test(index_two_sessions_append),
 		cmocka_unit_test(index_write_interrupted),
 		cmocka_unit_test(query),
+		cmocka_unit_test(failed_call_gives_back),
 		cmocka_unit_test(errors),
 		cmocka_unit_test(notices),
 		cmocka_unit_test(outside),
