@@ -2,9 +2,9 @@
  * dsl_stubs.c - what the query language's evaluator (src/dsl/eval*.c)
  * calls and the agent does not link (issue 36, step 2, exploratory; only
  * HEAPSH_AGENT_EVAL=dsl reaches them, analyze.c):
- *   set types (eval_settype.c, being rewritten): "cannot answer here",
- *     so that the request ends LQ_UNSUPPORTED and heapsh takes a snapshot;
- *     their big array (e->owner, big_free) is then never made;
+ *   set types (eval_settype.c, not linked yet): "cannot answer here",
+ *     so that the request ends LQ_UNSUPPORTED and heapsh takes a snapshot
+ *     (the view's owners and grow say the same, heapif_agent.c);
  *   `allocations` (eval_allocations.c, src/alloc): read by heapsh, never
  *     sent to the JVM (prog.h);
  *   native functions (extern.c, libffi) and the parser (parse.c): a
@@ -12,11 +12,8 @@
  * Each is a runtime error of the query, never a crash. These go when the
  * agent links the real files (eval_settype.c over a non-dense view).
  */
-#include <stdlib.h>
-
 #include "../dsl/eval_internal.h"
 #include "../dsl/extern.h"
-#include "../base/big.h"
 
 struct value eval_run_instances(struct ev *e, struct stmt *s)
 {
@@ -28,11 +25,6 @@ struct value eval_run_instances(struct ev *e, struct stmt *s)
 void eval_analysis_free(struct analysis *an)
 {
 	(void)an;	/* eval_run_instances above makes none */
-}
-
-void big_free(void *p)
-{
-	free(p);	/* never called with a big array here: set types make them */
 }
 
 struct value eval_allocations(struct ev *e, const struct node *at)
