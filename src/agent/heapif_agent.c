@@ -37,7 +37,7 @@ struct hva {
 	volatile sig_atomic_t *interrupted;
 	enum lq_status status;	/* the first LQ_LIMIT or LQ_CANCELLED met */
 	/* objects, by handle (= entry index) */
-	jobject *refs;		/* NULL: kept in a walk, not resolved yet (or collected) */
+	jobject *refs;		/* PENDING: kept in a walk, not resolved yet; NULL: collected */
 	uint32_t *ecls;		/* class index */
 	uint32_t *emirror;	/* a class object: its class index + 1; else 0 */
 	int32_t *elen;		/* arrays: length; else -1 */
@@ -181,10 +181,15 @@ static uint32_t mirror_handle(struct hva *a, uint32_t c)
 	return a->mirror_h[c];
 }
 
-/* pend: h was kept in a walk; its reference comes after it (resolve). */
+/* The reference of a handle kept in a walk until it is asked for (resolve). */
+static char pending_ref;
+#define PENDING ((jobject)&pending_ref)
+
+/* pend: h was kept in a walk; its reference comes when first needed (resolve). */
 static void pend(struct hva *a, uint32_t h)
 {
 	struct lq *q = a->q;
+	a->refs[h] = PENDING;
 	if (a->npending == a->cappending) {
 		uint32_t cap = a->cappending ? a->cappending * 2 : 256;
 		if (q->mem_used + (uint64_t)(cap - a->cappending) * sizeof *a->pending > q->mem_limit)
@@ -200,21 +205,41 @@ static void pend(struct hva *a, uint32_t h)
 	a->pending[a->npending++] = h;
 }
 
-/* resolve: the references of the handles kept during a walk (GetObjectsWithTags). */
-static void resolve(struct hva *a)
+/*
+ * resolve: the reference of h, kept during a walk (not in a walk: JNI):
+ * with those of every handle kept since, in one GetObjectsWithTags, when
+ * the JVM's lookup of them all is quick enough (LQ_TAGGED_WORK_MAX), else
+ * h's alone, so that a member that keeps many objects and reads few
+ * (top, group_by's counts) reads only those. May lq_raise.
+ */
+static void resolve(struct hva *a, uint32_t h)
 {
 	struct lq *q = a->q;
-	if (!a->npending)
-		return;
 	struct lq_mark mk;
 	lq_mark(q, &mk);
-	jlong *want = lq_alloc(q, (size_t)a->npending * sizeof *want);
-	jobject *got = lq_alloc(q, (size_t)a->npending * sizeof *got);
+	uint32_t n = 0;
 	for (uint32_t k = 0; k < a->npending; k++)
-		want[k] = LQ_TAG_ENTRY | (jlong)(a->pending[k] + 1);
-	lq_tagged_refs(q, NULL, want, a->npending, got);
+		n += a->refs[a->pending[k]] == PENDING;
+	if ((uint64_t)n * ((uint64_t)q->nent + q->ncls + 1) > LQ_TAGGED_WORK_MAX) {
+		jlong want = LQ_TAG_ENTRY | (jlong)(h + 1);
+		jobject got;
+		lq_tagged_refs(q, NULL, &want, 1, &got);
+		a->refs[h] = got;	/* NULL: collected meanwhile */
+		lq_release(q, &mk);
+		return;
+	}
+	jlong *want = lq_alloc(q, ((size_t)n + 1) * sizeof *want);
+	jobject *got = lq_alloc(q, ((size_t)n + 1) * sizeof *got);
+	uint32_t *hs = lq_alloc(q, ((size_t)n + 1) * sizeof *hs);
+	n = 0;
 	for (uint32_t k = 0; k < a->npending; k++)
-		a->refs[a->pending[k]] = got[k];	/* NULL: collected meanwhile */
+		if (a->refs[a->pending[k]] == PENDING) {
+			hs[n] = a->pending[k];
+			want[n++] = LQ_TAG_ENTRY | (jlong)(a->pending[k] + 1);
+		}
+	lq_tagged_refs(q, NULL, want, n, got);
+	for (uint32_t k = 0; k < n; k++)
+		a->refs[hs[k]] = got[k];	/* NULL: collected meanwhile */
 	a->npending = 0;
 	lq_release(q, &mk);
 }
@@ -240,7 +265,7 @@ static uint32_t handle_of_ref(struct hva *a, jobject ref)
 	if (lq_entry(q, t)) {
 		uint32_t h = (uint32_t)(t & 0xffffffff) - 1;
 		grow(a);
-		if (a->refs[h]) {
+		if (a->refs[h] && a->refs[h] != PENDING) {
 			(*env)->DeleteLocalRef(env, ref);
 			return h;
 		}
@@ -305,7 +330,13 @@ static bool get(struct hva *a, uint32_t obj, struct ob *o)
 		hv_set_fail(&a->view, HV_ERROR, "no object with handle %u", obj);
 		return false;
 	}
-	*o = (struct ob){a->ecls[obj], a->emirror[obj], a->elen[obj], a->refs[obj], false, false};
+	if (a->refs[obj] == PENDING && !a->q->in_walk) {
+		GUARD(a, g, false);
+		resolve(a, obj);
+		UNGUARD(a, g);
+	}
+	jobject ref = a->refs[obj] == PENDING ? NULL : a->refs[obj];
+	*o = (struct ob){a->ecls[obj], a->emirror[obj], a->elen[obj], ref, false, false};
 	return true;
 }
 
@@ -369,7 +400,7 @@ static uint64_t hva_id(struct hv *v, uint32_t obj)
 		return 0;
 	if (o.mirror)
 		return a->q->cls[o.mirror - 1].id;
-	if (o.walk) {
+	if (o.walk || (!o.ref && a->q->in_walk)) {
 		cannot(a, "an object's id during a heap walk");
 		return 0;
 	}
@@ -700,6 +731,19 @@ static uint32_t class_index(const struct lq *q, jlong class_tag)
 	return (class_tag & LQ_TAG_CLASS) && c < q->ncls ? c : LQ_NONE;
 }
 
+/*
+ * left_out: an object a dump of the JVM leaves out, which the view leaves
+ * out too: the agent's own (LE_SELF), an object of a class loaded since
+ * the class table was made, and a class object (java.lang.Class) of no
+ * class of the table but int.class and the others (tagged LE_PRIM): what
+ * HotSpot's heap dumper writes neither as a class nor as an instance.
+ */
+static bool left_out(const struct lq *q, uint32_t c, jlong tag, const struct lentry *e)
+{
+	return c == LQ_NONE || (e && (e->flags & LE_SELF)) ||
+	       (c == q->c_class && !(tag & LQ_TAG_CLASS) && !e);
+}
+
 /* prims: class c's primitive instance fields (the walk reports each of them). */
 static uint32_t prims(struct hva *a, uint32_t c)
 {
@@ -760,8 +804,8 @@ static jint JNICALL on_object(jlong class_tag, jlong size, jlong *tag_ptr, jint 
 	uint32_t c = class_index(q, class_tag);
 	jlong t = *tag_ptr;
 	struct lentry *e = lq_entry(q, t);
-	if (c == LQ_NONE || (e && (e->flags & LE_SELF)))
-		return 0;	/* a class loaded since the analysis began; the agent's own */
+	if (left_out(q, c, t, e))
+		return 0;
 	q->objects_seen++;
 	w->cls = c;
 	w->mirror = (t & LQ_TAG_CLASS) ? (uint32_t)(t & 0xffffffff) : 0;
@@ -773,7 +817,9 @@ static jint JNICALL on_object(jlong class_tag, jlong size, jlong *tag_ptr, jint 
 	w->w.gen++;
 	w->w.text = NULL;
 	w->got = 0;
-	w->expect = !w->mirror && !q->cls[c].elem ? prims(a, c) : 0;
+	/* a Class instance's primitive fields are reported as its class's statics
+	 * (JVMTI_HEAP_REFERENCE_STATIC_FIELD), even one without a class tag (int.class) */
+	w->expect = c != q->c_class && !q->cls[c].elem ? prims(a, c) : 0;
 	w->want_text = !w->mirror && c == q->c_string;
 	w->pending = true;
 	if (!w->expect && !w->want_text)
@@ -859,10 +905,7 @@ static void hva_objects_each(struct hv *v, const uint8_t *classes,
 	if (w.pending)
 		deliver(a, NULL);
 	a->w = NULL;
-	free(w.w.textbuf);
-	GUARD(a, g, );
-	resolve(a);
-	UNGUARD(a, g);
+	free(w.w.textbuf);	/* the handles it kept get their references when read (resolve) */
 }
 
 /* The totals of every class, one walk (class_totals). */
@@ -875,7 +918,7 @@ static jint JNICALL on_count(jlong class_tag, jlong size, jlong *tag_ptr, jint l
 	lq_note_size(q, class_tag, *tag_ptr, size);
 	uint32_t c = class_index(q, class_tag);
 	struct lentry *e = lq_entry(q, *tag_ptr);
-	if (c == LQ_NONE || (e && (e->flags & LE_SELF)))
+	if (left_out(q, c, *tag_ptr, e))
 		return 0;
 	q->objects_seen++;
 	uint32_t mirror = (*tag_ptr & LQ_TAG_CLASS) ? (uint32_t)(*tag_ptr & 0xffffffff) : 0;
@@ -952,7 +995,7 @@ static const uint32_t *hva_instances(struct hv *v, uint32_t c, uint32_t *count)
 		}
 		uint32_t e = (uint32_t)(o->tag & 0xffffffff) - 1;
 		grow(a);
-		if (a->refs[e])
+		if (a->refs[e] && a->refs[e] != PENDING)
 			(*q->jni)->DeleteLocalRef(q->jni, o->ref);
 		else
 			a->refs[e] = o->ref;
@@ -1130,7 +1173,7 @@ static jint JNICALL on_root(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenc
 		return 0;
 	uint32_t c = class_index(q, class_tag);
 	struct lentry *e = lq_entry(q, *tag_ptr);
-	if (c == LQ_NONE || (e && (e->flags & LE_SELF)))
+	if (left_out(q, c, *tag_ptr, e))
 		return 0;
 	GUARD(a, g, (r->failed = true, JVMTI_VISIT_ABORT));
 	if (!(*tag_ptr & LQ_TAG_CLASS) && !e) {
@@ -1174,9 +1217,6 @@ static void hva_roots_each(struct hv *v, uint32_t thread, void (*fn)(void *ctx, 
 	walk_run(a, &cb, &r, true);
 	if (*a->interrupted)
 		hv_set_fail(v, HV_INTERRUPTED, "interrupted");
-	GUARD(a, g, );
-	resolve(a);
-	UNGUARD(a, g);
 	for (uint32_t k = 0; k < r.n && !hv_failed(v); k++) {
 		jlong t = r.tags[k];
 		uint32_t c = (uint32_t)(t & 0xffffffff) - 1;
@@ -1526,10 +1566,10 @@ static void joined_late(struct hva *a, struct grow *g)
 				GUARD(a, gd, );
 				grow(a);
 				pend(a, k);
-				resolve(a);
+				resolve(a, k);
 				UNGUARD(a, gd);
 			}
-			if (a->refs[k])
+			if (a->refs[k] && a->refs[k] != PENDING)
 				g->joined(g->ctx, k);
 		}
 }
@@ -1758,10 +1798,7 @@ static void hva_objects_visit(struct hv *v, const uint8_t *classes,
 		visit_finish(a);
 	a->w = NULL;
 	a->vw = NULL;
-	free(w.w.textbuf);
-	GUARD(a, g, );
-	resolve(a);
-	UNGUARD(a, g);
+	free(w.w.textbuf);	/* what was kept resolves when first read (get) */
 }
 
 /* walk_slots: w's slots for the fields of any class; false: no memory (the view failed). */
@@ -1813,11 +1850,12 @@ static void hva_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
 	JNIEnv *env = q->jni;
 	if (!n || !walk_begin(a))
 		return;
-	{
-		GUARD(a, g, );
-		resolve(a);
-		UNGUARD(a, g);
-	}
+	for (uint32_t k = 0; k < n; k++)	/* the seeds' references (not in the walk) */
+		if (seeds[k] < a->cap && a->refs[seeds[k]] == PENDING) {
+			GUARD(a, g, );
+			resolve(a, seeds[k]);
+			UNGUARD(a, g);
+		}
 	jobjectArray arr = (*env)->NewObjectArray(env, (jsize)n, q->cls[q->c_object].ref, NULL);
 	if (!arr) {
 		(*env)->ExceptionClear(env);
@@ -1828,7 +1866,7 @@ static void hva_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
 		uint32_t h = seeds[k];
 		jobject r = h < a->cap ? (a->emirror[h] ? q->cls[a->emirror[h] - 1].ref : a->refs[h])
 				       : NULL;
-		if (!r)
+		if (!r || r == PENDING)
 			continue;
 		(*env)->SetObjectArrayElement(env, arr, (jsize)k, r);
 		if (a->emirror[h])
@@ -1866,11 +1904,6 @@ static void hva_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
 			q->cls[a->emirror[h] - 1].flags &= (uint8_t)~LC_SEED;
 		else
 			q->ent[h].flags &= (uint8_t)~LE_SEED;
-	}
-	{
-		GUARD(a, gd, );
-		resolve(a);
-		UNGUARD(a, gd);
 	}
 	if (!w.stop && !hv_failed(v))
 		joined_late(a, &g);
@@ -1991,6 +2024,7 @@ struct hva *hva_new(struct lq *q, volatile sig_atomic_t *interrupted)
 	a->loader_h[0] = HV_NONE;
 	for (uint32_t k = 1; k < q->nloaders; k++)
 		a->loader_h[k] = handle_of_ref(a, (*env)->NewLocalRef(env, q->loaders[k].ref));
+	lq_tag_primitive_classes(q);
 	lq_threads(q);
 	a->view.nthreads = q->nthreads;
 	a->thread_h = lq_alloc_keep(q, ((size_t)q->nthreads + 1) * sizeof *a->thread_h);

@@ -408,10 +408,17 @@ void lq_prepare_classes(struct lq *q, const uint8_t *bits);
 /*
  * lq_tagged_refs: the objects tagged want[0..n) (GetObjectsWithTags), as
  * local references into out[0..n), NULL for a tag no object holds now.
- * LQ_LIMIT when the JVM's lookup would take more than about half a second.
+ * LQ_LIMIT when the JVM's lookup would take more than about half a second:
+ * n times the tagged objects (entries and classes) over LQ_TAGGED_WORK_MAX.
  */
+#define LQ_TAGGED_WORK_MAX (1ull << 29)
 void lq_tagged_refs(struct lq *q, const struct node *at, const jlong *want, uint32_t n,
 		    jobject *out);
+/*
+ * lq_tag_primitive_classes: int.class and the others (the boxes' TYPE),
+ * objects without a class of their own, tagged with entries LE_PRIM.
+ */
+void lq_tag_primitive_classes(struct lq *q);
 void lq_gc(struct lq *q);	/* once per request: a full GC, so the heap holds live objects */
 void lq_loaders(struct lq *q);
 void lq_threads(struct lq *q);

@@ -742,6 +742,27 @@ struct lentry *lq_entry(struct lq *q, jlong tag)
 	return k && k <= q->nent ? &q->ent[k - 1] : NULL;
 }
 
+void lq_tag_primitive_classes(struct lq *q)
+{
+	static const char *const boxes[] = {"java/lang/Boolean", "java/lang/Byte",
+		"java/lang/Character", "java/lang/Short", "java/lang/Integer", "java/lang/Long",
+		"java/lang/Float", "java/lang/Double", "java/lang/Void"};
+	JNIEnv *env = q->jni;
+	for (size_t i = 0; i < sizeof boxes / sizeof *boxes; i++) {
+		jclass b = (*env)->FindClass(env, boxes[i]);
+		jfieldID f = b ? (*env)->GetStaticFieldID(env, b, "TYPE", "Ljava/lang/Class;") : NULL;
+		jobject prim = f ? (*env)->GetStaticObjectField(env, b, f) : NULL;
+		(*env)->ExceptionClear(env);
+		jlong t = 0;
+		if (prim && (*q->jv)->GetTag(q->jv, prim, &t) == JVMTI_ERROR_NONE && !t)
+			(*q->jv)->SetTag(q->jv, prim, lq_new_entry(q, 0, -1, LE_PRIM));
+		if (prim)
+			(*env)->DeleteLocalRef(env, prim);
+		if (b)
+			(*env)->DeleteLocalRef(env, b);
+	}
+}
+
 void lq_gc(struct lq *q)
 {
 	if (q->gc_done)
@@ -1135,8 +1156,6 @@ static int cmp_tagged(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Tags asked for times tagged objects, at most, in one GetObjectsWithTags (about 0.2 s). */
-#define HITS_WORK_MAX (1ull << 29)
 
 void lq_tagged_refs(struct lq *q, const struct node *at, const jlong *want, uint32_t n,
 		    jobject *out)
@@ -1147,7 +1166,7 @@ void lq_tagged_refs(struct lq *q, const struct node *at, const jlong *want, uint
 	 * cancel stops: 1 M hits took minutes. Past about half a second's
 	 * worth, the list is left to a snapshot.
 	 */
-	if ((uint64_t)n * ((uint64_t)q->nent + q->ncls + 1) > HITS_WORK_MAX)
+	if ((uint64_t)n * ((uint64_t)q->nent + q->ncls + 1) > LQ_TAGGED_WORK_MAX)
 		lq_raise(q, LQ_LIMIT, at, "a list of %u objects is more than the agent can gather from "
 			 "the JVM in time (its tag lookup compares each with all %u tagged)", n,
 			 q->nent);

@@ -1023,28 +1023,6 @@ static void step4(struct an *a, enum tri pe)
 	q->order_free = false;
 }
 
-/* tag_primitive_classes: int.class and the others, objects without a class of their own. */
-static void tag_primitive_classes(struct lq *q)
-{
-	static const char *const boxes[] = {"java/lang/Boolean", "java/lang/Byte",
-		"java/lang/Character", "java/lang/Short", "java/lang/Integer", "java/lang/Long",
-		"java/lang/Float", "java/lang/Double", "java/lang/Void"};
-	JNIEnv *env = q->jni;
-	for (size_t i = 0; i < sizeof boxes / sizeof *boxes; i++) {
-		jclass b = (*env)->FindClass(env, boxes[i]);
-		jfieldID f = b ? (*env)->GetStaticFieldID(env, b, "TYPE", "Ljava/lang/Class;") : NULL;
-		jobject prim = f ? (*env)->GetStaticObjectField(env, b, f) : NULL;
-		(*env)->ExceptionClear(env);
-		jlong t = 0;
-		if (prim && (*q->jv)->GetTag(q->jv, prim, &t) == JVMTI_ERROR_NONE && !t)
-			(*q->jv)->SetTag(q->jv, prim, lq_new_entry(q, 0, -1, LE_PRIM));
-		if (prim)
-			(*env)->DeleteLocalRef(env, prim);
-		if (b)
-			(*env)->DeleteLocalRef(env, b);
-	}
-}
-
 /* ---- the whole analysis ---- */
 
 /* stream_each: a root of the only instance, met by the heap iteration. */
@@ -1197,7 +1175,7 @@ struct lval lq_run_instances(struct lq *q, struct stmt *set, struct stmt *inst)
 			(*q->jv)->GetTag(q->jv, q->threads[k], &q->thread_tags[k]);
 	}
 	if (later)
-		tag_primitive_classes(q);
+		lq_tag_primitive_classes(q);
 	/* 3. offers without a referrer */
 	if (s3root != TRI_FALSE || s3none != TRI_FALSE)
 		step3(&a, s3none == TRI_FALSE);
