@@ -565,6 +565,10 @@ live_analyze() {
 	jcmd_bin="$(dirname "$(readlink -f "$(command -v "$java")")")/jcmd"
 	live_start "$name" KnownHeap "$java" "$@" || return
 	local P=$LIVE_PID
+	if [ "${HEAPSH_AGENT_EVAL:-}" = dsl ]; then
+		check "$name: the JVM has HEAPSH_AGENT_EVAL=dsl (the agent runs heapsh's evaluator)" \
+			HEAPSH_AGENT_EVAL=dsl "$(tr '\0' '\n' <"/proc/$P/environ" | grep '^HEAPSH_AGENT_EVAL=')"
+	fi
 	# The first attach loads the agent, whose first analysis makes objects
 	# (management beans, class-loading locks) that the next GC may drop.
 	hsl --keep-agent -c 'classes.count([c | c.name = "Order"])' "$P" >/dev/null
@@ -754,6 +758,8 @@ EOF2
 live_main
 live_shop
 live_analyze a17 java
+# the same on heapsh's own evaluator inside the JVM (issue 36: docs/agent.md)
+HEAPSH_AGENT_EVAL=dsl live_analyze d17 java
 if [ -x "$JDK25/bin/java" ]; then
 	live_analyze a25 "$JDK25/bin/java" -XX:+EnableDynamicAgentLoading
 fi
