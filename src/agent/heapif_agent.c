@@ -1180,6 +1180,14 @@ static jint JNICALL on_root(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenc
 		jlong nt;
 		pend(a, new_handle(a, c, q->cls[c].elem ? length : -1, &nt));
 		*tag_ptr = nt;
+	} else if (e) {	/* an entry lq made (a primitive type's class object): a handle too */
+		uint32_t h = (uint32_t)(*tag_ptr & 0xffffffff) - 1;
+		grow(a);
+		if (a->ecls[h] == LQ_NONE) {
+			a->ecls[h] = c;
+			a->elen[h] = q->cls[c].elem ? length : -1;
+			pend(a, h);
+		}
 	}
 	if (r->n == r->cap) {
 		uint32_t cap = r->cap ? r->cap * 2 : 1024;
