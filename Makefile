@@ -67,7 +67,7 @@ JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(command -v javac))) 2>
 AGENT_SRC = src/agent/agent.c src/agent/classes.c src/agent/histogram.c src/agent/snapshot.c \
             src/agent/instances.c src/agent/req.c src/agent/alloc.c src/agent/alloc_jvmti.c src/agent/instrument.c \
             src/agent/sites.c src/agent/rtcount.c src/agent/leaks.c src/agent/dump.c src/agent/analyze.c src/agent/lq.c \
-            src/agent/lqheap.c src/agent/lqset.c src/agent/heapif_agent.c src/agent/dsl_stubs.c \
+            src/agent/lqheap.c src/agent/lqset.c src/agent/heapif_agent.c src/agent/hva_settype.c src/agent/dsl_stubs.c \
             src/dsl/prog.c src/dsl/plan.c src/dsl/builtins.c src/dsl/arena.c src/dsl/eval.c \
             src/dsl/eval_builtin.c src/dsl/eval_session.c src/dsl/eval_settype.c \
             src/base/classname.c src/base/fmt.c src/base/wire.c src/base/mem.c src/base/ctx.c \
@@ -76,7 +76,7 @@ AGENT_SRC = src/agent/agent.c src/agent/classes.c src/agent/histogram.c src/agen
 # (src/agent/heapif_agent.c): no dump backend, so heapif.h's inline calls
 # go through the view (HV_NO_DUMP); src/heap and src/engine stay out.
 AGENT_HDR = src/agent/ag.h src/agent/recorder.h src/agent/sites.h src/agent/lq.h \
-            src/agent/heapif_agent.h src/dsl/prog.h src/dsl/plan.h src/dsl/builtins.h \
+            src/agent/heapif_agent.h src/agent/hva_internal.h src/dsl/prog.h src/dsl/plan.h src/dsl/builtins.h \
             src/dsl/ast.h src/dsl/heapif.h src/dsl/eval.h src/dsl/eval_internal.h \
             src/dsl/value.h src/dsl/arena.h src/base/wire.h src/base/ctx.h src/base/mem.h
 # Exact recordings rewrite classes with ASM (Debian's libasm-java) inside the

@@ -2,7 +2,7 @@
  * heapif_agent.c - the agent's heap view (heapif_agent.h): the operations
  * of heapif.h over JNI and JVMTI, on the request's struct lq.
  */
-#include "heapif_agent.h"
+#include "hva_internal.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,64 +14,6 @@
 #include "../base/ctx.h"
 #include "ag.h"
 
-/* What a walk reports of the object it is at (objects_each). */
-struct walk {
-	bool (*fn)(void *ctx, uint32_t obj);
-	void *ctx;
-	struct wobj w;		/* primitive fields by JVMTI index, a String's text (lq.h) */
-	uint32_t cls;		/* class index (java.lang.Class's for a class object) */
-	uint32_t mirror;	/* a class object: its class index + 1 */
-	int32_t length;		/* arrays; -1 otherwise */
-	uint32_t kept;		/* its handle if it has one (kept), else HV_NONE */
-	jlong *tag_ptr;		/* the callback's, where hv_keep tags it; NULL: too late to tag */
-	uint32_t expect, got;	/* primitive instance fields it has, reported so far */
-	bool want_text;		/* a String: its text comes last */
-	bool pending;		/* met, not handed to fn yet */
-	bool live;		/* fn is running on it: its handles read the walk */
-	bool stop;
-};
-
-struct hva {
-	struct hv view;
-	struct lq *q;
-	volatile sig_atomic_t *interrupted;
-	enum lq_status status;	/* the first LQ_LIMIT or LQ_CANCELLED met */
-	/* objects, by handle (= entry index) */
-	jobject *refs;		/* PENDING: kept in a walk, not resolved yet; NULL: collected */
-	uint32_t *ecls;		/* class index */
-	uint32_t *emirror;	/* a class object: its class index + 1; else 0 */
-	int32_t *elen;		/* arrays: length; else -1 */
-	uint32_t cap;
-	uint32_t *mirror_h;	/* class index -> its class object's handle, HV_NONE: none yet */
-	uint32_t *loader_h;	/* loader index -> handle ([0], bootstrap: HV_NONE) */
-	uint32_t *thread_h;	/* thread index -> its Thread object's handle */
-	uint16_t *nprim;	/* class index -> primitive instance fields, 0xffff: not counted */
-	/* the fields located, by hv_slot.off */
-	const struct lfield **slots;
-	uint32_t nslots, capslots;
-	/* class_totals, all classes in one walk; instances, per class */
-	uint64_t *tot_count, *tot_bytes;
-	const uint32_t **inst;
-	uint32_t *ninst;
-	const char **names;	/* class names, for cn_select */
-	/* handles kept during a walk, their references to get after it */
-	uint32_t *pending;
-	uint32_t npending, cappending;
-	struct walk *w;		/* the walk under way, or NULL */
-	/* a set type's growth under way (hva_grow): the reference it is at */
-	struct grow *gw;
-	/* a visit of every object under way (hva_objects_visit) */
-	struct visit_walk *vw;
-	struct {
-		bool live;	/* an offer is reading it: HV_TRANSIENT | 1 */
-		uint32_t cls, mirror;
-		int32_t length;
-		jlong *tag_ptr;
-	} tg;
-};
-
-/* The target of the reference a growth walk offers (hva_grow), as a transient handle. */
-#define TARGET (HV_TRANSIENT | 1u)
 
 static const struct hv_ops hva_ops;
 
@@ -89,10 +31,10 @@ void hv_set_fail(struct hv *v, enum hv_fail f, const char *fmt, ...)
 }
 
 /*
- * caught: an lq_raise that a guard (LQ_TRY) of an operation caught, as the
+ * hva_caught: an lq_raise that a guard (LQ_TRY) of an operation caught, as the
  * view's failure; LQ_LIMIT and LQ_CANCELLED are kept for END.
  */
-static void caught(struct hva *a)
+void hva_caught(struct hva *a)
 {
 	struct lq *q = a->q;
 	enum hv_fail f = q->status == LQ_UNSUPPORTED ? HV_CANNOT
@@ -103,25 +45,16 @@ static void caught(struct hva *a)
 	q->status = LQ_OK;
 }
 
-/* Guards: an operation's calls of lq (which may lq_raise) between GUARD and UNGUARD. */
-#define GUARD(a, g, ret) \
-	struct lq_guard g; \
-	LQ_TRY((a)->q, g) { \
-		LQ_CAUGHT((a)->q, g); \
-		caught(a); \
-		return ret; \
-	}
-#define UNGUARD(a, g) LQ_END((a)->q, g)
 
-static void cannot(struct hva *a, const char *what)
+void hva_cannot(struct hva *a, const char *what)
 {
 	hv_set_fail(&a->view, HV_CANNOT, "%s", what);
 }
 
 /* ---- the table of objects ---- */
 
-/* grow: room for every entry of the analysis (lq_new_entry may have made more). */
-static void grow(struct hva *a)
+/* hva_room: room for every entry of the analysis (lq_new_entry may have made more). */
+void hva_room(struct hva *a)
 {
 	struct lq *q = a->q;
 	if (q->nent <= a->cap)
@@ -155,12 +88,12 @@ static void grow(struct hva *a)
 	a->cap = cap;
 }
 
-/* new_handle: a new entry (not a tag yet) for an object of class c, length len. */
-static uint32_t new_handle(struct hva *a, uint32_t c, int32_t len, jlong *tag)
+/* hva_new_handle: a new entry (not a tag yet) for an object of class c, length len. */
+uint32_t hva_new_handle(struct hva *a, uint32_t c, int32_t len, jlong *tag)
 {
 	jlong t = lq_new_entry(a->q, 0, len, LE_ARRAY);
 	uint32_t h = (uint32_t)(t & 0xffffffff) - 1;
-	grow(a);
+	hva_room(a);
 	a->ecls[h] = c;
 	a->elen[h] = len;
 	if (tag)
@@ -168,12 +101,12 @@ static uint32_t new_handle(struct hva *a, uint32_t c, int32_t len, jlong *tag)
 	return h;
 }
 
-/* mirror_handle: the handle of class c's class object (no JNI: safe in a walk). */
-static uint32_t mirror_handle(struct hva *a, uint32_t c)
+/* hva_mirror_handle: the handle of class c's class object (no JNI: safe in a walk). */
+uint32_t hva_mirror_handle(struct hva *a, uint32_t c)
 {
 	struct lq *q = a->q;
 	if (a->mirror_h[c] == HV_NONE) {
-		uint32_t h = new_handle(a, q->c_class, -1, NULL);
+		uint32_t h = hva_new_handle(a, q->c_class, -1, NULL);
 		a->refs[h] = q->cls[c].ref;
 		a->emirror[h] = c + 1;
 		a->mirror_h[c] = h;
@@ -182,11 +115,10 @@ static uint32_t mirror_handle(struct hva *a, uint32_t c)
 }
 
 /* The reference of a handle kept in a walk until it is asked for (resolve). */
-static char pending_ref;
-#define PENDING ((jobject)&pending_ref)
+char hva_pending_ref;
 
-/* pend: h was kept in a walk; its reference comes when first needed (resolve). */
-static void pend(struct hva *a, uint32_t h)
+/* hva_pend: h was kept in a walk; its reference comes when first needed (resolve). */
+void hva_pend(struct hva *a, uint32_t h)
 {
 	struct lq *q = a->q;
 	a->refs[h] = PENDING;
@@ -212,7 +144,7 @@ static void pend(struct hva *a, uint32_t h)
  * h's alone, so that a member that keeps many objects and reads few
  * (top, group_by's counts) reads only those. May lq_raise.
  */
-static void resolve(struct hva *a, uint32_t h)
+void hva_resolve(struct hva *a, uint32_t h)
 {
 	struct lq *q = a->q;
 	struct lq_mark mk;
@@ -260,11 +192,11 @@ static uint32_t handle_of_ref(struct hva *a, jobject ref)
 	if (t & LQ_TAG_CLASS) {
 		uint32_t c = (uint32_t)(t & 0xffffffff) - 1;
 		(*env)->DeleteLocalRef(env, ref);
-		return c < q->ncls ? mirror_handle(a, c) : HV_NONE;
+		return c < q->ncls ? hva_mirror_handle(a, c) : HV_NONE;
 	}
 	if (lq_entry(q, t)) {
 		uint32_t h = (uint32_t)(t & 0xffffffff) - 1;
-		grow(a);
+		hva_room(a);
 		if (a->refs[h] && a->refs[h] != PENDING) {
 			(*env)->DeleteLocalRef(env, ref);
 			return h;
@@ -279,7 +211,7 @@ static uint32_t handle_of_ref(struct hva *a, jobject ref)
 	uint32_t c = lq_class_of_ref(q, ref);
 	int32_t len = q->cls[c].elem ? (*env)->GetArrayLength(env, ref) : -1;
 	jlong nt;
-	uint32_t h = new_handle(a, c, len, &nt);
+	uint32_t h = hva_new_handle(a, c, len, &nt);
 	(*q->jv)->SetTag(q->jv, ref, nt);
 	a->refs[h] = ref;
 	return h;
@@ -287,16 +219,8 @@ static uint32_t handle_of_ref(struct hva *a, jobject ref)
 
 /* ---- objects ---- */
 
-/* What the operations know of an object. */
-struct ob {
-	uint32_t cls, mirror;
-	int32_t length;
-	jobject ref;		/* NULL: none (in a walk, or not resolved) */
-	bool walk;		/* the object the walk is at: read what it reported */
-	bool target;		/* a growth's target: its class, size and length only */
-};
 
-static bool get(struct hva *a, uint32_t obj, struct ob *o)
+bool hva_get(struct hva *a, uint32_t obj, struct ob *o)
 {
 	struct walk *w = a->w;
 	if (obj == HV_NONE) {
@@ -332,7 +256,7 @@ static bool get(struct hva *a, uint32_t obj, struct ob *o)
 	}
 	if (a->refs[obj] == PENDING && !a->q->in_walk) {
 		GUARD(a, g, false);
-		resolve(a, obj);
+		hva_resolve(a, obj);
 		UNGUARD(a, g);
 	}
 	jobject ref = a->refs[obj] == PENDING ? NULL : a->refs[obj];
@@ -363,14 +287,14 @@ static struct lobj as_lobj(const struct ob *o)
 static uint32_t hva_class_of(struct hv *v, uint32_t obj)
 {
 	struct ob o;
-	return get(v->self, obj, &o) ? o.cls : 0;
+	return hva_get(v->self, obj, &o) ? o.cls : 0;
 }
 
 static enum hv_obj_kind hva_kind(struct hv *v, uint32_t obj)
 {
 	struct hva *a = v->self;
 	struct ob o;
-	if (!get(a, obj, &o))
+	if (!hva_get(a, obj, &o))
 		return HV_INSTANCE;
 	char e = a->q->cls[o.cls].elem;
 	return o.mirror ? HV_CLASS_OBJECT : !e ? HV_INSTANCE
@@ -381,7 +305,7 @@ static uint64_t hva_shallow(struct hv *v, uint32_t obj)
 {
 	struct hva *a = v->self;
 	struct ob o;
-	if (!get(a, obj, &o))
+	if (!hva_get(a, obj, &o))
 		return 0;
 	struct lobj l = as_lobj(&o);
 	if (a->q->in_walk)
@@ -396,16 +320,16 @@ static uint64_t hva_id(struct hv *v, uint32_t obj)
 {
 	struct hva *a = v->self;
 	struct ob o;
-	if (!get(a, obj, &o))
+	if (!hva_get(a, obj, &o))
 		return 0;
 	if (o.mirror)
 		return a->q->cls[o.mirror - 1].id;
 	if (o.walk || (!o.ref && a->q->in_walk)) {
-		cannot(a, "an object's id during a heap walk");
+		hva_cannot(a, "an object's id during a heap walk");
 		return 0;
 	}
 	if (!o.ref) {
-		cannot(a, "the id of an object collected since it was met");
+		hva_cannot(a, "the id of an object collected since it was met");
 		return 0;
 	}
 	return lq_address(o.ref);
@@ -471,7 +395,7 @@ static struct hv_value visit_ref(struct hva *a, const struct lfield *f)
 	if (t & LQ_TAG_CLASS) {
 		uint32_t c = (uint32_t)(t & 0xffffffff) - 1;
 		if (c < q->ncls)
-			r.v.obj = mirror_handle(a, c);
+			r.v.obj = hva_mirror_handle(a, c);
 		return r;
 	}
 	uint32_t h = lq_entry(q, t) ? (uint32_t)(t & 0xffffffff) - 1 : HV_NONE;
@@ -512,7 +436,7 @@ static struct hv_value hva_field_at(struct hv *v, uint32_t obj, struct hv_slot s
 	struct hva *a = v->self;
 	struct hv_value none = {HV_T_NONE, {0}};
 	struct ob o;
-	if (!get(a, obj, &o) || slot.off >= a->nslots)
+	if (!hva_get(a, obj, &o) || slot.off >= a->nslots)
 		return none;
 	if (o.mirror || a->q->cls[o.cls].elem)
 		return none;
@@ -537,7 +461,7 @@ static void hva_field_names(struct hv *v, uint32_t obj, void (*fn)(void *ctx, co
 {
 	struct hva *a = v->self;
 	struct ob o;
-	if (!get(a, obj, &o) || o.mirror)
+	if (!hva_get(a, obj, &o) || o.mirror)
 		return;
 	GUARD(a, g, );
 	lq_class_fields(a->q, o.cls);
@@ -550,7 +474,7 @@ static void hva_field_names(struct hv *v, uint32_t obj, void (*fn)(void *ctx, co
 static uint32_t hva_array_length(struct hv *v, uint32_t obj)
 {
 	struct ob o;
-	return get(v->self, obj, &o) && o.length > 0 ? (uint32_t)o.length : 0;
+	return hva_get(v->self, obj, &o) && o.length > 0 ? (uint32_t)o.length : 0;
 }
 
 static struct hv_value hva_array_elem(struct hv *v, uint32_t obj, uint32_t k)
@@ -560,7 +484,7 @@ static struct hv_value hva_array_elem(struct hv *v, uint32_t obj, uint32_t k)
 	JNIEnv *env = q->jni;
 	struct hv_value none = {HV_T_NONE, {0}};
 	struct ob o;
-	if (!get(a, obj, &o) || o.mirror || !q->cls[o.cls].elem || o.length < 0 ||
+	if (!hva_get(a, obj, &o) || o.mirror || !q->cls[o.cls].elem || o.length < 0 ||
 	    k >= (uint32_t)o.length)
 		return none;
 	if (!jni_ok(a, &o, "an array's elements"))
@@ -610,15 +534,15 @@ static char *hva_text(struct hv *v, uint32_t obj, size_t max_chars)
 	struct hva *a = v->self;
 	struct lq *q = a->q;
 	struct ob o;
-	if (!get(a, obj, &o) || o.mirror || o.cls != q->c_string)
+	if (!hva_get(a, obj, &o) || o.mirror || o.cls != q->c_string)
 		return NULL;
 	if (o.target) {
-		cannot(a, "the text of a String a growth walk reaches before it visits it");
+		hva_cannot(a, "the text of a String a growth walk reaches before it visits it");
 		return NULL;
 	}
 	if (o.walk) {
 		if (!a->w->w.text) {
-			cannot(a, "a String's text the heap iteration did not report");
+			hva_cannot(a, "a String's text the heap iteration did not report");
 			return NULL;
 		}
 		return cut(a->w->w.text, max_chars);
@@ -640,7 +564,7 @@ static const uint32_t *hva_refs_out(struct hv *v, uint32_t obj, uint32_t *count)
 {
 	(void)obj;
 	*count = 0;
-	cannot(v->self, "an object's references inside the JVM (not yet)");
+	hva_cannot(v->self, "an object's references inside the JVM (not yet)");
 	return NULL;
 }
 
@@ -648,7 +572,7 @@ static const uint32_t *hva_refs_in(struct hv *v, uint32_t obj, uint32_t *count)
 {
 	(void)obj;
 	*count = 0;
-	cannot(v->self, "the referrers of an object (the whole heap graph is needed)");
+	hva_cannot(v->self, "the referrers of an object (the whole heap graph is needed)");
 	return NULL;
 }
 
@@ -658,7 +582,7 @@ static void hva_refs_each(struct hv *v, uint32_t obj, bool (*fn)(void *ctx, cons
 	(void)obj;
 	(void)fn;
 	(void)ctx;
-	cannot(v->self, "an object's references inside the JVM (not yet)");
+	hva_cannot(v->self, "an object's references inside the JVM (not yet)");
 }
 
 static const char *hva_heap_name(struct hv *v, uint32_t obj)
@@ -671,7 +595,7 @@ static const char *hva_heap_name(struct hv *v, uint32_t obj)
 static uint64_t hva_retained(struct hv *v, uint32_t obj)
 {
 	(void)obj;
-	cannot(v->self, "a retained size (the dominator tree of the whole heap is needed)");
+	hva_cannot(v->self, "a retained size (the dominator tree of the whole heap is needed)");
 	return 0;
 }
 
@@ -679,18 +603,18 @@ static uint64_t hva_dynamic_size(struct hv *v, uint32_t obj, bool estimate)
 {
 	(void)obj;
 	(void)estimate;
-	cannot(v->self, "a dynamic size (the whole heap graph is needed)");
+	hva_cannot(v->self, "a dynamic size (the whole heap graph is needed)");
 	return 0;
 }
 
 /* ---- heap walks ---- */
 
-/* walk_begin: the request's GC, the fields of every class (no JVMTI calls in callbacks). */
-static bool walk_begin(struct hva *a)
+/* hva_walk_begin: the request's GC, the fields of every class (no JVMTI calls in callbacks). */
+bool hva_walk_begin(struct hva *a)
 {
 	struct lq *q = a->q;
 	if (q->in_walk) {
-		cannot(a, "a heap walk inside a heap walk");
+		hva_cannot(a, "a heap walk inside a heap walk");
 		return false;
 	}
 	GUARD(a, g, false);
@@ -701,8 +625,11 @@ static bool walk_begin(struct hva *a)
 	return true;
 }
 
-/* walk_run: IterateThroughHeap (klass NULL: every class) or FollowReferences with cb. */
-static jvmtiError walk_from(struct hva *a, const jvmtiHeapCallbacks *cb, void *ud, bool follow,
+/*
+ * hva_walk_from: FollowReferences with cb from initial (NULL: the GC roots), or
+ * (follow false) IterateThroughHeap over every class; the pause counted.
+ */
+jvmtiError hva_walk_from(struct hva *a, const jvmtiHeapCallbacks *cb, void *ud, bool follow,
 			    jobject initial)
 {
 	struct lq *q = a->q;
@@ -721,11 +648,11 @@ static jvmtiError walk_from(struct hva *a, const jvmtiHeapCallbacks *cb, void *u
 /* walk_run: walk_from the GC roots (follow) or over the whole heap. */
 static jvmtiError walk_run(struct hva *a, const jvmtiHeapCallbacks *cb, void *ud, bool follow)
 {
-	return walk_from(a, cb, ud, follow, NULL);
+	return hva_walk_from(a, cb, ud, follow, NULL);
 }
 
-/* class_index: the class of a JVMTI class tag, or LQ_NONE (a class loaded since the table). */
-static uint32_t class_index(const struct lq *q, jlong class_tag)
+/* hva_class_index: the class of a JVMTI class tag, or LQ_NONE (a class loaded since the table). */
+uint32_t hva_class_index(const struct lq *q, jlong class_tag)
 {
 	uint32_t c = (uint32_t)(class_tag & 0xffffffff) - 1;
 	return (class_tag & LQ_TAG_CLASS) && c < q->ncls ? c : LQ_NONE;
@@ -801,7 +728,7 @@ static jint JNICALL on_object(jlong class_tag, jlong size, jlong *tag_ptr, jint 
 		return JVMTI_VISIT_ABORT;
 	}
 	lq_note_size(q, class_tag, *tag_ptr, size);
-	uint32_t c = class_index(q, class_tag);
+	uint32_t c = hva_class_index(q, class_tag);
 	jlong t = *tag_ptr;
 	struct lentry *e = lq_entry(q, t);
 	if (left_out(q, c, t, e))
@@ -877,7 +804,7 @@ static void hva_objects_each(struct hv *v, const uint8_t *classes,
 {
 	struct hva *a = v->self;
 	struct lq *q = a->q;
-	if (!walk_begin(a))
+	if (!hva_walk_begin(a))
 		return;
 	struct walk w;
 	memset(&w, 0, sizeof w);
@@ -916,7 +843,7 @@ static jint JNICALL on_count(jlong class_tag, jlong size, jlong *tag_ptr, jint l
 	if (*a->interrupted)
 		return JVMTI_VISIT_ABORT;
 	lq_note_size(q, class_tag, *tag_ptr, size);
-	uint32_t c = class_index(q, class_tag);
+	uint32_t c = hva_class_index(q, class_tag);
 	struct lentry *e = lq_entry(q, *tag_ptr);
 	if (left_out(q, c, *tag_ptr, e))
 		return 0;
@@ -936,7 +863,7 @@ static void hva_class_totals(struct hv *v, uint32_t c, uint64_t *count, uint64_t
 	struct lq *q = a->q;
 	*count = *bytes = 0;
 	if (!a->tot_count) {
-		if (!walk_begin(a))
+		if (!hva_walk_begin(a))
 			return;
 		GUARD(a, g, );
 		uint64_t *n = lq_alloc_keep(q, ((size_t)q->ncls + 1) * sizeof *n);
@@ -971,7 +898,7 @@ static const uint32_t *hva_instances(struct hv *v, uint32_t c, uint32_t *count)
 	struct lq *q = a->q;
 	*count = 0;
 	if (q->in_walk) {
-		cannot(a, "a class's instances during a heap walk");
+		hva_cannot(a, "a class's instances during a heap walk");
 		return NULL;
 	}
 	if (a->inst[c]) {
@@ -990,11 +917,11 @@ static const uint32_t *hva_instances(struct hv *v, uint32_t c, uint32_t *count)
 	for (uint32_t k = 0; k < l.u.l->n; k++) {
 		struct lobj *o = l.u.l->v[k].u.o;
 		if (o->mirror) {
-			h[n++] = mirror_handle(a, o->mirror - 1);
+			h[n++] = hva_mirror_handle(a, o->mirror - 1);
 			continue;
 		}
 		uint32_t e = (uint32_t)(o->tag & 0xffffffff) - 1;
-		grow(a);
+		hva_room(a);
 		if (a->refs[e] && a->refs[e] != PENDING)
 			(*q->jni)->DeleteLocalRef(q->jni, o->ref);
 		else
@@ -1027,7 +954,7 @@ static void hva_class_info(struct hv *v, uint32_t c, struct hv_class *out)
 	out->array = k->elem != 0;
 	out->object = HV_NONE;
 	GUARD(a, g, );
-	out->object = mirror_handle(a, c);
+	out->object = hva_mirror_handle(a, c);
 	lq_class_fields(q, c);
 	UNGUARD(a, g);
 	out->inst_size = k->elem ? 0 : k->jvm_size ? k->jvm_size : k->inst_size;
@@ -1042,7 +969,7 @@ static const char *hva_class_name(struct hv *v, uint32_t c)
 static uint32_t hva_class_of_object(struct hv *v, uint32_t obj)
 {
 	struct ob o;
-	return get(v->self, obj, &o) && o.mirror ? o.mirror - 1 : HV_NONE;
+	return hva_get(v->self, obj, &o) && o.mirror ? o.mirror - 1 : HV_NONE;
 }
 
 static bool hva_is_subclass(struct hv *v, uint32_t c, uint32_t sup)
@@ -1077,7 +1004,7 @@ static bool hva_static_value(struct hv *v, uint32_t c, const char *name, struct 
 	struct lq *q = a->q;
 	out->type = HV_T_NONE;
 	if (q->in_walk) {
-		cannot(a, "a static field during a heap walk");
+		hva_cannot(a, "a static field during a heap walk");
 		return false;
 	}
 	GUARD(a, g, false);
@@ -1119,7 +1046,7 @@ static char *hva_thread_name(struct hv *v, uint32_t t)
 	struct hva *a = v->self;
 	struct lq *q = a->q;
 	if (q->in_walk) {
-		cannot(a, "a thread's name during a heap walk");
+		hva_cannot(a, "a thread's name during a heap walk");
 		return NULL;
 	}
 	struct lq_mark mk;
@@ -1171,22 +1098,22 @@ static jint JNICALL on_root(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenc
 		return 0;
 	if (r->thread_tag && tt != r->thread_tag)
 		return 0;
-	uint32_t c = class_index(q, class_tag);
+	uint32_t c = hva_class_index(q, class_tag);
 	struct lentry *e = lq_entry(q, *tag_ptr);
 	if (left_out(q, c, *tag_ptr, e))
 		return 0;
 	GUARD(a, g, (r->failed = true, JVMTI_VISIT_ABORT));
 	if (!(*tag_ptr & LQ_TAG_CLASS) && !e) {
 		jlong nt;
-		pend(a, new_handle(a, c, q->cls[c].elem ? length : -1, &nt));
+		hva_pend(a, hva_new_handle(a, c, q->cls[c].elem ? length : -1, &nt));
 		*tag_ptr = nt;
 	} else if (e) {	/* an entry lq made (a primitive type's class object): a handle too */
 		uint32_t h = (uint32_t)(*tag_ptr & 0xffffffff) - 1;
-		grow(a);
+		hva_room(a);
 		if (a->ecls[h] == LQ_NONE) {
 			a->ecls[h] = c;
 			a->elen[h] = q->cls[c].elem ? length : -1;
-			pend(a, h);
+			hva_pend(a, h);
 		}
 	}
 	if (r->n == r->cap) {
@@ -1207,7 +1134,7 @@ static void hva_roots_each(struct hv *v, uint32_t thread, void (*fn)(void *ctx, 
 {
 	struct hva *a = v->self;
 	struct lq *q = a->q;
-	if (!walk_begin(a))
+	if (!hva_walk_begin(a))
 		return;
 	struct roots r;
 	memset(&r, 0, sizeof r);
@@ -1228,699 +1155,14 @@ static void hva_roots_each(struct hv *v, uint32_t thread, void (*fn)(void *ctx, 
 	for (uint32_t k = 0; k < r.n && !hv_failed(v); k++) {
 		jlong t = r.tags[k];
 		uint32_t c = (uint32_t)(t & 0xffffffff) - 1;
-		fn(ctx, (t & LQ_TAG_CLASS) ? (c < q->ncls ? mirror_handle(a, c) : HV_NONE) : c);
+		fn(ctx, (t & LQ_TAG_CLASS) ? (c < q->ncls ? hva_mirror_handle(a, c) : HV_NONE) : c);
 	}
 	lq_release(q, &mk);
 }
 
-/* ---- set types ---- */
-
-static uint32_t hva_keep(struct hv *v, uint32_t obj);
-
-/*
- * target_handle: the handle of the object a growth's reference reaches: its
- * class object's, its entry's, or a new entry tagged through the
- * callback's tag_ptr. May lq_raise (LQ_LIMIT).
- */
-static uint32_t target_handle(struct hva *a)
-{
-	struct lq *q = a->q;
-	if (a->tg.mirror)
-		return mirror_handle(a, a->tg.mirror - 1);
-	jlong t = *a->tg.tag_ptr;
-	if (lq_entry(q, t)) {
-		uint32_t h = (uint32_t)(t & 0xffffffff) - 1;
-		grow(a);
-		if (a->ecls[h] == LQ_NONE) {
-			a->ecls[h] = a->tg.cls;
-			a->elen[h] = a->tg.length;
-		}
-		return h;
-	}
-	jlong nt;
-	uint32_t h = new_handle(a, a->tg.cls, a->tg.length, &nt);
-	*a->tg.tag_ptr = nt;
-	return h;
-}
-
-/* owner_slot: where the owner of handle h is kept: its class's, or its entry's. */
-static uint32_t *owner_slot(struct hva *a, uint32_t h)
-{
-	struct lq *q = a->q;
-	if (a->emirror[h])
-		return &q->cls[a->emirror[h] - 1].owner;
-	return &q->ent[h].inst;
-}
-
-/* owners: every object in no instance (entries' inst, classes' owner), on and off alike. */
-static void hva_owners(struct hv *v, bool on)
-{
-	(void)on;
-	struct hva *a = v->self;
-	struct lq *q = a->q;
-	for (uint32_t k = 0; k < q->nent; k++) {
-		q->ent[k].inst = 0;
-		q->ent[k].flags &= (uint8_t)~LE_GROWN;
-	}
-	for (uint32_t c = 0; c < q->ncls; c++) {
-		q->cls[c].owner = 0;
-		q->cls[c].flags &= (uint8_t)~LC_INCLUDE;
-	}
-}
-
-static uint32_t hva_owner(struct hv *v, uint32_t obj)
-{
-	struct hva *a = v->self;
-	struct lq *q = a->q;
-	struct walk *w = a->w;
-	if (obj == TARGET && a->tg.live) {
-		if (a->tg.mirror)
-			return q->cls[a->tg.mirror - 1].owner;
-		struct lentry *e = lq_entry(q, *a->tg.tag_ptr);
-		return e ? e->inst : 0;
-	}
-	if ((obj & HV_TRANSIENT) && (obj & ~HV_TRANSIENT) >= 2 && a->vw && w) {
-		uint32_t ix = (obj & ~HV_TRANSIENT) - 2;
-		if (ix >= w->w.nslots)
-			return 0;
-		struct lentry *e = lq_entry(q, w->w.slots[ix].tag);
-		return e ? e->inst : 0;
-	}
-	if (obj & HV_TRANSIENT) {
-		struct ob o;
-		if (!get(a, obj, &o))
-			return 0;
-		if (o.mirror)
-			return q->cls[o.mirror - 1].owner;
-		return w->kept != HV_NONE ? q->ent[w->kept].inst : 0;
-	}
-	if (obj >= a->cap || a->ecls[obj] == LQ_NONE)
-		return 0;
-	return *owner_slot(a, obj);
-}
-
-static void hva_set_owner(struct hv *v, uint32_t obj, uint32_t id)
-{
-	struct hva *a = v->self;
-	struct lq *q = a->q;
-	uint32_t h = obj;
-	if (obj == TARGET && a->tg.live) {	/* tagged: no reference (millions may join) */
-		GUARD(a, g, );
-		h = target_handle(a);
-		UNGUARD(a, g);
-	} else if (obj & HV_TRANSIENT) {
-		h = hva_keep(v, obj);	/* a tag, so that the walk and later reads know it */
-		if (h == HV_NONE)
-			return;
-	}
-	if (h >= a->cap || a->ecls[h] == LQ_NONE) {
-		hv_set_fail(v, HV_ERROR, "no object with handle %u", h);
-		return;
-	}
-	*owner_slot(a, h) = id;
-	if (a->gw && obj == TARGET) {	/* joined in this growth: on_inclusion when visited */
-		if (a->emirror[h])
-			q->cls[a->emirror[h] - 1].flags |= LC_INCLUDE;
-		else
-			q->ent[h].flags |= LE_GROWN;
-	}
-}
-
-/* A growth walk under way (hva_grow). */
-struct grow {
-	bool (*offer)(void *ctx, uint32_t referrer, uint32_t target, enum hv_ref_kind kind);
-	void (*joined)(void *ctx, uint32_t obj);
-	void *ctx;
-	bool active;		/* the walk is at an object (a seed or one that joined) */
-	jlong cur_tag;
-	bool grown;		/* it joined in this walk: joined() when its visit ends */
-};
-
-static enum hv_ref_kind ref_kind(jvmtiHeapReferenceKind kind)
-{
-	switch (kind) {
-	case JVMTI_HEAP_REFERENCE_FIELD: return HV_REF_FIELD;
-	case JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT: return HV_REF_ELEMENT;
-	case JVMTI_HEAP_REFERENCE_STATIC_FIELD: return HV_REF_STATIC;
-	case JVMTI_HEAP_REFERENCE_SUPERCLASS: return HV_REF_SUPER;
-	case JVMTI_HEAP_REFERENCE_CLASS_LOADER: return HV_REF_LOADER;
-	case JVMTI_HEAP_REFERENCE_SIGNERS: return HV_REF_SIGNERS;
-	case JVMTI_HEAP_REFERENCE_PROTECTION_DOMAIN: return HV_REF_DOMAIN;
-	default: return HV_REF_CONSTANT;	/* class, constant pool, interface: not followed */
-	}
-}
-
-/* current: the handle an offer or joined() gets for the object the growth walk is at. */
-static uint32_t current(struct hva *a)
-{
-	struct walk *w = a->w;
-	if (w->kept != HV_NONE && (a->emirror[w->kept] || a->refs[w->kept]))
-		return w->kept;	/* a seed, or met before with its reference */
-	return HV_TRANSIENT;
-}
-
-/* grow_finish: the visit of the object the walk is at is over: its on_inclusion if it joined. */
-static void grow_finish(struct hva *a)
-{
-	struct grow *g = a->gw;
-	struct walk *w = a->w;
-	if (!g->active)
-		return;
-	g->active = false;
-	if (!g->grown || w->stop)
-		return;
-	struct lq *q = a->q;
-	if (w->mirror)
-		q->cls[w->mirror - 1].flags &= (uint8_t)~LC_INCLUDE;
-	else if (w->kept != HV_NONE)
-		q->ent[w->kept].flags &= (uint8_t)~LE_GROWN;
-	w->live = true;
-	w->tag_ptr = NULL;
-	g->joined(g->ctx, current(a));
-	w->live = false;
-	if (hv_failed(&a->view))
-		w->stop = true;
-}
-
-/* grow_begin: the walk visits the object tagged t, of class c (a class object: m + 1). */
-static void grow_begin(struct hva *a, jlong t, uint32_t c, uint32_t mirror)
-{
-	struct lq *q = a->q;
-	struct grow *g = a->gw;
-	struct walk *w = a->w;
-	struct lentry *e = mirror ? NULL : lq_entry(q, t);
-	uint32_t h = mirror ? (mirror - 1 < q->ncls ? mirror_handle(a, mirror - 1) : HV_NONE)
-		     : e ? (uint32_t)(t & 0xffffffff) - 1 : HV_NONE;
-	if (h != HV_NONE)
-		grow(a);
-	uint8_t cf = mirror && mirror - 1 < q->ncls ? q->cls[mirror - 1].flags : 0;
-	uint8_t ef = e ? e->flags : 0;
-	g->cur_tag = t;
-	g->grown = mirror ? (cf & LC_INCLUDE) != 0 : (ef & LE_GROWN) != 0;
-	/* only a seed or what joined is expanded (the seeds' array's class is visited too) */
-	g->active = g->grown || (mirror ? (cf & LC_SEED) : (ef & LE_SEED));
-	w->cls = mirror ? q->c_class : c;
-	w->mirror = mirror;
-	w->kept = h;
-	w->length = h != HV_NONE ? a->elen[h] : -1;
-	w->w.gen++;
-	w->w.text = NULL;
-	q->objects_seen++;
-}
-
-/* grow_begin_guarded: grow_begin, false (the walk stops) when it ran out of memory. */
-static bool grow_begin_guarded(struct hva *a, jlong t, uint32_t c, uint32_t mirror)
-{
-	volatile jlong vt = t;	/* read after the guard's setjmp */
-	volatile uint32_t vc = c, vm = mirror;
-	GUARD(a, g, (a->w->stop = true, false));
-	grow_begin(a, vt, vc, vm);
-	UNGUARD(a, g);
-	return true;
-}
-
-static jint JNICALL g_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
-			  jlong class_tag, jlong referrer_class_tag, jlong size, jlong *tag_ptr,
-			  jlong *referrer_tag_ptr, jint length, void *ud)
-{
-	(void)info;
-	struct hva *a = ud;
-	struct lq *q = a->q;
-	struct grow *g = a->gw;
-	struct walk *w = a->w;
-	if (w->stop)
-		return JVMTI_VISIT_ABORT;
-	if (*a->interrupted) {
-		hv_set_fail(&a->view, HV_INTERRUPTED, "interrupted");
-		w->stop = true;
-		return JVMTI_VISIT_ABORT;
-	}
-	lq_note_size(q, class_tag, *tag_ptr, size);
-	if (!referrer_tag_ptr)
-		return 0;	/* a GC root: the walk starts at the seeds' array instead */
-	jlong rt = *referrer_tag_ptr;
-	struct lentry *re = lq_entry(q, rt);
-	bool cls_ref = kind == JVMTI_HEAP_REFERENCE_CLASS;
-	if (re && (re->flags & LE_SELF))	/* the seeds' array: its elements are visited */
-		return cls_ref ? 0 : JVMTI_VISIT_OBJECTS;
-	if (cls_ref || ((rt & LQ_TAG_CLASS) && (!g->active || rt != g->cur_tag))) {
-		grow_finish(a);
-		if (w->stop)
-			return JVMTI_VISIT_ABORT;
-		uint32_t rc = class_index(q, referrer_class_tag);
-		uint32_t m = (rt & LQ_TAG_CLASS) ? (uint32_t)(rt & 0xffffffff) : 0;
-		if (rc == LQ_NONE && !m)
-			return 0;	/* a class loaded since the analysis began */
-		if (!grow_begin_guarded(a, rt, rc, m))
-			return JVMTI_VISIT_ABORT;
-		if (cls_ref)
-			return 0;
-	}
-	enum hv_ref_kind rk = ref_kind(kind);
-	if (!g->active || rk == HV_REF_CONSTANT)
-		return 0;
-	uint32_t c = class_index(q, class_tag);
-	jlong t = *tag_ptr;
-	uint32_t m = (t & LQ_TAG_CLASS) ? (uint32_t)(t & 0xffffffff) : 0;
-	if (c == LQ_NONE || m > q->ncls)
-		return 0;
-	struct lentry *e = m ? NULL : lq_entry(q, t);
-	if (e && (e->flags & (LE_SELF | LE_SENTINEL)))
-		return 0;
-	if (m ? q->cls[m - 1].owner : e ? e->inst : 0)
-		return 0;	/* in an instance already */
-	a->tg.live = true;
-	a->tg.cls = m ? q->c_class : c;
-	a->tg.mirror = m;
-	a->tg.length = q->cls[c].elem && !m ? length : -1;
-	a->tg.tag_ptr = tag_ptr;
-	w->live = true;
-	w->tag_ptr = NULL;
-	bool joins = g->offer(g->ctx, current(a), TARGET, rk);
-	w->live = false;
-	a->tg.live = false;
-	if (hv_failed(&a->view)) {
-		w->stop = true;
-		return JVMTI_VISIT_ABORT;
-	}
-	return joins ? JVMTI_VISIT_OBJECTS : 0;
-}
-
-/* g_prim, g_string, g_array: what the walk reports of the object it visits. */
-static jint JNICALL g_prim(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
-			   jlong object_class_tag, jlong *object_tag_ptr, jvalue value,
-			   jvmtiPrimitiveType value_type, void *ud)
-{
-	(void)object_class_tag;
-	(void)value_type;
-	struct hva *a = ud;
-	struct walk *w = a->w;
-	if (w->stop)
-		return JVMTI_VISIT_ABORT;
-	if (!a->gw->active || *object_tag_ptr != a->gw->cur_tag || kind != JVMTI_HEAP_REFERENCE_FIELD)
-		return 0;
-	uint32_t ix = (uint32_t)info->field.index;
-	if (ix < w->w.nslots) {
-		w->w.slots[ix].gen = w->w.gen;
-		w->w.slots[ix].v = value;
-	}
-	return 0;
-}
-
-static jint JNICALL g_string(jlong class_tag, jlong size, jlong *tag_ptr, const jchar *value,
-			     jint value_length, void *ud)
-{
-	(void)class_tag;
-	(void)size;
-	struct hva *a = ud;
-	struct walk *w = a->w;
-	if (w->stop)
-		return JVMTI_VISIT_ABORT;
-	if (!a->gw->active || *tag_ptr != a->gw->cur_tag)
-		return 0;
-	GUARD(a, g, JVMTI_VISIT_ABORT);
-	lq_wtext(a->q, &w->w, value, value_length > 0 ? (size_t)value_length : 0);
-	UNGUARD(a, g);
-	return 0;
-}
-
-static jint JNICALL g_array(jlong class_tag, jlong size, jlong *tag_ptr, jint element_count,
-			    jvmtiPrimitiveType element_type, const void *elements, void *ud)
-{
-	(void)class_tag;
-	(void)size;
-	(void)element_type;
-	(void)elements;
-	struct hva *a = ud;
-	struct walk *w = a->w;
-	if (a->gw->active && *tag_ptr == a->gw->cur_tag)
-		w->length = element_count;
-	return w->stop ? JVMTI_VISIT_ABORT : 0;
-}
-
-/* joined_late: on_inclusion, through JNI, of what joined but the walk did not visit. */
-static void joined_late(struct hva *a, struct grow *g)
-{
-	struct lq *q = a->q;
-	for (uint32_t c = 0; c < q->ncls && !hv_failed(&a->view); c++)
-		if (q->cls[c].flags & LC_INCLUDE) {
-			q->cls[c].flags &= (uint8_t)~LC_INCLUDE;
-			g->joined(g->ctx, mirror_handle(a, c));
-		}
-	for (uint32_t k = 0; k < q->nent && !hv_failed(&a->view); k++)
-		if (q->ent[k].flags & LE_GROWN) {
-			q->ent[k].flags &= (uint8_t)~LE_GROWN;
-			{
-				GUARD(a, gd, );
-				grow(a);
-				pend(a, k);
-				resolve(a, k);
-				UNGUARD(a, gd);
-			}
-			if (a->refs[k] && a->refs[k] != PENDING)
-				g->joined(g->ctx, k);
-		}
-}
-
-/* A visit of every object (hva_objects_visit). */
-struct visit_walk {
-	bool (*fn)(void *ctx, uint32_t obj);
-	void *ctx;
-	const uint8_t *classes;
-	bool active;		/* at an object to deliver */
-	jlong cur_tag;
-	jlong self_tag;		/* the agent's thread: its stack's roots are not followed */
-};
-
-/* visit_finish: the visit of the object the walk is at is over: fn on it. */
-static void visit_finish(struct hva *a)
-{
-	struct visit_walk *vw = a->vw;
-	struct walk *w = a->w;
-	if (!vw->active)
-		return;
-	vw->active = false;
-	if (w->stop)
-		return;
-	w->live = true;
-	w->tag_ptr = NULL;
-	bool go = vw->fn(vw->ctx, current(a));
-	w->live = false;
-	if (!go || hv_failed(&a->view))
-		w->stop = true;
-}
-
-/*
- * visit_begin: the walk reaches the object tagged *tag_ptr, of class c (a
- * class object: m + 1): delivered when its visit is over if its class is
- * wanted, tagged now (the one callback whose tag_ptr is its own) so that it
- * can be kept then. May lq_raise (LQ_LIMIT).
- */
-static void visit_begin(struct hva *a, jlong *tag_ptr, uint32_t c, uint32_t mirror)
-{
-	struct lq *q = a->q;
-	struct visit_walk *vw = a->vw;
-	struct walk *w = a->w;
-	jlong t = *tag_ptr;
-	struct lentry *e = mirror ? NULL : lq_entry(q, t);
-	uint32_t cls = mirror ? q->c_class : c;
-	vw->cur_tag = t;
-	vw->active = !(e && (e->flags & (LE_SELF | LE_SENTINEL))) &&
-		     (!vw->classes || (vw->classes[cls / 8] & (1u << (cls % 8))));
-	if (!vw->active)
-		return;
-	uint32_t h = HV_NONE;
-	if (mirror) {
-		h = mirror_handle(a, mirror - 1);
-	} else if (e) {
-		h = (uint32_t)(t & 0xffffffff) - 1;
-		grow(a);
-		if (a->ecls[h] == LQ_NONE) {
-			a->ecls[h] = c;
-			a->elen[h] = -1;
-		}
-	} else {
-		jlong nt;
-		h = new_handle(a, c, -1, &nt);
-		*tag_ptr = nt;
-		vw->cur_tag = nt;
-	}
-	w->cls = cls;
-	w->mirror = mirror;
-	w->kept = h;
-	w->length = a->elen[h];
-	w->w.gen++;
-	w->w.text = NULL;
-	q->objects_seen++;
-}
-
-static bool visit_begin_guarded(struct hva *a, jlong *tag_ptr, uint32_t c, uint32_t mirror)
-{
-	jlong *volatile vt = tag_ptr;	/* read after the guard's setjmp */
-	volatile uint32_t vc = c, vm = mirror;
-	GUARD(a, g, (a->w->stop = true, false));
-	visit_begin(a, vt, vc, vm);
-	UNGUARD(a, g);
-	return true;
-}
-
-static jint JNICALL v_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
-			  jlong class_tag, jlong referrer_class_tag, jlong size, jlong *tag_ptr,
-			  jlong *referrer_tag_ptr, jint length, void *ud)
-{
-	struct hva *a = ud;
-	struct lq *q = a->q;
-	struct visit_walk *vw = a->vw;
-	struct walk *w = a->w;
-	if (w->stop)
-		return JVMTI_VISIT_ABORT;
-	if (*a->interrupted) {
-		hv_set_fail(&a->view, HV_INTERRUPTED, "interrupted");
-		w->stop = true;
-		return JVMTI_VISIT_ABORT;
-	}
-	lq_note_size(q, class_tag, *tag_ptr, size);
-	if (!referrer_tag_ptr) {	/* a GC root: followed, but the agent's own stack */
-		jlong tt = kind == JVMTI_HEAP_REFERENCE_STACK_LOCAL ? info->stack_local.thread_tag
-			   : kind == JVMTI_HEAP_REFERENCE_JNI_LOCAL ? info->jni_local.thread_tag : 0;
-		return vw->self_tag && tt == vw->self_tag ? 0 : JVMTI_VISIT_OBJECTS;
-	}
-	jlong rt = *referrer_tag_ptr;
-	struct lentry *re = lq_entry(q, rt);
-	if (re && (re->flags & LE_SELF))
-		return 0;	/* the agent's own objects */
-	if (kind == JVMTI_HEAP_REFERENCE_CLASS || ((rt & LQ_TAG_CLASS) && rt != vw->cur_tag)) {
-		visit_finish(a);
-		if (w->stop)
-			return JVMTI_VISIT_ABORT;
-		uint32_t rc = class_index(q, referrer_class_tag);
-		uint32_t m = (rt & LQ_TAG_CLASS) ? (uint32_t)(rt & 0xffffffff) : 0;
-		if (rc == LQ_NONE && !m)
-			return 0;	/* a class loaded since the analysis began */
-		if (m > q->ncls)
-			return JVMTI_VISIT_OBJECTS;
-		if (!visit_begin_guarded(a, referrer_tag_ptr, rc, m))
-			return JVMTI_VISIT_ABORT;
-	}
-	if (vw->active && kind == JVMTI_HEAP_REFERENCE_FIELD && !w->mirror &&
-	    (uint32_t)info->field.index < w->w.nslots) {
-		struct wslot *sl = &w->w.slots[info->field.index];
-		sl->gen = w->w.gen;
-		sl->ref = true;
-		uint32_t c = class_index(q, class_tag);
-		sl->cls = c == LQ_NONE ? q->c_object : c;
-		sl->length = c != LQ_NONE && q->cls[c].elem ? length : -1;
-		sl->tag = *tag_ptr;
-	}
-	return JVMTI_VISIT_OBJECTS;
-}
-
-static jint JNICALL v_prim(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
-			   jlong object_class_tag, jlong *object_tag_ptr, jvalue value,
-			   jvmtiPrimitiveType value_type, void *ud)
-{
-	(void)object_class_tag;
-	(void)value_type;
-	struct hva *a = ud;
-	struct walk *w = a->w;
-	if (w->stop)
-		return JVMTI_VISIT_ABORT;
-	if (!a->vw->active || *object_tag_ptr != a->vw->cur_tag || kind != JVMTI_HEAP_REFERENCE_FIELD)
-		return 0;
-	uint32_t ix = (uint32_t)info->field.index;
-	if (ix < w->w.nslots) {
-		w->w.slots[ix].gen = w->w.gen;
-		w->w.slots[ix].ref = false;
-		w->w.slots[ix].v = value;
-	}
-	return 0;
-}
-
-static jint JNICALL v_string(jlong class_tag, jlong size, jlong *tag_ptr, const jchar *value,
-			     jint value_length, void *ud)
-{
-	(void)class_tag;
-	(void)size;
-	struct hva *a = ud;
-	struct walk *w = a->w;
-	if (w->stop)
-		return JVMTI_VISIT_ABORT;
-	if (!a->vw->active || *tag_ptr != a->vw->cur_tag)
-		return 0;
-	GUARD(a, g, JVMTI_VISIT_ABORT);
-	lq_wtext(a->q, &w->w, value, value_length > 0 ? (size_t)value_length : 0);
-	UNGUARD(a, g);
-	return 0;
-}
-
-static jint JNICALL v_array(jlong class_tag, jlong size, jlong *tag_ptr, jint element_count,
-			    jvmtiPrimitiveType element_type, const void *elements, void *ud)
-{
-	(void)class_tag;
-	(void)size;
-	(void)element_type;
-	(void)elements;
-	struct hva *a = ud;
-	struct walk *w = a->w;
-	if (a->vw->active && *tag_ptr == a->vw->cur_tag) {
-		w->length = element_count;
-		if (w->kept != HV_NONE && w->kept < a->cap)
-			a->elen[w->kept] = element_count;
-	}
-	return w->stop ? JVMTI_VISIT_ABORT : 0;
-}
-
-static bool walk_slots(struct hva *a, struct walk *w);
-
-/*
- * objects_visit: one FollowReferences from the GC roots, every reference
- * followed (after the request's GC every object is reached), each object of
- * the wanted classes tagged when it is reached and handed to fn when its
- * visit is over (its fields, its references, a String's text reported).
- */
-static void hva_objects_visit(struct hv *v, const uint8_t *classes,
-			      bool (*fn)(void *ctx, uint32_t obj), void *ctx)
-{
-	struct hva *a = v->self;
-	struct lq *q = a->q;
-	if (!walk_begin(a))
-		return;
-	struct walk w;
-	memset(&w, 0, sizeof w);
-	w.kept = HV_NONE;
-	if (!walk_slots(a, &w))
-		return;
-	struct visit_walk vw = {fn, ctx, classes, false, 0, 0};
-	if (q->self_thread)
-		(*q->jv)->GetTag(q->jv, q->self_thread, &vw.self_tag);
-	jvmtiHeapCallbacks cb;
-	memset(&cb, 0, sizeof cb);
-	cb.heap_reference_callback = v_ref;
-	cb.primitive_field_callback = v_prim;
-	cb.string_primitive_value_callback = v_string;
-	cb.array_primitive_value_callback = v_array;
-	a->w = &w;
-	a->vw = &vw;
-	walk_from(a, &cb, a, true, NULL);
-	if (!w.stop)
-		visit_finish(a);
-	a->w = NULL;
-	a->vw = NULL;
-	free(w.w.textbuf);	/* what was kept resolves when first read (get) */
-}
-
-/* walk_slots: w's slots for the fields of any class; false: no memory (the view failed). */
-static bool walk_slots(struct hva *a, struct walk *w)
-{
-	struct lq *q = a->q;
-	volatile uint32_t most = 0;	/* read after the guard's setjmp */
-	for (uint32_t c = 0; c < q->ncls; c++)
-		if (q->cls[c].nindex > most)
-			most = q->cls[c].nindex;
-	GUARD(a, g, false);
-	w->w.nslots = most + 1;
-	w->w.slots = lq_alloc(q, (size_t)w->w.nslots * sizeof *w->w.slots);
-	UNGUARD(a, g);
-	return true;
-}
-
-/* grow_prepare: the seeds' array tagged as the agent's own, the walk's slots; false: no memory. */
-static bool grow_prepare(struct hva *a, jobject arr, uint32_t n, struct walk *w)
-{
-	struct lq *q = a->q;
-	volatile uint32_t most = 0;	/* read after the guard's setjmp */
-	for (uint32_t c = 0; c < q->ncls; c++)
-		if (q->cls[c].nindex > most)
-			most = q->cls[c].nindex;
-	GUARD(a, g, false);
-	(*q->jv)->SetTag(q->jv, arr, lq_new_entry(q, 0, (int32_t)n, LE_SELF));
-	w->w.nslots = most + 1;
-	w->w.slots = lq_alloc(q, (size_t)w->w.nslots * sizeof *w->w.slots);
-	UNGUARD(a, g);
-	return true;
-}
-
-/*
- * grow: one FollowReferences from an array of the seeds (lqset.c's step 4,
- * one instance at a time): each reference from an object the walk visits
- * (a seed, or one that joined) to one in no instance is offered; what joins
- * is tagged with its owner and visited in turn, and joined() runs when its
- * visit is over (its primitive fields and a String's text reported), or
- * after the walk, through JNI, for what the walk did not visit.
- */
-static void hva_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
-		     bool (*offer)(void *ctx, uint32_t referrer, uint32_t target,
-				   enum hv_ref_kind kind),
-		     void (*joined)(void *ctx, uint32_t obj), void *ctx)
-{
-	struct hva *a = v->self;
-	struct lq *q = a->q;
-	JNIEnv *env = q->jni;
-	if (!n || !walk_begin(a))
-		return;
-	for (uint32_t k = 0; k < n; k++)	/* the seeds' references (not in the walk) */
-		if (seeds[k] < a->cap && a->refs[seeds[k]] == PENDING) {
-			GUARD(a, g, );
-			resolve(a, seeds[k]);
-			UNGUARD(a, g);
-		}
-	jobjectArray arr = (*env)->NewObjectArray(env, (jsize)n, q->cls[q->c_object].ref, NULL);
-	if (!arr) {
-		(*env)->ExceptionClear(env);
-		hv_set_fail(v, HV_ERROR, "the JVM could not allocate an array of %u objects", n);
-		return;
-	}
-	for (uint32_t k = 0; k < n; k++) {	/* marked seeds for the walk (grow_begin) */
-		uint32_t h = seeds[k];
-		jobject r = h < a->cap ? (a->emirror[h] ? q->cls[a->emirror[h] - 1].ref : a->refs[h])
-				       : NULL;
-		if (!r || r == PENDING)
-			continue;
-		(*env)->SetObjectArrayElement(env, arr, (jsize)k, r);
-		if (a->emirror[h])
-			q->cls[a->emirror[h] - 1].flags |= LC_SEED;
-		else
-			q->ent[h].flags |= LE_SEED;
-	}
-	struct walk w;
-	memset(&w, 0, sizeof w);
-	w.kept = HV_NONE;
-	struct grow g = {offer, joined, ctx, false, 0, false};
-	if (!grow_prepare(a, arr, n, &w)) {
-		(*env)->DeleteLocalRef(env, arr);
-		return;
-	}
-	jvmtiHeapCallbacks cb;
-	memset(&cb, 0, sizeof cb);
-	cb.heap_reference_callback = g_ref;
-	cb.primitive_field_callback = g_prim;
-	cb.string_primitive_value_callback = g_string;
-	cb.array_primitive_value_callback = g_array;
-	a->w = &w;
-	a->gw = &g;
-	walk_from(a, &cb, a, true, arr);
-	if (!w.stop)
-		grow_finish(a);
-	a->w = NULL;
-	free(w.w.textbuf);
-	(*env)->DeleteLocalRef(env, arr);
-	for (uint32_t k = 0; k < n; k++) {
-		uint32_t h = seeds[k];
-		if (h >= a->cap)
-			continue;
-		if (a->emirror[h])
-			q->cls[a->emirror[h] - 1].flags &= (uint8_t)~LC_SEED;
-		else
-			q->ent[h].flags &= (uint8_t)~LE_SEED;
-	}
-	if (!w.stop && !hv_failed(v))
-		joined_late(a, &g);
-	a->gw = NULL;
-}
-
 /* ---- handles ---- */
 
-static uint32_t hva_keep(struct hv *v, uint32_t obj)
+uint32_t hva_keep(struct hv *v, uint32_t obj)
 {
 	struct hva *a = v->self;
 	struct walk *w = a->w;
@@ -1928,9 +1170,9 @@ static uint32_t hva_keep(struct hv *v, uint32_t obj)
 		return obj;
 	if (obj == TARGET && a->tg.live) {
 		GUARD(a, g, HV_NONE);
-		uint32_t h = target_handle(a);
+		uint32_t h = hva_target_handle(a);
 		if (!a->emirror[h] && !a->refs[h])
-			pend(a, h);
+			hva_pend(a, h);
 		UNGUARD(a, g);
 		return h;
 	}
@@ -1941,24 +1183,24 @@ static uint32_t hva_keep(struct hv *v, uint32_t obj)
 	if (w->kept != HV_NONE) {
 		if (!a->emirror[w->kept] && !a->refs[w->kept]) {	/* met in a growth walk */
 			GUARD(a, g, HV_NONE);
-			pend(a, w->kept);
+			hva_pend(a, w->kept);
 			UNGUARD(a, g);
 		}
 		return w->kept;
 	}
 	if (!w->tag_ptr) {
-		cannot(a, "an object the heap iteration reported after its last callback");
+		hva_cannot(a, "an object the heap iteration reported after its last callback");
 		return HV_NONE;
 	}
 	GUARD(a, g, HV_NONE);
 	uint32_t h;
 	if (w->mirror) {
-		h = mirror_handle(a, w->mirror - 1);
+		h = hva_mirror_handle(a, w->mirror - 1);
 	} else {
 		jlong t;
-		h = new_handle(a, w->cls, w->length, &t);
+		h = hva_new_handle(a, w->cls, w->length, &t);
 		*w->tag_ptr = t;
-		pend(a, h);
+		hva_pend(a, h);
 	}
 	UNGUARD(a, g);
 	w->kept = h;

@@ -1,0 +1,701 @@
+/*
+ * hva_settype.c - a set type on the agent's heap view (hva_internal.h;
+ * docs/dsl.md "Set types: semantics", docs/agent.md): owners in the
+ * analysis' tags (an entry's inst, a class's owner), step 3's visit of
+ * every object (one FollowReferences from the GC roots), and step 4's
+ * growth (one FollowReferences from an array of one instance's members),
+ * as lqset.c does them for the agent's own evaluator.
+ */
+#include "hva_internal.h"
+
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ag.h"
+
+/* ---- set types ---- */
+
+
+/*
+ * target_handle: the handle of the object a growth's reference reaches: its
+ * class object's, its entry's, or a new entry tagged through the
+ * callback's tag_ptr. May lq_raise (LQ_LIMIT).
+ */
+uint32_t hva_target_handle(struct hva *a)
+{
+	struct lq *q = a->q;
+	if (a->tg.mirror)
+		return hva_mirror_handle(a, a->tg.mirror - 1);
+	jlong t = *a->tg.tag_ptr;
+	if (lq_entry(q, t)) {
+		uint32_t h = (uint32_t)(t & 0xffffffff) - 1;
+		hva_room(a);
+		if (a->ecls[h] == LQ_NONE) {
+			a->ecls[h] = a->tg.cls;
+			a->elen[h] = a->tg.length;
+		}
+		return h;
+	}
+	jlong nt;
+	uint32_t h = hva_new_handle(a, a->tg.cls, a->tg.length, &nt);
+	*a->tg.tag_ptr = nt;
+	return h;
+}
+
+/* owner_slot: where the owner of handle h is kept: its class's, or its entry's. */
+static uint32_t *owner_slot(struct hva *a, uint32_t h)
+{
+	struct lq *q = a->q;
+	if (a->emirror[h])
+		return &q->cls[a->emirror[h] - 1].owner;
+	return &q->ent[h].inst;
+}
+
+/* owners: every object in no instance (entries' inst, classes' owner), on and off alike. */
+void hva_owners(struct hv *v, bool on)
+{
+	(void)on;
+	struct hva *a = v->self;
+	struct lq *q = a->q;
+	for (uint32_t k = 0; k < q->nent; k++) {
+		q->ent[k].inst = 0;
+		q->ent[k].flags &= (uint8_t)~LE_GROWN;
+	}
+	for (uint32_t c = 0; c < q->ncls; c++) {
+		q->cls[c].owner = 0;
+		q->cls[c].flags &= (uint8_t)~LC_INCLUDE;
+	}
+}
+
+uint32_t hva_owner(struct hv *v, uint32_t obj)
+{
+	struct hva *a = v->self;
+	struct lq *q = a->q;
+	struct walk *w = a->w;
+	if (obj == TARGET && a->tg.live) {
+		if (a->tg.mirror)
+			return q->cls[a->tg.mirror - 1].owner;
+		struct lentry *e = lq_entry(q, *a->tg.tag_ptr);
+		return e ? e->inst : 0;
+	}
+	if ((obj & HV_TRANSIENT) && (obj & ~HV_TRANSIENT) >= 2 && a->vw && w) {
+		uint32_t ix = (obj & ~HV_TRANSIENT) - 2;
+		if (ix >= w->w.nslots)
+			return 0;
+		struct lentry *e = lq_entry(q, w->w.slots[ix].tag);
+		return e ? e->inst : 0;
+	}
+	if (obj & HV_TRANSIENT) {
+		struct ob o;
+		if (!hva_get(a, obj, &o))
+			return 0;
+		if (o.mirror)
+			return q->cls[o.mirror - 1].owner;
+		return w->kept != HV_NONE ? q->ent[w->kept].inst : 0;
+	}
+	if (obj >= a->cap || a->ecls[obj] == LQ_NONE)
+		return 0;
+	return *owner_slot(a, obj);
+}
+
+void hva_set_owner(struct hv *v, uint32_t obj, uint32_t id)
+{
+	struct hva *a = v->self;
+	struct lq *q = a->q;
+	uint32_t h = obj;
+	if (obj == TARGET && a->tg.live) {	/* tagged: no reference (millions may join) */
+		GUARD(a, g, );
+		h = hva_target_handle(a);
+		UNGUARD(a, g);
+	} else if (obj & HV_TRANSIENT) {
+		h = hva_keep(v, obj);	/* a tag, so that the walk and later reads know it */
+		if (h == HV_NONE)
+			return;
+	}
+	if (h >= a->cap || a->ecls[h] == LQ_NONE) {
+		hv_set_fail(v, HV_ERROR, "no object with handle %u", h);
+		return;
+	}
+	*owner_slot(a, h) = id;
+	if (a->gw && obj == TARGET) {	/* joined in this growth: on_inclusion when visited */
+		if (a->emirror[h])
+			q->cls[a->emirror[h] - 1].flags |= LC_INCLUDE;
+		else
+			q->ent[h].flags |= LE_GROWN;
+	}
+}
+
+/* A growth walk under way (hva_grow). */
+struct grow {
+	bool (*offer)(void *ctx, uint32_t referrer, uint32_t target, enum hv_ref_kind kind);
+	void (*joined)(void *ctx, uint32_t obj);
+	void *ctx;
+	bool active;		/* the walk is at an object (a seed or one that joined) */
+	jlong cur_tag;
+	bool grown;		/* it joined in this walk: joined() when its visit ends */
+};
+
+static enum hv_ref_kind ref_kind(jvmtiHeapReferenceKind kind)
+{
+	switch (kind) {
+	case JVMTI_HEAP_REFERENCE_FIELD: return HV_REF_FIELD;
+	case JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT: return HV_REF_ELEMENT;
+	case JVMTI_HEAP_REFERENCE_STATIC_FIELD: return HV_REF_STATIC;
+	case JVMTI_HEAP_REFERENCE_SUPERCLASS: return HV_REF_SUPER;
+	case JVMTI_HEAP_REFERENCE_CLASS_LOADER: return HV_REF_LOADER;
+	case JVMTI_HEAP_REFERENCE_SIGNERS: return HV_REF_SIGNERS;
+	case JVMTI_HEAP_REFERENCE_PROTECTION_DOMAIN: return HV_REF_DOMAIN;
+	default: return HV_REF_CONSTANT;	/* class, constant pool, interface: not followed */
+	}
+}
+
+/* current: the handle an offer or joined() gets for the object the growth walk is at. */
+static uint32_t current(struct hva *a)
+{
+	struct walk *w = a->w;
+	if (w->kept != HV_NONE && (a->emirror[w->kept] || a->refs[w->kept]))
+		return w->kept;	/* a seed, or met before with its reference */
+	return HV_TRANSIENT;
+}
+
+/* grow_finish: the visit of the object the walk is at is over: its on_inclusion if it joined. */
+static void grow_finish(struct hva *a)
+{
+	struct grow *g = a->gw;
+	struct walk *w = a->w;
+	if (!g->active)
+		return;
+	g->active = false;
+	if (!g->grown || w->stop)
+		return;
+	struct lq *q = a->q;
+	if (w->mirror)
+		q->cls[w->mirror - 1].flags &= (uint8_t)~LC_INCLUDE;
+	else if (w->kept != HV_NONE)
+		q->ent[w->kept].flags &= (uint8_t)~LE_GROWN;
+	w->live = true;
+	w->tag_ptr = NULL;
+	g->joined(g->ctx, current(a));
+	w->live = false;
+	if (hv_failed(&a->view))
+		w->stop = true;
+}
+
+/* grow_begin: the walk visits the object tagged t, of class c (a class object: m + 1). */
+static void grow_begin(struct hva *a, jlong t, uint32_t c, uint32_t mirror)
+{
+	struct lq *q = a->q;
+	struct grow *g = a->gw;
+	struct walk *w = a->w;
+	struct lentry *e = mirror ? NULL : lq_entry(q, t);
+	uint32_t h = mirror ? (mirror - 1 < q->ncls ? hva_mirror_handle(a, mirror - 1) : HV_NONE)
+		     : e ? (uint32_t)(t & 0xffffffff) - 1 : HV_NONE;
+	if (h != HV_NONE)
+		hva_room(a);
+	uint8_t cf = mirror && mirror - 1 < q->ncls ? q->cls[mirror - 1].flags : 0;
+	uint8_t ef = e ? e->flags : 0;
+	g->cur_tag = t;
+	g->grown = mirror ? (cf & LC_INCLUDE) != 0 : (ef & LE_GROWN) != 0;
+	/* only a seed or what joined is expanded (the seeds' array's class is visited too) */
+	g->active = g->grown || (mirror ? (cf & LC_SEED) : (ef & LE_SEED));
+	w->cls = mirror ? q->c_class : c;
+	w->mirror = mirror;
+	w->kept = h;
+	w->length = h != HV_NONE ? a->elen[h] : -1;
+	w->w.gen++;
+	w->w.text = NULL;
+	q->objects_seen++;
+}
+
+/* grow_begin_guarded: grow_begin, false (the walk stops) when it ran out of memory. */
+static bool grow_begin_guarded(struct hva *a, jlong t, uint32_t c, uint32_t mirror)
+{
+	volatile jlong vt = t;	/* read after the guard's setjmp */
+	volatile uint32_t vc = c, vm = mirror;
+	GUARD(a, g, (a->w->stop = true, false));
+	grow_begin(a, vt, vc, vm);
+	UNGUARD(a, g);
+	return true;
+}
+
+static jint JNICALL g_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
+			  jlong class_tag, jlong referrer_class_tag, jlong size, jlong *tag_ptr,
+			  jlong *referrer_tag_ptr, jint length, void *ud)
+{
+	(void)info;
+	struct hva *a = ud;
+	struct lq *q = a->q;
+	struct grow *g = a->gw;
+	struct walk *w = a->w;
+	if (w->stop)
+		return JVMTI_VISIT_ABORT;
+	if (*a->interrupted) {
+		hv_set_fail(&a->view, HV_INTERRUPTED, "interrupted");
+		w->stop = true;
+		return JVMTI_VISIT_ABORT;
+	}
+	lq_note_size(q, class_tag, *tag_ptr, size);
+	if (!referrer_tag_ptr)
+		return 0;	/* a GC root: the walk starts at the seeds' array instead */
+	jlong rt = *referrer_tag_ptr;
+	struct lentry *re = lq_entry(q, rt);
+	bool cls_ref = kind == JVMTI_HEAP_REFERENCE_CLASS;
+	if (re && (re->flags & LE_SELF))	/* the seeds' array: its elements are visited */
+		return cls_ref ? 0 : JVMTI_VISIT_OBJECTS;
+	if (cls_ref || ((rt & LQ_TAG_CLASS) && (!g->active || rt != g->cur_tag))) {
+		grow_finish(a);
+		if (w->stop)
+			return JVMTI_VISIT_ABORT;
+		uint32_t rc = hva_class_index(q, referrer_class_tag);
+		uint32_t m = (rt & LQ_TAG_CLASS) ? (uint32_t)(rt & 0xffffffff) : 0;
+		if (rc == LQ_NONE && !m)
+			return 0;	/* a class loaded since the analysis began */
+		if (!grow_begin_guarded(a, rt, rc, m))
+			return JVMTI_VISIT_ABORT;
+		if (cls_ref)
+			return 0;
+	}
+	enum hv_ref_kind rk = ref_kind(kind);
+	if (!g->active || rk == HV_REF_CONSTANT)
+		return 0;
+	uint32_t c = hva_class_index(q, class_tag);
+	jlong t = *tag_ptr;
+	uint32_t m = (t & LQ_TAG_CLASS) ? (uint32_t)(t & 0xffffffff) : 0;
+	if (c == LQ_NONE || m > q->ncls)
+		return 0;
+	struct lentry *e = m ? NULL : lq_entry(q, t);
+	if (e && (e->flags & (LE_SELF | LE_SENTINEL)))
+		return 0;
+	if (m ? q->cls[m - 1].owner : e ? e->inst : 0)
+		return 0;	/* in an instance already */
+	a->tg.live = true;
+	a->tg.cls = m ? q->c_class : c;
+	a->tg.mirror = m;
+	a->tg.length = q->cls[c].elem && !m ? length : -1;
+	a->tg.tag_ptr = tag_ptr;
+	w->live = true;
+	w->tag_ptr = NULL;
+	bool joins = g->offer(g->ctx, current(a), TARGET, rk);
+	w->live = false;
+	a->tg.live = false;
+	if (hv_failed(&a->view)) {
+		w->stop = true;
+		return JVMTI_VISIT_ABORT;
+	}
+	return joins ? JVMTI_VISIT_OBJECTS : 0;
+}
+
+/* g_prim, g_string, g_array: what the walk reports of the object it visits. */
+static jint JNICALL g_prim(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
+			   jlong object_class_tag, jlong *object_tag_ptr, jvalue value,
+			   jvmtiPrimitiveType value_type, void *ud)
+{
+	(void)object_class_tag;
+	(void)value_type;
+	struct hva *a = ud;
+	struct walk *w = a->w;
+	if (w->stop)
+		return JVMTI_VISIT_ABORT;
+	if (!a->gw->active || *object_tag_ptr != a->gw->cur_tag || kind != JVMTI_HEAP_REFERENCE_FIELD)
+		return 0;
+	uint32_t ix = (uint32_t)info->field.index;
+	if (ix < w->w.nslots) {
+		w->w.slots[ix].gen = w->w.gen;
+		w->w.slots[ix].v = value;
+	}
+	return 0;
+}
+
+static jint JNICALL g_string(jlong class_tag, jlong size, jlong *tag_ptr, const jchar *value,
+			     jint value_length, void *ud)
+{
+	(void)class_tag;
+	(void)size;
+	struct hva *a = ud;
+	struct walk *w = a->w;
+	if (w->stop)
+		return JVMTI_VISIT_ABORT;
+	if (!a->gw->active || *tag_ptr != a->gw->cur_tag)
+		return 0;
+	GUARD(a, g, JVMTI_VISIT_ABORT);
+	lq_wtext(a->q, &w->w, value, value_length > 0 ? (size_t)value_length : 0);
+	UNGUARD(a, g);
+	return 0;
+}
+
+static jint JNICALL g_array(jlong class_tag, jlong size, jlong *tag_ptr, jint element_count,
+			    jvmtiPrimitiveType element_type, const void *elements, void *ud)
+{
+	(void)class_tag;
+	(void)size;
+	(void)element_type;
+	(void)elements;
+	struct hva *a = ud;
+	struct walk *w = a->w;
+	if (a->gw->active && *tag_ptr == a->gw->cur_tag)
+		w->length = element_count;
+	return w->stop ? JVMTI_VISIT_ABORT : 0;
+}
+
+/* joined_late: on_inclusion, through JNI, of what joined but the walk did not visit. */
+static void joined_late(struct hva *a, struct grow *g)
+{
+	struct lq *q = a->q;
+	for (uint32_t c = 0; c < q->ncls && !hv_failed(&a->view); c++)
+		if (q->cls[c].flags & LC_INCLUDE) {
+			q->cls[c].flags &= (uint8_t)~LC_INCLUDE;
+			g->joined(g->ctx, hva_mirror_handle(a, c));
+		}
+	for (uint32_t k = 0; k < q->nent && !hv_failed(&a->view); k++)
+		if (q->ent[k].flags & LE_GROWN) {
+			q->ent[k].flags &= (uint8_t)~LE_GROWN;
+			{
+				GUARD(a, gd, );
+				hva_room(a);
+				hva_pend(a, k);
+				hva_resolve(a, k);
+				UNGUARD(a, gd);
+			}
+			if (a->refs[k] && a->refs[k] != PENDING)
+				g->joined(g->ctx, k);
+		}
+}
+
+/* A visit of every object (hva_objects_visit). */
+struct visit_walk {
+	bool (*fn)(void *ctx, uint32_t obj);
+	void *ctx;
+	const uint8_t *classes;
+	bool active;		/* at an object to deliver */
+	jlong cur_tag;
+	jlong self_tag;		/* the agent's thread: its stack's roots are not followed */
+};
+
+/* visit_finish: the visit of the object the walk is at is over: fn on it. */
+static void visit_finish(struct hva *a)
+{
+	struct visit_walk *vw = a->vw;
+	struct walk *w = a->w;
+	if (!vw->active)
+		return;
+	vw->active = false;
+	if (w->stop)
+		return;
+	w->live = true;
+	w->tag_ptr = NULL;
+	bool go = vw->fn(vw->ctx, current(a));
+	w->live = false;
+	if (!go || hv_failed(&a->view))
+		w->stop = true;
+}
+
+/*
+ * visit_begin: the walk reaches the object tagged *tag_ptr, of class c (a
+ * class object: m + 1): delivered when its visit is over if its class is
+ * wanted, tagged now (the one callback whose tag_ptr is its own) so that it
+ * can be kept then. May lq_raise (LQ_LIMIT).
+ */
+static void visit_begin(struct hva *a, jlong *tag_ptr, uint32_t c, uint32_t mirror)
+{
+	struct lq *q = a->q;
+	struct visit_walk *vw = a->vw;
+	struct walk *w = a->w;
+	jlong t = *tag_ptr;
+	struct lentry *e = mirror ? NULL : lq_entry(q, t);
+	uint32_t cls = mirror ? q->c_class : c;
+	vw->cur_tag = t;
+	vw->active = !(e && (e->flags & (LE_SELF | LE_SENTINEL))) &&
+		     (!vw->classes || (vw->classes[cls / 8] & (1u << (cls % 8))));
+	if (!vw->active)
+		return;
+	uint32_t h = HV_NONE;
+	if (mirror) {
+		h = hva_mirror_handle(a, mirror - 1);
+	} else if (e) {
+		h = (uint32_t)(t & 0xffffffff) - 1;
+		hva_room(a);
+		if (a->ecls[h] == LQ_NONE) {
+			a->ecls[h] = c;
+			a->elen[h] = -1;
+		}
+	} else {
+		jlong nt;
+		h = hva_new_handle(a, c, -1, &nt);
+		*tag_ptr = nt;
+		vw->cur_tag = nt;
+	}
+	w->cls = cls;
+	w->mirror = mirror;
+	w->kept = h;
+	w->length = a->elen[h];
+	w->w.gen++;
+	w->w.text = NULL;
+	q->objects_seen++;
+}
+
+static bool visit_begin_guarded(struct hva *a, jlong *tag_ptr, uint32_t c, uint32_t mirror)
+{
+	jlong *volatile vt = tag_ptr;	/* read after the guard's setjmp */
+	volatile uint32_t vc = c, vm = mirror;
+	GUARD(a, g, (a->w->stop = true, false));
+	visit_begin(a, vt, vc, vm);
+	UNGUARD(a, g);
+	return true;
+}
+
+static jint JNICALL v_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
+			  jlong class_tag, jlong referrer_class_tag, jlong size, jlong *tag_ptr,
+			  jlong *referrer_tag_ptr, jint length, void *ud)
+{
+	struct hva *a = ud;
+	struct lq *q = a->q;
+	struct visit_walk *vw = a->vw;
+	struct walk *w = a->w;
+	if (w->stop)
+		return JVMTI_VISIT_ABORT;
+	if (*a->interrupted) {
+		hv_set_fail(&a->view, HV_INTERRUPTED, "interrupted");
+		w->stop = true;
+		return JVMTI_VISIT_ABORT;
+	}
+	lq_note_size(q, class_tag, *tag_ptr, size);
+	if (!referrer_tag_ptr) {	/* a GC root: followed, but the agent's own stack */
+		jlong tt = kind == JVMTI_HEAP_REFERENCE_STACK_LOCAL ? info->stack_local.thread_tag
+			   : kind == JVMTI_HEAP_REFERENCE_JNI_LOCAL ? info->jni_local.thread_tag : 0;
+		return vw->self_tag && tt == vw->self_tag ? 0 : JVMTI_VISIT_OBJECTS;
+	}
+	jlong rt = *referrer_tag_ptr;
+	struct lentry *re = lq_entry(q, rt);
+	if (re && (re->flags & LE_SELF))
+		return 0;	/* the agent's own objects */
+	if (kind == JVMTI_HEAP_REFERENCE_CLASS || ((rt & LQ_TAG_CLASS) && rt != vw->cur_tag)) {
+		visit_finish(a);
+		if (w->stop)
+			return JVMTI_VISIT_ABORT;
+		uint32_t rc = hva_class_index(q, referrer_class_tag);
+		uint32_t m = (rt & LQ_TAG_CLASS) ? (uint32_t)(rt & 0xffffffff) : 0;
+		if (rc == LQ_NONE && !m)
+			return 0;	/* a class loaded since the analysis began */
+		if (m > q->ncls)
+			return JVMTI_VISIT_OBJECTS;
+		if (!visit_begin_guarded(a, referrer_tag_ptr, rc, m))
+			return JVMTI_VISIT_ABORT;
+	}
+	if (vw->active && kind == JVMTI_HEAP_REFERENCE_FIELD && !w->mirror &&
+	    (uint32_t)info->field.index < w->w.nslots) {
+		struct wslot *sl = &w->w.slots[info->field.index];
+		sl->gen = w->w.gen;
+		sl->ref = true;
+		uint32_t c = hva_class_index(q, class_tag);
+		sl->cls = c == LQ_NONE ? q->c_object : c;
+		sl->length = c != LQ_NONE && q->cls[c].elem ? length : -1;
+		sl->tag = *tag_ptr;
+	}
+	return JVMTI_VISIT_OBJECTS;
+}
+
+static jint JNICALL v_prim(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
+			   jlong object_class_tag, jlong *object_tag_ptr, jvalue value,
+			   jvmtiPrimitiveType value_type, void *ud)
+{
+	(void)object_class_tag;
+	(void)value_type;
+	struct hva *a = ud;
+	struct walk *w = a->w;
+	if (w->stop)
+		return JVMTI_VISIT_ABORT;
+	if (!a->vw->active || *object_tag_ptr != a->vw->cur_tag || kind != JVMTI_HEAP_REFERENCE_FIELD)
+		return 0;
+	uint32_t ix = (uint32_t)info->field.index;
+	if (ix < w->w.nslots) {
+		w->w.slots[ix].gen = w->w.gen;
+		w->w.slots[ix].ref = false;
+		w->w.slots[ix].v = value;
+	}
+	return 0;
+}
+
+static jint JNICALL v_string(jlong class_tag, jlong size, jlong *tag_ptr, const jchar *value,
+			     jint value_length, void *ud)
+{
+	(void)class_tag;
+	(void)size;
+	struct hva *a = ud;
+	struct walk *w = a->w;
+	if (w->stop)
+		return JVMTI_VISIT_ABORT;
+	if (!a->vw->active || *tag_ptr != a->vw->cur_tag)
+		return 0;
+	GUARD(a, g, JVMTI_VISIT_ABORT);
+	lq_wtext(a->q, &w->w, value, value_length > 0 ? (size_t)value_length : 0);
+	UNGUARD(a, g);
+	return 0;
+}
+
+static jint JNICALL v_array(jlong class_tag, jlong size, jlong *tag_ptr, jint element_count,
+			    jvmtiPrimitiveType element_type, const void *elements, void *ud)
+{
+	(void)class_tag;
+	(void)size;
+	(void)element_type;
+	(void)elements;
+	struct hva *a = ud;
+	struct walk *w = a->w;
+	if (a->vw->active && *tag_ptr == a->vw->cur_tag) {
+		w->length = element_count;
+		if (w->kept != HV_NONE && w->kept < a->cap)
+			a->elen[w->kept] = element_count;
+	}
+	return w->stop ? JVMTI_VISIT_ABORT : 0;
+}
+
+static bool walk_slots(struct hva *a, struct walk *w);
+
+/*
+ * objects_visit: one FollowReferences from the GC roots, every reference
+ * followed (after the request's GC every object is reached), each object of
+ * the wanted classes tagged when it is reached and handed to fn when its
+ * visit is over (its fields, its references, a String's text reported).
+ */
+void hva_objects_visit(struct hv *v, const uint8_t *classes,
+			      bool (*fn)(void *ctx, uint32_t obj), void *ctx)
+{
+	struct hva *a = v->self;
+	struct lq *q = a->q;
+	if (!hva_walk_begin(a))
+		return;
+	struct walk w;
+	memset(&w, 0, sizeof w);
+	w.kept = HV_NONE;
+	if (!walk_slots(a, &w))
+		return;
+	struct visit_walk vw = {fn, ctx, classes, false, 0, 0};
+	if (q->self_thread)
+		(*q->jv)->GetTag(q->jv, q->self_thread, &vw.self_tag);
+	jvmtiHeapCallbacks cb;
+	memset(&cb, 0, sizeof cb);
+	cb.heap_reference_callback = v_ref;
+	cb.primitive_field_callback = v_prim;
+	cb.string_primitive_value_callback = v_string;
+	cb.array_primitive_value_callback = v_array;
+	a->w = &w;
+	a->vw = &vw;
+	hva_walk_from(a, &cb, a, true, NULL);
+	if (!w.stop)
+		visit_finish(a);
+	a->w = NULL;
+	a->vw = NULL;
+	free(w.w.textbuf);	/* what was kept resolves when first read (get) */
+}
+
+/* walk_slots: w's slots for the fields of any class; false: no memory (the view failed). */
+static bool walk_slots(struct hva *a, struct walk *w)
+{
+	struct lq *q = a->q;
+	volatile uint32_t most = 0;	/* read after the guard's setjmp */
+	for (uint32_t c = 0; c < q->ncls; c++)
+		if (q->cls[c].nindex > most)
+			most = q->cls[c].nindex;
+	GUARD(a, g, false);
+	w->w.nslots = most + 1;
+	w->w.slots = lq_alloc(q, (size_t)w->w.nslots * sizeof *w->w.slots);
+	UNGUARD(a, g);
+	return true;
+}
+
+/* grow_prepare: the seeds' array tagged as the agent's own, the walk's slots; false: no memory. */
+static bool grow_prepare(struct hva *a, jobject arr, uint32_t n, struct walk *w)
+{
+	struct lq *q = a->q;
+	volatile uint32_t most = 0;	/* read after the guard's setjmp */
+	for (uint32_t c = 0; c < q->ncls; c++)
+		if (q->cls[c].nindex > most)
+			most = q->cls[c].nindex;
+	GUARD(a, g, false);
+	(*q->jv)->SetTag(q->jv, arr, lq_new_entry(q, 0, (int32_t)n, LE_SELF));
+	w->w.nslots = most + 1;
+	w->w.slots = lq_alloc(q, (size_t)w->w.nslots * sizeof *w->w.slots);
+	UNGUARD(a, g);
+	return true;
+}
+
+/*
+ * grow: one FollowReferences from an array of the seeds (lqset.c's step 4,
+ * one instance at a time): each reference from an object the walk visits
+ * (a seed, or one that joined) to one in no instance is offered; what joins
+ * is tagged with its owner and visited in turn, and joined() runs when its
+ * visit is over (its primitive fields and a String's text reported), or
+ * after the walk, through JNI, for what the walk did not visit.
+ */
+void hva_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
+		     bool (*offer)(void *ctx, uint32_t referrer, uint32_t target,
+				   enum hv_ref_kind kind),
+		     void (*joined)(void *ctx, uint32_t obj), void *ctx)
+{
+	struct hva *a = v->self;
+	struct lq *q = a->q;
+	JNIEnv *env = q->jni;
+	if (!n || !hva_walk_begin(a))
+		return;
+	for (uint32_t k = 0; k < n; k++)	/* the seeds' references (not in the walk) */
+		if (seeds[k] < a->cap && a->refs[seeds[k]] == PENDING) {
+			GUARD(a, g, );
+			hva_resolve(a, seeds[k]);
+			UNGUARD(a, g);
+		}
+	jobjectArray arr = (*env)->NewObjectArray(env, (jsize)n, q->cls[q->c_object].ref, NULL);
+	if (!arr) {
+		(*env)->ExceptionClear(env);
+		hv_set_fail(v, HV_ERROR, "the JVM could not allocate an array of %u objects", n);
+		return;
+	}
+	for (uint32_t k = 0; k < n; k++) {	/* marked seeds for the walk (grow_begin) */
+		uint32_t h = seeds[k];
+		jobject r = h < a->cap ? (a->emirror[h] ? q->cls[a->emirror[h] - 1].ref : a->refs[h])
+				       : NULL;
+		if (!r || r == PENDING)
+			continue;
+		(*env)->SetObjectArrayElement(env, arr, (jsize)k, r);
+		if (a->emirror[h])
+			q->cls[a->emirror[h] - 1].flags |= LC_SEED;
+		else
+			q->ent[h].flags |= LE_SEED;
+	}
+	struct walk w;
+	memset(&w, 0, sizeof w);
+	w.kept = HV_NONE;
+	struct grow g = {offer, joined, ctx, false, 0, false};
+	if (!grow_prepare(a, arr, n, &w)) {
+		(*env)->DeleteLocalRef(env, arr);
+		return;
+	}
+	jvmtiHeapCallbacks cb;
+	memset(&cb, 0, sizeof cb);
+	cb.heap_reference_callback = g_ref;
+	cb.primitive_field_callback = g_prim;
+	cb.string_primitive_value_callback = g_string;
+	cb.array_primitive_value_callback = g_array;
+	a->w = &w;
+	a->gw = &g;
+	hva_walk_from(a, &cb, a, true, arr);
+	if (!w.stop)
+		grow_finish(a);
+	a->w = NULL;
+	free(w.w.textbuf);
+	(*env)->DeleteLocalRef(env, arr);
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t h = seeds[k];
+		if (h >= a->cap)
+			continue;
+		if (a->emirror[h])
+			q->cls[a->emirror[h] - 1].flags &= (uint8_t)~LC_SEED;
+		else
+			q->ent[h].flags &= (uint8_t)~LE_SEED;
+	}
+	if (!w.stop && !hv_failed(v))
+		joined_late(a, &g);
+	a->gw = NULL;
+}
+
