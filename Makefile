@@ -32,7 +32,7 @@ LIB_SRC  = src/base/mem.c src/base/ctx.c src/base/wire.c src/base/big.c src/base
            src/engine/dom.c src/engine/hgraph.c src/engine/domtree.c src/engine/path.c src/engine/suspects.c src/engine/waste.c \
            src/engine/idx.c src/engine/scc.c src/engine/dyn.c src/engine/dom_pprof.c src/dsl/arena.c src/dsl/builtins.c src/dsl/parse.c src/dsl/plan.c src/dsl/prog.c src/dsl/extern.c \
            src/dsl/eval.c src/dsl/eval_builtin.c src/dsl/eval_allocations.c src/dsl/eval_settype.c \
-           src/dsl/eval_session.c src/dsl/heapif_dump.c src/dsl/pushdown.c src/heap/heap_load.c src/heap/heap_sort.c src/heap/heap_classes.c src/heap/layout.c src/heap/heap.c src/heap/heap_model.c src/attach/attach.c \
+           src/dsl/eval_session.c src/dsl/heapif.c src/dsl/heapif_dump.c src/dsl/pushdown.c src/heap/heap_load.c src/heap/heap_sort.c src/heap/heap_classes.c src/heap/layout.c src/heap/heap.c src/heap/heap_model.c src/attach/attach.c \
            src/attach/proto.c src/attach/snapshot.c src/alloc/alloc.c src/alloc/flame.c src/alloc/alloc_pprof.c src/alloc/jfr.c \
            src/session/session.c src/session/live.c src/session/query.c src/session/state.c src/session/jvm.c src/session/explain.c
 # The front ends (docs/architecture.md): the Lua module with the output modes
@@ -68,7 +68,7 @@ AGENT_SRC = src/agent/agent.c src/agent/classes.c src/agent/histogram.c src/agen
             src/agent/instances.c src/agent/req.c src/agent/alloc.c src/agent/alloc_jvmti.c src/agent/instrument.c \
             src/agent/sites.c src/agent/rtcount.c src/agent/leaks.c src/agent/dump.c src/agent/analyze.c src/agent/lq.c \
             src/agent/lqheap.c src/agent/lqset.c src/agent/heapif_agent.c src/agent/hva_settype.c src/agent/dsl_stubs.c \
-            src/dsl/prog.c src/dsl/plan.c src/dsl/builtins.c src/dsl/arena.c src/dsl/eval.c \
+            src/dsl/prog.c src/dsl/plan.c src/dsl/builtins.c src/dsl/arena.c src/dsl/heapif.c src/dsl/eval.c \
             src/dsl/eval_builtin.c src/dsl/eval_session.c src/dsl/eval_settype.c \
             src/base/classname.c src/base/fmt.c src/base/wire.c src/base/mem.c src/base/ctx.c \
             src/base/suggest.c src/base/u64map.c

@@ -19,16 +19,6 @@ static const struct hv_ops hva_ops;
 
 /* ---- failures ---- */
 
-void hv_set_fail(struct hv *v, enum hv_fail f, const char *fmt, ...)
-{
-	if (v->fail != HV_OK)
-		return;
-	v->fail = f;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(v->why, sizeof v->why, fmt, ap);
-	va_end(ap);
-}
 
 /*
  * hva_caught: an lq_raise that a guard (LQ_TRY) of an operation caught, as the

@@ -25,6 +25,8 @@ struct walk {
 	bool want_text;		/* a String: its text comes last */
 	bool pending;		/* met, not handed to fn yet */
 	bool live;		/* fn is running on it: its handles read the walk */
+	bool active;		/* FollowReferences (hva_settype.c): at an object whose fields count */
+	jlong cur_tag;		/* ... that object's tag */
 	bool stop;
 };
 

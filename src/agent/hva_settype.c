@@ -132,8 +132,6 @@ struct grow {
 	bool (*offer)(void *ctx, uint32_t referrer, uint32_t target, enum hv_ref_kind kind);
 	void (*joined)(void *ctx, uint32_t obj);
 	void *ctx;
-	bool active;		/* the walk is at an object (a seed or one that joined) */
-	jlong cur_tag;
 	bool grown;		/* it joined in this walk: joined() when its visit ends */
 };
 
@@ -165,9 +163,9 @@ static void grow_finish(struct hva *a)
 {
 	struct grow *g = a->gw;
 	struct walk *w = a->w;
-	if (!g->active)
+	if (!w->active)
 		return;
-	g->active = false;
+	w->active = false;
 	if (!g->grown || w->stop)
 		return;
 	struct lq *q = a->q;
@@ -196,10 +194,10 @@ static void grow_begin(struct hva *a, jlong t, uint32_t c, uint32_t mirror)
 		hva_room(a);
 	uint8_t cf = mirror && mirror - 1 < q->ncls ? q->cls[mirror - 1].flags : 0;
 	uint8_t ef = e ? e->flags : 0;
-	g->cur_tag = t;
+	w->cur_tag = t;
 	g->grown = mirror ? (cf & LC_INCLUDE) != 0 : (ef & LE_GROWN) != 0;
 	/* only a seed or what joined is expanded (the seeds' array's class is visited too) */
-	g->active = g->grown || (mirror ? (cf & LC_SEED) : (ef & LE_SEED));
+	w->active = g->grown || (mirror ? (cf & LC_SEED) : (ef & LE_SEED));
 	w->cls = mirror ? q->c_class : c;
 	w->mirror = mirror;
 	w->kept = h;
@@ -244,7 +242,7 @@ static jint JNICALL g_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceI
 	bool cls_ref = kind == JVMTI_HEAP_REFERENCE_CLASS;
 	if (re && (re->flags & LE_SELF))	/* the seeds' array: its elements are visited */
 		return cls_ref ? 0 : JVMTI_VISIT_OBJECTS;
-	if (cls_ref || ((rt & LQ_TAG_CLASS) && (!g->active || rt != g->cur_tag))) {
+	if (cls_ref || ((rt & LQ_TAG_CLASS) && (!w->active || rt != w->cur_tag))) {
 		grow_finish(a);
 		if (w->stop)
 			return JVMTI_VISIT_ABORT;
@@ -258,7 +256,7 @@ static jint JNICALL g_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceI
 			return 0;
 	}
 	enum hv_ref_kind rk = ref_kind(kind);
-	if (!g->active || rk == HV_REF_CONSTANT)
+	if (!w->active || rk == HV_REF_CONSTANT)
 		return 0;
 	uint32_t c = hva_class_index(q, class_tag);
 	jlong t = *tag_ptr;
@@ -287,8 +285,8 @@ static jint JNICALL g_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceI
 	return joins ? JVMTI_VISIT_OBJECTS : 0;
 }
 
-/* g_prim, g_string, g_array: what the walk reports of the object it visits. */
-static jint JNICALL g_prim(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
+/* f_prim, f_string, f_array: what a FollowReferences reports of the object it visits. */
+static jint JNICALL f_prim(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
 			   jlong object_class_tag, jlong *object_tag_ptr, jvalue value,
 			   jvmtiPrimitiveType value_type, void *ud)
 {
@@ -298,17 +296,18 @@ static jint JNICALL g_prim(jvmtiHeapReferenceKind kind, const jvmtiHeapReference
 	struct walk *w = a->w;
 	if (w->stop)
 		return JVMTI_VISIT_ABORT;
-	if (!a->gw->active || *object_tag_ptr != a->gw->cur_tag || kind != JVMTI_HEAP_REFERENCE_FIELD)
+	if (!a->w->active || *object_tag_ptr != a->w->cur_tag || kind != JVMTI_HEAP_REFERENCE_FIELD)
 		return 0;
 	uint32_t ix = (uint32_t)info->field.index;
 	if (ix < w->w.nslots) {
 		w->w.slots[ix].gen = w->w.gen;
+		w->w.slots[ix].ref = false;
 		w->w.slots[ix].v = value;
 	}
 	return 0;
 }
 
-static jint JNICALL g_string(jlong class_tag, jlong size, jlong *tag_ptr, const jchar *value,
+static jint JNICALL f_string(jlong class_tag, jlong size, jlong *tag_ptr, const jchar *value,
 			     jint value_length, void *ud)
 {
 	(void)class_tag;
@@ -317,7 +316,7 @@ static jint JNICALL g_string(jlong class_tag, jlong size, jlong *tag_ptr, const 
 	struct walk *w = a->w;
 	if (w->stop)
 		return JVMTI_VISIT_ABORT;
-	if (!a->gw->active || *tag_ptr != a->gw->cur_tag)
+	if (!a->w->active || *tag_ptr != a->w->cur_tag)
 		return 0;
 	GUARD(a, g, JVMTI_VISIT_ABORT);
 	lq_wtext(a->q, &w->w, value, value_length > 0 ? (size_t)value_length : 0);
@@ -325,7 +324,7 @@ static jint JNICALL g_string(jlong class_tag, jlong size, jlong *tag_ptr, const 
 	return 0;
 }
 
-static jint JNICALL g_array(jlong class_tag, jlong size, jlong *tag_ptr, jint element_count,
+static jint JNICALL f_array(jlong class_tag, jlong size, jlong *tag_ptr, jint element_count,
 			    jvmtiPrimitiveType element_type, const void *elements, void *ud)
 {
 	(void)class_tag;
@@ -334,8 +333,11 @@ static jint JNICALL g_array(jlong class_tag, jlong size, jlong *tag_ptr, jint el
 	(void)elements;
 	struct hva *a = ud;
 	struct walk *w = a->w;
-	if (a->gw->active && *tag_ptr == a->gw->cur_tag)
+	if (a->w->active && *tag_ptr == a->w->cur_tag) {
 		w->length = element_count;
+		if (w->kept != HV_NONE && w->kept < a->cap)
+			a->elen[w->kept] = element_count;
+	}
 	return w->stop ? JVMTI_VISIT_ABORT : 0;
 }
 
@@ -368,8 +370,6 @@ struct visit_walk {
 	bool (*fn)(void *ctx, uint32_t obj);
 	void *ctx;
 	const uint8_t *classes;
-	bool active;		/* at an object to deliver */
-	jlong cur_tag;
 	jlong self_tag;		/* the agent's thread: its stack's roots are not followed */
 };
 
@@ -378,9 +378,9 @@ static void visit_finish(struct hva *a)
 {
 	struct visit_walk *vw = a->vw;
 	struct walk *w = a->w;
-	if (!vw->active)
+	if (!w->active)
 		return;
-	vw->active = false;
+	w->active = false;
 	if (w->stop)
 		return;
 	w->live = true;
@@ -405,10 +405,10 @@ static void visit_begin(struct hva *a, jlong *tag_ptr, uint32_t c, uint32_t mirr
 	jlong t = *tag_ptr;
 	struct lentry *e = mirror ? NULL : lq_entry(q, t);
 	uint32_t cls = mirror ? q->c_class : c;
-	vw->cur_tag = t;
-	vw->active = !(e && (e->flags & (LE_SELF | LE_SENTINEL))) &&
+	w->cur_tag = t;
+	w->active = !(e && (e->flags & (LE_SELF | LE_SENTINEL))) &&
 		     (!vw->classes || (vw->classes[cls / 8] & (1u << (cls % 8))));
-	if (!vw->active)
+	if (!w->active)
 		return;
 	uint32_t h = HV_NONE;
 	if (mirror) {
@@ -424,7 +424,7 @@ static void visit_begin(struct hva *a, jlong *tag_ptr, uint32_t c, uint32_t mirr
 		jlong nt;
 		h = hva_new_handle(a, c, -1, &nt);
 		*tag_ptr = nt;
-		vw->cur_tag = nt;
+		w->cur_tag = nt;
 	}
 	w->cls = cls;
 	w->mirror = mirror;
@@ -470,7 +470,7 @@ static jint JNICALL v_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceI
 	struct lentry *re = lq_entry(q, rt);
 	if (re && (re->flags & LE_SELF))
 		return 0;	/* the agent's own objects */
-	if (kind == JVMTI_HEAP_REFERENCE_CLASS || ((rt & LQ_TAG_CLASS) && rt != vw->cur_tag)) {
+	if (kind == JVMTI_HEAP_REFERENCE_CLASS || ((rt & LQ_TAG_CLASS) && rt != w->cur_tag)) {
 		visit_finish(a);
 		if (w->stop)
 			return JVMTI_VISIT_ABORT;
@@ -483,7 +483,7 @@ static jint JNICALL v_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceI
 		if (!visit_begin_guarded(a, referrer_tag_ptr, rc, m))
 			return JVMTI_VISIT_ABORT;
 	}
-	if (vw->active && kind == JVMTI_HEAP_REFERENCE_FIELD && !w->mirror &&
+	if (w->active && kind == JVMTI_HEAP_REFERENCE_FIELD && !w->mirror &&
 	    (uint32_t)info->field.index < w->w.nslots) {
 		struct wslot *sl = &w->w.slots[info->field.index];
 		sl->gen = w->w.gen;
@@ -494,61 +494,6 @@ static jint JNICALL v_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceI
 		sl->tag = *tag_ptr;
 	}
 	return JVMTI_VISIT_OBJECTS;
-}
-
-static jint JNICALL v_prim(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
-			   jlong object_class_tag, jlong *object_tag_ptr, jvalue value,
-			   jvmtiPrimitiveType value_type, void *ud)
-{
-	(void)object_class_tag;
-	(void)value_type;
-	struct hva *a = ud;
-	struct walk *w = a->w;
-	if (w->stop)
-		return JVMTI_VISIT_ABORT;
-	if (!a->vw->active || *object_tag_ptr != a->vw->cur_tag || kind != JVMTI_HEAP_REFERENCE_FIELD)
-		return 0;
-	uint32_t ix = (uint32_t)info->field.index;
-	if (ix < w->w.nslots) {
-		w->w.slots[ix].gen = w->w.gen;
-		w->w.slots[ix].ref = false;
-		w->w.slots[ix].v = value;
-	}
-	return 0;
-}
-
-static jint JNICALL v_string(jlong class_tag, jlong size, jlong *tag_ptr, const jchar *value,
-			     jint value_length, void *ud)
-{
-	(void)class_tag;
-	(void)size;
-	struct hva *a = ud;
-	struct walk *w = a->w;
-	if (w->stop)
-		return JVMTI_VISIT_ABORT;
-	if (!a->vw->active || *tag_ptr != a->vw->cur_tag)
-		return 0;
-	GUARD(a, g, JVMTI_VISIT_ABORT);
-	lq_wtext(a->q, &w->w, value, value_length > 0 ? (size_t)value_length : 0);
-	UNGUARD(a, g);
-	return 0;
-}
-
-static jint JNICALL v_array(jlong class_tag, jlong size, jlong *tag_ptr, jint element_count,
-			    jvmtiPrimitiveType element_type, const void *elements, void *ud)
-{
-	(void)class_tag;
-	(void)size;
-	(void)element_type;
-	(void)elements;
-	struct hva *a = ud;
-	struct walk *w = a->w;
-	if (a->vw->active && *tag_ptr == a->vw->cur_tag) {
-		w->length = element_count;
-		if (w->kept != HV_NONE && w->kept < a->cap)
-			a->elen[w->kept] = element_count;
-	}
-	return w->stop ? JVMTI_VISIT_ABORT : 0;
 }
 
 static bool walk_slots(struct hva *a, struct walk *w);
@@ -571,15 +516,15 @@ void hva_objects_visit(struct hv *v, const uint8_t *classes,
 	w.kept = HV_NONE;
 	if (!walk_slots(a, &w))
 		return;
-	struct visit_walk vw = {fn, ctx, classes, false, 0, 0};
+	struct visit_walk vw = {fn, ctx, classes, 0};
 	if (q->self_thread)
 		(*q->jv)->GetTag(q->jv, q->self_thread, &vw.self_tag);
 	jvmtiHeapCallbacks cb;
 	memset(&cb, 0, sizeof cb);
 	cb.heap_reference_callback = v_ref;
-	cb.primitive_field_callback = v_prim;
-	cb.string_primitive_value_callback = v_string;
-	cb.array_primitive_value_callback = v_array;
+	cb.primitive_field_callback = f_prim;
+	cb.string_primitive_value_callback = f_string;
+	cb.array_primitive_value_callback = f_array;
 	a->w = &w;
 	a->vw = &vw;
 	hva_walk_from(a, &cb, a, true, NULL);
@@ -666,7 +611,7 @@ void hva_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
 	struct walk w;
 	memset(&w, 0, sizeof w);
 	w.kept = HV_NONE;
-	struct grow g = {offer, joined, ctx, false, 0, false};
+	struct grow g = {offer, joined, ctx, false};
 	if (!grow_prepare(a, arr, n, &w)) {
 		(*env)->DeleteLocalRef(env, arr);
 		return;
@@ -674,9 +619,9 @@ void hva_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
 	jvmtiHeapCallbacks cb;
 	memset(&cb, 0, sizeof cb);
 	cb.heap_reference_callback = g_ref;
-	cb.primitive_field_callback = g_prim;
-	cb.string_primitive_value_callback = g_string;
-	cb.array_primitive_value_callback = g_array;
+	cb.primitive_field_callback = f_prim;
+	cb.string_primitive_value_callback = f_string;
+	cb.array_primitive_value_callback = f_array;
 	a->w = &w;
 	a->gw = &g;
 	hva_walk_from(a, &cb, a, true, arr);

@@ -18,16 +18,6 @@
 #include "../engine/domtree.h"
 #include "../engine/dyn.h"
 
-void hv_set_fail(struct hv *v, enum hv_fail f, const char *fmt, ...)
-{
-	if (v->fail != HV_OK)
-		return;
-	v->fail = f;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(v->why, sizeof v->why, fmt, ap);
-	va_end(ap);
-}
 
 static const struct heap *H(const struct hv *v)
 {
