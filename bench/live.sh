@@ -395,9 +395,9 @@ check() {	# check WHAT EXPECTED GOT
 	else CHK+=("$1: expected '$2', got '$3' (FAILED)"); fail "check $1: expected '$2', got '$3'"; fi
 }
 TOTAL_DUMP=
+DUMPF=$L/dump.hprof	# section 5's dumps too, when 2 does not run
 if section 2; then
 printf ':timer on\n:refresh\n' >"$L/snap.hsh"
-DUMPF=$L/dump.hprof
 DUMPB=n/a
 echo "== 2. snapshot and load: heapsh :refresh vs jcmd GC.heap_dump + heapsh --no-index -c :info, $RS runs each, interleaved"
 for ((i = 1; i <= RS; i++)); do

@@ -237,23 +237,36 @@ static void visit(struct visit *w, const struct list *l, bool filter)
 		eval_hv_check(e, w->n);
 		return;
 	}
-	if (bits) {
-		uint32_t total = 0;
-		for (uint32_t k = 0; k < v->nclasses; k++)
-			if (has_bit(bits, k)) {
-				uint64_t cnt, bytes;
-				hv_class_totals(v, k, &cnt, &bytes);
-				total += (uint32_t)cnt;
-			}
-		eval_hv_check(e, w->n);
-		uint32_t *objs = arena_alloc(e->a, ((size_t)total + 1) * sizeof *objs), got = 0;
+	if (bits) {	/* the instances of the classes, gathered */
+		uint32_t *objs = NULL, got = 0, cap = 0;
+		if (v->dense) {	/* sized first (counting inside a JVM is a walk: not there) */
+			uint64_t total = 0;
+			for (uint32_t k = 0; k < v->nclasses; k++)
+				if (has_bit(bits, k)) {
+					uint64_t cnt, bytes;
+					hv_class_totals(v, k, &cnt, &bytes);
+					total += cnt;
+				}
+			eval_hv_check(e, w->n);
+			cap = total < UINT32_MAX - 1 ? (uint32_t)total : UINT32_MAX - 1;
+			objs = arena_alloc(e->a, ((size_t)cap + 1) * sizeof *objs);
+		}
 		for (uint32_t k = 0; k < v->nclasses; k++)
 			if (has_bit(bits, k)) {
 				uint32_t cnt;
 				const uint32_t *inst = hv_instances(v, k, &cnt);
 				eval_hv_check(e, w->n);
-				if (cnt > total - got)
-					cnt = total - got;
+				if (!cnt)
+					continue;
+				if ((uint64_t)got + cnt > UINT32_MAX - 1)
+					eval_rt_error(e, w->n, "more than 4 billion objects");
+				if (got + cnt > cap) {
+					uint32_t *n = arena_alloc(e->a, ((size_t)got + cnt) * 2 * sizeof *n);
+					if (got)
+						memcpy(n, objs, (size_t)got * sizeof *n);
+					objs = n;
+					cap = (got + cnt) * 2;
+				}
 				memcpy(objs + got, inst, (size_t)cnt * sizeof *inst);
 				got += cnt;
 			}

@@ -276,6 +276,37 @@ void eval_analysis_free(struct analysis *an)
 }
 
 /*
+ * candidates: the classes of the objects membership n may take under c (its
+ * "THIS is C" tests, through and, and or where both sides may hold), as
+ * bits by class handle, or NULL for every class (lqset.c's needs_class).
+ */
+static const uint8_t *candidates(struct ev *e, struct node *n, const struct pe_ctx *c)
+{
+	if (!n)
+		return NULL;
+	if (n->kind == N_IS && pe_is_ident(n->a, "THIS"))
+		return eval_resolve_class(e, n, n->name);
+	if (n->kind != N_BIN || (n->op != OP_AND && n->op != OP_OR))
+		return NULL;
+	if (n->op == OP_OR) {
+		if (pe_membership(n->a, c) == TRI_FALSE)
+			return candidates(e, n->b, c);
+		if (pe_membership(n->b, c) == TRI_FALSE)
+			return candidates(e, n->a, c);
+	}
+	const uint8_t *x = candidates(e, n->a, c), *y = candidates(e, n->b, c);
+	if (n->op == OP_AND && (!x || !y))
+		return x ? x : y;
+	if (n->op == OP_OR && (!x || !y))
+		return NULL;
+	size_t len = (size_t)e->hv->nclasses / 8 + 1;
+	uint8_t *r = arena_alloc(e->a, len);
+	for (size_t k = 0; k < len; k++)
+		r[k] = n->op == OP_AND ? x[k] & y[k] : x[k] | y[k];
+	return r;
+}
+
+/*
  * refuse_order: on a backend that walks (objects not numbered: the agent's),
  * objects join in the order of its walk, not the dump's: an on_inclusion
  * whose result depends on that order, or a membership that reads ENTITY's
@@ -445,14 +476,16 @@ struct value eval_run_instances(struct ev *e, struct stmt *s)
 				offer_alone(anp, o, RK_ROOT);
 			}
 		}
+		const uint8_t *cand = others_may ? candidates(e, anp->membership, &pn) : NULL;
 		if (others_may && hv->dense) {
 			for (uint32_t o = 0; o < hv->nobjects; o++) {
 				eval_poll(e, anp->membership);
-				if (!hv_owner(hv, o) && !is_root(anp, o))
+				if ((!cand || has_bit(cand, hv_class_of(hv, o))) && !hv_owner(hv, o) &&
+				    !is_root(anp, o))
 					offer_alone(anp, o, RK_NONE);
 			}
-		} else if (others_may) {
-			hv_objects_each(hv, NULL, alone_each, anp);
+		} else if (others_may) {	/* no order needed: the offers join by id */
+			hv_objects_visit(hv, cand, alone_each, anp);
 			eval_raise_caught(e);
 			eval_hv_check(e, anp->membership);
 		}

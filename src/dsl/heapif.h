@@ -222,6 +222,17 @@ struct hv_ops {
 	 * handle, its tag's entry if it has one. */
 	void (*objects_each)(struct hv *v, const uint8_t *classes,
 			     bool (*fn)(void *ctx, uint32_t obj), void *ctx);
+	/* objects_visit: every object once (classes: NULL, or only instances of classes whose bit
+	 * is set), in the backend's order (not id order), handed to fn once the walk has reported
+	 * all of it: its primitive fields, a String's text, and its reference fields, whose
+	 * objects read as far as a reference reports them (their class, owner, size and length,
+	 * not their own fields); handles as objects_each's, and hv_keep works on each. For what
+	 * needs an object's references but no order (a set type's step 3). May fail. Dump:
+	 * objects_each. Agent (PLAN): FollowReferences from the GC roots, every reference
+	 * followed, each object of the classes tagged when the walk reaches it (lqset.c's step
+	 * 3), so that it can be kept once all of it has come. */
+	void (*objects_visit)(struct hv *v, const uint8_t *classes,
+			      bool (*fn)(void *ctx, uint32_t obj), void *ctx);
 
 	/* ---- classes ---- */
 	/* class_info: what class c is, into *out. Dump: heap.classes. Agent: the class table
@@ -454,6 +465,11 @@ static inline void hv_objects_each(struct hv *v, const uint8_t *classes,
 				   bool (*fn)(void *ctx, uint32_t obj), void *ctx)
 {
 	v->ops->objects_each(v, classes, fn, ctx);
+}
+static inline void hv_objects_visit(struct hv *v, const uint8_t *classes,
+				    bool (*fn)(void *ctx, uint32_t obj), void *ctx)
+{
+	v->ops->objects_visit(v, classes, fn, ctx);
 }
 static inline void hv_class_info(struct hv *v, uint32_t c, struct hv_class *out)
 {

@@ -177,6 +177,12 @@ static void d_objects_each(struct hv *v, const uint8_t *classes,
 				return;
 }
 
+static void d_objects_visit(struct hv *v, const uint8_t *classes,
+			    bool (*fn)(void *ctx, uint32_t obj), void *ctx)
+{
+	d_objects_each(v, classes, fn, ctx);
+}
+
 /* ---- classes ---- */
 
 static void d_class_info(struct hv *v, uint32_t c, struct hv_class *out)
@@ -487,6 +493,7 @@ const struct hv_ops hvd_ops = {
 	.retained = d_retained,
 	.dynamic_size = d_dynamic_size,
 	.objects_each = d_objects_each,
+	.objects_visit = d_objects_visit,
 	.class_info = d_class_info,
 	.class_name = d_class_name,
 	.class_of_object = d_class_of_object,

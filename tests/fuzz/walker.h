@@ -207,6 +207,11 @@ static void w_objects_each(struct hv *v, const uint8_t *classes,
 	struct each_obj x = {v, fn, ctx};
 	INOPS.objects_each(IN(v), classes, w_obj, &x);
 }
+static void w_objects_visit(struct hv *v, const uint8_t *classes, bool (*fn)(void *, uint32_t),
+			    void *ctx)
+{
+	w_objects_each(v, classes, fn, ctx);
+}
 static void w_class_info(struct hv *v, uint32_t c, struct hv_class *o)
 {
 	INOPS.class_info(IN(v), c, o);
@@ -328,7 +333,7 @@ static uint32_t w_keep(struct hv *v, uint32_t o)
 static const struct hv_ops walker_ops = {
 	w_class_of, w_kind, w_shallow, w_id, w_field_locate, w_field_at, w_field_names,
 	w_array_length, w_array_elem, w_text, w_refs_out, w_refs_in, w_refs_each, w_heap_name,
-	w_retained, w_dynamic_size, w_objects_each, w_class_info, w_class_name,
+	w_retained, w_dynamic_size, w_objects_each, w_objects_visit, w_class_info, w_class_name,
 	w_class_of_object, w_class_totals, w_instances, w_is_subclass, w_find_classes,
 	w_class_by_name, w_static_value, w_static_names, w_thread_object, w_thread_name,
 	w_thread_frames, w_roots_each, w_owners, w_owner, w_set_owner, w_grow, w_keep,
