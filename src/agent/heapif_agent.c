@@ -1151,6 +1151,15 @@ static void hva_roots_each(struct hv *v, uint32_t thread, void (*fn)(void *ctx, 
 
 /* ---- set types: not on this view yet (dsl_stubs.c answers instances_for) ---- */
 
+static void hva_objects_visit(struct hv *v, const uint8_t *classes,
+			      bool (*fn)(void *ctx, uint32_t obj), void *ctx)
+{
+	(void)classes;
+	(void)fn;
+	(void)ctx;
+	cannot(v->self, "set types inside the JVM (not yet on this evaluator)");
+}
+
 static void hva_owners(struct hv *v, bool on)
 {
 	if (on)
@@ -1235,6 +1244,7 @@ static const struct hv_ops hva_ops = {
 	.retained = hva_retained,
 	.dynamic_size = hva_dynamic_size,
 	.objects_each = hva_objects_each,
+	.objects_visit = hva_objects_visit,
 	.class_info = hva_class_info,
 	.class_name = hva_class_name,
 	.class_of_object = hva_class_of_object,
