@@ -172,6 +172,8 @@ struct visit {
 	struct sort_item *items;
 	uint32_t nitems, capitems;
 	struct group_table *groups;
+	void (*each)(struct ev *e, void *ctx, struct value x);	/* eval_filter_stream's */
+	void *each_ctx;
 };
 
 struct sort_item {
@@ -225,9 +227,9 @@ static void visit(struct visit *w, const struct list *l, bool filter)
 	w->scoped = !e->in_step;
 	if (l->kind == L_ALL && filter)
 		bits = class_filter(e, w->fn);
-	if (l->kind == L_ALL && !bits && !v->dense) {
+	if (l->kind == L_ALL && (!bits || w->each) && !v->dense) {	/* a stream walks, even C's */
 		w->walk = true;
-		hv_objects_each(v, NULL, walk_one, w);
+		hv_objects_each(v, bits, walk_one, w);
 		w->walk = false;
 		if (w->scoped) {	/* after a step's error too */
 			e->a = w->main;
@@ -488,6 +490,22 @@ static int by_key(const void *a, const void *b)
 {
 	const struct sort_item *x = a, *y = b;
 	return eval_compare(sort_ev, sort_at, x->key, y->key);
+}
+
+static bool step_stream(struct visit *w, struct value x)
+{
+	if (eval_truth(w->e, w->n, eval_call1(w->e, w->n, w->fn, x), "the filter's result"))
+		w->each(w->e, w->each_ctx, x);
+	return true;
+}
+
+void eval_filter_stream(struct ev *e, struct node *at, struct value f,
+			void (*each)(struct ev *e, void *ctx, struct value x), void *ctx)
+{
+	struct list all = {L_ALL, e->hv->nobjects, NULL, NULL};
+	struct visit w = {.e = e, .n = at, .fn = f, .step = step_stream, .each = each,
+			  .each_ctx = ctx};
+	visit(&w, &all, true);
 }
 
 struct value eval_list_contains(struct ev *e, struct node *at, const struct list *l,

@@ -269,6 +269,14 @@ struct value eval_expr(struct ev *e, struct frame *f, struct node *n);
 
 /* eval_builtin_list: the heap's list at names: id BI_OBJECTS, _CLASSES, _CLASSLOADERS or _THREADS. */
 struct value eval_builtin_list(struct ev *e, const struct node *at, enum bi_id id);
+/*
+ * eval_filter_stream: each(e, ctx, x) for every object x lambda f accepts,
+ * in id order, as objects.filter(f) would list them (its `it is C` visiting
+ * only C's instances), without the list: each runs in f's step (a walk's
+ * handle; what it keeps, it keeps with eval_keep). Errors at `at`.
+ */
+void eval_filter_stream(struct ev *e, struct node *at, struct value f,
+			void (*each)(struct ev *e, void *ctx, struct value x), void *ctx);
 /* eval_list_contains: whether x equals an element of l (the list member contains, 'in'). */
 struct value eval_list_contains(struct ev *e, struct node *at, const struct list *l,
 				struct value x);

@@ -97,13 +97,15 @@ static void included(struct analysis *an, int k, uint32_t obj)
 		if (fn.k == V_LAMBDA)
 			eval_apply(e, an->on_inclusion, fn, fn.u.fn->lam->nparams ? 1 : 0, &e->this_v);
 		e->cur = save;
-		if (began || an->walk) {	/* the properties: out of the step, what the walk is at kept */
+		/* the properties: out of the step (ours, or a stream's around us), what a walk is
+		 * at kept */
+		const struct arena *from = began || e->in_step ? &e->scratch : NULL;
+		if (from || an->walk) {
 			struct arena *a = e->a;
 			e->a = e->run_a;
 			for (int j = 0; j < in->nprops; j++)
 				if (eval_keep_needed(in->props[j]))
-					in->props[j] = eval_keep(e, an->on_inclusion, in->props[j],
-								 began ? &e->scratch : NULL);
+					in->props[j] = eval_keep(e, an->on_inclusion, in->props[j], from);
 			e->a = a;
 		}
 		eval_step_end(e, &m, began);
@@ -275,6 +277,64 @@ void eval_analysis_free(struct analysis *an)
 	free(an);
 }
 
+/* uses_owners: whether n asks who owns an object ('in ENTITY', 'in Unassigned'). */
+static bool uses_owners(const struct node *n)
+{
+	if (!n)
+		return false;
+	if (n->kind == N_IN || n->kind == N_IN_UNASSIGNED)
+		return true;
+	if (uses_owners(n->a) || uses_owners(n->b) || uses_owners(n->result))
+		return true;
+	for (int k = 0; k < n->nitems; k++)
+		if (uses_owners(n->items[k]))
+			return true;
+	return false;
+}
+
+struct stream {
+	struct analysis *an;
+};
+
+static void stream_one(struct ev *e, void *ctx, struct value x)
+{
+	struct stream *st = ctx;
+	st->an->insts[0]->members++;
+	e->rk = RK_ROOT;
+	e->referrer = VNULL;
+	included(st->an, 0, x.u.idx);
+}
+
+/*
+ * stream_roots: step 2 of a set type with one instance, whose membership
+ * takes nothing (only its roots join: the paper's listings 1 and 2), whose
+ * roots are objects.filter(f) and whose on_inclusion asks no owner: each
+ * root joins as the walk over every object meets it, in the order of the
+ * list it replaces (id order), instead of being gathered into a list first
+ * (inside a JVM: no tag, no JNI reference per root). False when the shape
+ * is another (the caller evaluates the roots as a list).
+ */
+static bool stream_roots(struct ev *e, struct analysis *an, struct stmt *set, struct node *roots)
+{
+	struct pe_ctx pg = {PE_REF_MEMBER, PE_RK_NOT_ROOT};
+	struct pe_ctx pr = {PE_REF_NULL, RK_ROOT}, pn = {PE_REF_NULL, RK_NONE};
+	(void)set;
+	if (an->membership && (pe_membership(an->membership, &pg) != TRI_FALSE ||
+			       pe_membership(an->membership, &pr) != TRI_FALSE ||
+			       pe_membership(an->membership, &pn) != TRI_FALSE))
+		return false;
+	if (!roots || roots->kind != N_CALL || roots->nitems != 1 || !pe_is_ident(roots->a, "objects") ||
+	    bi_id_of(roots->name, BI_R_LIST) != BI_LIST_FILTER || eval_global_find(e->d, "objects") ||
+	    uses_owners(an->on_inclusion))
+		return false;
+	struct value f = eval_expr(e, NULL, roots->items[0]);
+	if (f.k != V_LAMBDA)
+		return false;
+	struct stream st = {an};
+	eval_filter_stream(e, roots, f, stream_one, &st);
+	return true;
+}
+
 /*
  * candidates: the classes of the objects membership n may take under c (its
  * "THIS is C" tests, through and, and or where both sides may hold), as
@@ -417,6 +477,8 @@ struct value eval_run_instances(struct ev *e, struct stmt *s)
 		e->this_v = VNULL;
 		e->referrer = VNULL;
 		e->rk = RK_ROOT;
+		if (anp->ninst == 1 && stream_roots(e, anp, t->st, roots))
+			break;
 		struct value r = eval_expr(e, NULL, roots);
 		if (r.k == V_LIST && r.u.l->kind == L_ALL && !hv->dense) {
 			hv_set_fail(hv, HV_CANNOT, "every object as a set type's roots");

@@ -263,6 +263,10 @@ static const char *const walk_queries[] = {
 	"set_type g:\n\troots <- objects.filter([o | o.kind = \"object array\"])\n"
 	"\tmembership <- THIS in Unassigned and REFERRER in ENTITY\n"
 	"\ton_inclusion <- [ n <- n + 1 ]\n\tn : int <- 0\ninstances_for g have_names = #[\"a\", \"b\"]",
+	/* roots streamed (one instance, a membership that takes nothing), properties made in a step */
+	"set_type st:\n\troots <- objects.filter([o | o is java.lang.String])\n\tmembership <- false\n"
+	"\ton_inclusion <- [ n <- n + 1  t <- t + THIS.text + \",\"  b <- b + THIS.size ]\n"
+	"\tn : int <- 0\n\tt : string <- \"\"\n\tb : int <- 0\ninstances_for st have_names = \"s\"",
 	/* an error in a walk's step: the same message, the walk stopped */
 	"set_type e:\n\troots <- threads\n\tmembership <- REFERRER in ENTITY and THIS.size / 0 = 1\n"
 	"instances_for e have_names = \"e\"",
@@ -327,12 +331,43 @@ static void walked_objects(void **state)
 	rmdir(dir);
 }
 
+/* Roots streamed (one instance that takes nothing but its roots) as when they are listed. */
+static void streamed_roots(void **state)
+{
+	(void)state;
+	struct hs_session *s = open_tiny();
+	struct dsl *d = hs_dsl(s);
+	static const char stream[] =
+		"set_type st:\n\troots <- objects.filter([o | o is java.lang.String])\n"
+		"\tmembership <- false\n\ton_inclusion <- [ n <- n + 1  t <- t + THIS.text + \",\" ]\n"
+		"\tn : int <- 0\n\tt : string <- \"\"\ninstances_for st have_names = \"s\"";
+	/* the same, but its on_inclusion asks an owner: listed, not streamed */
+	static const char listed[] =
+		"set_type li:\n\troots <- objects.filter([o | o is java.lang.String])\n"
+		"\tmembership <- false\n\ton_inclusion <- [ n <- n + 1  t <- t + THIS.text + \",\"  "
+		"z <- z or THIS in Unassigned ]\n"
+		"\tn : int <- 0\n\tt : string <- \"\"\n\tz : bool <- false\n"
+		"instances_for li have_names = \"s\"";
+	char a[4096], b[4096];
+	run(d, stream, a, sizeof a);
+	run(d, listed, b, sizeof b);
+	char *z = strstr(b, "z:false");
+	assert_non_null(z);
+	memmove(z, z + 7, strlen(z + 7) + 1);
+	assert_string_equal(a, b);
+	assert_non_null(strstr(a, "n:3"));
+	hs_session_free(s);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(same_answers),
 		cmocka_unit_test(cannot_answer_here),
 		cmocka_unit_test(walked_objects),
+		cmocka_unit_test(streamed_roots),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
