@@ -601,6 +601,16 @@ live_analyze() {
 	hsl --keep-agent -f queries/reachable_from_threads.hq "$P" >/dev/null
 	check_contains "$name: the answer says no snapshot was taken" \
 		"inside JVM $P, no snapshot taken: 1 heap walk" "$(cat "$L/err")"
+	if [ "${HEAPSH_AGENT_EVAL:-}" = dsl ]; then
+		# 33 set types in one request: what joins carries an owner tag of the
+		# set type's generation; after 31 a walk removes them (hva_settype.c)
+		local st i
+		st="$(grep -v '^//' queries/reachable_from_threads.hq | grep -v instances_for)"
+		for i in $(seq 33); do st+=" instances_for all have_names = \"r$i\""; done
+		hsl --format csv -c "$st" "$P" >"$L/$name.gens"
+		check "$name: 33 set types in one request: 33 answers, all the same" "33 1" \
+			"$(grep -c '^r' "$L/$name.gens") $(grep '^r' "$L/$name.gens" | cut -d, -f2- | sort -u | wc -l)"
+	fi
 
 	# Other queries: lists (ids are addresses, as the dump's), classes, loaders, threads.
 	local QF=$L/$name.other.hq

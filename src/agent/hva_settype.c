@@ -17,6 +17,64 @@
 
 /* ---- set types ---- */
 
+/* ot_current: t is an owner tag of the set type under way (not one before it). */
+static bool ot_current(const struct hva *a, jlong t)
+{
+	return (t & OT_OWNER) && !(t & (LQ_TAG_CLASS | LQ_TAG_ENTRY)) && a->ot_gen &&
+	       (uint32_t)((t >> OT_GEN_SHIFT) & OT_GEN_MASK) == a->ot_gen;
+}
+
+uint32_t hva_tag_owner(const struct hva *a, jlong t)
+{
+	const struct lq *q = a->q;
+	if (t & LQ_TAG_CLASS) {
+		uint32_t m = (uint32_t)(t & 0xffffffff);
+		return m - 1 < q->ncls ? q->cls[m - 1].owner : 0;
+	}
+	if (t & LQ_TAG_ENTRY) {
+		uint64_t k = (uint64_t)(t & 0xffffffff);
+		return k && k <= q->nent ? q->ent[k - 1].inst : 0;
+	}
+	return ot_current(a, t) ? (uint32_t)(t >> OT_ID_SHIFT) & OT_ID_MAX : 0;
+}
+
+uint32_t hva_tag_handle(struct hva *a, jlong *tag_ptr, uint32_t c, int32_t len)
+{
+	struct lq *q = a->q;
+	jlong old = *tag_ptr, t;
+	uint32_t h = hva_new_handle(a, c, len, &t);
+	if (old & OT_OWNER) {
+		if (ot_current(a, old)) {
+			q->ent[h].inst = hva_tag_owner(a, old);
+			if (old & OT_GROWN) {	/* its on_inclusion still waits for its visit */
+				q->ent[h].flags |= LE_GROWN;
+				a->ot_grown--;
+			}
+		}
+		q->other_tags--;
+	}
+	*tag_ptr = t;
+	return h;
+}
+
+/* owner_tag: the growth's target joins instance id by an owner tag; false: it needs an entry. */
+static bool owner_tag(struct hva *a, uint32_t id)
+{
+	struct lq *q = a->q;
+	jlong t = *a->tg.tag_ptr;
+	if ((t & (LQ_TAG_CLASS | LQ_TAG_ENTRY)) || !id || id > OT_ID_MAX || !a->ot_gen ||
+	    a->ot_serial >= OT_SERIAL_MAX)
+		return false;
+	/* an object array's length comes with the reference only: an entry keeps it */
+	if (a->tg.length >= 0 && (q->cls[a->tg.cls].elem == 'L' || q->cls[a->tg.cls].elem == '['))
+		return false;
+	if (!(t & OT_OWNER))
+		q->other_tags++;
+	*a->tg.tag_ptr = OT_OWNER | OT_GROWN | (jlong)a->ot_gen << OT_GEN_SHIFT |
+			 (jlong)id << OT_ID_SHIFT | (jlong)++a->ot_serial;
+	a->ot_grown++;
+	return true;
+}
 
 /*
  * target_handle: the handle of the object a growth's reference reaches: its
@@ -38,10 +96,7 @@ uint32_t hva_target_handle(struct hva *a)
 		}
 		return h;
 	}
-	jlong nt;
-	uint32_t h = hva_new_handle(a, a->tg.cls, a->tg.length, &nt);
-	*a->tg.tag_ptr = nt;
-	return h;
+	return hva_tag_handle(a, a->tg.tag_ptr, a->tg.cls, a->tg.length);
 }
 
 /* owner_slot: where the owner of handle h is kept: its class's, or its entry's. */
@@ -53,12 +108,43 @@ static uint32_t *owner_slot(struct hva *a, uint32_t h)
 	return &q->ent[h].inst;
 }
 
-/* owners: every object in no instance (entries' inst, classes' owner), on and off alike. */
+static jint JNICALL untag_owner(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
+				void *ud)
+{
+	(void)class_tag;
+	(void)size;
+	(void)length;
+	(void)ud;
+	if ((*tag_ptr & OT_OWNER) && !(*tag_ptr & (LQ_TAG_CLASS | LQ_TAG_ENTRY)))
+		*tag_ptr = 0;
+	return 0;
+}
+
+/*
+ * owners: every object in no instance (entries' inst, classes' owner), on
+ * and off alike; on: a new generation of owner tags (the older read as no
+ * owner), and once the generations are used up a walk over the tagged
+ * objects that removes the owner tags.
+ */
 void hva_owners(struct hv *v, bool on)
 {
-	(void)on;
 	struct hva *a = v->self;
 	struct lq *q = a->q;
+	if (on) {
+		a->ot_grown = 0;
+		if (++a->ot_gen > OT_GEN_MAX) {
+			if (q->other_tags) {
+				jvmtiHeapCallbacks cb;
+				memset(&cb, 0, sizeof cb);
+				cb.heap_iteration_callback = untag_owner;
+				if (hva_walk_from(a, &cb, NULL, false, NULL, NULL,
+						  JVMTI_HEAP_FILTER_UNTAGGED) != JVMTI_ERROR_NONE)
+					return;
+				q->other_tags = 0;
+			}
+			a->ot_gen = 1;
+		}
+	}
 	for (uint32_t k = 0; k < q->nent; k++) {
 		q->ent[k].inst = 0;
 		q->ent[k].flags &= (uint8_t)~LE_GROWN;
@@ -77,15 +163,13 @@ uint32_t hva_owner(struct hv *v, uint32_t obj)
 	if (obj == TARGET && a->tg.live) {
 		if (a->tg.mirror)
 			return q->cls[a->tg.mirror - 1].owner;
-		struct lentry *e = lq_entry(q, *a->tg.tag_ptr);
-		return e ? e->inst : 0;
+		return hva_tag_owner(a, *a->tg.tag_ptr);
 	}
 	if ((obj & HV_TRANSIENT) && (obj & ~HV_TRANSIENT) >= 2 && a->vw && w) {
 		uint32_t ix = (obj & ~HV_TRANSIENT) - 2;
 		if (ix >= w->w.nslots)
 			return 0;
-		struct lentry *e = lq_entry(q, w->w.slots[ix].tag);
-		return e ? e->inst : 0;
+		return hva_tag_owner(a, w->w.slots[ix].tag);
 	}
 	if (obj & HV_TRANSIENT) {
 		struct ob o;
@@ -93,7 +177,7 @@ uint32_t hva_owner(struct hv *v, uint32_t obj)
 			return 0;
 		if (o.mirror)
 			return q->cls[o.mirror - 1].owner;
-		return w->kept != HV_NONE ? q->ent[w->kept].inst : 0;
+		return w->kept != HV_NONE ? q->ent[w->kept].inst : hva_tag_owner(a, w->cur_tag);
 	}
 	if (obj >= a->cap || a->ecls[obj] == LQ_NONE)
 		return 0;
@@ -106,6 +190,8 @@ void hva_set_owner(struct hv *v, uint32_t obj, uint32_t id)
 	struct lq *q = a->q;
 	uint32_t h = obj;
 	if (obj == TARGET && a->tg.live) {	/* tagged: no reference (millions may join) */
+		if (a->gw && !a->tg.mirror && owner_tag(a, id))
+			return;
 		GUARD(a, g, );
 		h = hva_target_handle(a);
 		UNGUARD(a, g);
@@ -181,13 +267,25 @@ static void grow_finish(struct hva *a)
 		w->stop = true;
 }
 
-/* grow_begin: the walk visits the object tagged t, of class c (a class object: m + 1). */
-static void grow_begin(struct hva *a, jlong t, uint32_t c, uint32_t mirror)
+/*
+ * grow_begin: the walk visits the object tagged *tag_ptr, of class c (a
+ * class object: m + 1); an owner tag's GROWN bit is taken off (its
+ * on_inclusion runs at the end of this visit).
+ */
+static void grow_begin(struct hva *a, jlong *tag_ptr, uint32_t c, uint32_t mirror)
 {
 	struct lq *q = a->q;
 	struct grow *g = a->gw;
 	struct walk *w = a->w;
+	jlong t = *tag_ptr;
 	struct lentry *e = mirror ? NULL : lq_entry(q, t);
+	bool owned = !mirror && !e && ot_current(a, t);
+	bool grown_owned = owned && (t & OT_GROWN);
+	if (grown_owned) {
+		t &= ~OT_GROWN;
+		*tag_ptr = t;
+		a->ot_grown--;
+	}
 	uint32_t h = mirror ? (mirror - 1 < q->ncls ? hva_mirror_handle(a, mirror - 1) : HV_NONE)
 		     : e ? (uint32_t)(t & 0xffffffff) - 1 : HV_NONE;
 	if (h != HV_NONE)
@@ -195,7 +293,7 @@ static void grow_begin(struct hva *a, jlong t, uint32_t c, uint32_t mirror)
 	uint8_t cf = mirror && mirror - 1 < q->ncls ? q->cls[mirror - 1].flags : 0;
 	uint8_t ef = e ? e->flags : 0;
 	w->cur_tag = t;
-	g->grown = mirror ? (cf & LC_INCLUDE) != 0 : (ef & LE_GROWN) != 0;
+	g->grown = mirror ? (cf & LC_INCLUDE) != 0 : e ? (ef & LE_GROWN) != 0 : grown_owned;
 	/* only a seed or what joined is expanded (the seeds' array's class is visited too) */
 	w->active = g->grown || (mirror ? (cf & LC_SEED) : (ef & LE_SEED));
 	w->cls = mirror ? q->c_class : c;
@@ -208,9 +306,9 @@ static void grow_begin(struct hva *a, jlong t, uint32_t c, uint32_t mirror)
 }
 
 /* grow_begin_guarded: grow_begin, false (the walk stops) when it ran out of memory. */
-static bool grow_begin_guarded(struct hva *a, jlong t, uint32_t c, uint32_t mirror)
+static bool grow_begin_guarded(struct hva *a, jlong *t, uint32_t c, uint32_t mirror)
 {
-	volatile jlong vt = t;	/* read after the guard's setjmp */
+	jlong *volatile vt = t;	/* read after the guard's setjmp */
 	volatile uint32_t vc = c, vm = mirror;
 	GUARD(a, g, (a->w->stop = true, false));
 	grow_begin(a, vt, vc, vm);
@@ -250,7 +348,7 @@ static jint JNICALL g_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceI
 		uint32_t m = (rt & LQ_TAG_CLASS) ? (uint32_t)(rt & 0xffffffff) : 0;
 		if (rc == LQ_NONE && !m)
 			return 0;	/* a class loaded since the analysis began */
-		if (!grow_begin_guarded(a, rt, rc, m))
+		if (!grow_begin_guarded(a, referrer_tag_ptr, rc, m))
 			return JVMTI_VISIT_ABORT;
 		if (cls_ref)
 			return 0;
@@ -266,7 +364,7 @@ static jint JNICALL g_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceI
 	struct lentry *e = m ? NULL : lq_entry(q, t);
 	if (e && (e->flags & (LE_SELF | LE_SENTINEL)))
 		return 0;
-	if (m ? q->cls[m - 1].owner : e ? e->inst : 0)
+	if (hva_tag_owner(a, t))
 		return 0;	/* in an instance already */
 	a->tg.live = true;
 	a->tg.cls = m ? q->c_class : c;
@@ -341,10 +439,35 @@ static jint JNICALL f_array(jlong class_tag, jlong size, jlong *tag_ptr, jint el
 	return w->stop ? JVMTI_VISIT_ABORT : 0;
 }
 
+/* late_owned: an object with an owner tag that waits for its visit gets an entry (LE_GROWN). */
+static jint JNICALL late_owned(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *ud)
+{
+	(void)size;
+	struct hva *a = ud;
+	struct lq *q = a->q;
+	if (!ot_current(a, *tag_ptr) || !(*tag_ptr & OT_GROWN))
+		return 0;
+	uint32_t c = hva_class_index(q, class_tag);
+	if (c == LQ_NONE)
+		return 0;
+	GUARD(a, g, JVMTI_VISIT_ABORT);
+	hva_tag_handle(a, tag_ptr, c, q->cls[c].elem ? length : -1);
+	UNGUARD(a, g);
+	return a->ot_grown ? 0 : JVMTI_VISIT_ABORT;
+}
+
 /* joined_late: on_inclusion, through JNI, of what joined but the walk did not visit. */
 static void joined_late(struct hva *a, struct grow *g)
 {
 	struct lq *q = a->q;
+	if (a->ot_grown) {	/* those with an owner tag first get an entry, found by a walk */
+		jvmtiHeapCallbacks cb;
+		memset(&cb, 0, sizeof cb);
+		cb.heap_iteration_callback = late_owned;
+		hva_walk_from(a, &cb, a, false, NULL, NULL, JVMTI_HEAP_FILTER_UNTAGGED);
+		if (hv_failed(&a->view))
+			return;
+	}
 	for (uint32_t c = 0; c < q->ncls && !hv_failed(&a->view); c++)
 		if (q->cls[c].flags & LC_INCLUDE) {
 			q->cls[c].flags &= (uint8_t)~LC_INCLUDE;
@@ -421,10 +544,8 @@ static void visit_begin(struct hva *a, jlong *tag_ptr, uint32_t c, uint32_t mirr
 			a->elen[h] = -1;
 		}
 	} else {
-		jlong nt;
-		h = hva_new_handle(a, c, -1, &nt);
-		*tag_ptr = nt;
-		w->cur_tag = nt;
+		h = hva_tag_handle(a, tag_ptr, c, -1);
+		w->cur_tag = *tag_ptr;
 	}
 	w->cls = cls;
 	w->mirror = mirror;
@@ -527,7 +648,7 @@ void hva_objects_visit(struct hv *v, const uint8_t *classes,
 	cb.array_primitive_value_callback = f_array;
 	a->w = &w;
 	a->vw = &vw;
-	hva_walk_from(a, &cb, a, true, NULL);
+	hva_walk_from(a, &cb, a, true, NULL, NULL, 0);
 	if (!w.stop)
 		visit_finish(a);
 	a->w = NULL;
@@ -624,7 +745,7 @@ void hva_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
 	cb.array_primitive_value_callback = f_array;
 	a->w = &w;
 	a->gw = &g;
-	hva_walk_from(a, &cb, a, true, arr);
+	hva_walk_from(a, &cb, a, true, arr, NULL, 0);
 	if (!w.stop)
 		grow_finish(a);
 	a->w = NULL;
