@@ -396,9 +396,9 @@ check() {	# check WHAT EXPECTED GOT
 }
 TOTAL_DUMP=
 DUMPF=$L/dump.hprof	# section 5's dumps too, when 2 does not run
+DUMPB=n/a
 if section 2; then
 printf ':timer on\n:refresh\n' >"$L/snap.hsh"
-DUMPB=n/a
 echo "== 2. snapshot and load: heapsh :refresh vs jcmd GC.heap_dump + heapsh --no-index -c :info, $RS runs each, interleaved"
 for ((i = 1; i <= RS; i++)); do
 	for w in $( ((i % 2)) && echo "hs jcmd" || echo "jcmd hs"); do

@@ -602,8 +602,8 @@ live_analyze() {
 	check_contains "$name: the answer says no snapshot was taken" \
 		"inside JVM $P, no snapshot taken: 1 heap walk" "$(cat "$L/err")"
 	if [ "${HEAPSH_AGENT_EVAL:-}" = dsl ]; then
-		# 33 set types in one request: what joins carries an owner tag of the
-		# set type's generation; after 31 a walk removes them (hva_settype.c)
+		# 33 set types in one request, one after the other on the same tags
+		# (hva_settype.c: what joins is not tagged; the owners start afresh)
 		local st i
 		st="$(grep -v '^//' queries/reachable_from_threads.hq | grep -v instances_for)"
 		for i in $(seq 33); do st+=" instances_for all have_names = \"r$i\""; done

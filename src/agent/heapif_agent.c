@@ -142,7 +142,7 @@ void hva_resolve(struct hva *a, uint32_t h)
 	uint32_t n = 0;
 	for (uint32_t k = 0; k < a->npending; k++)
 		n += a->refs[a->pending[k]] == PENDING;
-	if ((uint64_t)n * ((uint64_t)q->nent + q->ncls + q->other_tags + 1) > LQ_TAGGED_WORK_MAX) {
+	if ((uint64_t)n * ((uint64_t)q->nent + q->ncls + 1) > LQ_TAGGED_WORK_MAX) {
 		jlong want = LQ_TAG_ENTRY | (jlong)(h + 1);
 		jobject got;
 		lq_tagged_refs(q, NULL, &want, 1, &got);
@@ -619,18 +619,17 @@ bool hva_walk_begin(struct hva *a)
  * hva_walk_from: FollowReferences with cb from initial (NULL: the GC roots), or
  * (follow false) IterateThroughHeap over the whole heap; klass: NULL, or
  * the one class whose instances are reported (exactly it: HotSpot's
- * is_filtered_by_klass_filter compares the klass, no subclass); heap_filter:
- * JVMTI's JVMTI_HEAP_FILTER_* bits. The pause counted.
+ * is_filtered_by_klass_filter compares the klass, no subclass). The pause
+ * counted.
  */
 jvmtiError hva_walk_from(struct hva *a, const jvmtiHeapCallbacks *cb, void *ud, bool follow,
-			    jobject initial, jclass klass, jint heap_filter)
+			    jobject initial, jclass klass)
 {
 	struct lq *q = a->q;
 	int64_t t0 = ag_now_ms();
 	q->in_walk = true;
-	jvmtiError err = follow ? (*q->jv)->FollowReferences(q->jv, heap_filter, klass, initial, cb,
-							      ud)
-				: (*q->jv)->IterateThroughHeap(q->jv, heap_filter, klass, cb, ud);
+	jvmtiError err = follow ? (*q->jv)->FollowReferences(q->jv, 0, klass, initial, cb, ud)
+				: (*q->jv)->IterateThroughHeap(q->jv, 0, klass, cb, ud);
 	q->in_walk = false;
 	q->walks++;
 	q->pause_ms += (uint64_t)(ag_now_ms() - t0);
@@ -642,7 +641,7 @@ jvmtiError hva_walk_from(struct hva *a, const jvmtiHeapCallbacks *cb, void *ud, 
 /* walk_run: walk_from the GC roots (follow) or over the whole heap. */
 static jvmtiError walk_run(struct hva *a, const jvmtiHeapCallbacks *cb, void *ud, bool follow)
 {
-	return hva_walk_from(a, cb, ud, follow, NULL, NULL, 0);
+	return hva_walk_from(a, cb, ud, follow, NULL, NULL);
 }
 
 /* hva_class_index: the class of a JVMTI class tag, or LQ_NONE (a class loaded since the table). */
@@ -729,7 +728,6 @@ static jint JNICALL on_object(jlong class_tag, jlong size, jlong *tag_ptr, jint 
 		return 0;
 	q->objects_seen++;
 	w->cls = c;
-	w->cur_tag = t;
 	w->mirror = (t & LQ_TAG_CLASS) ? (uint32_t)(t & 0xffffffff) : 0;
 	w->length = q->cls[c].elem ? length : -1;
 	w->kept = w->mirror ? (w->mirror - 1 < q->ncls ? a->mirror_h[w->mirror - 1] : HV_NONE)
@@ -839,7 +837,7 @@ static void hva_objects_each(struct hv *v, const uint8_t *classes,
 	cb.primitive_field_callback = on_prim;
 	cb.string_primitive_value_callback = on_string;
 	a->w = &w;
-	hva_walk_from(a, &cb, a, false, NULL, single_class(q, classes), 0);
+	hva_walk_from(a, &cb, a, false, NULL, single_class(q, classes));
 	if (w.pending)
 		deliver(a, NULL);
 	a->w = NULL;
@@ -1199,7 +1197,7 @@ uint32_t hva_keep(struct hv *v, uint32_t obj)
 		}
 		return w->kept;
 	}
-	if (!w->tag_ptr) {	/* on_inclusion keeping what joined: refused before (order) */
+	if (!w->tag_ptr) {
 		hva_cannot(a, "an object the heap iteration reported after its last callback");
 		return HV_NONE;
 	}
@@ -1208,7 +1206,9 @@ uint32_t hva_keep(struct hv *v, uint32_t obj)
 	if (w->mirror) {
 		h = hva_mirror_handle(a, w->mirror - 1);
 	} else {
-		h = hva_tag_handle(a, w->tag_ptr, w->cls, w->length);
+		jlong t;
+		h = hva_new_handle(a, w->cls, w->length, &t);
+		*w->tag_ptr = t;
 		hva_pend(a, h);
 	}
 	UNGUARD(a, g);

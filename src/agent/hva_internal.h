@@ -26,7 +26,7 @@ struct walk {
 	bool pending;		/* met, not handed to fn yet */
 	bool live;		/* fn is running on it: its handles read the walk */
 	bool active;		/* FollowReferences (hva_settype.c): at an object whose fields count */
-	jlong cur_tag;		/* the tag of the object it is at (an owner tag: hva_tag_owner) */
+	jlong cur_tag;		/* ... that object's tag */
 	bool stop;
 };
 
@@ -61,9 +61,6 @@ struct hva {
 	struct grow *gw;
 	/* a visit of every object under way (hva_objects_visit) */
 	struct visit_walk *vw;
-	/* owner tags (hva_settype.c): their generation (1-31, 0 none yet), the last serial,
-	 * the members tagged GROWN whose visit has not come */
-	uint32_t ot_gen, ot_serial, ot_grown;
 	struct {
 		bool live;	/* an offer is reading it: HV_TRANSIENT | 1 */
 		uint32_t cls, mirror;
@@ -71,23 +68,6 @@ struct hva {
 		jlong *tag_ptr;
 	} tg;
 };
-
-/*
- * Owner tags: what joins a set type in a growth walk is tagged with its
- * owner alone, no entry and no handle (nothing in the agent's memory; an
- * entry and a handle cost 36 bytes, and a growth may take every object):
- * OT_OWNER | generation (hva_owners bumps it: older owner tags read as no
- * owner) | instance id | a serial (the tag is the object's own, as a walk
- * needs). OT_GROWN: it waits for its visit, where on_inclusion runs.
- */
-#define OT_OWNER ((jlong)1 << 60)
-#define OT_GROWN ((jlong)1 << 59)
-#define OT_GEN_SHIFT 54
-#define OT_GEN_MASK 31u
-#define OT_GEN_MAX OT_GEN_MASK	/* generations before a walk removes the owner tags */
-#define OT_ID_SHIFT 30
-#define OT_ID_MAX ((1u << 24) - 1)
-#define OT_SERIAL_MAX ((1u << 30) - 1)
 
 /* The target of the reference a growth walk offers (hva_grow), as a transient handle. */
 #define TARGET (HV_TRANSIENT | 1u)
@@ -129,25 +109,17 @@ void hva_resolve(struct hva *a, uint32_t h);
 bool hva_get(struct hva *a, uint32_t obj, struct ob *o);
 bool hva_walk_begin(struct hva *a);
 jvmtiError hva_walk_from(struct hva *a, const jvmtiHeapCallbacks *cb, void *ud, bool follow,
-			 jobject initial, jclass klass, jint heap_filter);
+			 jobject initial, jclass klass);
 uint32_t hva_class_index(const struct lq *q, jlong class_tag);
 uint32_t hva_keep(struct hv *v, uint32_t obj);
 /* hva_target_handle (hva_settype.c): the handle of a growth's target, tagged if it has none. */
 uint32_t hva_target_handle(struct hva *a);
-/* hva_tag_owner: the owner a tag says (a class's, an entry's, an owner tag's), 0 none. */
-uint32_t hva_tag_owner(const struct hva *a, jlong t);
-/* hva_tag_handle: a new handle for the object whose tag *tag_ptr is (untagged, or an owner
- * tag, whose owner and GROWN it takes over), of class c, length len; *tag_ptr becomes its
- * entry's tag. May lq_raise (LQ_LIMIT). */
-uint32_t hva_tag_handle(struct hva *a, jlong *tag_ptr, uint32_t c, int32_t len);
 
 /* hva_settype.c: the set type operations of struct hv_ops (heapif.h). */
 void hva_owners(struct hv *v, bool on);
 uint32_t hva_owner(struct hv *v, uint32_t obj);
 void hva_set_owner(struct hv *v, uint32_t obj, uint32_t id);
-void hva_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
-	      bool (*offer)(void *ctx, uint32_t referrer, uint32_t target, enum hv_ref_kind kind),
-	      void (*joined)(void *ctx, uint32_t obj), void *ctx);
+void hva_grow(struct hv *v, const struct hv_growth *req);
 void hva_objects_visit(struct hv *v, const uint8_t *classes,
 		       bool (*fn)(void *ctx, uint32_t obj), void *ctx);
 

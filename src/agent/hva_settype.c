@@ -17,64 +17,13 @@
 
 /* ---- set types ---- */
 
-/* ot_current: t is an owner tag of the set type under way (not one before it). */
-static bool ot_current(const struct hva *a, jlong t)
-{
-	return (t & OT_OWNER) && !(t & (LQ_TAG_CLASS | LQ_TAG_ENTRY)) && a->ot_gen &&
-	       (uint32_t)((t >> OT_GEN_SHIFT) & OT_GEN_MASK) == a->ot_gen;
-}
+/* A growth walk under way (hva_grow). */
+struct grow {
+	const struct hv_growth *req;
+	uint32_t seg;		/* the instance whose members the walk is at */
+	bool grown;		/* it joined in this walk: joined() when its visit ends */
+};
 
-uint32_t hva_tag_owner(const struct hva *a, jlong t)
-{
-	const struct lq *q = a->q;
-	if (t & LQ_TAG_CLASS) {
-		uint32_t m = (uint32_t)(t & 0xffffffff);
-		return m - 1 < q->ncls ? q->cls[m - 1].owner : 0;
-	}
-	if (t & LQ_TAG_ENTRY) {
-		uint64_t k = (uint64_t)(t & 0xffffffff);
-		return k && k <= q->nent ? q->ent[k - 1].inst : 0;
-	}
-	return ot_current(a, t) ? (uint32_t)(t >> OT_ID_SHIFT) & OT_ID_MAX : 0;
-}
-
-uint32_t hva_tag_handle(struct hva *a, jlong *tag_ptr, uint32_t c, int32_t len)
-{
-	struct lq *q = a->q;
-	jlong old = *tag_ptr, t;
-	uint32_t h = hva_new_handle(a, c, len, &t);
-	if (old & OT_OWNER) {
-		if (ot_current(a, old)) {
-			q->ent[h].inst = hva_tag_owner(a, old);
-			if (old & OT_GROWN) {	/* its on_inclusion still waits for its visit */
-				q->ent[h].flags |= LE_GROWN;
-				a->ot_grown--;
-			}
-		}
-		q->other_tags--;
-	}
-	*tag_ptr = t;
-	return h;
-}
-
-/* owner_tag: the growth's target joins instance id by an owner tag; false: it needs an entry. */
-static bool owner_tag(struct hva *a, uint32_t id)
-{
-	struct lq *q = a->q;
-	jlong t = *a->tg.tag_ptr;
-	if ((t & (LQ_TAG_CLASS | LQ_TAG_ENTRY)) || !id || id > OT_ID_MAX || !a->ot_gen ||
-	    a->ot_serial >= OT_SERIAL_MAX)
-		return false;
-	/* an object array's length comes with the reference only: an entry keeps it */
-	if (a->tg.length >= 0 && (q->cls[a->tg.cls].elem == 'L' || q->cls[a->tg.cls].elem == '['))
-		return false;
-	if (!(t & OT_OWNER))
-		q->other_tags++;
-	*a->tg.tag_ptr = OT_OWNER | OT_GROWN | (jlong)a->ot_gen << OT_GEN_SHIFT |
-			 (jlong)id << OT_ID_SHIFT | (jlong)++a->ot_serial;
-	a->ot_grown++;
-	return true;
-}
 
 /*
  * target_handle: the handle of the object a growth's reference reaches: its
@@ -96,7 +45,10 @@ uint32_t hva_target_handle(struct hva *a)
 		}
 		return h;
 	}
-	return hva_tag_handle(a, a->tg.tag_ptr, a->tg.cls, a->tg.length);
+	jlong nt;
+	uint32_t h = hva_new_handle(a, a->tg.cls, a->tg.length, &nt);
+	*a->tg.tag_ptr = nt;
+	return h;
 }
 
 /* owner_slot: where the owner of handle h is kept: its class's, or its entry's. */
@@ -108,43 +60,12 @@ static uint32_t *owner_slot(struct hva *a, uint32_t h)
 	return &q->ent[h].inst;
 }
 
-static jint JNICALL untag_owner(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
-				void *ud)
-{
-	(void)class_tag;
-	(void)size;
-	(void)length;
-	(void)ud;
-	if ((*tag_ptr & OT_OWNER) && !(*tag_ptr & (LQ_TAG_CLASS | LQ_TAG_ENTRY)))
-		*tag_ptr = 0;
-	return 0;
-}
-
-/*
- * owners: every object in no instance (entries' inst, classes' owner), on
- * and off alike; on: a new generation of owner tags (the older read as no
- * owner), and once the generations are used up a walk over the tagged
- * objects that removes the owner tags.
- */
+/* owners: every object in no instance (entries' inst, classes' owner), on and off alike. */
 void hva_owners(struct hv *v, bool on)
 {
+	(void)on;
 	struct hva *a = v->self;
 	struct lq *q = a->q;
-	if (on) {
-		a->ot_grown = 0;
-		if (++a->ot_gen > OT_GEN_MAX) {
-			if (q->other_tags) {
-				jvmtiHeapCallbacks cb;
-				memset(&cb, 0, sizeof cb);
-				cb.heap_iteration_callback = untag_owner;
-				if (hva_walk_from(a, &cb, NULL, false, NULL, NULL,
-						  JVMTI_HEAP_FILTER_UNTAGGED) != JVMTI_ERROR_NONE)
-					return;
-				q->other_tags = 0;
-			}
-			a->ot_gen = 1;
-		}
-	}
 	for (uint32_t k = 0; k < q->nent; k++) {
 		q->ent[k].inst = 0;
 		q->ent[k].flags &= (uint8_t)~LE_GROWN;
@@ -163,13 +84,15 @@ uint32_t hva_owner(struct hv *v, uint32_t obj)
 	if (obj == TARGET && a->tg.live) {
 		if (a->tg.mirror)
 			return q->cls[a->tg.mirror - 1].owner;
-		return hva_tag_owner(a, *a->tg.tag_ptr);
+		struct lentry *e = lq_entry(q, *a->tg.tag_ptr);
+		return e ? e->inst : 0;
 	}
 	if ((obj & HV_TRANSIENT) && (obj & ~HV_TRANSIENT) >= 2 && a->vw && w) {
 		uint32_t ix = (obj & ~HV_TRANSIENT) - 2;
 		if (ix >= w->w.nslots)
 			return 0;
-		return hva_tag_owner(a, w->w.slots[ix].tag);
+		struct lentry *e = lq_entry(q, w->w.slots[ix].tag);
+		return e ? e->inst : 0;
 	}
 	if (obj & HV_TRANSIENT) {
 		struct ob o;
@@ -177,7 +100,10 @@ uint32_t hva_owner(struct hv *v, uint32_t obj)
 			return 0;
 		if (o.mirror)
 			return q->cls[o.mirror - 1].owner;
-		return w->kept != HV_NONE ? q->ent[w->kept].inst : hva_tag_owner(a, w->cur_tag);
+		if (w->kept != HV_NONE)
+			return q->ent[w->kept].inst;
+		/* in a growth, every object the walk visits is a member of the instance growing */
+		return a->gw ? a->gw->req->ids[a->gw->seg] : 0;
 	}
 	if (obj >= a->cap || a->ecls[obj] == LQ_NONE)
 		return 0;
@@ -187,15 +113,8 @@ uint32_t hva_owner(struct hv *v, uint32_t obj)
 void hva_set_owner(struct hv *v, uint32_t obj, uint32_t id)
 {
 	struct hva *a = v->self;
-	struct lq *q = a->q;
 	uint32_t h = obj;
-	if (obj == TARGET && a->tg.live) {	/* tagged: no reference (millions may join) */
-		if (a->gw && !a->tg.mirror && owner_tag(a, id))
-			return;
-		GUARD(a, g, );
-		h = hva_target_handle(a);
-		UNGUARD(a, g);
-	} else if (obj & HV_TRANSIENT) {
+	if (obj & HV_TRANSIENT) {
 		h = hva_keep(v, obj);	/* a tag, so that the walk and later reads know it */
 		if (h == HV_NONE)
 			return;
@@ -205,21 +124,7 @@ void hva_set_owner(struct hv *v, uint32_t obj, uint32_t id)
 		return;
 	}
 	*owner_slot(a, h) = id;
-	if (a->gw && obj == TARGET) {	/* joined in this growth: on_inclusion when visited */
-		if (a->emirror[h])
-			q->cls[a->emirror[h] - 1].flags |= LC_INCLUDE;
-		else
-			q->ent[h].flags |= LE_GROWN;
-	}
 }
-
-/* A growth walk under way (hva_grow). */
-struct grow {
-	bool (*offer)(void *ctx, uint32_t referrer, uint32_t target, enum hv_ref_kind kind);
-	void (*joined)(void *ctx, uint32_t obj);
-	void *ctx;
-	bool grown;		/* it joined in this walk: joined() when its visit ends */
-};
 
 static enum hv_ref_kind ref_kind(jvmtiHeapReferenceKind kind)
 {
@@ -254,65 +159,96 @@ static void grow_finish(struct hva *a)
 	w->active = false;
 	if (!g->grown || w->stop)
 		return;
-	struct lq *q = a->q;
-	if (w->mirror)
-		q->cls[w->mirror - 1].flags &= (uint8_t)~LC_INCLUDE;
-	else if (w->kept != HV_NONE)
-		q->ent[w->kept].flags &= (uint8_t)~LE_GROWN;
 	w->live = true;
 	w->tag_ptr = NULL;
-	g->joined(g->ctx, current(a));
+	g->req->joined(g->req->ctx, g->seg, current(a));
 	w->live = false;
 	if (hv_failed(&a->view))
 		w->stop = true;
 }
 
 /*
- * grow_begin: the walk visits the object tagged *tag_ptr, of class c (a
- * class object: m + 1); an owner tag's GROWN bit is taken off (its
- * on_inclusion runs at the end of this visit).
+ * grow_begin: the walk visits the object tagged t, of class c (a class
+ * object: m + 1). A seed of a later instance begins that instance's growth;
+ * an object with no tag is visited only because it joined.
  */
-static void grow_begin(struct hva *a, jlong *tag_ptr, uint32_t c, uint32_t mirror)
+static void grow_begin(struct hva *a, jlong t, uint32_t c, uint32_t mirror)
 {
 	struct lq *q = a->q;
 	struct grow *g = a->gw;
 	struct walk *w = a->w;
-	jlong t = *tag_ptr;
+	const struct hv_growth *req = g->req;
 	struct lentry *e = mirror ? NULL : lq_entry(q, t);
-	bool owned = !mirror && !e && ot_current(a, t);
-	bool grown_owned = owned && (t & OT_GROWN);
-	if (grown_owned) {
-		t &= ~OT_GROWN;
-		*tag_ptr = t;
-		a->ot_grown--;
-	}
-	uint32_t h = mirror ? (mirror - 1 < q->ncls ? hva_mirror_handle(a, mirror - 1) : HV_NONE)
-		     : e ? (uint32_t)(t & 0xffffffff) - 1 : HV_NONE;
-	if (h != HV_NONE)
-		hva_room(a);
-	uint8_t cf = mirror && mirror - 1 < q->ncls ? q->cls[mirror - 1].flags : 0;
+	struct lclass *mc = mirror && mirror - 1 < q->ncls ? &q->cls[mirror - 1] : NULL;
+	uint32_t eh = e ? (uint32_t)(t & 0xffffffff) - 1 : HV_NONE;
+	uint32_t h = mc ? hva_mirror_handle(a, mirror - 1)
+		     : eh < a->cap && a->ecls[eh] != LQ_NONE ? eh : HV_NONE;	/* a handle */
+	uint8_t cf = mc ? mc->flags : 0;
 	uint8_t ef = e ? e->flags : 0;
+	bool seed = mc ? (cf & LC_SEED) : (ef & LE_SEED);
+	if (seed) {	/* the instance it belongs to (the seeds come instance by instance) */
+		uint32_t id = mc ? mc->owner : e->inst;
+		while (g->seg < req->ninst && req->ids[g->seg] != id)
+			g->seg++;
+	}
 	w->cur_tag = t;
-	g->grown = mirror ? (cf & LC_INCLUDE) != 0 : e ? (ef & LE_GROWN) != 0 : grown_owned;
+	g->grown = mc ? (cf & LC_INCLUDE) != 0 : e ? (ef & LE_GROWN) != 0 : !mirror;
+	if (mc)
+		mc->flags &= (uint8_t)~LC_INCLUDE;
+	else if (e)
+		e->flags &= (uint8_t)~LE_GROWN;
 	/* only a seed or what joined is expanded (the seeds' array's class is visited too) */
-	w->active = g->grown || (mirror ? (cf & LC_SEED) : (ef & LE_SEED));
+	w->active = (g->grown || seed) && g->seg < req->ninst;
 	w->cls = mirror ? q->c_class : c;
 	w->mirror = mirror;
 	w->kept = h;
-	w->length = h != HV_NONE ? a->elen[h] : -1;
+	w->length = h != HV_NONE ? a->elen[h] : e && (ef & LE_ARRAY) ? e->length : -1;
 	w->w.gen++;
 	w->w.text = NULL;
 	q->objects_seen++;
 }
 
 /* grow_begin_guarded: grow_begin, false (the walk stops) when it ran out of memory. */
-static bool grow_begin_guarded(struct hva *a, jlong *t, uint32_t c, uint32_t mirror)
+static bool grow_begin_guarded(struct hva *a, jlong t, uint32_t c, uint32_t mirror)
 {
-	jlong *volatile vt = t;	/* read after the guard's setjmp */
+	volatile jlong vt = t;	/* read after the guard's setjmp */
 	volatile uint32_t vc = c, vm = mirror;
 	GUARD(a, g, (a->w->stop = true, false));
 	grow_begin(a, vt, vc, vm);
 	UNGUARD(a, g);
+	return true;
+}
+
+/*
+ * join: the target of the reference at hand (tagged *tag_ptr, of class c,
+ * length as the reference reports it) joins the instance growing. A class
+ * object, or an object with an entry, keeps its owner there, and is marked
+ * to have its on_inclusion when the walk visits it; an object array gets
+ * an entry for its length (its visit does not report it); any other object
+ * stays untagged: the walk visits it next, once (grow_begin). False: no
+ * memory (the view failed).
+ */
+static bool join(struct hva *a, jlong *tag_ptr, uint32_t c, jint length)
+{
+	struct lq *q = a->q;
+	struct grow *g = a->gw;
+	uint32_t id = g->req->ids[g->seg];
+	jlong t = *tag_ptr;
+	struct lentry *e;
+	if (t & LQ_TAG_CLASS) {
+		struct lclass *mc = &q->cls[(t & 0xffffffff) - 1];
+		mc->owner = id;
+		mc->flags |= LC_INCLUDE;
+	} else if ((e = lq_entry(q, t))) {
+		e->inst = id;
+		e->flags |= LE_GROWN;
+	} else if (q->cls[c].elem == 'L' || q->cls[c].elem == '[') {
+		volatile jint len = length;	/* read after the guard's setjmp */
+		jlong *volatile tp = tag_ptr;
+		GUARD(a, gd, false);
+		*tp = lq_new_entry(q, id, len, LE_ARRAY | LE_GROWN);
+		UNGUARD(a, gd);
+	}
 	return true;
 }
 
@@ -348,7 +284,7 @@ static jint JNICALL g_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceI
 		uint32_t m = (rt & LQ_TAG_CLASS) ? (uint32_t)(rt & 0xffffffff) : 0;
 		if (rc == LQ_NONE && !m)
 			return 0;	/* a class loaded since the analysis began */
-		if (!grow_begin_guarded(a, referrer_tag_ptr, rc, m))
+		if (!grow_begin_guarded(a, rt, rc, m))
 			return JVMTI_VISIT_ABORT;
 		if (cls_ref)
 			return 0;
@@ -364,7 +300,7 @@ static jint JNICALL g_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceI
 	struct lentry *e = m ? NULL : lq_entry(q, t);
 	if (e && (e->flags & (LE_SELF | LE_SENTINEL)))
 		return 0;
-	if (hva_tag_owner(a, t))
+	if (m ? q->cls[m - 1].owner : e ? e->inst : 0)
 		return 0;	/* in an instance already */
 	a->tg.live = true;
 	a->tg.cls = m ? q->c_class : c;
@@ -373,9 +309,13 @@ static jint JNICALL g_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceI
 	a->tg.tag_ptr = tag_ptr;
 	w->live = true;
 	w->tag_ptr = NULL;
-	bool joins = g->offer(g->ctx, current(a), TARGET, rk);
+	bool joins = g->req->offer(g->req->ctx, g->seg, current(a), TARGET, rk);
 	w->live = false;
 	a->tg.live = false;
+	if (!hv_failed(&a->view) && joins && !join(a, tag_ptr, c, length)) {
+		w->stop = true;
+		return JVMTI_VISIT_ABORT;
+	}
 	if (hv_failed(&a->view)) {
 		w->stop = true;
 		return JVMTI_VISIT_ABORT;
@@ -439,39 +379,26 @@ static jint JNICALL f_array(jlong class_tag, jlong size, jlong *tag_ptr, jint el
 	return w->stop ? JVMTI_VISIT_ABORT : 0;
 }
 
-/* late_owned: an object with an owner tag that waits for its visit gets an entry (LE_GROWN). */
-static jint JNICALL late_owned(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *ud)
+/* inst_of: the index of the instance whose id is id in req (ninst: none). */
+static uint32_t inst_of(const struct hv_growth *req, uint32_t id)
 {
-	(void)size;
-	struct hva *a = ud;
-	struct lq *q = a->q;
-	if (!ot_current(a, *tag_ptr) || !(*tag_ptr & OT_GROWN))
-		return 0;
-	uint32_t c = hva_class_index(q, class_tag);
-	if (c == LQ_NONE)
-		return 0;
-	GUARD(a, g, JVMTI_VISIT_ABORT);
-	hva_tag_handle(a, tag_ptr, c, q->cls[c].elem ? length : -1);
-	UNGUARD(a, g);
-	return a->ot_grown ? 0 : JVMTI_VISIT_ABORT;
+	uint32_t k = 0;
+	while (k < req->ninst && req->ids[k] != id)
+		k++;
+	return k;
 }
 
 /* joined_late: on_inclusion, through JNI, of what joined but the walk did not visit. */
 static void joined_late(struct hva *a, struct grow *g)
 {
 	struct lq *q = a->q;
-	if (a->ot_grown) {	/* those with an owner tag first get an entry, found by a walk */
-		jvmtiHeapCallbacks cb;
-		memset(&cb, 0, sizeof cb);
-		cb.heap_iteration_callback = late_owned;
-		hva_walk_from(a, &cb, a, false, NULL, NULL, JVMTI_HEAP_FILTER_UNTAGGED);
-		if (hv_failed(&a->view))
-			return;
-	}
+	const struct hv_growth *req = g->req;
 	for (uint32_t c = 0; c < q->ncls && !hv_failed(&a->view); c++)
 		if (q->cls[c].flags & LC_INCLUDE) {
 			q->cls[c].flags &= (uint8_t)~LC_INCLUDE;
-			g->joined(g->ctx, hva_mirror_handle(a, c));
+			uint32_t k = inst_of(req, q->cls[c].owner);
+			if (k < req->ninst)
+				req->joined(req->ctx, k, hva_mirror_handle(a, c));
 		}
 	for (uint32_t k = 0; k < q->nent && !hv_failed(&a->view); k++)
 		if (q->ent[k].flags & LE_GROWN) {
@@ -483,8 +410,9 @@ static void joined_late(struct hva *a, struct grow *g)
 				hva_resolve(a, k);
 				UNGUARD(a, gd);
 			}
-			if (a->refs[k] && a->refs[k] != PENDING)
-				g->joined(g->ctx, k);
+			uint32_t ki = inst_of(req, q->ent[k].inst);
+			if (a->refs[k] && a->refs[k] != PENDING && ki < req->ninst)
+				req->joined(req->ctx, ki, k);
 		}
 }
 
@@ -544,8 +472,10 @@ static void visit_begin(struct hva *a, jlong *tag_ptr, uint32_t c, uint32_t mirr
 			a->elen[h] = -1;
 		}
 	} else {
-		h = hva_tag_handle(a, tag_ptr, c, -1);
-		w->cur_tag = *tag_ptr;
+		jlong nt;
+		h = hva_new_handle(a, c, -1, &nt);
+		*tag_ptr = nt;
+		w->cur_tag = nt;
 	}
 	w->cls = cls;
 	w->mirror = mirror;
@@ -648,7 +578,7 @@ void hva_objects_visit(struct hv *v, const uint8_t *classes,
 	cb.array_primitive_value_callback = f_array;
 	a->w = &w;
 	a->vw = &vw;
-	hva_walk_from(a, &cb, a, true, NULL, NULL, 0);
+	hva_walk_from(a, &cb, a, true, NULL, NULL);
 	if (!w.stop)
 		visit_finish(a);
 	a->w = NULL;
@@ -688,21 +618,24 @@ static bool grow_prepare(struct hva *a, jobject arr, uint32_t n, struct walk *w)
 }
 
 /*
- * grow: one FollowReferences from an array of the seeds (lqset.c's step 4,
- * one instance at a time): each reference from an object the walk visits
- * (a seed, or one that joined) to one in no instance is offered; what joins
- * is tagged with its owner and visited in turn, and joined() runs when its
- * visit is over (its primitive fields and a String's text reported), or
+ * grow: one FollowReferences from an array of every instance's seeds, the
+ * first instance's at the end (HotSpot pushes an array's elements in order
+ * on the walk's stack: the last comes first), so that each instance's
+ * growth is done, depth first, before the next instance's seeds are
+ * reached (lqset.c's step 4). Each reference from an object the walk
+ * visits (a seed, or one that joined) to one in no instance is offered;
+ * what joins is visited in turn (JVMTI_VISIT_OBJECTS), and an object is
+ * visited once, so that what joins needs no tag (join); joined() runs when
+ * its visit is over (its primitive fields and a String's text reported), or
  * after the walk, through JNI, for what the walk did not visit.
  */
-void hva_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
-		     bool (*offer)(void *ctx, uint32_t referrer, uint32_t target,
-				   enum hv_ref_kind kind),
-		     void (*joined)(void *ctx, uint32_t obj), void *ctx)
+void hva_grow(struct hv *v, const struct hv_growth *req)
 {
 	struct hva *a = v->self;
 	struct lq *q = a->q;
 	JNIEnv *env = q->jni;
+	uint32_t n = req->starts[req->ninst];
+	const uint32_t *seeds = req->seeds;
 	if (!n || !hva_walk_begin(a))
 		return;
 	for (uint32_t k = 0; k < n; k++)	/* the seeds' references (not in the walk) */
@@ -723,7 +656,7 @@ void hva_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
 				       : NULL;
 		if (!r || r == PENDING)
 			continue;
-		(*env)->SetObjectArrayElement(env, arr, (jsize)k, r);
+		(*env)->SetObjectArrayElement(env, arr, (jsize)(n - 1 - k), r);
 		if (a->emirror[h])
 			q->cls[a->emirror[h] - 1].flags |= LC_SEED;
 		else
@@ -732,7 +665,7 @@ void hva_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
 	struct walk w;
 	memset(&w, 0, sizeof w);
 	w.kept = HV_NONE;
-	struct grow g = {offer, joined, ctx, false};
+	struct grow g = {req, 0, false};
 	if (!grow_prepare(a, arr, n, &w)) {
 		(*env)->DeleteLocalRef(env, arr);
 		return;
@@ -745,7 +678,7 @@ void hva_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
 	cb.array_primitive_value_callback = f_array;
 	a->w = &w;
 	a->gw = &g;
-	hva_walk_from(a, &cb, a, true, arr, NULL, 0);
+	hva_walk_from(a, &cb, a, true, arr, NULL);
 	if (!w.stop)
 		grow_finish(a);
 	a->w = NULL;
@@ -764,4 +697,3 @@ void hva_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
 		joined_late(a, &g);
 	a->gw = NULL;
 }
-

@@ -228,7 +228,6 @@ struct lq {
 	int fd;			/* the connection: polled for CANCEL */
 	uint64_t deadline_ms;	/* ag_now_ms */
 	uint64_t mem_limit, mem_used;
-	uint64_t other_tags;	/* objects tagged with no entry (hva_settype.c's owner tags) */
 	struct lq_block *blocks;
 	struct lq_block *kept;	/* lq_persist's memory: never released before the end */
 	jmp_buf *fail;

@@ -1166,7 +1166,7 @@ void lq_tagged_refs(struct lq *q, const struct node *at, const jlong *want, uint
 	 * cancel stops: 1 M hits took minutes. Past about half a second's
 	 * worth, the list is left to a snapshot.
 	 */
-	if ((uint64_t)n * ((uint64_t)q->nent + q->ncls + q->other_tags + 1) > LQ_TAGGED_WORK_MAX)
+	if ((uint64_t)n * ((uint64_t)q->nent + q->ncls + 1) > LQ_TAGGED_WORK_MAX)
 		lq_raise(q, LQ_LIMIT, at, "a list of %u objects is more than the agent can gather from "
 			 "the JVM in time (its tag lookup compares each with all %u tagged)", n,
 			 q->nent);

@@ -56,7 +56,8 @@ struct analysis {
 	uint64_t nroots;
 	uint8_t *isroot_done;	/* step 3: a bit per place in roots, offered already */
 	struct by_id *order;	/* step 3: the offers that joined, by id */
-	uint32_t *seeds;	/* step 4: one instance's members before growth */
+	uint32_t *seeds;	/* step 4: the members before growth, by instance */
+	uint32_t *starts, *ids;	/* step 4: where each instance's begin in seeds; their ids */
 };
 
 
@@ -183,15 +184,15 @@ static bool offer_step(void *ctx)
 		[HV_REF_DOMAIN] = RK_OTHER, [HV_REF_CONSTANT] = RK_OTHER};
 	struct analysis *an = o->an;
 	eval_poll(an->e, an->at);
-	if (!ask(an, o->k, o->referrer, o->target, rk[o->kind]))
-		return false;
-	claim(an, o->k, o->target);
-	return true;
+	return ask(an, o->k, o->referrer, o->target, rk[o->kind]);
 }
 
-static bool offer_growth(void *ctx, uint32_t referrer, uint32_t target, enum hv_ref_kind kind)
+/* offer_growth: the membership of instance k for target (the backend makes it a member). */
+static bool offer_growth(void *ctx, uint32_t k, uint32_t referrer, uint32_t target,
+			 enum hv_ref_kind kind)
 {
 	struct offer *o = ctx;
+	o->k = (int)k;
 	o->referrer = referrer;
 	o->target = target;
 	o->kind = kind;
@@ -203,13 +204,16 @@ static bool offer_growth(void *ctx, uint32_t referrer, uint32_t target, enum hv_
 static bool joined_step(void *ctx)
 {
 	struct offer *o = ctx;
+	o->an->insts[o->k]->members++;
 	included(o->an, o->k, o->target);
 	return true;
 }
 
-static void joined_growth(void *ctx, uint32_t obj)
+/* joined_growth: obj joined instance k in growth: counted, its on_inclusion. */
+static void joined_growth(void *ctx, uint32_t k, uint32_t obj)
 {
 	struct offer *o = ctx;
+	o->k = (int)k;
 	o->target = obj;
 	eval_guarded(o->an->e, joined_step, o);
 	stop_on_error(o->an->e);
@@ -274,6 +278,8 @@ void eval_analysis_free(struct analysis *an)
 	free(an->isroot_done);
 	free(an->order);
 	free(an->seeds);
+	free(an->starts);
+	free(an->ids);
 	free(an);
 }
 
@@ -582,18 +588,30 @@ struct value eval_run_instances(struct ev *e, struct stmt *s)
 	 */
 	struct pe_ctx pg = {PE_REF_MEMBER, PE_RK_NOT_ROOT};
 	anp->seeding = false;
-	if (anp->membership && pe_membership(anp->membership, &pg) != TRI_FALSE) {
+	if (anp->membership && pe_membership(anp->membership, &pg) != TRI_FALSE &&
+	    anp->ninst) {
+		/* the members by instance, in inclusion order (a counting sort) */
+		uint32_t ni = (uint32_t)anp->ninst;
+		uint32_t *starts = anp->starts = xcalloc((size_t)ni + 1, sizeof *starts);
+		uint32_t *ids = anp->ids = xcalloc(ni, sizeof *ids);
 		anp->seeds = xcalloc((size_t)anp->nmembers + 1, sizeof *anp->seeds);
-		for (int k = 0; k < anp->ninst; k++) {
-			uint32_t n = 0;
-			for (uint64_t j = 0; j < anp->nmembers; j++)
-				if (anp->member_inst[j] == (uint32_t)k)
-					anp->seeds[n++] = anp->members[j];
-			struct offer o = {anp, k, HV_NONE, HV_NONE, HV_REF_FIELD};
-			hv_grow(hv, anp->seeds, n, offer_growth, joined_growth, &o);
-			eval_raise_caught(e);
-			eval_hv_check(e, s->e);
+		for (uint64_t j = 0; j < anp->nmembers; j++)
+			starts[anp->member_inst[j] + 1]++;
+		for (uint32_t k = 0; k < ni; k++) {
+			starts[k + 1] += starts[k];
+			ids[k] = anp->insts[k]->id;
 		}
+		uint32_t *at = xcalloc(ni, sizeof *at);
+		for (uint64_t j = 0; j < anp->nmembers; j++) {
+			uint32_t k = anp->member_inst[j];
+			anp->seeds[starts[k] + at[k]++] = anp->members[j];
+		}
+		free(at);
+		struct offer o = {anp, 0, HV_NONE, HV_NONE, HV_REF_FIELD};
+		struct hv_growth g = {anp->seeds, starts, ids, ni, offer_growth, joined_growth, &o};
+		hv_grow(hv, &g);
+		eval_raise_caught(e);
+		eval_hv_check(e, s->e);
 	}
 	e->in_trav = false;
 	e->entity = NULL;

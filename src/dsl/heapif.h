@@ -147,6 +147,20 @@ struct hv_class {
 
 enum hv_fail { HV_OK = 0, HV_CANNOT, HV_ERROR, HV_INTERRUPTED };
 
+/*
+ * What hv_grow grows (a set type's step 4, docs/dsl.md): ninst instances in
+ * turn; instance k's members before growth are seeds[starts[k]..starts[k+1]),
+ * its owner id ids[k]. The arrays are the caller's.
+ */
+struct hv_growth {
+	const uint32_t *seeds, *starts, *ids;
+	uint32_t ninst;
+	bool (*offer)(void *ctx, uint32_t k, uint32_t referrer, uint32_t target,
+		      enum hv_ref_kind kind);
+	void (*joined)(void *ctx, uint32_t k, uint32_t obj);
+	void *ctx;
+};
+
 struct hv;
 
 /*
@@ -289,33 +303,36 @@ struct hv_ops {
 	/* ---- set types (docs/dsl.md "Set types: semantics") ---- */
 	/* owners: on: start an analysis' owner map, every object in no instance (may fail:
 	 * HV_ERROR, no memory for it); off: forget it. Dump: a uint32 per object (big.h).
-	 * Agent (PLAN): the analysis' tags (lq's entries). */
+	 * Agent: the analysis' entries (kept objects) and class table. */
 	void (*owners)(struct hv *v, bool on);
 	/* owner: the instance (its 1-based id) obj was included in, 0 none. set_owner: obj
-	 * joins instance id. May fail (set_owner: no memory). Agent (PLAN): the object's tag, or
-	 * the walk's tag_ptr for a transient handle. */
+	 * joins instance id. May fail (set_owner: no memory). Agent: the object's entry (a
+	 * transient handle is kept for it), a class object's class. */
 	uint32_t (*owner)(struct hv *v, uint32_t obj);
 	void (*set_owner)(struct hv *v, uint32_t obj, uint32_t id);
-	/* grow: step 4 for one instance: from the members seeds[0..n), depth first, each
-	 * reference a heap walk reports (HotSpot's FollowReferences: instance fields but the two
-	 * reflection fields it hides, object array elements, a class object's superclass (not
-	 * java.lang.Object), loader, signers, protection domain and declared statics; nothing
-	 * from primitive arrays, java.lang.Class instances that are not classes, array classes)
-	 * from referrer to a target with no owner is offered: offer(ctx, referrer, target,
-	 * kind) returns whether target joined (the caller set its owner; it may read of target
-	 * only what a reference reports: its class, size, array length), and then, once
-	 * everything the walk reports of target has come (its fields, a String's text),
-	 * joined(ctx, target) is called (on_inclusion), and its references are offered in
-	 * turn. The order is the backend's (depth first from each seed; the dump calls joined
-	 * right after the offer, a JVMTI walk when it reaches the object). offer and joined must
-	 * not unwind unless v->unwinds; handles may be transient. May fail.
-	 * Dump: the model's references in that order. Agent (PLAN): one FollowReferences
-	 * from an array of the seeds, the callback offering, JVMTI_VISIT_OBJECTS for what joins
-	 * (lqset.c's step 4). */
-	void (*grow)(struct hv *v, const uint32_t *seeds, uint32_t n,
-		     bool (*offer)(void *ctx, uint32_t referrer, uint32_t target,
-				   enum hv_ref_kind kind),
-		     void (*joined)(void *ctx, uint32_t obj), void *ctx);
+	/* grow: step 4 (struct hv_growth): instance after instance, from its members
+	 * before growth, depth first, each reference a heap walk reports (HotSpot's
+	 * FollowReferences: instance fields but the two reflection fields it hides, object
+	 * array elements, a class object's superclass (not java.lang.Object), loader, signers,
+	 * protection domain and declared statics; nothing from primitive arrays,
+	 * java.lang.Class instances that are not classes, array classes) from a member of
+	 * instance k to a target with no owner is offered: offer(ctx, k, referrer, target, kind)
+	 * returns whether target joins k (it may read of target only what a reference
+	 * reports: its class, size, array length); the backend makes ids[k] its owner and,
+	 * once everything the walk reports of target has come (its fields, a String's text),
+	 * calls joined(ctx, k, target) (on_inclusion, once per object that joined), and its
+	 * references are offered in turn. The order is the backend's (depth first from each
+	 * seed; the dump calls joined right after the offer, a JVMTI walk when it reaches the
+	 * object). A backend that keeps no owner for what joined (the agent) may offer it
+	 * again in the same call, as an object with no owner; what offer answers for it
+	 * then changes nothing. After grow, what joined may read as having no owner there.
+	 * offer and joined must not unwind unless v->unwinds; handles may be transient. May
+	 * fail. Dump: the model's references in that order, an owner for each. Agent: one
+	 * FollowReferences from an array of every instance's seeds, the first instance's on
+	 * top of the walk's stack: each instance's growth is done before the next one's seeds
+	 * are reached, and an object reached once is not visited again, so what joins needs
+	 * no tag (millions of tags in one walk cost seconds). */
+	void (*grow)(struct hv *v, const struct hv_growth *g);
 
 	/* ---- handles ---- */
 	/* keep: a handle that outlives the walk callback of transient handle obj (see
@@ -542,12 +559,9 @@ static inline void hv_set_owner(struct hv *v, uint32_t obj, uint32_t id)
 {
 	v->ops->set_owner(v, obj, id);
 }
-static inline void hv_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
-			   bool (*offer)(void *ctx, uint32_t referrer, uint32_t target,
-					 enum hv_ref_kind kind),
-			   void (*joined)(void *ctx, uint32_t obj), void *ctx)
+static inline void hv_grow(struct hv *v, const struct hv_growth *g)
 {
-	v->ops->grow(v, seeds, n, offer, joined, ctx);
+	v->ops->grow(v, g);
 }
 static inline uint32_t hv_keep(struct hv *v, uint32_t obj)
 {

@@ -328,9 +328,8 @@ static uint8_t *classify(struct hv *v)
  */
 struct growth {
 	struct hv *v;
-	bool (*offer)(void *ctx, uint32_t referrer, uint32_t target, enum hv_ref_kind kind);
-	void (*joined)(void *ctx, uint32_t obj);
-	void *ctx;
+	const struct hv_growth *req;
+	uint32_t k;		/* the instance growing */
 	uint32_t *stack;
 	uint64_t sp, scap;
 	struct heap_ref *refs;	/* described (grow_ref) */
@@ -342,9 +341,11 @@ struct growth {
 
 static void offer(struct growth *g, uint32_t referrer, uint32_t target, enum hv_ref_kind kind)
 {
-	if (g->v->owner_map[target] || !g->offer(g->ctx, referrer, target, kind))
+	const struct hv_growth *q = g->req;
+	if (g->v->owner_map[target] || !q->offer(q->ctx, g->k, referrer, target, kind))
 		return;
-	g->joined(g->ctx, target);
+	g->v->owner_map[target] = q->ids[g->k];
+	q->joined(q->ctx, g->k, target);
 	g->stack = xgrow(g->stack, &g->scap, g->sp + 1, sizeof *g->stack);
 	g->stack[g->sp++] = target;
 }
@@ -429,9 +430,7 @@ static void growth_free(struct growth *g)
 	free(g);
 }
 
-static void d_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
-		   bool (*fn)(void *ctx, uint32_t referrer, uint32_t target, enum hv_ref_kind kind),
-		   void (*joined)(void *ctx, uint32_t obj), void *ctx)
+static void d_grow(struct hv *v, const struct hv_growth *req)
 {
 	struct hvd *d = v->self;
 	if (!d->tclass)
@@ -441,22 +440,21 @@ static void d_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
 	struct growth *g = d->growth;
 	uint32_t oc = heap_class_by_name(H(v), "java.lang.Object");
 	g->v = v;
-	g->offer = fn;
-	g->joined = joined;
-	g->ctx = ctx;
+	g->req = req;
 	g->sp = g->nrefs = 0;
 	g->object_mirror = oc != HV_NONE ? H(v)->classes[oc].obj : HV_NONE;
-	for (uint32_t j = 0; j < n; j++) {
-		g->stack = xgrow(g->stack, &g->scap, g->sp + 1, sizeof *g->stack);
-		g->stack[g->sp++] = seeds[j];
-		while (g->sp) {
-			if (hs_interrupted) {
-				hv_set_fail(v, HV_INTERRUPTED, "interrupted");
-				return;
+	for (g->k = 0; g->k < req->ninst; g->k++)
+		for (uint32_t j = req->starts[g->k]; j < req->starts[g->k + 1]; j++) {
+			g->stack = xgrow(g->stack, &g->scap, g->sp + 1, sizeof *g->stack);
+			g->stack[g->sp++] = req->seeds[j];
+			while (g->sp) {
+				if (hs_interrupted) {
+					hv_set_fail(v, HV_INTERRUPTED, "interrupted");
+					return;
+				}
+				grow_refs(g, d->tclass, g->stack[--g->sp]);
 			}
-			grow_refs(g, d->tclass, g->stack[--g->sp]);
 		}
-	}
 }
 
 static uint32_t d_keep(struct hv *v, uint32_t obj)

@@ -293,35 +293,45 @@ static void w_set_owner(struct hv *v, uint32_t o, uint32_t id)
 }
 struct each_offer {
 	struct hv *v;
-	bool (*fn)(void *ctx, uint32_t referrer, uint32_t target, enum hv_ref_kind kind);
-	void (*joined)(void *ctx, uint32_t obj);
-	void *ctx;
+	const struct hv_growth *req;
 };
-static bool w_offer(void *ctx, uint32_t referrer, uint32_t target, enum hv_ref_kind kind)
+/* w_offer: what joins is offered twice, as the agent's walk may (it keeps no owner). */
+static bool w_offer(void *ctx, uint32_t k, uint32_t referrer, uint32_t target,
+		    enum hv_ref_kind kind)
 {
 	struct each_offer *x = ctx;
 	struct walker *w = W(x->v);
 	uint32_t r = transient(w, 0, referrer), t = transient(w, 1, target);
-	bool joined = x->fn(x->ctx, r, t, kind);
+	bool joined = x->req->offer(x->req->ctx, k, r, t, kind);
 	end_callback(w);
+	if (joined) {
+		r = transient(w, 0, referrer);
+		t = transient(w, 1, target);
+		x->req->offer(x->req->ctx, k, r, t, kind);
+		end_callback(w);
+	}
 	return joined;
 }
-static void w_joined(void *ctx, uint32_t obj)
+static void w_joined(void *ctx, uint32_t k, uint32_t obj)
 {
 	struct each_offer *x = ctx;
 	struct walker *w = W(x->v);
-	x->joined(x->ctx, transient(w, 0, obj));
+	x->req->joined(x->req->ctx, k, transient(w, 0, obj));
 	end_callback(w);
 }
-static void w_grow(struct hv *v, const uint32_t *seeds, uint32_t n,
-		   bool (*fn)(void *, uint32_t, uint32_t, enum hv_ref_kind),
-		   void (*joined)(void *, uint32_t), void *ctx)
+static void w_grow(struct hv *v, const struct hv_growth *req)
 {
+	uint32_t n = req->starts[req->ninst];
 	uint32_t *in = malloc(((size_t)n + 1) * sizeof *in);
 	for (uint32_t k = 0; k < n; k++)
-		in[k] = ix(v, seeds[k]);
-	struct each_offer x = {v, fn, joined, ctx};
-	INOPS.grow(IN(v), in, n, w_offer, w_joined, &x);
+		in[k] = ix(v, req->seeds[k]);
+	struct each_offer x = {v, req};
+	struct hv_growth g = *req;
+	g.seeds = in;
+	g.offer = w_offer;
+	g.joined = w_joined;
+	g.ctx = &x;
+	INOPS.grow(IN(v), &g);
 	free(in);
 }
 static uint32_t w_keep(struct hv *v, uint32_t o)
