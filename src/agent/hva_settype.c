@@ -673,9 +673,11 @@ void hva_grow(struct hv *v, const struct hv_growth *req)
 	jvmtiHeapCallbacks cb;
 	memset(&cb, 0, sizeof cb);
 	cb.heap_reference_callback = g_ref;
-	cb.primitive_field_callback = f_prim;
-	cb.string_primitive_value_callback = f_string;
-	cb.array_primitive_value_callback = f_array;
+	if (req->fields) {	/* each is a callback, and a tag lookup, per field or String */
+		cb.primitive_field_callback = f_prim;
+		cb.string_primitive_value_callback = f_string;
+	}
+	cb.array_primitive_value_callback = f_array;	/* a primitive array's length */
 	a->w = &w;
 	a->gw = &g;
 	hva_walk_from(a, &cb, a, true, arr, NULL);

@@ -58,6 +58,12 @@ struct analysis {
 	struct by_id *order;	/* step 3: the offers that joined, by id */
 	uint32_t *seeds;	/* step 4: the members before growth, by instance */
 	uint32_t *starts, *ids;	/* step 4: where each instance's begin in seeds; their ids */
+	/* on_inclusion as sums (plan_sums): property, literal or THIS's shallow size added
+	 * (size: 1 as "shallow_size", 2 as "size") */
+	struct { int prop; int64_t add; int size; } sums[8];
+	int nsums;
+	/* per name (shallow_size, size), per class: 0 not asked, 1 the built-in, 2 a field */
+	uint8_t *shadow[2];
 };
 
 
@@ -80,11 +86,105 @@ static void claim(struct analysis *an, int k, uint32_t obj)
 	}
 }
 
+/*
+ * plan_sums: whether on_inclusion is a lambda whose every statement is
+ * "p <- p + N" (an integer) or "p <- p + THIS.shallow_size" ("size" too) on a
+ * property p: then each inclusion adds, as lqset.c's fast path, with no
+ * evaluation (millions of objects join in a growth).
+ */
+static void plan_sums(struct analysis *an, const struct stmt *set)
+{
+	const struct node *fn = an->on_inclusion;
+	an->nsums = 0;
+	if (!fn || fn->kind != N_LAMBDA || fn->nparams || fn->result ||
+	    fn->nitems > (int)(sizeof an->sums / sizeof *an->sums))
+		return;
+	for (int k = 0; k < fn->nitems; k++) {
+		const struct node *s = fn->items[k], *v = s->a;
+		if (s->kind != N_ASSIGN || v->kind != N_BIN || v->op != OP_ADD ||
+		    !pe_is_ident(v->a, s->name))
+			return;
+		int prop = -1;
+		for (int j = 0, u = 0; j < set->nprops; j++)
+			if (set->props[j].kind == P_USER) {
+				if (!strcmp(set->props[j].decl.name, s->name))
+					prop = u;
+				u++;
+			}
+		if (prop < 0)
+			return;
+		an->sums[k].prop = prop;
+		if (v->b->kind == N_INT) {
+			an->sums[k].add = v->b->i;
+			an->sums[k].size = 0;
+		} else if (v->b->kind == N_MEMBER && pe_is_ident(v->b->a, "THIS") &&
+			   (!strcmp(v->b->name, "shallow_size") || !strcmp(v->b->name, "size"))) {
+			an->sums[k].size = strcmp(v->b->name, "size") ? 1 : 2;
+		} else {
+			return;
+		}
+	}
+	an->nsums = fn->nitems;
+}
+
+/*
+ * sum_shadowed: whether a field of obj's class named as the built-in m (which
+ * is sums' size 1 or 2) would be read instead (object_member).
+ */
+static bool sum_shadowed(struct analysis *an, const struct node *m, int size, uint32_t obj)
+{
+	struct hv *v = an->e->hv;
+	uint32_t c = hv_class_of(v, obj);
+	if (c >= v->nclasses)
+		return true;
+	uint8_t **sh = &an->shadow[size - 1];
+	if (!*sh)
+		*sh = xcalloc((size_t)v->nclasses + 1, 1);
+	if (!(*sh)[c]) {
+		struct hv_slot slot = {0, 0};
+		(*sh)[c] = hv_kind(v, obj) == HV_INSTANCE && hv_field_locate(v, c, m->name, &slot)
+			   ? 2 : 1;
+	}
+	return (*sh)[c] == 2;
+}
+
+/*
+ * included_sums: plan_sums' additions for obj on instance in; false: evaluate
+ * instead (which says what failed). Raises nothing: a walk's callback calls
+ * it unguarded.
+ */
+static bool included_sums(struct analysis *an, struct instance *in, uint32_t obj)
+{
+	struct ev *e = an->e;
+	int64_t add[8];
+	for (int j = 0; j < an->nsums; j++) {
+		if (in->props[an->sums[j].prop].k != V_INT)
+			return false;	/* the evaluation says what is wrong */
+		if (!an->sums[j].size) {
+			add[j] = an->sums[j].add;
+			continue;
+		}
+		const struct node *m = an->on_inclusion->items[j]->a->b;
+		if (sum_shadowed(an, m, an->sums[j].size, obj))
+			return false;
+		add[j] = (int64_t)hv_shallow(e->hv, obj);
+		if (hv_failed(e->hv))
+			return false;
+	}
+	for (int j = 0; j < an->nsums; j++) {	/* Java's long arithmetic: wrap-around */
+		struct value *p = &in->props[an->sums[j].prop];
+		p->u.i = (int64_t)((uint64_t)p->u.i + (uint64_t)add[j]);
+	}
+	return true;
+}
+
 /* included: instance k's on_inclusion for obj, which joined it. */
 static void included(struct analysis *an, int k, uint32_t obj)
 {
 	struct ev *e = an->e;
 	struct instance *in = an->insts[k];
+	if (an->nsums && included_sums(an, in, obj))
+		return;
 	if (an->on_inclusion) {
 		struct arena_mark m;
 		bool began = eval_step_begin(e, &m);
@@ -162,6 +262,7 @@ struct offer {
 	int k;
 	uint32_t referrer, target;
 	enum hv_ref_kind kind;
+	bool always;		/* the membership is true for every offer (plan.h): not asked */
 };
 
 /*
@@ -192,6 +293,8 @@ static bool offer_growth(void *ctx, uint32_t k, uint32_t referrer, uint32_t targ
 			 enum hv_ref_kind kind)
 {
 	struct offer *o = ctx;
+	if (o->always)
+		return true;
 	o->k = (int)k;
 	o->referrer = referrer;
 	o->target = target;
@@ -213,6 +316,11 @@ static bool joined_step(void *ctx)
 static void joined_growth(void *ctx, uint32_t k, uint32_t obj)
 {
 	struct offer *o = ctx;
+	struct analysis *an = o->an;
+	if (an->nsums && included_sums(an, an->insts[k], obj)) {	/* no guard needed */
+		an->insts[k]->members++;
+		return;
+	}
 	o->k = (int)k;
 	o->target = obj;
 	eval_guarded(o->an->e, joined_step, o);
@@ -280,6 +388,8 @@ void eval_analysis_free(struct analysis *an)
 	free(an->seeds);
 	free(an->starts);
 	free(an->ids);
+	free(an->shadow[0]);
+	free(an->shadow[1]);
 	free(an);
 }
 
@@ -294,6 +404,46 @@ static bool uses_owners(const struct node *n)
 		return true;
 	for (int k = 0; k < n->nitems; k++)
 		if (uses_owners(n->items[k]))
+			return true;
+	return false;
+}
+
+/* reads_edge: whether n reads REFERRER or ref_kind (the reference an object joined by). */
+static bool reads_edge(const struct node *n)
+{
+	if (!n)
+		return false;
+	if (pe_is_ident(n, "REFERRER") || pe_is_ident(n, "ref_kind"))
+		return true;
+	if (reads_edge(n->a) || reads_edge(n->b) || reads_edge(n->result))
+		return true;
+	for (int k = 0; k < n->nitems; k++)
+		if (reads_edge(n->items[k]))
+			return true;
+	return false;
+}
+
+/*
+ * reads_fields: whether n may read more of THIS or REFERRER than a heap
+ * walk's reference reports (class, shallow size, kind): a field, a String's
+ * text, or the object itself handed on.
+ */
+static bool reads_fields(const struct node *n)
+{
+	if (!n)
+		return false;
+	bool obj = n->a && (pe_is_ident(n->a, "THIS") || pe_is_ident(n->a, "REFERRER"));
+	if (n->kind == N_MEMBER && obj)	/* a field of that name would shadow the built-in */
+		return !(!strcmp(n->name, "shallow_size") || !strcmp(n->name, "class") ||
+			 !strcmp(n->name, "kind"));
+	if ((n->kind == N_IS || n->kind == N_IN || n->kind == N_IN_UNASSIGNED) && obj)
+		return reads_fields(n->b);
+	if (pe_is_ident(n, "THIS") || pe_is_ident(n, "REFERRER"))
+		return true;
+	if (reads_fields(n->a) || reads_fields(n->b) || reads_fields(n->result))
+		return true;
+	for (int k = 0; k < n->nitems; k++)
+		if (reads_fields(n->items[k]))
 			return true;
 	return false;
 }
@@ -399,6 +549,11 @@ static void refuse_order(struct ev *e, struct analysis *an, struct stmt *set)
 			    "change as objects join");
 		eval_hv_check(e, an->membership);
 	}
+	if (pe_membership(an->membership, &pg) != TRI_FALSE && reads_edge(an->on_inclusion)) {
+		hv_set_fail(e->hv, HV_CANNOT, "on_inclusion reads REFERRER or ref_kind, which a heap "
+			    "walk no longer knows when it reaches what joined");
+		eval_hv_check(e, an->on_inclusion);
+	}
 }
 
 struct value eval_run_instances(struct ev *e, struct stmt *s)
@@ -440,6 +595,7 @@ struct value eval_run_instances(struct ev *e, struct stmt *s)
 	}
 	if (anp->on_inclusion && anp->on_inclusion->kind == N_LAMBDA)
 		anp->on_inclusion_fn = eval_expr(e, NULL, anp->on_inclusion);
+	plan_sums(anp, t->st);
 	/* 1. The names: one instance per element (or one for a single value). */
 	struct value names = eval_expr(e, NULL, s->e);
 	uint32_t nn = names.k == V_LIST ? names.u.l->n : 1;
@@ -588,8 +744,8 @@ struct value eval_run_instances(struct ev *e, struct stmt *s)
 	 */
 	struct pe_ctx pg = {PE_REF_MEMBER, PE_RK_NOT_ROOT};
 	anp->seeding = false;
-	if (anp->membership && pe_membership(anp->membership, &pg) != TRI_FALSE &&
-	    anp->ninst) {
+	enum tri grows = anp->membership ? pe_membership(anp->membership, &pg) : TRI_FALSE;
+	if (grows != TRI_FALSE && anp->ninst) {
 		/* the members by instance, in inclusion order (a counting sort) */
 		uint32_t ni = (uint32_t)anp->ninst;
 		uint32_t *starts = anp->starts = xcalloc((size_t)ni + 1, sizeof *starts);
@@ -607,8 +763,13 @@ struct value eval_run_instances(struct ev *e, struct stmt *s)
 			anp->seeds[starts[k] + at[k]++] = anp->members[j];
 		}
 		free(at);
-		struct offer o = {anp, 0, HV_NONE, HV_NONE, HV_REF_FIELD};
-		struct hv_growth g = {anp->seeds, starts, ids, ni, offer_growth, joined_growth, &o};
+		/* "THIS in Unassigned and REFERRER in ENTITY": true of every offer, not asked
+		 * (unless on_inclusion reads what the asking sets) */
+		struct offer o = {anp, 0, HV_NONE, HV_NONE, HV_REF_FIELD,
+				  grows == TRI_TRUE && !reads_edge(anp->on_inclusion)};
+		struct hv_growth g = {anp->seeds, starts, ids, ni,
+				      reads_fields(anp->membership) || reads_fields(anp->on_inclusion),
+				      offer_growth, joined_growth, &o};
 		hv_grow(hv, &g);
 		eval_raise_caught(e);
 		eval_hv_check(e, s->e);

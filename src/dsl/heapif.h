@@ -150,11 +150,14 @@ enum hv_fail { HV_OK = 0, HV_CANNOT, HV_ERROR, HV_INTERRUPTED };
 /*
  * What hv_grow grows (a set type's step 4, docs/dsl.md): ninst instances in
  * turn; instance k's members before growth are seeds[starts[k]..starts[k+1]),
- * its owner id ids[k]. The arrays are the caller's.
+ * its owner id ids[k]. The arrays are the caller's. fields: offer or joined
+ * may read a member's fields or a String's text; if not, a backend that walks
+ * may leave them unreported (a read is then HV_CANNOT).
  */
 struct hv_growth {
 	const uint32_t *seeds, *starts, *ids;
 	uint32_t ninst;
+	bool fields;
 	bool (*offer)(void *ctx, uint32_t k, uint32_t referrer, uint32_t target,
 		      enum hv_ref_kind kind);
 	void (*joined)(void *ctx, uint32_t k, uint32_t obj);

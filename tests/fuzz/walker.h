@@ -33,6 +33,7 @@ struct walker {
 	uint32_t **lists;	/* what refs_out, refs_in and instances handed out */
 	uint32_t nlists;
 	uint64_t transients, keeps;
+	bool no_fields;		/* a growth that said it reads no field: a read is HV_CANNOT */
 };
 
 static struct walker *W(struct hv *v)
@@ -104,6 +105,10 @@ static bool w_field_locate(struct hv *v, uint32_t c, const char *name, struct hv
 }
 static struct hv_value w_field_at(struct hv *v, uint32_t o, struct hv_slot slot)
 {
+	if (W(v)->no_fields) {	/* the agent's growth walk does not report them then */
+		hv_set_fail(v, HV_CANNOT, "a field in a growth that reads none");
+		return (struct hv_value){HV_T_NONE, {0}};
+	}
 	return outv(v, INOPS.field_at(IN(v), ix(v, o), slot));
 }
 static void w_field_names(struct hv *v, uint32_t o, void (*fn)(void *, const char *), void *c)
@@ -120,6 +125,10 @@ static struct hv_value w_array_elem(struct hv *v, uint32_t o, uint32_t k)
 }
 static char *w_text(struct hv *v, uint32_t o, size_t max)
 {
+	if (W(v)->no_fields) {
+		hv_set_fail(v, HV_CANNOT, "a String's text in a growth that reads none");
+		return NULL;
+	}
 	return INOPS.text(IN(v), ix(v, o), max);
 }
 static const uint32_t *w_refs_out(struct hv *v, uint32_t o, uint32_t *n)
@@ -331,7 +340,9 @@ static void w_grow(struct hv *v, const struct hv_growth *req)
 	g.offer = w_offer;
 	g.joined = w_joined;
 	g.ctx = &x;
+	W(v)->no_fields = !req->fields;
 	INOPS.grow(IN(v), &g);
+	W(v)->no_fields = false;
 	free(in);
 }
 static uint32_t w_keep(struct hv *v, uint32_t o)

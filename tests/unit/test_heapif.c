@@ -263,6 +263,13 @@ static const char *const walk_queries[] = {
 	"set_type g:\n\troots <- objects.filter([o | o.kind = \"object array\"])\n"
 	"\tmembership <- THIS in Unassigned and REFERRER in ENTITY\n"
 	"\ton_inclusion <- [ n <- n + 1 ]\n\tn : int <- 0\ninstances_for g have_names = #[\"a\", \"b\"]",
+	/* growth whose on_inclusion reads fields and text (the agent's walk then reports them) */
+	"set_type fo:\n\troots <- objects.filter([o | o.kind = \"object array\"])\n"
+	"\tmembership <- THIS in Unassigned and REFERRER in ENTITY and "
+	"(THIS is shop.Order or THIS is java.lang.String)\n"
+	"\ton_inclusion <- [ s <- s + #[THIS].filter([x | x is shop.Order]).map([x | x.status]).sum  "
+	"n <- n + 1  t <- t + #[THIS].filter([x | x is java.lang.String]).map([x | x.text.length]).sum ]\n"
+	"\ts : int <- 0\n\tn : int <- 0\n\tt : int <- 0\ninstances_for fo have_names = \"o\"",
 	/* roots streamed (one instance, a membership that takes nothing), properties made in a step */
 	"set_type st:\n\troots <- objects.filter([o | o is java.lang.String])\n\tmembership <- false\n"
 	"\ton_inclusion <- [ n <- n + 1  t <- t + THIS.text + \",\"  b <- b + THIS.size ]\n"
