@@ -331,6 +331,16 @@ static void walked_objects(void **state)
 	run(d, "objects", buf, sizeof buf);
 	assert_true(dsl_cannot_here(d));
 	assert_non_null(strstr(buf, "the list of every object as a result"));
+	/* on_inclusion reading the reference an object joined by: a walk has forgotten it */
+	run(d, "set_type re:\n\troots <- threads\n\tmembership <- THIS in Unassigned and "
+	    "REFERRER in ENTITY\n\ton_inclusion <- [ f <- f or ref_kind = array ]\n\tf : bool <- false\n"
+	    "instances_for re have_names = \"r\"", buf, sizeof buf);
+	assert_true(dsl_cannot_here(d));
+	assert_non_null(strstr(buf, "on_inclusion reads REFERRER or ref_kind"));
+	run(p.a, "set_type re:\n\troots <- threads\n\tmembership <- THIS in Unassigned and "
+	    "REFERRER in ENTITY\n\ton_inclusion <- [ f <- f or ref_kind = array ]\n\tf : bool <- false\n"
+	    "instances_for re have_names = \"r\"", buf, sizeof buf);
+	assert_null(strstr(buf, "error"));	/* the numbered heap answers it */
 	dsl_free(d);
 	walker_free(&w);
 	hs_session_free(s);
