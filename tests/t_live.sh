@@ -732,6 +732,16 @@ EOF2
 		"$(hsl -c 'objects.first([it | it is Order]).size(3)' "$L/$name.other.hprof"; cat "$L/err")" \
 		"$(hsl --keep-agent -c 'objects.first([it | it is Order]).size(3)' "$P"; cat "$L/err")"
 
+	# An error in a lambda of an earlier snippet: the same message (where in
+	# that snippet) inside the JVM as on a dump.
+	printf 'let f = [o | o.id / 0]\nobjects.filter([it | it is Order]).map(f).length\n' \
+		>"$L/$name.earlier.hq"
+	check "$name: an error in an earlier snippet's code: inside the JVM as on a dump" \
+		"$(hsl -f "$L/$name.earlier.hq" "$L/$name.other.hprof"; cat "$L/err")" \
+		"$(hsl --keep-agent -f "$L/$name.earlier.hq" "$P"; cat "$L/err")"
+	check_contains "$name: ... it says where" "(in code from an earlier snippet, its line 1, column 21)" \
+		"$(cat "$L/err")"
+
 	# The time limit: the analysis stops in the JVM, a snapshot answers instead.
 	# (a million steps, ten times: seconds inside the JVM, as on the snapshot)
 	local HEAVY='objects.filter([it | it is Order]).map([o | objects.count([p | p is Leaf and p.a < o.id]) + objects.count([p | p is Leaf and p.a > o.id])]).sum'

@@ -2,10 +2,10 @@
  * builtins.c - the table of the query language's built-in names
  * (builtins.h): one row per name and receiver, and its lookups.
  *
- * Where a row can run is what the agent does (src/agent/lq.c): a row
- * marked BI_ANYWHERE is evaluated inside the JVM, a BI_DUMP row makes the
- * agent answer "unsupported" (and plan.c sends the query to a snapshot
- * before it gets there). tests/queries/builtins.txt has one query per row;
+ * Where a row can run is what the agent's heap view does
+ * (src/agent/heapif_agent.c): a row marked BI_ANYWHERE is evaluated inside
+ * the JVM, a BI_DUMP row is "cannot answer here" there (and plan.c sends
+ * the query to a snapshot before it gets there). tests/queries/builtins.txt has one query per row;
  * test_builtins checks it against this table and runs it on a dump, and
  * t_live.sh runs the BI_ANYWHERE ones inside a JVM.
  */

@@ -4,12 +4,12 @@
  * type's traversal (a "global" receiver), and the members of every kind of
  * value (docs/dsl.md, "Values and members"). One row per name and receiver:
  * arity, whether it takes a lambda, where it can run, and the id the
- * evaluators switch on.
+ * evaluator switches on.
  *
- * Readers: the dump and snapshot evaluator (eval.c, eval_builtin.c), the
- * planner (plan.c: what cannot run inside a JVM, for :explain and the note
- * of a snapshot), push-down (pushdown.c), the agent's evaluator
- * (src/agent/lq*.c, which links this file), and the shell's completion.
+ * Readers: the evaluator (eval.c, eval_builtin.c; on a dump, a snapshot,
+ * and inside the JVM, where the agent links it), the planner (plan.c: what
+ * cannot run inside a JVM, for :explain and the note of a snapshot),
+ * push-down (pushdown.c), and the shell's completion.
  *
  * A Java field shadows an object's member of the same name and a class's
  * statics come after its members: the evaluators look fields up themselves;

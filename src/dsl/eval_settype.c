@@ -89,7 +89,7 @@ static void claim(struct analysis *an, int k, uint32_t obj)
 /*
  * plan_sums: whether on_inclusion is a lambda whose every statement is
  * "p <- p + N" (an integer) or "p <- p + THIS.shallow_size" ("size" too) on a
- * property p: then each inclusion adds, as lqset.c's fast path, with no
+ * property p: then each inclusion adds, with no
  * evaluation (millions of objects join in a growth).
  */
 static void plan_sums(struct analysis *an, const struct stmt *set)
@@ -494,7 +494,7 @@ static bool stream_roots(struct ev *e, struct analysis *an, struct stmt *set, st
 /*
  * candidates: the classes of the objects membership n may take under c (its
  * "THIS is C" tests, through and, and or where both sides may hold), as
- * bits by class handle, or NULL for every class (lqset.c's needs_class).
+ * bits by class handle, or NULL for every class.
  */
 static const uint8_t *candidates(struct ev *e, struct node *n, const struct pe_ctx *c)
 {

@@ -11,13 +11,13 @@
  *     `dynamic_size`. Its hot operations are called inline (v->dump set),
  *     the others through its table hvd_ops; it can also run every operation
  *     through the table (a view with v->dump NULL), as another backend does.
- *   the agent backend, inside the JVM (JNI, JVMTI): step 2 of issue 36, not
- *     written yet; what it will do for each operation is the "Agent:" line
- *     of each below, marked PLAN. The evaluator already runs as it will
- *     there: `objects` walked by callback (objects_each), a set type's
- *     owners and growth asked of the backend, every callback guarded
- *     (eval_guarded) unless v->unwinds; tests/fuzz/walker.h is such a
- *     backend over a dump, for test_heapif and fuzz_query.
+ *   the agent backend, inside the JVM (JNI, JVMTI): src/agent/heapif_agent.c
+ *     and hva_settype.c (set types); the "Agent:" line of each operation
+ *     below says what it calls. There `objects` is walked by callback
+ *     (objects_each), a set type's owners and growth are asked of the
+ *     backend, and every callback is guarded (eval_guarded) unless
+ *     v->unwinds; tests/fuzz/walker.h is such a backend over a dump, for
+ *     test_heapif and fuzz_query.
  *
  * HANDLES. An object, a class and a thread are uint32_t handles (what
  * struct value's V_OBJ, V_CLASS, V_THREAD and V_LOADER hold); HV_NONE is
@@ -27,17 +27,17 @@
  *     0..nobjects-1 in increasing id order, every one an object (dense);
  *     a class handle is the class index (heap.classes), a thread handle the
  *     index into heap.threads. All stay valid as long as the heap.
- *   Agent (PLAN): an object handle is an index into the request's table of
- *     objects it has met, each a JNI local reference (NewLocalRef, freed
- *     with the request's frame, PushLocalFrame/PopLocalFrame) with its class
- *     index and array length (today's struct lobj); a class handle is the
+ *   Agent: an object handle is an index into the request's table of
+ *     objects it has met (its tag's entry), each a JNI local reference
+ *     (freed with the request's frame, PushLocalFrame/PopLocalFrame) with
+ *     its class index and array length; a class handle is the
  *     index into the request's class table (lq_classes: every loaded class,
  *     tagged LQ_TAG_CLASS | index + 1), a thread handle the index into
  *     GetAllThreads' list less the agent's own. Not dense: handles are
  *     handed out as objects are met, so nobjects is 0 and dense false.
  *   One handle per object: two object handles are equal exactly when they
  *     are the same object, so that the evaluator compares objects by handle
- *     (the agent (PLAN) finds a met object's handle by its tag).
+ *     (the agent finds a met object's handle by its tag).
  *   Transient handles: inside a JVMTI heap-walk callback
  *     (IterateThroughHeap, FollowReferences) no JNI call is allowed, so the
  *     object the walk is at has no JNI reference: its handle is transient
@@ -49,7 +49,7 @@
  *     entry, as lq_new_entry does) and, once the walk has returned, turns
  *     the tags into JNI references (GetObjectsWithTags) and the entries
  *     into handles of the table; until then the kept handle reads as the
- *     tag's entry. The evaluator will call hv_keep on a handle it stores
+ *     tag's entry. The evaluator calls hv_keep on a handle it stores
  *     beyond the callback (eval_keep: what a list member's step keeps of an
  *     object objects_each handed it); the dump backend's inline calls have
  *     none, and hv_keep is then the identity (inline, no call). A backend
@@ -93,7 +93,7 @@
 #include "../heap/heap.h"
 
 #define HV_NONE UINT32_MAX
-#define HV_TRANSIENT 0x80000000u	/* PLAN: an agent handle valid during one walk callback */
+#define HV_TRANSIENT 0x80000000u	/* an agent handle valid during one walk callback */
 
 /* What an object is (the values of enum heap_kind, so the dump converts for free). */
 enum hv_obj_kind {
@@ -169,7 +169,7 @@ struct hv;
 /*
  * The operations. v is the view; obj an object handle, c a class handle,
  * t a thread handle. Each line "Dump:" says what the dump backend reads,
- * "Agent (PLAN):" what step 2's backend will call.
+ * "Agent:" what the agent's backend calls.
  */
 struct hv_ops {
 	/* ---- objects ---- */
@@ -234,7 +234,7 @@ struct hv_ops {
 	 * until fn returns false; classes: NULL for all, else bits by class handle (only instances
 	 * of classes whose bit is set). On a backend that walks, the handle fn gets may be
 	 * transient (HANDLES); fn must not unwind (no longjmp past the backend: a JVMTI callback
-	 * may be below it) unless v->unwinds. May fail. Dump: handles 0..nobjects-1. Agent (PLAN):
+	 * may be below it) unless v->unwinds. May fail. Dump: handles 0..nobjects-1. Agent:
 	 * IterateThroughHeap (a heap filter of class tags), the walk's slot as a transient
 	 * handle, its tag's entry if it has one. */
 	void (*objects_each)(struct hv *v, const uint8_t *classes,
@@ -245,8 +245,8 @@ struct hv_ops {
 	 * objects read as far as a reference reports them (their class, owner, size and length,
 	 * not their own fields); handles as objects_each's, and hv_keep works on each. For what
 	 * needs an object's references but no order (a set type's step 3). May fail. Dump:
-	 * objects_each. Agent (PLAN): FollowReferences from the GC roots, every reference
-	 * followed, each object of the classes tagged when the walk reaches it (lqset.c's step
+	 * objects_each. Agent: FollowReferences from the GC roots, every reference
+	 * followed, each object of the classes tagged when the walk reaches it (a set type's step
 	 * 3), so that it can be kept once all of it has come. */
 	void (*objects_visit)(struct hv *v, const uint8_t *classes,
 			      bool (*fn)(void *ctx, uint32_t obj), void *ctx);
@@ -261,8 +261,8 @@ struct hv_ops {
 	 * heap_class_of_object. Agent: the LQ_TAG_CLASS tag. */
 	uint32_t (*class_of_object)(struct hv *v, uint32_t obj);
 	/* class_totals: class c's instances (not subclasses') and their shallow bytes. May fail.
-	 * Dump: heap_class.count, .shallow. Agent: lq_class_count (IterateThroughHeap with
-	 * klass = c); HV_CANNOT in a walk. */
+	 * Dump: heap_class.count, .shallow. Agent: one IterateThroughHeap counting every class
+	 * at its first call; HV_CANNOT in a walk. */
 	void (*class_totals)(struct hv *v, uint32_t c, uint64_t *count, uint64_t *bytes);
 	/* instances: class c's instances (not subclasses'), ascending handles, valid as long as
 	 * the view. May fail. Dump: heap_instances. Agent: IterateThroughHeap(klass = c)

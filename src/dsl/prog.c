@@ -379,6 +379,8 @@ static struct node *gnode(struct dec *d, unsigned before, bool optional, unsigne
 	return d->nodes[i - 1];
 }
 
+const char prog_this_snippet[] = "this", prog_earlier_snippet[] = "earlier";
+
 static void decode_node(struct dec *d, unsigned k)
 {
 	struct node *n = dalloc(d, sizeof *n);
@@ -395,7 +397,7 @@ static void decode_node(struct dec *d, unsigned k)
 	}
 	n->kind = (enum node_kind)kind;
 	n->op = (enum bin_op)op;
-	n->snippet = flags & PROG_EARLIER ? "earlier" : NULL;
+	n->snippet = flags & PROG_EARLIER ? prog_earlier_snippet : prog_this_snippet;
 	n->line = (int)wire_get16(&d->r);
 	n->col = (int)wire_get16(&d->r);
 	unsigned depth = 1;
@@ -540,6 +542,7 @@ int prog_decode(const uint8_t *p, size_t len, void *(*alloc)(void *ctx, size_t n
 			break;
 		}
 		s->kind = (enum stmt_kind)kind;
+		s->snippet = prog_this_snippet;
 		s->line = (int)wire_get16(&d.r);
 		s->col = (int)wire_get16(&d.r);
 		s->name = gstr(&d, true);

@@ -78,7 +78,12 @@ int prog_encode(struct stmt *const *stmts, int n, const char *snippet, uint8_t *
 int prog_decode(const uint8_t *p, size_t len, void *(*alloc)(void *ctx, size_t n), void *ctx,
 		struct prog *out, char *why, size_t cap);
 
-/* Whether a decoded node came from an earlier snippet. */
-#define PROG_NODE_EARLIER(n) ((n)->snippet != NULL)
+/*
+ * The snippet of a decoded node or statement: prog_earlier_snippet for
+ * code from an earlier snippet (PROG_EARLIER), prog_this_snippet for the
+ * program's own, so that the evaluator's errors say which (eval_rt_error).
+ */
+extern const char prog_this_snippet[], prog_earlier_snippet[];
+#define PROG_NODE_EARLIER(n) ((n)->snippet == prog_earlier_snippet)
 
 #endif
