@@ -565,10 +565,6 @@ live_analyze() {
 	jcmd_bin="$(dirname "$(readlink -f "$(command -v "$java")")")/jcmd"
 	live_start "$name" KnownHeap "$java" "$@" || return
 	local P=$LIVE_PID
-	if [ "${HEAPSH_AGENT_EVAL:-}" = dsl ]; then
-		check "$name: the JVM has HEAPSH_AGENT_EVAL=dsl (the agent runs heapsh's evaluator)" \
-			HEAPSH_AGENT_EVAL=dsl "$(tr '\0' '\n' <"/proc/$P/environ" | grep '^HEAPSH_AGENT_EVAL=')"
-	fi
 	# The first attach loads the agent, whose first analysis makes objects
 	# (management beans, class-loading locks) that the next GC may drop.
 	hsl --keep-agent -c 'classes.count([c | c.name = "Order"])' "$P" >/dev/null
@@ -601,16 +597,14 @@ live_analyze() {
 	hsl --keep-agent -f queries/reachable_from_threads.hq "$P" >/dev/null
 	check_contains "$name: the answer says no snapshot was taken" \
 		"inside JVM $P, no snapshot taken: 1 heap walk" "$(cat "$L/err")"
-	if [ "${HEAPSH_AGENT_EVAL:-}" = dsl ]; then
-		# 33 set types in one request, one after the other on the same tags
-		# (hva_settype.c: what joins is not tagged; the owners start afresh)
-		local st i
-		st="$(grep -v '^//' queries/reachable_from_threads.hq | grep -v instances_for)"
-		for i in $(seq 33); do st+=" instances_for all have_names = \"r$i\""; done
-		hsl --format csv -c "$st" "$P" >"$L/$name.gens"
-		check "$name: 33 set types in one request: 33 answers, all the same" "33 1" \
-			"$(grep -c '^r' "$L/$name.gens") $(grep '^r' "$L/$name.gens" | cut -d, -f2- | sort -u | wc -l)"
-	fi
+	# 33 set types in one request, one after the other on the same tags
+	# (hva_settype.c: what joins is not tagged; the owners start afresh)
+	local st i
+	st="$(grep -v '^//' queries/reachable_from_threads.hq | grep -v instances_for)"
+	for i in $(seq 33); do st+=" instances_for all have_names = \"r$i\""; done
+	hsl --format csv -c "$st" "$P" >"$L/$name.gens"
+	check "$name: 33 set types in one request: 33 answers, all the same" "33 1" \
+		"$(grep -c '^r' "$L/$name.gens") $(grep '^r' "$L/$name.gens" | cut -d, -f2- | sort -u | wc -l)"
 
 	# Other queries: lists (ids are addresses, as the dump's), classes, loaders, threads.
 	local QF=$L/$name.other.hq
@@ -778,8 +772,6 @@ EOF2
 live_main
 live_shop
 live_analyze a17 java
-# the same on heapsh's own evaluator inside the JVM (issue 36: docs/agent.md)
-HEAPSH_AGENT_EVAL=dsl live_analyze d17 java
 if [ -x "$JDK25/bin/java" ]; then
 	live_analyze a25 "$JDK25/bin/java" -XX:+EnableDynamicAgentLoading
 fi

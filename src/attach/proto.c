@@ -1249,7 +1249,7 @@ int proto_analyze(struct proto_conn *c, const uint8_t *prog, size_t len, uint32_
 	out->stmt = wire_get16(&r.in);
 	out->line = wire_get16(&r.in);
 	out->col = wire_get16(&r.in);
-	out->earlier = wire_get8(&r.in) != 0;
+	(void)wire_get8(&r.in);	/* earlier: 0 (the message says where in an earlier snippet) */
 	out->msg = get_str(&r.in);
 	out->walks = wire_get64(&r.in);
 	out->pause_ms = wire_get64(&r.in);

@@ -260,7 +260,6 @@ struct proto_result {
 struct proto_analysis {
 	uint8_t status;
 	uint16_t stmt, line, col;
-	bool earlier;		/* the position is in code from an earlier snippet */
 	char *msg;
 	uint64_t walks, pause_ms, gc_ms, total_ms, objects, agent_bytes;
 	uint32_t nresults;

@@ -543,10 +543,9 @@ static void jvm_view(struct hs_answer *a, struct hs_query_priv *q)
 	if (an->status != PROTO_ANALYSIS_OK && !a->cancelled) {
 		a->error = true;
 		hs_error_clear(&a->err);
-		snprintf(a->err.msg, sizeof a->err.msg, "%s%s", an->msg,
-			 an->earlier ? " (in code from an earlier snippet)" : "");
-		a->err.line = an->earlier ? 0 : an->line;
-		a->err.col = an->earlier ? 0 : an->col;
+		snprintf(a->err.msg, sizeof a->err.msg, "%s", an->msg);
+		a->err.line = an->line;	/* 0 in an earlier snippet's code: the message says where */
+		a->err.col = an->col;
 	}
 	struct hs_jvm_result *res = arena_alloc(&q->view, ((size_t)an->nresults + 1) * sizeof *res);
 	uint32_t n = 0;
