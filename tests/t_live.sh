@@ -605,6 +605,13 @@ live_analyze() {
 	hsl --format csv -c "$st" "$P" >"$L/$name.gens"
 	check "$name: 33 set types in one request: 33 answers, all the same" "33 1" \
 		"$(grep -c '^r' "$L/$name.gens") $(grep '^r' "$L/$name.gens" | cut -d, -f2- | sort -u | wc -l)"
+	# a set type defined by a snippet that ran inside the JVM serves the next one
+	{ grep -v '^//' queries/reachable_from_threads.hq; echo 'instances_for all have_names = "again"'; } \
+		>"$L/$name.again.hq"
+	hsl --format csv -f "$L/$name.again.hq" "$P" >"$L/$name.again"
+	check "$name: a set type of an earlier snippet that ran inside the JVM: no error, no snapshot" \
+		"" "$(grep -E 'error|no set type|snapshot' "$L/err")"
+	check_contains "$name: ... its instance" "again," "$(cat "$L/$name.again")"
 
 	# Other queries: lists (ids are addresses, as the dump's), classes, loaders, threads.
 	local QF=$L/$name.other.hq

@@ -572,6 +572,29 @@ static void jvm_view(struct hs_answer *a, struct hs_query_priv *q)
 	a->nresults = n;
 }
 
+/*
+ * keep_definitions: the set types and types a snippet that ran inside the
+ * JVM defined (those before the statement that failed), defined in the
+ * session too, as a run on the heap defines them, so that a later snippet
+ * can use them. The session keeps the parsed snippet (q->parsed).
+ */
+static void keep_definitions(struct hs_session *s, struct hs_query_priv *q, struct stmt **st, int n)
+{
+	struct stmt **defs = xcalloc((size_t)n + 1, sizeof *defs);
+	int m = 0;
+	for (int k = 0; k < n && q->jvm.npre + k < q->jvm.failed_at; k++)
+		if (st[k]->kind == S_SET_TYPE || st[k]->kind == S_TYPE)
+			defs[m++] = st[k];
+	if (m) {
+		struct dsl_output out;
+		struct hs_error err;
+		memset(&err, 0, sizeof err);
+		dsl_run_parsed(hs_dsl(s), &q->parsed, defs, m, &out, &err);
+		dsl_output_done(hs_dsl(s), &out);
+	}
+	free(defs);
+}
+
 static int p_query(struct hs_session *s, const char *text, unsigned flags, struct hs_answer *a)
 {
 	memset(a, 0, sizeof *a);
@@ -615,6 +638,7 @@ static int p_query(struct hs_session *s, const char *text, unsigned flags, struc
 			if (q->jvm.ran) {
 				a->ran = HS_RAN_JVM;
 				jvm_view(a, q);
+				keep_definitions(s, q, st, ns);
 				return HS_OK;
 			}
 			if (a->why_jvm[0])
