@@ -393,59 +393,51 @@ void eval_analysis_free(struct analysis *an)
 	free(an);
 }
 
-/* uses_owners: whether n asks who owns an object ('in ENTITY', 'in Unassigned'). */
-static bool uses_owners(const struct node *n)
+/*
+ * node_find: whether some node of the tree n is one fn finds: fn returns 1
+ * (found), 0 (look at its operands) or -1 (not there, nor below).
+ */
+static bool node_find(const struct node *n, int (*fn)(const struct node *n))
 {
 	if (!n)
 		return false;
-	if (n->kind == N_IN || n->kind == N_IN_UNASSIGNED)
-		return true;
-	if (uses_owners(n->a) || uses_owners(n->b) || uses_owners(n->result))
+	int r = fn(n);
+	if (r)
+		return r > 0;
+	if (node_find(n->a, fn) || node_find(n->b, fn) || node_find(n->result, fn))
 		return true;
 	for (int k = 0; k < n->nitems; k++)
-		if (uses_owners(n->items[k]))
+		if (node_find(n->items[k], fn))
 			return true;
 	return false;
 }
 
-/* reads_edge: whether n reads REFERRER or ref_kind (the reference an object joined by). */
-static bool reads_edge(const struct node *n)
+/* asks_owner: 'in ENTITY', 'in Unassigned' (who owns an object). */
+static int asks_owner(const struct node *n)
 {
-	if (!n)
-		return false;
-	if (pe_is_ident(n, "REFERRER") || pe_is_ident(n, "ref_kind"))
-		return true;
-	if (reads_edge(n->a) || reads_edge(n->b) || reads_edge(n->result))
-		return true;
-	for (int k = 0; k < n->nitems; k++)
-		if (reads_edge(n->items[k]))
-			return true;
-	return false;
+	return n->kind == N_IN || n->kind == N_IN_UNASSIGNED;
+}
+
+/* reads_edge: REFERRER or ref_kind (the reference an object joined by). */
+static int reads_edge(const struct node *n)
+{
+	return pe_is_ident(n, "REFERRER") || pe_is_ident(n, "ref_kind");
 }
 
 /*
- * reads_fields: whether n may read more of THIS or REFERRER than a heap
- * walk's reference reports (class, shallow size, kind): a field, a String's
- * text, or the object itself handed on.
+ * reads_fields: more of THIS or REFERRER than a heap walk's reference
+ * reports (class, shallow size, kind): a field, a String's text, or the
+ * object itself handed on.
  */
-static bool reads_fields(const struct node *n)
+static int reads_fields(const struct node *n)
 {
-	if (!n)
-		return false;
 	bool obj = n->a && (pe_is_ident(n->a, "THIS") || pe_is_ident(n->a, "REFERRER"));
 	if (n->kind == N_MEMBER && obj)	/* a field of that name would shadow the built-in */
-		return !(!strcmp(n->name, "shallow_size") || !strcmp(n->name, "class") ||
-			 !strcmp(n->name, "kind"));
+		return !strcmp(n->name, "shallow_size") || !strcmp(n->name, "class") ||
+		       !strcmp(n->name, "kind") ? -1 : 1;
 	if ((n->kind == N_IS || n->kind == N_IN || n->kind == N_IN_UNASSIGNED) && obj)
-		return reads_fields(n->b);
-	if (pe_is_ident(n, "THIS") || pe_is_ident(n, "REFERRER"))
-		return true;
-	if (reads_fields(n->a) || reads_fields(n->b) || reads_fields(n->result))
-		return true;
-	for (int k = 0; k < n->nitems; k++)
-		if (reads_fields(n->items[k]))
-			return true;
-	return false;
+		return node_find(n->b, reads_fields) ? 1 : -1;
+	return pe_is_ident(n, "THIS") || pe_is_ident(n, "REFERRER");
 }
 
 struct stream {
@@ -481,7 +473,7 @@ static bool stream_roots(struct ev *e, struct analysis *an, struct stmt *set, st
 		return false;
 	if (!roots || roots->kind != N_CALL || roots->nitems != 1 || !pe_is_ident(roots->a, "objects") ||
 	    bi_id_of(roots->name, BI_R_LIST) != BI_LIST_FILTER || eval_global_find(e->d, "objects") ||
-	    uses_owners(an->on_inclusion))
+	    node_find(an->on_inclusion, asks_owner))
 		return false;
 	struct value f = eval_expr(e, NULL, roots->items[0]);
 	if (f.k != V_LAMBDA)
@@ -549,7 +541,7 @@ static void refuse_order(struct ev *e, struct analysis *an, struct stmt *set)
 			    "change as objects join");
 		eval_hv_check(e, an->membership);
 	}
-	if (pe_membership(an->membership, &pg) != TRI_FALSE && reads_edge(an->on_inclusion)) {
+	if (pe_membership(an->membership, &pg) != TRI_FALSE && node_find(an->on_inclusion, reads_edge)) {
 		hv_set_fail(e->hv, HV_CANNOT, "on_inclusion reads REFERRER or ref_kind, which a heap "
 			    "walk no longer knows when it reaches what joined");
 		eval_hv_check(e, an->on_inclusion);
@@ -766,9 +758,10 @@ struct value eval_run_instances(struct ev *e, struct stmt *s)
 		/* "THIS in Unassigned and REFERRER in ENTITY": true of every offer, not asked
 		 * (unless on_inclusion reads what the asking sets) */
 		struct offer o = {anp, 0, HV_NONE, HV_NONE, HV_REF_FIELD,
-				  grows == TRI_TRUE && !reads_edge(anp->on_inclusion)};
+				  grows == TRI_TRUE && !node_find(anp->on_inclusion, reads_edge)};
 		struct hv_growth g = {anp->seeds, starts, ids, ni,
-				      reads_fields(anp->membership) || reads_fields(anp->on_inclusion),
+				      node_find(anp->membership, reads_fields) ||
+					  node_find(anp->on_inclusion, reads_fields),
 				      offer_growth, joined_growth, &o};
 		hv_grow(hv, &g);
 		eval_raise_caught(e);
