@@ -67,7 +67,7 @@ JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(command -v javac))) 2>
 AGENT_SRC = src/agent/agent.c src/agent/classes.c src/agent/histogram.c src/agent/snapshot.c \
             src/agent/instances.c src/agent/req.c src/agent/alloc.c src/agent/alloc_jvmti.c src/agent/instrument.c \
             src/agent/sites.c src/agent/rtcount.c src/agent/leaks.c src/agent/dump.c src/agent/analyze.c src/agent/lq.c \
-            src/agent/lqheap.c src/agent/lqset.c src/agent/heapif_agent.c src/agent/hva_settype.c src/agent/dsl_stubs.c \
+            src/agent/lqheap.c src/agent/heapif_agent.c src/agent/hva_settype.c src/agent/dsl_stubs.c \
             src/dsl/prog.c src/dsl/plan.c src/dsl/builtins.c src/dsl/arena.c src/dsl/heapif.c src/dsl/eval.c \
             src/dsl/eval_builtin.c src/dsl/eval_session.c src/dsl/eval_settype.c \
             src/base/classname.c src/base/fmt.c src/base/wire.c src/base/mem.c src/base/ctx.c \

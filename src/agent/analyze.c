@@ -1,14 +1,10 @@
 /*
  * analyze.c - the ANALYZE request (docs/protocol.md): a query program
- * (src/dsl/prog.h) run inside the JVM by the evaluator of lq.c, its
- * results sent back as records. The request's limits bound its time and
- * the agent's memory; a CANCEL on the connection stops it; a malformed
- * program closes the connection.
- *
- * Exploratory (issue 36, step 2): with HEAPSH_AGENT_EVAL=dsl in the JVM's
- * environment, the program runs on the query language's own evaluator
- * (src/dsl/eval*.c) over the agent's heap view (heapif_agent.h) instead,
- * with the same records and END.
+ * (src/dsl/prog.h) run inside the JVM by the query language's evaluator
+ * (src/dsl/eval*.c) over the agent's heap view (heapif_agent.h), the
+ * values of its statements sent back as RESULT records, then END. The
+ * request's limits bound its time and the agent's memory; a CANCEL on the
+ * connection stops it; a malformed program closes the connection.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -57,76 +53,6 @@ static void flush(struct out *o, bool force)
 		lq_raise(o->q, LQ_LIMIT, NULL, "the results are larger than %u MiB", MAX_RESULT >> 20);
 }
 
-static void put_value(struct out *o, struct lval v, int depth)
-{
-	struct lq *q = o->q;
-	struct wire_w *b = &o->b;
-	if (depth > 64)
-		lq_raise(q, LQ_LIMIT, NULL, "a result nests lists more than 64 deep");
-	switch (v.k) {
-	case LK_NULL: wire_put8(b, V_TNULL); break;
-	case LK_BOOL: wire_put8(b, V_TBOOL); wire_put8(b, v.u.b); break;
-	case LK_INT: wire_put8(b, V_TINT); wire_put64(b, (uint64_t)v.u.i); break;
-	case LK_FLOAT: wire_put8(b, V_TFLOAT); wire_put_f64(b, v.u.f); break;
-	case LK_STR: wire_put8(b, V_TSTR); wire_put_str(b, v.u.s); break;
-	case LK_OBJ: {
-		struct lobj *x = v.u.o;
-		wire_put8(b, V_TOBJ);
-		uint64_t id = x->mirror ? q->cls[x->mirror - 1].id : lq_address(x->ref);
-		wire_put64(b, id);
-		wire_put_str(b, x->mirror ? q->cls[x->mirror - 1].name : q->cls[x->cls].name);
-		wire_put64(b, lq_shallow(q, x));
-		char elem = x->mirror ? 0 : q->cls[x->cls].elem;
-		wire_put8(b, x->mirror ? 3 : !elem ? 0 : elem == 'L' || elem == '[' ? 1 : 2);
-		const char *t = x->ref || x->w ? lq_text(q, x) : NULL;
-		wire_put8(b, t != NULL);
-		if (t)
-			wire_put_str(b, t);
-		break;
-	}
-	case LK_CLASS:
-		wire_put8(b, V_TCLASS);
-		wire_put64(b, q->cls[v.u.idx].id);
-		wire_put_str(b, q->cls[v.u.idx].name);
-		break;
-	case LK_LOADER:
-		wire_put8(b, V_TLOADER);
-		wire_put64(b, q->loaders[v.u.idx].id);
-		wire_put_str(b, v.u.idx ? q->cls[lq_class_of_ref(q, q->loaders[v.u.idx].ref)].name
-				     : "<bootstrap>");
-		break;
-	case LK_THREAD: {
-		char *nm = lq_thread_name(q, v.u.idx);
-		wire_put8(b, V_TTHREAD);
-		wire_put64(b, lq_address(q->threads[v.u.idx]));
-		wire_put_str(b, nm ? nm : "?");
-		break;
-	}
-	case LK_LIST:
-		if (v.u.l->all)
-			lq_raise(q, LQ_UNSUPPORTED, NULL, "the list of every object as a result");
-		wire_put8(b, V_TLIST);
-		wire_put32(b, v.u.l->n);
-		for (uint32_t k = 0; k < v.u.l->n; k++) {
-			put_value(o, v.u.l->v[k], depth + 1);
-			if (depth == 0)
-				flush(o, false);
-		}
-		break;
-	case LK_STRUCT:
-		wire_put8(b, V_TSTRUCT);
-		wire_put16(b, (uint16_t)v.u.st->n);
-		for (int k = 0; k < v.u.st->n; k++) {
-			wire_put_str(b, v.u.st->names[k]);
-			put_value(o, v.u.st->vals[k], depth + 1);
-		}
-		break;
-	case LK_REFKIND: wire_put8(b, V_TREFKIND); wire_put8(b, (uint8_t)v.u.rk); break;
-	case LK_ENTITY: put_value(o, v.u.ent->name, depth + 1); break;
-	default: wire_put8(b, V_TLAMBDA); break;
-	}
-}
-
 /* emit_record: a RESULT record's head: its statement, kind and name; its value follows. */
 static void emit_record(struct out *o, int stmt, int kind, const char *name)
 {
@@ -136,33 +62,12 @@ static void emit_record(struct out *o, int stmt, int kind, const char *name)
 	wire_put_str(&o->b, name ? name : "");
 }
 
-static void emit(void *ctx, int stmt, int kind, struct lval v, const char *name)
-{
-	struct out *o = ctx;
-	emit_record(o, stmt, kind, name);
-	put_value(o, v, 0);
-	flush(o, false);
-}
-
-/* ---- the query language's evaluator (HEAPSH_AGENT_EVAL=dsl) ---- */
-
-/* use_dsl: whether HEAPSH_AGENT_EVAL=dsl is in the JVM's environment (read once). */
-static bool use_dsl(void)
-{
-	static int on = -1;
-	if (on < 0) {
-		const char *s = getenv("HEAPSH_AGENT_EVAL");
-		on = s && !strcmp(s, "dsl");
-	}
-	return on;
-}
-
 /*
- * put_dvalue: an evaluator's value as put_value encodes lq's: the same
- * records, read through the view v. A read the view cannot make here ends
- * the request with LQ_UNSUPPORTED.
+ * put_value: the evaluator's value x as a record's value (docs/protocol.md),
+ * read through the view v. A read the view cannot make here ends the
+ * request with LQ_UNSUPPORTED.
  */
-static void put_dvalue(struct out *o, struct hv *v, struct value x, int depth)
+static void put_value(struct out *o, struct hv *v, struct value x, int depth)
 {
 	struct lq *q = o->q;
 	struct wire_w *b = &o->b;
@@ -229,7 +134,7 @@ static void put_dvalue(struct out *o, struct hv *v, struct value x, int depth)
 		for (uint32_t k = 0; k < l->n; k++) {
 			struct value y = l->kind == L_VALUES ? l->v[k]
 					 : (struct value){V_OBJ, {.idx = l->objs[k]}};
-			put_dvalue(o, v, y, depth + 1);
+			put_value(o, v, y, depth + 1);
 			if (depth == 0)
 				flush(o, false);
 		}
@@ -240,11 +145,11 @@ static void put_dvalue(struct out *o, struct hv *v, struct value x, int depth)
 		wire_put16(b, (uint16_t)x.u.st->n);
 		for (int k = 0; k < x.u.st->n; k++) {
 			wire_put_str(b, x.u.st->names[k]);
-			put_dvalue(o, v, x.u.st->vals[k], depth + 1);
+			put_value(o, v, x.u.st->vals[k], depth + 1);
 		}
 		break;
 	case V_REFKIND: wire_put8(b, V_TREFKIND); wire_put8(b, (uint8_t)x.u.rk); break;
-	case V_ENTITY: put_dvalue(o, v, x.u.ent->name, depth + 1); break;
+	case V_ENTITY: put_value(o, v, x.u.ent->name, depth + 1); break;
 	default: wire_put8(b, V_TLAMBDA); break;
 	}
 	if (hv_failed(v))
@@ -252,11 +157,11 @@ static void put_dvalue(struct out *o, struct hv *v, struct value x, int depth)
 }
 
 /*
- * The watch of an analysis on the dsl evaluator: a thread that sets the
- * work context's interrupt flag (ctx.h, polled by the evaluator and the
- * view's heap walks) at the time limit, when the evaluator's arenas pass
- * the memory limit (checked every 10 ms: the bound is approximate), or on
- * a CANCEL, and says which.
+ * The watch of an analysis: a thread that sets the work context's
+ * interrupt flag (ctx.h, polled by the evaluator and the view's heap
+ * walks) at the time limit, when the evaluator's arenas pass the memory
+ * limit (checked every 10 ms: the bound is approximate), or on a CANCEL,
+ * and says which.
  */
 struct watch {
 	pthread_t t;
@@ -305,24 +210,24 @@ static const char *body(char *msg)
 }
 
 /*
- * run_dsl: q's program on the dsl evaluator over the agent's view, each
- * statement's value (an expression's, a let's) emitted as lq_run does. A
- * failure ends it as lq_raise (the request's handler, status in q).
+ * run: q's program on the evaluator over the agent's view, each value of a
+ * statement (an expression's, a let's, an instances statement's) sent as a
+ * RESULT record. A failure ends it as lq_raise does (the request's
+ * handler, status in q).
  */
-static void run_dsl(struct lq *q, struct out *o)
+static void run(struct lq *q, struct out *o)
 {
 	struct hs_ctx ctx;
 	memset(&ctx, 0, sizeof ctx);
 	struct hs_ctx *prev = hs_ctx_enter(&ctx);
 	struct watch wt;
 	memset(&wt, 0, sizeof wt);
-	wt.fd = q->fd;
+	wt.fd = o->fd;
 	wt.deadline_ms = q->deadline_ms;
 	wt.mem_base = arena_live_bytes();
 	wt.mem_limit = q->mem_limit;
 	wt.interrupted = &ctx.interrupted;
 	bool watching = pthread_create(&wt.t, NULL, watch_run, &wt) == 0;
-	q->fd = -1;	/* the watch reads CANCEL, not lq_poll */
 	struct hva *volatile a = NULL;
 	struct dsl *volatile d = NULL;
 	volatile bool failed = false, threw = false;
@@ -371,15 +276,15 @@ static void run_dsl(struct lq *q, struct out *o)
 		struct value v;
 		if (s->kind == S_EXPR && out.n == 1) {
 			emit_record(o, k, S_EXPR, "");
-			put_dvalue(o, hva_view(a), out.vals[0], 0);
+			put_value(o, hva_view(a), out.vals[0], 0);
 			flush(o, false);
 		} else if (s->kind == S_INSTANCES && out.n == 1) {
 			emit_record(o, k, S_INSTANCES, s->name);
-			put_dvalue(o, hva_view(a), out.vals[0], 0);
+			put_value(o, hva_view(a), out.vals[0], 0);
 			flush(o, false);
 		} else if (s->kind == S_LET && dsl_global(d, s->name, &v)) {
 			emit_record(o, k, S_LET, s->name);
-			put_dvalue(o, hva_view(a), v, 0);
+			put_value(o, hva_view(a), v, 0);
 			flush(o, false);
 		}
 		dsl_output_done(d, &out);
@@ -425,7 +330,6 @@ bool ag_analyze_request(int fd, JNIEnv *env, JavaVM *vm, struct wire_r *r)
 	struct lq *q = calloc(1, sizeof *q);
 	if (!q)
 		return ag_send_error(fd, "the agent ran out of memory");
-	q->fd = fd;
 	q->jni = env;
 	q->deadline_ms = (uint64_t)t0 + tms;
 	q->mem_limit = (uint64_t)mmb << 20;
@@ -465,10 +369,7 @@ bool ag_analyze_request(int fd, JNIEnv *env, JavaVM *vm, struct wire_r *r)
 		q->self_thread = self;
 		(*q->jv)->SetTag(q->jv, self, lq_new_entry(q, 0, -1, LE_SELF));
 	}
-	if (use_dsl())
-		run_dsl(q, &o);
-	else
-		lq_run(q, emit, &o);
+	run(q, &o);
 	q->status = LQ_OK;
 end:;
 	jmp_buf jb2;
@@ -491,7 +392,8 @@ end:;
 		wire_put16(&e, (uint16_t)q->stmt);
 		wire_put16(&e, (uint16_t)(q->line < 0 ? 0 : q->line > 65535 ? 65535 : q->line));
 		wire_put16(&e, (uint16_t)(q->col < 0 ? 0 : q->col > 65535 ? 65535 : q->col));
-		wire_put8(&e, q->earlier);
+		wire_put8(&e, 0);	/* earlier: nothing marks an error's place as an earlier
+					 * snippet's any more; heapsh reads the byte, so it stays */
 		wire_put_str(&e, q->status == LQ_OK ? "" : q->msg);
 		wire_put64(&e, q->walks);
 		wire_put64(&e, q->pause_ms);

@@ -1,7 +1,7 @@
 /*
- * dsl_stubs.c - what the query language's evaluator (src/dsl/eval*.c)
- * calls and the agent does not link (issue 36, step 2, exploratory; only
- * HEAPSH_AGENT_EVAL=dsl reaches them, analyze.c):
+ * dsl_stubs.c - what the query language's evaluator (src/dsl/eval*.c),
+ * which runs every ANALYZE request's program (analyze.c), calls and the
+ * agent does not link:
  *   `allocations` (eval_allocations.c, src/alloc): read by heapsh, never
  *     sent to the JVM (prog.h);
  *   native functions (extern.c, libffi) and the parser (parse.c): a

@@ -270,7 +270,7 @@ static bool jni_ok(struct hva *a, const struct ob *o, const char *what)
 
 static struct lobj as_lobj(const struct ob *o)
 {
-	struct lobj l = {o->ref, o->cls, o->mirror, o->length, 0, NULL};
+	struct lobj l = {o->ref, o->cls, o->mirror, o->length, 0};
 	return l;
 }
 
@@ -858,7 +858,7 @@ static jint JNICALL on_count(jlong class_tag, jlong size, jlong *tag_ptr, jint l
 		return 0;
 	q->objects_seen++;
 	uint32_t mirror = (*tag_ptr & LQ_TAG_CLASS) ? (uint32_t)(*tag_ptr & 0xffffffff) : 0;
-	struct lobj o = {NULL, c, mirror, q->cls[c].elem ? length : -1, 0, NULL};
+	struct lobj o = {NULL, c, mirror, q->cls[c].elem ? length : -1, 0};
 	GUARD(a, g, JVMTI_VISIT_ABORT);
 	a->tot_count[c]++;
 	a->tot_bytes[c] += lq_shallow(q, &o);	/* the fields read before: no JVMTI call */
@@ -921,10 +921,11 @@ static const uint32_t *hva_instances(struct hv *v, uint32_t c, uint32_t *count)
 	lq_mark(q, &mk);
 	GUARD(a, g, NULL);
 	lq_gc(q);
-	struct lval l = lq_instances(q, NULL, c);
-	uint32_t *h = lq_alloc_keep(q, ((size_t)l.u.l->n + 1) * sizeof *h), n = 0;
-	for (uint32_t k = 0; k < l.u.l->n; k++) {
-		struct lobj *o = l.u.l->v[k].u.o;
+	uint32_t nl;
+	struct lobj *l = lq_instances(q, c, &nl);
+	uint32_t *h = lq_alloc_keep(q, ((size_t)nl + 1) * sizeof *h), n = 0;
+	for (uint32_t k = 0; k < nl; k++) {
+		struct lobj *o = &l[k];
 		if (o->mirror) {
 			h[n++] = hva_mirror_handle(a, o->mirror - 1);
 			continue;

@@ -1,20 +1,19 @@
 /*
- * lqheap.c - what the agent's evaluator knows of the JVM (lq.h): the
- * classes and their fields, class loaders and threads, objects through JNI,
- * model sizes (docs/heap-model.md's rules, so that a size inside the JVM is
- * the size a dump of it shows), and the heap iteration behind `objects`.
+ * lqheap.c - the JVM's side of an ANALYZE request (lq.h), as the agent's
+ * heap view (heapif_agent.c) reads it: the classes and their fields, class
+ * loaders and threads, objects through JNI, model sizes (docs/heap-model.md's
+ * rules, so that a size inside the JVM is the size a dump of it shows), the
+ * analysis' tags (entries), and the heap iteration behind a class's
+ * instances.
  */
 #include "../base/classname.h"
 #include "lq.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../dsl/value.h"
 #include "ag.h"
-
 
 static void dealloc(struct lq *q, void *p)
 {
@@ -51,7 +50,7 @@ uint64_t lq_address(jobject ref)
 	return (uint64_t)*(volatile uintptr_t *)slot;
 }
 
-/* gc_has_plain_addresses: not ZGC nor Shenandoah (their references carry colors). */
+/* check_collector: addresses_ok false under ZGC or Shenandoah (their references carry colors). */
 static void check_collector(struct lq *q)
 {
 	JNIEnv *env = q->jni;
@@ -105,12 +104,6 @@ uint32_t lq_class_of_ref(struct lq *q, jobject ref)
 		 "(run the query again)");
 }
 
-static int cmp_loader(const void *a, const void *b)
-{
-	const struct lloader *x = a, *y = b;
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
 struct by_addr {
 	uint64_t id;
 	uint32_t k;
@@ -120,24 +113,6 @@ static int cmp_addr(const void *a, const void *b)
 {
 	const struct by_addr *x = a, *y = b;
 	return x->id < y->id ? -1 : x->id > y->id ? 1 : (x->k > y->k) - (x->k < y->k);
-}
-
-/* loader_name: its `name` field's text, or its class's name (as eval_builtin.c's loader_member). */
-static char *loader_name(struct lq *q, jobject loader)
-{
-	uint32_t c = lq_class_of_ref(q, loader);
-	struct lfield *f = lq_field(q, c, "name");
-	if (f && f->type == 'L') {
-		jobject s = (*q->jni)->GetObjectField(q->jni, loader, f->id);
-		if (s) {
-			struct lobj o = {s, q->c_string, 0, -1, 0, NULL};
-			const char *t = lq_text(q, &o);
-			(*q->jni)->DeleteLocalRef(q->jni, s);
-			if (t)
-				return (char *)t;
-		}
-	}
-	return q->cls[c].name;
 }
 
 /*
@@ -172,11 +147,10 @@ bool lq_classes(struct lq *q)
 		c->super = LQ_NONE;
 		char *sig = NULL;
 		(*jv)->GetClassSignature(jv, c->ref, &sig, NULL);
-		c->sig = lq_strdup(q, sig ? sig : "?", strlen(sig ? sig : "?"));
+		c->name = java_name(q, sig ? sig : "?");
+		if (sig && sig[0] == '[')
+			c->elem = sig[1];
 		dealloc(q, sig);
-		c->name = java_name(q, c->sig);
-		if (c->sig[0] == '[')
-			c->elem = c->sig[1];
 		jboolean itf = 0;
 		(*jv)->IsInterface(jv, c->ref, &itf);
 		c->interface = itf;
@@ -237,14 +211,12 @@ bool lq_classes(struct lq *q)
 	qsort(lo, nld - 1, sizeof *lo, cmp_addr);
 	q->loaders = lq_alloc(q, ((size_t)nld + 1) * sizeof *q->loaders);
 	q->nloaders = nld;
-	q->loaders[0].name = (char *)"<bootstrap>";
 	for (uint32_t k = 0; k + 1 < nld; k++) {
 		q->loaders[k + 1] = ld[lo[k].k];
 		newpos[lo[k].k] = k + 1;
 	}
 	for (uint32_t j = 0; j < q->ncls; j++)
 		q->cls[j].loader = cl[j] ? newpos[cl[j]] : 0;
-	(void)cmp_loader;
 	/* the size of a reference: Object[2] is 8 bytes larger than Object[0] with 4-byte oops */
 	jclass oc = q->cls[q->c_object].ref;
 	jobjectArray a0 = (*env)->NewObjectArray(env, 0, oc, NULL);
@@ -261,14 +233,7 @@ bool lq_classes(struct lq *q)
 		(*env)->DeleteLocalRef(env, a0);
 	if (a2)
 		(*env)->DeleteLocalRef(env, a2);
-	for (uint32_t k = 1; k < q->nloaders; k++)
-		q->loaders[k].name = loader_name(q, q->loaders[k].ref);
 	return true;
-}
-
-void lq_loaders(struct lq *q)
-{
-	(void)q;	/* made with the classes */
 }
 
 bool lq_is_subclass(struct lq *q, uint32_t c, uint32_t sup)
@@ -309,7 +274,6 @@ static struct lfield *declared(struct lq *q, uint32_t c, uint32_t *n)
 		out[k].type = sig ? sig[0] : '?';
 		out[k].is_static = (mods & 0x0008) != 0;
 		out[k].id = f[k];
-		out[k].decl = c;
 		dealloc(q, name);
 		dealloc(q, sig);
 	}
@@ -351,7 +315,6 @@ void lq_class_fields(struct lq *q, uint32_t c)
 		total += ndecl[j];
 	}
 	k->nindex = total;
-	k->by_index = lq_alloc_keep(q, ((size_t)total + 1) * sizeof *k->by_index);
 	k->fields = lq_alloc_keep(q, ((size_t)ninst + 1) * sizeof *k->fields);
 	uint64_t size = (uint64_t)q->header_size;
 	for (uint32_t j = 0; j < nchain; j++)	/* own class first */
@@ -359,9 +322,7 @@ void lq_class_fields(struct lq *q, uint32_t c)
 			struct lfield *fd = &decl[j][f];
 			if (fd->is_static)
 				continue;
-			k->fields[k->nfields] = *fd;
-			k->by_index[fd->jvmti_index] = &k->fields[k->nfields];
-			k->nfields++;
+			k->fields[k->nfields++] = *fd;
 			size += type_size(q, fd->type);
 		}
 	k->inst_size = (uint32_t)((size + 7) & ~7ULL);
@@ -421,26 +382,6 @@ uint64_t lq_shallow(struct lq *q, const struct lobj *o)
 
 /* ---- objects through JNI ---- */
 
-struct lobj *lq_obj_of_ref(struct lq *q, jobject ref)
-{
-	JNIEnv *env = q->jni;
-	struct lobj *o = lq_alloc(q, sizeof *o);
-	o->ref = ref;
-	o->length = -1;
-	jlong t = 0;
-	(*q->jv)->GetTag(q->jv, ref, &t);
-	if (t & LQ_TAG_CLASS) {	/* a class object */
-		o->mirror = (uint32_t)(t & 0xffffffff);
-		o->cls = q->c_class;
-		return o;
-	}
-	o->tag = t;
-	o->cls = lq_class_of_ref(q, ref);
-	if (q->cls[o->cls].elem)
-		o->length = (*env)->GetArrayLength(env, (jarray)ref);
-	return o;
-}
-
 static void put_utf8(char *buf, size_t *len, uint32_t c)
 {
 	if (c < 0x80) {
@@ -460,7 +401,21 @@ static void put_utf8(char *buf, size_t *len, uint32_t c)
 	}
 }
 
-static size_t utf16_to_utf8(char *buf, const jchar *s, size_t n);
+/* utf16_to_utf8: n UTF-16 units of s as UTF-8 into buf (3n bytes at most), surrogate
+ * pairs joined (as heap_string); its length. */
+static size_t utf16_to_utf8(char *buf, const jchar *s, size_t n)
+{
+	size_t len = 0;
+	for (size_t k = 0; k < n; k++) {
+		uint32_t c = s[k];
+		if (c >= 0xD800 && c < 0xDC00 && k + 1 < n && s[k + 1] >= 0xDC00 && s[k + 1] < 0xE000) {
+			c = 0x10000 + ((c - 0xD800) << 10) + (s[k + 1] - 0xDC00u);
+			k++;
+		}
+		put_utf8(buf, &len, c);
+	}
+	return len;
+}
 
 void lq_wtext(struct lq *q, struct wobj *w, const jchar *s, size_t n)
 {
@@ -479,46 +434,10 @@ void lq_wtext(struct lq *q, struct wobj *w, const jchar *s, size_t n)
 	w->text = w->textbuf;
 }
 
-static size_t utf16_to_utf8(char *buf, const jchar *s, size_t n)
-{
-	size_t len = 0;
-	for (size_t k = 0; k < n; k++) {
-		uint32_t c = s[k];
-		if (c >= 0xD800 && c < 0xDC00 && k + 1 < n && s[k + 1] >= 0xDC00 && s[k + 1] < 0xE000) {
-			c = 0x10000 + ((c - 0xD800) << 10) + (s[k + 1] - 0xDC00u);
-			k++;
-		}
-		put_utf8(buf, &len, c);
-	}
-	return len;
-}
-
-/* lq_utf16: UTF-16 text as UTF-8 in the arena, surrogate pairs joined (as heap_string). */
-const char *lq_utf16(struct lq *q, const jchar *s, size_t n)
-{
-	char *buf = lq_alloc(q, n * 3 + 1);
-	size_t len = 0;
-	for (size_t k = 0; k < n; k++) {
-		uint32_t c = s[k];
-		if (c >= 0xD800 && c < 0xDC00 && k + 1 < n && s[k + 1] >= 0xDC00 && s[k + 1] < 0xE000) {
-			c = 0x10000 + ((c - 0xD800) << 10) + (s[k + 1] - 0xDC00u);
-			k++;
-		}
-		put_utf8(buf, &len, c);
-	}
-	buf[len] = 0;
-	return buf;
-}
-
 const char *lq_text(struct lq *q, const struct lobj *o)
 {
 	if (o->mirror || o->cls != q->c_string)
 		return NULL;
-	if (o->w) {
-		if (!o->w->text)
-			lq_raise(q, LQ_UNSUPPORTED, NULL, "a String's text before the walk reported it");
-		return o->w->text;
-	}
 	if (!o->ref)
 		lq_raise(q, LQ_UNSUPPORTED, NULL, "the text of a String a heap walk reports only "
 			 "as a reference");
@@ -533,81 +452,9 @@ const char *lq_text(struct lq *q, const struct lobj *o)
 	jchar *buf = lq_alloc(q, ((size_t)n + 1) * sizeof *buf);
 	(*env)->GetStringRegion(env, (jstring)o->ref, 0, n, buf);
 	jni_check(q, NULL, "reading a String");
-	return lq_utf16(q, buf, (size_t)n);
-}
-
-static struct lval char_value(struct lq *q, uint32_t c)
-{
-	char *s = lq_alloc(q, 8);
-	size_t len = 0;
-	put_utf8(s, &len, c < 0x10000 ? c : '?');
-	struct lval v = {LK_STR, {.s = s}};
-	return v;
-}
-
-static struct lval prim_value(struct lq *q, char t, jvalue v)
-{
-	struct lval r = {LK_INT, {0}};
-	switch (t) {
-	case 'Z': r.k = LK_BOOL; r.u.b = v.z != 0; break;
-	case 'B': r.u.i = v.b; break;
-	case 'C': return char_value(q, v.c);
-	case 'S': r.u.i = v.s; break;
-	case 'I': r.u.i = v.i; break;
-	case 'J': r.u.i = v.j; break;
-	case 'F': r.k = LK_FLOAT; r.u.f = v.f; break;
-	case 'D': r.k = LK_FLOAT; r.u.f = v.d; break;
-	default: r.k = LK_NULL; break;
-	}
-	return r;
-}
-
-struct lval lq_field_value(struct lq *q, const struct node *at, const struct lobj *o,
-			   const struct lfield *f)
-{
-	struct lval r = {LK_NULL, {0}};
-	if (o->w) {
-		struct wslot *s = f->jvmti_index < o->w->nslots ? &o->w->slots[f->jvmti_index] : NULL;
-		bool there = s && s->gen == o->w->gen;
-		if (f->type != 'L' && f->type != '[') {
-			if (!there)
-				lq_raise(q, LQ_UNSUPPORTED, at, "field %s before the walk reported it",
-					 f->name);
-			return prim_value(q, f->type, s->v);
-		}
-		if (!o->w->has_refs)
-			lq_raise(q, LQ_UNSUPPORTED, at, "the reference field %s (a heap iteration "
-				 "reports primitive fields only)", f->name);
-		if (!there) {
-			if (!o->w->complete && !o->w->provisional)
-				lq_raise(q, LQ_UNSUPPORTED, at, "field %s before the walk reported it",
-					 f->name);
-			return r;	/* never reported: null */
-		}
-		struct lobj *d = lq_alloc(q, sizeof *d);
-		d->cls = s->cls;
-		d->length = s->length;
-		d->tag = s->tag;
-		if (s->tag & LQ_TAG_CLASS) {
-			d->mirror = (uint32_t)(s->tag & 0xffffffff);
-			d->cls = q->c_class;
-		}
-		r.k = LK_OBJ;
-		r.u.o = d;
-		return r;
-	}
-	if (!o->ref)
-		lq_raise(q, LQ_UNSUPPORTED, at, "field %s of an object a heap walk reports only as a "
-			 "reference", f->name);
-	jvalue v = lq_field_jvalue(q, at, o->ref, f);
-	if (f->type == 'L' || f->type == '[') {
-		if (!v.l)
-			return r;
-		r.k = LK_OBJ;
-		r.u.o = lq_obj_of_ref(q, v.l);
-		return r;
-	}
-	return prim_value(q, f->type, v);
+	char *text = lq_alloc(q, (size_t)n * 3 + 1);
+	text[utf16_to_utf8(text, buf, (size_t)n)] = 0;
+	return text;
 }
 
 jvalue lq_field_jvalue(struct lq *q, const struct node *at, jobject obj, const struct lfield *f)
@@ -629,21 +476,6 @@ jvalue lq_field_jvalue(struct lq *q, const struct node *at, jobject obj, const s
 	}
 	jni_check(q, at, "reading a field");
 	return v;
-}
-
-struct lval lq_static_value(struct lq *q, const struct node *at, uint32_t c,
-			    const struct lfield *f)
-{
-	struct lval r = {LK_NULL, {0}};
-	jvalue v = lq_static_jvalue(q, at, c, f);
-	if (f->type == 'L' || f->type == '[') {
-		if (!v.l)
-			return r;
-		r.k = LK_OBJ;
-		r.u.o = lq_obj_of_ref(q, v.l);
-		return r;
-	}
-	return prim_value(q, f->type, v);
 }
 
 jvalue lq_static_jvalue(struct lq *q, const struct node *at, uint32_t c, const struct lfield *f)
@@ -697,18 +529,8 @@ char *lq_thread_name(struct lq *q, uint32_t t)
 	jobject s = (*q->jni)->GetObjectField(q->jni, q->threads[t], f->id);
 	if (!s)
 		return NULL;
-	struct lobj o = {s, q->c_string, 0, -1, 0, NULL};
+	struct lobj o = {s, q->c_string, 0, -1, 0};
 	return (char *)lq_text(q, &o);
-}
-
-uint32_t lq_loader_of_ref(struct lq *q, jobject loader)
-{
-	if (!loader)
-		return 0;
-	for (uint32_t k = 1; k < q->nloaders; k++)
-		if ((*q->jni)->IsSameObject(q->jni, q->loaders[k].ref, loader))
-			return k;
-	return 0;
 }
 
 /* ---- tags ---- */
@@ -730,7 +552,7 @@ jlong lq_new_entry(struct lq *q, uint32_t inst, int32_t length, uint8_t flags)
 		q->ent = e;
 		q->capent = cap;
 	}
-	q->ent[q->nent] = (struct lentry){inst, 0, length, flags};
+	q->ent[q->nent] = (struct lentry){inst, length, flags};
 	return LQ_TAG_ENTRY | (jlong)++q->nent;
 }
 
@@ -740,409 +562,6 @@ struct lentry *lq_entry(struct lq *q, jlong tag)
 		return NULL;
 	uint64_t k = (uint64_t)(tag & 0xffffffff);
 	return k && k <= q->nent ? &q->ent[k - 1] : NULL;
-}
-
-void lq_tag_primitive_classes(struct lq *q)
-{
-	static const char *const boxes[] = {"java/lang/Boolean", "java/lang/Byte",
-		"java/lang/Character", "java/lang/Short", "java/lang/Integer", "java/lang/Long",
-		"java/lang/Float", "java/lang/Double", "java/lang/Void"};
-	JNIEnv *env = q->jni;
-	for (size_t i = 0; i < sizeof boxes / sizeof *boxes; i++) {
-		jclass b = (*env)->FindClass(env, boxes[i]);
-		jfieldID f = b ? (*env)->GetStaticFieldID(env, b, "TYPE", "Ljava/lang/Class;") : NULL;
-		jobject prim = f ? (*env)->GetStaticObjectField(env, b, f) : NULL;
-		(*env)->ExceptionClear(env);
-		jlong t = 0;
-		if (prim && (*q->jv)->GetTag(q->jv, prim, &t) == JVMTI_ERROR_NONE && !t)
-			(*q->jv)->SetTag(q->jv, prim, lq_new_entry(q, 0, -1, LE_PRIM));
-		if (prim)
-			(*env)->DeleteLocalRef(env, prim);
-		if (b)
-			(*env)->DeleteLocalRef(env, b);
-	}
-}
-
-void lq_gc(struct lq *q)
-{
-	if (q->gc_done)
-		return;
-	int64_t t0 = ag_now_ms();
-	(*q->jv)->ForceGarbageCollection(q->jv);
-	q->gc_ms += (uint64_t)(ag_now_ms() - t0);
-	q->gc_done = true;
-}
-
-/* ---- the heap iteration behind `objects` ---- */
-
-enum it_op { IT_COUNT, IT_FILTER, IT_EXISTS, IT_FIRST, IT_MAP, IT_SUM, IT_MIN, IT_MAX, IT_TAG,
-	     IT_EACH };
-
-#define HIT_MIRROR 0x80000000u	/* a hit that is a class object: the class index */
-
-struct iter {
-	struct lq *q;
-	enum it_op op;
-	struct node *at;
-	struct lval fn;
-	const uint8_t *bits;	/* class filter, NULL: every class */
-	/* the object at hand */
-	struct wobj w;
-	struct lobj o;
-	bool active, decided;
-	uint32_t need, have;	/* primitive fields the lambda reads; how many came */
-	bool need_text;
-	uint8_t *needed;	/* per jvmti index of needed_cls: 1 if read */
-	uint32_t needed_cls, needed_cap;
-	/* the lambda's reads of its parameter's members, by name */
-	const char **reads;
-	int nreads;
-	bool reads_text;
-	/* results */
-	struct lval *out;
-	uint32_t nout, capout;
-	uint32_t *hits;		/* entry index, or HIT_MIRROR | class index */
-	uint32_t nhits, caphits;
-	uint64_t count, bytes;
-	struct lval acc;
-	void (*each)(void *ctx, struct lval x);
-	void *each_ctx;
-	bool failed;
-	struct lq_failure fail;	/* when failed: raised again after the walk */
-};
-
-static void collect_reads(struct iter *it, const struct node *n, const char *param, int depth)
-{
-	if (!n || depth > 400)
-		return;
-	if (n->kind == N_MEMBER && n->a && n->a->kind == N_IDENT && n->a->name &&
-	    !strcmp(n->a->name, param) && it->nreads < 64) {
-		it->reads[it->nreads++] = n->name;
-		if (bi_id_of(n->name, BI_R_OBJECT) == BI_OBJ_TEXT)
-			it->reads_text = true;
-	}
-	if ((n->kind == N_BIN || n->kind == N_IN) &&
-	    ((n->a && n->a->kind == N_IDENT && n->a->name && !strcmp(n->a->name, param)) ||
-	     (n->b && n->b->kind == N_IDENT && n->b->name && !strcmp(n->b->name, param))))
-		it->reads_text = true;	/* the object itself compared: a String by its text */
-	collect_reads(it, n->a, param, depth + 1);
-	collect_reads(it, n->b, param, depth + 1);
-	collect_reads(it, n->result, param, depth + 1);
-	for (int k = 0; k < n->nitems; k++)
-		collect_reads(it, n->items[k], param, depth + 1);
-}
-
-static void it_fail(struct iter *it)
-{
-	it->failed = true;
-	lq_failure_keep(it->q, &it->fail);
-}
-
-static void add_hit(struct iter *it, uint32_t h)
-{
-	struct lq *q = it->q;
-	if (it->nhits == it->caphits) {
-		uint32_t cap = it->caphits ? it->caphits * 2 : 256;
-		uint32_t *n = lq_alloc(q, (size_t)cap * sizeof *n);
-		if (it->nhits)
-			memcpy(n, it->hits, (size_t)it->nhits * sizeof *n);
-		it->hits = n;
-		it->caphits = cap;
-	}
-	it->hits[it->nhits++] = h;
-}
-
-/* decide: the lambda on the object at hand; tag_ptr is the current callback's. */
-static jint decide(struct iter *it, jlong *tag_ptr)
-{
-	struct lq *q = it->q;
-	if (it->decided || it->failed)
-		return it->failed ? JVMTI_VISIT_ABORT : 0;
-	it->decided = true;
-	struct lq_guard g;
-	LQ_TRY(q, g) {
-		LQ_CAUGHT(q, g);
-		it_fail(it);
-		return JVMTI_VISIT_ABORT;
-	}
-	jint ret = 0;
-	lq_poll(q, it->at);
-	struct lval x = {LK_OBJ, {.o = &it->o}};
-	struct lq_mark mk;
-	lq_mark(q, &mk);
-	struct lval r = it->fn.k == LK_LAMBDA ? lq_apply(q, it->at, it->fn, 1, &x) : x;
-	if (it->op == IT_MAP || it->op == IT_MIN || it->op == IT_MAX)
-		r = lq_keep_value(q, r, &mk);	/* results outlive the object */
-	else if (it->op != IT_EACH)
-		lq_release(q, &mk);
-	bool keep = false;
-	switch (it->op) {
-	case IT_COUNT:
-		if (it->fn.k != LK_LAMBDA || lq_truth(q, it->at, r, "the count's condition")) {
-			it->count++;
-			it->bytes += lq_shallow(q, &it->o);
-		}
-		break;
-	case IT_TAG:
-		keep = true;
-		break;
-	case IT_EACH: {
-		bool yes = lq_truth(q, it->at, r, "the filter's result");
-		lq_release(q, &mk);
-		if (yes) {
-			lq_mark(q, &mk);
-			it->each(it->each_ctx, x);
-			lq_release(q, &mk);
-		}
-		break;
-	}
-	case IT_FILTER: case IT_FIRST:
-		keep = it->fn.k != LK_LAMBDA || lq_truth(q, it->at, r, "the filter's result");
-		if (keep && it->op == IT_FIRST)
-			ret = JVMTI_VISIT_ABORT;
-		break;
-	case IT_EXISTS:
-		if (lq_truth(q, it->at, r, "the filter's result")) {
-			it->count = 1;
-			ret = JVMTI_VISIT_ABORT;
-		}
-		break;
-	case IT_MAP: case IT_SUM: case IT_MIN: case IT_MAX:
-		if (r.k == LK_OBJ || r.k == LK_LIST || r.k == LK_LAMBDA || r.k == LK_STRUCT ||
-		    r.k == LK_ENTITY)
-			lq_raise(q, LQ_UNSUPPORTED, it->at, "a member of the heap's objects whose "
-				 "lambda gives %ss", lq_kind_name(r.k));
-		if (it->op == IT_MAP) {
-			if (it->nout == it->capout) {
-				uint32_t cap = it->capout ? it->capout * 2 : 64;
-				struct lval *nv = lq_alloc(q, cap * sizeof *nv);
-				if (it->nout)
-					memcpy(nv, it->out, it->nout * sizeof *nv);
-				it->out = nv;
-				it->capout = cap;
-			}
-			it->out[it->nout++] = r;
-		} else if (it->op == IT_SUM) {
-			if (r.k != LK_INT && r.k != LK_FLOAT)
-				lq_raise(q, LQ_ERROR, it->at, "sum adds numbers, not %s",
-					 lq_kind_name(r.k));
-			if (it->acc.k == LK_INT && r.k == LK_INT) {
-				it->acc.u.i = (int64_t)((uint64_t)it->acc.u.i + (uint64_t)r.u.i);
-			} else {
-				double a = it->acc.k == LK_INT ? (double)it->acc.u.i : it->acc.u.f;
-				double b = r.k == LK_INT ? (double)r.u.i : r.u.f;
-				it->acc.k = LK_FLOAT;
-				it->acc.u.f = a + b;
-			}
-		} else if (it->acc.k == LK_NULL ||
-			   (it->op == IT_MIN ? lq_compare(q, it->at, r, it->acc) < 0
-					     : lq_compare(q, it->at, r, it->acc) > 0)) {
-			it->acc = r;
-		}
-		break;
-	}
-	if (keep) {
-		if (it->o.mirror) {
-			add_hit(it, HIT_MIRROR | (it->o.mirror - 1));
-		} else {
-			struct lentry *e = lq_entry(q, *tag_ptr);
-			if (!e)	/* an untagged object: tag it; a tagged one keeps its entry */
-				*tag_ptr = lq_new_entry(q, 0, it->o.length, LE_ARRAY);
-			add_hit(it, (uint32_t)(*tag_ptr & 0xffffffff) - 1);
-		}
-		it->count++;
-	}
-	LQ_END(q, g);
-	return ret;
-}
-
-static void set_needed(struct iter *it, uint32_t c)
-{
-	struct lq *q = it->q;
-	struct lclass *k = &q->cls[c];
-	it->need = 0;
-	it->need_text = it->reads_text && c == q->c_string;
-	if (it->needed_cls != c + 1) {
-		if (it->needed_cap < k->nindex + 1) {
-			it->needed_cap = k->nindex + 1;
-			it->needed = lq_alloc(q, it->needed_cap);
-		} else {
-			memset(it->needed, 0, it->needed_cap);
-		}
-		for (int r = 0; r < it->nreads; r++)
-			for (uint32_t f = 0; f < k->nfields; f++)
-				if (!strcmp(k->fields[f].name, it->reads[r])) {
-					if (k->fields[f].type != 'L' && k->fields[f].type != '[')
-						it->needed[k->fields[f].jvmti_index] = 1;
-					break;
-				}
-		it->needed_cls = c + 1;
-	}
-	for (uint32_t j = 0; j < k->nindex; j++)
-		it->need += it->needed[j];
-}
-
-void lq_note_size(struct lq *q, jlong class_tag, jlong tag, jlong size)
-{
-	if (!(class_tag & LQ_TAG_CLASS) || (tag & LQ_TAG_CLASS) || size <= 0 || size >= (1 << 30))
-		return;
-	uint32_t c = (uint32_t)(class_tag & 0xffffffff) - 1;
-	if (c < q->ncls && !q->cls[c].elem && !q->cls[c].jvm_size && c != q->c_class)
-		q->cls[c].jvm_size = (uint32_t)size;
-}
-
-static jint JNICALL it_object(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *ud)
-{
-	struct iter *it = ud;
-	struct lq *q = it->q;
-	if (it->failed)
-		return JVMTI_VISIT_ABORT;
-	lq_note_size(q, class_tag, *tag_ptr, size);
-	it->active = false;
-	if (!(class_tag & LQ_TAG_CLASS))
-		return 0;	/* a class loaded since the table was made */
-	uint32_t c = (uint32_t)(class_tag & 0xffffffff) - 1;
-	if (c >= q->ncls)
-		return 0;
-	jlong t = *tag_ptr;
-	struct lentry *e = lq_entry(q, t);
-	if (e && (e->flags & LE_SELF))
-		return 0;	/* the agent's own */
-	if (it->bits && !(it->bits[c / 8] & (1u << (c % 8))))
-		return 0;
-	q->objects_seen++;
-	memset(&it->o, 0, sizeof it->o);
-	it->o.cls = c;
-	it->o.length = q->cls[c].elem ? length : -1;
-	it->o.tag = t;
-	if (t & LQ_TAG_CLASS)
-		it->o.mirror = (uint32_t)(t & 0xffffffff);
-	it->w.gen++;
-	it->w.text = NULL;
-	it->w.has_refs = false;
-	it->w.complete = false;
-	it->o.w = &it->w;
-	it->active = true;
-	it->decided = false;
-	it->have = 0;
-	it->need = 0;
-	it->need_text = false;
-	if (!it->o.mirror && !q->cls[c].elem) {
-		if (!q->cls[c].fields_read) {
-			it->failed = true;
-			memset(&it->fail, 0, sizeof it->fail);
-			it->fail.status = LQ_UNSUPPORTED;
-			snprintf(it->fail.msg, sizeof it->fail.msg, "objects of %s, a class the "
-				 "analysis did not expect", q->cls[c].name);
-			return JVMTI_VISIT_ABORT;
-		}
-		if (it->w.nslots < q->cls[c].nindex + 1) {
-			it->w.nslots = q->cls[c].nindex + 1;
-			it->w.slots = lq_alloc(q, it->w.nslots * sizeof *it->w.slots);
-		}
-		if (it->nreads || it->reads_text)
-			set_needed(it, c);
-	}
-	if (!it->need && !it->need_text) {
-		it->w.complete = true;
-		return decide(it, tag_ptr);
-	}
-	return 0;
-}
-
-static jint JNICALL it_prim(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
-			    jlong object_class_tag, jlong *object_tag_ptr, jvalue value,
-			    jvmtiPrimitiveType value_type, void *ud)
-{
-	(void)object_class_tag;
-	(void)value_type;
-	struct iter *it = ud;
-	if (it->failed)
-		return JVMTI_VISIT_ABORT;
-	if (!it->active || it->decided || kind != JVMTI_HEAP_REFERENCE_FIELD)
-		return 0;
-	uint32_t ix = (uint32_t)info->field.index;
-	if (ix >= it->w.nslots)
-		return 0;
-	struct wslot *s = &it->w.slots[ix];
-	s->gen = it->w.gen;
-	s->ref = false;
-	s->v = value;
-	if (ix < it->needed_cap && it->needed[ix] && ++it->have == it->need && !it->need_text) {
-		it->w.complete = true;
-		return decide(it, object_tag_ptr);
-	}
-	return 0;
-}
-
-static jint JNICALL it_string(jlong class_tag, jlong size, jlong *tag_ptr, const jchar *value,
-			      jint value_length, void *ud)
-{
-	(void)class_tag;
-	(void)size;
-	struct iter *it = ud;
-	if (it->failed)
-		return JVMTI_VISIT_ABORT;
-	if (!it->active || it->decided)
-		return 0;
-	struct lq *q = it->q;
-	struct lq_guard g;
-	LQ_TRY(q, g) {
-		LQ_CAUGHT(q, g);
-		it_fail(it);
-		return JVMTI_VISIT_ABORT;
-	}
-	lq_wtext(q, &it->w, value, value_length > 0 ? (size_t)value_length : 0);
-	LQ_END(q, g);
-	it->w.complete = true;
-	return decide(it, tag_ptr);
-}
-
-static bool pure(const struct node *n, int depth)
-{
-	if (!n || depth > 400)
-		return true;
-	if (n->kind == N_ASSIGN)
-		return false;
-	if (!pure(n->a, depth + 1) || !pure(n->b, depth + 1) || !pure(n->result, depth + 1))
-		return false;
-	for (int k = 0; k < n->nitems; k++)
-		if (!pure(n->items[k], depth + 1))
-			return false;
-	return true;
-}
-
-/* class_filter: the class set of fn's leading `P is C` conjunct, or NULL (as eval_builtin.c). */
-static const uint8_t *class_filter(struct lq *q, struct lval fn)
-{
-	if (fn.k != LK_LAMBDA || fn.u.fn->lam->nparams != 1 || fn.u.fn->lam->nitems)
-		return NULL;
-	const char *p = fn.u.fn->lam->params[0].name;
-	struct node *r = fn.u.fn->lam->result;
-	if (!r)
-		return NULL;
-	struct node *c = r;
-	while (c->kind == N_BIN && c->op == OP_AND)
-		c = c->a;
-	if (c->kind == N_IS && c->a->kind == N_IDENT && !strcmp(c->a->name, p))
-		return lq_class_set(q, c, c->name);
-	if (r->kind == N_BIN && r->op == OP_AND && r->b->kind == N_IS && r->b->a->kind == N_IDENT &&
-	    !strcmp(r->b->a->name, p))
-		return lq_class_set(q, r->b, r->b->name);
-	return NULL;
-}
-
-/* single_class: the one class in bits, if no other (IterateThroughHeap then filters). */
-static jclass single_class(struct lq *q, const uint8_t *bits)
-{
-	uint32_t found = LQ_NONE;
-	for (uint32_t c = 0; bits && c < q->ncls; c++)
-		if (bits[c / 8] & (1u << (c % 8))) {
-			if (found != LQ_NONE)
-				return NULL;
-			found = c;
-		}
-	return found == LQ_NONE || q->cls[found].elem ? NULL : q->cls[found].ref;
 }
 
 struct tagged {
@@ -1155,7 +574,6 @@ static int cmp_tagged(const void *a, const void *b)
 	jlong x = ((const struct tagged *)a)->tag, y = ((const struct tagged *)b)->tag;
 	return x < y ? -1 : x > y;
 }
-
 
 void lq_tagged_refs(struct lq *q, const struct node *at, const jlong *want, uint32_t n,
 		    jobject *out)
@@ -1198,248 +616,155 @@ void lq_tagged_refs(struct lq *q, const struct node *at, const jlong *want, uint
 	}
 }
 
-/* hits_list: the objects an iteration kept, as JNI objects, in its order. */
-static struct lval hits_list(struct lq *q, const struct node *at, const struct iter *it)
+void lq_tag_primitive_classes(struct lq *q)
 {
-	struct llist *l = lq_alloc(q, sizeof *l);
-	l->v = lq_alloc(q, ((size_t)it->nhits + 1) * sizeof *l->v);
-	struct lval out = {LK_LIST, {.l = l}};
-	jlong *want = lq_alloc(q, ((size_t)it->nhits + 1) * sizeof *want);
-	uint32_t nw = 0;
-	for (uint32_t k = 0; k < it->nhits; k++)
-		if (!(it->hits[k] & HIT_MIRROR))
-			want[nw++] = LQ_TAG_ENTRY | (jlong)(it->hits[k] + 1);
-	jobject *refs = lq_alloc(q, ((size_t)nw + 1) * sizeof *refs);
-	lq_tagged_refs(q, at, want, nw, refs);
-	uint32_t w = 0;
-	for (uint32_t k = 0; k < it->nhits; k++) {
-		struct lobj *o = lq_alloc(q, sizeof *o);
-		o->length = -1;
-		if (it->hits[k] & HIT_MIRROR) {
-			uint32_t c = it->hits[k] & ~HIT_MIRROR;
-			o->mirror = c + 1;
-			o->cls = q->c_class;
-			o->ref = q->cls[c].ref;
-		} else {
-			jlong t = LQ_TAG_ENTRY | (jlong)(it->hits[k] + 1);
-			if (!refs[w++])
-				continue;	/* collected meanwhile */
-			o->ref = refs[w - 1];
-			o->tag = t;
-			o->cls = lq_class_of_ref(q, o->ref);
-			if (q->cls[o->cls].elem)
-				o->length = q->ent[it->hits[k]].length;
-		}
-		l->v[l->n].k = LK_OBJ;
-		l->v[l->n++].u.o = o;
+	static const char *const boxes[] = {"java/lang/Boolean", "java/lang/Byte",
+		"java/lang/Character", "java/lang/Short", "java/lang/Integer", "java/lang/Long",
+		"java/lang/Float", "java/lang/Double", "java/lang/Void"};
+	JNIEnv *env = q->jni;
+	for (size_t i = 0; i < sizeof boxes / sizeof *boxes; i++) {
+		jclass b = (*env)->FindClass(env, boxes[i]);
+		jfieldID f = b ? (*env)->GetStaticFieldID(env, b, "TYPE", "Ljava/lang/Class;") : NULL;
+		jobject prim = f ? (*env)->GetStaticObjectField(env, b, f) : NULL;
+		(*env)->ExceptionClear(env);
+		jlong t = 0;
+		if (prim && (*q->jv)->GetTag(q->jv, prim, &t) == JVMTI_ERROR_NONE && !t)
+			(*q->jv)->SetTag(q->jv, prim, lq_new_entry(q, 0, -1, LE_PRIM));
+		if (prim)
+			(*env)->DeleteLocalRef(env, prim);
+		if (b)
+			(*env)->DeleteLocalRef(env, b);
 	}
-	return out;
 }
 
-/* run_iteration: one IterateThroughHeap (after the request's GC); its failure re-raised. */
-static void run_iteration(struct lq *q, struct iter *it, jclass klass, bool prims)
+void lq_gc(struct lq *q)
 {
+	if (q->gc_done)
+		return;
+	int64_t t0 = ag_now_ms();
+	(*q->jv)->ForceGarbageCollection(q->jv);
+	q->gc_ms += (uint64_t)(ag_now_ms() - t0);
+	q->gc_done = true;
+}
+
+/* ---- heap walks: the sizes they meet, a class's instances ---- */
+
+void lq_note_size(struct lq *q, jlong class_tag, jlong tag, jlong size)
+{
+	if (!(class_tag & LQ_TAG_CLASS) || (tag & LQ_TAG_CLASS) || size <= 0 || size >= (1 << 30))
+		return;
+	uint32_t c = (uint32_t)(class_tag & 0xffffffff) - 1;
+	if (c < q->ncls && !q->cls[c].elem && !q->cls[c].jvm_size && c != q->c_class)
+		q->cls[c].jvm_size = (uint32_t)size;
+}
+
+#define HIT_MIRROR 0x80000000u	/* a hit that is a class object: HIT_MIRROR | its class index */
+
+/* What lq_instances' walk met of class c. */
+struct inst_walk {
+	struct lq *q;
+	uint32_t c;
+	uint32_t *hits;		/* entry index, or HIT_MIRROR | class index */
+	uint32_t nhits, caphits;
+	uint64_t steps;		/* objects met, to look at the clock every 4096 */
+	bool failed;		/* a callback caught an lq_raise: q->status and q->msg say what */
+};
+
+/*
+ * on_instance: IterateThroughHeap's callback: an object of class c is a
+ * hit, tagged with an entry if it has none (the agent's own are left out).
+ * A failure (no memory, the time limit) aborts the walk, to be raised again
+ * once the JVM has returned.
+ */
+static jint JNICALL on_instance(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
+				void *ud)
+{
+	struct inst_walk *iw = ud;
+	struct lq *q = iw->q;
+	if (iw->failed)
+		return JVMTI_VISIT_ABORT;
+	lq_note_size(q, class_tag, *tag_ptr, size);
+	if (class_tag != (LQ_TAG_CLASS | (jlong)(iw->c + 1)))
+		return 0;	/* another class: the JVM filters no array class */
+	jlong t = *tag_ptr;
+	struct lentry *e = lq_entry(q, t);
+	if (e && (e->flags & LE_SELF))
+		return 0;
+	q->objects_seen++;
+	struct lq_guard g;
+	LQ_TRY(q, g) {
+		LQ_CAUGHT(q, g);
+		iw->failed = true;
+		return JVMTI_VISIT_ABORT;
+	}
+	if ((++iw->steps & 0xfff) == 0 && (uint64_t)ag_now_ms() > q->deadline_ms)
+		lq_raise(q, LQ_LIMIT, NULL, "the analysis reached its time limit");
+	uint32_t hit;
+	if (t & LQ_TAG_CLASS) {
+		hit = HIT_MIRROR | ((uint32_t)(t & 0xffffffff) - 1);
+	} else {
+		if (!e)
+			*tag_ptr = lq_new_entry(q, 0, q->cls[iw->c].elem ? length : -1, LE_ARRAY);
+		hit = (uint32_t)(*tag_ptr & 0xffffffff) - 1;
+	}
+	if (iw->nhits == iw->caphits) {
+		uint32_t cap = iw->caphits ? iw->caphits * 2 : 256;
+		uint32_t *n = lq_alloc(q, (size_t)cap * sizeof *n);
+		if (iw->nhits)
+			memcpy(n, iw->hits, (size_t)iw->nhits * sizeof *n);
+		iw->hits = n;
+		iw->caphits = cap;
+	}
+	iw->hits[iw->nhits++] = hit;
+	LQ_END(q, g);
+	return 0;
+}
+
+struct lobj *lq_instances(struct lq *q, uint32_t c, uint32_t *n)
+{
+	struct inst_walk iw;
+	memset(&iw, 0, sizeof iw);
+	iw.q = q;
+	iw.c = c;
 	jvmtiHeapCallbacks cb;
 	memset(&cb, 0, sizeof cb);
-	cb.heap_iteration_callback = it_object;
-	if (prims)
-		cb.primitive_field_callback = it_prim;
-	if (it->reads_text)
-		cb.string_primitive_value_callback = it_string;
+	cb.heap_iteration_callback = on_instance;
 	lq_gc(q);
 	int64_t t0 = ag_now_ms();
 	q->in_walk = true;
-	jvmtiError err = (*q->jv)->IterateThroughHeap(q->jv, 0, klass, &cb, it);
+	/* klass filters exactly that class (HotSpot compares the klass); arrays by the callback */
+	jvmtiError err = (*q->jv)->IterateThroughHeap(q->jv, 0, q->cls[c].elem ? NULL : q->cls[c].ref,
+						      &cb, &iw);
 	q->in_walk = false;
-	free(it->w.textbuf);
-	it->w.textbuf = NULL;
-	it->w.textcap = 0;
 	q->walks++;
 	q->pause_ms += (uint64_t)(ag_now_ms() - t0);
-	if (it->failed)
-		lq_failure_raise(q, &it->fail);
+	if (iw.failed)
+		longjmp(*q->fail, 1);	/* the callback's failure, in q->status and q->msg */
 	if (err != JVMTI_ERROR_NONE)
-		lq_raise(q, LQ_ERROR, it->at, "IterateThroughHeap failed (JVMTI error %d)", err);
-}
-
-void lq_prepare_classes(struct lq *q, const uint8_t *bits)
-{
-	for (uint32_t c = 0; c < q->ncls; c++)
-		if ((!bits || (bits[c / 8] & (1u << (c % 8)))) && !q->cls[c].elem)
-			lq_class_fields(q, c);
-}
-
-static void iter_init(struct lq *q, struct iter *it, enum it_op op, struct node *at,
-		      const uint8_t *bits)
-{
-	memset(it, 0, sizeof *it);
-	it->q = q;
-	it->op = op;
-	it->at = at;
-	it->bits = bits;
-	it->acc.k = op == IT_SUM ? LK_INT : LK_NULL;
-}
-
-static uint8_t *one_class(struct lq *q, uint32_t c)
-{
-	uint8_t *bits = lq_alloc(q, (size_t)q->ncls / 8 + 1);
-	bits[c / 8] |= (uint8_t)(1u << (c % 8));
-	return bits;
-}
-
-struct lval lq_instances(struct lq *q, const struct node *at, uint32_t c)
-{
-	struct iter it;
-	iter_init(q, &it, IT_TAG, (struct node *)at, one_class(q, c));
-	lq_prepare_classes(q, it.bits);
-	run_iteration(q, &it, single_class(q, it.bits), false);
-	return hits_list(q, at, &it);
-}
-
-void lq_class_count(struct lq *q, uint32_t c, uint64_t *count, uint64_t *bytes)
-{
-	struct iter it;
-	iter_init(q, &it, IT_COUNT, NULL, one_class(q, c));
-	lq_prepare_classes(q, it.bits);
-	run_iteration(q, &it, single_class(q, it.bits), false);
-	*count = it.count;
-	*bytes = it.bytes;
-}
-
-/*
- * lq_objects: a member of `objects`. A pure lambda is first evaluated in one
- * heap iteration on what it reports of each object; if it needs more (a
- * reference field, a String's text through a field) and names a class (`it
- * is C and ...`), the instances of C and its subclasses come back as JNI
- * objects and the member runs over them.
- */
-struct lval lq_objects(struct lq *q, struct node *at, const struct bi_row *r, int nargs,
-		       struct lval *args)
-{
-	const char *m = r->name;
-	struct lval fn = nargs ? args[nargs - 1] : (struct lval){LK_NULL, {0}};
-	int op;
-	switch (r->id) {	/* what one heap iteration can answer */
-	case BI_LIST_COUNT: case BI_LIST_LENGTH: op = IT_COUNT; break;
-	case BI_LIST_FILTER: op = IT_FILTER; break;
-	case BI_LIST_EXISTS: op = IT_EXISTS; break;
-	case BI_LIST_FIRST: op = IT_FIRST; break;
-	case BI_LIST_MAP: op = IT_MAP; break;
-	case BI_LIST_SUM: op = IT_SUM; break;
-	case BI_LIST_MIN: op = IT_MIN; break;
-	case BI_LIST_MAX: op = IT_MAX; break;
-	default: op = -1; break;
-	}
-	bool lam = fn.k == LK_LAMBDA;
-	/* those that take a lambda always (top's is its last argument) */
-	if (r->lambda && r->min_args >= 1 && !lam)
-		lq_raise(q, LQ_ERROR, at, "%s takes one lambda, e.g. %s([it | ...])", m, m);
-	const uint8_t *bits = lam ? class_filter(q, fn) : NULL;
-	/* a lambda that needed JNI once (it reads another object's fields) needs it again */
-	bool walked_before = lam && (fn.u.fn->lam->ctx & 0x80);
-	if (op >= 0 && !walked_before && (!lam || pure(fn.u.fn->lam, 0)) &&
-	    !(op == IT_SUM && !lam) && !((op == IT_MIN || op == IT_MAX) && !lam)) {
-		struct iter it;
-		iter_init(q, &it, (enum it_op)op, at, bits);
-		it.fn = fn;
-		it.reads = lq_alloc(q, 64 * sizeof *it.reads);
-		if (lam && fn.u.fn->lam->nparams == 1)
-			collect_reads(&it, fn.u.fn->lam, fn.u.fn->lam->params[0].name, 0);
-		lq_prepare_classes(q, bits);
-		struct lq_ctx lc;
-		LQ_SAVE(q, lc);
-		jmp_buf jb, *save = q->fail;
-		q->fail = &jb;
-		if (!setjmp(jb)) {
-			run_iteration(q, &it, single_class(q, bits), lam && it.nreads > 0);
-			q->fail = save;
-			switch (it.op) {
-			case IT_COUNT: return (struct lval){LK_INT, {.i = (int64_t)it.count}};
-			case IT_EXISTS: return (struct lval){LK_BOOL, {.b = it.count > 0}};
-			case IT_FILTER: return hits_list(q, at, &it);
-			case IT_FIRST: {
-				struct lval l = hits_list(q, at, &it);
-				return l.u.l->n ? l.u.l->v[0] : (struct lval){LK_NULL, {0}};
-			}
-			case IT_MAP: {
-				struct llist *l = lq_alloc(q, sizeof *l);
-				l->n = it.nout;
-				l->v = it.out ? it.out : lq_alloc(q, sizeof *l->v);
-				return (struct lval){LK_LIST, {.l = l}};
-			}
-			default: return it.acc;
-			}
+		lq_raise(q, LQ_ERROR, NULL, "IterateThroughHeap failed (JVMTI error %d)", err);
+	/* the references of the objects met, by their tags */
+	jlong *want = lq_alloc(q, ((size_t)iw.nhits + 1) * sizeof *want);
+	uint32_t nw = 0;
+	for (uint32_t k = 0; k < iw.nhits; k++)
+		if (!(iw.hits[k] & HIT_MIRROR))
+			want[nw++] = LQ_TAG_ENTRY | (jlong)(iw.hits[k] + 1);
+	jobject *refs = lq_alloc(q, ((size_t)nw + 1) * sizeof *refs);
+	lq_tagged_refs(q, NULL, want, nw, refs);
+	struct lobj *out = lq_alloc(q, ((size_t)iw.nhits + 1) * sizeof *out);
+	uint32_t m = 0, w = 0;
+	for (uint32_t k = 0; k < iw.nhits; k++) {
+		uint32_t h = iw.hits[k];
+		if (h & HIT_MIRROR) {
+			uint32_t mc = h & ~HIT_MIRROR;
+			out[m++] = (struct lobj){q->cls[mc].ref, q->c_class, mc + 1, -1, 0};
+			continue;
 		}
-		q->fail = save;
-		LQ_RESTORE(q, lc);
-		if (q->status != LQ_UNSUPPORTED || !bits)
-			longjmp(*q->fail, 1);
-		q->status = LQ_OK;
-		if (lam)
-			fn.u.fn->lam->ctx |= 0x80;
+		jobject ref = refs[w];
+		jlong tag = want[w++];
+		if (!ref)
+			continue;	/* collected meanwhile */
+		out[m++] = (struct lobj){ref, c, 0, q->cls[c].elem ? q->ent[h].length : -1, tag};
 	}
-	if (!bits)
-		lq_raise(q, LQ_UNSUPPORTED, at, "'%s' over every object with a lambda that reads "
-			 "more than an object's own primitive fields (start it with `it is C and "
-			 "...`)", m);
-	/* the instances of the class and its subclasses, as JNI objects, in address order */
-	struct iter it;
-	iter_init(q, &it, IT_TAG, at, bits);
-	lq_prepare_classes(q, bits);
-	run_iteration(q, &it, single_class(q, bits), false);
-	struct lval all = hits_list(q, at, &it);
-	return lq_list_member(q, at, r, all.u.l, nargs, args);
-}
-
-struct lval lq_heap_list(struct lq *q, const struct node *at, const struct bi_row *r)
-{
-	if (r->id == BI_OBJECTS) {
-		if (q->allobjects.k != LK_LIST) {
-			struct llist *l = lq_alloc_keep(q, sizeof *l);
-			l->all = true;
-			q->allobjects.k = LK_LIST;
-			q->allobjects.u.l = l;
-		}
-		return q->allobjects;
-	}
-	if (q->in_walk && !(r->flags & BI_WALK))
-		lq_raise(q, LQ_UNSUPPORTED, at, "'%s' during a heap walk", r->name);
-	uint32_t n;
-	uint8_t k;
-	if (r->id == BI_CLASSES) {
-		n = q->ncls;
-		k = LK_CLASS;
-	} else if (r->id == BI_THREADS) {
-		lq_threads(q);
-		n = q->nthreads;
-		k = LK_THREAD;
-	} else {
-		lq_loaders(q);
-		n = q->nloaders;
-		k = LK_LOADER;
-	}
-	struct llist *l = lq_alloc(q, sizeof *l);
-	l->n = n;
-	l->v = lq_alloc(q, ((size_t)n + 1) * sizeof *l->v);
-	for (uint32_t i = 0; i < n; i++)
-		l->v[i] = (struct lval){k, {.idx = i}};
-	return (struct lval){LK_LIST, {.l = l}};
-}
-
-void lq_stream(struct lq *q, struct node *at, struct lval fn, struct node *also,
-	       void (*each)(void *ctx, struct lval x), void *ctx)
-{
-	if (fn.k != LK_LAMBDA || fn.u.fn->lam->nparams != 1)
-		lq_raise(q, LQ_ERROR, at, "filter takes one lambda, e.g. filter([it | ...])");
-	const uint8_t *bits = class_filter(q, fn);
-	struct iter it;
-	iter_init(q, &it, IT_EACH, at, bits);
-	it.fn = fn;
-	it.each = each;
-	it.each_ctx = ctx;
-	it.reads = lq_alloc(q, 64 * sizeof *it.reads);
-	collect_reads(&it, fn.u.fn->lam, fn.u.fn->lam->params[0].name, 0);
-	collect_reads(&it, also, "THIS", 0);
-	lq_prepare_classes(q, bits);
-	run_iteration(q, &it, single_class(q, bits), it.nreads > 0);
+	*n = m;
+	return out;
 }
