@@ -626,6 +626,7 @@ classloaders.map([l | l.name])
 threads.map([t | t.name])
 objects.count([it | it is java.lang.String and it.text = "owner-a"])
 objects.filter([it | it is Child]).group_by([c | c.g]).map([g | g.key + ":" + g.count])
+objects.count([it | it is java.lang.Class])
 EOF2
 	hs_session "$QF" "$P"
 	check "$name: other queries run inside the JVM" "" "$(grep -E 'taking a snapshot|error' "$QF.err")"
@@ -634,7 +635,7 @@ EOF2
 	timeout 120 "$jcmd_bin" "$P" GC.heap_dump -all "$PWD/$L/$name.other.hprof" >/dev/null
 	hs_session "$QF" "$L/$name.other.hprof"
 	local n
-	for n in 1 2 3 5 6 7 8 9 10; do
+	for n in 1 2 3 5 6 7 8 9 10 11; do
 		check "$name: inside the JVM = on the dump: $(sed -n "${n}p" "$QF")" \
 			"$(answer "$QF.out" $n)" "$(answer "$L/$name.other.live" $n)"
 	done

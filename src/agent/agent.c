@@ -15,7 +15,7 @@
  * reply buffers, the dispatch of requests, HELLO, INFO, the shells using the
  * agent (CLIENT, LEAVE) and DETACH. Each operation has its own file:
  * HISTOGRAM histogram.c, SNAPSHOT snapshot.c, INSTANCES instances.c, DUMP
- * dump.c, ANALYZE analyze.c (with lq.c, lqheap.c, lqset.c), ALLOC_* alloc.c
+ * dump.c, ANALYZE analyze.c (with heapif_agent.c, hva_settype.c, lq.c, lqheap.c), ALLOC_* alloc.c
  * (recorder.h); classes.c has what the heap operations share, req.c the
  * readers of request payloads.
  *

@@ -801,7 +801,8 @@ static jclass single_class(const struct lq *q, const uint8_t *classes)
 				return NULL;
 			found = c;
 		}
-	return found == LQ_NONE || q->cls[found].elem ? NULL : q->cls[found].ref;
+	return found == LQ_NONE || q->cls[found].elem || found == q->c_class ? NULL
+											 : q->cls[found].ref;
 }
 
 /*
@@ -920,7 +921,6 @@ static const uint32_t *hva_instances(struct hv *v, uint32_t c, uint32_t *count)
 	struct lq_mark mk;
 	lq_mark(q, &mk);
 	GUARD(a, g, NULL);
-	lq_gc(q);
 	uint32_t nl;
 	struct lobj *l = lq_instances(q, c, &nl);
 	uint32_t *h = lq_alloc_keep(q, ((size_t)nl + 1) * sizeof *h), n = 0;

@@ -3,8 +3,8 @@
  * docs/dsl.md "Set types: semantics", docs/agent.md): owners in the
  * analysis' tags (an entry's inst, a class's owner), step 3's visit of
  * every object (one FollowReferences from the GC roots), and step 4's
- * growth (one FollowReferences from an array of one instance's members),
- * as lqset.c does them for the agent's own evaluator.
+ * growth (one FollowReferences from an array of every instance's members,
+ * hva_grow).
  */
 #include "hva_internal.h"
 
@@ -622,7 +622,7 @@ static bool grow_prepare(struct hva *a, jobject arr, uint32_t n, struct walk *w)
  * first instance's at the end (HotSpot pushes an array's elements in order
  * on the walk's stack: the last comes first), so that each instance's
  * growth is done, depth first, before the next instance's seeds are
- * reached (lqset.c's step 4). Each reference from an object the walk
+ * reached. Each reference from an object the walk
  * visits (a seed, or one that joined) to one in no instance is offered;
  * what joins is visited in turn (JVMTI_VISIT_OBJECTS), and an object is
  * visited once, so that what joins needs no tag (join); joined() runs when

@@ -690,6 +690,8 @@ static jint JNICALL on_instance(jlong class_tag, jlong size, jlong *tag_ptr, jin
 	struct lentry *e = lq_entry(q, t);
 	if (e && (e->flags & LE_SELF))
 		return 0;
+	if (iw->c == q->c_class && !(t & LQ_TAG_CLASS) && !e)
+		return 0;	/* a Class of no class of the table: no dump has it (left_out) */
 	q->objects_seen++;
 	struct lq_guard g;
 	LQ_TRY(q, g) {

@@ -137,6 +137,8 @@ static bool lambda_filter(struct pd *p, const struct node *l, struct dsl_pushdow
 		if (c[k]->kind == N_IS && c[k]->a->kind == N_IDENT && !strcmp(c[k]->a->name, p->var)) {
 			if (out->cls)
 				return false;	/* two class tests */
+			if (!strcmp(c[k]->name, "java.lang.Class") || !strcmp(c[k]->name, "Class"))
+				return false;	/* the agent's class-filtered iteration meets no class object */
 			out->cls = c[k]->name;
 			continue;
 		}
