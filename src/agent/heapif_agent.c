@@ -1265,6 +1265,7 @@ struct hva *hva_new(struct lq *q, volatile sig_atomic_t *interrupted)
 	JNIEnv *env = q->jni;
 	a->q = q;
 	a->interrupted = interrupted;
+	q->interrupted = interrupted;	/* lq_instances' walk stops on CANCEL too */
 	a->view.ops = &hva_ops;
 	a->view.self = a;
 	a->view.nclasses = q->ncls;

@@ -24,6 +24,7 @@
 
 #include <jvmti.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -149,6 +150,7 @@ struct lq {
 	jvmtiEnv *jv;		/* the analysis' own environment */
 	JNIEnv *jni;
 	uint64_t deadline_ms;	/* ag_now_ms */
+	volatile sig_atomic_t *interrupted;	/* set on CANCEL (the request's watch), or NULL */
 	uint64_t mem_limit, mem_used;
 	struct lq_block *blocks;
 	struct lq_block *kept;	/* lq_alloc_keep's memory: never released before the end */
@@ -273,7 +275,10 @@ struct lentry *lq_entry(struct lq *q, jlong tag);	/* NULL if tag is not an entry
  * order, after the request's GC, by one IterateThroughHeap that gives each
  * an entry (LE_ARRAY) if it has none; *n of them, with their local
  * references, entry tags and lengths (a class object: its mirror, no tag).
- * An object collected meanwhile is left out. The array is the arena's.
+ * An object collected meanwhile is left out, and so is a java.lang.Class
+ * of no class of the table (a dump has none). The array is the arena's.
+ * Raises (lq_raise) LQ_LIMIT past the deadline or the memory bound,
+ * LQ_CANCELLED once q->interrupted is set.
  */
 struct lobj *lq_instances(struct lq *q, uint32_t c, uint32_t *n);
 

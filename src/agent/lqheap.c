@@ -701,6 +701,8 @@ static jint JNICALL on_instance(jlong class_tag, jlong size, jlong *tag_ptr, jin
 	}
 	if ((++iw->steps & 0xfff) == 0 && (uint64_t)ag_now_ms() > q->deadline_ms)
 		lq_raise(q, LQ_LIMIT, NULL, "the analysis reached its time limit");
+	if (q->interrupted && *q->interrupted)
+		lq_raise(q, LQ_CANCELLED, NULL, "cancelled");
 	uint32_t hit;
 	if (t & LQ_TAG_CLASS) {
 		hit = HIT_MIRROR | ((uint32_t)(t & 0xffffffff) - 1);
