@@ -638,6 +638,22 @@ jvmtiError hva_walk_from(struct hva *a, const jvmtiHeapCallbacks *cb, void *ud, 
 	return err;
 }
 
+/*
+ * hva_walk_stops: whether the walk under way must stop (a callback then
+ * returns JVMTI_VISIT_ABORT): it stopped already, or the request was
+ * interrupted (CANCEL, the time or memory limit), which fails the view.
+ */
+bool hva_walk_stops(struct hva *a)
+{
+	if (a->w->stop)
+		return true;
+	if (*a->interrupted) {
+		hv_set_fail(&a->view, HV_INTERRUPTED, "interrupted");
+		a->w->stop = true;
+	}
+	return a->w->stop;
+}
+
 /* walk_run: walk_from the GC roots (follow) or over the whole heap. */
 static jvmtiError walk_run(struct hva *a, const jvmtiHeapCallbacks *cb, void *ud, bool follow)
 {
@@ -713,13 +729,8 @@ static jint JNICALL on_object(jlong class_tag, jlong size, jlong *tag_ptr, jint 
 	struct walk *w = a->w;
 	if (w->pending)
 		deliver(a, NULL);	/* its last callback did not come: reported late */
-	if (w->stop)
+	if (hva_walk_stops(a))
 		return JVMTI_VISIT_ABORT;
-	if (*a->interrupted) {
-		hv_set_fail(&a->view, HV_INTERRUPTED, "interrupted");
-		w->stop = true;
-		return JVMTI_VISIT_ABORT;
-	}
 	lq_note_size(q, class_tag, *tag_ptr, size);
 	uint32_t c = hva_class_index(q, class_tag);
 	jlong t = *tag_ptr;

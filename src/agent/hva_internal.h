@@ -111,6 +111,7 @@ bool hva_walk_begin(struct hva *a);
 jvmtiError hva_walk_from(struct hva *a, const jvmtiHeapCallbacks *cb, void *ud, bool follow,
 			 jobject initial, jclass klass);
 uint32_t hva_class_index(const struct lq *q, jlong class_tag);
+bool hva_walk_stops(struct hva *a);
 uint32_t hva_keep(struct hv *v, uint32_t obj);
 /* hva_target_handle (hva_settype.c): the handle of a growth's target, tagged if it has none. */
 uint32_t hva_target_handle(struct hva *a);

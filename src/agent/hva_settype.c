@@ -261,13 +261,8 @@ static jint JNICALL g_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceI
 	struct lq *q = a->q;
 	struct grow *g = a->gw;
 	struct walk *w = a->w;
-	if (w->stop)
+	if (hva_walk_stops(a))
 		return JVMTI_VISIT_ABORT;
-	if (*a->interrupted) {
-		hv_set_fail(&a->view, HV_INTERRUPTED, "interrupted");
-		w->stop = true;
-		return JVMTI_VISIT_ABORT;
-	}
 	lq_note_size(q, class_tag, *tag_ptr, size);
 	if (!referrer_tag_ptr)
 		return 0;	/* a GC root: the walk starts at the seeds' array instead */
@@ -504,13 +499,8 @@ static jint JNICALL v_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceI
 	struct lq *q = a->q;
 	struct visit_walk *vw = a->vw;
 	struct walk *w = a->w;
-	if (w->stop)
+	if (hva_walk_stops(a))
 		return JVMTI_VISIT_ABORT;
-	if (*a->interrupted) {
-		hv_set_fail(&a->view, HV_INTERRUPTED, "interrupted");
-		w->stop = true;
-		return JVMTI_VISIT_ABORT;
-	}
 	lq_note_size(q, class_tag, *tag_ptr, size);
 	if (!referrer_tag_ptr) {	/* a GC root: followed, but the agent's own stack */
 		jlong tt = kind == JVMTI_HEAP_REFERENCE_STACK_LOCAL ? info->stack_local.thread_tag
