@@ -5,7 +5,7 @@
  * application's own.
  *
  * Usage:
- *   java -cp /usr/share/java/h2.jar:DIR H2Leak ROWS
+ *   java -cp /usr/share/java/h2.jar:DIR H2Leak ROWS [OPS_PER_S]
  *       Loads ROWS rows into one table (as bench/java/H2Load.java does),
  *       prints "ready PID", then runs until its stdin ends: each operation
  *       inserts a row and deletes the oldest (the table keeps ROWS rows),
@@ -13,7 +13,9 @@
  *       also puts a copy of the row it read (an H2Leak$Cached holding the
  *       customer String, the note String and a byte[2048]) into the static
  *       map H2Leak.CACHE, which nothing ever empties: the leak. Every second
- *       it prints "ops N" (operations done in all).
+ *       it prints "ops N" (operations done in all). With OPS_PER_S, at most
+ *       that many operations a second (bench/serve.sh: many light JVMs);
+ *       without, as fast as it can.
  *
  * KNOWN FACTS: the leak's path from its GC root is
  *   class H2Leak.CACHE -> java.util.HashMap.table -> java.util.HashMap$Node[]
@@ -47,6 +49,7 @@ public final class H2Leak {
 
     public static void main(String[] args) throws Exception {
         int rows = Integer.parseInt(args[0]);
+        long pace = args.length > 1 ? 1_000_000_000L / Long.parseLong(args[1]) : 0;
         Thread reader = new Thread(() -> {
             try {
                 while (System.in.read() >= 0) {
@@ -81,6 +84,7 @@ public final class H2Leak {
             reader.start();
             long next = System.nanoTime() + 1_000_000_000L;
             long ops = 0;
+            final long start = System.nanoTime();
             for (long id = rows;; id++) {
                 insert(ins, id);
                 ins.executeUpdate();
@@ -98,6 +102,11 @@ public final class H2Leak {
                 upd.executeUpdate();
                 c.commit();
                 ops++;
+                if (pace > 0) {
+                    long ahead = start + ops * pace - System.nanoTime();
+                    if (ahead > 0)
+                        Thread.sleep(ahead / 1_000_000L, (int) (ahead % 1_000_000L));
+                }
                 if (System.nanoTime() >= next) {
                     System.out.println("ops " + ops);
                     System.out.flush();
