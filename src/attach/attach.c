@@ -9,6 +9,9 @@
 #include "attach.h"
 #include "snapshot.h"
 
+#include "../base/io.h"
+
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -21,8 +24,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <sys/un.h>
 #include <time.h>
@@ -238,8 +243,7 @@ static bool gone(int pid)
 	return t.state == 'Z' || t.state == 'X';
 }
 
-/* same_mnt_ns: whether pid shares our mount namespace (yes when unknown). */
-static bool same_mnt_ns(int pid)
+bool att_same_mnt_ns(int pid)
 {
 	char path[64];
 	struct stat self, other;
@@ -252,7 +256,7 @@ static bool same_mnt_ns(int pid)
 int att_tmp_dir(int pid, char *buf, size_t cap)
 {
 	int n;
-	if (same_mnt_ns(pid))
+	if (att_same_mnt_ns(pid))
 		n = snprintf(buf, cap, "/tmp");
 	else
 		n = snprintf(buf, cap, "/proc/%d/root/tmp", pid);
@@ -915,6 +919,258 @@ int att_load_return_code(const char *text, int *rc)
 	return HS_OK;
 }
 
+/* ---- files passed to the JVM: struct att_jvm_dir ---- */
+
+/* random_name: 6 characters of [A-Za-z0-9] into buf (7 bytes), as mkdtemp's XXXXXX. */
+static void random_name(char *buf)
+{
+	static const char set[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	unsigned char r[6];
+	if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
+		struct timespec ts;	/* no entropy source: still unlikely to repeat, and mkdirat is exclusive */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t x = (uint64_t)ts.tv_nsec * 2654435761u ^ (uint64_t)getpid() << 20 ^ (uint64_t)ts.tv_sec;
+		for (int i = 0; i < 6; i++, x >>= 8)
+			r[i] = (unsigned char)x;
+	}
+	for (int i = 0; i < 6; i++)
+		buf[i] = set[r[i] % (sizeof set - 1)];
+	buf[6] = 0;
+}
+
+/* give: as root, hand fd to the JVM's user and group (a JVM that is not root's). */
+static int give(const struct att_jvm_dir *d, int fd)
+{
+	if (geteuid() != 0 || d->uid == 0 || d->uid == (uid_t)-1 || d->gid == (gid_t)-1)
+		return 0;
+	return fchown(fd, d->uid, d->gid);
+}
+
+int att_jvm_dir_make(int pid, const char *local_base, const char *prefix, struct att_jvm_dir *d,
+		     enum att_kind *kind, struct hs_error *err)
+{
+	struct target t;
+	char base[PATH_MAX];
+	memset(d, 0, sizeof *d);
+	d->fd = d->parent_fd = -1;
+	if (!prefix || strlen(prefix) > 40 || strchr(prefix, '/'))
+		return fail(kind, ATT_BAD_REQUEST, err, "bad prefix for a folder of JVM %d", pid);
+	if (read_status(pid, &t) != 0)
+		return fail(kind, ATT_NO_PROCESS, err, "no process %d (it may have exited)", pid);
+	d->uid = t.uid;
+	d->gid = t.gid;
+	d->other_ns = !att_same_mnt_ns(pid);
+	if (d->other_ns) {
+		/* The magic link /proc/PID/root is the JVM's root; "tmp" must be a real folder in it. */
+		char root[64];
+		snprintf(root, sizeof root, "/proc/%d/root", pid);
+		snprintf(base, sizeof base, "%s/tmp", root);
+		int rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (rfd < 0) {
+			int e = errno;
+			if (e == ENOENT || e == ESRCH)
+				return fail(kind, ATT_NO_PROCESS, err, "no process %d (it may have exited)", pid);
+			return fail(kind, e == EACCES || e == EPERM ? ATT_OTHER_USER : ATT_IO, err,
+				    "JVM %d runs in another mount namespace (a container), and heapsh "
+				    "reaches its files through %s, which it cannot open: %s; run heapsh "
+				    "as root (or as the JVM's user, if the kernel lets that user see "
+				    "them)", pid, root, strerror(e));
+		}
+		d->parent_fd = openat(rfd, "tmp", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int e = errno;
+		close(rfd);
+		if (d->parent_fd < 0)
+			return fail(kind, ATT_IO, err, "cannot open the /tmp of JVM %d, which runs in "
+				    "another mount namespace (a container), as %s: %s%s", pid, base,
+				    strerror(e), e == ELOOP || e == ENOTDIR ? " (heapsh does not follow a "
+				    "symbolic link there)" : "");
+	} else {
+		snprintf(base, sizeof base, "%s", local_base && *local_base ? local_base : "/tmp");
+		d->parent_fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (d->parent_fd < 0)
+			return fail(kind, ATT_IO, err, "cannot open the folder %s: %s", base,
+				    strerror(errno));
+	}
+	int made = -1, e = 0;
+	for (int k = 0; k < 100 && made != 0; k++) {
+		char r[8];
+		random_name(r);
+		snprintf(d->name, sizeof d->name, "%s%s", prefix, r);
+		made = mkdirat(d->parent_fd, d->name, 0700);
+		e = errno;
+		if (made != 0 && e != EEXIST)
+			break;
+	}
+	if (made != 0) {
+		d->name[0] = 0;
+		att_jvm_dir_remove(d);
+		return fail(kind, ATT_IO, err, "cannot create a private folder for JVM %d in %s: %s",
+			    pid, base, strerror(e));
+	}
+	d->fd = openat(d->parent_fd, d->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (d->fd < 0 || fstat(d->fd, &st) != 0 || st.st_uid != geteuid() || give(d, d->fd) != 0) {
+		e = errno;
+		att_jvm_dir_remove(d);
+		return fail(kind, ATT_IO, err, "cannot prepare the private folder %s/%s for JVM %d: %s",
+			    base, d->name, pid, strerror(e));
+	}
+	snprintf(d->here, sizeof d->here, "%s/%s", base, d->name);
+	snprintf(d->there, sizeof d->there, "%s/%s", d->other_ns ? "/tmp" : base, d->name);
+	if (kind)
+		*kind = ATT_OK;
+	return HS_OK;
+}
+
+/*
+ * copy_fd: the whole of in to out, in chunks (copy_file_range, or read and
+ * write where the kernel cannot copy between those files). 0, or -1 with
+ * errno (EINTR for Ctrl-C).
+ */
+static int copy_fd(int in, int out)
+{
+	static const size_t chunk = 64u << 20;
+	bool plain = false;
+	char *buf = NULL;
+	int r = 0;
+	for (;;) {
+		if (hs_interrupted) {
+			errno = EINTR;
+			r = -1;
+			break;
+		}
+		ssize_t n;
+		if (!plain) {
+			n = copy_file_range(in, NULL, out, NULL, chunk, 0);
+			if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL ||
+				      errno == EOPNOTSUPP)) {
+				plain = true;
+				continue;
+			}
+		} else {
+			if (!buf)
+				buf = xmalloc(1u << 20);
+			n = read(in, buf, 1u << 20);
+			if (n > 0 && !io_write_full(out, buf, (size_t)n))
+				n = -1;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = n < 0 ? -1 : 0;
+			break;
+		}
+	}
+	int e = errno;
+	free(buf);
+	errno = e;
+	return r;
+}
+
+int att_jvm_dir_put(struct att_jvm_dir *d, const char *src, const char *name,
+		    enum att_kind *kind, struct hs_error *err)
+{
+	struct stat st;
+	int in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0 || fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
+		int e = in < 0 ? errno : 0;
+		if (in >= 0)
+			close(in);
+		return fail(kind, ATT_BAD_REQUEST, err, "%s: %s", src, e ? strerror(e) :
+			    "not a regular file");
+	}
+	int out = openat(d->fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0500);
+	int ok = out >= 0 && copy_fd(in, out) == 0 && give(d, out) == 0;
+	int e = errno;
+	close(in);
+	if (out >= 0 && close(out) != 0 && ok) {
+		ok = 0;
+		e = errno;
+	}
+	if (!ok) {
+		if (out >= 0)
+			unlinkat(d->fd, name, 0);
+		return fail(kind, e == EINTR && hs_interrupted ? ATT_INTERRUPTED : ATT_IO, err,
+			    "cannot copy %s into %s/%s: %s", src, d->here, name, strerror(e));
+	}
+	if (kind)
+		*kind = ATT_OK;
+	return HS_OK;
+}
+
+int att_jvm_dir_get(const struct att_jvm_dir *d, const char *name, const char *dest,
+		    enum att_kind *kind, struct hs_error *err)
+{
+	struct stat st;
+	int in = openat(d->fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (in < 0 || fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
+		int e = in < 0 ? errno : 0;
+		if (in >= 0)
+			close(in);
+		return fail(kind, ATT_IO, err, "cannot read %s/%s: %s", d->here, name,
+			    e ? strerror(e) : "not a regular file");
+	}
+	int out = open(dest, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, st.st_mode & 0666);
+	if (out < 0) {
+		int e = errno;
+		close(in);
+		return fail(kind, ATT_IO, err, "cannot create %s: %s", dest, strerror(e));
+	}
+	int ok = copy_fd(in, out) == 0;
+	int e = errno;
+	close(in);
+	if (close(out) != 0 && ok) {
+		ok = 0;
+		e = errno;
+	}
+	if (!ok) {
+		unlink(dest);
+		if (e == EINTR && hs_interrupted)
+			return fail(kind, ATT_INTERRUPTED, err, "interrupted while copying %s/%s to %s",
+				    d->here, name, dest);
+		return fail(kind, ATT_IO, err, "cannot copy %s/%s to %s: %s", d->here, name, dest,
+			    strerror(e));
+	}
+	if (kind)
+		*kind = ATT_OK;
+	return HS_OK;
+}
+
+bool att_jvm_dir_has(const struct att_jvm_dir *d, const char *name, uint64_t *bytes)
+{
+	struct stat st;
+	if (d->fd < 0 || fstatat(d->fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+		return false;
+	if (bytes)
+		*bytes = (uint64_t)st.st_size;
+	return true;
+}
+
+void att_jvm_dir_remove(struct att_jvm_dir *d)
+{
+	if (d->fd >= 0) {
+		/* what the JVM may have left: a partial dump, HotSpot's temporary files */
+		int dup_fd = dup(d->fd);
+		DIR *dir = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+		if (!dir && dup_fd >= 0)
+			close(dup_fd);
+		for (struct dirent *ent; dir && (ent = readdir(dir));)
+			if (strcmp(ent->d_name, ".") && strcmp(ent->d_name, "..") &&
+			    unlinkat(d->fd, ent->d_name, 0) != 0 && errno == EISDIR)
+				unlinkat(d->fd, ent->d_name, AT_REMOVEDIR);
+		if (dir)
+			closedir(dir);
+		close(d->fd);
+	}
+	if (d->parent_fd >= 0) {
+		if (d->name[0])
+			unlinkat(d->parent_fd, d->name, AT_REMOVEDIR);
+		close(d->parent_fd);
+	}
+	d->fd = d->parent_fd = -1;
+	d->name[0] = d->here[0] = d->there[0] = 0;
+}
+
 /* ---- the commands ---- */
 
 int att_command(int pid, const char *cmd, const char *arg1, const char *arg2,
@@ -998,48 +1254,100 @@ int att_jcmd(int pid, const char *cmdline, int timeout_ms, char **output,
 	return att_command(pid, "jcmd", cmdline, NULL, NULL, timeout_ms, output, kind, err);
 }
 
-int att_load_agent(int pid, const char *abs_path, const char *options,
+/*
+ * stage_agent: for JVM pid in another mount namespace, a path by which it
+ * loads lib (att_load_agent): a copy in a private folder of its /tmp (*d),
+ * else lib's own path when a file is there inside the container. into gets
+ * the path as the JVM sees it.
+ */
+static int stage_agent(int pid, const char *lib, struct att_jvm_dir *d, char *into, size_t cap,
+		       enum att_kind *kind, struct hs_error *err)
+{
+	const char *base = strrchr(lib, '/') + 1;
+	struct statvfs vfs;
+	struct stat inside;
+	char seen[PATH_MAX + 64];
+	int st = att_jvm_dir_make(pid, NULL, "heapsh-agent-", d, kind, err);
+	if (st == HS_OK && fstatvfs(d->fd, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC)) {
+		st = fail(kind, ATT_IO, err, "the /tmp of JVM %d is mounted noexec, so the JVM cannot "
+			  "load a library from it", pid);
+		att_jvm_dir_remove(d);
+	}
+	if (st == HS_OK && (st = att_jvm_dir_put(d, lib, base, kind, err)) != HS_OK)
+		att_jvm_dir_remove(d);
+	if (st == HS_OK) {
+		snprintf(into, cap, "%s/%s", d->there, base);
+		return HS_OK;
+	}
+	if (*kind == ATT_BAD_REQUEST || *kind == ATT_NO_PROCESS || *kind == ATT_INTERRUPTED)
+		return st;	/* no library here, or no JVM: nothing to fall back on */
+	snprintf(seen, sizeof seen, "/proc/%d/root%s", pid, lib);
+	if (stat(seen, &inside) == 0 && S_ISREG(inside.st_mode)) {
+		snprintf(into, cap, "%s", lib);
+		return HS_OK;
+	}
+	char why[sizeof err->msg];
+	snprintf(why, sizeof why, "%s", err ? err->msg : "");
+	return fail(kind, *kind, err, "JVM %d runs in another mount namespace (a container), which "
+		    "cannot open heapsh's agent library %s, and heapsh could not copy it in: %s; %s"
+		    "make the library visible inside the container at the same path (a shared "
+		    "folder, or a copy; HEAPSH_AGENT names the path heapsh uses), or start the JVM "
+		    "with -agentpath: and a copy of libheapsh_agent.so inside the container", pid, lib,
+		    why, geteuid() != 0 ? "run heapsh as root, or " : "");
+}
+
+int att_load_agent(int pid, const char *lib, const char *options,
 		   int timeout_ms, enum att_kind *kind, struct hs_error *err)
 {
 	enum att_kind k_unused;
-	char *out = NULL, s[300], seen[PATH_MAX + 64];
+	char *out = NULL, s[300], path[2 * PATH_MAX + 160], start_with[PATH_MAX + 96];
 	struct stat st_lib;
+	struct att_jvm_dir d = { .fd = -1, .parent_fd = -1 };
 	int rc = 0, st;
 
 	if (!kind)
 		kind = &k_unused;
-	if (!abs_path || abs_path[0] != '/')
+	if (!lib || lib[0] != '/')
 		return fail(kind, ATT_BAD_REQUEST, err, "the agent library path '%s' is not absolute: the "
 			    "JVM resolves it in its own working directory; give the full path",
-			    abs_path ? abs_path : "");
-	/* the JVM opens the path in its own mount namespace */
-	if (pid > 0 && !same_mnt_ns(pid)) {
-		snprintf(seen, sizeof seen, "/proc/%d/root%s", pid, abs_path);
-		if (stat(seen, &st_lib) != 0)
-			return fail(kind, ATT_BAD_REQUEST, err, "JVM %d runs in another mount namespace (a "
-				    "container) where %s does not exist: copy the agent library into it "
-				    "and give that path", pid, abs_path);
-	} else if (stat(abs_path, &st_lib) != 0) {
-		return fail(kind, ATT_BAD_REQUEST, err, "agent library %s: %s", abs_path, strerror(errno));
-	} else if (!S_ISREG(st_lib.st_mode)) {
-		return fail(kind, ATT_BAD_REQUEST, err, "agent library %s is not a regular file", abs_path);
+			    lib ? lib : "");
+	if (stat(lib, &st_lib) != 0)
+		return fail(kind, ATT_BAD_REQUEST, err, "agent library %s: %s", lib, strerror(errno));
+	if (!S_ISREG(st_lib.st_mode))
+		return fail(kind, ATT_BAD_REQUEST, err, "agent library %s is not a regular file", lib);
+	/* The JVM opens the path in its own mount namespace. */
+	bool other_ns = pid > 0 && !att_same_mnt_ns(pid);
+	snprintf(path, sizeof path, "%s", lib);
+	snprintf(start_with, sizeof start_with, "-agentpath:%s", lib);
+	if (other_ns) {
+		if ((st = stage_agent(pid, lib, &d, path, sizeof path, kind, err)) != HS_OK)
+			return st;
+		snprintf(start_with, sizeof start_with, "-agentpath: and a copy of libheapsh_agent.so "
+			 "inside the container");
 	}
 
-	st = att_command(pid, "load", abs_path, "true", options ? options : "", timeout_ms, &out,
+	st = att_command(pid, "load", path, "true", options ? options : "", timeout_ms, &out,
 			 kind, err);
+	/* Loaded (or not) once the JVM answers: the copy is no longer needed. */
+	att_jvm_dir_remove(&d);
 	/* JDK 21+ refuses with status 0 and only a text, no return code. */
 	if ((st != HS_OK && *kind == ATT_REFUSED) ||
 	    (st == HS_OK && strstr(out ? out : "", "ynamic agent loading"))) {
 		snippet(out, s, sizeof s);
 		if (strstr(out ? out : "", "ynamic agent loading"))
 			st = fail(kind, ATT_REFUSED, err, "JVM %d refuses to load agents while running "
-				  "(%s); start it with -XX:+EnableDynamicAgentLoading, or with "
-				  "-agentpath:%s", pid, s, abs_path);
+				  "(%s); start it with -XX:+EnableDynamicAgentLoading, or with %s", pid, s,
+				  start_with);
+		else if (strcmp(path, lib))
+			st = fail(kind, ATT_REFUSED, err, "JVM %d could not load the agent %s (heapsh's "
+				  "%s, copied into its /tmp): %s; check that it matches the JVM's "
+				  "platform, or start the JVM with %s", pid, path, lib,
+				  *s ? s : "no reason given", start_with);
 		else
 			st = fail(kind, ATT_REFUSED, err, "JVM %d could not load the agent %s: %s; check "
 				  "that the JVM's user can read it and that it matches the JVM's "
-				  "platform, or start the JVM with -agentpath:%s", pid, abs_path,
-				  *s ? s : "no reason given", abs_path);
+				  "platform, or start the JVM with %s", pid, path,
+				  *s ? s : "no reason given", start_with);
 		goto done;
 	}
 	if (st != HS_OK)
@@ -1053,7 +1361,7 @@ int att_load_agent(int pid, const char *abs_path, const char *options,
 	if (rc != 0) {
 		st = fail(kind, ATT_REFUSED, err, "the agent %s was loaded into JVM %d but its "
 			  "Agent_OnAttach returned %d: the JVM's standard error has the agent's "
-			  "reason; or start the JVM with -agentpath:%s", abs_path, pid, rc, abs_path);
+			  "reason; or start the JVM with %s", path, pid, rc, start_with);
 		goto done;
 	}
 	*kind = ATT_OK;
