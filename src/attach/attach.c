@@ -972,9 +972,10 @@ int att_jvm_dir_make(int pid, const char *local_base, const char *prefix, struct
 				return fail(kind, ATT_NO_PROCESS, err, "no process %d (it may have exited)", pid);
 			return fail(kind, e == EACCES || e == EPERM ? ATT_OTHER_USER : ATT_IO, err,
 				    "JVM %d runs in another mount namespace (a container), and heapsh "
-				    "reaches its files through %s, which it cannot open: %s; run heapsh "
-				    "as root (or as the JVM's user, if the kernel lets that user see "
-				    "them)", pid, root, strerror(e));
+				    "reaches its files through %s, which it cannot open: %s; heapsh "
+				    "passes the JVM its agent library (HEAPSH_AGENT, or the one next to "
+				    "heapsh) and its heap dumps through the JVM's /tmp there: run heapsh "
+				    "as root, or inside the container", pid, root, strerror(e));
 		}
 		d->parent_fd = openat(rfd, "tmp", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		int e = errno;
@@ -1279,8 +1280,9 @@ static int stage_agent(int pid, const char *lib, struct att_jvm_dir *d, char *in
 		snprintf(into, cap, "%s/%s", d->there, base);
 		return HS_OK;
 	}
-	if (*kind == ATT_BAD_REQUEST || *kind == ATT_NO_PROCESS || *kind == ATT_INTERRUPTED)
-		return st;	/* no library here, or no JVM: nothing to fall back on */
+	if (*kind == ATT_BAD_REQUEST || *kind == ATT_NO_PROCESS || *kind == ATT_INTERRUPTED ||
+	    *kind == ATT_OTHER_USER)
+		return st;	/* no library here, no JVM, or none of its files reachable */
 	snprintf(seen, sizeof seen, "/proc/%d/root%s", pid, lib);
 	if (stat(seen, &inside) == 0 && S_ISREG(inside.st_mode)) {
 		snprintf(into, cap, "%s", lib);

@@ -14,6 +14,11 @@
  * reply is a decimal status line (0 = success) then text, until the JVM
  * closes the connection.
  *
+ * Containers: for a JVM in another mount namespace, <tmp> is reached as
+ * /proc/PID/root/tmp (att_tmp_dir), and the files heapsh and the JVM pass
+ * each other (the agent library, heap dumps) go through a private folder
+ * there (struct att_jvm_dir), named by the path the JVM sees.
+ *
  * Safety: SIGQUIT's default action kills a process, so it is sent only to a
  * process that has libjvm.so mapped, catches SIGQUIT (not -Xrs, not still
  * starting) and was not started with -XX:+DisableAttachMechanism. Sockets are
