@@ -33,7 +33,7 @@ LIB_SRC  = src/base/mem.c src/base/ctx.c src/base/wire.c src/base/big.c src/base
            src/engine/idx.c src/engine/scc.c src/engine/dyn.c src/engine/dom_pprof.c src/dsl/arena.c src/dsl/builtins.c src/dsl/parse.c src/dsl/plan.c src/dsl/prog.c src/dsl/extern.c \
            src/dsl/eval.c src/dsl/eval_builtin.c src/dsl/eval_allocations.c src/dsl/eval_settype.c \
            src/dsl/eval_session.c src/dsl/heapif.c src/dsl/heapif_dump.c src/dsl/pushdown.c src/heap/heap_load.c src/heap/heap_sort.c src/heap/heap_classes.c src/heap/layout.c src/heap/heap.c src/heap/heap_model.c src/attach/attach.c \
-           src/attach/proto.c src/attach/snapshot.c src/alloc/alloc.c src/alloc/flame.c src/alloc/alloc_pprof.c src/alloc/jfr.c \
+           src/attach/jvmdir.c src/attach/proto.c src/attach/snapshot.c src/alloc/alloc.c src/alloc/flame.c src/alloc/alloc_pprof.c src/alloc/jfr.c \
            src/session/session.c src/session/live.c src/session/query.c src/session/state.c src/session/jvm.c src/session/explain.c
 # The front ends (docs/architecture.md): the Lua module with the output modes
 # both front ends use, and the shell, which embeds Lua for :lua.

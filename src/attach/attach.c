@@ -7,6 +7,7 @@
  * client) and as jattach documents it; no code is taken from either.
  */
 #include "attach.h"
+#include "attach_internal.h"
 #include "snapshot.h"
 
 #include <errno.h>
@@ -23,6 +24,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <sys/un.h>
 #include <time.h>
@@ -72,10 +74,7 @@ const char *att_kind_name(enum att_kind kind)
 	return "unknown";
 }
 
-/* fail: set *kind and err, return HS_ERR (HS_INTERRUPTED for Ctrl-C). */
-static int fail(enum att_kind *kind, enum att_kind k, struct hs_error *err, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int fail(enum att_kind *kind, enum att_kind k, struct hs_error *err, const char *fmt, ...)
+int att_fail(enum att_kind *kind, enum att_kind k, struct hs_error *err, const char *fmt, ...)
 {
 	if (kind)
 		*kind = k;
@@ -238,8 +237,7 @@ static bool gone(int pid)
 	return t.state == 'Z' || t.state == 'X';
 }
 
-/* same_mnt_ns: whether pid shares our mount namespace (yes when unknown). */
-static bool same_mnt_ns(int pid)
+bool att_same_mnt_ns(int pid)
 {
 	char path[64];
 	struct stat self, other;
@@ -252,7 +250,7 @@ static bool same_mnt_ns(int pid)
 int att_tmp_dir(int pid, char *buf, size_t cap)
 {
 	int n;
-	if (same_mnt_ns(pid))
+	if (att_same_mnt_ns(pid))
 		n = snprintf(buf, cap, "/tmp");
 	else
 		n = snprintf(buf, cap, "/proc/%d/root/tmp", pid);
@@ -265,6 +263,16 @@ int att_nspid(int pid)
 	if (read_status(pid, &t) != 0)
 		return pid;
 	return t.nspid;
+}
+
+int att_read_ids(int pid, uid_t *uid, gid_t *gid)
+{
+	struct target t;
+	if (read_status(pid, &t) != 0)
+		return -1;
+	*uid = t.uid;
+	*gid = t.gid;
+	return 0;
 }
 
 /*
@@ -324,16 +332,16 @@ static void user_name(uid_t uid, char *buf, size_t cap)
 static int check_target(int pid, struct target *t, enum att_kind *kind, struct hs_error *err)
 {
 	if (pid <= 0)
-		return fail(kind, ATT_NO_PROCESS, err, "%d is not a process id: give the pid of a "
+		return att_fail(kind, ATT_NO_PROCESS, err, "%d is not a process id: give the pid of a "
 			    "running JVM (`jps -l` lists them)", pid);
 	if (read_status(pid, t) != 0) {
 		if (errno == ENOENT || errno == ESRCH)
-			return fail(kind, ATT_NO_PROCESS, err, "no process %d (it may have exited): "
+			return att_fail(kind, ATT_NO_PROCESS, err, "no process %d (it may have exited): "
 				    "give the pid of a running JVM (`jps -l` lists them)", pid);
-		return fail(kind, ATT_IO, err, "cannot read /proc/%d/status: %s", pid, strerror(errno));
+		return att_fail(kind, ATT_IO, err, "cannot read /proc/%d/status: %s", pid, strerror(errno));
 	}
 	if (t->state == 'Z' || t->state == 'X')
-		return fail(kind, ATT_NO_PROCESS, err, "process %d (%s) has exited", pid, t->comm);
+		return att_fail(kind, ATT_NO_PROCESS, err, "process %d (%s) has exited", pid, t->comm);
 
 	uid_t me = geteuid();
 	if (me != 0 && (t->uid != me || t->gid != getegid())) {
@@ -341,11 +349,11 @@ static int check_target(int pid, struct target *t, enum att_kind *kind, struct h
 		user_name(t->uid, them, sizeof them);
 		user_name(me, us, sizeof us);
 		if (t->uid != me)
-			return fail(kind, ATT_OTHER_USER, err, "process %d (%s) runs as %s and heapsh as %s: "
+			return att_fail(kind, ATT_OTHER_USER, err, "process %d (%s) runs as %s and heapsh as %s: "
 				    "a JVM accepts attach requests only from its own user or root; run heapsh "
 				    "as that user (e.g. sudo -u '#%lu' heapsh ...)", pid, t->comm, them, us,
 				    (unsigned long)t->uid);
-		return fail(kind, ATT_OTHER_USER, err, "process %d (%s) runs with group id %lu and heapsh "
+		return att_fail(kind, ATT_OTHER_USER, err, "process %d (%s) runs with group id %lu and heapsh "
 			    "with %lu: a JVM accepts attach requests only from its own user and group, or "
 			    "root; run heapsh with the JVM's group (sg) or as root", pid, t->comm,
 			    (unsigned long)t->gid, (unsigned long)getegid());
@@ -354,22 +362,22 @@ static int check_target(int pid, struct target *t, enum att_kind *kind, struct h
 	int vm = which_vm(pid);
 	if (vm < 0) {
 		if (errno == ENOENT || errno == ESRCH)
-			return fail(kind, ATT_NO_PROCESS, err, "process %d exited", pid);
-		return fail(kind, ATT_IO, err, "cannot read /proc/%d/maps (%s), so heapsh cannot tell "
+			return att_fail(kind, ATT_NO_PROCESS, err, "process %d exited", pid);
+		return att_fail(kind, ATT_IO, err, "cannot read /proc/%d/maps (%s), so heapsh cannot tell "
 			    "whether process %d (%s) is a JVM and sent it nothing", pid, strerror(errno),
 			    pid, t->comm);
 	}
 	if (vm == 2)
-		return fail(kind, ATT_NOT_JVM, err, "process %d (%s) is an OpenJ9 JVM: heapsh attaches to "
+		return att_fail(kind, ATT_NOT_JVM, err, "process %d (%s) is an OpenJ9 JVM: heapsh attaches to "
 			    "HotSpot JVMs only (OpenJDK, Oracle, Temurin, ...); nothing was sent to it; "
 			    "dump its heap with its own tools", pid, t->comm);
 	if (vm == 0)
-		return fail(kind, ATT_NOT_JVM, err, "process %d (%s) is not a HotSpot JVM (no libjvm.so "
+		return att_fail(kind, ATT_NOT_JVM, err, "process %d (%s) is not a HotSpot JVM (no libjvm.so "
 			    "in its memory map); nothing was sent to it; give the pid of a java process "
 			    "(`jps -l` lists them)", pid, t->comm);
 
 	if (att_tmp_dir(pid, t->tmp, sizeof t->tmp) != HS_OK)
-		return fail(kind, ATT_IO, err, "the path of process %d's /tmp is too long", pid);
+		return att_fail(kind, ATT_IO, err, "the path of process %d's /tmp is too long", pid);
 	return HS_OK;
 }
 
@@ -454,14 +462,14 @@ static int become(const struct target *t, struct creds *saved, enum att_kind *ki
 	if (saved->uid != 0 || t->uid == 0 || t->uid == (uid_t)-1 || t->gid == (gid_t)-1)
 		return HS_OK;
 	if (setegid(t->gid) != 0)
-		return fail(kind, ATT_IO, err, "cannot switch to group %lu of JVM %d: %s",
+		return att_fail(kind, ATT_IO, err, "cannot switch to group %lu of JVM %d: %s",
 			    (unsigned long)t->gid, t->pid, strerror(errno));
 	if (seteuid(t->uid) != 0) {
 		int e = errno;
 		if (setegid(saved->gid) != 0) {
 			/* cannot happen while euid is still 0 */
 		}
-		return fail(kind, ATT_IO, err, "cannot switch to user %lu of JVM %d: %s",
+		return att_fail(kind, ATT_IO, err, "cannot switch to user %lu of JVM %d: %s",
 			    (unsigned long)t->uid, t->pid, strerror(e));
 	}
 	saved->switched = true;
@@ -480,7 +488,7 @@ static int restore(struct creds *saved, enum att_kind *kind, struct hs_error *er
 		return HS_OK;
 	if (seteuid(saved->uid) != 0 || setegid(saved->gid) != 0) {
 		int e = errno;
-		return fail(kind, ATT_IO, err, "cannot switch back to user %lu after attaching: %s; "
+		return att_fail(kind, ATT_IO, err, "cannot switch back to user %lu after attaching: %s; "
 			    "heapsh now runs as user %lu and cannot attach to other users' JVMs; "
 			    "start heapsh again", (unsigned long)saved->uid, strerror(e),
 			    (unsigned long)geteuid());
@@ -566,7 +574,7 @@ static int start_listener(const struct target *t, const char *sock, int64_t dead
 	struct flags fl;
 	read_flags(t->pid, &fl);
 	if (fl.disable_attach == 1)
-		return fail(kind, ATT_DISABLED, err, "JVM %d was started with -XX:+DisableAttachMechanism "
+		return att_fail(kind, ATT_DISABLED, err, "JVM %d was started with -XX:+DisableAttachMechanism "
 			    "(in %s): it accepts no attach requests; restart it without that flag (or "
 			    "start it with -agentpath:/path/to/libheapsh_agent.so)", t->pid, fl.disable_where);
 
@@ -574,25 +582,25 @@ static int start_listener(const struct target *t, const char *sock, int64_t dead
 	unsigned long long quit = 1ull << (SIGQUIT - 1);
 	if (!(t->sigcgt & quit) || (t->sigign & quit)) {
 		if (fl.xrs)
-			return fail(kind, ATT_DISABLED, err, "JVM %d was started with -Xrs, so it does not "
+			return att_fail(kind, ATT_DISABLED, err, "JVM %d was started with -Xrs, so it does not "
 				    "handle SIGQUIT and its attach listener cannot be started on demand; "
 				    "restart it without -Xrs, or with -XX:+StartAttachListener", t->pid);
-		return fail(kind, ATT_DISABLED, err, "JVM %d does not handle SIGQUIT yet (still starting, or "
+		return att_fail(kind, ATT_DISABLED, err, "JVM %d does not handle SIGQUIT yet (still starting, or "
 			    "started with -Xrs), so its attach listener cannot be started and SIGQUIT "
 			    "would kill it; nothing was sent; try again in a moment", t->pid);
 	}
 
 	char trig[PATH_MAX];
 	if (make_trigger(t, trig, sizeof trig) != 0)
-		return fail(kind, ATT_IO, err, "cannot create the attach trigger file .attach_pid%d in the "
+		return att_fail(kind, ATT_IO, err, "cannot create the attach trigger file .attach_pid%d in the "
 			    "working directory of JVM %d or in %s: %s", t->nspid, t->pid, t->tmp,
 			    strerror(errno));
 	if (kill(t->pid, SIGQUIT) != 0) {
 		int e = errno;
 		unlink(trig);
 		if (e == ESRCH)
-			return fail(kind, ATT_EXITED, err, "JVM %d exited before it could be attached", t->pid);
-		return fail(kind, ATT_IO, err, "cannot signal JVM %d: %s", t->pid, strerror(e));
+			return att_fail(kind, ATT_EXITED, err, "JVM %d exited before it could be attached", t->pid);
+		return att_fail(kind, ATT_IO, err, "cannot signal JVM %d: %s", t->pid, strerror(e));
 	}
 
 	int64_t start = now_ms(), until = deadline, step = 20;
@@ -603,11 +611,11 @@ static int start_listener(const struct target *t, const char *sock, int64_t dead
 		if (is_socket(sock))
 			break;
 		if (hs_interrupted) {
-			st = fail(kind, ATT_INTERRUPTED, err, "interrupted while waiting for JVM %d", t->pid);
+			st = att_fail(kind, ATT_INTERRUPTED, err, "interrupted while waiting for JVM %d", t->pid);
 			break;
 		}
 		if (gone(t->pid)) {
-			st = fail(kind, ATT_EXITED, err, "JVM %d exited while its attach listener was "
+			st = att_fail(kind, ATT_EXITED, err, "JVM %d exited while its attach listener was "
 				  "starting", t->pid);
 			break;
 		}
@@ -616,11 +624,11 @@ static int start_listener(const struct target *t, const char *sock, int64_t dead
 			struct target now;
 			bool stopped = read_status(t->pid, &now) == 0 && (now.state == 'T' || now.state == 't');
 			if (stopped)
-				st = fail(kind, ATT_TIMEOUT, err, "JVM %d is stopped (state %c), so it cannot "
+				st = att_fail(kind, ATT_TIMEOUT, err, "JVM %d is stopped (state %c), so it cannot "
 					  "answer; resume it (kill -CONT %d) and try again", t->pid, now.state,
 					  t->pid);
 			else
-				st = fail(kind, ATT_TIMEOUT, err, "JVM %d did not start its attach listener "
+				st = att_fail(kind, ATT_TIMEOUT, err, "JVM %d did not start its attach listener "
 					  "within %lld ms (no socket %s): attach may be disabled "
 					  "(-XX:+DisableAttachMechanism in a flags file), or the JVM is "
 					  "busy or hung; try again, or check it with `jstack %d`",
@@ -655,13 +663,13 @@ static int open_socket(const struct target *t, int64_t deadline, int *fdp,
 		}
 		int e = errno;
 		if (e != ECONNREFUSED && t->uid != (uid_t)-1 && ss.st_uid != t->uid)
-			return fail(kind, ATT_IO, err, "cannot connect to JVM %d's attach socket %s: %s; "
+			return att_fail(kind, ATT_IO, err, "cannot connect to JVM %d's attach socket %s: %s; "
 				    "it belongs to uid %lu, not to the JVM's user (uid %lu), so it was left by "
 				    "an earlier process with this pid, and the JVM cannot make its own while it "
 				    "is there; remove it (as root) and try again", t->pid, sock, strerror(e),
 				    (unsigned long)ss.st_uid, (unsigned long)t->uid);
 		if (e != ECONNREFUSED)
-			return fail(kind, ATT_IO, err, "cannot connect to JVM %d's attach socket %s: %s",
+			return att_fail(kind, ATT_IO, err, "cannot connect to JVM %d's attach socket %s: %s",
 				    t->pid, sock, strerror(e));
 		unlink(sock);
 	}
@@ -670,7 +678,7 @@ static int open_socket(const struct target *t, int64_t deadline, int *fdp,
 		return st;
 	int fd = try_connect(sock, deadline);
 	if (fd < 0)
-		return fail(kind, ATT_IO, err, "cannot connect to JVM %d's attach socket %s: %s",
+		return att_fail(kind, ATT_IO, err, "cannot connect to JVM %d's attach socket %s: %s",
 			    t->pid, sock, strerror(errno));
 	*fdp = fd;
 	return HS_OK;
@@ -721,15 +729,15 @@ int att_frame(const char *cmd, const char *arg1, const char *arg2, const char *a
 	*req = NULL;
 	*len = 0;
 	if (!cmd || !*cmd)
-		return fail(kind, ATT_BAD_REQUEST, err, "no attach command given");
+		return att_fail(kind, ATT_BAD_REQUEST, err, "no attach command given");
 	if (strlen(cmd) > ATT_NAME_MAX)
-		return fail(kind, ATT_BAD_REQUEST, err, "attach command name '%.40s%s' is longer than "
+		return att_fail(kind, ATT_BAD_REQUEST, err, "attach command name '%.40s%s' is longer than "
 			    "HotSpot's limit of %d bytes", cmd, strlen(cmd) > 40 ? "..." : "", ATT_NAME_MAX);
 	size_t total = 0;
 	for (int i = 0; i < 5; i++) {
 		size_t n = parts[i] ? strlen(parts[i]) : 0;
 		if (i >= 2 && n > ATT_ARG_MAX)
-			return fail(kind, ATT_BAD_REQUEST, err, "argument %d of attach command '%s' is %zu "
+			return att_fail(kind, ATT_BAD_REQUEST, err, "argument %d of attach command '%s' is %zu "
 				    "bytes long, more than HotSpot's limit of %d (a shorter path?)",
 				    i - 1, cmd, n, ATT_ARG_MAX);
 		total += n + 1;
@@ -776,11 +784,11 @@ static int hangup(int pid, const char *when, int e, enum att_kind *kind, struct 
 	for (int i = 0; i < 20 && !gone(pid); i++)
 		sleep_ms(10);
 	if (gone(pid))
-		return fail(kind, ATT_EXITED, err, "JVM %d exited %s", pid, when);
+		return att_fail(kind, ATT_EXITED, err, "JVM %d exited %s", pid, when);
 	if (e)
-		return fail(kind, ATT_IO, err, "the connection to JVM %d failed %s: %s", pid, when,
+		return att_fail(kind, ATT_IO, err, "the connection to JVM %d failed %s: %s", pid, when,
 			    strerror(e));
-	return fail(kind, ATT_IO, err, "JVM %d closed the connection %s without answering (a JVM "
+	return att_fail(kind, ATT_IO, err, "JVM %d closed the connection %s without answering (a JVM "
 		    "does so when the caller's user or group is not its own)", pid, when);
 }
 
@@ -799,12 +807,12 @@ int att_exchange(int fd, int pid, const char *req, size_t len, int timeout_ms,
 	for (size_t off = 0; off < len;) {
 		int w = wait_fd(fd, POLLOUT, deadline);
 		if (w == 0) {
-			st = fail(kind, ATT_TIMEOUT, err, "JVM %d did not read the request within %d ms",
+			st = att_fail(kind, ATT_TIMEOUT, err, "JVM %d did not read the request within %d ms",
 				  pid, timeout_ms);
 			goto fail;
 		}
 		if (w < 0 && hs_interrupted) {
-			st = fail(kind, ATT_INTERRUPTED, err, "interrupted while sending to JVM %d", pid);
+			st = att_fail(kind, ATT_INTERRUPTED, err, "interrupted while sending to JVM %d", pid);
 			goto fail;
 		}
 		ssize_t s = w < 0 ? -1 : send(fd, req + off, len - off, MSG_NOSIGNAL);
@@ -820,7 +828,7 @@ int att_exchange(int fd, int pid, const char *req, size_t len, int timeout_ms,
 	for (;;) {
 		if (cap - n < 4096) {
 			if (cap >= ATT_REPLY_MAX) {
-				st = fail(kind, ATT_IO, err, "the reply of JVM %d is longer than %u MiB",
+				st = att_fail(kind, ATT_IO, err, "the reply of JVM %d is longer than %u MiB",
 					  pid, ATT_REPLY_MAX >> 20);
 				goto fail;
 			}
@@ -829,13 +837,13 @@ int att_exchange(int fd, int pid, const char *req, size_t len, int timeout_ms,
 		}
 		int w = wait_fd(fd, POLLIN, deadline);
 		if (w == 0) {
-			st = fail(kind, ATT_TIMEOUT, err, "JVM %d did not %s within %d ms; it may be busy "
+			st = att_fail(kind, ATT_TIMEOUT, err, "JVM %d did not %s within %d ms; it may be busy "
 				  "(a long GC or heap dump) or hung: give it more time, or check it "
 				  "with `jstack %d`", pid, n ? "finish its reply" : "answer", timeout_ms, pid);
 			goto fail;
 		}
 		if (w < 0 && hs_interrupted) {
-			st = fail(kind, ATT_INTERRUPTED, err, "interrupted while waiting for JVM %d (the "
+			st = att_fail(kind, ATT_INTERRUPTED, err, "interrupted while waiting for JVM %d (the "
 				  "command may still run there)", pid);
 			goto fail;
 		}
@@ -886,7 +894,7 @@ int att_parse_reply(const char *reply, size_t len, int *status, size_t *text_off
 		char *t = xstrndup(reply, len < 200 ? len : 200);
 		snippet(t, s, sizeof s);
 		free(t);
-		return fail(kind, ATT_IO, err, "the reply does not start with a status line: '%s' "
+		return att_fail(kind, ATT_IO, err, "the reply does not start with a status line: '%s' "
 			    "(not a HotSpot attach listener?)", s);
 	}
 	*status = neg ? -(int)v : (int)v;
@@ -966,10 +974,10 @@ int att_command(int pid, const char *cmd, const char *arg1, const char *arg2,
 		char s[320];
 		snippet(reply + text_off, s, sizeof s);
 		if (status == BADVERSION_STATUS)
-			st = fail(kind, ATT_REFUSED, err, "JVM %d does not speak attach protocol version "
+			st = att_fail(kind, ATT_REFUSED, err, "JVM %d does not speak attach protocol version "
 				  "%s (status %d)", pid, PROTOCOL_VERSION, status);
 		else
-			st = fail(kind, ATT_REFUSED, err, "JVM %d refused '%s%s%s' (status %d)%s%s", pid,
+			st = att_fail(kind, ATT_REFUSED, err, "JVM %d refused '%s%s%s' (status %d)%s%s", pid,
 				  cmd, arg1 && *arg1 ? " " : "", arg1 ? arg1 : "", status,
 				  *s ? ": " : "", s);
 		goto fail;
@@ -994,66 +1002,119 @@ int att_jcmd(int pid, const char *cmdline, int timeout_ms, char **output,
 	if (output)
 		*output = NULL;
 	if (!cmdline || !*cmdline)
-		return fail(kind, ATT_BAD_REQUEST, err, "no diagnostic command given (try 'help')");
+		return att_fail(kind, ATT_BAD_REQUEST, err, "no diagnostic command given (try 'help')");
 	return att_command(pid, "jcmd", cmdline, NULL, NULL, timeout_ms, output, kind, err);
 }
 
-int att_load_agent(int pid, const char *abs_path, const char *options,
+/*
+ * stage_agent: for JVM pid in another mount namespace, a path by which it
+ * loads lib (att_load_agent): a copy in a private folder of its /tmp (*d),
+ * else lib's own path when a file is there inside the container. into gets
+ * the path as the JVM sees it.
+ */
+static int stage_agent(int pid, const char *lib, struct att_jvm_dir *d, char *into, size_t cap,
+		       enum att_kind *kind, struct hs_error *err)
+{
+	const char *base = strrchr(lib, '/') + 1;
+	struct statvfs vfs;
+	struct stat inside;
+	char seen[PATH_MAX + 64];
+	int st = att_jvm_dir_make(pid, NULL, "heapsh-agent-", d, kind, err);
+	if (st == HS_OK && fstatvfs(d->fd, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC)) {
+		st = att_fail(kind, ATT_IO, err, "the /tmp of JVM %d is mounted noexec, so the JVM cannot "
+			  "load a library from it", pid);
+		att_jvm_dir_remove(d);
+	}
+	if (st == HS_OK && (st = att_jvm_dir_put(d, lib, base, kind, err)) != HS_OK)
+		att_jvm_dir_remove(d);
+	if (st == HS_OK) {
+		snprintf(into, cap, "%s/%s", d->there, base);
+		return HS_OK;
+	}
+	if (*kind == ATT_BAD_REQUEST || *kind == ATT_NO_PROCESS || *kind == ATT_INTERRUPTED ||
+	    *kind == ATT_OTHER_USER)
+		return st;	/* no library here, no JVM, or none of its files reachable */
+	snprintf(seen, sizeof seen, "/proc/%d/root%s", pid, lib);
+	if (stat(seen, &inside) == 0 && S_ISREG(inside.st_mode)) {
+		snprintf(into, cap, "%s", lib);
+		return HS_OK;
+	}
+	char why[sizeof err->msg];
+	snprintf(why, sizeof why, "%s", err ? err->msg : "");
+	return att_fail(kind, *kind, err, "JVM %d runs in another mount namespace (a container), which "
+		    "cannot open heapsh's agent library %s, and heapsh could not copy it in: %s; %s"
+		    "make the library visible inside the container at the same path (a shared "
+		    "folder, or a copy; HEAPSH_AGENT names the path heapsh uses), or start the JVM "
+		    "with -agentpath: and a copy of libheapsh_agent.so inside the container", pid, lib,
+		    why, geteuid() != 0 ? "run heapsh as root, or " : "");
+}
+
+int att_load_agent(int pid, const char *lib, const char *options,
 		   int timeout_ms, enum att_kind *kind, struct hs_error *err)
 {
 	enum att_kind k_unused;
-	char *out = NULL, s[300], seen[PATH_MAX + 64];
+	char *out = NULL, s[300], path[2 * PATH_MAX + 160], start_with[PATH_MAX + 96];
 	struct stat st_lib;
+	struct att_jvm_dir d = { .fd = -1, .parent_fd = -1 };
 	int rc = 0, st;
 
 	if (!kind)
 		kind = &k_unused;
-	if (!abs_path || abs_path[0] != '/')
-		return fail(kind, ATT_BAD_REQUEST, err, "the agent library path '%s' is not absolute: the "
+	if (!lib || lib[0] != '/')
+		return att_fail(kind, ATT_BAD_REQUEST, err, "the agent library path '%s' is not absolute: the "
 			    "JVM resolves it in its own working directory; give the full path",
-			    abs_path ? abs_path : "");
-	/* the JVM opens the path in its own mount namespace */
-	if (pid > 0 && !same_mnt_ns(pid)) {
-		snprintf(seen, sizeof seen, "/proc/%d/root%s", pid, abs_path);
-		if (stat(seen, &st_lib) != 0)
-			return fail(kind, ATT_BAD_REQUEST, err, "JVM %d runs in another mount namespace (a "
-				    "container) where %s does not exist: copy the agent library into it "
-				    "and give that path", pid, abs_path);
-	} else if (stat(abs_path, &st_lib) != 0) {
-		return fail(kind, ATT_BAD_REQUEST, err, "agent library %s: %s", abs_path, strerror(errno));
-	} else if (!S_ISREG(st_lib.st_mode)) {
-		return fail(kind, ATT_BAD_REQUEST, err, "agent library %s is not a regular file", abs_path);
+			    lib ? lib : "");
+	if (stat(lib, &st_lib) != 0)
+		return att_fail(kind, ATT_BAD_REQUEST, err, "agent library %s: %s", lib, strerror(errno));
+	if (!S_ISREG(st_lib.st_mode))
+		return att_fail(kind, ATT_BAD_REQUEST, err, "agent library %s is not a regular file", lib);
+	/* The JVM opens the path in its own mount namespace. */
+	bool other_ns = pid > 0 && !att_same_mnt_ns(pid);
+	snprintf(path, sizeof path, "%s", lib);
+	snprintf(start_with, sizeof start_with, "-agentpath:%s", lib);
+	if (other_ns) {
+		if ((st = stage_agent(pid, lib, &d, path, sizeof path, kind, err)) != HS_OK)
+			return st;
+		snprintf(start_with, sizeof start_with, "-agentpath: and a copy of libheapsh_agent.so "
+			 "inside the container");
 	}
 
-	st = att_command(pid, "load", abs_path, "true", options ? options : "", timeout_ms, &out,
+	st = att_command(pid, "load", path, "true", options ? options : "", timeout_ms, &out,
 			 kind, err);
+	/* Loaded (or not) once the JVM answers: the copy is no longer needed. */
+	att_jvm_dir_remove(&d);
 	/* JDK 21+ refuses with status 0 and only a text, no return code. */
 	if ((st != HS_OK && *kind == ATT_REFUSED) ||
 	    (st == HS_OK && strstr(out ? out : "", "ynamic agent loading"))) {
 		snippet(out, s, sizeof s);
 		if (strstr(out ? out : "", "ynamic agent loading"))
-			st = fail(kind, ATT_REFUSED, err, "JVM %d refuses to load agents while running "
-				  "(%s); start it with -XX:+EnableDynamicAgentLoading, or with "
-				  "-agentpath:%s", pid, s, abs_path);
+			st = att_fail(kind, ATT_REFUSED, err, "JVM %d refuses to load agents while running "
+				  "(%s); start it with -XX:+EnableDynamicAgentLoading, or with %s", pid, s,
+				  start_with);
+		else if (strcmp(path, lib))
+			st = att_fail(kind, ATT_REFUSED, err, "JVM %d could not load the agent %s (heapsh's "
+				  "%s, copied into its /tmp): %s; check that it matches the JVM's "
+				  "platform, or start the JVM with %s", pid, path, lib,
+				  *s ? s : "no reason given", start_with);
 		else
-			st = fail(kind, ATT_REFUSED, err, "JVM %d could not load the agent %s: %s; check "
+			st = att_fail(kind, ATT_REFUSED, err, "JVM %d could not load the agent %s: %s; check "
 				  "that the JVM's user can read it and that it matches the JVM's "
-				  "platform, or start the JVM with -agentpath:%s", pid, abs_path,
-				  *s ? s : "no reason given", abs_path);
+				  "platform, or start the JVM with %s", pid, path,
+				  *s ? s : "no reason given", start_with);
 		goto done;
 	}
 	if (st != HS_OK)
 		goto done;
 	if (att_load_return_code(out, &rc) != HS_OK) {
 		snippet(out, s, sizeof s);
-		st = fail(kind, ATT_IO, err, "JVM %d answered the load request with '%s', not a "
+		st = att_fail(kind, ATT_IO, err, "JVM %d answered the load request with '%s', not a "
 			  "return code", pid, s);
 		goto done;
 	}
 	if (rc != 0) {
-		st = fail(kind, ATT_REFUSED, err, "the agent %s was loaded into JVM %d but its "
+		st = att_fail(kind, ATT_REFUSED, err, "the agent %s was loaded into JVM %d but its "
 			  "Agent_OnAttach returned %d: the JVM's standard error has the agent's "
-			  "reason; or start the JVM with -agentpath:%s", abs_path, pid, rc, abs_path);
+			  "reason; or start the JVM with %s", path, pid, rc, start_with);
 		goto done;
 	}
 	*kind = ATT_OK;
@@ -1156,7 +1217,7 @@ int att_class_histogram(int pid, bool all, int timeout_ms, struct att_hist_row *
 		if (!out)
 			out = xstrdup("");
 		size_t l = strcspn(out, "\n");
-		fail(kind, ATT_IO, err, "JVM %d answered GC.class_histogram with no histogram: %.*s",
+		att_fail(kind, ATT_IO, err, "JVM %d answered GC.class_histogram with no histogram: %.*s",
 		     pid, (int)(l > 200 ? 200 : l), out);
 		free(out);
 		att_hist_free(v, m);

@@ -14,6 +14,11 @@
  * reply is a decimal status line (0 = success) then text, until the JVM
  * closes the connection.
  *
+ * Containers: for a JVM in another mount namespace, <tmp> is reached as
+ * /proc/PID/root/tmp (att_tmp_dir), and the files heapsh and the JVM pass
+ * each other (the agent library, heap dumps) go through a private folder
+ * there (struct att_jvm_dir), named by the path the JVM sees.
+ *
  * Safety: SIGQUIT's default action kills a process, so it is sent only to a
  * process that has libjvm.so mapped, catches SIGQUIT (not -Xrs, not still
  * starting) and was not started with -XX:+DisableAttachMechanism. Sockets are
@@ -41,9 +46,11 @@
 #ifndef HS_ATTACH_H
 #define HS_ATTACH_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "../base/mem.h"
 
@@ -116,15 +123,96 @@ int att_class_histogram(int pid, bool all, int timeout_ms, struct att_hist_row *
 void att_hist_free(struct att_hist_row *rows, uint32_t n);
 
 /*
- * att_load_agent: load the JVMTI agent library abs_path (an absolute path,
- * as the JVM sees it) into JVM pid, passing options (NULL for none) to its
- * Agent_OnAttach. Fails with ATT_REFUSED when the JVM could not load it
- * (err has the JVM's text and says how to start the JVM instead:
- * -agentpath or -XX:+EnableDynamicAgentLoading) or when Agent_OnAttach
- * returned non-zero; ATT_BAD_REQUEST when the path is relative or missing.
+ * att_load_agent: load the JVMTI agent library lib (an absolute path in
+ * heapsh's file system) into JVM pid, passing options (NULL for none) to its
+ * Agent_OnAttach.
+ *
+ * A JVM in another mount namespace (a container) cannot open heapsh's
+ * files: lib is copied into a private folder of its own /tmp
+ * (att_jvm_dir_make, prefix "heapsh-agent-"), owned by the JVM's user, and
+ * the JVM loads it by the path it sees (/tmp/heapsh-agent-XXXXXX/NAME).
+ * HotSpot's load is done when the reply comes (dlopen, then
+ * Agent_OnAttach), so the folder and the copy are removed as soon as the
+ * JVM answers, loaded or not: a loaded library stays mapped. When the copy
+ * cannot be made (a noexec, read-only or full /tmp) but lib's path holds a
+ * file inside the container too (a folder shared with it, or a copy put
+ * there by hand at the same path), that path is loaded as it is.
+ *
+ * Fails with ATT_REFUSED when the JVM could not load it (err has the JVM's
+ * text and says how to start the JVM instead: -agentpath or
+ * -XX:+EnableDynamicAgentLoading) or when Agent_OnAttach returned non-zero;
+ * ATT_BAD_REQUEST when lib is relative or missing; ATT_OTHER_USER or ATT_IO
+ * (err says which file and why) when a container's /tmp cannot be reached.
  */
-int att_load_agent(int pid, const char *abs_path, const char *options,
+int att_load_agent(int pid, const char *lib, const char *options,
 		   int timeout_ms, enum att_kind *kind, struct hs_error *err);
+
+/*
+ * struct att_jvm_dir: a private folder where heapsh and a JVM pass each
+ * other files (the agent library the JVM loads, the heap dumps it writes).
+ * For a JVM in heapsh's mount namespace it is made in a folder heapsh
+ * chooses (local_base: $TMPDIR or /tmp), as any temporary folder; for a JVM
+ * in another mount namespace (a container), in that JVM's own /tmp, reached
+ * through /proc/PID/root/tmp, since heapsh's /tmp is not the JVM's. Mode
+ * 0700; given to the JVM's effective user and group when heapsh runs as
+ * root and the JVM does not (otherwise it is heapsh's, which is then the
+ * JVM's user: attaching asks for that). Below /proc/PID/root no symbolic
+ * link is followed (a container owns its /tmp, and root must not be sent to
+ * the host's files): the folder and every file in it are reached through
+ * open directory descriptors.
+ *
+ * Ownership: the struct is the caller's; att_jvm_dir_remove closes its
+ * descriptors and removes the folder with what is in it, and may be called
+ * on a struct att_jvm_dir_make failed to fill, or twice.
+ */
+struct att_jvm_dir {
+	int fd;			/* the folder, open; -1 when there is none */
+	int parent_fd;		/* the folder it is in ($TMPDIR, /tmp, the JVM's /tmp) */
+	bool other_ns;		/* the JVM runs in another mount namespace */
+	uid_t uid;		/* the JVM's effective ids: the owner of what is made */
+	gid_t gid;
+	char name[64];		/* its name: PREFIX + 6 random characters */
+	char here[PATH_MAX + 64];	/* the folder as heapsh opens it: /proc/PID/root/tmp/NAME */
+	char there[PATH_MAX + 64];	/* the same folder as the JVM sees it: /tmp/NAME */
+};
+
+/*
+ * att_jvm_dir_make: make d, a new private folder PREFIX-XXXXXX for JVM pid
+ * (see struct att_jvm_dir). local_base (NULL or "": /tmp) is used only when
+ * the JVM shares heapsh's mount namespace. prefix: at most 40 bytes, no '/'.
+ * Errors: ATT_NO_PROCESS, ATT_OTHER_USER when /proc/PID/root cannot be
+ * opened (another user's process and heapsh not root), ATT_IO when the
+ * folder cannot be made (err names it and says why); d is then empty.
+ */
+int att_jvm_dir_make(int pid, const char *local_base, const char *prefix, struct att_jvm_dir *d,
+		     enum att_kind *kind, struct hs_error *err);
+
+/*
+ * att_jvm_dir_put: copy the file src (a path in heapsh's file system) into
+ * d as name (a new file, mode 0500, owned as the folder). ATT_BAD_REQUEST
+ * when src cannot be read or is not a regular file; ATT_IO when the copy
+ * fails (the partial file is removed).
+ */
+int att_jvm_dir_put(struct att_jvm_dir *d, const char *src, const char *name,
+		    enum att_kind *kind, struct hs_error *err);
+
+/*
+ * att_jvm_dir_get: copy the file name of d (written by the JVM) to dest, a
+ * path in heapsh's file system that must not exist yet (made with the
+ * file's permission bits, owned by heapsh). Ctrl-C (hs_interrupted) stops
+ * it with HS_INTERRUPTED; on any failure dest is removed. ATT_IO otherwise.
+ */
+int att_jvm_dir_get(const struct att_jvm_dir *d, const char *name, const char *dest,
+		    enum att_kind *kind, struct hs_error *err);
+
+/*
+ * att_jvm_dir_has: name is a regular file in d (not a symbolic link), with
+ * *bytes (may be NULL) its size.
+ */
+bool att_jvm_dir_has(const struct att_jvm_dir *d, const char *name, uint64_t *bytes);
+
+/* att_jvm_dir_remove: remove the files in d and the folder, close it; d is then empty. */
+void att_jvm_dir_remove(struct att_jvm_dir *d);
 
 /*
  * att_tmp_dir: the target's /tmp as a path we can use: "/proc/PID/root/tmp"
@@ -132,6 +220,12 @@ int att_load_agent(int pid, const char *abs_path, const char *options,
  * most cap bytes. Returns HS_ERR only when cap is too small.
  */
 int att_tmp_dir(int pid, char *buf, size_t cap);
+
+/*
+ * att_same_mnt_ns: whether process pid shares heapsh's mount namespace, so
+ * that a path means the same file to both (true when /proc cannot tell).
+ */
+bool att_same_mnt_ns(int pid);
 
 /* att_nspid: pid's pid in its own (innermost) pid namespace, from the NSpid
  * line of /proc/PID/status; pid itself when that line is missing or unreadable. */

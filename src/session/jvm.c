@@ -74,6 +74,56 @@ int hs_detach(struct hs_session *s)
 	GUARDED(s, HS_ERR, p_detach(s));
 }
 
+/* open_dumped: the dump the JVM wrote at file is opened (its index written), the JVM kept attached. */
+static int open_dumped(struct hs_session *s, const char *file)
+{
+	struct hs_live *l = s->live;
+	s->live = NULL;
+	int st = hs_open(s, file);
+	s->live = l;
+	if (st == HS_OK)
+		l->snap_time = time(NULL);
+	return st;
+}
+
+/*
+ * dump_across: :dump FILE for a JVM in another mount namespace (a
+ * container). FILE is a path of heapsh's, which the JVM cannot see (or, in
+ * the container, is another file): the JVM writes the dump into a private
+ * folder of its own /tmp (struct att_jvm_dir), heapsh copies it to FILE,
+ * then removes the folder.
+ */
+static int dump_across(struct hs_session *s, const char *file)
+{
+	int pid = s->live->pid;
+	char prefix[48], there[sizeof ((struct att_jvm_dir *)0)->there + 32];
+	struct att_jvm_dir dir;
+	enum att_kind kind;
+	struct hs_error err;
+	snprintf(prefix, sizeof prefix, "heapsh-dump-%d-", att_nspid(pid));
+	if (att_jvm_dir_make(pid, NULL, prefix, &dir, &kind, &err) != HS_OK)
+		return hs_fail(s, "cannot dump JVM %d into %s: %s", pid, file, err.msg);
+	snprintf(there, sizeof there, "%s/heap.hprof", dir.there);
+	char *cmd = xasprintf("GC.heap_dump %s", there), *output = NULL;
+	int st = att_jcmd(pid, cmd, 600000, &output, &kind, &err);
+	free(cmd);
+	if (st == HS_OK && !att_jvm_dir_has(&dir, "heap.hprof", NULL)) {
+		snprintf(err.msg, sizeof err.msg, "the JVM did not write %.300s: %.150s", there,
+			 output && *output ? output : "no reason given");
+		st = HS_ERR;
+	}
+	free(output);
+	if (st == HS_OK) {
+		hs_notify(s, HS_NOTICE_TTY, "JVM %d runs in another mount namespace (a container): it "
+			  "wrote the dump into its own %s; heapsh copies it to %s", pid, dir.there, file);
+		st = att_jvm_dir_get(&dir, "heap.hprof", file, &kind, &err);
+	}
+	att_jvm_dir_remove(&dir);
+	if (st != HS_OK)
+		return hs_fail(s, "%s", err.msg);
+	return open_dumped(s, file);
+}
+
 static int p_dump_heap(struct hs_session *s, const char *path)
 {
 	if (!s->live)
@@ -91,10 +141,13 @@ static int p_dump_heap(struct hs_session *s, const char *path)
 	if (stat(file, &sb) == 0)
 		return hs_fail(s, "%s already exists; HotSpot does not overwrite a dump: remove it "
 			       "or choose another name", file);
+	int pid = s->live->pid;
+	if (!att_same_mnt_ns(pid))
+		return dump_across(s, file);
 	char *cmd = xasprintf("GC.heap_dump %s", file), *output = NULL;
 	enum att_kind kind;
 	struct hs_error err;
-	int st = att_jcmd(s->live->pid, cmd, 600000, &output, &kind, &err);
+	int st = att_jcmd(pid, cmd, 600000, &output, &kind, &err);
 	free(cmd);
 	if (st != HS_OK) {
 		free(output);
@@ -107,14 +160,7 @@ static int p_dump_heap(struct hs_session *s, const char *path)
 		return HS_ERR;
 	}
 	free(output);
-	/* Opened as a dump (its index written), with the JVM still attached. */
-	struct hs_live *l = s->live;
-	s->live = NULL;
-	st = hs_open(s, file);
-	s->live = l;
-	if (st == HS_OK)
-		l->snap_time = time(NULL);
-	return st;
+	return open_dumped(s, file);
 }
 
 int hs_dump_heap(struct hs_session *s, const char *path)

@@ -27,7 +27,11 @@
 
 #define ATTACH_MS 10000
 
-/* agent_path: libheapsh_agent.so next to the heapsh binary, or $HEAPSH_AGENT. */
+/*
+ * agent_path: libheapsh_agent.so next to the heapsh binary, or $HEAPSH_AGENT:
+ * a file of heapsh's, which att_load_agent copies into a JVM that runs in
+ * another mount namespace.
+ */
 static bool agent_path(char *buf, size_t cap)
 {
 	const char *env = getenv("HEAPSH_AGENT");
@@ -161,7 +165,12 @@ static int p_attach(struct hs_session *s, int pid)
 		/* No agent yet: load it through the attach mechanism. */
 		char lib[PATH_MAX];
 		if (!agent_path(lib, sizeof lib)) {
+			const char *env = getenv("HEAPSH_AGENT");
 			free(l);
+			if (env && *env)
+				return hs_fail(s, "HEAPSH_AGENT names %s, which heapsh cannot read: point "
+					       "it at libheapsh_agent.so, or unset it to use the one next "
+					       "to heapsh", env);
 			return hs_fail(s, "libheapsh_agent.so was not found next to heapsh; build it "
 				       "with 'make' or set HEAPSH_AGENT to its path");
 		}
@@ -325,20 +334,22 @@ static int p_snapshot(struct hs_session *s, const char *via)
 	if (via && !strcmp(via, "agent"))
 		return stream_snapshot(s);
 	int pid = s->live->pid;
+	/*
+	 * The JVM writes the dump into a private folder it can reach: in
+	 * $TMPDIR, or in its own /tmp when it runs in another mount namespace (a
+	 * container), which heapsh reads through /proc/PID/root.
+	 */
 	const char *tmp = getenv("TMPDIR");
-	char dir[PATH_MAX], path[PATH_MAX + 32];
-	snprintf(dir, sizeof dir, "%s/heapsh-snap-%d-XXXXXX", tmp && *tmp ? tmp : "/tmp", pid);
-	if (!mkdtemp(dir))
-		return hs_fail(s, "cannot create a private directory for the snapshot in %s: "
-				"%s (set TMPDIR)", tmp && *tmp ? tmp : "/tmp", strerror(errno));
-	/* The JVM writes the dump: a JVM of another user (heapsh as root) gets the directory. */
-	char proc[64];
-	struct stat jvm;
-	snprintf(proc, sizeof proc, "/proc/%d", pid);
-	if (stat(proc, &jvm) == 0 && jvm.st_uid != geteuid() && chown(dir, jvm.st_uid, jvm.st_gid))
-		(void)0;	/* a JVM that cannot write there says so below */
-	snprintf(path, sizeof path, "%s/snapshot.hprof", dir);
+	char prefix[48], path[sizeof ((struct att_jvm_dir *)0)->here + 32], there[sizeof path];
+	struct att_jvm_dir dir;
+	enum att_kind kind = ATT_OK;
 	struct hs_error err;
+	snprintf(prefix, sizeof prefix, "heapsh-snap-%d-", att_nspid(pid));
+	if (att_jvm_dir_make(pid, tmp, prefix, &dir, &kind, &err) != HS_OK)
+		return hs_fail(s, "snapshot of JVM %d failed: %s%s", pid, err.msg,
+			       kind == ATT_IO && !dir.other_ns ? " (set TMPDIR)" : "");
+	snprintf(path, sizeof path, "%s/snapshot.hprof", dir.here);
+	snprintf(there, sizeof there, "%s/snapshot.hprof", dir.there);
 	struct proto_info info;
 	if (s->notice && proto_info(&s->live->conn, &info, &err) == HS_OK &&
 	    info.heap_used >= SNAPSHOT_NOTE_BYTES)
@@ -347,8 +358,7 @@ static int p_snapshot(struct hs_session *s, const char *via)
 			  pid, info.heap_used >> 20);
 	hs_interrupted = 0;
 	double t0 = now_s(), dump_ms = 0;
-	char *cmd = xasprintf("GC.heap_dump %s", path), *output = NULL;
-	enum att_kind kind = ATT_OK;
+	char *cmd = xasprintf("GC.heap_dump %s", there), *output = NULL;
 	int st = att_jcmd(pid, cmd, 600000, &output, &kind, &err);
 	free(cmd);
 	free(output);
@@ -356,19 +366,19 @@ static int p_snapshot(struct hs_session *s, const char *via)
 	if (st != HS_OK && kind == ATT_DISABLED) {
 		/* -XX:+DisableAttachMechanism: the agent asks the dumper itself. */
 		how = "HotSpotDiagnosticMXBean.dumpHeap, through the agent";
-		st = proto_dump(&s->live->conn, path, &dump_ms, &err);
+		st = proto_dump(&s->live->conn, there, &dump_ms, &err);
 	}
-	struct stat sb;
-	if (st != HS_OK || stat(path, &sb) != 0) {
+	if (st != HS_OK || !att_jvm_dir_has(&dir, "snapshot.hprof", NULL)) {
 		if (st == HS_OK)
-			snprintf(err.msg, sizeof err.msg, "the JVM wrote no dump (it may not write in %.200s)", dir);
-		unlink(path);
-		rmdir(dir);
+			snprintf(err.msg, sizeof err.msg, "the JVM wrote no dump (it may not write in "
+				 "%.200s%s%.200s)", dir.there, dir.other_ns ? ", its own /tmp, which heapsh "
+				 "reaches as " : "", dir.other_ns ? dir.here : "");
+		att_jvm_dir_remove(&dir);
 		return hs_fail(s, "snapshot of JVM %d failed: %s", pid, err.msg);
 	}
 	double dumped = now_s();
 	st = open_snapshot(s, path);
-	rmdir(dir);
+	att_jvm_dir_remove(&dir);
 	if (st != HS_OK)
 		return st;
 	hs_notify(s, HS_NOTICE_TIMER, "snapshot of JVM %d: %u objects, from HotSpot's heap dump "

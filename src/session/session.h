@@ -421,8 +421,9 @@ void hs_live_close(struct hs_session *s);
  * snapshot of this JVM if one is the heap; HS_ERR when the agent did not
  * confirm (the JVM is left all the same). hs_dump_heap: at path (a relative path
  * is the front end's working folder's, not the JVM's): HotSpot writes the
- * JVM's live heap there (GC.heap_dump; an existing file is refused), and
- * the session opens it as its heap, staying attached.
+ * JVM's live heap there (GC.heap_dump; an existing file is refused; a JVM
+ * in a container writes into its own /tmp, and the dump is copied to path),
+ * and the session opens it as its heap, staying attached.
  */
 struct hs_jvm_info {
 	uint64_t pid;

@@ -664,6 +664,89 @@ static void test_nspid_and_tmp_dir(void **state)
 	assert_int_equal(att_nspid(gone), gone);
 }
 
+/*
+ * A private folder for a JVM in our mount namespace (att_jvm_dir): made in
+ * the base given, mode 0700; a file put in and taken out unchanged; a name
+ * taken already is refused; removal leaves nothing, even with a file the
+ * "JVM" left in it. (tests/t_container.sh covers another mount namespace.)
+ */
+static void test_jvm_dir(void **state)
+{
+	(void)state;
+	char base[] = "/tmp/heapsh-unit-XXXXXX", src[64], dest[64], *back = NULL;
+	assert_non_null(mkdtemp(base));
+	snprintf(src, sizeof src, "%s/src.bin", base);
+	snprintf(dest, sizeof dest, "%s/dest.bin", base);
+	FILE *f = fopen(src, "w");
+	assert_non_null(f);
+	for (int i = 0; i < 100000; i++)
+		fputc(i * 7, f);
+	fclose(f);
+
+	struct att_jvm_dir d;
+	enum att_kind k = ATT_IO;
+	struct hs_error err;
+	assert_int_equal(att_jvm_dir_make(getpid(), base, "heapsh-t-", &d, &k, &err), HS_OK);
+	assert_int_equal(k, ATT_OK);
+	assert_false(d.other_ns);
+	assert_string_equal(d.here, d.there);
+	assert_int_equal(strncmp(d.here, base, strlen(base)), 0);
+	assert_int_equal(strncmp(d.name, "heapsh-t-", 9), 0);
+	assert_int_equal(strlen(d.name), 9 + 6);
+	struct stat st;
+	assert_int_equal(stat(d.here, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0700);
+
+	uint64_t bytes = 0;
+	assert_false(att_jvm_dir_has(&d, "lib.so", NULL));
+	assert_int_equal(att_jvm_dir_put(&d, src, "lib.so", &k, &err), HS_OK);
+	assert_true(att_jvm_dir_has(&d, "lib.so", &bytes));
+	assert_int_equal(bytes, 100000);
+	assert_int_equal(att_jvm_dir_put(&d, src, "lib.so", &k, &err), HS_ERR);	/* O_EXCL */
+	assert_int_equal(k, ATT_IO);
+	assert_int_equal(att_jvm_dir_put(&d, "/nonexistent/x.so", "y.so", &k, &err), HS_ERR);
+	assert_int_equal(k, ATT_BAD_REQUEST);
+	assert_msg(err, "/nonexistent/x.so");
+
+	assert_int_equal(att_jvm_dir_get(&d, "lib.so", dest, &k, &err), HS_OK);
+	size_t n1 = 0, n2 = 0;
+	char *a = NULL;
+	FILE *fa = fopen(src, "r"), *fb = fopen(dest, "r");
+	assert_non_null(fa);
+	assert_non_null(fb);
+	a = malloc(200000);
+	back = malloc(200000);
+	n1 = fread(a, 1, 200000, fa);
+	n2 = fread(back, 1, 200000, fb);
+	fclose(fa);
+	fclose(fb);
+	assert_int_equal(n1, 100000);
+	assert_int_equal(n2, 100000);
+	assert_memory_equal(a, back, n1);
+	free(a);
+	free(back);
+	assert_int_equal(att_jvm_dir_get(&d, "lib.so", dest, &k, &err), HS_ERR);	/* dest exists */
+	assert_msg(err, dest);
+
+	/* a leftover of the JVM's, and a symbolic link that must not count as a file */
+	char left[PATH_MAX + 80];
+	snprintf(left, sizeof left, "%s/left.tmp", d.here);
+	close(open(left, O_WRONLY | O_CREAT, 0600));
+	snprintf(left, sizeof left, "%s/link", d.here);
+	assert_int_equal(symlink(src, left), 0);
+	assert_false(att_jvm_dir_has(&d, "link", NULL));
+	char here[sizeof d.here];
+	snprintf(here, sizeof here, "%s", d.here);
+	att_jvm_dir_remove(&d);
+	assert_int_equal(d.fd, -1);
+	assert_int_not_equal(stat(here, &st), 0);
+	att_jvm_dir_remove(&d);	/* twice: nothing happens */
+
+	unlink(src);
+	unlink(dest);
+	assert_int_equal(rmdir(base), 0);	/* nothing else was left in base */
+}
+
 /* ---- the whole sequence against fake JVMs ---- */
 
 static void test_fake_jvm_attach(void **state)
@@ -1017,6 +1100,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_fake_jvm_other_user_as_root),
 		cmocka_unit_test(test_stale_socket_not_root),
 		cmocka_unit_test(test_other_user_not_root),
+		cmocka_unit_test(test_jvm_dir),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
