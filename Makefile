@@ -17,7 +17,7 @@ WARN     = -std=c11 -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototy
 CPPFLAGS += -D_GNU_SOURCE
 BUILD    = build
 
-PKGS     = zlib lua5.4 libffi libprotobuf-c
+PKGS     = zlib lua5.4 libffi libprotobuf-c jansson
 ifeq ($(READLINE),yes)
 PKGS    += readline
 LE_SRC   = src/shell/le_readline.c
@@ -39,7 +39,7 @@ LIB_SRC  = src/base/mem.c src/base/ctx.c src/base/wire.c src/base/big.c src/base
 # both front ends use, and the shell, which embeds Lua for :lua.
 LUA_SRC  = src/out/out.c src/lua/lbind_heap.c src/lua/lbind_object.c
 SH_SRC   = src/shell/core.c src/shell/values.c src/shell/commands.c src/shell/alloc_cmds.c src/shell/engine_cmds.c src/shell/suspects_cmd.c src/shell/dyn_cmds.c src/shell/waste_cmds.c src/shell/report.c src/shell/live.c src/shell/live_query.c \
-           src/shell/query.c src/shell/lua_cmds.c \
+           src/shell/query.c src/shell/lua_cmds.c src/shell/mcp.c \
            src/shell/main.c \
            $(LE_SRC)
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/profile.pb-c.o $(BUILD)/gen/jfr_classes.o
@@ -54,7 +54,7 @@ SH_OBJ   = $(SH_SRC:%.c=$(BUILD)/$(READLINE)/%.o)
 DEB_PKGS = gcc make pkg-config zlib1g-dev liblua5.4-dev libffi-dev libreadline-dev \
            libcmocka-dev openjdk-17-jdk-headless visualvm python3 python3-networkx tmux gzip \
            zsh groff-base chromium fonts-dejavu-core libh2-java libasm-java \
-           libprotobuf-c-dev protobuf-c-compiler golang-go \
+           libprotobuf-c-dev protobuf-c-compiler golang-go libjansson-dev \
            clang libclang-rt-14-dev
 
 .PHONY: all deps demo test unit bench fuzz fuzz-check fuzz-cov clean FORCE
@@ -170,8 +170,16 @@ $(PUPPETEER):
 	@mkdir -p $(BUILD)/node
 	npm install --prefix $(BUILD)/node --no-audit --no-fund --loglevel=error puppeteer-core@24.43.1
 
+# The official MCP TypeScript SDK drives heapsh --mcp in tests/t_mcp.sh (tests/mcp_client.mjs).
+# After puppeteer-core: two npm installs into one folder at once (make -j) collide.
+MCP_SDK = $(BUILD)/node/node_modules/@modelcontextprotocol/sdk/package.json
+$(MCP_SDK): | $(PUPPETEER)
+	@mkdir -p $(BUILD)/node
+	npm install --prefix $(BUILD)/node --no-audit --no-fund --loglevel=error \
+	  @modelcontextprotocol/sdk@1.32.2
+
 test: deps
-	$(MAKE) heapsh $(AGENT) $(PUPPETEER)
+	$(MAKE) heapsh $(AGENT) $(PUPPETEER) $(MCP_SDK)
 	$(MAKE) unit
 	$(MAKE) READLINE=no BIN=$(BUILD)/heapsh-plain
 	bash tests/run.sh

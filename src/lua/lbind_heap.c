@@ -1329,12 +1329,35 @@ static int traceback(lua_State *L)
 	return 1;
 }
 
+/*
+ * print: Lua's print (lbaselib.c's luaB_print: each argument through
+ * __tostring, tabs between, a newline), but through src/out, so that a
+ * script's lines and its tables (print_table, the host's commands) go to
+ * one stream in order, and a host that captures its output
+ * (out_redirect: heapsh --mcp) captures them too.
+ */
+static int print(lua_State *L)
+{
+	int n = lua_gettop(L);
+	for (int k = 1; k <= n; k++) {
+		size_t len;
+		const char *s = luaL_tolstring(L, k, &len);
+		if (k > 1)
+			fputc('\t', out_stream());
+		fwrite(s, 1, len, out_stream());
+		lua_pop(L, 1);
+	}
+	fputc('\n', out_stream());
+	return 0;
+}
+
 lua_State *hsl_open(struct hs_session *host)
 {
 	lua_State *L = luaL_newstate();
 	if (!L)
 		return NULL;
 	luaL_openlibs(L);
+	lua_register(L, "print", print);
 	lua_pushlightuserdata(L, host);
 	lua_setfield(L, LUA_REGISTRYINDEX, SESSION_KEY);
 	luaL_requiref(L, "heapsh", luaopen_heapsh, 1);

@@ -10,6 +10,20 @@
 
 enum out_mode out_mode = OUT_TABLE;
 
+static FILE *redirected;	/* out_redirect's stream; NULL: stdout */
+
+FILE *out_redirect(FILE *f)
+{
+	FILE *prev = redirected;
+	redirected = f;
+	return prev;
+}
+
+FILE *out_stream(void)
+{
+	return redirected ? redirected : stdout;
+}
+
 int out_mode_parse(const char *s)
 {
 	if (!strcmp(s, "table"))
@@ -30,13 +44,13 @@ void out_printf(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vfprintf(stdout, fmt, ap);
+	vfprintf(out_stream(), fmt, ap);
 	va_end(ap);
 }
 
 void out_flush(void)
 {
-	fflush(stdout);
+	fflush(out_stream());
 }
 
 struct cell {
@@ -167,7 +181,7 @@ static size_t width(const char *s)
 
 void out_table_end(struct out_table *t)
 {
-	FILE *f = stdout;
+	FILE *f = out_stream();
 	size_t nrows = t->ncells / (size_t)t->ncols;
 	if (out_mode == OUT_CSV) {
 		for (int c = 0; c < t->ncols; c++) {

@@ -21,9 +21,20 @@ extern enum out_mode out_mode;
 int out_mode_parse(const char *s);
 const char *out_mode_name(enum out_mode m);
 
-/* out_printf: formatted text to the shell's output (stdout). */
+/* out_printf: formatted text to the shell's output (stdout, or out_redirect's stream). */
 void out_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void out_flush(void);
+
+/*
+ * out_redirect: send the output (out_printf, tables, out_stream) to f
+ * instead of stdout from now on, e.g. an open_memstream of heapsh --mcp,
+ * which answers with a command's output; NULL goes back to stdout. Returns
+ * the stream used before (NULL: stdout), to put back. f stays the caller's:
+ * it must stay open while it is in use; out_flush flushes it.
+ */
+FILE *out_redirect(FILE *f);
+/* out_stream: where the output goes now (stdout unless redirected). */
+FILE *out_stream(void);
 
 struct out_table;
 

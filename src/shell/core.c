@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../base/fmt.h"
@@ -30,6 +31,7 @@ int sh_error(struct sh *sh, const char *where, const char *fmt, ...)
 	out_flush();
 	if (!where)
 		where = sh->where;
+	snprintf(sh->last_where, sizeof sh->last_where, "%s", where ? where : "");
 	fprintf(stderr, "heapsh: %s%s%s\n", where ? where : "", where ? ": " : "", sh->last_error);
 	return HS_ERR;
 }
@@ -137,6 +139,14 @@ struct dom_tree *sh_dom(struct sh *sh, bool no_weak)
 	if (!t)
 		sh_error(sh, NULL, "%s", hs_errmsg(sh->ss));
 	return t;
+}
+
+bool sh_is_pid(const char *s)
+{
+	if (!*s || strspn(s, "0123456789") != strlen(s) || strlen(s) > 9)
+		return false;
+	struct stat st;
+	return stat(s, &st) != 0;
 }
 
 bool sh_looks_like_id(const char *s)

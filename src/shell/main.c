@@ -620,6 +620,7 @@ static void usage(FILE *f)
 		"       heapsh [options] -f FILE DUMP|PID\n"
 		"       heapsh [options] -l SCRIPT.lua [DUMP|PID] [ARGS...]\n"
 		"       heapsh [options] --report FILE.html DUMP|PID\n"
+		"       heapsh [options] --mcp [DUMP|PID]\n"
 		"\n"
 		"Explore a Java heap dump (HPROF, as written by 'jcmd PID GC.heap_dump', gzip'd\n"
 		"or not) in an interactive shell. Type :help inside for the commands. A JFR\n"
@@ -634,6 +635,9 @@ static void usage(FILE *f)
 		"  --report FILE.html  write an HTML report of the heap (summary, top\n"
 		"                    dominators, leak suspects, classes, duplicate strings,\n"
 		"                    wasteful collections) and exit\n"
+		"  --mcp             serve the Model Context Protocol on stdin and stdout\n"
+		"                    (JSON-RPC, one message a line) for an AI assistant: tools\n"
+		"                    open, run (a command or query; JSON results) and help\n"
 		"  --format MODE     output mode: table (default), csv or json\n"
 		"  --oops 4|8        reference size; detected from the dump when omitted\n"
 		"  --layout JDK      lay objects out as that JDK's HotSpot does (8, 11, 17, 25...);\n"
@@ -658,15 +662,6 @@ static void usage(FILE *f)
 		"\n"
 		"Exit status: 0 on success, 2 when the dump cannot be read, is damaged, or a\n"
 		"command fails.\n");
-}
-
-/* is_pid: a number that names a process and not a file. */
-static bool is_pid(const char *s)
-{
-	if (!*s || strspn(s, "0123456789") != strlen(s) || strlen(s) > 9)
-		return false;
-	struct stat st;
-	return stat(s, &st) != 0;
 }
 
 static void finish(struct sh *sh)
@@ -698,6 +693,7 @@ int main(int argc, char **argv)
 	 */
 	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	const char *dump = NULL, *export_to = NULL, *script = NULL, *report = NULL;
+	bool mcp = false;
 	const char *spill_dir = getenv("HEAPSH_SPILL_DIR");
 	uint64_t memory = big_parse_size(getenv("HEAPSH_MEMORY"));
 	/* -c COMMAND and -f FILE, in the order given, each run in turn (as psql does) */
@@ -724,6 +720,8 @@ int main(int argc, char **argv)
 			actions[nactions++] = (struct action){o[1], argv[++a]};
 		} else if (!strcmp(o, "--report") && a + 1 < argc) {
 			report = argv[++a];
+		} else if (!strcmp(o, "--mcp")) {
+			mcp = true;
 		} else if (!strcmp(o, "--format") && a + 1 < argc) {
 			int m = out_mode_parse(argv[++a]);
 			if (m < 0) {
@@ -803,6 +801,11 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (mcp && (script || report || export_to || nactions)) {
+		fprintf(stderr, "heapsh: --mcp serves requests on stdin; it does not go with "
+			"-c, -f, -l, --report or --export-graph\n");
+		return 2;
+	}
 	hs_set_memory(sh.ss, memory, spill_dir);
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
@@ -815,7 +818,7 @@ int main(int argc, char **argv)
 	sigaction(SIGBUS, &sa, NULL);
 
 	hs_set_options(sh.ss, &opt);
-	if (dump && is_pid(dump)) {
+	if (dump && sh_is_pid(dump)) {
 		if (sh_attach(&sh, atoi(dump)) != HS_OK)
 			return 2;
 	} else if (dump && sh_open(&sh, dump) != HS_OK && !hs_heap(sh.ss)) {
@@ -824,6 +827,12 @@ int main(int argc, char **argv)
 	opt.dump = 0;	/* --dump was for DUMP; later :open and snapshots start at 1 */
 	hs_set_options(sh.ss, &opt);
 	int damaged = sh.status;
+	if (mcp) {
+		int st = sh_mcp_serve(&sh);
+		free(actions);
+		finish(&sh);
+		return st;
+	}
 	if (export_to) {
 		int st = sh_export_graph(&sh, export_to);
 		finish(&sh);

@@ -21,6 +21,7 @@ struct sh {
 	bool timer;		/* :timer on: report each input's wall time on stderr */
 	int depth;		/* :load nesting */
 	char last_error[512];	/* the last sh_error message */
+	char last_where[512];	/* and where it was ("file:line[:col]"), or "" */
 	unsigned long nerrors;	/* sh_error calls so far (did a command say what went wrong?) */
 	void *lua;		/* the Lua state (src/lua), made on first use */
 	const char *where;	/* "file:line" of the input being run, or NULL */
@@ -121,6 +122,25 @@ struct dom_tree *sh_dom(struct sh *sh, bool no_weak);
 struct dyn *sh_dyn(struct sh *sh, bool estimates);
 /* sh_dyn_save: write the engine (and its memoized sizes) to the index if changed. */
 void sh_dyn_save(struct sh *sh);
+
+/*
+ * sh_is_pid: s names a process rather than a file, as the DUMP|PID of the
+ * command line does: digits only (at most 9), and no file of that name.
+ */
+bool sh_is_pid(const char *s);
+
+/*
+ * sh_mcp_serve (mcp.c, docs/manual.md "heapsh as an MCP server"): heapsh
+ * --mcp. Speaks the Model Context Protocol (JSON-RPC 2.0, one message a
+ * line) on the process's stdin and stdout until stdin ends, with the tools
+ * open, run and help over sh's session (a dump or JVM given on the command
+ * line is already open). From the call on, fd 1 is stderr, so that nothing
+ * but protocol messages reaches the client, and fd 0 is /dev/null. Bad
+ * messages are answered with JSON-RPC errors, never end the server.
+ * Returns 0 at the end of the input, 2 when the protocol streams could not
+ * be set up or written (said on stderr). The caller closes the session.
+ */
+int sh_mcp_serve(struct sh *sh);
 
 /* sh_looks_like_id: s starts as an object id does (a digit), not as a class name. */
 bool sh_looks_like_id(const char *s);

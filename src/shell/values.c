@@ -118,7 +118,7 @@ void sh_show_value(struct sh *sh, struct value v, void *arena)
 		if (v.k == V_INT || v.k == V_FLOAT || v.k == V_BOOL || v.k == V_NULL)
 			out_printf("%s\n", dsl_value_text(hs_dsl(sh->ss), v, arena));
 		else {
-			out_json_string(stdout, dsl_value_text(hs_dsl(sh->ss), v, arena));
+			out_json_string(out_stream(), dsl_value_text(hs_dsl(sh->ss), v, arena));
 			out_printf("\n");
 		}
 		return;
