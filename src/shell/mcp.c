@@ -674,6 +674,30 @@ fail:
 	return HS_ERR;
 }
 
+/*
+ * SIGTERM is how clients end a server that has not ended within a moment
+ * of its input closing (the TypeScript and Python SDKs' close(): stdin
+ * closed, 2 s, SIGTERM, 2 s, SIGKILL), or at all: heapsh then ends as at
+ * the end of its input, letting go of an attached JVM as :quit does,
+ * instead of dying with its agent still loaded. A command under way is
+ * stopped as Ctrl-C stops it, by the shell's own SIGINT handler (main.c).
+ * The client's input becomes /dev/null (fd 0 since streams()), so that a
+ * read that was about to wait for it when the signal came ends at once.
+ */
+static volatile sig_atomic_t terminated;
+static int input_fd = -1;	/* the client's input (struct mcp's in) */
+
+static void on_sigterm(int sig)
+{
+	(void)sig;
+	int saved = errno;
+	terminated = 1;
+	if (input_fd >= 0)
+		dup2(STDIN_FILENO, input_fd);
+	raise(SIGINT);
+	errno = saved;
+}
+
 int sh_mcp_serve(struct sh *sh)
 {
 	struct mcp m = {.sh = sh};
@@ -681,14 +705,20 @@ int sh_mcp_serve(struct sh *sh)
 		return 2;
 	/* A client gone is a write error (and the end), not a SIGPIPE. */
 	signal(SIGPIPE, SIG_IGN);
+	input_fd = fileno(m.in);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_sigterm;	/* no SA_RESTART: a getline waiting for input returns */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
 	out_mode = OUT_JSON;
 	char *buf = NULL;
 	size_t cap = 0;
-	while (!m.broken) {
+	while (!m.broken && !terminated) {
 		errno = 0;
 		ssize_t n = getline(&buf, &cap, m.in);
 		if (n < 0) {
-			if (errno == EINTR && !feof(m.in)) {
+			if (errno == EINTR && !feof(m.in) && !terminated) {
 				/* Ctrl-C at the server's terminal: it stops a command, not the server */
 				clearerr(m.in);
 				continue;
@@ -697,7 +727,12 @@ int sh_mcp_serve(struct sh *sh)
 		}
 		serve_line(&m, buf, (size_t)n);
 	}
+	if (terminated) {
+		fprintf(stderr, "heapsh: --mcp: SIGTERM: ending as at the end of the input\n");
+		hs_interrupted = 0;	/* it stopped the command; letting go of a JVM must not stop too */
+	}
 	free(buf);
+	input_fd = -1;
 	fclose(m.in);
 	fclose(m.out);
 	return m.broken ? 2 : 0;

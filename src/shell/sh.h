@@ -137,8 +137,11 @@ bool sh_is_pid(const char *s);
  * line is already open). From the call on, fd 1 is stderr, so that nothing
  * but protocol messages reaches the client, and fd 0 is /dev/null. Bad
  * messages are answered with JSON-RPC errors, never end the server.
- * Returns 0 at the end of the input, 2 when the protocol streams could not
- * be set up or written (said on stderr). The caller closes the session.
+ * SIGTERM stops a command under way (through the shell's SIGINT handler,
+ * which must be installed) and ends the server as the end of the input
+ * does. Returns 0 at the end of the input or after SIGTERM, 2 when the
+ * protocol streams could not be set up or written (said on stderr). The
+ * caller closes the session.
  */
 int sh_mcp_serve(struct sh *sh);
 
