@@ -13,10 +13,12 @@
  * results with isError, while an unknown tool or bad arguments are JSON-RPC
  * errors). JSON is read and written with jansson.
  *
- * The tools are thin over the shell: open runs :open or :attach, run runs
- * its input as typed input (sh_process_input, which serves the prompt, -f
- * and :load) with the output captured (out_redirect) in the output mode
- * json, and help reads the command table that :help reads (sh_commands).
+ * The tools are thin over the shell: open runs :open or :attach
+ * (sh_execute), run runs its input as typed input (sh_process_input, which
+ * serves the prompt, -f and :load) with the output captured (out_redirect)
+ * in the output mode json, and help reads the command table that :help
+ * reads (sh_commands). The first two are main.c's, over this file: they are
+ * called through struct sh's hooks, as :load calls sh_process_input.
  * Requests are served one at a time, in order; a long one is not cancelled
  * (notifications/cancelled is ignored).
  */
@@ -305,7 +307,7 @@ static json_t *tool_open(struct mcp *m, json_t *id, json_t *args)
 		free(line);
 		return rpc_error(id, RPC_INTERNAL_ERROR, "cannot capture output: %s", strerror(errno));
 	}
-	int st = sh_execute(sh, line, NULL);
+	int st = sh->execute(sh, line, NULL);
 	capture_end(&c);
 	free(line);
 	json_t *out = c.len ? jstr(c.buf, c.len) : NULL;
@@ -369,7 +371,7 @@ static json_t *tool_run(struct mcp *m, json_t *id, json_t *args)
 	/* The input is a little file of typed lines: a query may span lines, a
 	 * :lua block ends at :end, as at the prompt. */
 	FILE *f = fmemopen((void *)input, len, "r");
-	int st = f ? sh_process_input(sh, f, "input") : HS_ERR;
+	int st = f ? sh->process_input(sh, f, "input") : HS_ERR;
 	if (f)
 		fclose(f);
 	else
@@ -701,6 +703,11 @@ static void on_sigterm(int sig)
 int sh_mcp_serve(struct sh *sh)
 {
 	struct mcp m = {.sh = sh};
+	if (!sh->execute || !sh->process_input) {
+		fprintf(stderr, "heapsh: --mcp: the shell's execute and process_input hooks are "
+			"not set (main.c sets them before serving)\n");
+		return 2;
+	}
 	if (streams(&m) != HS_OK)
 		return 2;
 	/* A client gone is a write error (and the end), not a SIGPIPE. */
