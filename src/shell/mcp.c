@@ -678,8 +678,9 @@ fail:
 
 /*
  * SIGTERM is how clients end a server that has not ended within a moment
- * of its input closing (the TypeScript and Python SDKs' close(): stdin
- * closed, 2 s, SIGTERM, 2 s, SIGKILL), or at all: heapsh then ends as at
+ * of its input closing (the specification's "Lifecycle", "Shutdown",
+ * stdio: close the input, wait, SIGTERM, wait, SIGKILL; the TypeScript
+ * SDK's close() waits 2 s each time), or at all: heapsh then ends as at
  * the end of its input, letting go of an attached JVM as :quit does,
  * instead of dying with its agent still loaded. A command under way is
  * stopped as Ctrl-C stops it, by the shell's own SIGINT handler (main.c).
