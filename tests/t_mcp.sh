@@ -8,7 +8,8 @@
 # table. Then raw bytes written to the server (malformed JSON, bad UTF-8,
 # requests before initialize, batches, version negotiation, stray writes to
 # fd 1), and a live JVM (KnownHeap wait) opened by its pid, whose query is
-# answered inside the JVM. Every process started here is killed at the end.
+# answered inside the JVM, and a server ended by SIGTERM mid-command, which
+# lets go of the JVM. Every process started here is killed at the end.
 M=$T/mcp
 mkdir -p "$M"
 MCP_PIDS=()	# JVMs started here
@@ -289,6 +290,39 @@ mcp_live() {
 	check "mcp live: the client gone, the agent left the JVM (its socket directory is gone)" absent \
 		"$([ -e "/tmp/.heapsh-$KP" ] && echo present || echo absent)"
 	check "mcp live: the JVM lives on" alive "$(kill -0 "$KP" 2>/dev/null && echo alive || echo dead)"
+	mcp_term "$KP"
+}
+
+# mcp_term KP: heapsh --mcp KP ended by SIGTERM (how clients end a server that
+# does not end when its input closes) in the middle of a command: the command
+# stops, is answered, and heapsh lets go of the JVM as at the end of its input.
+mcp_term() {
+	local KP=$1 fd hp i st R=$M/term.out
+	rm -f "$M/term.in"
+	mkfifo "$M/term.in"
+	exec {fd}<>"$M/term.in"
+	MCP_FDS+=("$fd")
+	"$HEAPSH" --mcp "$KP" <"$M/term.in" >"$R" 2>"$R.err" &
+	hp=$!
+	MCP_PIDS+=("$hp")
+	printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}' \
+		'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run","arguments":{"input":":lua local n = 0 while true do n = n + 1 end"}}}' >&"$fd"
+	for ((i = 0; i < 600; i++)); do grep -q '"id":1' "$R" && break; sleep 0.1; done
+	sleep 0.5	# into the loop
+	check "mcp term: attached to the JVM (its agent's socket directory)" present \
+		"$([ -e "/tmp/.heapsh-$KP" ] && echo present || echo absent)"
+	kill -TERM "$hp"
+	for ((i = 0; i < 100; i++)); do kill -0 "$hp" 2>/dev/null || break; sleep 0.1; done
+	wait "$hp"
+	st=$?
+	check "mcp term: SIGTERM ends the server, status 0" 0 "$st"
+	check "mcp term: the command under way was stopped and answered" "[2, true, true]" \
+		"$(mcp_mj "$R" 1 "[r['id'], r['result']['isError'], 'interrupted' in r['result']['content'][0]['text']]")"
+	check "mcp term: stdout: two JSON-RPC messages, nothing else" 2 \
+		"$(python3 -c 'import json, sys; print(sum(json.loads(l)["jsonrpc"] == "2.0" for l in open(sys.argv[1])))' "$R" 2>&1)"
+	check "mcp term: heapsh let go of the JVM (its agent's socket directory is gone)" absent \
+		"$([ -e "/tmp/.heapsh-$KP" ] && echo present || echo absent)"
+	check "mcp term: the JVM lives on" alive "$(kill -0 "$KP" 2>/dev/null && echo alive || echo dead)"
 }
 
 mcp_tests

@@ -683,6 +683,7 @@ int main(int argc, char **argv)
 	 * hears the session's Ctrl-C (hs_enter). */
 	hs_enter(sh.ss);
 	sh.process_input = sh_process_input;
+	sh.execute = sh_execute;
 	sh_session_hooks(&sh);
 	struct hs_options opt = hs_get_options(sh.ss);
 	sh_current = &sh;

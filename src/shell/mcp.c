@@ -13,10 +13,12 @@
  * results with isError, while an unknown tool or bad arguments are JSON-RPC
  * errors). JSON is read and written with jansson.
  *
- * The tools are thin over the shell: open runs :open or :attach, run runs
- * its input as typed input (sh_process_input, which serves the prompt, -f
- * and :load) with the output captured (out_redirect) in the output mode
- * json, and help reads the command table that :help reads (sh_commands).
+ * The tools are thin over the shell: open runs :open or :attach
+ * (sh_execute), run runs its input as typed input (sh_process_input, which
+ * serves the prompt, -f and :load) with the output captured (out_redirect)
+ * in the output mode json, and help reads the command table that :help
+ * reads (sh_commands). The first two are main.c's, over this file: they are
+ * called through struct sh's hooks, as :load calls sh_process_input.
  * Requests are served one at a time, in order; a long one is not cancelled
  * (notifications/cancelled is ignored).
  */
@@ -305,7 +307,7 @@ static json_t *tool_open(struct mcp *m, json_t *id, json_t *args)
 		free(line);
 		return rpc_error(id, RPC_INTERNAL_ERROR, "cannot capture output: %s", strerror(errno));
 	}
-	int st = sh_execute(sh, line, NULL);
+	int st = sh->execute(sh, line, NULL);
 	capture_end(&c);
 	free(line);
 	json_t *out = c.len ? jstr(c.buf, c.len) : NULL;
@@ -369,7 +371,7 @@ static json_t *tool_run(struct mcp *m, json_t *id, json_t *args)
 	/* The input is a little file of typed lines: a query may span lines, a
 	 * :lua block ends at :end, as at the prompt. */
 	FILE *f = fmemopen((void *)input, len, "r");
-	int st = f ? sh_process_input(sh, f, "input") : HS_ERR;
+	int st = f ? sh->process_input(sh, f, "input") : HS_ERR;
 	if (f)
 		fclose(f);
 	else
@@ -674,21 +676,57 @@ fail:
 	return HS_ERR;
 }
 
+/*
+ * SIGTERM is how clients end a server that has not ended within a moment
+ * of its input closing (the specification's "Lifecycle", "Shutdown",
+ * stdio: close the input, wait, SIGTERM, wait, SIGKILL; the TypeScript
+ * SDK's close() waits 2 s each time), or at all: heapsh then ends as at
+ * the end of its input, letting go of an attached JVM as :quit does,
+ * instead of dying with its agent still loaded. A command under way is
+ * stopped as Ctrl-C stops it, by the shell's own SIGINT handler (main.c).
+ * The client's input becomes /dev/null (fd 0 since streams()), so that a
+ * read that was about to wait for it when the signal came ends at once.
+ */
+static volatile sig_atomic_t terminated;
+static int input_fd = -1;	/* the client's input (struct mcp's in) */
+
+static void on_sigterm(int sig)
+{
+	(void)sig;
+	int saved = errno;
+	terminated = 1;
+	if (input_fd >= 0)
+		dup2(STDIN_FILENO, input_fd);
+	raise(SIGINT);
+	errno = saved;
+}
+
 int sh_mcp_serve(struct sh *sh)
 {
 	struct mcp m = {.sh = sh};
+	if (!sh->execute || !sh->process_input) {
+		fprintf(stderr, "heapsh: --mcp: the shell's execute and process_input hooks are "
+			"not set (main.c sets them before serving)\n");
+		return 2;
+	}
 	if (streams(&m) != HS_OK)
 		return 2;
 	/* A client gone is a write error (and the end), not a SIGPIPE. */
 	signal(SIGPIPE, SIG_IGN);
+	input_fd = fileno(m.in);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_sigterm;	/* no SA_RESTART: a getline waiting for input returns */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
 	out_mode = OUT_JSON;
 	char *buf = NULL;
 	size_t cap = 0;
-	while (!m.broken) {
+	while (!m.broken && !terminated) {
 		errno = 0;
 		ssize_t n = getline(&buf, &cap, m.in);
 		if (n < 0) {
-			if (errno == EINTR && !feof(m.in)) {
+			if (errno == EINTR && !feof(m.in) && !terminated) {
 				/* Ctrl-C at the server's terminal: it stops a command, not the server */
 				clearerr(m.in);
 				continue;
@@ -697,7 +735,12 @@ int sh_mcp_serve(struct sh *sh)
 		}
 		serve_line(&m, buf, (size_t)n);
 	}
+	if (terminated) {
+		fprintf(stderr, "heapsh: --mcp: SIGTERM: ending as at the end of the input\n");
+		hs_interrupted = 0;	/* it stopped the command; letting go of a JVM must not stop too */
+	}
 	free(buf);
+	input_fd = -1;
 	fclose(m.in);
 	fclose(m.out);
 	return m.broken ? 2 : 0;

@@ -26,10 +26,13 @@ struct sh {
 	void *lua;		/* the Lua state (src/lua), made on first use */
 	const char *where;	/* "file:line" of the input being run, or NULL */
 	/*
-	 * process_input: sh_process_input, set by main.c, so that :load (a
-	 * command under it) runs a file's inputs without calling up into it.
+	 * process_input: sh_process_input, and execute: sh_execute, set by
+	 * main.c, so that :load (a command under it) runs a file's inputs, and
+	 * heapsh --mcp (mcp.c, under it too) runs its tools' inputs, without
+	 * calling up into it.
 	 */
 	int (*process_input)(struct sh *sh, FILE *f, const char *name);
+	int (*execute)(struct sh *sh, const char *line, const char *where);
 };
 
 /* A command: name without the colon, handler, usage line, help text. */
@@ -134,11 +137,15 @@ bool sh_is_pid(const char *s);
  * --mcp. Speaks the Model Context Protocol (JSON-RPC 2.0, one message a
  * line) on the process's stdin and stdout until stdin ends, with the tools
  * open, run and help over sh's session (a dump or JVM given on the command
- * line is already open). From the call on, fd 1 is stderr, so that nothing
+ * line is already open), running them through sh->execute and
+ * sh->process_input. From the call on, fd 1 is stderr, so that nothing
  * but protocol messages reaches the client, and fd 0 is /dev/null. Bad
  * messages are answered with JSON-RPC errors, never end the server.
- * Returns 0 at the end of the input, 2 when the protocol streams could not
- * be set up or written (said on stderr). The caller closes the session.
+ * SIGTERM stops a command under way (through the shell's SIGINT handler,
+ * which must be installed) and ends the server as the end of the input
+ * does. Returns 0 at the end of the input or after SIGTERM, 2 when the
+ * protocol streams could not be set up or written (said on stderr). The
+ * caller closes the session.
  */
 int sh_mcp_serve(struct sh *sh);
 
