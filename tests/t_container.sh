@@ -38,8 +38,11 @@ ctr_start() {
 	mkfifo "$C/$name.in"
 	exec {fd}<>"$C/$name.in"	# read-write: never blocks, even if java does not start
 	CTR_FDS+=("$fd")
-	unshare --pid --mount --fork --mount-proc sh -c "mount -t tmpfs -o $opts tmpfs /tmp &&
-		mount -t tmpfs tmpfs '$CBIN' && exec '$java' -cp '$CCP' KnownHeap wait" \
+	# The class path is the working folder, entered before /tmp is covered:
+	# it stays reachable when the checkout is under /tmp (a clone there),
+	# where the new /tmp already hides heapsh's folder.
+	unshare --pid --mount --fork --mount-proc sh -c "cd '$CCP' && mount -t tmpfs -o $opts tmpfs /tmp &&
+		{ [ ! -d '$CBIN' ] || mount -t tmpfs tmpfs '$CBIN'; } && exec '$java' -cp . KnownHeap wait" \
 		<"$C/$name.in" >"$C/$name.out" 2>"$C/$name.err" &
 	u=$!
 	CTR_PIDS+=("$u")
