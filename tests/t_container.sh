@@ -38,11 +38,12 @@ ctr_start() {
 	mkfifo "$C/$name.in"
 	exec {fd}<>"$C/$name.in"	# read-write: never blocks, even if java does not start
 	CTR_FDS+=("$fd")
-	# The class path is the working folder, entered before /tmp is covered:
-	# it stays reachable when the checkout is under /tmp (a clone there),
-	# where the new /tmp already hides heapsh's folder.
+	# The classes are copied into the new /tmp from the working folder,
+	# entered before /tmp is covered: a checkout under /tmp (a clone there)
+	# is hidden by the new /tmp, which hides heapsh's folder too.
 	unshare --pid --mount --fork --mount-proc sh -c "cd '$CCP' && mount -t tmpfs -o $opts tmpfs /tmp &&
-		{ [ ! -d '$CBIN' ] || mount -t tmpfs tmpfs '$CBIN'; } && exec '$java' -cp . KnownHeap wait" \
+		mkdir /tmp/classes && cp -R . /tmp/classes && cd / &&
+		{ [ ! -d '$CBIN' ] || mount -t tmpfs tmpfs '$CBIN'; } && exec '$java' -cp /tmp/classes KnownHeap wait" \
 		<"$C/$name.in" >"$C/$name.out" 2>"$C/$name.err" &
 	u=$!
 	CTR_PIDS+=("$u")
