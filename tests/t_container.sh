@@ -27,19 +27,20 @@ ctr_cleanup() {
 trap ctr_cleanup EXIT
 trap 'ctr_cleanup; exit 130' INT TERM
 
-# ctr_start NAME JAVA TMPOPTS: KnownHeap wait under JAVA in new pid and mount
-# namespaces, its /tmp a new tmpfs mounted with TMPOPTS, heapsh's folder
-# ($CBIN) hidden under another. Sets CTR_PID to the JVM's pid as we see it
-# ("" when it did not start).
+# ctr_start NAME JAVA TMPOPTS [AS]: KnownHeap wait under JAVA in new pid and
+# mount namespaces, its /tmp a new tmpfs mounted with TMPOPTS, heapsh's folder
+# ($CBIN) hidden under another; AS (optional) is a command the JVM runs under
+# (setpriv, to run it as another user). Sets CTR_PID to the JVM's pid as we
+# see it ("" when it did not start).
 ctr_start() {
-	local name=$1 java=$2 opts=$3 fd i u
+	local name=$1 java=$2 opts=$3 as=${4:-} fd i u
 	CTR_PID=
 	rm -f "$C/$name.in" "$C/$name.out" "$C/$name.err"
 	mkfifo "$C/$name.in"
 	exec {fd}<>"$C/$name.in"	# read-write: never blocks, even if java does not start
 	CTR_FDS+=("$fd")
 	unshare --pid --mount --fork --mount-proc sh -c "mount -t tmpfs -o $opts tmpfs /tmp &&
-		mount -t tmpfs tmpfs '$CBIN' && exec '$java' -cp '$CCP' KnownHeap wait" \
+		mount -t tmpfs tmpfs '$CBIN' && exec $as '$java' -cp '$CCP' KnownHeap wait" \
 		<"$C/$name.in" >"$C/$name.out" 2>"$C/$name.err" &
 	u=$!
 	CTR_PIDS+=("$u")
@@ -64,13 +65,23 @@ ctr_ours() {
 	grep -E "^(heapsh-agent-|heapsh-(snap|dump|live)-($1|$2)-|\.heapsh-($1|$2)$|\.attach_pid($1|$2)$)" || true
 }
 
-# ctr_checks NAME JAVA: a session on a JVM of that JDK in a container.
+# ctr_copies PID: how many copies of heapsh's agent JVM PID has mapped.
+ctr_copies() {
+	grep -o ' /tmp/heapsh-agent-[A-Za-z0-9]\{6\}/libheapsh_agent.so (deleted)$' "/proc/$1/maps" |
+		sort -u | wc -l
+}
+
+# ctr_checks NAME JAVA [UID]: a session on a JVM of that JDK in a container,
+# the JVM run as UID (its group the same number) when given, else as root.
 ctr_checks() {
-	local name=$1 java=$2 P NS S before after
-	ctr_start "$name" "$java" mode=1777 || return
+	local name=$1 java=$2 uid=${3:-} as= P NS S before after q
+	[ -n "$uid" ] && as="setpriv --reuid=$uid --regid=$uid --clear-groups"
+	ctr_start "$name" "$java" mode=1777 "$as" || return
 	P=$CTR_PID
 	NS=$(awk '/^NSpid:/ { print $NF }' "/proc/$P/status")
 	check "$name: the JVM has its own pid namespace (pid 1 in it)" 1 "$NS"
+	[ -n "$uid" ] && check "$name: the JVM runs as uid $uid" "$uid" \
+		"$(awk '/^Uid:/ { print $3 }' "/proc/$P/status")"
 	check "$name: heapsh's folder is hidden from the JVM" absent \
 		"$([ -e "/proc/$P/root$CBIN/libheapsh_agent.so" ] && echo present || echo absent)"
 	before=$(ls -A /tmp | ctr_ours "$P" "$NS")
@@ -108,6 +119,23 @@ ctr_checks() {
 	check "$name: the JVM loaded the copy in its /tmp, removed since" yes \
 		"$(grep -q " /tmp/heapsh-agent-[A-Za-z0-9]\{6\}/libheapsh_agent.so (deleted)$" \
 			"/proc/$P/maps" && echo yes || echo no)"
+
+	# Attached again and again: --keep-agent leaves the agent's socket, a
+	# later session uses it (through the container's /tmp) and detaches it,
+	# and loading the agent once more reuses the copy the JVM has mapped.
+	q='objects.count([it | it is Order and it.status = 7])'
+	check "$name: --keep-agent: the query" 100 \
+		"$(env -u HEAPSH_AGENT timeout 60 "$CBIN/heapsh" --keep-agent -c "$q" "$P" 2>/dev/null)"
+	check "$name: ... the agent's socket stays in the container's /tmp" present \
+		"$([ -S "/proc/$P/root/tmp/.heapsh-$NS/agent.sock" ] && echo present || echo absent)"
+	check "$name: heapsh PID again: the kept agent answers" 100 \
+		"$(env -u HEAPSH_AGENT timeout 60 "$CBIN/heapsh" -c "$q" "$P" 2>/dev/null)"
+	check "$name: ... and leaving detached it (its socket went)" absent \
+		"$([ -e "/proc/$P/root/tmp/.heapsh-$NS" ] && echo present || echo absent)"
+	check "$name: heapsh PID once more: the agent loaded again" 100 \
+		"$(env -u HEAPSH_AGENT timeout 60 "$CBIN/heapsh" -c "$q" "$P" 2>/dev/null)"
+	check "$name: ... from the copy the JVM has mapped: one copy for three loads" 1 \
+		"$(ctr_copies "$P")"
 	check "$name: nothing of heapsh's is left in the container's /tmp" "" \
 		"$(ls -A "/proc/$P/root/tmp" | ctr_ours "$P" "$NS")"
 	after=$(ls -A /tmp | ctr_ours "$P" "$NS")
@@ -132,7 +160,14 @@ else
 
 	ctr_checks k17 "$(command -v java)"
 	if [ -x "$JDK25/bin/java" ]; then
-		ctr_checks k25 "$JDK25/bin/java"
+		# As an unprivileged user, as containers often run: what heapsh makes is given to it.
+		if command -v setpriv >/dev/null &&
+			setpriv --reuid=65534 --regid=65534 --clear-groups test -r "$CCP/KnownHeap.class"; then
+			ctr_checks k25 "$JDK25/bin/java" 65534
+		else
+			ok "JDK 25 as uid 65534 ... skipped (no setpriv, or uid 65534 cannot read $CCP)"
+			ctr_checks k25 "$JDK25/bin/java"
+		fi
 	else
 		ok "JDK 25 in a container ... skipped (no JDK 25)"
 	fi
