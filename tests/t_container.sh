@@ -4,11 +4,14 @@
 # hidden inside, so that the JVM can open none of heapsh's files. heapsh
 # attaches with no HEAPSH_AGENT (its agent copied into the container's /tmp),
 # a query runs inside the JVM, a snapshot and :dump work through the
-# container's /tmp, and afterwards nothing of heapsh's is left there or in
-# heapsh's own temporary folders. Then a container whose /tmp is noexec: the
-# error says why and what to do. JDK 17, and JDK 25 when it is installed.
-# Skipped when not root or when unshare is not allowed. Every process started
-# here is killed at the end, failed checks or not.
+# container's /tmp; --keep-agent leaves the agent's socket there and a later
+# heapsh uses it; loading the agent again reuses the copy the JVM has mapped;
+# afterwards nothing of heapsh's is left there or in heapsh's own temporary
+# folders. JDK 17 as root, and JDK 25 (when installed) as uid 65534. Then a
+# container whose /tmp is noexec, and one whose /tmp is too small for a dump:
+# the errors say why and what to do. Skipped when not root or when unshare
+# is not allowed. Every process started here is killed at the end, failed
+# checks or not.
 C=$T/container
 CTR_PIDS=()	# the unshare processes and the JVMs in them
 CTR_FDS=()	# write ends of the JVMs' stdin
@@ -184,6 +187,22 @@ else
 		check "noexec /tmp: nothing left in the container's /tmp" "" \
 			"$(ls -A "/proc/$P/root/tmp" | ctr_ours "$P" 1)"
 		check "noexec /tmp: the JVM is still alive" alive "$(kill -0 "$P" 2>/dev/null && echo alive)"
+	fi
+
+	# A /tmp too small for the dump (the agent's copy fits, and stays mapped
+	# there): the snapshot fails saying so, and leaves no partial dump.
+	lib_kb=$(( $(stat -c %s "$CBIN/libheapsh_agent.so") / 1024 ))
+	if ctr_start small "$(command -v java)" "mode=1777,size=$((lib_kb + 512))k"; then
+		P=$CTR_PID
+		out=$(env -u HEAPSH_AGENT timeout 120 "$CBIN/heapsh" -c ':retained Owner' "$P" 2>&1)
+		check_contains "small /tmp: the snapshot fails with HotSpot's reason" \
+			"Dump file is incomplete: No space left on device" "$out"
+		check_contains "small /tmp: ... where and what to do" \
+			"writes into its own /tmp (/proc/$P/root/tmp to heapsh), which has" "$out"
+		check_contains "small /tmp: ... what to do" "give the container a larger /tmp" "$out"
+		check "small /tmp: no partial dump is left in the container's /tmp" "" \
+			"$(ls -A "/proc/$P/root/tmp" | ctr_ours "$P" 1)"
+		check "small /tmp: the JVM is still alive" alive "$(kill -0 "$P" 2>/dev/null && echo alive)"
 	fi
 fi
 

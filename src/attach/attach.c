@@ -1008,6 +1008,25 @@ int att_jcmd(int pid, const char *cmdline, int timeout_ms, char **output,
 	return att_command(pid, "jcmd", cmdline, NULL, NULL, timeout_ms, output, kind, err);
 }
 
+int att_heap_dump(int pid, const char *path, int timeout_ms, char **output,
+		  enum att_kind *kind, struct hs_error *err)
+{
+	char *out = NULL, *cmd = xasprintf("GC.heap_dump %s", path), s[320];
+	int st = att_jcmd(pid, cmd, timeout_ms, &out, kind, err);
+	free(cmd);
+	const char *bad = st == HS_OK && out ? strstr(out, "Dump file is incomplete") : NULL;
+	if (bad) {
+		snippet(bad, s, sizeof s);
+		st = att_fail(kind, ATT_REFUSED, err, "JVM %d did not write the whole dump %s: %s", pid,
+			      path, s);
+	}
+	if (output)
+		*output = out;
+	else
+		free(out);
+	return st;
+}
+
 /* same_bytes: files a and b (paths) hold the same bytes; false when either cannot be read. */
 static bool same_bytes(const char *a, const char *b)
 {

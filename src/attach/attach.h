@@ -100,6 +100,18 @@ int att_command(int pid, const char *cmd, const char *arg1, const char *arg2,
 int att_jcmd(int pid, const char *cmdline, int timeout_ms, char **output,
 	     enum att_kind *kind, struct hs_error *err);
 
+/*
+ * att_heap_dump: HotSpot writes the live heap of JVM pid to path, a path as
+ * the JVM sees it (the diagnostic command GC.heap_dump, which `jcmd PID
+ * GC.heap_dump PATH` runs: a full GC, then the dump; an existing file is
+ * refused). *output (may be NULL) gets HotSpot's reply. Errors as att_jcmd,
+ * and ATT_REFUSED with HotSpot's words when it says the file is incomplete
+ * (a full disk: "Dump file is incomplete: No space left on device"); the
+ * partial file is left where HotSpot wrote it.
+ */
+int att_heap_dump(int pid, const char *path, int timeout_ms, char **output,
+		  enum att_kind *kind, struct hs_error *err);
+
 /* One row of a class histogram: the shape proto_histogram returns too. */
 struct att_hist_row {
 	char *name;		/* Java name: java.lang.String, int[], a.B[] */
@@ -208,6 +220,17 @@ int att_jvm_dir_put(struct att_jvm_dir *d, const char *src, const char *name,
  */
 int att_jvm_dir_get(const struct att_jvm_dir *d, const char *name, const char *dest,
 		    enum att_kind *kind, struct hs_error *err);
+
+/*
+ * att_jvm_dir_dump: HotSpot writes the live heap of JVM pid into the file
+ * name of d (att_heap_dump, given the path as the JVM sees it; timeout_ms as
+ * there). When it fails, or writes no file, err says what HotSpot said and
+ * how much room the folder's file system had left (a container's /tmp is
+ * often small), and a partial file is removed. Errors as att_heap_dump;
+ * ATT_IO when HotSpot answered but wrote no file.
+ */
+int att_jvm_dir_dump(int pid, struct att_jvm_dir *d, const char *name, int timeout_ms,
+		     enum att_kind *kind, struct hs_error *err);
 
 /*
  * att_jvm_dir_has: name is a regular file in d (not a symbolic link), with
