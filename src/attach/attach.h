@@ -149,8 +149,9 @@ void att_hist_free(struct att_hist_row *rows, uint32_t n);
  * still has such a copy of lib mapped (attached before, by heapsh as root,
  * which may read it through /proc/PID/map_files to compare) is given that
  * copy's path again instead, which its dynamic linker resolves to the
- * loaded library without a file, so attaching again maps no new copy (a new
- * copy is made when the JVM refuses that path). When the copy cannot be made (a noexec, read-only or full /tmp) but lib's path holds a
+ * loaded library without a file, so attaching again maps no new copy (a
+ * new copy is made when the JVM refuses that path). When the copy cannot
+ * be made (a noexec, read-only or full /tmp) but lib's path holds a
  * file inside the container too (a folder shared with it, or a copy put
  * there by hand at the same path), that path is loaded as it is.
  *
