@@ -4,11 +4,14 @@
 # hidden inside, so that the JVM can open none of heapsh's files. heapsh
 # attaches with no HEAPSH_AGENT (its agent copied into the container's /tmp),
 # a query runs inside the JVM, a snapshot and :dump work through the
-# container's /tmp, and afterwards nothing of heapsh's is left there or in
-# heapsh's own temporary folders. Then a container whose /tmp is noexec: the
-# error says why and what to do. JDK 17, and JDK 25 when it is installed.
-# Skipped when not root or when unshare is not allowed. Every process started
-# here is killed at the end, failed checks or not.
+# container's /tmp; --keep-agent leaves the agent's socket there and a later
+# heapsh uses it; loading the agent again reuses the copy the JVM has mapped;
+# afterwards nothing of heapsh's is left there or in heapsh's own temporary
+# folders. JDK 17 as root, and JDK 25 (when installed) as uid 65534. Then a
+# container whose /tmp is noexec, and one whose /tmp is too small for a dump:
+# the errors say why and what to do. Skipped when not root or when unshare
+# is not allowed. Every process started here is killed at the end, failed
+# checks or not.
 C=$T/container
 CTR_PIDS=()	# the unshare processes and the JVMs in them
 CTR_FDS=()	# write ends of the JVMs' stdin
@@ -27,12 +30,13 @@ ctr_cleanup() {
 trap ctr_cleanup EXIT
 trap 'ctr_cleanup; exit 130' INT TERM
 
-# ctr_start NAME JAVA TMPOPTS: KnownHeap wait under JAVA in new pid and mount
-# namespaces, its /tmp a new tmpfs mounted with TMPOPTS, heapsh's folder
-# ($CBIN) hidden under another. Sets CTR_PID to the JVM's pid as we see it
-# ("" when it did not start).
+# ctr_start NAME JAVA TMPOPTS [AS]: KnownHeap wait under JAVA in new pid and
+# mount namespaces, its /tmp a new tmpfs mounted with TMPOPTS, heapsh's folder
+# ($CBIN) hidden under another; AS (optional) is a command the JVM runs under
+# (setpriv, to run it as another user). Sets CTR_PID to the JVM's pid as we
+# see it ("" when it did not start).
 ctr_start() {
-	local name=$1 java=$2 opts=$3 fd i u
+	local name=$1 java=$2 opts=$3 as=${4:-} fd i u
 	CTR_PID=
 	rm -f "$C/$name.in" "$C/$name.out" "$C/$name.err"
 	mkfifo "$C/$name.in"
@@ -42,8 +46,8 @@ ctr_start() {
 	# entered before /tmp is covered: a checkout under /tmp (a clone there)
 	# is hidden by the new /tmp, which hides heapsh's folder too.
 	unshare --pid --mount --fork --mount-proc sh -c "cd '$CCP' && mount -t tmpfs -o $opts tmpfs /tmp &&
-		mkdir /tmp/classes && cp -R . /tmp/classes && cd / &&
-		{ [ ! -d '$CBIN' ] || mount -t tmpfs tmpfs '$CBIN'; } && exec '$java' -cp /tmp/classes KnownHeap wait" \
+		mkdir /tmp/classes && cp -R . /tmp/classes && chmod -R a+rX /tmp/classes && cd / &&
+		{ [ ! -d '$CBIN' ] || mount -t tmpfs tmpfs '$CBIN'; } && exec $as '$java' -cp /tmp/classes KnownHeap wait" \
 		<"$C/$name.in" >"$C/$name.out" 2>"$C/$name.err" &
 	u=$!
 	CTR_PIDS+=("$u")
@@ -68,13 +72,23 @@ ctr_ours() {
 	grep -E "^(heapsh-agent-|heapsh-(snap|dump|live)-($1|$2)-|\.heapsh-($1|$2)$|\.attach_pid($1|$2)$)" || true
 }
 
-# ctr_checks NAME JAVA: a session on a JVM of that JDK in a container.
+# ctr_copies PID: how many copies of heapsh's agent JVM PID has mapped.
+ctr_copies() {
+	grep -o ' /tmp/heapsh-agent-[A-Za-z0-9]\{6\}/libheapsh_agent.so (deleted)$' "/proc/$1/maps" |
+		sort -u | wc -l
+}
+
+# ctr_checks NAME JAVA [UID]: a session on a JVM of that JDK in a container,
+# the JVM run as UID (its group the same number) when given, else as root.
 ctr_checks() {
-	local name=$1 java=$2 P NS S before after
-	ctr_start "$name" "$java" mode=1777 || return
+	local name=$1 java=$2 uid=${3:-} as= P NS S before after q
+	[ -n "$uid" ] && as="setpriv --reuid=$uid --regid=$uid --clear-groups"
+	ctr_start "$name" "$java" mode=1777 "$as" || return
 	P=$CTR_PID
 	NS=$(awk '/^NSpid:/ { print $NF }' "/proc/$P/status")
 	check "$name: the JVM has its own pid namespace (pid 1 in it)" 1 "$NS"
+	[ -n "$uid" ] && check "$name: the JVM runs as uid $uid" "$uid" \
+		"$(awk '/^Uid:/ { print $3 }' "/proc/$P/status")"
 	check "$name: heapsh's folder is hidden from the JVM" absent \
 		"$([ -e "/proc/$P/root$CBIN/libheapsh_agent.so" ] && echo present || echo absent)"
 	before=$(ls -A /tmp | ctr_ours "$P" "$NS")
@@ -112,6 +126,23 @@ ctr_checks() {
 	check "$name: the JVM loaded the copy in its /tmp, removed since" yes \
 		"$(grep -q " /tmp/heapsh-agent-[A-Za-z0-9]\{6\}/libheapsh_agent.so (deleted)$" \
 			"/proc/$P/maps" && echo yes || echo no)"
+
+	# Attached again and again: --keep-agent leaves the agent's socket, a
+	# later session uses it (through the container's /tmp) and detaches it,
+	# and loading the agent once more reuses the copy the JVM has mapped.
+	q='objects.count([it | it is Order and it.status = 7])'
+	check "$name: --keep-agent: the query" 100 \
+		"$(env -u HEAPSH_AGENT timeout 60 "$CBIN/heapsh" --keep-agent -c "$q" "$P" 2>/dev/null)"
+	check "$name: ... the agent's socket stays in the container's /tmp" present \
+		"$([ -S "/proc/$P/root/tmp/.heapsh-$NS/agent.sock" ] && echo present || echo absent)"
+	check "$name: heapsh PID again: the kept agent answers" 100 \
+		"$(env -u HEAPSH_AGENT timeout 60 "$CBIN/heapsh" -c "$q" "$P" 2>/dev/null)"
+	check "$name: ... and leaving detached it (its socket went)" absent \
+		"$([ -e "/proc/$P/root/tmp/.heapsh-$NS" ] && echo present || echo absent)"
+	check "$name: heapsh PID once more: the agent loaded again" 100 \
+		"$(env -u HEAPSH_AGENT timeout 60 "$CBIN/heapsh" -c "$q" "$P" 2>/dev/null)"
+	check "$name: ... from the copy the JVM has mapped: one copy for three loads" 1 \
+		"$(ctr_copies "$P")"
 	check "$name: nothing of heapsh's is left in the container's /tmp" "" \
 		"$(ls -A "/proc/$P/root/tmp" | ctr_ours "$P" "$NS")"
 	after=$(ls -A /tmp | ctr_ours "$P" "$NS")
@@ -136,7 +167,14 @@ else
 
 	ctr_checks k17 "$(command -v java)"
 	if [ -x "$JDK25/bin/java" ]; then
-		ctr_checks k25 "$JDK25/bin/java"
+		# As an unprivileged user, as containers often run: what heapsh makes is given to it.
+		if command -v setpriv >/dev/null &&
+			setpriv --reuid=65534 --regid=65534 --clear-groups test -r "$CCP/KnownHeap.class"; then
+			ctr_checks k25 "$JDK25/bin/java" 65534
+		else
+			ok "JDK 25 as uid 65534 ... skipped (no setpriv, or uid 65534 cannot read $CCP)"
+			ctr_checks k25 "$JDK25/bin/java"
+		fi
 	else
 		ok "JDK 25 in a container ... skipped (no JDK 25)"
 	fi
@@ -153,6 +191,22 @@ else
 		check "noexec /tmp: nothing left in the container's /tmp" "" \
 			"$(ls -A "/proc/$P/root/tmp" | ctr_ours "$P" 1)"
 		check "noexec /tmp: the JVM is still alive" alive "$(kill -0 "$P" 2>/dev/null && echo alive)"
+	fi
+
+	# A /tmp too small for the dump (the agent's copy fits, and stays mapped
+	# there): the snapshot fails saying so, and leaves no partial dump.
+	lib_kb=$(( $(stat -c %s "$CBIN/libheapsh_agent.so") / 1024 ))
+	if ctr_start small "$(command -v java)" "mode=1777,size=$((lib_kb + 512))k"; then
+		P=$CTR_PID
+		out=$(env -u HEAPSH_AGENT timeout 120 "$CBIN/heapsh" -c ':retained Owner' "$P" 2>&1)
+		check_contains "small /tmp: the snapshot fails with HotSpot's reason" \
+			"Dump file is incomplete: No space left on device" "$out"
+		check_contains "small /tmp: ... where and what to do" \
+			"writes into its own /tmp (/proc/$P/root/tmp to heapsh), which has" "$out"
+		check_contains "small /tmp: ... what to do" "give the container a larger /tmp" "$out"
+		check "small /tmp: no partial dump is left in the container's /tmp" "" \
+			"$(ls -A "/proc/$P/root/tmp" | ctr_ours "$P" 1)"
+		check "small /tmp: the JVM is still alive" alive "$(kill -0 "$P" 2>/dev/null && echo alive)"
 	fi
 fi
 

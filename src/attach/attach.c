@@ -10,6 +10,8 @@
 #include "attach_internal.h"
 #include "snapshot.h"
 
+#include "../base/io.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -1006,6 +1008,96 @@ int att_jcmd(int pid, const char *cmdline, int timeout_ms, char **output,
 	return att_command(pid, "jcmd", cmdline, NULL, NULL, timeout_ms, output, kind, err);
 }
 
+int att_heap_dump(int pid, const char *path, int timeout_ms, char **output,
+		  enum att_kind *kind, struct hs_error *err)
+{
+	char *out = NULL, *cmd = xasprintf("GC.heap_dump %s", path), s[320];
+	int st = att_jcmd(pid, cmd, timeout_ms, &out, kind, err);
+	free(cmd);
+	const char *bad = st == HS_OK && out ? strstr(out, "Dump file is incomplete") : NULL;
+	if (bad) {
+		snippet(bad, s, sizeof s);
+		st = att_fail(kind, ATT_REFUSED, err, "JVM %d did not write the whole dump %s: %s", pid,
+			      path, s);
+	}
+	if (output)
+		*output = out;
+	else
+		free(out);
+	return st;
+}
+
+/* same_bytes: files a and b (paths) hold the same bytes; false when either cannot be read. */
+static bool same_bytes(const char *a, const char *b)
+{
+	enum { CHUNK = 1 << 16 };
+	struct stat sa, sb;
+	int fa = open(a, O_RDONLY | O_CLOEXEC), fb = open(b, O_RDONLY | O_CLOEXEC);
+	bool same = fa >= 0 && fb >= 0 && fstat(fa, &sa) == 0 && fstat(fb, &sb) == 0 &&
+		    S_ISREG(sa.st_mode) && S_ISREG(sb.st_mode) && sa.st_size == sb.st_size;
+	char *buf = same ? xmalloc(2 * CHUNK) : NULL;
+	for (off_t left = same ? sa.st_size : 0; same && left > 0;) {
+		size_t n = left < CHUNK ? (size_t)left : CHUNK;
+		same = io_read_full(fa, buf, n) && io_read_full(fb, buf + CHUNK, n) &&
+		       !memcmp(buf, buf + CHUNK, n);
+		left -= (off_t)n;
+	}
+	free(buf);
+	if (fa >= 0)
+		close(fa);
+	if (fb >= 0)
+		close(fb);
+	return same;
+}
+
+/*
+ * loaded_copy: the path, as JVM pid sees it, of a copy of lib an earlier
+ * attach put in its /tmp that the JVM still has loaded: mapped, its file
+ * removed ("/tmp/heapsh-agent-XXXXXX/NAME (deleted)" in /proc/PID/maps), and
+ * with lib's bytes (read through /proc/PID/map_files, which only root may
+ * open). Loading that path again gives the JVM the library it has, with no
+ * file: glibc's dlopen matches a loaded library by the name it was loaded
+ * by before it opens anything. So a JVM attached again and again (heapsh
+ * -c in a loop) maps one copy, not one per attach. Into into (cap bytes);
+ * false when there is none.
+ */
+static bool loaded_copy(int pid, const char *lib, char *into, size_t cap)
+{
+	static const char dir[] = "/tmp/heapsh-agent-", gone_tag[] = " (deleted)";
+	const char *base = strrchr(lib, '/') + 1;
+	char path[64], line[PATH_MAX + 256], tried[PATH_MAX] = "";
+	snprintf(path, sizeof path, "/proc/%d/maps", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	bool found = false;
+	while (!found && fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+		int off = 0;
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &off) < 2 || off <= 0)
+			continue;
+		char *name = line + off;
+		name[strcspn(name, "\n")] = 0;
+		size_t n = strlen(name), d = sizeof dir - 1, g = sizeof gone_tag - 1;
+		/* /tmp/heapsh-agent- + 6 characters + / + base + " (deleted)" */
+		if (n != d + 7 + strlen(base) + g || strncmp(name, dir, d) || name[d + 6] != '/' ||
+		    strncmp(name + d + 7, base, strlen(base)) || strcmp(name + n - g, gone_tag) ||
+		    strspn(name + d, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") < 6)
+			continue;
+		name[n - g] = 0;
+		if (!strcmp(name, tried) || n - g >= cap)
+			continue;	/* another mapping of a copy already compared */
+		snprintf(tried, sizeof tried, "%s", name);
+		snprintf(path, sizeof path, "/proc/%d/map_files/%lx-%lx", pid, lo, hi);
+		if (same_bytes(path, lib)) {
+			snprintf(into, cap, "%s", name);
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
 /*
  * stage_agent: for JVM pid in another mount namespace, a path by which it
  * loads lib (att_load_agent): a copy in a private folder of its /tmp (*d),
@@ -1072,8 +1164,10 @@ int att_load_agent(int pid, const char *lib, const char *options,
 	bool other_ns = pid > 0 && !att_same_mnt_ns(pid);
 	snprintf(path, sizeof path, "%s", lib);
 	snprintf(start_with, sizeof start_with, "-agentpath:%s", lib);
+	bool reused = false;
 	if (other_ns) {
-		if ((st = stage_agent(pid, lib, &d, path, sizeof path, kind, err)) != HS_OK)
+		reused = loaded_copy(pid, lib, path, sizeof path);
+		if (!reused && (st = stage_agent(pid, lib, &d, path, sizeof path, kind, err)) != HS_OK)
 			return st;
 		snprintf(start_with, sizeof start_with, "-agentpath: and a copy of libheapsh_agent.so "
 			 "inside the container");
@@ -1081,6 +1175,15 @@ int att_load_agent(int pid, const char *lib, const char *options,
 
 	st = att_command(pid, "load", path, "true", options ? options : "", timeout_ms, &out,
 			 kind, err);
+	if (reused && st != HS_OK && *kind == ATT_REFUSED) {
+		/* The JVM's dynamic linker looked for the removed file (not glibc's): a new copy. */
+		free(out);
+		out = NULL;
+		if ((st = stage_agent(pid, lib, &d, path, sizeof path, kind, err)) != HS_OK)
+			return st;
+		st = att_command(pid, "load", path, "true", options ? options : "", timeout_ms, &out,
+				 kind, err);
+	}
 	/* Loaded (or not) once the JVM answers: the copy is no longer needed. */
 	att_jvm_dir_remove(&d);
 	/* JDK 21+ refuses with status 0 and only a text, no return code. */

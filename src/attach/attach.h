@@ -100,6 +100,18 @@ int att_command(int pid, const char *cmd, const char *arg1, const char *arg2,
 int att_jcmd(int pid, const char *cmdline, int timeout_ms, char **output,
 	     enum att_kind *kind, struct hs_error *err);
 
+/*
+ * att_heap_dump: HotSpot writes the live heap of JVM pid to path, a path as
+ * the JVM sees it (the diagnostic command GC.heap_dump, which `jcmd PID
+ * GC.heap_dump PATH` runs: a full GC, then the dump; an existing file is
+ * refused). *output (may be NULL) gets HotSpot's reply. Errors as att_jcmd,
+ * and ATT_REFUSED with HotSpot's words when it says the file is incomplete
+ * (a full disk: "Dump file is incomplete: No space left on device"); the
+ * partial file is left where HotSpot wrote it.
+ */
+int att_heap_dump(int pid, const char *path, int timeout_ms, char **output,
+		  enum att_kind *kind, struct hs_error *err);
+
 /* One row of a class histogram: the shape proto_histogram returns too. */
 struct att_hist_row {
 	char *name;		/* Java name: java.lang.String, int[], a.B[] */
@@ -133,8 +145,13 @@ void att_hist_free(struct att_hist_row *rows, uint32_t n);
  * the JVM loads it by the path it sees (/tmp/heapsh-agent-XXXXXX/NAME).
  * HotSpot's load is done when the reply comes (dlopen, then
  * Agent_OnAttach), so the folder and the copy are removed as soon as the
- * JVM answers, loaded or not: a loaded library stays mapped. When the copy
- * cannot be made (a noexec, read-only or full /tmp) but lib's path holds a
+ * JVM answers, loaded or not: a loaded library stays mapped. A JVM that
+ * still has such a copy of lib mapped (attached before, by heapsh as root,
+ * which may read it through /proc/PID/map_files to compare) is given that
+ * copy's path again instead, which its dynamic linker resolves to the
+ * loaded library without a file, so attaching again maps no new copy (a
+ * new copy is made when the JVM refuses that path). When the copy cannot
+ * be made (a noexec, read-only or full /tmp) but lib's path holds a
  * file inside the container too (a folder shared with it, or a copy put
  * there by hand at the same path), that path is loaded as it is.
  *
@@ -204,6 +221,17 @@ int att_jvm_dir_put(struct att_jvm_dir *d, const char *src, const char *name,
  */
 int att_jvm_dir_get(const struct att_jvm_dir *d, const char *name, const char *dest,
 		    enum att_kind *kind, struct hs_error *err);
+
+/*
+ * att_jvm_dir_dump: HotSpot writes the live heap of JVM pid into the file
+ * name of d (att_heap_dump, given the path as the JVM sees it; timeout_ms as
+ * there). When it fails, or writes no file, err says what HotSpot said and
+ * how much room the folder's file system had left (a container's /tmp is
+ * often small), and a partial file is removed. Errors as att_heap_dump;
+ * ATT_IO when HotSpot answered but wrote no file.
+ */
+int att_jvm_dir_dump(int pid, struct att_jvm_dir *d, const char *name, int timeout_ms,
+		     enum att_kind *kind, struct hs_error *err);
 
 /*
  * att_jvm_dir_has: name is a regular file in d (not a symbolic link), with

@@ -8,6 +8,7 @@
 #include "attach.h"
 #include "attach_internal.h"
 
+#include "../base/fmt.h"
 #include "../base/io.h"
 
 #include <dirent.h>
@@ -21,6 +22,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
@@ -241,6 +243,48 @@ int att_jvm_dir_get(const struct att_jvm_dir *d, const char *name, const char *d
 	if (kind)
 		*kind = ATT_OK;
 	return HS_OK;
+}
+
+int att_jvm_dir_dump(int pid, struct att_jvm_dir *d, const char *name, int timeout_ms,
+		     enum att_kind *kind, struct hs_error *err)
+{
+	char there[sizeof d->there + 64], *out = NULL;
+	enum att_kind k = ATT_OK;
+	snprintf(there, sizeof there, "%s/%s", d->there, name);
+	int st = att_heap_dump(pid, there, timeout_ms, &out, &k, err);
+	bool short_file = st != HS_OK && k == ATT_REFUSED && out &&
+			  strstr(out, "Dump file is incomplete");
+	if (st == HS_OK && !att_jvm_dir_has(d, name, NULL)) {
+		for (char *c = out; c && *c; c++)
+			if (*c == '\n' || *c == '\r')
+				*c = ' ';
+		st = att_fail(&k, ATT_IO, err, "JVM %d wrote no dump at %s: %.200s", pid, there,
+			      out && *out ? out : "no reason given");
+		short_file = true;
+	}
+	free(out);
+	if (short_file) {
+		struct statvfs vfs;
+		char room[32];
+		unlinkat(d->fd, name, 0);
+		if (err && fstatvfs(d->fd, &vfs) == 0) {
+			size_t n = strlen(err->msg);
+			fmt_bytes(room, sizeof room, (unsigned long long)vfs.f_bavail * vfs.f_frsize);
+			if (d->other_ns)
+				snprintf(err->msg + n, sizeof err->msg - n, "; it writes into its own "
+					 "/tmp (/proc/%d/root/tmp to heapsh), which has %s free without "
+					 "the partial dump: if that is too little for the heap, make room "
+					 "there or give the container a larger /tmp", pid, room);
+			else
+				snprintf(err->msg + n, sizeof err->msg - n, "; it writes into %s, whose "
+					 "file system has %s free without the partial dump: if that is "
+					 "too little for the heap, set TMPDIR to a folder with more room",
+					 d->here, room);
+		}
+	}
+	if (kind)
+		*kind = k;
+	return st;
 }
 
 bool att_jvm_dir_has(const struct att_jvm_dir *d, const char *name, uint64_t *bytes)

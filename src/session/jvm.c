@@ -96,23 +96,14 @@ static int open_dumped(struct hs_session *s, const char *file)
 static int dump_across(struct hs_session *s, const char *file)
 {
 	int pid = s->live->pid;
-	char prefix[48], there[sizeof ((struct att_jvm_dir *)0)->there + 32];
+	char prefix[48];
 	struct att_jvm_dir dir;
 	enum att_kind kind;
 	struct hs_error err;
 	snprintf(prefix, sizeof prefix, "heapsh-dump-%d-", att_nspid(pid));
 	if (att_jvm_dir_make(pid, NULL, prefix, &dir, &kind, &err) != HS_OK)
 		return hs_fail(s, "cannot dump JVM %d into %s: %s", pid, file, err.msg);
-	snprintf(there, sizeof there, "%s/heap.hprof", dir.there);
-	char *cmd = xasprintf("GC.heap_dump %s", there), *output = NULL;
-	int st = att_jcmd(pid, cmd, 600000, &output, &kind, &err);
-	free(cmd);
-	if (st == HS_OK && !att_jvm_dir_has(&dir, "heap.hprof", NULL)) {
-		snprintf(err.msg, sizeof err.msg, "the JVM did not write %.300s: %.150s", there,
-			 output && *output ? output : "no reason given");
-		st = HS_ERR;
-	}
-	free(output);
+	int st = att_jvm_dir_dump(pid, &dir, "heap.hprof", 600000, &kind, &err);
 	if (st == HS_OK) {
 		hs_notify(s, HS_NOTICE_TTY, "JVM %d runs in another mount namespace (a container): it "
 			  "wrote the dump into its own %s; heapsh copies it to %s", pid, dir.there, file);
@@ -144,14 +135,14 @@ static int p_dump_heap(struct hs_session *s, const char *path)
 	int pid = s->live->pid;
 	if (!att_same_mnt_ns(pid))
 		return dump_across(s, file);
-	char *cmd = xasprintf("GC.heap_dump %s", file), *output = NULL;
+	char *output = NULL;
 	enum att_kind kind;
 	struct hs_error err;
-	int st = att_jcmd(pid, cmd, 600000, &output, &kind, &err);
-	free(cmd);
+	int st = att_heap_dump(pid, file, 600000, &output, &kind, &err);
 	if (st != HS_OK) {
 		free(output);
-		return hs_fail(s, "%s", err.msg);
+		return hs_fail(s, "%s%s", err.msg, kind == ATT_REFUSED && stat(file, &sb) == 0 ?
+			       " (HotSpot leaves the partial file there)" : "");
 	}
 	if (stat(file, &sb) != 0) {
 		hs_fail(s, "the JVM did not write %s: %s", file,

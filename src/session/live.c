@@ -358,21 +358,20 @@ static int p_snapshot(struct hs_session *s, const char *via)
 			  pid, info.heap_used >> 20);
 	hs_interrupted = 0;
 	double t0 = now_s(), dump_ms = 0;
-	char *cmd = xasprintf("GC.heap_dump %s", there), *output = NULL;
-	int st = att_jcmd(pid, cmd, 600000, &output, &kind, &err);
-	free(cmd);
-	free(output);
+	int st = att_jvm_dir_dump(pid, &dir, "snapshot.hprof", 600000, &kind, &err);
 	const char *how = "jcmd GC.heap_dump";
 	if (st != HS_OK && kind == ATT_DISABLED) {
 		/* -XX:+DisableAttachMechanism: the agent asks the dumper itself. */
 		how = "HotSpotDiagnosticMXBean.dumpHeap, through the agent";
 		st = proto_dump(&s->live->conn, there, &dump_ms, &err);
-	}
-	if (st != HS_OK || !att_jvm_dir_has(&dir, "snapshot.hprof", NULL)) {
-		if (st == HS_OK)
+		if (st == HS_OK && !att_jvm_dir_has(&dir, "snapshot.hprof", NULL)) {
 			snprintf(err.msg, sizeof err.msg, "the JVM wrote no dump (it may not write in "
 				 "%.200s%s%.200s)", dir.there, dir.other_ns ? ", its own /tmp, which heapsh "
 				 "reaches as " : "", dir.other_ns ? dir.here : "");
+			st = HS_ERR;
+		}
+	}
+	if (st != HS_OK) {
 		att_jvm_dir_remove(&dir);
 		return hs_fail(s, "snapshot of JVM %d failed: %s", pid, err.msg);
 	}
