@@ -159,7 +159,7 @@ elif ! unshare --pid --mount --fork --mount-proc sh -c 'mount -t tmpfs tmpfs /tm
 	ok "containers ... skipped (unshare --pid --mount is not allowed here)"
 else
 	mkdir -p "$C"
-	# heapsh and its agent in a folder the containers do not see; the class path outside /tmp.
+	# heapsh and its agent in a folder the containers do not see.
 	CBIN=$PWD/$C/bin
 	# KnownHeap alone (the test classes of other tests would not fit a small /tmp)
 	mkdir -p "$C/classes" && javac -d "$C/classes" tests/java/KnownHeap.java
