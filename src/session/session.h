@@ -149,6 +149,7 @@ const char *hs_errmsg(const struct hs_session *s);
 struct hs_live_info {
 	int pid;
 	const char *vm;		/* "OpenJDK 64-Bit Server VM 17.0.15+6-...", or "" */
+	const char *main_class;	/* its main class or -jar file as jps names it, read at attach; or "" */
 	time_t snap_time;	/* when the loaded heap was taken of it; 0: no heap of it */
 	unsigned snapshots;	/* taken in this session: ids of an earlier one may be stale */
 	time_t prev_time;	/* when the previous snapshot (HS_PREVIOUS) was taken; 0: none */
@@ -327,6 +328,17 @@ enum hs_ran {
 };
 
 #define HS_QUERY_NO_PUSHDOWN 1u	/* hs_query: not through the heap iteration (its rows are not values) */
+/*
+ * HS_QUERY_JVM_ONLY: hs_query never takes a snapshot (a front end that must
+ * not pause the JVM for a heap dump: the exporter, src/serve): a query that
+ * neither the heap iteration nor a program inside the attached JVM can
+ * answer is HS_ERR with s->err saying why ("this query cannot run inside
+ * JVM PID: REASON; no snapshot taken"), a->at_limit set when the reason is
+ * the analysis's time or memory limit (live_time_s, live_mem_mb). A query
+ * that needs no heap still runs in heapsh; with no JVM attached and no
+ * heap loaded it is HS_ERR.
+ */
+#define HS_QUERY_JVM_ONLY 2u
 
 /* A cell of a row the agent's heap iteration found (struct hs_pushdown_answer). */
 struct hs_cell {
@@ -380,6 +392,7 @@ struct hs_answer {
 	const struct hs_jvm_result *results;
 	uint32_t nresults;
 	bool cancelled;			/* Ctrl-C stopped the program inside the JVM */
+	bool at_limit;			/* HS_QUERY_JVM_ONLY: it failed at the analysis's time or memory limit */
 	bool has_costs;
 	uint64_t walks, pause_ms, gc_ms, total_ms;	/* heap walks; the JVM paused, of it a full GC; in all */
 	struct hs_query_priv *priv;	/* the session's */
@@ -395,8 +408,9 @@ struct hs_answer {
  * the heap, after a snapshot (hs_need_heap) when there is none. HS_OK:
  * a->ran says where (HS_RAN_NOTHING with a->incomplete: read more text),
  * with why the JVM did not answer in a->why_* (also told as notices, when
- * it happens). HS_ERR: it could not run anywhere (s->err). a is freed with
- * hs_answer_free in every case.
+ * it happens). HS_ERR: it could not run anywhere (s->err); with
+ * HS_QUERY_JVM_ONLY, also when only a snapshot could answer it. a is freed
+ * with hs_answer_free in every case.
  */
 int hs_query(struct hs_session *s, const char *text, unsigned flags, struct hs_answer *a);
 void hs_answer_free(struct hs_session *s, struct hs_answer *a);

@@ -82,6 +82,7 @@ bool hs_get_live(const struct hs_session *s, struct hs_live_info *in)
 		return false;
 	in->pid = l->pid;
 	in->vm = l->vm;
+	in->main_class = l->main_class;
 	in->snap_time = l->snap_time;
 	in->snapshots = l->snapshots;
 	in->prev_time = s->prev.heap ? s->prev.when : 0;
