@@ -520,9 +520,11 @@ int srv_main(int argc, char **argv)
 	srv_jvms_start(&c);
 	for (;;) {
 		struct timespec ts = {1, 0};
-		int sig = sigtimedwait(&set, NULL, &ts);
+		siginfo_t si;
+		int sig = sigtimedwait(&set, &si, &ts);
 		if (sig == SIGTERM || sig == SIGINT) {
-			srv_log("%s: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+			srv_log("%s from pid %d: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT",
+				(int)si.si_pid);
 			break;
 		}
 		srv_jvms_tick(&c);
