@@ -7,11 +7,14 @@
 # heap dump could answer) as heapsh_errors_total by reason and a log line;
 # one JVM killed while the other's series go on; /metrics itself (content
 # types, # EOF, promtool check metrics on the 0.0.4 text, 404 and 405); a
-# process of another user refused; SIGTERM detaching cleanly. Everything
-# started here is killed at the end (trap), failed checks or not.
+# process of another user refused; SIGTERM detaching cleanly; --all under a
+# throwaway user (so that it never attaches to other engineers' JVMs on this
+# machine) picking up a JVM started later and forgetting one that exited.
+# Everything started here is killed at the end (trap), failed checks or not.
 SV=$T/serve
 SV_PIDS=()	# everything started here
 SV_FDS=()	# write ends of the JVMs' stdin
+SV_USER=	# the throwaway user of the --all checks, while it exists
 
 serve_cleanup() {
 	local fd p
@@ -23,11 +26,17 @@ serve_cleanup() {
 	done
 	SV_FDS=()
 	SV_PIDS=()
+	if [ -n "$SV_USER" ]; then
+		rm -rf "/tmp/hsperfdata_$SV_USER"
+		userdel "$SV_USER" 2>/dev/null
+		SV_USER=
+	fi
 }
 trap serve_cleanup EXIT
 trap 'serve_cleanup; exit 130' INT TERM
 
 # serve_jvm NAME [FLAGS...]: KnownHeap in wait mode (stdin held open by us); SV_JVM its pid.
+# With SV_AS set (a setpriv command line), it runs as that user.
 serve_jvm() {
 	local name=$1 fd i
 	shift
@@ -36,7 +45,7 @@ serve_jvm() {
 	mkfifo "$SV/$name.in"
 	exec {fd}<>"$SV/$name.in"
 	SV_FDS+=("$fd")
-	java "$@" -cp "$JAVA_OUT" KnownHeap wait <"$SV/$name.in" >"$SV/$name.out" 2>"$SV/$name.err" &
+	${SV_AS:-} java "$@" -cp "$JAVA_OUT" KnownHeap wait <"$SV/$name.in" >"$SV/$name.out" 2>"$SV/$name.err" &
 	SV_PIDS+=("$!")
 	for ((i = 0; i < 600; i++)); do
 		read -r _ SV_JVM < <(grep '^ready ' "$SV/$name.out" 2>/dev/null)
@@ -275,6 +284,85 @@ print("ok")' 2>&1 | tail -1)"
 	check "the JVM goes on after heapsh left" alive "$(kill -0 "$P2" 2>/dev/null && echo alive || echo dead)"
 }
 
+# metric_pids NAME PORT: the pids of NAME's samples at the exporter's /metrics, sorted.
+metric_pids() {
+	curl -s --max-time 5 "http://127.0.0.1:$2/metrics" | grep "^$1{" |
+		sed 's/.*pid="\([0-9]*\)".*/\1/' | sort -n | tr '\n' ' ' | sed 's/ $//'
+}
+
+# until_pids NAME PORT WANT: metric_pids until it is WANT (or 30 s); prints the last.
+until_pids() {
+	local i got=
+	for ((i = 0; i < 60; i++)); do
+		got=$(metric_pids "$1" "$2")
+		[ "$got" == "$3" ] && break
+		sleep 0.5
+	done
+	printf '%s' "$got"
+}
+
+# --all: every JVM of the exporter's user, found by a rescan every --every.
+# The exporter and its JVMs run as a throwaway user, so that the JVMs other
+# tests (or engineers) run as root on this machine are neither attached to
+# nor counted; the policy that --all follows only its own user is what keeps
+# them out, and the checks below say so.
+serve_all() {
+	if [ "$(id -u)" != 0 ] || ! command -v useradd >/dev/null || ! command -v setpriv >/dev/null; then
+		ok "--all ... skipped (needs root, useradd and setpriv)"
+		return
+	fi
+	SV_USER=heapsh-s$$
+	if ! useradd -M -s /usr/sbin/nologin "$SV_USER" 2>"$SV/useradd.err"; then
+		fail "useradd $SV_USER" "$(cat "$SV/useradd.err")"
+		SV_USER=
+		return
+	fi
+	local uid
+	uid=$(id -u "$SV_USER")
+	local SV_AS="setpriv --reuid=$uid --regid=$(id -g "$SV_USER") --clear-groups"
+	serve_jvm all-a -Dheapsh.name=all-a || return
+	local A=$SV_JVM
+	printf 'orders7: objects.count([it | it is Order and it.status = 7])\n' >"$SV/all.hq"
+	chmod 644 "$SV/all.hq"
+	local EP
+	EP=$(free_port)
+	$SV_AS timeout 300 "$HEAPSH" --serve "127.0.0.1:$EP" --all --watch "$SV/all.hq" --every 1s \
+		2>"$SV/all.err" &
+	local XP=$!
+	SV_PIDS+=("$XP")
+	check "--all: follows the JVM of its user" "$A" "$(until_pids heapsh_up "$EP" "$A")"
+	check "--all: its watch query answers" 'heapsh_query{pid="'"$A"'",jvm="all-a",host="'"$(hostname)"'",query="orders7"} 100' \
+		"$(for ((i = 0; i < 30; i++)); do
+			curl -s "http://127.0.0.1:$EP/metrics" | grep -q "^heapsh_query{pid=\"$A\"" && break
+			sleep 0.5
+		done; curl -s "http://127.0.0.1:$EP/metrics" | grep "^heapsh_query{pid=\"$A\"")"
+	serve_jvm all-b -Dheapsh.name=all-b || return
+	local B=$SV_JVM
+	check "--all: a JVM started later is picked up by the rescan" "$A $B" \
+		"$(until_pids heapsh_up "$EP" "$A $B")"
+	local p others=
+	for p in $(metric_pids heapsh_up "$EP"); do
+		[ "$(stat -c %u "/proc/$p" 2>/dev/null)" = "$uid" ] || others+=" $p"
+	done
+	check "--all: no JVM of another user (root's, of other tests, are running now)" "" "$others"
+	check "--all: heapsh_jvms counts them" "heapsh_jvms{host=\"$(hostname)\"} 2" \
+		"$(curl -s "http://127.0.0.1:$EP/metrics" | grep '^heapsh_jvms{')"
+	kill -9 "$A"
+	wait "$A" 2>/dev/null
+	rm -rf "/tmp/.heapsh-$A" "/tmp/.java_pid$A"
+	check "--all: an exited JVM is forgotten, the other followed on" "$B" \
+		"$(until_pids heapsh_up "$EP" "$B")"
+	check_contains "--all: log: the exited JVM" "JVM $A (all-a) exited" "$(cat "$SV/all.err")"
+	check "--all: the exporter never attached to another user's JVM" "" \
+		"$(grep 'following JVM' "$SV/all.err" | grep -vE "following JVM ($A|$B) ")"
+	kill -TERM "$XP"
+	wait "$XP"
+	check "--all: SIGTERM: exit status 0" 0 $?
+	check "--all: SIGTERM: the agent removed its socket" no \
+		"$([ -e "/tmp/.heapsh-$B/agent.sock" ] && echo yes || echo no)"
+}
+
 serve_main
+serve_all
 serve_cleanup
 trap - EXIT INT TERM
