@@ -326,11 +326,18 @@ serve_all() {
 	chmod 644 "$SV/all.hq"
 	local EP
 	EP=$(free_port)
-	$SV_AS timeout 300 "$HEAPSH" --serve "127.0.0.1:$EP" --all --watch "$SV/all.hq" --every 1s \
+	# A bare PORT: the exporter listens on 127.0.0.1 only.
+	$SV_AS timeout 300 "$HEAPSH" --serve "$EP" --all --watch "$SV/all.hq" --every 1s \
 		2>"$SV/all.err" &
 	local XP=$!
 	SV_PIDS+=("$XP")
 	check "--all: follows the JVM of its user" "$A" "$(until_pids heapsh_up "$EP" "$A")"
+	check_contains "a bare PORT: the log names 127.0.0.1" "serving http://127.0.0.1:$EP/metrics; all JVMs of this user" \
+		"$(cat "$SV/all.err")"
+	if command -v ss >/dev/null; then
+		check "a bare PORT: listening on 127.0.0.1 only" "127.0.0.1:$EP" \
+			"$(ss -Hltn "sport = :$EP" | awk '{ print $4 }')"
+	fi
 	check "--all: its watch query answers" 'heapsh_query{pid="'"$A"'",jvm="all-a",host="'"$(hostname)"'",query="orders7"} 100' \
 		"$(for ((i = 0; i < 30; i++)); do
 			curl -s "http://127.0.0.1:$EP/metrics" | grep -q "^heapsh_query{pid=\"$A\"" && break

@@ -395,6 +395,17 @@ static bool listen_addr(const char *spec, struct sockaddr_storage *ss, socklen_t
 	return true;
 }
 
+/* shown_addr: ss as the address to print, "127.0.0.1:9400" or "[::1]:9400" (numeric), into buf. */
+static void shown_addr(const struct sockaddr_storage *ss, socklen_t sl, char *buf, size_t cap)
+{
+	char host[NI_MAXHOST], port[NI_MAXSERV];
+	if (getnameinfo((const struct sockaddr *)ss, sl, host, sizeof host, port, sizeof port,
+			NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+		snprintf(buf, cap, "?");
+	else
+		snprintf(buf, cap, ss->ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, port);
+}
+
 static bool is_number(const char *s)
 {
 	if (!*s)
@@ -486,6 +497,8 @@ int srv_main(int argc, char **argv)
 		free(c.pids);
 		return 2;
 	}
+	char shown[NI_MAXHOST + NI_MAXSERV + 4];	/* the address listened on, as printed */
+	shown_addr(&ss, sl, shown, sizeof shown);
 	if (gethostname(c.host, sizeof c.host - 1) != 0)
 		snprintf(c.host, sizeof c.host, "localhost");
 	if (c.watch_path && !srv_watch_load(&c, c.watch_path, why, sizeof why)) {
@@ -507,15 +520,14 @@ int srv_main(int argc, char **argv)
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
 		MHD_OPTION_END);
 	if (!d) {
-		fprintf(stderr, "heapsh: --serve: cannot listen on %s: %s\n", c.listen,
+		fprintf(stderr, "heapsh: --serve: cannot listen on %s: %s\n", shown,
 			errno ? strerror(errno) : "libmicrohttpd refused");
 		srv_watch_free(&c);
 		free(c.pids);
 		return 2;
 	}
-	(void)sl;
 	srv_log("serving http://%s/metrics; %s every %.1f s (time limit %.1f s, top %u, %d watch "
-		"queries)", c.listen, c.all ? "all JVMs of this user" : "the JVMs given",
+		"queries)", shown, c.all ? "all JVMs of this user" : "the JVMs given",
 		(double)c.every_ms / 1000.0, (double)c.limit_ms / 1000.0, c.top, c.nwatch);
 	srv_jvms_start(&c);
 	for (;;) {
