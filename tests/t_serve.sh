@@ -76,6 +76,11 @@ for r in d.get("data", {}).get("result", []):
 print("\n".join(sorted(rows)))'
 }
 
+# om_value NAME PID PORT: the value of NAME's sample of JVM PID at the exporter's /metrics.
+om_value() {
+	curl -s --max-time 5 "http://127.0.0.1:$3/metrics" | grep "^$1{pid=\"$2\"" | awk '{ print $2 }'
+}
+
 # wait_for QUERY N: until QUERY gives N series (or 60 s); prints how many it gave.
 wait_for() {
 	local i n=0
@@ -226,12 +231,39 @@ print("ok")' 2>&1 | tail -1)"
 	check "GET /api: 404 (no query from HTTP)" 404 "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$EP/api?q=objects")"
 	check_contains "GET /: a page linking /metrics" 'href="/metrics"' "$(curl -s "http://127.0.0.1:$EP/")"
 
+	# A hung JVM (stopped) holds up only its own series: the watchdog stops
+	# the call past its time limit, the JVM is down, the other's rounds go on;
+	# once it runs again it is measured again.
+	kill -STOP "$P1"
+	local l1 l2 i
+	l1=$(om_value heapsh_last_success_timestamp_seconds "$P2" "$EP")
+	for ((i = 0; i < 80; i++)); do	# the limit, the watchdog's grace, a cancel's wait
+		[ "$(om_value heapsh_up "$P1" "$EP")" = 0 ] && break
+		sleep 0.5
+	done
+	check "a stopped JVM: heapsh_up 0 after its time limit" 0 "$(om_value heapsh_up "$P1" "$EP")"
+	check "a stopped JVM: the other JVM is up" 1 "$(om_value heapsh_up "$P2" "$EP")"
+	l2=$(om_value heapsh_last_success_timestamp_seconds "$P2" "$EP")
+	check "a stopped JVM: the other JVM's rounds go on" yes \
+		"$(python3 -c "print('yes' if float('${l2:-0}') > float('${l1:-0}') + 1 else 'no: $l1 $l2')")"
+	kill -CONT "$P1"
+	for ((i = 0; i < 60; i++)); do
+		[ "$(om_value heapsh_up "$P1" "$EP")" = 1 ] && break
+		sleep 0.5
+	done
+	check "a stopped JVM, running again: heapsh_up 1" 1 "$(om_value heapsh_up "$P1" "$EP")"
+	check_contains "a stopped JVM: the watchdog's timeout is logged" "JVM $P1 (KnownHeap): " \
+		"$(grep -E '\[timeout\]$' "$SV/serve.err" | grep -v 'query heavy')"
+
 	# One JVM exits: the exporter stays up, the other's series go on.
 	kill -9 "$P1"
 	wait "$P1" 2>/dev/null
 	sleep 3
 	check "the exporter is alive after a JVM exited" alive "$(kill -0 "$XP" 2>/dev/null && echo alive || echo dead)"
 	check_contains "log: the JVM exited" "JVM $P1 (KnownHeap) exited" "$(cat "$SV/serve.err")"
+	# (killed, most likely, in the heavy query: a zombie until reaped, it is exited all the same)
+	check "a JVM killed in a call: its exit is no failure of the call" "" \
+		"$(grep "JVM $P1 (KnownHeap): .* exited .*\[[a-z_]*\]$" "$SV/serve.err")"
 	check "errors: exited, counted once" "pid=$P1,jvm=KnownHeap,reason=exited 1" \
 		"$(promql "max_over_time(heapsh_errors_total{reason=\"exited\",pid=\"$P1\"}[1m])")"
 	local t1 t2
@@ -279,6 +311,10 @@ print("ok")' 2>&1 | tail -1)"
 	st=$?
 	check "SIGTERM: exit status 0" 0 "$st"
 	check_contains "SIGTERM: detached from the JVM" "detached from JVM $P2 (second)" "$(cat "$SV/serve.err")"
+	# (a round takes about a second here, most of it the heavy query: the
+	# signal nearly always interrupts a call, which is no failure of the JVM's)
+	check "SIGTERM: the calls it interrupted are not logged as failures" "" \
+		"$(sed -n '/: stopping$/,$p' "$SV/serve.err" | grep ' \[[a-z_]*\]$')"
 	check "SIGTERM: the agent removed its socket" no "$([ -e "/tmp/.heapsh-$P2/agent.sock" ] && echo yes || echo no)"
 	check "SIGTERM: the endpoint is closed" 000 "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$EP/metrics")"
 	check "the JVM goes on after heapsh left" alive "$(kill -0 "$P2" 2>/dev/null && echo alive || echo dead)"

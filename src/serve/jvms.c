@@ -83,7 +83,7 @@ const char *srv_reason_name(enum srv_reason r)
 
 /* ---- processes ---- */
 
-/* proc_start: pid's start time in clock ticks since boot (/proc/PID/stat, field 22); 0: gone. */
+/* proc_start: pid's start time in clock ticks since boot (/proc/PID/stat, field 22); 0: gone (or a zombie). */
 static uint64_t proc_start(int pid)
 {
 	char path[64], buf[1024];
@@ -95,7 +95,7 @@ static uint64_t proc_start(int pid)
 	fclose(f);
 	buf[n] = 0;
 	char *p = strrchr(buf, ')');	/* the command name may hold spaces and parentheses */
-	if (!p)
+	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')	/* field 3, the state: dead, not reaped yet */
 		return 0;
 	int field = 2;
 	for (p++; *p && field < 22; p++)
@@ -291,6 +291,20 @@ static bool step_begin(struct srv_jvm *j, uint64_t limit_ms)
 	return go;
 }
 
+/*
+ * halted: the exporter is stopping (srv_jvms_stop interrupted the call that
+ * just failed): no failure of the JVM's, nothing counted or logged, and the
+ * connection kept as it is, for the worker's hs_detach to leave the JVM
+ * cleanly (it connects again when the interrupt cut the connection).
+ */
+static bool halted(void)
+{
+	pthread_mutex_lock(&srv_lock);
+	bool s = stopping;
+	pthread_mutex_unlock(&srv_lock);
+	return s;
+}
+
 static bool step_end(struct srv_jvm *j)
 {
 	struct srv_jvm_priv *p = j->priv;
@@ -334,6 +348,8 @@ static bool attach(struct srv_jvm *j)
 	int rc = hs_attach(p->s, j->pid);
 	bool fired = step_end(j);
 	if (rc != HS_OK) {
+		if (halted())
+			return false;
 		if (!alive(j))
 			gone(j);
 		else
@@ -362,6 +378,8 @@ static bool heap(struct srv_jvm *j)
 	int rc = hs_jvm_info(p->s, &in);
 	bool fired = step_end(j);
 	if (rc != HS_OK) {
+		if (halted())
+			return false;
 		if (!alive(j)) {
 			gone(j);
 			return false;
@@ -406,6 +424,8 @@ static bool histogram(struct srv_jvm *j)
 	bool fired = step_end(j);
 	if (rc != HS_OK) {
 		hs_histogram_free(&h);
+		if (halted())
+			return false;
 		if (!alive(j)) {
 			gone(j);
 			return false;
@@ -453,6 +473,8 @@ static bool alloc(struct srv_jvm *j)
 	bool running = rc == HS_OK && st.recording;
 	alc_status_free(&st);
 	if (rc != HS_OK) {
+		if (halted())
+			return false;
 		if (!alive(j)) {
 			gone(j);
 			return false;
@@ -474,6 +496,8 @@ static bool alloc(struct srv_jvm *j)
 	fired = step_end(j);
 	if (rc != HS_OK) {
 		alc_free(r);
+		if (halted())
+			return false;
 		if (!alive(j)) {
 			gone(j);
 			return false;
@@ -630,6 +654,10 @@ static bool queries(struct srv_jvm *j)
 		bool fired = step_end(j);
 		if (a.has_costs)
 			add_pause(j, (double)a.pause_ms / 1000.0);
+		if ((rc != HS_OK || a.cancelled) && halted()) {
+			hs_answer_free(p->s, &a);
+			return false;
+		}
 		if (rc != HS_OK) {
 			bool gone_now = !alive(j);
 			enum srv_reason r = fired || a.at_limit || a.cancelled ? SRV_TIMEOUT :
