@@ -341,7 +341,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	if (!strcmp(url, "/")) {
 		char *page = xasprintf("<!DOCTYPE html>\n<html><head><title>heapsh exporter</title></head>"
 				       "<body><h1>heapsh exporter</h1><p><a href=\"/metrics\">/metrics</a>: "
-				       "the JVMs of this host's user, every %.1f s.</p></body></html>\n",
+				       "the JVMs of this host's user, every %g s.</p></body></html>\n",
 				       (double)c->every_ms / 1000.0);
 		return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8", page, strlen(page), true);
 	}
@@ -526,7 +526,7 @@ int srv_main(int argc, char **argv)
 		free(c.pids);
 		return 2;
 	}
-	srv_log("serving http://%s/metrics; %s every %.1f s (time limit %.1f s, top %u, %d watch "
+	srv_log("serving http://%s/metrics; %s every %g s (time limit %g s, top %u, %d watch "
 		"queries)", shown, c.all ? "all JVMs of this user" : "the JVMs given",
 		(double)c.every_ms / 1000.0, (double)c.limit_ms / 1000.0, c.top, c.nwatch);
 	srv_jvms_start(&c);
