@@ -231,6 +231,11 @@ print("ok")' 2>&1 | tail -1)"
 	check "GET /api: 404 (no query from HTTP)" 404 "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$EP/api?q=objects")"
 	check_contains "GET /: a page linking /metrics" 'href="/metrics"' "$(curl -s "http://127.0.0.1:$EP/")"
 
+	# No recording runs in KnownHeap: no allocation series, and the exporter started none.
+	check "no allocation recording: no heapsh_alloc_ series" "" "$(printf '%s\n' "$B" | grep '^heapsh_alloc_' | head -3)"
+	check_contains "no allocation recording: the exporter started none" "recording,none" \
+		"$(timeout 60 "$HEAPSH" --keep-agent --format csv -c ':alloc status' "$P2" 2>&1)"
+
 	# A hung JVM (stopped) holds up only its own series: the watchdog stops
 	# the call past its time limit, the JVM is down, the other's rounds go on;
 	# once it runs again it is measured again.
@@ -320,6 +325,77 @@ print("ok")' 2>&1 | tail -1)"
 	check "the JVM goes on after heapsh left" alive "$(kill -0 "$P2" 2>/dev/null && echo alive || echo dead)"
 }
 
+# An allocation recording a person started (tests/java/alloc/AllocWork.java,
+# as t_alloc.sh runs it: exact, with accounts; accounts-A.csv its KNOWN
+# FACTS): the exporter serves its accounts, allocated as counters and live
+# as gauges, per account and class; the recording goes on after it leaves.
+serve_alloc() {
+	local AWD=$SV/aw fd i P=
+	mkdir -p "$AWD"
+	# shellcheck disable=SC2046
+	if ! javac --release 11 -d "$AWD" $(find tests/java/alloc -name '*.java') 2>"$SV/aw.javac"; then
+		fail "alloc: javac AllocWork" "$(head -3 "$SV/aw.javac")"
+		return
+	fi
+	rm -f "$SV/aw.in" "$SV/aw.out"
+	mkfifo "$SV/aw.in"
+	exec {fd}<>"$SV/aw.in"
+	SV_FDS+=("$fd")
+	java -cp "$AWD" AllocWork wait <"$SV/aw.in" >"$SV/aw.out" 2>"$SV/aw.err" &
+	SV_PIDS+=("$!")
+	for ((i = 0; i < 300; i++)); do
+		read -r _ P < <(grep '^ready ' "$SV/aw.out" 2>/dev/null)
+		[ -n "$P" ] && break
+		sleep 0.1
+	done
+	[ -n "$P" ] || { fail "alloc: AllocWork started" "$(head -5 "$SV/aw.err")"; return; }
+	timeout 120 "$HEAPSH" --format csv -c ':alloc start --interval exact --depth 64 --live all --accounts com.acme.web,com.acme.xml.*' \
+		"$P" >"$SV/aw.start" 2>&1
+	check_contains "alloc: a recording started by a heapsh shell" "recording,running" "$(cat "$SV/aw.start")"
+	local cmd
+	for cmd in warm run; do
+		echo "$cmd" >&"$fd"
+		for ((i = 0; i < 600; i++)); do
+			grep -q "^done $cmd" "$SV/aw.out" && break
+			sleep 0.05
+		done
+	done
+	local EP
+	EP=$(free_port)
+	timeout 120 "$HEAPSH" --serve "127.0.0.1:$EP" --every 1s --top 100 "$P" 2>"$SV/aw.serve.err" &
+	local XP=$!
+	SV_PIDS+=("$XP")
+	for ((i = 0; i < 60; i++)); do
+		curl -s "http://127.0.0.1:$EP/metrics" >"$SV/aw.metrics"
+		grep -q '^heapsh_alloc_live_bytes{' "$SV/aw.metrics" && break
+		sleep 0.5
+	done
+	# The four families of each accounted row, as account,class,objects,bytes,live objects,live bytes.
+	check "alloc: the recording's accounts, exactly (accounts-A.csv)" "$(sort tests/java/alloc/accounts-A.csv)" \
+		"$(python3 - "$SV/aw.metrics" "$P" <<'PY'
+import re, sys
+rows = {}
+cols = {"heapsh_alloc_objects_total": 0, "heapsh_alloc_bytes_total": 1,
+        "heapsh_alloc_live_objects": 2, "heapsh_alloc_live_bytes": 3}
+for l in open(sys.argv[1]):
+    m = re.match(r'^(heapsh_alloc_\w+)\{pid="(\d+)",jvm="[^"]*",host="[^"]*",account="([^"]*)",class="([^"]*)"\} (\S+)$', l)
+    if not m or m.group(2) != sys.argv[2] or m.group(3) == "(none)":
+        continue
+    rows.setdefault((m.group(3), m.group(4)), [None] * 4)[cols[m.group(1)]] = m.group(5)
+print("\n".join(sorted("%s,%s,%s" % (a, c, ",".join(str(v) for v in vs)) for (a, c), vs in rows.items())))
+PY
+)"
+	check_contains "alloc: counters are counters (# TYPE heapsh_alloc_bytes counter)" "# TYPE heapsh_alloc_bytes counter" \
+		"$(cat "$SV/aw.metrics")"
+	check_contains "alloc: live is a gauge" "# TYPE heapsh_alloc_live_bytes gauge" "$(cat "$SV/aw.metrics")"
+	kill -TERM "$XP"
+	wait "$XP"
+	check "alloc: SIGTERM: exit status 0" 0 $?
+	check_contains "alloc: the recording goes on after the exporter left" "recording,running" \
+		"$(timeout 60 "$HEAPSH" --keep-agent --format csv -c ':alloc status' "$P" 2>&1)"
+	echo exit >&"$fd"
+}
+
 # metric_pids NAME PORT: the pids of NAME's samples at the exporter's /metrics, sorted.
 metric_pids() {
 	curl -s --max-time 5 "http://127.0.0.1:$2/metrics" | grep "^$1{" |
@@ -406,6 +482,7 @@ serve_all() {
 }
 
 serve_main
+serve_alloc
 serve_all
 serve_cleanup
 trap - EXIT INT TERM
