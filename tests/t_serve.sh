@@ -360,9 +360,12 @@ serve_alloc() {
 			sleep 0.05
 		done
 	done
+	# And a JVM that cannot be attached to: down, counted, and named from the start.
+	serve_jvm noattach -XX:+DisableAttachMechanism || return
+	local D=$SV_JVM
 	local EP
 	EP=$(free_port)
-	timeout 120 "$HEAPSH" --serve "127.0.0.1:$EP" --every 1s --top 100 "$P" 2>"$SV/aw.serve.err" &
+	timeout 120 "$HEAPSH" --serve "127.0.0.1:$EP" --every 1s --top 100 "$P" "$D" 2>"$SV/aw.serve.err" &
 	local XP=$!
 	SV_PIDS+=("$XP")
 	for ((i = 0; i < 60; i++)); do
@@ -388,6 +391,13 @@ PY
 	check_contains "alloc: counters are counters (# TYPE heapsh_alloc_bytes counter)" "# TYPE heapsh_alloc_bytes counter" \
 		"$(cat "$SV/aw.metrics")"
 	check_contains "alloc: live is a gauge" "# TYPE heapsh_alloc_live_bytes gauge" "$(cat "$SV/aw.metrics")"
+	local H
+	H=$(hostname)
+	check "attach disabled: heapsh_up 0, the jvm label its main class all the same" \
+		"heapsh_up{pid=\"$D\",jvm=\"KnownHeap\",host=\"$H\"} 0" "$(grep "^heapsh_up{pid=\"$D\"" "$SV/aw.metrics")"
+	check "attach disabled: counted as attach errors" yes \
+		"$(grep "^heapsh_errors_total{pid=\"$D\",jvm=\"KnownHeap\",host=\"$H\",reason=\"attach\"} [1-9]" "$SV/aw.metrics" >/dev/null && echo yes || echo no)"
+	check_contains "attach disabled: logged with its reason" "JVM $D (KnownHeap): attach: " "$(cat "$SV/aw.serve.err")"
 	kill -TERM "$XP"
 	wait "$XP"
 	check "alloc: SIGTERM: exit status 0" 0 $?

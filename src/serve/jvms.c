@@ -45,7 +45,6 @@ struct srv_jvm_priv {
 	const struct srv_config *c;
 	struct hs_session *s;	/* the worker's session while it runs (srv_lock; the watchdog's) */
 	uint64_t start_ticks;	/* /proc/PID/stat's starttime: a new process under the pid is another */
-	bool named;		/* the jvm label came from -Dheapsh.name= */
 	uint64_t step_ms;	/* monotonic start of the library call under way, 0: none (srv_lock) */
 	uint64_t step_limit_ms;	/* its limit */
 	bool fired;		/* the watchdog interrupted it (srv_lock) */
@@ -359,12 +358,6 @@ static bool attach(struct srv_jvm *j)
 	}
 	p->attached = true;
 	ok_part(j, SRV_PART_HEAP, "attach");
-	struct hs_live_info li;
-	if (!p->named && hs_get_live(p->s, &li) && li.main_class[0]) {
-		pthread_mutex_lock(&srv_lock);
-		snprintf(j->name, sizeof j->name, "%s", li.main_class);
-		pthread_mutex_unlock(&srv_lock);
-	}
 	srv_log("following JVM %d (%s)", j->pid, j->name);
 	return true;
 }
@@ -866,7 +859,9 @@ static void follow(const struct srv_config *c, int pid)
 	p->nparts = SRV_PART_QUERY + c->nwatch;
 	p->failed = xcalloc((size_t)p->nparts, sizeof *p->failed);
 	p->last_err = xcalloc((size_t)p->nparts, sizeof *p->last_err);
-	p->named = property_name(pid, j->name, sizeof j->name);
+	/* The jvm label, fixed from the first round, attached or not (a label that changed would be another series). */
+	if (!property_name(pid, j->name, sizeof j->name))
+		hs_jvm_name(pid, j->name, sizeof j->name);
 	pthread_mutex_lock(&srv_lock);
 	if (srv_njvms == capjvms) {
 		capjvms = capjvms ? 2 * capjvms : 16;

@@ -190,7 +190,6 @@ static int p_attach(struct hs_session *s, int pid)
 		return hs_fail(s, "%s", err.msg);
 	}
 	snprintf(l->vm, sizeof l->vm, "%s %s", info.vm_name, info.vm_version);
-	att_main_class(pid, l->main_class, sizeof l->main_class);
 	if (s->live && s->live->pid != pid)
 		hs_leave(s);	/* another JVM: let go of the one before */
 	hs_live_close(s);

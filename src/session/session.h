@@ -149,7 +149,6 @@ const char *hs_errmsg(const struct hs_session *s);
 struct hs_live_info {
 	int pid;
 	const char *vm;		/* "OpenJDK 64-Bit Server VM 17.0.15+6-...", or "" */
-	const char *main_class;	/* its main class or -jar file as jps names it, read at attach; or "" */
 	time_t snap_time;	/* when the loaded heap was taken of it; 0: no heap of it */
 	unsigned snapshots;	/* taken in this session: ids of an earlier one may be stale */
 	time_t prev_time;	/* when the previous snapshot (HS_PREVIOUS) was taken; 0: none */
@@ -161,6 +160,15 @@ struct hs_live_info {
  */
 bool hs_get_live(const struct hs_session *s, struct hs_live_info *in);
 int hs_live_pid(const struct hs_session *s);
+
+/*
+ * hs_jvm_name: what the process pid runs, as jps names it: its main class
+ * (com.acme.Main) or the jar given to -jar, read from /proc/PID/cmdline
+ * without attaching (a JVM that cannot be attached to is named too). Into
+ * buf (cap bytes, cut short, NUL-terminated); false, with buf "", when it
+ * cannot be read. Needs no session.
+ */
+bool hs_jvm_name(int pid, char *buf, size_t cap);
 
 /*
  * hs_recording: the allocation recording read from a file (hs_open of a

@@ -24,7 +24,6 @@ struct hs_live {
 	unsigned snapshots;	/* taken in this session: ids of an earlier one may be stale */
 	unsigned snap_gen;	/* the session's gen when the last one became the heap */
 	char vm[300];		/* "OpenJDK 64-Bit Server VM 17.0.15+6-..." */
-	char main_class[256];	/* what it runs, as jps names it (att_main_class), or "" */
 };
 
 struct hs_session {

@@ -82,7 +82,6 @@ bool hs_get_live(const struct hs_session *s, struct hs_live_info *in)
 		return false;
 	in->pid = l->pid;
 	in->vm = l->vm;
-	in->main_class = l->main_class;
 	in->snap_time = l->snap_time;
 	in->snapshots = l->snapshots;
 	in->prev_time = s->prev.heap ? s->prev.when : 0;
@@ -121,6 +120,11 @@ void hs_get_state(const struct hs_session *s, struct hs_state *st)
 	struct big_stats bs;
 	big_stats(&bs);
 	st->mem = (struct hs_memory){bs.budget, bs.anon, bs.anon_peak, bs.file, bs.file_peak, bs.dir};
+}
+
+bool hs_jvm_name(int pid, char *buf, size_t cap)
+{
+	return att_main_class(pid, buf, cap);
 }
 
 char *hs_heap_label(const struct hs_session *s)
