@@ -17,7 +17,7 @@ WARN     = -std=c11 -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototy
 CPPFLAGS += -D_GNU_SOURCE
 BUILD    = build
 
-PKGS     = zlib lua5.4 libffi libprotobuf-c jansson
+PKGS     = zlib lua5.4 libffi libprotobuf-c jansson libmicrohttpd
 ifeq ($(READLINE),yes)
 PKGS    += readline
 LE_SRC   = src/shell/le_readline.c
@@ -36,11 +36,13 @@ LIB_SRC  = src/base/mem.c src/base/ctx.c src/base/wire.c src/base/big.c src/base
            src/attach/jvmdir.c src/attach/proto.c src/attach/snapshot.c src/alloc/alloc.c src/alloc/flame.c src/alloc/alloc_pprof.c src/alloc/jfr.c \
            src/session/session.c src/session/live.c src/session/query.c src/session/state.c src/session/jvm.c src/session/explain.c
 # The front ends (docs/architecture.md): the Lua module with the output modes
-# both front ends use, and the shell, which embeds Lua for :lua.
+# both front ends use, the shell, which embeds Lua for :lua, and the exporter
+# (src/serve: heapsh --serve, started by main.c).
 LUA_SRC  = src/out/out.c src/lua/lbind_heap.c src/lua/lbind_object.c
 SH_SRC   = src/shell/core.c src/shell/values.c src/shell/commands.c src/shell/alloc_cmds.c src/shell/engine_cmds.c src/shell/suspects_cmd.c src/shell/dyn_cmds.c src/shell/waste_cmds.c src/shell/report.c src/shell/live.c src/shell/live_query.c \
            src/shell/query.c src/shell/lua_cmds.c src/shell/mcp.c \
            src/shell/main.c \
+           src/serve/serve.c src/serve/watch.c src/serve/jvms.c \
            $(LE_SRC)
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/profile.pb-c.o $(BUILD)/gen/jfr_classes.o
 # pprof's profile.proto (src/alloc/proto) compiled by Debian's protoc-c.
@@ -55,7 +57,7 @@ DEB_PKGS = gcc make pkg-config zlib1g-dev liblua5.4-dev libffi-dev libreadline-d
            libcmocka-dev openjdk-17-jdk-headless visualvm python3 python3-networkx tmux gzip \
            zsh groff-base chromium fonts-dejavu-core libh2-java libasm-java \
            libprotobuf-c-dev protobuf-c-compiler golang-go libjansson-dev \
-           clang libclang-rt-14-dev
+           clang libclang-rt-14-dev libmicrohttpd-dev prometheus
 
 .PHONY: all deps demo test unit bench fuzz fuzz-check fuzz-cov clean FORCE
 BIN ?= heapsh

@@ -23,7 +23,12 @@ FRONT_INCLUDES='\.\./heapsh\.h|\.\./out/out\.h|\.\./base/fmt\.h|[a-z_]+\.h'
 check "the front ends include of the library only heapsh.h, out.h and fmt.h" "" \
 	"$(grep -Ho '#include "[^"]*"' src/shell/*.[ch] src/lua/*.[ch] | sed 's/#include "\(.*\)"$/\1/' |
 		grep -vE ":($FRONT_INCLUDES)\$" | grep -v '^src/shell/[a-z_]*\.[ch]:\.\./lua/heapsh_lua\.h$' |
-		grep -v '^src/shell/main\.c:\.\./base/big\.h$' | head)"
+		grep -v '^src/shell/main\.c:\.\./base/big\.h$' | grep -v '^src/shell/main\.c:\.\./serve/heapsh_serve\.h$' | head)"
+# The exporter (src/serve, heapsh --serve) is a front end too: of the library
+# it includes heapsh.h alone, and calls none of its machinery (below).
+check "the exporter includes of the library only heapsh.h" "" \
+	"$(grep -Ho '#include "[^"]*"' src/serve/*.[ch] | sed 's/#include "\(.*\)"$/\1/' |
+		grep -vE ':(\.\./heapsh\.h|[a-z_]+\.h)$' | head)"
 # struct hs_session is opaque: its definition is the session's own (and the unit tests').
 check "nothing outside src/session and tests/ includes session_internal.h" "" \
 	"$(grep -rln '#include ".*session_internal\.h"' src | grep -v '^src/session/' | head)"
@@ -90,7 +95,7 @@ PY
 # of the machinery the session works with for them: the parser's entry, the
 # planner, programs for the agent, push-down, the agent protocol, the
 # snapshot reader, the wire codec.
-FRONT_OBJS=$(ls "$SHELL_OBJS"/*.o build/src/lua/*.o 2>/dev/null)
+FRONT_OBJS=$(ls "$SHELL_OBJS"/*.o "$SHELL_OBJS"/../serve/*.o build/src/lua/*.o 2>/dev/null)
 check "the front ends' objects are built" yes "$([ -n "$FRONT_OBJS" ] && echo yes || echo no)"
 # shellcheck disable=SC2086
 check "the front ends call no parser entry, planner, program, push-down, protocol, snapshot or wire function" "" \

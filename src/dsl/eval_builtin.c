@@ -483,8 +483,9 @@ static bool step_group(struct visit *w, struct value x)
 	return true;
 }
 
-static struct ev *sort_ev;
-static const struct node *sort_at;
+/* qsort has no context argument: the evaluator sorting on this thread (threads may evaluate at once, src/serve). */
+static _Thread_local struct ev *sort_ev;
+static _Thread_local const struct node *sort_at;
 
 static int by_key(const void *a, const void *b)
 {

@@ -629,7 +629,7 @@ static int p_query(struct hs_session *s, const char *text, unsigned flags, struc
 				pushdown_view(a, q);
 				return HS_OK;
 			}
-			if (a->why_pushdown[0])
+			if (a->why_pushdown[0] && !(flags & HS_QUERY_JVM_ONLY))
 				hs_notify(s, HS_NOTICE_TIMER, "heapsh: %s; taking a snapshot", a->why_pushdown);
 		}
 		if (!heapless && s->live && !s->live_off) {
@@ -641,11 +641,22 @@ static int p_query(struct hs_session *s, const char *text, unsigned flags, struc
 				keep_definitions(s, q, st, ns);
 				return HS_OK;
 			}
+			if (flags & HS_QUERY_JVM_ONLY) {
+				a->at_limit = q->jvm.has_analysis &&
+					      q->jvm.an.status == PROTO_ANALYSIS_LIMIT;
+				return hs_fail(s, "this query cannot run inside JVM %d: %s; no snapshot "
+					       "taken", s->live->pid, a->why_jvm[0] ? a->why_jvm :
+					       a->why_pushdown[0] ? a->why_pushdown : "no reason given");
+			}
 			if (a->why_jvm[0])
 				hs_notify(s, HS_NOTICE_ALWAYS, "heapsh: this query cannot run inside JVM %d: %s; "
 					  "taking a snapshot", s->live->pid, a->why_jvm);
 		}
 	}
+	if (!s->heap && !heapless && (flags & HS_QUERY_JVM_ONLY))
+		return hs_fail(s, "this query needs a heap, and no snapshot is taken: %s",
+			       !s->live ? "no JVM is attached" : s->live_off ?
+			       "queries inside the JVM are off (:live)" : "the JVM cannot answer it");
 	if (!s->heap && !heapless && hs_need_heap(s) != HS_OK)
 		return HS_ERR;
 	hs_interrupted = 0;

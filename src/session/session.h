@@ -162,6 +162,15 @@ bool hs_get_live(const struct hs_session *s, struct hs_live_info *in);
 int hs_live_pid(const struct hs_session *s);
 
 /*
+ * hs_jvm_name: what the process pid runs, as jps names it: its main class
+ * (com.acme.Main) or the jar given to -jar, read from /proc/PID/cmdline
+ * without attaching (a JVM that cannot be attached to is named too). Into
+ * buf (cap bytes, cut short, NUL-terminated); false, with buf "", when it
+ * cannot be read. Needs no session.
+ */
+bool hs_jvm_name(int pid, char *buf, size_t cap);
+
+/*
  * hs_recording: the allocation recording read from a file (hs_open of a
  * JFR recording; alloc.h), and its path in *path (NULL: not wanted); NULL
  * when none was read.
@@ -327,6 +336,17 @@ enum hs_ran {
 };
 
 #define HS_QUERY_NO_PUSHDOWN 1u	/* hs_query: not through the heap iteration (its rows are not values) */
+/*
+ * HS_QUERY_JVM_ONLY: hs_query never takes a snapshot (a front end that must
+ * not pause the JVM for a heap dump: the exporter, src/serve): a query that
+ * neither the heap iteration nor a program inside the attached JVM can
+ * answer is HS_ERR with s->err saying why ("this query cannot run inside
+ * JVM PID: REASON; no snapshot taken"), a->at_limit set when the reason is
+ * the analysis's time or memory limit (live_time_s, live_mem_mb). A query
+ * that needs no heap still runs in heapsh; with no JVM attached and no
+ * heap loaded it is HS_ERR.
+ */
+#define HS_QUERY_JVM_ONLY 2u
 
 /* A cell of a row the agent's heap iteration found (struct hs_pushdown_answer). */
 struct hs_cell {
@@ -380,6 +400,7 @@ struct hs_answer {
 	const struct hs_jvm_result *results;
 	uint32_t nresults;
 	bool cancelled;			/* Ctrl-C stopped the program inside the JVM */
+	bool at_limit;			/* HS_QUERY_JVM_ONLY: it failed at the analysis's time or memory limit */
 	bool has_costs;
 	uint64_t walks, pause_ms, gc_ms, total_ms;	/* heap walks; the JVM paused, of it a full GC; in all */
 	struct hs_query_priv *priv;	/* the session's */
@@ -395,8 +416,9 @@ struct hs_answer {
  * the heap, after a snapshot (hs_need_heap) when there is none. HS_OK:
  * a->ran says where (HS_RAN_NOTHING with a->incomplete: read more text),
  * with why the JVM did not answer in a->why_* (also told as notices, when
- * it happens). HS_ERR: it could not run anywhere (s->err). a is freed with
- * hs_answer_free in every case.
+ * it happens). HS_ERR: it could not run anywhere (s->err); with
+ * HS_QUERY_JVM_ONLY, also when only a snapshot could answer it. a is freed
+ * with hs_answer_free in every case.
  */
 int hs_query(struct hs_session *s, const char *text, unsigned flags, struct hs_answer *a);
 void hs_answer_free(struct hs_session *s, struct hs_answer *a);

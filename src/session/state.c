@@ -122,6 +122,11 @@ void hs_get_state(const struct hs_session *s, struct hs_state *st)
 	st->mem = (struct hs_memory){bs.budget, bs.anon, bs.anon_peak, bs.file, bs.file_peak, bs.dir};
 }
 
+bool hs_jvm_name(int pid, char *buf, size_t cap)
+{
+	return att_main_class(pid, buf, cap);
+}
+
 char *hs_heap_label(const struct hs_session *s)
 {
 	const struct hs_live *l = s->live;

@@ -18,6 +18,7 @@
 #include "../out/out.h"
 #include "sh.h"
 #include "../base/big.h"
+#include "../serve/heapsh_serve.h"
 
 static volatile sig_atomic_t at_prompt;
 
@@ -621,6 +622,8 @@ static void usage(FILE *f)
 		"       heapsh [options] -l SCRIPT.lua [DUMP|PID] [ARGS...]\n"
 		"       heapsh [options] --report FILE.html DUMP|PID\n"
 		"       heapsh [options] --mcp [DUMP|PID]\n"
+		"       heapsh --serve [ADDR:]PORT [--watch FILE] [--every DURATION] [--top N]\n"
+		"              [--time-limit DURATION] (--all | PID...)\n"
 		"\n"
 		"Explore a Java heap dump (HPROF, as written by 'jcmd PID GC.heap_dump', gzip'd\n"
 		"or not) in an interactive shell. Type :help inside for the commands. A JFR\n"
@@ -655,6 +658,9 @@ static void usage(FILE *f)
 		"                    (docs/out-of-core.md); also $HEAPSH_MEMORY\n"
 		"  --spill-dir DIR   where those files go (default $TMPDIR, /var/tmp or /tmp,\n"
 		"                    not a tmpfs); also $HEAPSH_SPILL_DIR\n"
+		"  --serve [ADDR:]PORT  serve metrics of this user's JVMs at /metrics\n"
+		"                    (OpenMetrics, for Prometheus; docs/fleet.md);\n"
+		"                    heapsh --serve --help lists its options\n"
 		"  --export-graph DUMP OUT\n"
 		"                    write the engine's graph as text (docs/engine.md) and exit\n"
 		"  --version         print the version and exit\n"
@@ -707,7 +713,10 @@ int main(int argc, char **argv)
 	char **script_argv = NULL;
 	for (int a = 1; a < argc; a++) {
 		const char *o = argv[a];
-		if (!strcmp(o, "-l") && a + 1 < argc) {
+		if (!strcmp(o, "--serve")) {
+			/* The exporter: a front end of its own, its options after --serve. */
+			return srv_main(argc - a, argv + a);
+		} else if (!strcmp(o, "-l") && a + 1 < argc) {
 			script = argv[++a];
 			script_argc = argc - a;
 			script_argv = argv + a;
