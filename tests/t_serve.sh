@@ -99,7 +99,7 @@ serve_main() {
 	fi
 	rm -rf "$SV"
 	mkdir -p "$SV"
-	serve_jvm one || return
+	serve_jvm one -Xlog:safepoint:file="$SV/one.safepoint" || return
 	local P1=$SV_JVM
 	serve_jvm two -Dheapsh.name=second || return
 	local P2=$SV_JVM
@@ -188,6 +188,14 @@ pid=$P2,jvm=second,reason=query_syntax 1" "$(promql 'heapsh_errors_total{reason=
 	check "no snapshot was taken (no heap dump in the JVMs' temporary folders)" "" \
 		"$(ls -d /tmp/heapsh-snap-"$P1"-* /tmp/heapsh-snap-"$P2"-* 2>/dev/null)"
 	check "the pauses heapsh caused are counted" 2 "$(promql 'heapsh_jvm_pause_seconds_total > 0' | grep -c .)"
+	# One full GC a round: the class histogram's (GC_HeapInspection); the
+	# watch queries after it make none of their own (HS_QUERY_NO_GC), where
+	# each made one before (G1CollectFull, with JDK 17's default G1).
+	local insp full
+	insp=$(grep -c 'Safepoint "GC_HeapInspection"' "$SV/one.safepoint")
+	full=$(grep -c 'Safepoint "G1CollectFull"' "$SV/one.safepoint")
+	check "one full GC a round: the queries make none after the histogram's ($insp rounds, $full forced GCs)" \
+		yes "$([ "$insp" -ge 2 ] && [ "$full" -lt "$insp" ] && echo yes || echo no)"
 
 	# /metrics itself.
 	local H B

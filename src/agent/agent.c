@@ -325,7 +325,7 @@ static int handle(int fd, JNIEnv *env, bool *hello, uint8_t type, uint8_t *paylo
 			wire_put32(&b, AG_MAGIC);
 			wire_put16(&b, AG_PROTO);
 			wire_put_str(&b, AG_VERSION);
-			wire_put_str(&b, "can_tag_objects,alloc,dump,clients,analyze,leaks,leaks-histogram");
+			wire_put_str(&b, "can_tag_objects,alloc,dump,clients,analyze,leaks,leaks-histogram,analyze-no-gc");
 			ok = ag_send_frame(fd, T_HELLO, &b);
 			wire_w_free(&b);
 			*hello = true;

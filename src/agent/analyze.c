@@ -313,14 +313,16 @@ static void *prog_alloc(void *ctx, size_t n)
 }
 
 /*
- * ag_analyze_request: serve ANALYZE on fd. Request: u32 flags (0), u32 time
- * limit (ms, 0 default), u32 memory limit (MiB, 0 default), the program.
+ * ag_analyze_request: serve ANALYZE on fd. Request: u32 flags (bit 0,
+ * PROTO_ANALYZE_NO_GC: make no full GC before the first walk; other bits
+ * 0), u32 time limit (ms, 0 default), u32 memory limit (MiB, 0 default),
+ * the program.
  * False closes the connection: a malformed request or program.
  */
 bool ag_analyze_request(int fd, JNIEnv *env, JavaVM *vm, struct wire_r *r)
 {
 	uint32_t flags = wire_get32(r), tms = wire_get32(r), mmb = wire_get32(r);
-	if (r->err || flags)
+	if (r->err || (flags & ~1u))
 		return false;
 	if (!tms || tms > MAX_TIME_MS)
 		tms = tms ? MAX_TIME_MS : DEFAULT_TIME_MS;
@@ -331,6 +333,7 @@ bool ag_analyze_request(int fd, JNIEnv *env, JavaVM *vm, struct wire_r *r)
 	if (!q)
 		return ag_send_error(fd, "the agent ran out of memory");
 	q->jni = env;
+	q->gc_done = (flags & 1u) != 0;	/* the client had a full GC made just before */
 	q->deadline_ms = (uint64_t)t0 + tms;
 	q->mem_limit = (uint64_t)mmb << 20;
 	struct out o;

@@ -1227,7 +1227,7 @@ static bool decode_results(const uint8_t *p, size_t n, struct proto_analysis *a)
 }
 
 int proto_analyze(struct proto_conn *c, const uint8_t *prog, size_t len, uint32_t time_ms,
-		  uint32_t mem_mb, struct proto_analysis *out, struct hs_error *err)
+		  uint32_t mem_mb, unsigned flags, struct proto_analysis *out, struct hs_error *err)
 {
 	memset(out, 0, sizeof *out);
 	if (!has_cap(c, "analyze")) {
@@ -1236,7 +1236,7 @@ int proto_analyze(struct proto_conn *c, const uint8_t *prog, size_t len, uint32_
 		return HS_ERR;
 	}
 	struct wire_w b = {0};
-	wire_put32(&b, 0);
+	wire_put32(&b, has_cap(c, "analyze-no-gc") ? flags & PROTO_ANALYZE_NO_GC : 0);
 	wire_put32(&b, time_ms);
 	wire_put32(&b, mem_mb);
 	wire_put_bytes(&b, prog, len);

@@ -231,8 +231,11 @@ int proto_leave(struct proto_conn *c, bool detach, int *outcome, int *other, str
  * cancelled. HS_ERR is for the connection and the protocol only (err); the
  * analysis' own failures are in out. out is new memory:
  * proto_analysis_free. Results are bounded: 256 MiB, 50 M values, lists
- * nested at most 64 deep.
+ * nested at most 64 deep. flags: PROTO_ANALYZE_NO_GC, the agent makes no
+ * full GC before its first walk (the client had one made just before; an
+ * agent that cannot skip it, no "analyze-no-gc" in its HELLO, makes it).
  */
+#define PROTO_ANALYZE_NO_GC 1u
 enum { PROTO_ANALYSIS_OK, PROTO_ANALYSIS_UNSUPPORTED, PROTO_ANALYSIS_ERROR,
        PROTO_ANALYSIS_LIMIT, PROTO_ANALYSIS_CANCELLED };
 enum proto_vk { PV_NULL, PV_BOOL, PV_INT, PV_FLOAT, PV_STR, PV_OBJ, PV_CLASS, PV_LOADER,
@@ -266,7 +269,7 @@ struct proto_analysis {
 	struct proto_result *results;
 };
 int proto_analyze(struct proto_conn *c, const uint8_t *prog, size_t len, uint32_t time_ms,
-		  uint32_t mem_mb, struct proto_analysis *out, struct hs_error *err);
+		  uint32_t mem_mb, unsigned flags, struct proto_analysis *out, struct hs_error *err);
 void proto_analysis_free(struct proto_analysis *a);
 
 /* proto_detach: ask the agent to stop and remove its socket; closes c. */

@@ -50,6 +50,7 @@ struct srv_jvm_priv {
 	bool fired;		/* the watchdog interrupted it (srv_lock) */
 	bool attached;
 	bool syntax_counted;	/* the watch file's bad lines were counted for this JVM */
+	bool gc_fresh;		/* this round's class histogram made a full GC: the queries make none */
 	int nparts;		/* SRV_PART_QUERY + the watch queries */
 	bool *failed;		/* [part]: failed this round, its last values stay */
 	char **last_err;	/* [part]: the error last logged, NULL: fine (a change is logged once) */
@@ -428,6 +429,7 @@ static bool histogram(struct srv_jvm *j)
 		return true;
 	}
 	ok_part(j, SRV_PART_HISTOGRAM, "class histogram");
+	p->gc_fresh = true;	/* hs_live_histogram's, HotSpot's or the agent's, follows a full GC */
 	add_pause(j, (double)took / 1000.0);
 	uint32_t *bb = xcalloc((size_t)h.n + 1, sizeof *bb), *bc = xcalloc((size_t)h.n + 1, sizeof *bc);
 	bool *pick = xcalloc((size_t)h.n + 1, sizeof *pick);
@@ -643,7 +645,9 @@ static bool queries(struct srv_jvm *j)
 		struct hs_answer a;
 		if (!step_begin(j, c->limit_ms))
 			return false;
-		int rc = hs_query(p->s, w->query, HS_QUERY_JVM_ONLY, &a);
+		/* One full GC a round: the histogram's, just before, serves every query. */
+		int rc = hs_query(p->s, w->query,
+				  HS_QUERY_JVM_ONLY | (p->gc_fresh ? HS_QUERY_NO_GC : 0), &a);
 		bool fired = step_end(j);
 		if (a.has_costs)
 			add_pause(j, (double)a.pause_ms / 1000.0);
@@ -707,6 +711,7 @@ static void one_round(struct srv_jvm *j)
 	struct srv_jvm_priv *p = j->priv;
 	uint64_t t0 = now_ms();
 	memset(p->failed, 0, (size_t)p->nparts * sizeof *p->failed);
+	p->gc_fresh = false;
 	if (!alive(j)) {
 		gone(j);
 		return;
@@ -748,6 +753,13 @@ static void *worker(void *arg)
 	pthread_mutex_lock(&srv_lock);
 	p->s = s;
 	pthread_mutex_unlock(&srv_lock);
+	/*
+	 * The first round at once; the second one a share of --every later,
+	 * from the pid, so that JVMs found together (at start-up, --all) spread
+	 * their rounds, and their pauses, over the interval instead of all
+	 * pausing in the same second on the same cores.
+	 */
+	uint64_t shift = (uint64_t)((uint32_t)j->pid * 2654435761u) % c->every_ms;
 	for (;;) {
 		uint64_t start = now_ms();
 		struct hs_catch ct;
@@ -761,7 +773,7 @@ static void *worker(void *arg)
 		pthread_mutex_lock(&srv_lock);
 		for (;;) {
 			double left_ms = j->exited ? (j->forget_at - wall_s()) * 1000.0
-						   : (double)(start + c->every_ms) - (double)now_ms();
+						   : (double)(start + c->every_ms + shift) - (double)now_ms();
 			if (stopping || left_ms <= 0)
 				break;
 			struct timespec ts;
@@ -773,6 +785,7 @@ static void *worker(void *arg)
 		}
 		bool stop = stopping || j->exited;
 		pthread_mutex_unlock(&srv_lock);
+		shift = 0;
 		if (stop)
 			break;
 	}

@@ -306,7 +306,8 @@ void hs_jvm_query_free(struct hs_jvm_query *q)
 	arena_free(&q->a);
 }
 
-static int p_query_jvm(struct hs_session *s, struct stmt **st, int n, struct hs_jvm_query *q, char *why,
+static int p_query_jvm(struct hs_session *s, struct stmt **st, int n, unsigned flags,
+		       struct hs_jvm_query *q, char *why,
 		 size_t cap)
 {
 	memset(q, 0, sizeof *q);
@@ -331,7 +332,8 @@ static int p_query_jvm(struct hs_session *s, struct stmt **st, int n, struct hs_
 	}
 	struct hs_error err;
 	hs_interrupted = 0;
-	int rc = proto_analyze(c, prog, len, s->live_time_s * 1000u, s->live_mem_mb, &q->an, &err);
+	int rc = proto_analyze(c, prog, len, s->live_time_s * 1000u, s->live_mem_mb,
+			       flags & HS_QUERY_NO_GC ? PROTO_ANALYZE_NO_GC : 0, &q->an, &err);
 	free(prog);
 	if (rc != HS_OK) {
 		if (!strncmp(err.msg, "the agent in JVM", 16)) {
@@ -367,10 +369,11 @@ static int p_query_jvm(struct hs_session *s, struct stmt **st, int n, struct hs_
 	return HS_OK;
 }
 
-int hs_query_jvm(struct hs_session *s, struct stmt **st, int n, struct hs_jvm_query *q, char *why,
+int hs_query_jvm(struct hs_session *s, struct stmt **st, int n, unsigned flags,
+		 struct hs_jvm_query *q, char *why,
 		 size_t cap)
 {
-	GUARDED(s, HS_ERR, p_query_jvm(s, st, n, q, why, cap));
+	GUARDED(s, HS_ERR, p_query_jvm(s, st, n, flags, q, why, cap));
 }
 
 /* ---- a filter over one class, in the agent's heap iteration ---- */
@@ -409,7 +412,8 @@ void hs_pushdown_free(struct hs_pushdown *q)
 	q->has_pd = q->has_r = false;
 }
 
-static int p_query_pushdown(struct hs_session *s, struct stmt **st, int n, struct hs_pushdown *q,
+static int p_query_pushdown(struct hs_session *s, struct stmt **st, int n, unsigned flags,
+			    struct hs_pushdown *q,
 		      char *why, size_t cap)
 {
 	memset(q, 0, sizeof *q);
@@ -423,7 +427,8 @@ static int p_query_pushdown(struct hs_session *s, struct stmt **st, int n, struc
 	struct hs_error err;
 	uint32_t limit = q->pd.op == PD_FILTER ? 100 : q->pd.op == PD_FIRST ? 1 : 0;
 	hs_interrupted = 0;
-	int rc = proto_instances(&s->live->conn, q->pd.cls, true, PROTO_WALK_GC_HEAP,
+	int rc = proto_instances(&s->live->conn, q->pd.cls, true,
+				 flags & HS_QUERY_NO_GC ? PROTO_WALK_HEAP : PROTO_WALK_GC_HEAP,
 				 q->pd.op == PD_EXISTS, limit, pred, &q->r, &err);
 	pred_free(pred);
 	if (rc != HS_OK && rc != HS_INTERRUPTED && !strncmp(err.msg, "the agent says: ", 16) &&
@@ -440,10 +445,10 @@ static int p_query_pushdown(struct hs_session *s, struct stmt **st, int n, struc
 	return HS_OK;
 }
 
-int hs_query_pushdown(struct hs_session *s, struct stmt **st, int n, struct hs_pushdown *q,
-		      char *why, size_t cap)
+int hs_query_pushdown(struct hs_session *s, struct stmt **st, int n, unsigned flags,
+		      struct hs_pushdown *q, char *why, size_t cap)
 {
-	GUARDED(s, HS_ERR, p_query_pushdown(s, st, n, q, why, cap));
+	GUARDED(s, HS_ERR, p_query_pushdown(s, st, n, flags, q, why, cap));
 }
 
 /* ---- routing: where a query runs ---- */
@@ -621,7 +626,7 @@ static int p_query(struct hs_session *s, const char *text, unsigned flags, struc
 		 */
 		heapless = dsl_heapless_stmts(hs_dsl(s), st, ns);
 		if (!heapless && s->live && !(flags & HS_QUERY_NO_PUSHDOWN)) {
-			if (hs_query_pushdown(s, st, ns, &q->pd, a->why_pushdown,
+			if (hs_query_pushdown(s, st, ns, flags, &q->pd, a->why_pushdown,
 					      sizeof a->why_pushdown) != HS_OK)
 				return HS_ERR;
 			if (q->pd.ran) {
@@ -633,7 +638,7 @@ static int p_query(struct hs_session *s, const char *text, unsigned flags, struc
 				hs_notify(s, HS_NOTICE_TIMER, "heapsh: %s; taking a snapshot", a->why_pushdown);
 		}
 		if (!heapless && s->live && !s->live_off) {
-			if (hs_query_jvm(s, st, ns, &q->jvm, a->why_jvm, sizeof a->why_jvm) != HS_OK)
+			if (hs_query_jvm(s, st, ns, flags, &q->jvm, a->why_jvm, sizeof a->why_jvm) != HS_OK)
 				return HS_ERR;
 			if (q->jvm.ran) {
 				a->ran = HS_RAN_JVM;

@@ -347,6 +347,14 @@ enum hs_ran {
  * heap loaded it is HS_ERR.
  */
 #define HS_QUERY_JVM_ONLY 2u
+/*
+ * HS_QUERY_NO_GC: the caller had the attached JVM make a full GC just
+ * before (a class histogram through HotSpot, hs_live_histogram): the heap
+ * iteration and the program inside the JVM make none of their own, so the
+ * query may count objects that became unreachable since that GC. The
+ * exporter's watch queries, right after its histogram (docs/fleet.md).
+ */
+#define HS_QUERY_NO_GC 4u
 
 /* A cell of a row the agent's heap iteration found (struct hs_pushdown_answer). */
 struct hs_cell {

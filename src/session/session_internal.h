@@ -92,10 +92,10 @@ struct hs_jvm_query {
  * values hold no object). HS_OK without q->ran: it cannot run there, and
  * why (cap bytes) says why; run it on a snapshot. HS_ERR: the JVM could not
  * be asked (s->err). q is the caller's, freed with hs_jvm_query_free in
- * every case.
+ * every case. flags: hs_query's (HS_QUERY_NO_GC).
  */
-int hs_query_jvm(struct hs_session *s, struct stmt **st, int n, struct hs_jvm_query *q, char *why,
-		 size_t cap);
+int hs_query_jvm(struct hs_session *s, struct stmt **st, int n, unsigned flags,
+		 struct hs_jvm_query *q, char *why, size_t cap);
 void hs_jvm_query_free(struct hs_jvm_query *q);
 /*
  * hs_jvm_compile: the program the agent would run for the parsed statements
@@ -124,10 +124,10 @@ struct hs_pushdown {
  * rows of a filter); HS_OK without q->ran: not such a query, or the agent
  * cannot evaluate it (why says so, cap bytes; else why is ""); HS_ERR:
  * the JVM could not be asked (s->err). q is freed with hs_pushdown_free in
- * every case.
+ * every case. flags: hs_query's (HS_QUERY_NO_GC: no GC first).
  */
-int hs_query_pushdown(struct hs_session *s, struct stmt **st, int n, struct hs_pushdown *q,
-		      char *why, size_t cap);
+int hs_query_pushdown(struct hs_session *s, struct stmt **st, int n, unsigned flags,
+		      struct hs_pushdown *q, char *why, size_t cap);
 void hs_pushdown_free(struct hs_pushdown *q);
 /*
  * hs_jvm_value: result v as the query language's value, in arena a (a

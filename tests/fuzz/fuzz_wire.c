@@ -470,7 +470,7 @@ static void request(int op, struct proto_conn *c)
 	case OP_ANALYZE: {
 		static const uint8_t prog[] = {0};
 		struct proto_analysis a;
-		if (proto_analyze(c, prog, sizeof prog, 1000, 0, &a, &err) == HS_OK)
+		if (proto_analyze(c, prog, sizeof prog, 1000, 0, 0, &a, &err) == HS_OK)
 			proto_analysis_free(&a);
 		break;
 	}
