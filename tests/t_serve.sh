@@ -431,6 +431,37 @@ until_pids() {
 	printf '%s' "$got"
 }
 
+# A JVM whose agent closes idle connections after 1.5 s (HEAPSH_AGENT_IDLE_MS;
+# a minute by default) while rounds come every 3 s: every round finds its
+# connection closed, connects again and answers, and SIGTERM still tells
+# the agent to leave (its socket removed), on a new connection.
+serve_idle() {
+	command -v prometheus >/dev/null || return
+	local P EP XP i
+	HEAPSH_AGENT_IDLE_MS=1500 serve_jvm idle || return
+	P=$SV_JVM
+	printf 'orders7: objects.count([it | it is Order and it.status = 7])\n' >"$SV/idle.hq"
+	EP=$(free_port)
+	timeout 120 "$HEAPSH" --serve "127.0.0.1:$EP" --watch "$SV/idle.hq" --every 3s "$P" 2>"$SV/idle.err" &
+	XP=$!
+	SV_PIDS+=("$XP")
+	sleep 11	# the first round, then three after the agent closed the connection
+	local M
+	M=$(curl -s "http://127.0.0.1:$EP/metrics")
+	check "idle connections closed by the agent: the JVM is still up" \
+		"heapsh_up{pid=\"$P\",jvm=\"KnownHeap\",host=\"$(hostname)\"} 1" "$(printf '%s\n' "$M" | grep '^heapsh_up{')"
+	check "idle connections closed by the agent: no error counted" "" \
+		"$(printf '%s\n' "$M" | grep '^heapsh_errors_total{' | grep -v ' 0$')"
+	check_contains "idle connections closed by the agent: the query still answers" \
+		'query="orders7"} 100' "$M"
+	check "idle connections closed by the agent: nothing logged of a lost connection" "" \
+		"$(grep -i 'lost the connection' "$SV/idle.err")"
+	kill -TERM "$XP"
+	for ((i = 0; i < 100; i++)); do kill -0 "$XP" 2>/dev/null || break; sleep 0.1; done
+	check "idle connections closed by the agent: SIGTERM, the agent removed its socket" "gone" \
+		"$([ -e "/tmp/.heapsh-$P" ] && echo present || echo gone)"
+}
+
 # --all: every JVM of the exporter's user, found by a rescan every --every.
 # The exporter and its JVMs run as a throwaway user, so that the JVMs other
 # tests (or engineers) run as root on this machine are neither attached to
@@ -501,6 +532,7 @@ serve_all() {
 
 serve_main
 serve_alloc
+serve_idle
 serve_all
 serve_cleanup
 trap - EXIT INT TERM

@@ -216,12 +216,28 @@ static bool do_info(int fd, JNIEnv *env)
 
 /* ---- the server ---- */
 
+/*
+ * idle_ms: how long a connection may wait for its next request before the
+ * agent closes it: IDLE_MS, or the JVM's HEAPSH_AGENT_IDLE_MS (100 ms to an
+ * hour; for tests of what a client does then).
+ */
+static int64_t idle_ms(void)
+{
+	static int64_t ms = -1;
+	if (ms < 0) {
+		const char *v = getenv("HEAPSH_AGENT_IDLE_MS");
+		long n = v ? strtol(v, NULL, 10) : 0;
+		ms = n >= 100 && n <= 3600000 ? n : IDLE_MS;
+	}
+	return ms;
+}
+
 /* read_frame: the next request; false (close) on EOF, timeout or a bad length. */
 static bool read_frame(int fd, uint8_t *type, uint8_t **payload, uint32_t *len)
 {
 	uint8_t h[5];
 	/* Wait for the first byte with the idle timeout, the rest with the frame timeout. */
-	if (!ag_io_full(fd, h, 1, true, ag_now_ms() + IDLE_MS) ||
+	if (!ag_io_full(fd, h, 1, true, ag_now_ms() + idle_ms()) ||
 	    !ag_io_full(fd, h + 1, 4, true, ag_now_ms() + FRAME_MS))
 		return false;
 	uint32_t n = wire_load32(h);
@@ -432,7 +448,7 @@ static void JNICALL server_main(jvmtiEnv *env_ti, JNIEnv *env, void *arg)
 			continue;
 		int64_t now = ag_now_ms();
 		for (int k = 0; k < ncs && !ag_stop; k++) {
-			bool close_it = now - cs[k].last > IDLE_MS;
+			bool close_it = now - cs[k].last > idle_ms();
 			if (!close_it && (pf[k + 1].revents & (POLLIN | POLLHUP | POLLERR))) {
 				uint8_t type, *payload;
 				uint32_t len;

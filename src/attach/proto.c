@@ -57,6 +57,19 @@ bool proto_alive(const struct proto_conn *c)
 	return c->fd >= 0;
 }
 
+bool proto_peer_closed(const struct proto_conn *c)
+{
+	if (c->fd < 0)
+		return false;
+	struct pollfd p = {c->fd, POLLIN | POLLRDHUP, 0};
+	if (poll(&p, 1, 0) <= 0)
+		return false;
+	if (p.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL))
+		return true;
+	char b;
+	return recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
 void proto_close(struct proto_conn *c)
 {
 	if (c->fd >= 0)

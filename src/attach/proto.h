@@ -41,6 +41,14 @@ void proto_socket_path(int pid, char *buf, size_t cap);
 int proto_connect(int pid, struct proto_conn *c, struct hs_error *err);
 void proto_close(struct proto_conn *c);
 bool proto_alive(const struct proto_conn *c);
+/*
+ * proto_peer_closed: the agent has closed an open connection that waits for
+ * no reply (it closes one idle for a minute, src/agent/ag.h IDLE_MS; or the
+ * JVM went away): the next request would fail with a broken pipe, so the
+ * caller closes it and connects again. Looks without waiting (poll, then a
+ * peek of one byte); false for a closed c.
+ */
+bool proto_peer_closed(const struct proto_conn *c);
 
 struct proto_info {
 	char vm_name[128], vm_version[128], vm_vendor[128], agent[64];

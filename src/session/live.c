@@ -69,6 +69,13 @@ void hs_live_close(struct hs_session *s)
 	s->live = NULL;
 }
 
+/* fresh: a connection the agent closed while it was idle is closed here too. */
+static void fresh(struct hs_live *l)
+{
+	if (proto_peer_closed(&l->conn))
+		proto_close(&l->conn);
+}
+
 struct proto_conn *hs_live_conn(struct hs_session *s)
 {
 	struct hs_live *l = s->live;
@@ -76,6 +83,7 @@ struct proto_conn *hs_live_conn(struct hs_session *s)
 		hs_fail(s, "not attached to a JVM; :attach PID first");
 		return NULL;
 	}
+	fresh(l);
 	if (proto_alive(&l->conn))
 		return &l->conn;
 	struct hs_error err;
@@ -90,7 +98,7 @@ struct proto_conn *hs_live_conn(struct hs_session *s)
 static bool alloc_status(struct hs_session *s, struct alc_status *st)
 {
 	struct hs_error err;
-	return s->live && proto_alive(&s->live->conn) &&
+	return s->live && hs_live_conn(s) &&
 	       proto_alloc_control(&s->live->conn, PROTO_ALLOC_STATUS, st, &err) == HS_OK;
 }
 
@@ -116,6 +124,10 @@ void hs_leave(struct hs_session *s)
 	int outcome = PROTO_KEPT_ASKED, other = 0;
 	struct hs_error err;
 	bool told = false;
+	/* After a minute idle the agent has closed the connection: LEAVE on a new one. */
+	fresh(l);
+	if (!proto_alive(&l->conn))
+		proto_connect(l->pid, &l->conn, &err);
 	if (proto_alive(&l->conn)) {
 		if (proto_leave(&l->conn, !s->keep_agent, &outcome, &other, &err) != HS_OK)
 			outcome = PROTO_KEPT_ASKED;
