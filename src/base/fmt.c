@@ -2,9 +2,12 @@
 #include "fmt.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "mem.h"
 
 static bool same(double x, const char *s, bool is_float)
 {
@@ -79,4 +82,22 @@ char *fmt_bytes(char *buf, size_t cap, unsigned long long n)
 	}
 	snprintf(buf, cap, "%.1f %s", x, units[u]);
 	return buf;
+}
+
+void fmt_appendf(struct fmt_text *t, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (t->len + (size_t)n + 1 > t->cap) {
+		t->cap = 2 * (t->len + (size_t)n + 1);
+		t->s = xrealloc(t->s, t->cap);
+	}
+	va_start(ap, fmt);
+	vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
+	va_end(ap);
+	t->len += (size_t)n;
 }

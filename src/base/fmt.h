@@ -29,6 +29,17 @@ char *fmt_count(char *buf, size_t cap, unsigned long long n);
  */
 char *fmt_bytes(char *buf, size_t cap, unsigned long long n);
 
+/*
+ * A growing text: fmt_appendf adds printf-style text to t (s NUL-terminated,
+ * len bytes, cap allocated; start from {0}); out of memory ends the work
+ * as every allocation does (mem.h). t->s is the caller's to free().
+ */
+struct fmt_text {
+	char *s;
+	size_t len, cap;
+};
+void fmt_appendf(struct fmt_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* fmt_s: "s" after a count of n other than 1 ("1 instance", "2 instances"). */
 static inline const char *fmt_s(unsigned long long n)
 {

@@ -337,6 +337,25 @@ static void gone(struct srv_jvm *j)
 	p->attached = false;
 }
 
+/*
+ * part_failed: after a part's library call failed (fired: the watchdog
+ * stopped it): false when the exporter is stopping or the JVM is gone
+ * (the round ends); else the failure counted under reason (or timeout)
+ * and logged, and true (the round goes on to the next part).
+ */
+static bool part_failed(struct srv_jvm *j, int part, bool fired, enum srv_reason reason,
+			const char *what)
+{
+	if (halted())
+		return false;
+	if (!alive(j)) {
+		gone(j);
+		return false;
+	}
+	fail_part(j, part, fired ? SRV_TIMEOUT : reason, what, hs_errmsg(j->priv->s));
+	return true;
+}
+
 /* ---- the parts of a round; each returns false when the round cannot go on ---- */
 
 static bool attach(struct srv_jvm *j)
@@ -348,13 +367,7 @@ static bool attach(struct srv_jvm *j)
 	int rc = hs_attach(p->s, j->pid);
 	bool fired = step_end(j);
 	if (rc != HS_OK) {
-		if (halted())
-			return false;
-		if (!alive(j))
-			gone(j);
-		else
-			fail_part(j, SRV_PART_HEAP, fired ? SRV_TIMEOUT : SRV_ATTACH, "attach",
-				  hs_errmsg(p->s));
+		part_failed(j, SRV_PART_HEAP, fired, SRV_ATTACH, "attach");
 		return false;
 	}
 	p->attached = true;
@@ -372,15 +385,10 @@ static bool heap(struct srv_jvm *j)
 	int rc = hs_jvm_info(p->s, &in);
 	bool fired = step_end(j);
 	if (rc != HS_OK) {
-		if (halted())
-			return false;
-		if (!alive(j)) {
-			gone(j);
-			return false;
+		if (part_failed(j, SRV_PART_HEAP, fired, SRV_HEAP, "heap")) {
+			hs_live_close(p->s);	/* attach again next round */
+			p->attached = false;
 		}
-		fail_part(j, SRV_PART_HEAP, fired ? SRV_TIMEOUT : SRV_HEAP, "heap", hs_errmsg(p->s));
-		hs_live_close(p->s);	/* attach again next round */
-		p->attached = false;
 		return false;
 	}
 	ok_part(j, SRV_PART_HEAP, "heap");
@@ -418,15 +426,7 @@ static bool histogram(struct srv_jvm *j)
 	bool fired = step_end(j);
 	if (rc != HS_OK) {
 		hs_histogram_free(&h);
-		if (halted())
-			return false;
-		if (!alive(j)) {
-			gone(j);
-			return false;
-		}
-		fail_part(j, SRV_PART_HISTOGRAM, fired ? SRV_TIMEOUT : SRV_HISTOGRAM, "class histogram",
-			  hs_errmsg(p->s));
-		return true;
+		return part_failed(j, SRV_PART_HISTOGRAM, fired, SRV_HISTOGRAM, "class histogram");
 	}
 	ok_part(j, SRV_PART_HISTOGRAM, "class histogram");
 	p->gc_fresh = true;	/* hs_live_histogram's, HotSpot's or the agent's, follows a full GC */
@@ -467,17 +467,8 @@ static bool alloc(struct srv_jvm *j)
 	bool fired = step_end(j);
 	bool running = rc == HS_OK && st.recording;
 	alc_status_free(&st);
-	if (rc != HS_OK) {
-		if (halted())
-			return false;
-		if (!alive(j)) {
-			gone(j);
-			return false;
-		}
-		fail_part(j, SRV_PART_ALLOC, fired ? SRV_TIMEOUT : SRV_ALLOC, "allocation recording",
-			  hs_errmsg(p->s));
-		return true;
-	}
+	if (rc != HS_OK)
+		return part_failed(j, SRV_PART_ALLOC, fired, SRV_ALLOC, "allocation recording");
 	if (!running) {
 		ok_part(j, SRV_PART_ALLOC, "allocation recording");
 		return true;
@@ -491,15 +482,7 @@ static bool alloc(struct srv_jvm *j)
 	fired = step_end(j);
 	if (rc != HS_OK) {
 		alc_free(r);
-		if (halted())
-			return false;
-		if (!alive(j)) {
-			gone(j);
-			return false;
-		}
-		fail_part(j, SRV_PART_ALLOC, fired ? SRV_TIMEOUT : SRV_ALLOC, "allocation recording",
-			  hs_errmsg(p->s));
-		return true;
+		return part_failed(j, SRV_PART_ALLOC, fired, SRV_ALLOC, "allocation recording");
 	}
 	ok_part(j, SRV_PART_ALLOC, "allocation recording");
 	add_pause(j, (double)took / 1000.0);

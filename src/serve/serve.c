@@ -22,6 +22,7 @@
 
 #include <microhttpd.h>
 
+#include "../base/fmt.h"
 #include "../heapsh.h"
 #include "heapsh_serve.h"
 #include "serve.h"
@@ -82,30 +83,6 @@ static void usage(FILE *f)
 
 /* ---- the metrics text ---- */
 
-struct buf {
-	char *s;
-	size_t len, cap;
-};
-
-static void bprintf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void bprintf(struct buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if (b->len + (size_t)n + 1 > b->cap) {
-		b->cap = 2 * (b->len + (size_t)n + 1);
-		b->s = xrealloc(b->s, b->cap);
-	}
-	va_start(ap, fmt);
-	vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
-}
-
 /* A family: its name (a counter's without _total), type, unit (NULL: none) and help. */
 static const struct family {
 	const char *name, *type, *unit, *help;
@@ -155,14 +132,14 @@ static const struct family {
 };
 
 /* value: v as OpenMetrics writes numbers: integers without a point, NaN, +Inf, -Inf, else the shortest exact text. */
-static void value(struct buf *b, double v)
+static void value(struct fmt_text *b, double v)
 {
 	if (isnan(v))
-		bprintf(b, "NaN");
+		fmt_appendf(b, "NaN");
 	else if (isinf(v))
-		bprintf(b, v > 0 ? "+Inf" : "-Inf");
+		fmt_appendf(b, v > 0 ? "+Inf" : "-Inf");
 	else if (v == floor(v) && fabs(v) < 9007199254740992.0)
-		bprintf(b, "%.0f", v);
+		fmt_appendf(b, "%.0f", v);
 	else {
 		char t[40];	/* the shortest text that reads back as v */
 		for (int prec = 15; prec <= 17; prec++) {
@@ -170,19 +147,19 @@ static void value(struct buf *b, double v)
 			if (strtod(t, NULL) == v)
 				break;
 		}
-		bprintf(b, "%s", t);
+		fmt_appendf(b, "%s", t);
 	}
 }
 
 /* sample: one line: name[_total]{jvm labels,more} value. */
-static void sample(struct buf *b, int f, const char *base, const char *more, double v)
+static void sample(struct fmt_text *b, int f, const char *base, const char *more, double v)
 {
 	const struct family *fa = &families[f];
 	bool counter = !strcmp(fa->type, "counter");
-	bprintf(b, "%s%s{%s%s%s} ", fa->name, counter ? "_total" : "", base, more && *more ? "," : "",
+	fmt_appendf(b, "%s%s{%s%s%s} ", fa->name, counter ? "_total" : "", base, more && *more ? "," : "",
 		more ? more : "");
 	value(b, v);
-	bprintf(b, "\n");
+	fmt_appendf(b, "\n");
 }
 
 /* base_labels: pid, jvm and host of j, escaped, into out. */
@@ -205,7 +182,7 @@ static void base_labels(const struct srv_jvm *j, const char *host_esc, char *out
 }
 
 /* family_body: the samples of family f, for every JVM. */
-static void family_body(struct buf *b, int f, const char *host_esc)
+static void family_body(struct fmt_text *b, int f, const char *host_esc)
 {
 	char base[2048];
 	if (f == SRV_F_JVMS) {
@@ -214,7 +191,7 @@ static void family_body(struct buf *b, int f, const char *host_esc)
 			n += !srv_jvms[k]->exited;
 		char h[700];	/* host="..." */
 		snprintf(h, sizeof h, "host=\"%s\"", host_esc);
-		bprintf(b, "heapsh_jvms{%s} %u\n", h, n);
+		fmt_appendf(b, "heapsh_jvms{%s} %u\n", h, n);
 		return;
 	}
 	for (uint32_t k = 0; k < srv_njvms; k++) {
@@ -252,7 +229,7 @@ static void family_body(struct buf *b, int f, const char *host_esc)
 
 char *srv_render(const struct srv_config *c, bool openmetrics, size_t *len)
 {
-	struct buf b = {NULL, 0, 0}, body = {NULL, 0, 0};
+	struct fmt_text b = {NULL, 0, 0}, body = {NULL, 0, 0};
 	char host[600];
 	size_t k = 0;
 	for (const char *p = c->host; *p && k + 3 < sizeof host; p++) {
@@ -270,19 +247,19 @@ char *srv_render(const struct srv_config *c, bool openmetrics, size_t *len)
 		const struct family *fa = &families[f];
 		bool counter = !strcmp(fa->type, "counter");
 		if (openmetrics) {
-			bprintf(&b, "# TYPE %s %s\n", fa->name, fa->type);
+			fmt_appendf(&b, "# TYPE %s %s\n", fa->name, fa->type);
 			if (fa->unit)
-				bprintf(&b, "# UNIT %s %s\n", fa->name, fa->unit);
-			bprintf(&b, "# HELP %s %s\n", fa->name, fa->help);
+				fmt_appendf(&b, "# UNIT %s %s\n", fa->name, fa->unit);
+			fmt_appendf(&b, "# HELP %s %s\n", fa->name, fa->help);
 		} else {
-			bprintf(&b, "# HELP %s%s %s\n", fa->name, counter ? "_total" : "", fa->help);
-			bprintf(&b, "# TYPE %s%s %s\n", fa->name, counter ? "_total" : "", fa->type);
+			fmt_appendf(&b, "# HELP %s%s %s\n", fa->name, counter ? "_total" : "", fa->help);
+			fmt_appendf(&b, "# TYPE %s%s %s\n", fa->name, counter ? "_total" : "", fa->type);
 		}
-		bprintf(&b, "%.*s", (int)body.len, body.s);
+		fmt_appendf(&b, "%.*s", (int)body.len, body.s);
 	}
 	pthread_mutex_unlock(&srv_lock);
 	if (openmetrics)
-		bprintf(&b, "# EOF\n");
+		fmt_appendf(&b, "# EOF\n");
 	free(body.s);
 	*len = b.len;
 	return b.s;

@@ -11,36 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/fmt.h"
 #include "../dsl/eval.h"
 #include "../dsl/plan.h"
 #include "../dsl/prog.h"
 #include "session_internal.h"
 #include "guard.h"
-
-/* A growing text of lines. */
-struct text {
-	char *s;
-	size_t len, cap;
-};
-
-static void add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add(struct text *t, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if (t->len + (size_t)n + 1 > t->cap) {
-		t->cap = 2 * (t->len + (size_t)n + 1);
-		t->s = xrealloc(t->s, t->cap);
-	}
-	va_start(ap, fmt);
-	vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
-	va_end(ap);
-	t->len += (size_t)n;
-}
 
 /* explain_set: how a set type's instances would be found inside the JVM (plan_set_type). */
 static void explain_set(const struct stmt *set, char *buf, size_t cap)
@@ -78,24 +54,24 @@ static void explain_set(const struct stmt *set, char *buf, size_t cap)
 }
 
 /* where: the lines of hs_explain for the parsed statements st[0..n) (their memory in a). */
-static void where(struct hs_session *s, struct stmt **st, int n, struct arena *a, struct text *t)
+static void where(struct hs_session *s, struct stmt **st, int n, struct arena *a, struct fmt_text *t)
 {
 	char why[400];
 	if (s->heap) {
-		add(t, "on the %s: %s is loaded, so every query runs on it\n",
+		fmt_appendf(t, "on the %s: %s is loaded, so every query runs on it\n",
 		    s->live ? "snapshot" : "dump", s->live ? "a snapshot of the JVM" : "a heap dump");
 		return;
 	}
 	if (!s->live) {
-		add(t, "nowhere: no dump is open and no JVM is attached\n");
+		fmt_appendf(t, "nowhere: no dump is open and no JVM is attached\n");
 		return;
 	}
 	if (!dsl_needs_heap(st, n)) {
-		add(t, "in heapsh: it needs no heap (no snapshot is taken)\n");
+		fmt_appendf(t, "in heapsh: it needs no heap (no snapshot is taken)\n");
 		return;
 	}
 	if (s->live_off) {
-		add(t, "on a snapshot: :live off\n");
+		fmt_appendf(t, "on a snapshot: :live off\n");
 		return;
 	}
 	uint8_t *prog = NULL;
@@ -103,7 +79,7 @@ static void where(struct hs_session *s, struct stmt **st, int n, struct arena *a
 	int npre = 0;
 	if (hs_jvm_compile(s, st, n, n ? st[0]->snippet : NULL, a, &prog, &plen, &npre, why,
 			   sizeof why)) {
-		add(t, "on a snapshot: %s\n", why);
+		fmt_appendf(t, "on a snapshot: %s\n", why);
 		return;
 	}
 	free(prog);
@@ -111,7 +87,7 @@ static void where(struct hs_session *s, struct stmt **st, int n, struct arena *a
 	bool pushdown = n == 1 && st[0]->kind == S_EXPR && dsl_pushdown_stmts(st, n, &pd);
 	if (pushdown)
 		dsl_pushdown_free(&pd);
-	add(t, "inside JVM %d%s: the program is %zu bytes\n", s->live->pid,
+	fmt_appendf(t, "inside JVM %d%s: the program is %zu bytes\n", s->live->pid,
 	    pushdown ? " (a filter pushed down: one heap iteration)" : "", plen);
 	for (int k = 0; k < n; k++) {
 		const struct stmt *x = st[k];
@@ -126,9 +102,9 @@ static void where(struct hs_session *s, struct stmt **st, int n, struct arena *a
 		if (!set)
 			continue;
 		explain_set(set, why, sizeof why);
-		add(t, "  instances_for %s: %s\n", x->name, why);
+		fmt_appendf(t, "  instances_for %s: %s\n", x->name, why);
 	}
-	add(t, "  (the agent may still find something it cannot do, such as a field only a "
+	fmt_appendf(t, "  (the agent may still find something it cannot do, such as a field only a "
 	    "snapshot has; heapsh then says so and takes a snapshot)\n");
 }
 
@@ -148,7 +124,7 @@ static int p_explain(struct hs_session *s, const char *text, bool *incomplete, c
 		s->err = perr;
 		rc = HS_ERR;
 	} else {
-		struct text t = {NULL, 0, 0};
+		struct fmt_text t = {NULL, 0, 0};
 		where(s, st, n, &a, &t);
 		*out = t.s;
 	}
