@@ -82,6 +82,23 @@ om_value() {
 }
 
 # wait_for QUERY N: until QUERY gives N series (or 60 s); prints how many it gave.
+# prom_start NAME EXPORTER_PORT: a Prometheus scraping 127.0.0.1:EXPORTER_PORT
+# every second, its TSDB in $SV/prom-NAME; sets PROM_PORT (the caller's local)
+# once it is ready.
+prom_start() {
+	local name=$1 ep=$2 i
+	PROM_PORT=$(free_port)
+	printf 'global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: heapsh\n    static_configs:\n      - targets: [%s]\n' \
+		"'127.0.0.1:$ep'" >"$SV/prometheus-$name.yml"
+	prometheus --config.file="$SV/prometheus-$name.yml" --storage.tsdb.path="$SV/prom-$name" \
+		--web.listen-address="127.0.0.1:$PROM_PORT" >"$SV/prom-$name.log" 2>&1 &
+	SV_PIDS+=("$!")
+	for ((i = 0; i < 100; i++)); do
+		curl -sf "http://127.0.0.1:$PROM_PORT/-/ready" >/dev/null && break
+		sleep 0.2
+	done
+}
+
 wait_for() {
 	local i n=0
 	for ((i = 0; i < 120; i++)); do
@@ -130,24 +147,7 @@ EOF
 		"$(sleep 1; cat "$SV/serve.err")"
 
 	# Prometheus, scraping the exporter every second.
-	PROM_PORT=$(free_port)
-	cat >"$SV/prometheus.yml" <<EOF
-global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
-scrape_configs:
-  - job_name: heapsh
-    static_configs:
-      - targets: ['127.0.0.1:$EP']
-EOF
-	prometheus --config.file="$SV/prometheus.yml" --storage.tsdb.path="$SV/prom" \
-		--web.listen-address="127.0.0.1:$PROM_PORT" >"$SV/prom.log" 2>&1 &
-	SV_PIDS+=("$!")
-	local i
-	for ((i = 0; i < 100; i++)); do
-		curl -sf "http://127.0.0.1:$PROM_PORT/-/ready" >/dev/null && break
-		sleep 0.2
-	done
+	prom_start main "$EP"
 
 	check "Prometheus has both JVMs' heapsh_up" 2 "$(wait_for 'heapsh_up == 1' 2)"
 	wait_for 'heapsh_query{query="leaves"}' 2 >/dev/null
@@ -396,6 +396,22 @@ for l in open(sys.argv[1]):
 print("\n".join(sorted("%s,%s,%s" % (a, c, ",".join(str(v) for v in vs)) for (a, c), vs in rows.items())))
 PY
 )"
+	# The same through Prometheus: PromQL over what it scraped, per account and class.
+	local PROM_PORT
+	prom_start alloc "$EP"
+	wait_for "heapsh_alloc_live_objects{pid=\"$P\"}" 1 >/dev/null
+	check "alloc, through Prometheus (PromQL): objects allocated and live per account and class" \
+		"$(cut -d, -f1-3,5 tests/java/alloc/accounts-A.csv | sort)" \
+		"$(for m in heapsh_alloc_objects_total heapsh_alloc_live_objects; do
+			curl -s --max-time 10 "http://127.0.0.1:$PROM_PORT/api/v1/query" \
+				--data-urlencode "query=$m{pid=\"$P\",account!=\"(none)\"}"; echo; done | python3 -c '
+import json, sys
+rows = {}
+for k, line in enumerate(sys.stdin.read().split("\n")[:2]):
+    for r in json.loads(line)["data"]["result"]:
+        m = r["metric"]
+        rows.setdefault((m["account"], m["class"]), [None, None])[k] = r["value"][1]
+print("\n".join(sorted("%s,%s,%s,%s" % (a, c, v[0], v[1]) for (a, c), v in rows.items())))')"
 	check_contains "alloc: counters are counters (# TYPE heapsh_alloc_bytes counter)" "# TYPE heapsh_alloc_bytes counter" \
 		"$(cat "$SV/aw.metrics")"
 	check_contains "alloc: live is a gauge" "# TYPE heapsh_alloc_live_bytes gauge" "$(cat "$SV/aw.metrics")"
