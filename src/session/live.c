@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,10 +70,14 @@ void hs_live_close(struct hs_session *s)
 	s->live = NULL;
 }
 
-/* fresh: a connection the agent closed while it was idle is closed here too. */
+/*
+ * fresh: a connection the agent closed while it was idle is closed here too,
+ * to be opened again. Not when the JVM has gone: the request then fails
+ * saying so, as it did before.
+ */
 static void fresh(struct hs_live *l)
 {
-	if (proto_peer_closed(&l->conn))
+	if (proto_peer_closed(&l->conn) && (kill(l->pid, 0) == 0 || errno == EPERM))
 		proto_close(&l->conn);
 }
 
