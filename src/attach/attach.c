@@ -277,11 +277,7 @@ int att_read_ids(int pid, uid_t *uid, gid_t *gid)
 	return 0;
 }
 
-/*
- * which_vm: scan /proc/pid/maps for the JVM library. Returns 1 for HotSpot
- * (libjvm.so), 2 for OpenJ9 (libj9vm*.so), 0 for neither, -1 with errno.
- */
-static int which_vm(int pid)
+int att_which_vm(int pid)
 {
 	char path[64], line[4096 + 256];
 	snprintf(path, sizeof path, "/proc/%d/maps", pid);
@@ -361,7 +357,7 @@ static int check_target(int pid, struct target *t, enum att_kind *kind, struct h
 			    (unsigned long)t->gid, (unsigned long)getegid());
 	}
 
-	int vm = which_vm(pid);
+	int vm = att_which_vm(pid);
 	if (vm < 0) {
 		if (errno == ENOENT || errno == ESRCH)
 			return att_fail(kind, ATT_NO_PROCESS, err, "process %d exited", pid);

@@ -260,6 +260,14 @@ bool att_same_mnt_ns(int pid);
 int att_nspid(int pid);
 
 /*
+ * att_which_vm: which JVM process pid is, from the libraries in
+ * /proc/pid/maps (what jps's /proc fallback looks for): 1 for HotSpot
+ * (libjvm.so), 2 for OpenJ9 (libj9vm*.so), 0 for neither, -1 with errno
+ * (ENOENT: no such process). Reads the map only; sends pid nothing.
+ */
+int att_which_vm(int pid);
+
+/*
  * att_main_class: what the JVM pid runs, as jps names it: its main class
  * (com.acme.Main), or the jar given to -jar, read from /proc/pid/cmdline
  * (the first word after the JVM's options and their values). Into buf

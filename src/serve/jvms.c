@@ -123,24 +123,6 @@ static bool owner(int pid, uid_t *uid)
 	return true;
 }
 
-/* is_jvm: pid has a HotSpot libjvm.so mapped (what jps's /proc fallback looks for). */
-static bool is_jvm(int pid)
-{
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/maps", pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return false;
-	char *line = NULL;
-	size_t cap = 0;
-	bool yes = false;
-	while (!yes && getline(&line, &cap, f) > 0)
-		yes = strstr(line, "/libjvm.so") != NULL;
-	free(line);
-	fclose(f);
-	return yes;
-}
-
 /* property_name: the value of -Dheapsh.name= on pid's command line, into buf; false: none. */
 static bool property_name(int pid, char *buf, size_t cap)
 {
@@ -903,7 +885,7 @@ static void scan(const struct srv_config *c)
 		long pid = strtol(e->d_name, &end, 10);
 		if (*end || pid <= 0 || pid == getpid())
 			continue;
-		if (same_user((int)pid, false) && !followed((int)pid) && is_jvm((int)pid))
+		if (same_user((int)pid, false) && !followed((int)pid) && hs_is_jvm((int)pid))
 			follow(c, (int)pid);
 	}
 	closedir(d);

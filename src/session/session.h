@@ -171,6 +171,14 @@ int hs_live_pid(const struct hs_session *s);
 bool hs_jvm_name(int pid, char *buf, size_t cap);
 
 /*
+ * hs_is_jvm: whether process pid is a HotSpot JVM heapsh can attach to
+ * (libjvm.so in its memory map, att_which_vm), without sending it
+ * anything; false when it is not, or its map cannot be read. Needs no
+ * session.
+ */
+bool hs_is_jvm(int pid);
+
+/*
  * hs_recording: the allocation recording read from a file (hs_open of a
  * JFR recording; alloc.h), and its path in *path (NULL: not wanted); NULL
  * when none was read.

@@ -127,6 +127,11 @@ bool hs_jvm_name(int pid, char *buf, size_t cap)
 	return att_main_class(pid, buf, cap);
 }
 
+bool hs_is_jvm(int pid)
+{
+	return att_which_vm(pid) == 1;
+}
+
 char *hs_heap_label(const struct hs_session *s)
 {
 	const struct hs_live *l = s->live;
