@@ -219,7 +219,8 @@ static void child_index(const struct dom_tree *t, uint32_t **firstp, uint32_t **
 	*kidsp = kids;
 }
 
-static const struct dom_tree *sort_tree;
+/* the tree by_retained compares in, per thread (qsort passes no context) */
+static _Thread_local const struct dom_tree *sort_tree;
 
 /* by_retained: largest retained first; equal sizes by index (qsort's order is not stable). */
 static int by_retained(const void *a, const void *b)

@@ -131,7 +131,8 @@ struct gkey {
 	uint32_t k;		/* index into m */
 };
 
-static const struct heap *gsort_heap;
+/* the heap by_group reads class names from, per thread (qsort passes no context) */
+static _Thread_local const struct heap *gsort_heap;
 
 static int by_key(const void *a, const void *b)
 {
