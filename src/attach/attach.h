@@ -214,6 +214,16 @@ int att_jvm_dir_put(struct att_jvm_dir *d, const char *src, const char *name,
 		    enum att_kind *kind, struct hs_error *err);
 
 /*
+ * att_jvm_dir_open: open the file name of d (written by the JVM) for
+ * reading, through d's folder descriptor and without following a symbolic
+ * link, so a process of the JVM's user cannot swap it for a link to a file
+ * heapsh may read and it may not. Returns the descriptor (the caller closes
+ * it), or -1 with ATT_IO when it cannot be opened or is not a regular file.
+ */
+int att_jvm_dir_open(const struct att_jvm_dir *d, const char *name, enum att_kind *kind,
+		     struct hs_error *err);
+
+/*
  * att_jvm_dir_get: copy the file name of d (written by the JVM) to dest, a
  * path in heapsh's file system that must not exist yet (made with the
  * file's permission bits, owned by heapsh). Ctrl-C (hs_interrupted) stops

@@ -207,8 +207,8 @@ int att_jvm_dir_put(struct att_jvm_dir *d, const char *src, const char *name,
 	return HS_OK;
 }
 
-int att_jvm_dir_get(const struct att_jvm_dir *d, const char *name, const char *dest,
-		    enum att_kind *kind, struct hs_error *err)
+int att_jvm_dir_open(const struct att_jvm_dir *d, const char *name, enum att_kind *kind,
+		     struct hs_error *err)
 {
 	struct stat st;
 	int in = openat(d->fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -216,8 +216,23 @@ int att_jvm_dir_get(const struct att_jvm_dir *d, const char *name, const char *d
 		int e = in < 0 ? errno : 0;
 		if (in >= 0)
 			close(in);
-		return att_fail(kind, ATT_IO, err, "cannot read %s/%s: %s", d->here, name,
-			    e ? strerror(e) : "not a regular file");
+		att_fail(kind, ATT_IO, err, "cannot read %s/%s: %s", d->here, name,
+			 e ? strerror(e) : "not a regular file");
+		return -1;
+	}
+	return in;
+}
+
+int att_jvm_dir_get(const struct att_jvm_dir *d, const char *name, const char *dest,
+		    enum att_kind *kind, struct hs_error *err)
+{
+	struct stat st;
+	int in = att_jvm_dir_open(d, name, kind, err);
+	if (in < 0 || fstat(in, &st) != 0) {
+		if (in >= 0)
+			close(in);
+		return in < 0 ? HS_ERR : att_fail(kind, ATT_IO, err, "cannot read %s/%s: %s", d->here,
+						  name, strerror(errno));
 	}
 	int out = open(dest, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, st.st_mode & 0666);
 	if (out < 0) {

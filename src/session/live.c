@@ -393,7 +393,16 @@ static int p_snapshot(struct hs_session *s, const char *via)
 		return hs_fail(s, "snapshot of JVM %d failed: %s", pid, err.msg);
 	}
 	double dumped = now_s();
+	/* Read through a descriptor opened without following links: the folder
+	 * is the JVM user's, who could swap the file for a link (jvmdir.c). */
+	int fd = att_jvm_dir_open(&dir, "snapshot.hprof", &kind, &err);
+	if (fd < 0) {
+		att_jvm_dir_remove(&dir);
+		return hs_fail(s, "snapshot of JVM %d failed: %s", pid, err.msg);
+	}
+	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
 	st = open_snapshot(s, path);
+	close(fd);	/* the mapping keeps it readable */
 	att_jvm_dir_remove(&dir);
 	if (st != HS_OK)
 		return st;
