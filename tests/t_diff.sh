@@ -1,0 +1,151 @@
+# t_diff.sh - heapsh diff OLD NEW and :diff OLDER (issue 38) on two dumps of
+# tests/java/DiffLeak.java, ROUNDS=1 then ROUNDS=2: its leak (2000 * ROUNDS
+# com.acme.DiffLeak$Entry in the static HashMap CACHE) doubles, a bigger
+# look-alike (com.acme.Stable) stays, com.acme.Session halves. The
+# expectations are what the program made; sizes are JDK 17's with
+# compressed oops: an Entry 24 bytes, its byte[200] and char[100] 216 each.
+DF=$T/diff
+JDK25=/usr/lib/jvm/temurin-25-jdk-amd64/bin/java
+mkdir -p "$DF" "$JAVA_OUT/diffleak"
+rm -f "$DF"/*.hprof "$DF"/*.hsidx
+javac --release 17 -d "$JAVA_OUT/diffleak" tests/java/DiffLeak.java &&
+	java -cp "$JAVA_OUT/diffleak" com.acme.DiffLeak "$DF/r1.hprof" 1 >/dev/null &&
+	java -cp "$JAVA_OUT/diffleak" com.acme.DiffLeak "$DF/r2.hprof" 2 >/dev/null
+check_status "DiffLeak dumps its heap at ROUNDS 1 and 2" 0 $?
+R1=$DF/r1.hprof
+R2=$DF/r2.hprof
+HEADER="objects_before,objects_after,retained_before,retained_after,retained_growth"
+ENTRY_ROW='com.acme.DiffLeak$Entry,2000,4000,912000,1824000,912000'
+LEAK_PATH='class com.acme.DiffLeak -static CACHE-> java.util.HashMap -table-> java.util.HashMap$Node[] -[]-> java.util.HashMap$Node -value-> com.acme.DiffLeak$Entry'
+
+# By class: the leak's class first, with the objects the program made and
+# the bytes they retain (2000 * (24 + 216 + 216) a round).
+C=$($HEAPSH --no-index --format csv diff "$R1" "$R2")
+check "by class: CSV header" "class,$HEADER" "$(printf '%s\n' "$C" | head -1)"
+check "by class: the leak's class is the first row, its objects and retained bytes exact" \
+	"$ENTRY_ROW" "$(printf '%s\n' "$C" | sed -n 2p)"
+check "by class: what holds the leak follows it (HashMap\$Node, its array, HashMap)" \
+	'java.util.HashMap$Node java.util.HashMap$Node[] java.util.HashMap' \
+	"$(printf '%s\n' "$C" | sed -n 3,5p | cut -d, -f1 | tr '\n' ' ' | sed 's/ $//')"
+check "by class: the look-alike that did not grow is no row" "" "$(csv_row "$C" com.acme.Stable)"
+check "by class: what shrank is a row of negative growth, its objects exact" \
+	"com.acme.Session,600,300,57600,28800,-28800" "$(csv_row "$C" com.acme.Session)"
+check "by class: lambdas match across runs (their addresses dropped: no row)" "" \
+	"$(printf '%s\n' "$C" | grep -F 'Lambda')"
+check "by class: rows by growth of their chain's end, the largest first (no row above the leak's grows more than 1.2x it)" "" \
+	"$(printf '%s\n' "$C" | tail -n +3 | awk -F, '$6 > 912000 * 1.2 { print }')"
+
+# By package: com.acme first; primitive arrays a row per type.
+P=$($HEAPSH --format csv diff "$R1" "$R2" --by package)
+check "by package: CSV header" "package,$HEADER" "$(printf '%s\n' "$P" | head -1)"
+check "by package: com.acme first, its objects exact (2000 Entry + 3000 Stable + 600 Session + 10 lambdas more or less)" \
+	"com.acme,5610,7310" "$(printf '%s\n' "$P" | sed -n 2p | cut -d, -f1-3)"
+check "by package: byte[] and char[] are rows of their own" "byte[] char[]" \
+	"$(printf '%s\n' "$P" | cut -d, -f1 | grep -E '^(byte|char)\[\]$' | sort | tr '\n' ' ' | sed 's/ $//')"
+
+# By path: the first row is the leak's whole path, from its static field.
+Q=$($HEAPSH --format csv diff "$R1" "$R2" --by path)
+check "by path: CSV header" "path,$HEADER" "$(printf '%s\n' "$Q" | head -1)"
+check "by path: the first row is the leak's path from static CACHE of its holder class" \
+	"$LEAK_PATH,2000,4000,912000,1824000,912000" "$(printf '%s\n' "$Q" | sed -n 2p)"
+check_contains "by path: the chain stops at Entry, its payload is a row of its own" \
+	"$LEAK_PATH -payload-> byte[],2000,4000,432000,864000,432000" "$Q"
+
+# --fail-if: exit 1 beyond the limit with the failed condition on stderr, 0 under it, 2 on an error.
+err=$($HEAPSH --format csv diff "$R1" "$R2" --fail-if 'com.acme.*:+20%' 2>&1 >/dev/null)
+check_status "--fail-if 'com.acme.*:+20%': exit 1 (com.acme grew 44%)" 1 $?
+check "--fail-if: the failed condition's line on stderr" \
+	"heapsh: --fail-if 'com.acme.*:+20%' failed: com.acme.* retained 2001760 bytes before, 2884960 after, growth +883200 bytes (+44.1%), limit +20%" \
+	"$err"
+$HEAPSH diff "$R1" "$R2" --fail-if 'com.acme.*:+50%' >/dev/null 2>&1
+check_status "--fail-if 'com.acme.*:+50%': exit 0" 0 $?
+$HEAPSH diff "$R1" "$R2" --fail-if 'DiffLeak$Entry:+99.5%' >/dev/null 2>&1
+check_status "--fail-if 'DiffLeak\$Entry:+99.5%' (it grew 100%): exit 1" 1 $?
+$HEAPSH diff "$R1" "$R2" --fail-if 'DiffLeak$Entry:+100%' >/dev/null 2>&1
+check_status "--fail-if 'DiffLeak\$Entry:+100%' (it grew 100%, not more): exit 0" 0 $?
+$HEAPSH diff "$R1" "$R2" --fail-if 'com.acme.DiffLeak$Entry:+800K' >/dev/null 2>&1
+check_status "--fail-if ':+800K' (it grew 891 KiB): exit 1" 1 $?
+$HEAPSH diff "$R1" "$R2" --fail-if 'com.acme.DiffLeak$Entry:+1MB' >/dev/null 2>&1
+check_status "--fail-if ':+1MB': exit 0" 0 $?
+err=$($HEAPSH diff "$R1" "$R2" --fail-if 'com.acme.*:+50%' --fail-if 'com.acme.Session:+0%' \
+	--fail-if 'Entry:+1K' 2>&1 >/dev/null)
+check_status "several --fail-if, one failing: exit 1" 1 $?
+check "several --fail-if: only the failed one is said" "Entry:+1K" \
+	"$(printf '%s\n' "$err" | sed -n "s/^heapsh: --fail-if '\([^']*\)' failed.*/\1/p")"
+err=$($HEAPSH diff "$R1" "$R2" --fail-if 'com.acme.DifLeak$Entry:+20%' 2>&1 >/dev/null)
+check_status "--fail-if with a typo: exit 2" 2 $?
+check "--fail-if with a typo: says so and suggests the class" \
+	"heapsh: --fail-if 'com.acme.DifLeak\$Entry:+20%': no class in either dump is named 'com.acme.DifLeak\$Entry'; did you mean com.acme.DiffLeak\$Entry?" "$err"
+err=$($HEAPSH diff "$R1" "$R2" --fail-if 'com.acme.*:20%' 2>&1 >/dev/null)
+check_status "--fail-if without '+': exit 2" 2 $?
+check_contains "--fail-if without '+': the forms allowed" "want PATTERN:+PCT% (com.acme.*:+20%) or PATTERN:+SIZE" "$err"
+err=$($HEAPSH diff "$R1" 2>&1 >/dev/null)
+check_status "one dump: exit 2" 2 $?
+check_contains "one dump: the usage" "usage: heapsh [--format table|csv|json] diff OLD NEW" "$err"
+$HEAPSH diff "$R1" "$R2" --by size >/dev/null 2>&1
+check_status "--by size: exit 2" 2 $?
+err=$($HEAPSH diff "$DF/nothere.hprof" "$R2" 2>&1 >/dev/null)
+check_status "a missing OLD: exit 2" 2 $?
+check_contains "a missing OLD: says so" "OLD: $DF/nothere.hprof: cannot open: No such file or directory" "$err"
+
+# Options before and after the dumps; the shell's :diff; warm index.
+a=$($HEAPSH --format csv diff --top 5 --by package "$R1" "$R2")
+b=$($HEAPSH diff "$R1" "$R2" --by package --top 5 --format csv)
+check "options before or after the dumps: the same output" "$a" "$b"
+check "--top 5: five rows" 6 "$(printf '%s\n' "$a" | wc -l)"
+check ":diff OLDER in the shell: the CLI's rows" "$C" \
+	"$($HEAPSH --format csv -c ":diff $R1" "$R2")"
+check "a second run from the index files: the same rows" "$C" "$($HEAPSH --format csv diff "$R1" "$R2")"
+T1=$($HEAPSH diff "$R1" "$R2" --top 2)
+check_contains "table: a summary line first" "$R1 -> $R2: reachable " "$(printf '%s\n' "$T1" | head -1)"
+check "table: the leak's row first" 'com.acme.DiffLeak$Entry 2000 4000 912000 1824000 912000' \
+	"$(printf '%s\n' "$T1" | sed -n 4p | tr -s ' ')"
+
+# JSON: one object of schema heapsh-diff/1.
+J=$($HEAPSH --format json diff "$R1" "$R2" --top 3 --fail-if 'com.acme.*:+20%' 2>/dev/null)
+check "JSON: the schema's keys and types" \
+	"heapsh-diff/1 class 3 file,jdk,objects,reachable_bytes class,objects_after,objects_before,retained_after,retained_before,retained_growth condition,pattern,limit,limit_unit,before,after,growth,failed com.acme.DiffLeak\$Entry 912000 True percent 20" \
+	"$(printf '%s' "$J" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+r, c = d["rows"], d["conditions"][0]
+assert all(isinstance(d[s]["objects"], int) and isinstance(d[s]["reachable_bytes"], int) for s in ("old", "new"))
+print(d["schema"], d["by"], len(r), ",".join(sorted(d["old"])), ",".join(sorted(r[0])), ",".join(c),
+      r[0]["class"], r[0]["retained_growth"], c["failed"], c["limit_unit"], c["limit"])')"
+
+# The same dump twice: no growth.
+S=$($HEAPSH --format csv diff "$R2" "$R2" --fail-if 'com.acme.*:+0%')
+check_status "the same dump twice with --fail-if ':+0%': exit 0" 0 $?
+check "the same dump twice: no rows" "class,$HEADER" "$S"
+check "the same dump twice by path: no rows" "path,$HEADER" "$($HEAPSH --format csv diff "$R2" "$R2" --by path)"
+
+# Bad input: another JDK, a truncated dump, a file that is no dump.
+if [ -x "$JDK25" ]; then
+	"$JDK25" -cp "$JAVA_OUT/diffleak" com.acme.DiffLeak "$DF/j25.hprof" 2 >/dev/null
+	err=$($HEAPSH diff "$R1" "$DF/j25.hprof" 2>&1 >/dev/null)
+	check_status "JDK 17 against JDK 25: exit 2" 2 $?
+	check_contains "JDK 17 against JDK 25: says so" \
+		"is of JDK 17 (17." "$err"
+	check_contains "JDK 17 against JDK 25: ... and NEW of JDK 25" "$DF/j25.hprof of JDK 25 (25." "$err"
+	check_contains "JDK 17 against JDK 25: ... and what to do" \
+		"): object sizes and the JDK's own classes differ between JDKs, so growth would mix the program's with the JDK's; compare dumps of one JDK (--mixed-jdk compares anyway)" "$err"
+	err=$($HEAPSH --format csv diff "$R1" "$DF/j25.hprof" --mixed-jdk 2>&1 >/dev/null)
+	check_status "--mixed-jdk: exit 0" 0 $?
+	check_contains "--mixed-jdk: a warning" "heapsh: warning: OLD $R1 is of JDK 17" "$err"
+fi
+head -c 3000000 "$R2" >"$DF/cut.hprof"
+err=$($HEAPSH diff "$R1" "$DF/cut.hprof" 2>&1 >/dev/null)
+check_status "a truncated NEW: exit 2" 2 $?
+check_contains "a truncated NEW: says so" \
+	"heapsh: NEW $DF/cut.hprof is damaged (cut short or malformed): what was lost would count as shrinkage; compare whole dumps" "$err"
+err=$($HEAPSH diff "$DF/cut.hprof" "$R2" 2>&1 >/dev/null)
+check_status "a truncated OLD: exit 2" 2 $?
+check_contains "a truncated OLD: says so" "heapsh: OLD $DF/cut.hprof is damaged (cut short or malformed)" "$err"
+printf 'hello\n' >"$DF/not.hprof"
+err=$($HEAPSH diff "$DF/not.hprof" "$R2" 2>&1 >/dev/null)
+check_status "a file that is no dump: exit 2" 2 $?
+check_contains "a file that is no dump: says so" \
+	"heapsh: OLD: $DF/not.hprof: not an HPROF heap dump (no \"JAVA PROFILE 1.0.x\" header)" "$err"
+err=$($HEAPSH diff "$R1" "$DF/not.hprof" 2>&1 >/dev/null)
+check_status "a NEW that is no dump: exit 2" 2 $?
+check_contains "a NEW that is no dump: says so" "not an HPROF heap dump" "$err"
