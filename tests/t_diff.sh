@@ -50,6 +50,14 @@ check "by path: the first row is the leak's path from static CACHE of its holder
 	"$LEAK_PATH,2000,4000,912000,1824000,912000" "$(printf '%s\n' "$Q" | sed -n 2p)"
 check_contains "by path: the chain stops at Entry, its payload is a row of its own" \
 	"$LEAK_PATH -payload-> byte[],2000,4000,432000,864000,432000" "$Q"
+# A Session's byte[64] is 83% of its bytes, but a chain never ends in a
+# primitive array: the data of the holder, which names what shrank.
+check "by path: a chain of shrinking stops at Session, not at the byte[] it holds" \
+	"class com.acme.DiffLeak -static SESSIONS-> java.util.ArrayList -elementData-> java.lang.Object[] -[]-> com.acme.Session,600,300,57600,28800,-28800" \
+	"$(printf '%s\n' "$Q" | grep -F 'com.acme.Session,')"
+check "by class: Session's row is not moved up to byte[]'s (it passes nothing on to primitive arrays)" \
+	"com.acme.Session java.lang.Object[] java.util.ArrayList" \
+	"$(printf '%s\n' "$C" | tail -3 | cut -d, -f1 | tr '\n' ' ' | sed 's/ $//')"
 
 # --fail-if: exit 1 beyond the limit with the failed condition on stderr, 0 under it, 2 on an error.
 err=$($HEAPSH --format csv diff "$R1" "$R2" --fail-if 'com.acme.*:+20%' 2>&1 >/dev/null)

@@ -84,8 +84,8 @@ static int p_diff(struct hs_session *s, struct hs_session **os, const char *olde
 	side(&d->side[1], label, t[1]);
 	free(label);
 	if (s->heap->damaged)
-		return hs_fail(s, "NEW %s is damaged (%s): what was lost would count as shrinkage; "
-			       "compare whole dumps", d->side[1].file, s->heap->damage);
+		return hs_fail(s, "NEW %s is damaged (cut short or malformed): what was lost would "
+			       "count as shrinkage; compare whole dumps", d->side[1].file);
 	if (older == HS_PREVIOUS) {
 		if (!s->prev.heap)
 			return hs_fail(s, "no earlier snapshot of this JVM to compare with");
@@ -109,10 +109,10 @@ static int p_diff(struct hs_session *s, struct hs_session **os, const char *olde
 		q->load_progress = s->load_progress;
 		q->ctx = s->ctx;
 		if (hs_open(q, older) != HS_OK)
-			return hs_fail(s, "OLD %s: %s", older, hs_errmsg(q));
+			return hs_fail(s, "OLD: %s", hs_errmsg(q));
 		if (q->heap->damaged)
-			return hs_fail(s, "OLD %s is damaged (%s): what was lost would count as growth; "
-				       "compare whole dumps", older, q->heap->damage);
+			return hs_fail(s, "OLD %s is damaged (cut short or malformed): what was lost "
+				       "would count as growth; compare whole dumps", older);
 		if (!(t[0] = hs_dom(q, o->no_weak)))
 			return hs_fail(s, "OLD %s: %s", older, hs_errmsg(q));
 		side(&d->side[0], older, t[0]);
