@@ -434,12 +434,16 @@ done:
 
 /* One merged path: its last step, in both dumps. */
 struct pent {
-	uint64_t hash, parent;	/* the path's hash, its parent's (0: dominated by the GC roots) */
+	uint64_t hash;		/* the path's hash */
 	uint32_t cls, label;	/* the step: strings of the path table (label UINT32_MAX: none) */
 	uint32_t up;		/* the parent's entry, UINT32_MAX: none */
 	uint32_t next;		/* the child continuing the chain, UINT32_MAX: none */
 	bool data;		/* primitive arrays: the data of their holder, never a chain's end */
-	uint64_t objects[2], retained[2];
+	uint32_t depth;		/* steps from the GC roots, 1 for the first */
+	bool dead;		/* merged into another (moved) */
+	uint64_t objects[2];	/* objects whose path this is */
+	uint64_t shallow[2];	/* their shallow bytes */
+	uint64_t retained[2];	/* shallow bytes of the objects of this path and those under it */
 };
 
 struct ptab {
@@ -458,6 +462,21 @@ struct walk {
 	struct strtab *str;
 };
 
+/* label_of: the label of reference r as text into buf (600 bytes). */
+static void label_of(const struct heap_ref *r, char *buf)
+{
+	switch (r->kind) {
+	case HEAP_REF_FIELD: snprintf(buf, 600, "%s", r->name ? r->name : "?"); break;
+	case HEAP_REF_ELEMENT: snprintf(buf, 600, "[]"); break;
+	case HEAP_REF_STATIC: snprintf(buf, 600, "static %s", r->name ? r->name : "?"); break;
+	case HEAP_REF_SUPER: snprintf(buf, 600, "<super>"); break;
+	case HEAP_REF_LOADER: snprintf(buf, 600, "<loader>"); break;
+	case HEAP_REF_SIGNERS: snprintf(buf, 600, "<signers>"); break;
+	case HEAP_REF_DOMAIN: snprintf(buf, 600, "<protection domain>"); break;
+	default: snprintf(buf, 600, "<constant pool>"); break;
+	}
+}
+
 static bool take_label(void *ctx, const struct heap_ref *r)
 {
 	struct walk *w = ctx;
@@ -465,33 +484,92 @@ static bool take_label(void *ctx, const struct heap_ref *r)
 	if (x >= w->h->n || w->idom[x] != w->from || w->label[x])
 		return true;
 	char buf[600];
-	switch (r->kind) {
-	case HEAP_REF_FIELD: snprintf(buf, sizeof buf, "%s", r->name ? r->name : "?"); break;
-	case HEAP_REF_ELEMENT: snprintf(buf, sizeof buf, "[]"); break;
-	case HEAP_REF_STATIC: snprintf(buf, sizeof buf, "static %s", r->name ? r->name : "?"); break;
-	case HEAP_REF_SUPER: snprintf(buf, sizeof buf, "<super>"); break;
-	case HEAP_REF_LOADER: snprintf(buf, sizeof buf, "<loader>"); break;
-	case HEAP_REF_SIGNERS: snprintf(buf, sizeof buf, "<signers>"); break;
-	case HEAP_REF_DOMAIN: snprintf(buf, sizeof buf, "<protection domain>"); break;
-	default: snprintf(buf, sizeof buf, "<constant pool>"); break;
-	}
+	label_of(r, buf);
 	w->label[x] = st_intern(w->str, buf) + 1;
 	return true;
 }
 
-static uint32_t pt_entry(struct ptab *p, uint64_t hash, uint64_t parent, uint32_t cls, uint32_t label)
+/* find_ref: the first reference to f->target (heap_refs' callback). */
+struct find {
+	uint32_t target;
+	struct heap_ref r;
+	bool found;
+};
+static bool find_ref(void *ctx, const struct heap_ref *r)
+{
+	struct find *f = ctx;
+	if (r->target != f->target)
+		return true;
+	f->r = *r;
+	f->found = true;
+	return false;
+}
+
+/*
+ * referrer: an object of the heap that refers to x, an object the GC roots
+ * dominate, and does not lie under x in the tree (one dominated by
+ * something else first, then any), of at most 4096 references (its label is
+ * found by reading them); HEAP_NONE when none.
+ */
+static uint32_t referrer(const struct dom_tree *t, uint32_t x)
+{
+	const struct heap *h = t->h;
+	uint32_t n = h->n, cnt;
+	const uint32_t *in = heap_in(h, x, &cnt);
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t k = 0; k < cnt && k < 64; k++) {
+			uint32_t y = in[k], outs, z = y, steps = 0;
+			if (y == x || t->idom[y] == HEAP_NONE || (!pass && t->idom[y] == n))
+				continue;
+			heap_out(h, y, &outs);
+			if (outs > 4096)
+				continue;
+			while (z != n && z != x && steps++ < 100000)
+				z = t->idom[z];
+			if (z == n)
+				return y;
+		}
+	return HEAP_NONE;
+}
+
+static uint32_t pt_find(const struct ptab *p, uint64_t hash)
 {
 	uint64_t v;
-	if (u64map_get(&p->at, hash, &v))
-		return (uint32_t)v;
+	return u64map_get(&p->at, hash, &v) ? (uint32_t)v : UINT32_MAX;
+}
+
+/*
+ * pt_step: the path of an object of step (cls, label) whose dominator's path
+ * is up (UINT32_MAX: the GC roots), hash its hash if new: an entry made
+ * now, or the one of that hash, or, when cls is already a step of up's
+ * path (a recursive structure: a tree's pages, a map in a map), that step.
+ */
+static uint32_t pt_step(struct ptab *p, uint32_t up, uint64_t hash, uint32_t cls, uint32_t label)
+{
+	uint32_t e = pt_find(p, hash);
+	if (e != UINT32_MAX)
+		return e;
+	for (uint32_t a = up; a != UINT32_MAX; a = p->e[a].up)
+		if (p->e[a].cls == cls)
+			return a;
 	if (p->n == p->cap) {
 		p->cap = p->cap ? p->cap * 2 : 1024;
 		p->e = xreallocarray(p->e, p->cap, sizeof *p->e);
 	}
-	p->e[p->n] = (struct pent){.hash = hash, .parent = parent, .cls = cls, .label = label,
-				   .up = UINT32_MAX, .next = UINT32_MAX};
+	p->e[p->n] = (struct pent){.hash = hash, .cls = cls, .label = label, .up = up, .next = UINT32_MAX,
+				   .depth = up == UINT32_MAX ? 1 : p->e[up].depth + 1};
 	u64map_put(&p->at, hash, p->n);
 	return p->n++;
+}
+
+/* parent_of: x's parent on its path: its immediate dominator, or what refers to it (under). */
+static uint32_t parent_of(const struct dom_tree *t, const struct u64map *under, uint32_t x)
+{
+	uint64_t y;
+	uint32_t up = t->idom[x];
+	if (up == t->h->n && u64map_get(under, x, &y))
+		return (uint32_t)y;
+	return up;
 }
 
 /* one_tree: dump d's objects into p's paths. */
@@ -527,57 +605,72 @@ static int one_tree(struct dom_tree *t, int d, struct ptab *p)
 		}
 	}
 	big_free(dominates);
-	/* each object's path from its immediate dominator's: climb to one known, then down */
-	uint64_t *ph = big_alloc((size_t)n + 1, sizeof *ph);
-	uint32_t *depth = big_alloc((size_t)n + 1, sizeof *depth);	/* 0: not yet */
-	uint32_t *stack = NULL, cap = 0;
+	/* objects the GC roots dominate but for class objects: under what refers to them */
+	struct u64map under;
+	u64map_init(&under, 1024);
 	for (uint32_t v = 0; v < n && st == HS_OK; v++) {
 		if (!(v & 0xfffff) && hs_interrupted)
 			st = HS_INTERRUPTED;
-		if (t->idom[v] == HEAP_NONE || depth[v])
+		if (t->idom[v] != n || heap_kind(h, v) == HEAP_CLASS)
 			continue;
-		uint32_t sp = 0;
-		for (uint32_t x = v; x != n && !depth[x]; x = t->idom[x]) {
+		uint32_t y = referrer(t, v);
+		struct find f = {v, {0}, false};
+		if (y != HEAP_NONE)
+			heap_refs(h, y, find_ref, &f);
+		if (f.found) {
+			char buf[600];
+			label_of(&f.r, buf);
+			w.label[v] = st_intern(w.str, buf) + 1;
+			u64map_put(&under, v, y);
+		}
+	}
+	/* each object's path from its parent's (its immediate dominator, or that referrer):
+	 * climb to one known, then down; a circle of referrers is cut where it closes */
+	uint32_t *pe = big_alloc((size_t)n + 1, sizeof *pe);	/* entry + 1; 0: not yet */
+	uint32_t *stack = NULL, cap = 0;
+#define BUSY UINT32_MAX
+	for (uint32_t v = 0; v < n && st == HS_OK; v++) {
+		if (!(v & 0xfffff) && hs_interrupted)
+			st = HS_INTERRUPTED;
+		if (t->idom[v] == HEAP_NONE || pe[v])
+			continue;
+		uint32_t sp = 0, x = v, cut = HEAP_NONE;
+		for (; x != n && !pe[x]; x = parent_of(t, &under, x)) {
 			if (sp == cap) {
 				cap = cap ? cap * 2 : 1024;
 				stack = xreallocarray(stack, cap, sizeof *stack);
 			}
 			stack[sp++] = x;
+			pe[x] = BUSY;
 		}
+		if (x != n && pe[x] == BUSY)
+			cut = stack[sp - 1];	/* its parent is on the stack: a circle */
 		while (sp) {
-			uint32_t x = stack[--sp], up = t->idom[x];
-			bool co = heap_kind(h, x) == HEAP_CLASS;
-			uint32_t c = co ? heap_class_of_object(h, x) : h->cls[x];
+			uint32_t o = stack[--sp], up = o == cut ? n : parent_of(t, &under, o);
+			bool co = heap_kind(h, o) == HEAP_CLASS;
+			uint32_t c = co ? heap_class_of_object(h, o) : h->cls[o];
 			if (c == HEAP_NONE)	/* a class object of no class: as java.lang.Class */
-				co = false, c = h->cls[x];
-			uint32_t ck = 2 * c + co;
-			uint64_t parent = up == n ? 0 : ph[up];
-			bool top = true;
-			if (up != n && (depth[up] >= MAX_STEPS ||
-					(!co && heap_kind(h, up) != HEAP_CLASS && h->cls[up] == h->cls[x]))) {
-				/* a run of one class, or past the last step: the dominator's path */
-				ph[x] = ph[up];
-				depth[x] = depth[up];
-				top = false;
+				co = false, c = h->cls[o];
+			uint32_t ck = 2 * c + co, e, ue = up == n ? UINT32_MAX : pe[up] - 1;
+			if (ue != UINT32_MAX && (p->e[ue].depth >= MAX_STEPS || p->e[ue].cls == cid[ck])) {
+				e = ue;	/* past the last step, or a run of one class: the dominator's path */
 			} else {
-				uint32_t lab = w.label[x];
+				uint32_t lab = w.label[o];
+				uint64_t parent = ue == UINT32_MAX ? 0 : p->e[ue].hash;
 				uint64_t hsh = mix(parent * 0x9e3779b97f4a7c15ULL ^ mix(chash[ck] ^
 						   mix(lab ? p->str.hash[lab - 1] : 0x5bd1e995)));
-				ph[x] = hsh ? hsh : 1;
-				depth[x] = up == n ? 1 : depth[up] + 1;
+				e = pt_step(p, ue, hsh ? hsh : 1, cid[ck], lab ? lab - 1 : UINT32_MAX);
 			}
-			uint32_t e = pt_entry(p, ph[x], parent, cid[ck],
-					      w.label[x] ? w.label[x] - 1 : UINT32_MAX);
-			p->e[e].data = heap_kind(h, x) == HEAP_PRIM_ARRAY;
+			pe[o] = e + 1;
+			p->e[e].data = heap_kind(h, o) == HEAP_PRIM_ARRAY;
 			p->e[e].objects[d]++;
-			if (top)
-				p->e[e].retained[d] += dom_retained(t, x);
+			p->e[e].shallow[d] += heap_shallow(h, o);
 		}
 	}
 	free(stack);
-	big_free(ph);
-	big_free(depth);
+	big_free(pe);
 	big_free(w.label);
+	u64map_free(&under);
 	free(cid);
 	free(chash);
 	return st;
@@ -608,6 +701,92 @@ static char *path_text(const struct ptab *p, uint32_t e)
 	return buf;
 }
 
+/* kids: each live path's first child and next sibling, from the up links. */
+static void kids(const struct ptab *p, uint32_t *kid, uint32_t *sib)
+{
+	for (uint32_t e = 0; e < p->n; e++)
+		kid[e] = sib[e] = UINT32_MAX;
+	for (uint32_t e = p->n; e-- > 0;)
+		if (!p->e[e].dead && p->e[e].up != UINT32_MAX) {
+			sib[e] = kid[p->e[e].up];
+			kid[p->e[e].up] = e;
+		}
+}
+
+/* merge: path x of dump d only into y (not in d): y takes x's objects, x's children merge or move. */
+static void merge(struct ptab *p, uint32_t *kid, uint32_t *sib, uint32_t x, uint32_t y, int d,
+		  unsigned level)
+{
+	p->e[y].objects[d] += p->e[x].objects[d];
+	p->e[y].shallow[d] += p->e[x].shallow[d];
+	p->e[x].objects[d] = p->e[x].shallow[d] = 0;
+	p->e[x].dead = true;
+	for (uint32_t c = kid[x], nc; c != UINT32_MAX; c = nc) {
+		nc = sib[c];
+		uint32_t m = UINT32_MAX;
+		for (uint32_t k = kid[y]; k != UINT32_MAX && level < MAX_STEPS; k = sib[k])
+			if (p->e[k].cls == p->e[c].cls && p->e[k].label == p->e[c].label && !p->e[k].objects[d]) {
+				m = k;
+				break;
+			}
+		if (m != UINT32_MAX) {
+			merge(p, kid, sib, c, m, d, level + 1);
+		} else {
+			p->e[c].up = y;
+			sib[c] = kid[y];
+			kid[y] = c;
+		}
+	}
+	kid[x] = UINT32_MAX;
+}
+
+/*
+ * moved: a structure dominated by the GC roots in one dump only (a thread's
+ * frame refers to it at the moment of that dump, say) and inside another
+ * object in the other dump is the same structure, moved: each path of the
+ * GC roots' found in dump d only is merged into the path of its class found
+ * in the other dump only (the one of most objects), and its children
+ * into that one's children of the same step, so that its growth is not a
+ * row of all its bytes and a row of minus all of them.
+ */
+static void moved(struct ptab *p)
+{
+	uint32_t *kid = xcalloc((size_t)p->n + 1, sizeof *kid), *sib = xcalloc((size_t)p->n + 1, sizeof *sib);
+	uint32_t *next = xcalloc((size_t)p->n + 1, sizeof *next);
+	struct u64map first;	/* class string -> the first path of it below the roots, in one dump only */
+	u64map_init(&first, 256);
+	for (uint32_t e = p->n; e-- > 0;) {
+		const struct pent *x = &p->e[e];
+		next[e] = UINT32_MAX;
+		if (x->up == UINT32_MAX || !x->objects[0] == !x->objects[1])
+			continue;
+		uint64_t f;
+		if (u64map_get(&first, x->cls, &f))
+			next[e] = (uint32_t)f;
+		u64map_put(&first, x->cls, e);
+	}
+	kids(p, kid, sib);
+	for (uint32_t r = 0; r < p->n; r++) {
+		const struct pent *x = &p->e[r];
+		if (x->up != UINT32_MAX || x->dead || !x->objects[0] == !x->objects[1])
+			continue;
+		int d = x->objects[1] > 0;
+		uint64_t f;
+		uint32_t best = UINT32_MAX;
+		if (u64map_get(&first, x->cls, &f))
+			for (uint32_t c = (uint32_t)f; c != UINT32_MAX; c = next[c])
+				if (!p->e[c].dead && !p->e[c].objects[d] &&
+				    (best == UINT32_MAX || p->e[c].objects[!d] > p->e[best].objects[!d]))
+					best = c;
+		if (best != UINT32_MAX)
+			merge(p, kid, sib, r, best, d, 0);
+	}
+	u64map_free(&first);
+	free(kid);
+	free(sib);
+	free(next);
+}
+
 int hdiff_paths(struct dom_tree *t[2], uint32_t top, struct hdiff_result *r)
 {
 	struct ptab p = {0};
@@ -618,17 +797,37 @@ int hdiff_paths(struct dom_tree *t[2], uint32_t top, struct hdiff_result *r)
 		st = one_tree(t[d], d, &p);
 	if (st != HS_OK)
 		goto done;
-	/* the tree of paths, and where each chain of growth goes on */
-	int64_t *g = xcalloc((size_t)p.n + 1, sizeof *g);
-	for (uint32_t e = 0; e < p.n; e++) {
-		uint64_t v;
-		if (p.e[e].parent && u64map_get(&p.at, p.e[e].parent, &v))
-			p.e[e].up = (uint32_t)v;
-		g[e] = delta(p.e[e].retained);
+	moved(&p);
+	/* what each path retains: its objects and those of the paths under it (children after
+	 * their parent in a breadth-first order, summed from the end) */
+	uint32_t *kid = xcalloc((size_t)p.n + 1, sizeof *kid), *sib = xcalloc((size_t)p.n + 1, sizeof *sib);
+	uint32_t *order = xcalloc((size_t)p.n + 1, sizeof *order), no = 0;
+	kids(&p, kid, sib);
+	for (uint32_t e = 0; e < p.n; e++)
+		if (!p.e[e].dead && p.e[e].up == UINT32_MAX)
+			order[no++] = e;
+	for (uint32_t i = 0; i < no; i++)
+		for (uint32_t c = kid[order[i]]; c != UINT32_MAX; c = sib[c])
+			order[no++] = c;
+	for (uint32_t i = no; i-- > 0;) {
+		struct pent *e = &p.e[order[i]];
+		for (int d = 0; d < 2; d++) {
+			e->retained[d] += e->shallow[d];
+			if (e->up != UINT32_MAX)
+				p.e[e->up].retained[d] += e->retained[d];
+		}
 	}
+	free(kid);
+	free(sib);
+	free(order);
+	/* where each chain of growth goes on */
+	int64_t *g = xcalloc((size_t)p.n + 1, sizeof *g);
+	for (uint32_t e = 0; e < p.n; e++)
+		g[e] = delta(p.e[e].retained);
 	for (uint32_t e = 0; e < p.n; e++) {
 		uint32_t u = p.e[e].up;
-		if (u == UINT32_MAX || !g[u] || (g[e] > 0) != (g[u] > 0) || !g[e] || p.e[e].data)
+		if (u == UINT32_MAX || !g[u] || (g[e] > 0) != (g[u] > 0) || !g[e] || p.e[e].data ||
+		    p.e[e].dead)
 			continue;
 		uint32_t b = p.e[u].next;
 		if (b == UINT32_MAX || mag(g[e]) > mag(g[b]) || (mag(g[e]) == mag(g[b]) && e < b))
@@ -643,8 +842,8 @@ int hdiff_paths(struct dom_tree *t[2], uint32_t top, struct hdiff_result *r)
 	r->rows = xcalloc((size_t)p.n + 1, sizeof *r->rows);
 	for (uint32_t e = 0; e < p.n; e++) {
 		uint32_t u = p.e[e].up;
-		if (!g[e] || (u != UINT32_MAX && p.e[u].next == e))
-			continue;	/* no growth, or a link of its parent's chain */
+		if (!g[e] || p.e[e].dead || (u != UINT32_MAX && p.e[u].next == e))
+			continue;	/* no growth, merged, or a link of its parent's chain */
 		uint32_t a = e, steps = 0;
 		while (p.e[a].next != UINT32_MAX && steps++ < MAX_STEPS + 2)
 			a = p.e[a].next;

@@ -102,25 +102,34 @@ int hdiff_groups(struct dom_tree *t[2], enum hdiff_by by, uint32_t top, struct h
 /*
  * hdiff_paths: the dominator trees t[0] (older) and t[1] (newer) merged by
  * path and compared. Each reachable object's step is its class (a class
- * object: "class NAME") and the label of the reference by which its
- * immediate dominator refers to it (a field name, "[]" for an array
- * element, "static NAME"; none when the dominator does not refer to it
- * directly); its path is its immediate dominator's path and its step, so
- * siblings of one class reached by one field merge (Eclipse MAT's
- * dominator tree grouped by class). A run of one class (a linked list) is
- * one step; paths are cut at 64 steps. Per path and dump: the objects at
- * its end, and what they retain together (their subtrees are disjoint).
- * Growth runs down a chain while one child carries 80% or more of its
- * parent's growth (as MAT's suspects look for the accumulation point), but
- * not into primitive arrays (the data of their holder, which names the
- * leak); a
- * row is where such a chain ends, shown with its whole path
- * ("class com.acme.Cache -static MAP-> java.util.HashMap -table-> ..."),
- * so the row naming a leak is the one at the top. Rows of no growth are
- * left out; largest growth first (ties by text), the first top (0: all).
- * Time O(n + m) per dump (one walk of the references of objects that
- * dominate others, for the labels); memory 16 bytes per object while it
- * runs, plus the paths. HS_OK or HS_INTERRUPTED.
+ * object: "class NAME") and the label of the reference by which its parent
+ * refers to it (a field name, "[]" for an array element, "static NAME";
+ * none when the parent does not refer to it directly). Its parent is its
+ * immediate dominator, but for an object the GC roots dominate (not a
+ * class object) that another object refers to: that one (the first
+ * referrer not under it in the tree, of at most 4096 references), so that
+ * a structure a thread's frame happens to hold in one dump stays where it
+ * is held (a circle of such parents is cut where it closes). Its path is
+ * its parent's path and its step, so siblings of one class reached by one
+ * field merge (Eclipse MAT's dominator tree grouped by class); a class
+ * already on the path (a run of one class, a linked list, a tree's pages,
+ * a map in a map) folds back to its first step, so the depth of a
+ * recursive structure does not split it; paths are cut at 64 steps. A
+ * path of the GC roots found in one dump only is merged into the path of
+ * its class found in the other dump only (the one of most objects), with
+ * its children: a structure that moved. Per path and dump: the objects at
+ * its end, and what it retains: their shallow bytes and those of the paths
+ * under it. Growth runs down a chain while one child carries 80% or more
+ * of its parent's growth (as MAT's suspects look for the accumulation
+ * point), but not into primitive arrays (the data of their holder, which
+ * names the leak); a row is where such a chain ends, shown with its whole
+ * path ("class com.acme.Cache -static MAP-> java.util.HashMap -table->
+ * ..."), so the row naming a leak is the one at the top. Rows of no growth
+ * are left out; largest growth first (ties by text), the first top (0:
+ * all). Time O(n + m) per dump (one walk of the references of objects that
+ * dominate others, for the labels; the incoming references of the heap,
+ * heap_in, for objects the roots dominate); memory 8 bytes per object
+ * while it runs, plus the paths. HS_OK or HS_INTERRUPTED.
  */
 int hdiff_paths(struct dom_tree *t[2], uint32_t top, struct hdiff_result *r);
 
