@@ -9,12 +9,13 @@
 # GC.heap_dump` after SETTLE seconds and again GROW seconds later: two dumps
 # of about 175 and 181 MB at the defaults (178 on average).
 #
-# Measured, RUNS rounds, each in turn (A B C A B C ...; each a whole process,
+# Measured, RUNS rounds, each in turn (A B C D E A B C D E ...; each a whole process,
 # /usr/bin/time's wall seconds and peak resident memory):
 #   cold      heapsh --no-index diff OLD NEW (no index: both dumps read and
 #             both dominator trees computed)
 #   warm      heapsh diff OLD NEW with both index files there (written by
 #             one untimed run first)
+#   cold-path, warm-path  the same with --by path
 #   visualvm  bench/java/VisualVMBench diff OLD NEW: VisualVM's heap library
 #             (HeapFactory.createHeap on both, its caches removed first, as
 #             its viewer's "Compare with another heap dump": per class name
@@ -103,6 +104,8 @@ for ((r = 1; r <= RUNS; r++)); do
 	timed cold "$HS" --no-index --format csv diff "$OLD" "$NEW"
 	timed warm "$HS" --format csv diff "$OLD" "$NEW"
 	timed visualvm "${VV[@]}"
+	timed cold-path "$HS" --no-index --format csv diff "$OLD" "$NEW" --by path
+	timed warm-path "$HS" --format csv diff "$OLD" "$NEW" --by path
 done
 cmp -s "$OUT/log/cold.out" "$OUT/log/warm.out" || FAILURES+=("cold and warm runs printed different rows")
 
@@ -115,7 +118,7 @@ med() { awk -v c="$2" '{ print $c }' "$OUT/log/$1" | median; }
 echo
 echo "| $RUNS runs, interleaved | wall s, median (min-max) | peak RSS MiB, median (max) |"
 echo "|---|---|---|"
-for n in cold warm visualvm; do
+for n in cold warm visualvm cold-path warm-path; do
 	echo "| $n | $(stat_of $n 1) | $(awk '{ print $2 / 1024 }' "$OUT/log/$n" | median | xargs printf '%.0f') ($(awk '{ print $2 / 1024 }' "$OUT/log/$n" | sort -n | tail -1 | xargs printf '%.0f')) |"
 done
 echo
