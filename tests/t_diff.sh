@@ -157,3 +157,31 @@ check_contains "a file that is no dump: says so" \
 err=$($HEAPSH diff "$R1" "$DF/not.hprof" 2>&1 >/dev/null)
 check_status "a NEW that is no dump: exit 2" 2 $?
 check_contains "a NEW that is no dump: says so" "not an HPROF heap dump" "$err"
+
+# :diff previous in a running JVM: the snapshot before this one (:refresh keeps it).
+if [ -f libheapsh_agent.so ]; then
+	mkdir -p "$JAVA_OUT/leakshop"
+	javac --release 17 -d "$JAVA_OUT/leakshop" tests/java/LeakShop.java tests/java/ShopServer.java
+	rm -f "$DF/ls.in"
+	mkfifo "$DF/ls.in"
+	exec 8<>"$DF/ls.in"
+	java -cp "$JAVA_OUT/leakshop" LeakShop wait 1 <"$DF/ls.in" >"$DF/ls.out" 2>&1 &
+	LSPID=$!
+	for ((i = 0; i < 60; i++)); do grep -q '^ready' "$DF/ls.out" 2>/dev/null && break; sleep 0.5; done
+	err=$(HEAPSH_AGENT=$PWD/libheapsh_agent.so $HEAPSH -c ':diff previous' "$LSPID" 2>&1 >/dev/null)
+	check "JVM: :diff previous with one snapshot: says there is none" \
+		"heapsh: no earlier snapshot of this JVM to compare with" "$err"
+	out=$(HEAPSH_AGENT=$PWD/libheapsh_agent.so $HEAPSH --format json -c ':refresh' -c ':refresh' \
+		-c ':diff previous --fail-if LeakShop*:+1%' "$LSPID" 2>&1)
+	check_status "JVM: two snapshots, :diff previous" 0 $?
+	check "JVM: the older side is the previous snapshot, the program's classes did not grow" \
+		"the previous snapshot (taken, snapshot of JVM $LSPID (LeakShop, False" \
+		"$(printf '%s' "$out" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(d["old"]["file"][:28] + ",", d["new"]["file"][:len("snapshot of JVM 1 (LeakShop") + len(sys.argv[1]) - 1] + ",",
+      d["conditions"][0]["failed"])' "$LSPID")"
+	exec 8>&-
+	kill "$LSPID" 2>/dev/null
+	wait "$LSPID" 2>/dev/null
+fi

@@ -9,6 +9,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* jdk_of: the feature version of h's JDK and, in *version, java.version (malloc'd) or NULL. */
 static int jdk_of(const struct heap *h, char **version)
@@ -80,7 +81,8 @@ static int p_diff(struct hs_session *s, struct hs_session **os, const char *olde
 	struct dom_tree *t[2];
 	if (!(t[1] = hs_dom(s, o->no_weak)))
 		return HS_ERR;
-	char *label = s->dump_path ? xstrdup(s->dump_path) : hs_heap_label(s);
+	bool snapshot = s->live && s->live->snap_time;
+	char *label = snapshot || !s->dump_path ? hs_heap_label(s) : xstrdup(s->dump_path);
 	side(&d->side[1], label, t[1]);
 	free(label);
 	if (s->heap->damaged)
@@ -97,7 +99,12 @@ static int p_diff(struct hs_session *s, struct hs_session **os, const char *olde
 			guard_keep(s);
 		}
 		t[0] = s->prev.dom[o->no_weak];
-		side(&d->side[0], "the previous snapshot", t[0]);
+		char when[64];
+		struct tm tm;
+		strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&s->prev.when, &tm));
+		char *prev = xasprintf("the previous snapshot (taken %s)", when);
+		side(&d->side[0], prev, t[0]);
+		free(prev);
 	} else {
 		/* the older dump in a session of its own, with this one's settings and hooks */
 		struct hs_session *q = *os = hs_session_new();
