@@ -38,7 +38,7 @@ LIB_SRC  = src/base/mem.c src/base/ctx.c src/base/wire.c src/base/big.c src/base
 # The front ends (docs/architecture.md): the Lua module with the output modes
 # both front ends use, the shell, which embeds Lua for :lua, and the exporter
 # (src/serve: heapsh --serve, started by main.c).
-LUA_SRC  = src/out/out.c src/lua/lbind_heap.c src/lua/lbind_object.c
+LUA_SRC  = src/out/out.c src/lua/lbind_heap.c src/lua/lbind_object.c src/lua/lbind_diff.c
 SH_SRC   = src/shell/core.c src/shell/values.c src/shell/commands.c src/shell/alloc_cmds.c src/shell/engine_cmds.c src/shell/suspects_cmd.c src/shell/diff_cmd.c src/shell/dyn_cmds.c src/shell/waste_cmds.c src/shell/report.c src/shell/live.c src/shell/live_query.c \
            src/shell/query.c src/shell/lua_cmds.c src/shell/mcp.c \
            src/shell/main.c \

@@ -185,3 +185,27 @@ print(d["old"]["file"][:28] + ",", d["new"]["file"][:len("snapshot of JVM 1 (Lea
 	kill "$LSPID" 2>/dev/null
 	wait "$LSPID" 2>/dev/null
 fi
+
+# heap:diff in Lua: the same object as the CLI's JSON.
+cat >"$DF/diff.lua" <<'LUA'
+local h = heapsh.current()
+local d = assert(h:diff(arg[2], {by = arg[3], top = 4, fail_if = {"com.acme.*:+20%"}}))
+local keys = {"objects_before", "objects_after", "retained_before", "retained_after", "retained_growth"}
+for _, r in ipairs(d.rows) do
+	local t = {r[d.by]}
+	for _, k in ipairs(keys) do t[#t + 1] = tostring(r[k]) end
+	print(table.concat(t, ","))
+end
+local c = d.conditions[1]
+print(d.schema, d.old.file, d.new.objects > d.old.objects, c.before, c.after, c.failed)
+print(pcall(h.diff, h, arg[2], {by = "size"}))
+print(h:diff(arg[2] .. ".missing"))
+LUA
+for by in class path; do
+	check "Lua: h:diff{by = $by}: the CLI's rows" "$($HEAPSH --format csv diff "$R1" "$R2" --by $by --top 4 | tail -n +2)" \
+		"$($HEAPSH -l "$DF/diff.lua" "$R2" "$R1" $by | head -4)"
+done
+L=$($HEAPSH -l "$DF/diff.lua" "$R2" "$R1" class)
+check "Lua: h:diff's schema, sides and condition" "heapsh-diff/1	$R1	true	2001760	2884960	true" "$(printf '%s\n' "$L" | sed -n 5p)"
+check_contains "Lua: a wrong by raises an error" "by: class, package or path, not 'size'" "$(printf '%s\n' "$L" | sed -n 6p)"
+check "Lua: a missing dump is nil and a message" "nil	OLD: $R1.missing: cannot open: No such file or directory" "$(printf '%s\n' "$L" | sed -n 7p)"
