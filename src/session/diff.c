@@ -79,15 +79,18 @@ static int p_diff(struct hs_session *s, struct hs_session **os, const char *olde
 		d->r.nconds++;
 	}
 	struct dom_tree *t[2];
+	if (hs_need_heap(s) != HS_OK)
+		return HS_ERR;
+	if (s->heap->damaged)
+		return hs_fail(s, "NEW %s is damaged (cut short or malformed): what was lost would "
+			       "count as shrinkage; compare whole dumps",
+			       s->dump_path ? s->dump_path : "the heap");
 	if (!(t[1] = hs_dom(s, o->no_weak)))
 		return HS_ERR;
 	bool snapshot = s->live && s->live->snap_time;
 	char *label = snapshot || !s->dump_path ? hs_heap_label(s) : xstrdup(s->dump_path);
 	side(&d->side[1], label, t[1]);
 	free(label);
-	if (s->heap->damaged)
-		return hs_fail(s, "NEW %s is damaged (cut short or malformed): what was lost would "
-			       "count as shrinkage; compare whole dumps", d->side[1].file);
 	if (older == HS_PREVIOUS) {
 		if (!s->prev.heap)
 			return hs_fail(s, "no earlier snapshot of this JVM to compare with");
