@@ -200,17 +200,18 @@ static uint64_t mag(int64_t d)
 	return d < 0 ? (uint64_t)-d : (uint64_t)d;
 }
 
-static const struct grp *sort_grp;
-static int sort_what;	/* 0: approximate retained, 1: shallow */
+/* A row and how much one measure of it changed, for choosing candidates. */
+struct change {
+	uint64_t mag;
+	uint32_t row;
+};
+
 static int cmp_change(const void *a, const void *b)
 {
-	const struct grp *x = &sort_grp[*(const uint32_t *)a], *y = &sort_grp[*(const uint32_t *)b];
-	uint64_t mx = mag(delta(sort_what ? x->shallow : x->approx));
-	uint64_t my = mag(delta(sort_what ? y->shallow : y->approx));
-	if (mx != my)
-		return mx > my ? -1 : 1;
-	uint32_t ia = *(const uint32_t *)a, ib = *(const uint32_t *)b;
-	return ia < ib ? -1 : ia > ib;
+	const struct change *x = a, *y = b;
+	if (x->mag != y->mag)
+		return x->mag > y->mag ? -1 : 1;
+	return x->row < y->row ? -1 : x->row > y->row;
 }
 
 /* A flow: what instances of row b retain under instances of row a (their nearest such dominator). */
@@ -349,12 +350,16 @@ int hdiff_groups(struct dom_tree *t[2], enum hdiff_by by, uint32_t top, struct h
 		for (uint32_t k = 0; k < nchanged; k++)
 			g[pick[k]].cand = true;
 	} else {
-		sort_grp = g;
-		for (sort_what = 0; sort_what < 2; sort_what++) {
-			qsort(pick, nchanged, sizeof *pick, cmp_change);
+		struct change *ch = xcalloc((size_t)nchanged + 1, sizeof *ch);
+		for (int what = 0; what < 2; what++) {	/* approximate retained, then shallow */
+			for (uint32_t k = 0; k < nchanged; k++)
+				ch[k] = (struct change){mag(delta(what ? g[pick[k]].shallow : g[pick[k]].approx)),
+							pick[k]};
+			qsort(ch, nchanged, sizeof *ch, cmp_change);
 			for (uint32_t k = 0; k < 4 * top; k++)
-				g[pick[k]].cand = true;
+				g[ch[k].row].cand = true;
 		}
+		free(ch);
 	}
 	/* exact retained sizes of the candidates: their instances in each dump, one batch */
 	for (int d = 0; d < 2 && st == HS_OK; d++) {
