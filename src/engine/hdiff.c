@@ -273,15 +273,20 @@ static int chains(struct dom_tree *t[2], struct grp *g, uint32_t ng, uint32_t *c
 	}
 	free(stack);
 	u64map_free(&at);
+	uint64_t *best = xcalloc((size_t)ng + 1, sizeof *best);	/* the growth a's pass carries */
 	for (uint32_t k = 0; k < nf && st == HS_OK; k++) {
 		struct grp *a = &g[f[k].a];
 		int64_t ga = delta(a->exact), gf = delta(f[k].bytes);
 		if (g[f[k].b].data || !ga || (ga > 0) != (gf > 0) ||
 		    (double)mag(gf) < CHAIN_SHARE * (double)mag(ga))
 			continue;
-		if (a->pass == UINT32_MAX || mag(gf) > mag(delta(g[a->pass].exact)))
+		if (a->pass == UINT32_MAX || mag(gf) > best[f[k].a] ||
+		    (mag(gf) == best[f[k].a] && f[k].b < a->pass)) {
 			a->pass = f[k].b;
+			best[f[k].a] = mag(gf);
+		}
 	}
+	free(best);
 	free(f);
 	/* each row's chain end (a cycle, where shares add up so, ends where it closes) */
 	for (uint32_t i = 0; i < ng; i++) {
