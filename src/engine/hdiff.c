@@ -291,8 +291,10 @@ static int chains(struct dom_tree *t[2], struct grp *g, uint32_t ng, uint32_t *c
 	/* each row's chain end (a cycle, where shares add up so, ends where it closes) */
 	for (uint32_t i = 0; i < ng; i++) {
 		uint32_t e = i, steps = 0;
-		while (g[e].pass != UINT32_MAX && steps < ng && g[e].pass != i)
-			e = g[e].pass, steps++;
+		while (g[e].pass != UINT32_MAX && steps < ng && g[e].pass != i) {
+			e = g[e].pass;
+			steps++;
+		}
 		g[i].end = e;
 		g[i].dist = steps;
 	}
@@ -376,10 +378,13 @@ int hdiff_groups(struct dom_tree *t[2], enum hdiff_by by, uint32_t top, struct h
 				g[cg[d][c]].nobj[d] += cnt;
 		}
 		uint32_t k = 0;
-		for (uint32_t i = 0; i < keys.n; i++)
-			if (g[i].cand && g[i].nobj[d])
-				g[i].objs[d] = xmallocarray(g[i].nobj[d], sizeof *g[i].objs[d]),
-				g[i].nobj[d] = 0, k++;
+		for (uint32_t i = 0; i < keys.n; i++) {
+			if (!g[i].cand || !g[i].nobj[d])
+				continue;
+			g[i].objs[d] = xmallocarray(g[i].nobj[d], sizeof *g[i].objs[d]);
+			g[i].nobj[d] = 0;	/* counted again as they are copied */
+			k++;
+		}
 		for (uint32_t c = 0; c < h->nclasses; c++) {
 			struct grp *x = &g[cg[d][c]];
 			uint32_t cnt;
@@ -392,9 +397,12 @@ int hdiff_groups(struct dom_tree *t[2], enum hdiff_by by, uint32_t top, struct h
 		const uint32_t **sets = xcalloc((size_t)k + 1, sizeof *sets);
 		uint32_t *n = xcalloc((size_t)k + 1, sizeof *n), j = 0;
 		uint64_t *bytes = xcalloc((size_t)k + 1, sizeof *bytes);
-		for (uint32_t i = 0; i < keys.n; i++)
-			if (g[i].cand && g[i].nobj[d])
-				sets[j] = g[i].objs[d], n[j++] = g[i].nobj[d];
+		for (uint32_t i = 0; i < keys.n; i++) {
+			if (!g[i].cand || !g[i].nobj[d])
+				continue;
+			sets[j] = g[i].objs[d];
+			n[j++] = g[i].nobj[d];
+		}
 		st = dom_retained_sets(t[d], k, sets, n, bytes);
 		j = 0;
 		for (uint32_t i = 0; i < keys.n; i++) {
@@ -659,8 +667,10 @@ static int one_tree(struct dom_tree *t, int d, struct ptab *p)
 			uint32_t o = stack[--sp], up = o == cut ? n : parent_of(t, &under, o);
 			bool co = heap_kind(h, o) == HEAP_CLASS;
 			uint32_t c = co ? heap_class_of_object(h, o) : h->cls[o];
-			if (c == HEAP_NONE)	/* a class object of no class: as java.lang.Class */
-				co = false, c = h->cls[o];
+			if (c == HEAP_NONE) {	/* a class object of no class: as java.lang.Class */
+				co = false;
+				c = h->cls[o];
+			}
 			uint32_t ck = 2 * c + co, e, ue = up == n ? UINT32_MAX : pe[up] - 1;
 			if (ue != UINT32_MAX && (p->e[ue].depth >= MAX_STEPS || p->e[ue].cls == cid[ck])) {
 				e = ue;	/* past the last step, or a run of one class: the dominator's path */
