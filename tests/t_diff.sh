@@ -4,67 +4,67 @@
 # look-alike (com.acme.Stable) stays, com.acme.Session halves. The
 # expectations are what the program made; sizes are JDK 17's with
 # compressed oops: an Entry 24 bytes, its byte[200] and char[100] 216 each.
-DF=$T/diff
+DDIR=$T/diff
 JDK25=/usr/lib/jvm/temurin-25-jdk-amd64/bin/java
-mkdir -p "$DF" "$JAVA_OUT/diffleak"
-rm -f "$DF"/*.hprof "$DF"/*.hsidx
+mkdir -p "$DDIR" "$JAVA_OUT/diffleak"
+rm -f "$DDIR"/*.hprof "$DDIR"/*.hsidx
 javac --release 17 -d "$JAVA_OUT/diffleak" tests/java/DiffLeak.java &&
-	java -cp "$JAVA_OUT/diffleak" com.acme.DiffLeak "$DF/r1.hprof" 1 >/dev/null &&
-	java -cp "$JAVA_OUT/diffleak" com.acme.DiffLeak "$DF/r2.hprof" 2 >/dev/null
+	java -cp "$JAVA_OUT/diffleak" com.acme.DiffLeak "$DDIR/r1.hprof" 1 >/dev/null &&
+	java -cp "$JAVA_OUT/diffleak" com.acme.DiffLeak "$DDIR/r2.hprof" 2 >/dev/null
 check_status "DiffLeak dumps its heap at ROUNDS 1 and 2" 0 $?
-R1=$DF/r1.hprof
-R2=$DF/r2.hprof
+R1=$DDIR/r1.hprof
+R2=$DDIR/r2.hprof
 HEADER="objects_before,objects_after,retained_before,retained_after,retained_growth"
 ENTRY_ROW='com.acme.DiffLeak$Entry,2000,4000,912000,1824000,912000'
 LEAK_PATH='class com.acme.DiffLeak -static CACHE-> java.util.HashMap -table-> java.util.HashMap$Node[] -[]-> java.util.HashMap$Node -value-> com.acme.DiffLeak$Entry'
 
 # By class: the leak's class first, with the objects the program made and
 # the bytes they retain (2000 * (24 + 216 + 216) a round).
-C=$($HEAPSH --no-index --format csv diff "$R1" "$R2")
-check "by class: CSV header" "class,$HEADER" "$(printf '%s\n' "$C" | head -1)"
+DCLS=$($HEAPSH --no-index --format csv diff "$R1" "$R2")
+check "by class: CSV header" "class,$HEADER" "$(printf '%s\n' "$DCLS" | head -1)"
 check "by class: the leak's class is the first row, its objects and retained bytes exact" \
-	"$ENTRY_ROW" "$(printf '%s\n' "$C" | sed -n 2p)"
+	"$ENTRY_ROW" "$(printf '%s\n' "$DCLS" | sed -n 2p)"
 check "by class: what holds the leak follows it (HashMap\$Node, its array, HashMap)" \
 	'java.util.HashMap$Node java.util.HashMap$Node[] java.util.HashMap' \
-	"$(printf '%s\n' "$C" | sed -n 3,5p | cut -d, -f1 | tr '\n' ' ' | sed 's/ $//')"
-check "by class: the look-alike that did not grow is no row" "" "$(csv_row "$C" com.acme.Stable)"
+	"$(printf '%s\n' "$DCLS" | sed -n 3,5p | cut -d, -f1 | tr '\n' ' ' | sed 's/ $//')"
+check "by class: the look-alike that did not grow is no row" "" "$(csv_row "$DCLS" com.acme.Stable)"
 check "by class: what shrank is a row of negative growth, its objects exact" \
-	"com.acme.Session,600,300,57600,28800,-28800" "$(csv_row "$C" com.acme.Session)"
+	"com.acme.Session,600,300,57600,28800,-28800" "$(csv_row "$DCLS" com.acme.Session)"
 check "by class: lambdas match across runs (their addresses dropped: no row)" "" \
-	"$(printf '%s\n' "$C" | grep -F 'Lambda')"
+	"$(printf '%s\n' "$DCLS" | grep -F 'Lambda')"
 check "by class: rows by growth of their chain's end, the largest first (no row above the leak's grows more than 1.2x it)" "" \
-	"$(printf '%s\n' "$C" | tail -n +3 | awk -F, '$6 > 912000 * 1.2 { print }')"
+	"$(printf '%s\n' "$DCLS" | tail -n +3 | awk -F, '$6 > 912000 * 1.2 { print }')"
 
 # By package: com.acme first; primitive arrays a row per type.
-P=$($HEAPSH --format csv diff "$R1" "$R2" --by package)
-check "by package: CSV header" "package,$HEADER" "$(printf '%s\n' "$P" | head -1)"
+DPKG=$($HEAPSH --format csv diff "$R1" "$R2" --by package)
+check "by package: CSV header" "package,$HEADER" "$(printf '%s\n' "$DPKG" | head -1)"
 check "by package: com.acme first, its objects exact (2000 Entry + 3000 Stable + 600 Session + 10 lambdas more or less)" \
-	"com.acme,5610,7310" "$(printf '%s\n' "$P" | sed -n 2p | cut -d, -f1-3)"
+	"com.acme,5610,7310" "$(printf '%s\n' "$DPKG" | sed -n 2p | cut -d, -f1-3)"
 check "by package: byte[] and char[] are rows of their own" "byte[] char[]" \
-	"$(printf '%s\n' "$P" | cut -d, -f1 | grep -E '^(byte|char)\[\]$' | sort | tr '\n' ' ' | sed 's/ $//')"
+	"$(printf '%s\n' "$DPKG" | cut -d, -f1 | grep -E '^(byte|char)\[\]$' | sort | tr '\n' ' ' | sed 's/ $//')"
 
 # By path: the first row is the leak's whole path, from its static field.
-Q=$($HEAPSH --format csv diff "$R1" "$R2" --by path)
-check "by path: CSV header" "path,$HEADER" "$(printf '%s\n' "$Q" | head -1)"
+DPATH=$($HEAPSH --format csv diff "$R1" "$R2" --by path)
+check "by path: CSV header" "path,$HEADER" "$(printf '%s\n' "$DPATH" | head -1)"
 check "by path: the first row is the leak's path from static CACHE of its holder class" \
-	"$LEAK_PATH,2000,4000,912000,1824000,912000" "$(printf '%s\n' "$Q" | sed -n 2p)"
+	"$LEAK_PATH,2000,4000,912000,1824000,912000" "$(printf '%s\n' "$DPATH" | sed -n 2p)"
 check_contains "by path: the chain stops at Entry, its payload is a row of its own" \
-	"$LEAK_PATH -payload-> byte[],2000,4000,432000,864000,432000" "$Q"
+	"$LEAK_PATH -payload-> byte[],2000,4000,432000,864000,432000" "$DPATH"
 # A Session's byte[64] is 83% of its bytes, but a chain never ends in a
 # primitive array: the data of the holder, which names what shrank.
 check "by path: a chain of shrinking stops at Session, not at the byte[] it holds" \
 	"class com.acme.DiffLeak -static SESSIONS-> java.util.ArrayList -elementData-> java.lang.Object[] -[]-> com.acme.Session,600,300,57600,28800,-28800" \
-	"$(printf '%s\n' "$Q" | grep -F 'com.acme.Session,')"
+	"$(printf '%s\n' "$DPATH" | grep -F 'com.acme.Session,')"
 check "by class: Session's row is not moved up to byte[]'s (it passes nothing on to primitive arrays)" \
 	"com.acme.Session java.lang.Object[] java.util.ArrayList" \
-	"$(printf '%s\n' "$C" | tail -3 | cut -d, -f1 | tr '\n' ' ' | sed 's/ $//')"
+	"$(printf '%s\n' "$DCLS" | tail -3 | cut -d, -f1 | tr '\n' ' ' | sed 's/ $//')"
 
 # --fail-if: exit 1 beyond the limit with the failed condition on stderr, 0 under it, 2 on an error.
-err=$($HEAPSH --format csv diff "$R1" "$R2" --fail-if 'com.acme.*:+20%' 2>&1 >/dev/null)
+DERR=$($HEAPSH --format csv diff "$R1" "$R2" --fail-if 'com.acme.*:+20%' 2>&1 >/dev/null)
 check_status "--fail-if 'com.acme.*:+20%': exit 1 (com.acme grew 44%)" 1 $?
 check "--fail-if: the failed condition's line on stderr" \
 	"heapsh: --fail-if 'com.acme.*:+20%' failed: com.acme.* retained 2001760 bytes before, 2884960 after, growth +883200 bytes (+44.1%), limit +20%" \
-	"$err"
+	"$DERR"
 $HEAPSH diff "$R1" "$R2" --fail-if 'com.acme.*:+50%' >/dev/null 2>&1
 check_status "--fail-if 'com.acme.*:+50%': exit 0" 0 $?
 $HEAPSH diff "$R1" "$R2" --fail-if 'DiffLeak$Entry:+99.5%' >/dev/null 2>&1
@@ -75,45 +75,45 @@ $HEAPSH diff "$R1" "$R2" --fail-if 'com.acme.DiffLeak$Entry:+800K' >/dev/null 2>
 check_status "--fail-if ':+800K' (it grew 891 KiB): exit 1" 1 $?
 $HEAPSH diff "$R1" "$R2" --fail-if 'com.acme.DiffLeak$Entry:+1MB' >/dev/null 2>&1
 check_status "--fail-if ':+1MB': exit 0" 0 $?
-err=$($HEAPSH diff "$R1" "$R2" --fail-if 'com.acme.*:+50%' --fail-if 'com.acme.Session:+0%' \
+DERR=$($HEAPSH diff "$R1" "$R2" --fail-if 'com.acme.*:+50%' --fail-if 'com.acme.Session:+0%' \
 	--fail-if 'Entry:+1K' 2>&1 >/dev/null)
 check_status "several --fail-if, one failing: exit 1" 1 $?
 check "several --fail-if: only the failed one is said" "Entry:+1K" \
-	"$(printf '%s\n' "$err" | sed -n "s/^heapsh: --fail-if '\([^']*\)' failed.*/\1/p")"
-err=$($HEAPSH diff "$R1" "$R2" --fail-if 'com.acme.DifLeak$Entry:+20%' 2>&1 >/dev/null)
+	"$(printf '%s\n' "$DERR" | sed -n "s/^heapsh: --fail-if '\([^']*\)' failed.*/\1/p")"
+DERR=$($HEAPSH diff "$R1" "$R2" --fail-if 'com.acme.DifLeak$Entry:+20%' 2>&1 >/dev/null)
 check_status "--fail-if with a typo: exit 2" 2 $?
 check "--fail-if with a typo: says so and suggests the class" \
-	"heapsh: --fail-if 'com.acme.DifLeak\$Entry:+20%': no class in either dump is named 'com.acme.DifLeak\$Entry'; did you mean com.acme.DiffLeak\$Entry?" "$err"
-err=$($HEAPSH diff "$R1" "$R2" --fail-if 'com.acme.*:20%' 2>&1 >/dev/null)
+	"heapsh: --fail-if 'com.acme.DifLeak\$Entry:+20%': no class in either dump is named 'com.acme.DifLeak\$Entry'; did you mean com.acme.DiffLeak\$Entry?" "$DERR"
+DERR=$($HEAPSH diff "$R1" "$R2" --fail-if 'com.acme.*:20%' 2>&1 >/dev/null)
 check_status "--fail-if without '+': exit 2" 2 $?
-check_contains "--fail-if without '+': the forms allowed" "want PATTERN:+PCT% (com.acme.*:+20%) or PATTERN:+SIZE" "$err"
-err=$($HEAPSH diff "$R1" 2>&1 >/dev/null)
+check_contains "--fail-if without '+': the forms allowed" "want PATTERN:+PCT% (com.acme.*:+20%) or PATTERN:+SIZE" "$DERR"
+DERR=$($HEAPSH diff "$R1" 2>&1 >/dev/null)
 check_status "one dump: exit 2" 2 $?
-check_contains "one dump: the usage" "usage: heapsh [--format table|csv|json] diff OLD NEW" "$err"
+check_contains "one dump: the usage" "usage: heapsh [--format table|csv|json] diff OLD NEW" "$DERR"
 $HEAPSH diff "$R1" "$R2" --by size >/dev/null 2>&1
 check_status "--by size: exit 2" 2 $?
-err=$($HEAPSH diff "$DF/nothere.hprof" "$R2" 2>&1 >/dev/null)
+DERR=$($HEAPSH diff "$DDIR/nothere.hprof" "$R2" 2>&1 >/dev/null)
 check_status "a missing OLD: exit 2" 2 $?
-check_contains "a missing OLD: says so" "OLD: $DF/nothere.hprof: cannot open: No such file or directory" "$err"
+check_contains "a missing OLD: says so" "OLD: $DDIR/nothere.hprof: cannot open: No such file or directory" "$DERR"
 
 # Options before and after the dumps; the shell's :diff; warm index.
-a=$($HEAPSH --format csv diff --top 5 --by package "$R1" "$R2")
-b=$($HEAPSH diff "$R1" "$R2" --by package --top 5 --format csv)
-check "options before or after the dumps: the same output" "$a" "$b"
-check "--top 5: five rows" 6 "$(printf '%s\n' "$a" | wc -l)"
-check ":diff OLDER in the shell: the CLI's rows" "$C" \
+DA=$($HEAPSH --format csv diff --top 5 --by package "$R1" "$R2")
+DB=$($HEAPSH diff "$R1" "$R2" --by package --top 5 --format csv)
+check "options before or after the dumps: the same output" "$DA" "$DB"
+check "--top 5: five rows" 6 "$(printf '%s\n' "$DA" | wc -l)"
+check ":diff OLDER in the shell: the CLI's rows" "$DCLS" \
 	"$($HEAPSH --format csv -c ":diff $R1" "$R2")"
-check "a second run from the index files: the same rows" "$C" "$($HEAPSH --format csv diff "$R1" "$R2")"
-T1=$($HEAPSH diff "$R1" "$R2" --top 2)
-check_contains "table: a summary line first" "$R1 -> $R2: reachable " "$(printf '%s\n' "$T1" | head -1)"
+check "a second run from the index files: the same rows" "$DCLS" "$($HEAPSH --format csv diff "$R1" "$R2")"
+DTAB=$($HEAPSH diff "$R1" "$R2" --top 2)
+check_contains "table: a summary line first" "$R1 -> $R2: reachable " "$(printf '%s\n' "$DTAB" | head -1)"
 check "table: the leak's row first" 'com.acme.DiffLeak$Entry 2000 4000 912000 1824000 912000' \
-	"$(printf '%s\n' "$T1" | sed -n 4p | tr -s ' ')"
+	"$(printf '%s\n' "$DTAB" | sed -n 4p | tr -s ' ')"
 
 # JSON: one object of schema heapsh-diff/1.
-J=$($HEAPSH --format json diff "$R1" "$R2" --top 3 --fail-if 'com.acme.*:+20%' 2>/dev/null)
+DJSON=$($HEAPSH --format json diff "$R1" "$R2" --top 3 --fail-if 'com.acme.*:+20%' 2>/dev/null)
 check "JSON: the schema's keys and types" \
 	"heapsh-diff/1 class 3 file,jdk,objects,reachable_bytes class,objects_after,objects_before,retained_after,retained_before,retained_growth condition,pattern,limit,limit_unit,before,after,growth,failed com.acme.DiffLeak\$Entry 912000 True percent 20" \
-	"$(printf '%s' "$J" | python3 -c '
+	"$(printf '%s' "$DJSON" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 r, c = d["rows"], d["conditions"][0]
@@ -122,61 +122,61 @@ print(d["schema"], d["by"], len(r), ",".join(sorted(d["old"])), ",".join(sorted(
       r[0]["class"], r[0]["retained_growth"], c["failed"], c["limit_unit"], c["limit"])')"
 
 # The same dump twice: no growth.
-S=$($HEAPSH --format csv diff "$R2" "$R2" --fail-if 'com.acme.*:+0%')
+DSAME=$($HEAPSH --format csv diff "$R2" "$R2" --fail-if 'com.acme.*:+0%')
 check_status "the same dump twice with --fail-if ':+0%': exit 0" 0 $?
-check "the same dump twice: no rows" "class,$HEADER" "$S"
+check "the same dump twice: no rows" "class,$HEADER" "$DSAME"
 check "the same dump twice by path: no rows" "path,$HEADER" "$($HEAPSH --format csv diff "$R2" "$R2" --by path)"
 
 # Bad input: another JDK, a truncated dump, a file that is no dump.
 if [ -x "$JDK25" ]; then
-	"$JDK25" -cp "$JAVA_OUT/diffleak" com.acme.DiffLeak "$DF/j25.hprof" 2 >/dev/null
-	err=$($HEAPSH diff "$R1" "$DF/j25.hprof" 2>&1 >/dev/null)
+	"$JDK25" -cp "$JAVA_OUT/diffleak" com.acme.DiffLeak "$DDIR/j25.hprof" 2 >/dev/null
+	DERR=$($HEAPSH diff "$R1" "$DDIR/j25.hprof" 2>&1 >/dev/null)
 	check_status "JDK 17 against JDK 25: exit 2" 2 $?
 	check_contains "JDK 17 against JDK 25: says so" \
-		"is of JDK 17 (17." "$err"
-	check_contains "JDK 17 against JDK 25: ... and NEW of JDK 25" "$DF/j25.hprof of JDK 25 (25." "$err"
+		"is of JDK 17 (17." "$DERR"
+	check_contains "JDK 17 against JDK 25: ... and NEW of JDK 25" "$DDIR/j25.hprof of JDK 25 (25." "$DERR"
 	check_contains "JDK 17 against JDK 25: ... and what to do" \
-		"): object sizes and the JDK's own classes differ between JDKs, so growth would mix the program's with the JDK's; compare dumps of one JDK (--mixed-jdk compares anyway)" "$err"
-	err=$($HEAPSH --format csv diff "$R1" "$DF/j25.hprof" --mixed-jdk 2>&1 >/dev/null)
+		"): object sizes and the JDK's own classes differ between JDKs, so growth would mix the program's with the JDK's; compare dumps of one JDK (--mixed-jdk compares anyway)" "$DERR"
+	DERR=$($HEAPSH --format csv diff "$R1" "$DDIR/j25.hprof" --mixed-jdk 2>&1 >/dev/null)
 	check_status "--mixed-jdk: exit 0" 0 $?
-	check_contains "--mixed-jdk: a warning" "heapsh: warning: OLD $R1 is of JDK 17" "$err"
+	check_contains "--mixed-jdk: a warning" "heapsh: warning: OLD $R1 is of JDK 17" "$DERR"
 fi
-head -c 3000000 "$R2" >"$DF/cut.hprof"
-err=$($HEAPSH diff "$R1" "$DF/cut.hprof" 2>&1 >/dev/null)
+head -c 3000000 "$R2" >"$DDIR/cut.hprof"
+DERR=$($HEAPSH diff "$R1" "$DDIR/cut.hprof" 2>&1 >/dev/null)
 check_status "a truncated NEW: exit 2" 2 $?
 check_contains "a truncated NEW: says so" \
-	"heapsh: NEW $DF/cut.hprof is damaged (cut short or malformed): what was lost would count as shrinkage; compare whole dumps" "$err"
-err=$($HEAPSH diff "$DF/cut.hprof" "$R2" 2>&1 >/dev/null)
+	"heapsh: NEW $DDIR/cut.hprof is damaged (cut short or malformed): what was lost would count as shrinkage; compare whole dumps" "$DERR"
+DERR=$($HEAPSH diff "$DDIR/cut.hprof" "$R2" 2>&1 >/dev/null)
 check_status "a truncated OLD: exit 2" 2 $?
-check_contains "a truncated OLD: says so" "heapsh: OLD $DF/cut.hprof is damaged (cut short or malformed)" "$err"
-printf 'hello\n' >"$DF/not.hprof"
-err=$($HEAPSH diff "$DF/not.hprof" "$R2" 2>&1 >/dev/null)
+check_contains "a truncated OLD: says so" "heapsh: OLD $DDIR/cut.hprof is damaged (cut short or malformed)" "$DERR"
+printf 'hello\n' >"$DDIR/not.hprof"
+DERR=$($HEAPSH diff "$DDIR/not.hprof" "$R2" 2>&1 >/dev/null)
 check_status "a file that is no dump: exit 2" 2 $?
 check_contains "a file that is no dump: says so" \
-	"heapsh: OLD: $DF/not.hprof: not an HPROF heap dump (no \"JAVA PROFILE 1.0.x\" header)" "$err"
-err=$($HEAPSH diff "$R1" "$DF/not.hprof" 2>&1 >/dev/null)
+	"heapsh: OLD: $DDIR/not.hprof: not an HPROF heap dump (no \"JAVA PROFILE 1.0.x\" header)" "$DERR"
+DERR=$($HEAPSH diff "$R1" "$DDIR/not.hprof" 2>&1 >/dev/null)
 check_status "a NEW that is no dump: exit 2" 2 $?
-check_contains "a NEW that is no dump: says so" "not an HPROF heap dump" "$err"
+check_contains "a NEW that is no dump: says so" "not an HPROF heap dump" "$DERR"
 
 # :diff previous in a running JVM: the snapshot before this one (:refresh keeps it).
 if [ -f libheapsh_agent.so ]; then
 	mkdir -p "$JAVA_OUT/leakshop"
 	javac --release 17 -d "$JAVA_OUT/leakshop" tests/java/LeakShop.java tests/java/ShopServer.java
-	rm -f "$DF/ls.in"
-	mkfifo "$DF/ls.in"
-	exec 8<>"$DF/ls.in"
-	java -cp "$JAVA_OUT/leakshop" LeakShop wait 1 <"$DF/ls.in" >"$DF/ls.out" 2>&1 &
+	rm -f "$DDIR/ls.in"
+	mkfifo "$DDIR/ls.in"
+	exec 8<>"$DDIR/ls.in"
+	java -cp "$JAVA_OUT/leakshop" LeakShop wait 1 <"$DDIR/ls.in" >"$DDIR/ls.out" 2>&1 &
 	LSPID=$!
-	for ((i = 0; i < 60; i++)); do grep -q '^ready' "$DF/ls.out" 2>/dev/null && break; sleep 0.5; done
-	err=$(HEAPSH_AGENT=$PWD/libheapsh_agent.so $HEAPSH -c ':diff previous' "$LSPID" 2>&1 >/dev/null)
+	for ((i = 0; i < 60; i++)); do grep -q '^ready' "$DDIR/ls.out" 2>/dev/null && break; sleep 0.5; done
+	DERR=$(HEAPSH_AGENT=$PWD/libheapsh_agent.so $HEAPSH -c ':diff previous' "$LSPID" 2>&1 >/dev/null)
 	check "JVM: :diff previous with one snapshot: says there is none" \
-		"heapsh: no earlier snapshot of this JVM to compare with" "$err"
-	out=$(HEAPSH_AGENT=$PWD/libheapsh_agent.so $HEAPSH --format json -c ':refresh' -c ':refresh' \
+		"heapsh: no earlier snapshot of this JVM to compare with" "$DERR"
+	DOUT=$(HEAPSH_AGENT=$PWD/libheapsh_agent.so $HEAPSH --format json -c ':refresh' -c ':refresh' \
 		-c ':diff previous --fail-if LeakShop*:+1%' "$LSPID" 2>&1)
 	check_status "JVM: two snapshots, :diff previous" 0 $?
 	check "JVM: the older side is the previous snapshot, the program's classes did not grow" \
 		"the previous snapshot (taken, snapshot of JVM $LSPID (LeakShop, False" \
-		"$(printf '%s' "$out" | python3 -c '
+		"$(printf '%s' "$DOUT" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 print(d["old"]["file"][:28] + ",", d["new"]["file"][:len("snapshot of JVM 1 (LeakShop") + len(sys.argv[1]) - 1] + ",",
@@ -187,7 +187,7 @@ print(d["old"]["file"][:28] + ",", d["new"]["file"][:len("snapshot of JVM 1 (Lea
 fi
 
 # heap:diff in Lua: the same object as the CLI's JSON.
-cat >"$DF/diff.lua" <<'LUA'
+cat >"$DDIR/diff.lua" <<'LUA'
 local h = heapsh.current()
 local d = assert(h:diff(arg[2], {by = arg[3], top = 4, fail_if = {"com.acme.*:+20%"}}))
 local keys = {"objects_before", "objects_after", "retained_before", "retained_after", "retained_growth"}
@@ -203,9 +203,9 @@ print(h:diff(arg[2] .. ".missing"))
 LUA
 for by in class path; do
 	check "Lua: h:diff{by = $by}: the CLI's rows" "$($HEAPSH --format csv diff "$R1" "$R2" --by $by --top 4 | tail -n +2)" \
-		"$($HEAPSH -l "$DF/diff.lua" "$R2" "$R1" $by | head -4)"
+		"$($HEAPSH -l "$DDIR/diff.lua" "$R2" "$R1" $by | head -4)"
 done
-L=$($HEAPSH -l "$DF/diff.lua" "$R2" "$R1" class)
-check "Lua: h:diff's schema, sides and condition" "heapsh-diff/1	$R1	true	2001760	2884960	true" "$(printf '%s\n' "$L" | sed -n 5p)"
-check_contains "Lua: a wrong by raises an error" "by: class, package or path, not 'size'" "$(printf '%s\n' "$L" | sed -n 6p)"
-check "Lua: a missing dump is nil and a message" "nil	OLD: $R1.missing: cannot open: No such file or directory" "$(printf '%s\n' "$L" | sed -n 7p)"
+DLUA=$($HEAPSH -l "$DDIR/diff.lua" "$R2" "$R1" class)
+check "Lua: h:diff's schema, sides and condition" "heapsh-diff/1	$R1	true	2001760	2884960	true" "$(printf '%s\n' "$DLUA" | sed -n 5p)"
+check_contains "Lua: a wrong by raises an error" "by: class, package or path, not 'size'" "$(printf '%s\n' "$DLUA" | sed -n 6p)"
+check "Lua: a missing dump is nil and a message" "nil	OLD: $R1.missing: cannot open: No such file or directory" "$(printf '%s\n' "$DLUA" | sed -n 7p)"
