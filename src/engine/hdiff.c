@@ -523,31 +523,127 @@ static bool find_ref(void *ctx, const struct heap_ref *r)
 	return false;
 }
 
-/*
- * referrer: an object of the heap that refers to x, an object the GC roots
- * dominate, and does not lie under x in the tree (one dominated by
- * something else first, then any), of at most 4096 references (its label is
- * found by reading them); HEAP_NONE when none.
- */
-static uint32_t referrer(const struct dom_tree *t, uint32_t x)
+/* transient: a root of what a thread holds at the moment (a frame's local, a JNI local, a lock). */
+static bool transient(uint8_t kind)
 {
+	return kind == HPROF_GC_ROOT_JAVA_FRAME || kind == HPROF_GC_ROOT_JNI_LOCAL ||
+	       kind == HPROF_GC_ROOT_NATIVE_STACK || kind == HPROF_GC_ROOT_THREAD_BLOCK ||
+	       kind == HPROF_GC_ROOT_MONITOR_USED || kind == HPROF_GC_ROOT_JNI_MONITOR;
+}
+
+/* step_of: object o's step, a string of p (cid: each class's, [2c] instances, [2c + 1] its class object). */
+static uint32_t step_of(const struct heap *h, const uint32_t *cid, uint32_t o)
+{
+	if (heap_kind(h, o) == HEAP_CLASS) {
+		uint32_t c = heap_class_of_object(h, o);
+		if (c != HEAP_NONE)
+			return cid[2 * c + 1];
+	}
+	return cid[2 * h->cls[o]];
+}
+
+/* sig: how an object of step cs is held: by an object of step ps, through label lab + 1 (0: none). */
+static uint64_t sig(uint32_t ps, uint32_t lab, uint32_t cs)
+{
+	return mix(((uint64_t)ps << 32 | cs) ^ mix(lab + 0x9e3779b9ULL));
+}
+
+/* What placing objects the GC roots dominate needs (holder). */
+struct place {
+	const struct dom_tree *t;
+	const uint32_t *cid;
+	const uint8_t *held;	/* a bit per object: a root of what a thread holds */
+	const struct u64map *held_as;	/* sig -> objects of the dump held so */
+	struct strtab *str;
+};
+
+/*
+ * holder: where x, an object the GC roots dominate (not a class object),
+ * goes on its path, and the label to it (*lab, a string of p + 1; 0: none),
+ * as it would be in the tree were it not for what threads hold at the
+ * moment (a local variable of a running method that refers to it, or to
+ * what refers to it: an open transaction). Of the objects that refer to x
+ * (at most 64; more: widely shared, it stays at the roots), leaving out
+ * those under x and those under an object the GC roots dominate that a
+ * thread holds (a frame's local, a JNI local, a lock): the one through
+ * whose field (or element, or static field) the most objects of x's step
+ * are held elsewhere in the dump (a RootReference through an
+ * AtomicReference's value, rather than an open transaction's snapshot);
+ * when none is, their lowest common dominator. HEAP_NONE: x stays at the
+ * roots. Cost: the referrers' chains of dominators and their references
+ * (those of at most 4096).
+ */
+static uint32_t holder(const struct place *pl, uint32_t x, uint32_t *lab)
+{
+	const struct dom_tree *t = pl->t;
 	const struct heap *h = t->h;
-	uint32_t n = h->n, cnt;
+	uint32_t n = h->n, cnt, lca = HEAP_NONE, at = 0, best = HEAP_NONE, len = 0;
+	uint64_t best_n = 0;
+	*lab = 0;
 	const uint32_t *in = heap_in(h, x, &cnt);
-	for (int pass = 0; pass < 2; pass++)
-		for (uint32_t k = 0; k < cnt && k < 64; k++) {
-			uint32_t y = in[k], outs, z = y, steps = 0;
-			if (y == x || t->idom[y] == HEAP_NONE || (!pass && t->idom[y] == n))
-				continue;
-			heap_out(h, y, &outs);
-			if (outs > 4096)
-				continue;
-			while (z != n && z != x && steps++ < 100000)
-				z = t->idom[z];
-			if (z == n)
-				return y;
+	if (cnt > 64)
+		return HEAP_NONE;
+	struct u64map chain;	/* the first referrer's dominators -> their place on its chain */
+	u64map_init(&chain, 64);
+	for (uint32_t k = 0; k < cnt; k++) {
+		uint32_t y = in[k], z = y, top = y, steps = 0, outs;
+		if (y == x || t->idom[y] == HEAP_NONE)
+			continue;
+		while (z != n && z != x && steps++ < 100000) {
+			top = z;
+			z = t->idom[z];
 		}
-	return HEAP_NONE;
+		if (z != n || (pl->held[top >> 3] & (1u << (top & 7))))
+			continue;	/* under x (or too deep to tell), or held by a thread */
+		struct find f = {x, {0}, false};
+		heap_out(h, y, &outs);
+		if (outs <= 4096)
+			heap_refs(h, y, find_ref, &f);
+		if (f.found && (f.r.kind == HEAP_REF_FIELD || f.r.kind == HEAP_REF_ELEMENT ||
+				f.r.kind == HEAP_REF_STATIC)) {
+			char buf[600];
+			label_of(&f.r, buf);
+			uint32_t l = st_intern(pl->str, buf);
+			uint64_t many = 0;
+			u64map_get(pl->held_as, sig(step_of(h, pl->cid, y), l + 1, step_of(h, pl->cid, x)), &many);
+			if (many > best_n) {
+				best_n = many;
+				best = y;
+				*lab = l + 1;
+			}
+		}
+		if (lca == HEAP_NONE) {
+			for (z = y; z != n; z = t->idom[z])
+				u64map_put(&chain, z, len++);
+			u64map_put(&chain, n, len++);
+			lca = y;
+			at = 0;
+			continue;
+		}
+		uint64_t pos;
+		for (z = y; !u64map_get(&chain, z, &pos); z = t->idom[z])
+			;
+		if (pos > at) {
+			at = (uint32_t)pos;
+			lca = z;
+		}
+	}
+	u64map_free(&chain);
+	if (best != HEAP_NONE)
+		return best;
+	if (lca == HEAP_NONE || lca == n)
+		return HEAP_NONE;
+	struct find f = {x, {0}, false};	/* the label, when the dominator refers to x itself */
+	uint32_t outs;
+	heap_out(h, lca, &outs);
+	if (outs <= 4096)
+		heap_refs(h, lca, find_ref, &f);
+	if (f.found) {
+		char buf[600];
+		label_of(&f.r, buf);
+		*lab = st_intern(pl->str, buf) + 1;
+	}
+	return lca;
 }
 
 static uint32_t pt_find(const struct ptab *p, uint64_t hash)
@@ -580,7 +676,7 @@ static uint32_t pt_step(struct ptab *p, uint32_t up, uint64_t hash, uint32_t cls
 	return p->n++;
 }
 
-/* parent_of: x's parent on its path: its immediate dominator, or what refers to it (under). */
+/* parent_of: x's parent on its path: its immediate dominator, or its holder (under). */
 static uint32_t parent_of(const struct dom_tree *t, const struct u64map *under, uint32_t x)
 {
 	uint64_t y;
@@ -623,26 +719,41 @@ static int one_tree(struct dom_tree *t, int d, struct ptab *p)
 		}
 	}
 	big_free(dominates);
-	/* objects the GC roots dominate but for class objects: under what refers to them */
+	/* objects the GC roots dominate but for class objects: under their holder */
 	struct u64map under;
 	u64map_init(&under, 1024);
+	uint8_t *held = big_alloc((size_t)n / 8 + 1, 1);
+	for (uint32_t k = 0; k < h->nroots; k++) {
+		uint32_t o = h->roots[k].obj;
+		if (o < n && transient(h->roots[k].kind))
+			held[o >> 3] |= (uint8_t)(1u << (o & 7));
+	}
+	/* how objects of each step are held in this dump, to place those the roots dominate alike */
+	struct u64map held_as;
+	u64map_init(&held_as, 4096);
+	for (uint32_t v = 0; v < n && st == HS_OK; v++) {
+		uint32_t u = t->idom[v];
+		if (u >= n)
+			continue;
+		uint64_t key = sig(step_of(h, cid, u), w.label[v], step_of(h, cid, v)), c = 0;
+		u64map_get(&held_as, key, &c);
+		u64map_put(&held_as, key, c + 1);
+	}
+	struct place pl = {t, cid, held, &held_as, &p->str};
 	for (uint32_t v = 0; v < n && st == HS_OK; v++) {
 		if (!(v & 0xfffff) && hs_interrupted)
 			st = HS_INTERRUPTED;
 		if (t->idom[v] != n || heap_kind(h, v) == HEAP_CLASS)
 			continue;
-		uint32_t y = referrer(t, v);
-		struct find f = {v, {0}, false};
-		if (y != HEAP_NONE)
-			heap_refs(h, y, find_ref, &f);
-		if (f.found) {
-			char buf[600];
-			label_of(&f.r, buf);
-			w.label[v] = st_intern(w.str, buf) + 1;
-			u64map_put(&under, v, y);
-		}
+		uint32_t lab, y = holder(&pl, v, &lab);
+		if (y == HEAP_NONE)
+			continue;
+		u64map_put(&under, v, y);
+		w.label[v] = lab;
 	}
-	/* each object's path from its parent's (its immediate dominator, or that referrer):
+	u64map_free(&held_as);
+	big_free(held);
+	/* each object's path from its parent's (its immediate dominator, or that holder):
 	 * climb to one known, then down; a circle of referrers is cut where it closes */
 	uint32_t *pe = big_alloc((size_t)n + 1, sizeof *pe);	/* entry + 1; 0: not yet */
 	uint32_t *stack = NULL, cap = 0;

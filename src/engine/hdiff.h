@@ -106,10 +106,12 @@ int hdiff_groups(struct dom_tree *t[2], enum hdiff_by by, uint32_t top, struct h
  * refers to it (a field name, "[]" for an array element, "static NAME";
  * none when the parent does not refer to it directly). Its parent is its
  * immediate dominator, but for an object the GC roots dominate (not a
- * class object) that another object refers to: that one (the first
- * referrer not under it in the tree, of at most 4096 references), so that
- * a structure a thread's frame happens to hold in one dump stays where it
- * is held (a circle of such parents is cut where it closes). Its path is
+ * class object) that objects of the heap refer to: where it would be
+ * were it not for what threads hold at the moment (a running method's
+ * local variable, an open transaction): of its referrers not under it nor
+ * under what a thread holds, the one whose field holds the most objects
+ * of its step elsewhere in the dump, else their lowest common dominator
+ * (a circle of such parents is cut where it closes). Its path is
  * its parent's path and its step, so siblings of one class reached by one
  * field merge (Eclipse MAT's dominator tree grouped by class); a class
  * already on the path (a run of one class, a linked list, a tree's pages,
@@ -128,8 +130,9 @@ int hdiff_groups(struct dom_tree *t[2], enum hdiff_by by, uint32_t top, struct h
  * are left out; largest growth first (ties by text), the first top (0:
  * all). Time O(n + m) per dump (one walk of the references of objects that
  * dominate others, for the labels; the incoming references of the heap,
- * heap_in, for objects the roots dominate); memory 8 bytes per object
- * while it runs, plus the paths. HS_OK or HS_INTERRUPTED.
+ * heap_in, built if need be and kept with it, for objects the roots
+ * dominate); memory 8 bytes per object while it runs, plus the paths.
+ * HS_OK or HS_INTERRUPTED.
  */
 int hdiff_paths(struct dom_tree *t[2], uint32_t top, struct hdiff_result *r);
 

@@ -19,6 +19,12 @@
  *     byte[64]) in the static ArrayList com.acme.DiffLeak.SESSIONS.
  *   - lambdas of com.acme.DiffLeak kept in the static LISTENERS (a hidden
  *     class whose name holds an address that changes between runs).
+ *   - a tree of com.acme.TreeNode (4 children each, a byte[100] each) in
+ *     the static field tree, ROUNDS + 2 levels deep: 21 nodes and 5 arrays
+ *     of children at ROUNDS=1, 85 and 21 at ROUNDS=2 (a recursive
+ *     structure whose depth grows: its nodes are one step of a path).
+ *   - at ROUNDS=2 a local variable of the main thread holds CACHE during the
+ *     dump too (a Java frame root): the GC roots dominate the HashMap then.
  */
 package com.acme;
 
@@ -47,6 +53,19 @@ public final class DiffLeak {
     static final List<Stable> STABLE = new ArrayList<>();
     static final List<Session> SESSIONS = new ArrayList<>();
     static final List<IntSupplier> LISTENERS = new ArrayList<>();
+    static TreeNode tree;
+
+    /** tree: a node with 4 children down to depth levels (1: a leaf). */
+    static TreeNode tree(int levels) {
+        TreeNode t = new TreeNode();
+        if (levels > 1) {
+            t.kids = new TreeNode[4];
+            for (int i = 0; i < 4; i++) {
+                t.kids[i] = tree(levels - 1);
+            }
+        }
+        return t;
+    }
 
     public static void main(String[] args) throws Exception {
         if (args.length != 2) {
@@ -63,14 +82,20 @@ public final class DiffLeak {
         for (int i = 0; i < 600 / rounds; i++) {
             SESSIONS.add(new Session());
         }
+        tree = tree(2 + rounds);
         for (int i = 0; i < 10; i++) {
             final int k = i;
             LISTENERS.add(() -> k);
         }
+        // At ROUNDS=2 the main thread's frame also holds the cache while the heap is
+        // dumped: the GC roots then dominate its HashMap, which the static field
+        // alone dominates at ROUNDS=1 (the path must not move for that).
+        Map<Integer, Entry> held = rounds == 2 ? CACHE : null;
         com.sun.management.HotSpotDiagnosticMXBean bean =
             ManagementFactory.getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class);
         bean.dumpHeap(args[0], true);
-        System.out.println(CACHE.size() + STABLE.size() + SESSIONS.size() + LISTENERS.size());
+        System.out.println(CACHE.size() + STABLE.size() + SESSIONS.size() + LISTENERS.size()
+            + (held == null ? 0 : held.size()));
     }
 }
 
@@ -85,4 +110,9 @@ final class Stable {
 
 final class Session {
     final byte[] token = new byte[64];
+}
+
+final class TreeNode {
+    TreeNode[] kids;
+    final byte[] data = new byte[100];
 }
