@@ -224,8 +224,9 @@ struct flow {
  * chains: which candidate row passes its growth on to which (g[].pass):
  * row a passes to row b when the instances of b whose nearest dominator
  * among candidate rows' instances is of a retain 80% or more of a's
- * growth (a HashMap to its HashMap$Node[], a node to the leaking class);
- * never to a row of primitive arrays (the data of its holder). One climb
+ * growth (a HashMap to its HashMap$Node[], a node to the leaking class),
+ * and b's own growth is of the same sign; never to a row of primitive
+ * arrays (the data of its holder). One climb
  * of each tree, 4 bytes per object while it runs.
  */
 static int chains(struct dom_tree *t[2], struct grp *g, uint32_t ng, uint32_t *const cg[2])
@@ -276,8 +277,8 @@ static int chains(struct dom_tree *t[2], struct grp *g, uint32_t ng, uint32_t *c
 	uint64_t *best = xcalloc((size_t)ng + 1, sizeof *best);	/* the growth a's pass carries */
 	for (uint32_t k = 0; k < nf && st == HS_OK; k++) {
 		struct grp *a = &g[f[k].a];
-		int64_t ga = delta(a->exact), gf = delta(f[k].bytes);
-		if (g[f[k].b].data || !ga || (ga > 0) != (gf > 0) ||
+		int64_t ga = delta(a->exact), gf = delta(f[k].bytes), gb = delta(g[f[k].b].exact);
+		if (g[f[k].b].data || !ga || (ga > 0) != (gf > 0) || (ga > 0) != (gb > 0) || !gb ||
 		    (double)mag(gf) < CHAIN_SHARE * (double)mag(ga))
 			continue;
 		if (a->pass == UINT32_MAX || mag(gf) > best[f[k].a] ||

@@ -23,6 +23,8 @@
  *     the static field tree, ROUNDS + 2 levels deep: 21 nodes and 5 arrays
  *     of children at ROUNDS=1, 85 and 21 at ROUNDS=2 (a recursive
  *     structure whose depth grows: its nodes are one step of a path).
+ *   - 20 * ROUNDS com.acme.DiffLeak$Blob in the static list BLOBS, each a
+ *     byte[2048] (98% of its bytes: a class whose growth is its arrays').
  *   - at ROUNDS=2 a local variable of the main thread holds CACHE during the
  *     dump too (a Java frame root): the GC roots dominate the HashMap then.
  */
@@ -49,7 +51,13 @@ public final class DiffLeak {
         }
     }
 
+    /** Most of a Blob is its byte[]: growth of Blobs is growth of byte[] too. */
+    static final class Blob {
+        final byte[] bytes = new byte[2048];
+    }
+
     static final Map<Integer, Entry> CACHE = new HashMap<>();
+    static final List<Blob> BLOBS = new ArrayList<>();
     static final List<Stable> STABLE = new ArrayList<>();
     static final List<Session> SESSIONS = new ArrayList<>();
     static final List<IntSupplier> LISTENERS = new ArrayList<>();
@@ -83,6 +91,9 @@ public final class DiffLeak {
             SESSIONS.add(new Session());
         }
         tree = tree(2 + rounds);
+        for (int i = 0; i < 20 * rounds; i++) {
+            BLOBS.add(new Blob());
+        }
         for (int i = 0; i < 10; i++) {
             final int k = i;
             LISTENERS.add(() -> k);
