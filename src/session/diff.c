@@ -118,6 +118,8 @@ static int p_diff(struct hs_session *s, struct hs_session **os, const char *olde
 		q->stage = s->stage;
 		q->load_progress = s->load_progress;
 		q->ctx = s->ctx;
+		hs_set_progress(q, s->work.progress, s->work.progress_ud);
+		s->older = q;	/* Ctrl-C (hs_interrupt(s)) stops its work too */
 		if (hs_open(q, older) != HS_OK)
 			return hs_fail(s, "OLD: %s", hs_errmsg(q));
 		if (q->heap->damaged)
@@ -157,6 +159,7 @@ int hs_diff(struct hs_session *s, const char *older, const struct hs_diff_opts *
 	memset(d, 0, sizeof *d);
 	struct hs_session *os = NULL;
 	int st = diff_guarded(s, &os, older, o, d);
+	s->older = NULL;
 	hs_session_free(os);	/* the older dump's index is written by now */
 	return st;
 }
