@@ -98,6 +98,8 @@ check_contains "--fail-if without '+': the forms allowed" "want PATTERN:+PCT% (c
 DERR=$($HEAPSH diff "$R1" 2>&1 >/dev/null)
 check_status "one dump: exit 2" 2 $?
 check_contains "one dump: the usage" "usage: heapsh [--format table|csv|json] diff OLD NEW" "$DERR"
+DERR=$($HEAPSH -c ':info' diff "$R1" "$R2" 2>&1 >/dev/null)
+check "diff with -c: refused" "heapsh: diff compares two dumps; it does not go with -c, -f, --mcp, --report or --export-graph" "$DERR"
 $HEAPSH diff "$R1" "$R2" --by size >/dev/null 2>&1
 check_status "--by size: exit 2" 2 $?
 DERR=$($HEAPSH diff "$DDIR/nothere.hprof" "$R2" 2>&1 >/dev/null)

@@ -823,6 +823,11 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (diff_at && (mcp || report || export_to || nactions)) {
+		fprintf(stderr, "heapsh: diff compares two dumps; it does not go with -c, -f, "
+			"--mcp, --report or --export-graph\n");
+		return 2;
+	}
 	if (mcp && (script || report || export_to || nactions)) {
 		fprintf(stderr, "heapsh: --mcp serves requests on stdin; it does not go with "
 			"-c, -f, -l, --report or --export-graph\n");
