@@ -30,20 +30,25 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl
 
 LIB_SRC  = src/base/mem.c src/base/ctx.c src/base/wire.c src/base/big.c src/base/filemap.c src/base/packed.c src/base/radix.c src/base/u64map.c src/base/classname.c src/base/fmt.c src/base/suggest.c src/base/io.c src/base/pprof.c src/hprof/hprof.c \
            src/engine/dom.c src/engine/hgraph.c src/engine/domtree.c src/engine/path.c src/engine/suspects.c src/engine/waste.c \
-           src/engine/idx.c src/engine/scc.c src/engine/dyn.c src/engine/dom_pprof.c src/engine/hdiff.c src/dsl/arena.c src/dsl/builtins.c src/dsl/parse.c src/dsl/plan.c src/dsl/prog.c src/dsl/extern.c \
+           src/engine/idx.c src/engine/scc.c src/engine/dyn.c src/engine/dom_pprof.c src/dsl/arena.c src/dsl/builtins.c src/dsl/parse.c src/dsl/plan.c src/dsl/prog.c src/dsl/extern.c \
            src/dsl/eval.c src/dsl/eval_builtin.c src/dsl/eval_allocations.c src/dsl/eval_settype.c \
            src/dsl/eval_session.c src/dsl/heapif.c src/dsl/heapif_dump.c src/dsl/pushdown.c src/heap/heap_load.c src/heap/heap_sort.c src/heap/heap_classes.c src/heap/layout.c src/heap/heap.c src/heap/heap_model.c src/attach/attach.c \
            src/attach/jvmdir.c src/attach/proto.c src/attach/snapshot.c src/alloc/alloc.c src/alloc/flame.c src/alloc/alloc_pprof.c src/alloc/jfr.c \
-           src/session/session.c src/session/live.c src/session/query.c src/session/state.c src/session/jvm.c src/session/explain.c src/session/diff.c
+           src/session/session.c src/session/live.c src/session/query.c src/session/state.c src/session/jvm.c src/session/explain.c
 # The front ends (docs/architecture.md): the Lua module with the output modes
 # both front ends use, the shell, which embeds Lua for :lua, and the exporter
 # (src/serve: heapsh --serve, started by main.c).
-LUA_SRC  = src/out/out.c src/lua/lbind_heap.c src/lua/lbind_object.c src/lua/lbind_diff.c
-SH_SRC   = src/shell/core.c src/shell/values.c src/shell/commands.c src/shell/alloc_cmds.c src/shell/engine_cmds.c src/shell/suspects_cmd.c src/shell/diff_cmd.c src/shell/dyn_cmds.c src/shell/waste_cmds.c src/shell/report.c src/shell/live.c src/shell/live_query.c \
+LUA_SRC  = src/out/out.c src/lua/lbind_heap.c src/lua/lbind_object.c
+SH_SRC   = src/shell/core.c src/shell/values.c src/shell/commands.c src/shell/alloc_cmds.c src/shell/engine_cmds.c src/shell/suspects_cmd.c src/shell/dyn_cmds.c src/shell/waste_cmds.c src/shell/report.c src/shell/live.c src/shell/live_query.c \
            src/shell/query.c src/shell/lua_cmds.c src/shell/mcp.c \
            src/shell/main.c \
            src/serve/serve.c src/serve/watch.c src/serve/jvms.c \
            $(LE_SRC)
+# Comparing dumps (heapsh diff, issue 38): the engine's comparison, the
+# session's call, and its front ends in the shell and the Lua module.
+LIB_SRC += src/engine/hdiff.c src/session/diff.c
+LUA_SRC += src/lua/lbind_diff.c
+SH_SRC  += src/shell/diff_cmd.c
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/profile.pb-c.o $(BUILD)/gen/jfr_classes.o
 # pprof's profile.proto (src/alloc/proto) compiled by Debian's protoc-c.
 GEN      = $(BUILD)/gen
