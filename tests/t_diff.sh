@@ -152,6 +152,12 @@ if [ -x "$JDK25" ]; then
 	DERR=$($HEAPSH --format csv diff "$R1" "$DDIR/j25.hprof" --mixed-jdk 2>&1 >/dev/null)
 	check_status "--mixed-jdk: exit 0" 0 $?
 	check_contains "--mixed-jdk: a warning" "heapsh: warning: OLD $R1 is of JDK 17" "$DERR"
+	# Two dumps of JDK 25: the same leak first, its lambdas (named otherwise) matched.
+	"$JDK25" -cp "$JAVA_OUT/diffleak" com.acme.DiffLeak "$DDIR/j25a.hprof" 1 >/dev/null
+	D25=$($HEAPSH --format csv diff "$DDIR/j25a.hprof" "$DDIR/j25.hprof")
+	check "JDK 25 against JDK 25: the leak's class first, the same objects and bytes" "$ENTRY_ROW" \
+		"$(printf '%s\n' "$D25" | sed -n 2p)"
+	check "JDK 25 against JDK 25: lambdas match across runs" "" "$(printf '%s\n' "$D25" | grep -F Lambda)"
 fi
 head -c 3000000 "$R2" >"$DDIR/cut.hprof"
 DERR=$($HEAPSH diff "$R1" "$DDIR/cut.hprof" 2>&1 >/dev/null)
