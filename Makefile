@@ -44,6 +44,11 @@ SH_SRC   = src/shell/core.c src/shell/values.c src/shell/commands.c src/shell/al
            src/shell/main.c \
            src/serve/serve.c src/serve/watch.c src/serve/jvms.c \
            $(LE_SRC)
+# Comparing dumps (heapsh diff, issue 38): the engine's comparison, the
+# session's call, and its front ends in the shell and the Lua module.
+LIB_SRC += src/engine/hdiff.c src/session/diff.c
+LUA_SRC += src/lua/lbind_diff.c
+SH_SRC  += src/shell/diff_cmd.c
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/profile.pb-c.o $(BUILD)/gen/jfr_classes.o
 # pprof's profile.proto (src/alloc/proto) compiled by Debian's protoc-c.
 GEN      = $(BUILD)/gen

@@ -38,7 +38,7 @@ _heapsh_lua_dir()
 
 _heapsh()
 {
-	local cur prev w i dump_seen=0 skip=0
+	local cur prev w i dump_seen=0 skip=0 diff=0	# diff: heapsh diff OLD NEW
 	local lua=0	# with -l SCRIPT: the index of the word after SCRIPT
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD-1]}
@@ -53,6 +53,8 @@ _heapsh()
 		case $w in
 		-c | -f | --report | --format | --oops | --layout | --dump | --memory | --spill-dir) skip=1 ;;
 		-l) lua=$((i + 2)); break ;;
+		--by | --top | --fail-if) [ $diff = 1 ] && skip=1 ;;
+		diff) if [ $dump_seen = 0 ] && [ $diff = 0 ]; then diff=1; else dump_seen=$((dump_seen + 1)); fi ;;
 		--export-graph) skip=2; dump_seen=1 ;;
 		-*) ;;
 		*) dump_seen=$((dump_seen + 1)) ;;
@@ -71,6 +73,12 @@ _heapsh()
 	if [ "$COMP_CWORD" -ge 2 ] && [ "${COMP_WORDS[COMP_CWORD-2]}" = --export-graph ]; then
 		COMPREPLY=($(compgen -f -- "$cur"))	# OUT: any file
 		return
+	fi
+	if [ $diff = 1 ]; then
+		case $prev in
+		--by) COMPREPLY=($(compgen -W 'class package path' -- "$cur")); return ;;
+		--top | --fail-if) return ;;
+		esac
 	fi
 	case $prev in
 	--format) COMPREPLY=($(compgen -W 'table csv json' -- "$cur")); return ;;
@@ -98,12 +106,21 @@ _heapsh()
 		return ;;
 	esac
 
+	if [ $diff = 1 ]; then	# heapsh diff OLD NEW [its options]
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W '--by --top --fail-if --mixed-jdk --no-weak --no-index --format' -- "$cur"))
+		elif [ $dump_seen -lt 2 ]; then
+			COMPREPLY=($(compgen -f -X '!*.@(hprof|hprof.gz)' -- "$cur") $(compgen -d -- "$cur"))
+		fi
+		return
+	fi
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "$_heapsh_options" -- "$cur"))
 		return
 	fi
 	[ $dump_seen -ge 1 ] && return	# one dump at a time
 	_heapsh_targets
+	[[ diff == "$cur"* ]] && [ -n "$cur" ] && COMPREPLY+=(diff)
 }
 
 # _heapsh_targets: what heapsh opens: dumps and directories, and JVM pids

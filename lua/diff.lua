@@ -6,6 +6,11 @@ candidates of a series of snapshots (the thesis's section 1.5: "if the size
 needed by all objects of a class is growing each dump, this class is a
 candidate for a memory leak").
 
+For two dumps, `heapsh diff OLD NEW` (docs/manual.md, "Comparing dumps") is
+the built-in comparison: exact retained sizes, rows by package or merged
+dominator path, --fail-if checks for CI and a versioned JSON schema. This
+script stays for series of three dumps or more and their trends.
+
 Usage:
   heapsh -l lua/diff.lua DUMP1 DUMP2 [DUMP3...] [--top N] [--all] [--no-retained]
   :luafile lua/diff.lua [DUMP1] DUMP2 [...] [OPTIONS]

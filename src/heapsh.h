@@ -15,6 +15,7 @@
  *   engine/dyn.h        the dynamic-size engine
  *   engine/path.h       paths from GC roots
  *   engine/suspects.h   leak suspects
+ *   engine/hdiff.h      two dumps compared (heapsh diff)
  *   engine/waste.h      duplicate strings and wasteful collections
  *   dsl/eval.h          the query language's values and session (hs_dsl)
  *   dsl/extern.h        native functions bound by name and signature
@@ -49,6 +50,7 @@
 #include "dsl/extern.h"
 #include "engine/dom_pprof.h"
 #include "engine/domtree.h"
+#include "engine/hdiff.h"
 #include "engine/dyn.h"
 #include "engine/path.h"
 #include "engine/suspects.h"

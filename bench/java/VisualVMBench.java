@@ -14,6 +14,15 @@
  *              objects = instances visited, bytes = sum of retained sizes
  *              (nested objects are counted once per dominator, so this is
  *              much larger than the heap).
+ *   diff       (VisualVMBench diff OLD NEW) what VisualVM's heap viewer's
+ *              "Compare with another heap dump" shows: HeapFactory.createHeap
+ *              on both dumps, then per class name (classes of one name in
+ *              several loaders summed) getInstancesCount() and
+ *              getAllInstancesSize() in each, their differences, sorted by
+ *              the size difference, largest first. No retained sizes: the
+ *              comparison has none. objects = class names compared, bytes =
+ *              the first row's size difference; the first row's class on
+ *              stderr ("visualvm diff first=NAME").
  *
  * Output: exactly one line on stdout,
  *   visualvm MODE seconds=<s> objects=<n> bytes=<sum>
@@ -28,8 +37,12 @@
 
 import java.io.File;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import org.graalvm.visualvm.lib.jfluid.heap.Heap;
 import org.graalvm.visualvm.lib.jfluid.heap.HeapFactory;
 import org.graalvm.visualvm.lib.jfluid.heap.Instance;
@@ -49,9 +62,51 @@ public class VisualVMBench {
         dir.delete();
     }
 
+    /** Per class name: instances and their shallow bytes, [0] and [1]. */
+    static Map<String, long[]> perName(Heap heap) {
+        Map<String, long[]> m = new HashMap<>();
+        for (JavaClass cls : heap.getAllClasses()) {
+            long[] v = m.computeIfAbsent(cls.getName(), k -> new long[2]);
+            v[0] += cls.getInstancesCount();
+            v[1] += cls.getAllInstancesSize();
+        }
+        return m;
+    }
+
+    /** The diff mode: two dumps compared class by class, as VisualVM's heap viewer does. */
+    static void diff(File older, File newer) throws IOException {
+        deleteCache(older);
+        deleteCache(newer);
+        long start = System.nanoTime();
+        Map<String, long[]> a = perName(HeapFactory.createHeap(older));
+        Map<String, long[]> b = perName(HeapFactory.createHeap(newer));
+        List<Object[]> rows = new ArrayList<>();
+        Map<String, long[]> all = new HashMap<>(a);
+        for (String k : b.keySet()) {
+            all.putIfAbsent(k, new long[2]);
+        }
+        for (String k : all.keySet()) {
+            long[] x = a.getOrDefault(k, new long[2]);
+            long[] y = b.getOrDefault(k, new long[2]);
+            rows.add(new Object[] {k, y[0] - x[0], y[1] - x[1]});
+        }
+        rows.sort((p, q) -> Long.compare((Long) q[2], (Long) p[2]));
+        double seconds = (System.nanoTime() - start) / 1e9;
+        System.out.printf(Locale.ROOT, "visualvm diff seconds=%.3f objects=%d bytes=%d%n",
+                          seconds, rows.size(), rows.isEmpty() ? 0 : (Long) rows.get(0)[2]);
+        System.err.println("visualvm diff first=" + (rows.isEmpty() ? "" : rows.get(0)[0]));
+        System.out.flush();
+        deleteCache(older);
+        deleteCache(newer);
+        System.exit(0);
+    }
+
     public static void main(String[] args) throws IOException {
+        if (args.length == 3 && args[0].equals("diff")) {
+            diff(new File(args[1]), new File(args[2]));
+        }
         if (args.length != 2 || !(args[0].equals("histogram") || args[0].equals("retained"))) {
-            System.err.println("usage: VisualVMBench histogram|retained DUMP");
+            System.err.println("usage: VisualVMBench histogram|retained DUMP | VisualVMBench diff OLD NEW");
             System.exit(2);
         }
         String mode = args[0];

@@ -1,7 +1,8 @@
 /*
  * lbind.h - the `heapsh` Lua module (docs/manual.md, "Scripting"), shared
  * between its files: lbind_heap.c (the module, heaps, classes, running
- * scripts), lbind_object.c (objects and lists of objects). Written in the
+ * scripts), lbind_object.c (objects and lists of objects), lbind_diff.c
+ * (heap:diff). Written in the
  * manner of Lua's liolib.c: luaL_Reg tables, one metatable per userdata
  * type made once, expected failures returning nil and a message, misuse
  * raising errors.
@@ -99,6 +100,9 @@ struct lb_object *lb_testobject(lua_State *L, int arg);
 
 /* lb_push_value: a heap value of type t (as heap_field returns it): nil, boolean, number, object. */
 void lb_push_heap_value(lua_State *L, int heap_idx, const struct heap_value *v);
+
+/* heap:diff (lbind_diff.c), a method of heaps. */
+int lb_heap_diff(lua_State *L);
 
 /* The metatables of objects and lists (lbind_object.c). */
 void lb_object_meta(lua_State *L);

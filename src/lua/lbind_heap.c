@@ -1294,7 +1294,7 @@ static int luaopen_heapsh(lua_State *L)
 		{"object", heap_object}, {"objects", heap_objects}, {"roots", heap_roots},
 		{"threads", heap_threads}, {"query", heap_query}, {"dominators", heap_dominators}, {"suspects", heap_suspects},
 		{"path", heap_path}, {"graphstats", heap_graphstats}, {"close", heap_close},
-		{"retained", heap_retained}, {"allocations", heap_allocations},
+		{"retained", heap_retained}, {"allocations", heap_allocations}, {"diff", lb_heap_diff},
 		{NULL, NULL}};
 	luaL_newmetatable(L, LB_HEAP);
 	luaL_setfuncs(L, heapmeta, 0);

@@ -114,6 +114,9 @@ struct hs_ctx *hs_enter(struct hs_session *s)
 void hs_interrupt(struct hs_session *s)
 {
 	hs_ctx_interrupt(&s->work);
+	struct hs_session *older = s->older;	/* hs_diff reading the older dump: it stops too */
+	if (older)
+		hs_ctx_interrupt(&older->work);
 }
 
 void hs_set_progress(struct hs_session *s,

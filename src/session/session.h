@@ -36,6 +36,7 @@
 #include "../dsl/value.h"
 #include "../engine/domtree.h"
 #include "../engine/dyn.h"
+#include "../engine/hdiff.h"
 #include "../engine/suspects.h"
 #include "../heap/heap.h"
 
@@ -550,6 +551,46 @@ int hs_alloc_leaks(struct hs_session *s, struct alc_rec *r, uint64_t time_ms, ui
 		   struct hs_leak_search *st);
 /* hs_alloc_bounds: notices of what the agent's bounds left out of a recording (st). */
 void hs_alloc_bounds(struct hs_session *s, const struct alc_status *st);
+
+/*
+ * Comparing dumps (session/diff.c; engine/hdiff.h; docs/manual.md,
+ * "Comparing dumps"): heapsh diff OLD NEW and :diff OLDER.
+ */
+struct hs_diff_opts {
+	enum hdiff_by by;	/* rows: classes, packages or merged dominator paths */
+	uint32_t top;		/* rows kept, largest growth first; 0: all (hdiff_groups, hdiff_paths) */
+	bool no_weak;		/* the trees without Reference.referent edges */
+	bool mixed_jdk;		/* dumps of different JDKs: a warning, not an error */
+	const char *const *fail_if;	/* --fail-if conditions as typed (hdiff_cond_parse) */
+	uint32_t nfail_if;
+};
+/* One dump of a comparison. */
+struct hs_diff_side {
+	char *file;		/* its path, or what the snapshot was (hs_heap_label) */
+	uint64_t objects, reachable_bytes;
+	int jdk;		/* the JDK's feature version (java.version, else the layout's), 0: unknown */
+	char *java_version;	/* java.version as the dump holds it, or NULL */
+};
+struct hs_diff {
+	struct hs_diff_side side[2];	/* [0] older, [1] newer */
+	struct hdiff_result r;	/* rows and conditions */
+};
+/*
+ * hs_diff: what grew from the dump at older (HS_PREVIOUS: the previous
+ * snapshot of the attached JVM) to the session's heap (a snapshot is
+ * taken of an attached JVM with none), by o->by, with o's conditions
+ * evaluated. The older dump is opened in a session of its own, with this
+ * one's options, reading and writing its index file as hs_open and hs_dom
+ * do (a second comparison starts from both indexes), and closed before
+ * the call returns; both heaps and trees are in memory meanwhile. HS_ERR
+ * with s->err: a condition that does not parse or names no class, a dump
+ * that cannot be read or is damaged (cut short: growth would be what was
+ * lost), dumps of different identifier sizes, or of different JDKs unless
+ * o->mixed_jdk (then a notice); HS_INTERRUPTED. *d is freed with
+ * hs_diff_free in every case.
+ */
+int hs_diff(struct hs_session *s, const char *older, const struct hs_diff_opts *o, struct hs_diff *d);
+void hs_diff_free(struct hs_diff *d);
 
 /* hs_fail: set s->err to a message (no byte offset) and return HS_ERR. */
 int hs_fail(struct hs_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

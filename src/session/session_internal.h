@@ -57,6 +57,7 @@ struct hs_session {
 	uint32_t live_time_s, live_mem_mb;
 	struct hs_error err;	/* the last error */
 	struct hs_ctx work;	/* its work context: interrupt flag, progress, memory pool (hs_enter) */
+	struct hs_session *volatile older;	/* hs_diff's session of the older dump while it works, or NULL */
 	/* The front end's hooks; NULL: silent. */
 	void (*notice)(void *ctx, enum hs_notice when, const char *text);
 	void (*stage)(void *ctx, const char *label);	/* long work begins; NULL: it ended */

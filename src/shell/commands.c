@@ -958,6 +958,26 @@ const struct sh_command sh_commands[] = {
 	 "the threshold is always summed up.\n"
 	 "CSV header: rank,description,retained_bytes,heap_pct,objects,\n"
 	 "accumulation_point,holder,where,path[,base_retained_bytes,growth_bytes]."},
+	{"diff", sh_cmd_diff,
+	 ":diff OLDER|previous [--by class|package|path] [--top N] [--fail-if PATTERN:+PCT%|PATTERN:+SIZE] "
+	 "[--mixed-jdk] [--no-weak]",
+	 "What grew from the older dump OLDER (previous: the snapshot of the attached\n"
+	 "JVM before this one) to the open heap, largest retained growth first; the\n"
+	 "same as heapsh diff OLDER NEW on the command line (docs/manual.md, \"Comparing\n"
+	 "dumps\"). --by class (default): classes matched by name (hidden classes'\n"
+	 "and lambdas' numbers dropped), retained = all instances together, exact for\n"
+	 "candidates: the 4N classes of most changed approximate retained size and the\n"
+	 "4N of most changed shallow size (N = --top, 25; 0: every changed class);\n"
+	 "a row whose growth is 80% that of what its instances hold follows that row\n"
+	 "(the leaking class first, then its HashMap$Node, the array, the map).\n"
+	 "--by package: the same by package (arrays by their element class; arrays of\n"
+	 "primitives a row per type). --by path: the dominator trees merged by path of\n"
+	 "classes and fields, each row where a chain of growth stops (no child\n"
+	 "carrying 80% of it). --fail-if PATTERN:+PCT% or PATTERN:+SIZE (50MB): the\n"
+	 "classes' retained bytes grew more than that (from 0: any growth fails a %);\n"
+	 "failed ones are said on stderr. Dumps of different JDKs are refused unless\n"
+	 "--mixed-jdk. CSV header: class|package|path,objects_before,objects_after,\n"
+	 "retained_before,retained_after,retained_growth; JSON: heapsh-diff/1."},
 	{"idom", sh_cmd_idom, ":idom ID [--no-weak]",
 	 "The chain of immediate dominators from ID up to the GC roots."},
 	{"lua", sh_cmd_lua, ":lua CODE",

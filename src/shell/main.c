@@ -624,6 +624,8 @@ static void usage(FILE *f)
 		"       heapsh [options] --mcp [DUMP|PID]\n"
 		"       heapsh --serve [ADDR:]PORT [--watch FILE] [--every DURATION] [--top N]\n"
 		"              [--time-limit DURATION] (--all | PID...)\n"
+		"       heapsh [options] diff OLD NEW [--by class|package|path] [--top N]\n"
+		"              [--fail-if PATTERN:+PCT%%|PATTERN:+SIZE ...] [--mixed-jdk]\n"
 		"\n"
 		"Explore a Java heap dump (HPROF, as written by 'jcmd PID GC.heap_dump', gzip'd\n"
 		"or not) in an interactive shell. Type :help inside for the commands. A JFR\n"
@@ -666,6 +668,12 @@ static void usage(FILE *f)
 		"  --version         print the version and exit\n"
 		"  -h, --help        this text\n"
 		"\n"
+		"heapsh diff: what grew from OLD to NEW, largest retained growth first, by\n"
+		"class (default), package or merged dominator path, options before or after\n"
+		"the dumps (docs/manual.md, \"Comparing dumps\"; :help diff). --fail-if\n"
+		"'com.acme.*:+20%%' or ':+50MB': exit 1 when those classes' retained bytes grew\n"
+		"more than that. Exit 0, 1 when a condition failed, 2 on an error.\n"
+		"\n"
 		"Exit status: 0 on success, 2 when the dump cannot be read, is damaged, or a\n"
 		"command fails.\n");
 }
@@ -701,6 +709,7 @@ int main(int argc, char **argv)
 	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	const char *dump = NULL, *export_to = NULL, *script = NULL, *report = NULL;
 	bool mcp = false;
+	int diff_at = 0;	/* heapsh diff: where its arguments begin */
 	const char *spill_dir = getenv("HEAPSH_SPILL_DIR");
 	uint64_t memory = big_parse_size(getenv("HEAPSH_MEMORY"));
 	/* -c COMMAND and -f FILE, in the order given, each run in turn (as psql does) */
@@ -804,12 +813,20 @@ int main(int argc, char **argv)
 			fprintf(stderr, "heapsh: unknown option '%s' (or its value is missing)\n", o);
 			usage(stderr);
 			return 2;
+		} else if (!dump && !strcmp(o, "diff")) {
+			diff_at = a + 1;	/* heapsh diff OLD NEW ...: its own options follow */
+			break;
 		} else if (!dump) {
 			dump = o;
 		} else {
 			fprintf(stderr, "heapsh: one dump at a time; '%s' is extra\n", o);
 			return 2;
 		}
+	}
+	if (diff_at && (mcp || report || export_to || nactions)) {
+		fprintf(stderr, "heapsh: diff compares two dumps; it does not go with -c, -f, "
+			"--mcp, --report or --export-graph\n");
+		return 2;
 	}
 	if (mcp && (script || report || export_to || nactions)) {
 		fprintf(stderr, "heapsh: --mcp serves requests on stdin; it does not go with "
@@ -828,6 +845,12 @@ int main(int argc, char **argv)
 	sigaction(SIGBUS, &sa, NULL);
 
 	hs_set_options(sh.ss, &opt);
+	if (diff_at) {
+		int st = sh_diff_main(&sh, argc - diff_at, argv + diff_at);
+		free(actions);
+		finish(&sh);
+		return st;
+	}
 	if (dump && sh_is_pid(dump)) {
 		if (sh_attach(&sh, atoi(dump)) != HS_OK)
 			return 2;

@@ -52,6 +52,10 @@ int sh_cmd_idom(struct sh *sh, int argc, char **argv);
 int sh_cmd_path(struct sh *sh, int argc, char **argv);
 /* :suspects (suspects_cmd.c). */
 int sh_cmd_suspects(struct sh *sh, int argc, char **argv);
+/* Comparing dumps (diff_cmd.c): :diff OLDER; sh_diff_main is `heapsh diff` (argv after "diff"),
+ * returning the exit status: 0, 1 when a --fail-if condition failed, 2 on an error. */
+int sh_cmd_diff(struct sh *sh, int argc, char **argv);
+int sh_diff_main(struct sh *sh, int argc, char **argv);
 /* Live JVM commands (live.c). */
 int sh_cmd_attach(struct sh *sh, int argc, char **argv);
 int sh_cmd_detach(struct sh *sh, int argc, char **argv);
