@@ -176,6 +176,41 @@ DERR=$($HEAPSH diff "$R1" "$DDIR/not.hprof" 2>&1 >/dev/null)
 check_status "a NEW that is no dump: exit 2" 2 $?
 check_contains "a NEW that is no dump: says so" "not an HPROF heap dump" "$DERR"
 
+# The manual's CI example ("In CI"): one running JVM dumped with jcmd before
+# and after its load; heapsh diff --fail-if is the step's status. Between
+# the first two dumps the program leaks 2000 more Entries (+100%); between
+# the last two nothing.
+rm -f "$DDIR/ci.in"
+mkfifo "$DDIR/ci.in"
+exec 9<>"$DDIR/ci.in"
+java -cp "$JAVA_OUT/diffleak" com.acme.DiffLeak serve <"$DDIR/ci.in" >"$DDIR/ci.out" 2>&1 &
+CIPID=$!
+for ((i = 0; i < 60; i++)); do grep -q '^ready' "$DDIR/ci.out" 2>/dev/null && break; sleep 0.5; done
+jcmd "$CIPID" GC.heap_dump "$PWD/$DDIR/before.hprof" >/dev/null
+echo grow >&9
+for ((i = 0; i < 60; i++)); do grep -q '^grew' "$DDIR/ci.out" 2>/dev/null && break; sleep 0.5; done
+jcmd "$CIPID" GC.heap_dump "$PWD/$DDIR/after.hprof" >/dev/null
+jcmd "$CIPID" GC.heap_dump "$PWD/$DDIR/later.hprof" >/dev/null
+echo exit >&9
+exec 9>&-
+wait "$CIPID" 2>/dev/null
+check "CI example: the JVM leaked 2000 Entries between the dumps" "grew 4000" "$(grep '^grew' "$DDIR/ci.out")"
+CIERR=$($HEAPSH diff --fail-if 'com.acme.*:+20%' --fail-if 'com.acme.DiffLeak*:+50MB' \
+	"$DDIR/before.hprof" "$DDIR/after.hprof" 2>&1 >/dev/null)
+CIST=$?
+check_status "CI example: the leak between jcmd's dumps fails the step (exit 1)" 1 $CIST
+check_contains "CI example: the failed condition is on the log, the absolute one passed" \
+	"heapsh: --fail-if 'com.acme.*:+20%' failed: com.acme.* retained" "$CIERR"
+check_contains "CI example: ... with the leak's growth, 2000 Entries of 456 bytes" "growth +912000 bytes" "$CIERR"
+check "CI example: one condition failed, the absolute one (+50MB) not" 1 "$(printf '%s\n' "$CIERR" | grep -c failed)"
+$HEAPSH diff --fail-if 'com.acme.*:+20%' "$DDIR/after.hprof" "$DDIR/later.hprof" >/dev/null 2>&1
+check_status "CI example: no growth between the last two dumps passes (exit 0)" 0 $?
+check "CI example: the leak's class leads the JSON kept on failure" 'com.acme.DiffLeak$Entry 2000 4000' \
+	"$($HEAPSH --format json diff "$DDIR/before.hprof" "$DDIR/after.hprof" --by class | python3 -c '
+import json, sys
+r = json.load(sys.stdin)["rows"][0]
+print(r["class"], r["objects_before"], r["objects_after"])')"
+
 # :diff previous in a running JVM: the snapshot before this one (:refresh keeps it).
 if [ -f libheapsh_agent.so ]; then
 	mkdir -p "$JAVA_OUT/leakshop"

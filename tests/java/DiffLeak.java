@@ -3,6 +3,11 @@
  * (heapsh diff, issue 38): the same program at ROUNDS=1 and at ROUNDS=2.
  *
  * Usage: java -cp DIR com.acme.DiffLeak FILE ROUNDS   dump the heap to FILE
+ *        java -cp DIR com.acme.DiffLeak serve        ROUNDS=1, print "ready PID",
+ *            then one line of stdin at a time: "grow" leaks 2000 more Entries
+ *            and prints "grew N" (N: the cache's size); "exit" (or the end of
+ *            stdin) ends it. t_diff dumps it with jcmd between, as the
+ *            manual's CI example does.
  *
  * KNOWN FACTS (the test's expectations):
  *   - the leak: 2000 * ROUNDS com.acme.DiffLeak$Entry in the static HashMap
@@ -75,15 +80,22 @@ public final class DiffLeak {
         return t;
     }
 
-    public static void main(String[] args) throws Exception {
-        if (args.length != 2) {
-            System.err.println("usage: DiffLeak FILE ROUNDS");
-            System.exit(2);
-        }
-        int rounds = Integer.parseInt(args[1]);
-        for (int i = 0; i < 2000 * rounds; i++) {
+    /** leak: n more Entries in CACHE. */
+    static void leak(int n) {
+        int from = CACHE.size();
+        for (int i = from; i < from + n; i++) {
             CACHE.put(100000 + i, new Entry(i));
         }
+    }
+
+    public static void main(String[] args) throws Exception {
+        boolean serve = args.length == 1 && args[0].equals("serve");
+        if (args.length != 2 && !serve) {
+            System.err.println("usage: DiffLeak FILE ROUNDS | DiffLeak serve");
+            System.exit(2);
+        }
+        int rounds = serve ? 1 : Integer.parseInt(args[1]);
+        leak(2000 * rounds);
         for (int i = 0; i < 3000; i++) {
             STABLE.add(new Stable(i));
         }
@@ -97,6 +109,18 @@ public final class DiffLeak {
         for (int i = 0; i < 10; i++) {
             final int k = i;
             LISTENERS.add(() -> k);
+        }
+        if (serve) {
+            System.out.println("ready " + ProcessHandle.current().pid());
+            java.io.BufferedReader in =
+                new java.io.BufferedReader(new java.io.InputStreamReader(System.in));
+            for (String line; (line = in.readLine()) != null && !line.equals("exit");) {
+                if (line.equals("grow")) {
+                    leak(2000);
+                    System.out.println("grew " + CACHE.size());
+                }
+            }
+            return;
         }
         // At ROUNDS=2 the main thread's frame also holds the cache while the heap is
         // dumped: the GC roots then dominate its HashMap, which the static field
