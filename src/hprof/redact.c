@@ -60,6 +60,7 @@ struct cls {
 	int32_t bytes;		/* instance field bytes with the supers'; -1 not known yet */
 	int8_t kept;		/* -1 not decided (name unknown yet), 0, 1: matches opts->keep */
 	bool is_string, model_statics, system;
+	bool collection;	/* in java.util: its size, count, baseCount are kept */
 	char *name;		/* Java name ("java.lang.Thread"), or NULL */
 	uint32_t *runs;		/* pairs (offset, length) of value bytes to zero */
 	uint32_t nruns;
@@ -282,6 +283,7 @@ static bool decide(struct redactor *r, struct cls *c)
 			*s = '.';
 	c->is_string = !strcmp(c->name, "java.lang.String");
 	c->system = !strcmp(c->name, "java.lang.System");
+	c->collection = !strncmp(c->name, "java.util.", 10);
 	c->model_statics = !strcmp(c->name, "java.lang.Class$Atomic") ||
 			   !strcmp(c->name, "java.util.concurrent.FutureTask");
 	c->kept = 0;
@@ -359,7 +361,10 @@ static void make_runs(struct redactor *r, struct cls *c)
 			const struct fld *fd = &r->flds[s->first + f];
 			uint32_t sz = (uint32_t)type_size(r, fd->type);
 			bool zero = fd->type != HPROF_OBJECT && s->kept != 1 &&
-				    !(s->is_string && name_is(r, fd->name, "coder"));
+				    !(s->is_string && name_is(r, fd->name, "coder")) &&
+				    !(s->collection && fd->type == HPROF_INT &&
+				      (name_is(r, fd->name, "size") || name_is(r, fd->name, "count") ||
+				       name_is(r, fd->name, "baseCount")));
 			if (fd->type != HPROF_OBJECT && !zero)
 				c->kept_bytes += sz;
 			if (zero) {

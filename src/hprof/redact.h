@@ -53,6 +53,9 @@ struct hprof_redact_stats {
  * Kept, because heapsh's model of the heap reads them (docs/manual.md):
  *  - String.coder (one bit per String: Latin-1 or UTF-16), so a String's
  *    length reads right;
+ *  - the int fields size, count and baseCount that classes of java.util
+ *    declare (HashMap.size, Hashtable.count, ConcurrentHashMap.baseCount):
+ *    a collection's entry count, which leak suspects tell;
  *  - the primitive statics of java.lang.Class$Atomic and
  *    java.util.concurrent.FutureTask (Unsafe field offsets: the reference
  *    size, when the dump says it nowhere else);

@@ -11,7 +11,7 @@
  * KNOWN FACTS (tests assert these; keep this list in sync with the code)
  *
  *   Vault, one instance, reachable from static SecretHeap.vault:
- *     String password = "Pässwörd-Ωmega-7731" (non-ASCII, a UTF-16 String:
+ *     String password = "P\u00e4ssw\u00f6rd-\u03a9mega-7731" (non-ASCII, a UTF-16 String:
  *       its Latin-1, UTF-8 and UTF-16 encodings differ)
  *     String token = "tok3n-ASCII-only-91aa" (a compact Latin-1 String)
  *     char[] pin = "cHaRsEcReT-4410" as a char[]
@@ -19,11 +19,11 @@
  *     long card = 0x5EC2E7C0FFEE1234L
  *   static long SecretHeap.staticSecret = 0x51A71C5EC2E70042L
  *   KeptBox, one instance, reachable from static SecretHeap.box:
- *     String label = "keptlabel-Ü-3302" (non-ASCII)
+ *     String label = "keptlabel-\u00dc-3302" (non-ASCII)
  *     long number = 0x0B0E0C0D0E0F1122L
  *   Holders: 200 Holder objects in an array, each holding a 64-byte byte[]
  *     and a Vault-free String, so the histogram has rows of our own classes.
- *   A thread named "secret-thread-Ωx" waits with a Holder on its stack.
+ *   A thread named "secret-thread-\u03a9x" waits with a Holder on its stack.
  */
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
