@@ -238,7 +238,7 @@ FUZZ_CC      ?= clang
 FUZZ_DIR      = $(BUILD)/fuzz
 FUZZ_FLAGS    = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -fno-sanitize-recover=undefined
-FUZZ_TARGETS  = hprof index query wire lua jfr
+FUZZ_TARGETS  = hprof index query wire lua jfr redact
 FUZZ_BINS     = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 FUZZ_LIB_OBJ  = $(LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o) $(FUZZ_DIR)/obj/$(GEN)/profile.pb-c.o \
                 $(FUZZ_DIR)/obj/$(GEN)/jfr_classes.o

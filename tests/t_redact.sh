@@ -190,3 +190,18 @@ check "a failed run leaves an existing OUT as it was" "OUT was here" "$(cat "$R/
 out=$($HEAPSH --redact "$D/orig.hprof" 2>&1)
 check_status "--redact without OUT: exit 2" 2 $?
 check_contains "--redact without OUT: usage" "usage: heapsh --redact IN OUT" "$out"
+
+# Android's dumps (tests/unit/write_dumps.c: raw ART with its HEAP DUMP INFO
+# and NODATA arrays, after hprof-conv, several dumps in one file): the same
+# answers on the copy.
+make -s "${BUILD:-build}/unit/write_dumps" >/dev/null || fail "write_dumps builds"
+for k in android converted several; do
+	"${BUILD:-build}/unit/write_dumps" "$k" "$R/$k.hprof" || { fail "write_dumps $k"; continue; }
+	$HEAPSH --redact "$R/$k.hprof" "$R/$k-red.hprof" 2>/dev/null
+	check_status "$k dump: --redact exits 0" 0 $?
+	for c in ':histogram' ':histogram --retained' ':dominators' ':roots'; do
+		check "$k dump: '$c' is the same on the copy" "$(ask "$R/$k.hprof" "$c")" "$(ask "$R/$k-red.hprof" "$c")"
+	done
+	check "$k dump: :info is the same on the copy" "$(ask "$R/$k.hprof" ':info' | grep -v '^file')" \
+		"$(ask "$R/$k-red.hprof" ':info' | grep -v '^file')"
+done
