@@ -200,8 +200,9 @@ for k in android converted several; do
 	$HEAPSH --redact "$R/$k.hprof" "$R/$k-red.hprof" 2>/dev/null
 	check_status "$k dump: --redact exits 0" 0 $?
 	for c in ':histogram' ':histogram --retained' ':dominators' ':roots'; do
-		check "$k dump: '$c' is the same on the copy" "$(ask "$R/$k.hprof" "$c")" "$(ask "$R/$k-red.hprof" "$c")"
+		check "$k dump: '$c' is the same on the copy" "$(ask "$R/$k.hprof" "$c")" \
+			"$(ask "$R/$k-red.hprof" "$c" | sed "s|$R/$k-red.hprof|$R/$k.hprof|g")"
 	done
 	check "$k dump: :info is the same on the copy" "$(ask "$R/$k.hprof" ':info' | grep -v '^file')" \
-		"$(ask "$R/$k-red.hprof" ':info' | grep -v '^file')"
+		"$(ask "$R/$k-red.hprof" ':info' | grep -v '^file' | sed "s|$R/$k-red.hprof|$R/$k.hprof|g")"
 done
