@@ -34,19 +34,21 @@ enum want {
 	W_PROPS = 1,	/* a java.util.Properties: follow map/table, defaults */
 	W_MAP,		/* its ConcurrentHashMap: follow table */
 	W_TABLE,	/* a hash table's array: follow every element */
-	W_NODE,		/* a table entry: follow key, next; val when the key is known */
+	W_NODE,		/* a table entry: follow key, val, next */
 	W_KEYSTR,	/* an entry's key String (aux: the entry) */
 	W_KEYARR,	/* that String's value array (aux: the entry) */
-	W_VALSTR,	/* a listed property's value String: keep it */
+	W_VALSTR,	/* an entry's value String (aux: the entry): kept if its key is listed */
+	W_VALARR,	/* that String's value array (aux: the entry): the same */
 	W_KEEPREF,	/* referenced by a kept object: a String or array is kept */
 	W_KEEP,		/* a primitive array to keep */
 	W_KEPT_CLASS	/* not wanted: an instance of a kept class (follow) */
 };
 
 struct want_ent {
-	uint64_t aux;	/* W_KEYSTR, W_KEYARR: the entry; W_NODE: its value, once read */
+	uint64_t aux;	/* W_KEYSTR, W_KEYARR, W_VALSTR, W_VALARR: the entry */
 	uint8_t kind;
 	uint8_t done;
+	uint8_t listed;	/* W_NODE: its key is a listed property's */
 };
 
 struct fld {
@@ -307,7 +309,7 @@ static void want(struct redactor *r, uint64_t id, uint8_t kind, uint64_t aux)
 	if (!id || u64map_get(&r->wanted, id, &k))
 		return;
 	r->want = xgrow(r->want, &r->capwant, r->nwant + 1, sizeof *r->want);
-	r->want[r->nwant] = (struct want_ent){aux, kind, 0};
+	r->want[r->nwant] = (struct want_ent){aux, kind, 0, 0};
 	u64map_put(&r->wanted, id, r->nwant++);
 	r->progress++;
 }
@@ -419,9 +421,10 @@ static bool listed_key(const uint8_t *b, uint8_t type, uint32_t len)
 static void follow(struct redactor *r, struct want_ent *w, uint64_t id, struct cls *c,
 		   const uint8_t *v)
 {
+	/* want() may move r->want: w is not read after the first. */
 	uint8_t kind = w->kind;
+	uint64_t aux = w->aux;
 	uint32_t off = 0;
-	uint64_t node_val = 0;
 	for (struct cls *s = c; s; s = s->super ? find_class(r, s->super) : NULL) {
 		for (uint32_t f = 0; f < s->nfields; f++) {
 			const struct fld *fd = &r->flds[s->first + f];
@@ -447,13 +450,17 @@ static void follow(struct redactor *r, struct want_ent *w, uint64_t id, struct c
 					else if (name_is(r, fd->name, "next"))
 						want(r, ref, W_NODE, 0);
 					else if (name_is(r, fd->name, "val") || name_is(r, fd->name, "value"))
-						node_val = ref;
+						want(r, ref, W_VALSTR, id);
 					break;
 				case W_KEYSTR:
 					if (c->is_string && name_is(r, fd->name, "value"))
-						want(r, ref, W_KEYARR, w->aux);
+						want(r, ref, W_KEYARR, aux);
 					break;
-				case W_VALSTR: case W_KEEPREF:
+				case W_VALSTR:
+					if (c->is_string && name_is(r, fd->name, "value"))
+						want(r, ref, W_VALARR, aux);
+					break;
+				case W_KEEPREF:
 					if (c->is_string && name_is(r, fd->name, "value"))
 						want(r, ref, W_KEEP, 0);
 					break;
@@ -468,17 +475,19 @@ static void follow(struct redactor *r, struct want_ent *w, uint64_t id, struct c
 			off += (uint32_t)sz;
 		}
 	}
-	if (kind == W_NODE)
-		w->aux = node_val;
 }
 
-/* key_matched: a property key array matched: its entry's value String is kept. */
-static void key_matched(struct redactor *r, struct want_ent *w)
+/*
+ * listed: a property's value (W_VALSTR, W_VALARR) whose key is listed: kept.
+ * Known once every wanted object has been met: in the writing pass.
+ */
+static bool listed(struct redactor *r, const struct want_ent *w)
 {
-	w->kind = W_KEEP;
-	struct want_ent *node = wanted(r, w->aux);
-	if (node && node->kind == W_NODE && node->aux)
-		want(r, node->aux, W_VALSTR, 0);
+	const struct want_ent *node;
+	if (!w || (w->kind != W_VALSTR && w->kind != W_VALARR))
+		return false;
+	node = wanted(r, w->aux);
+	return node && node->kind == W_NODE && node->listed;
 }
 
 /* ---- the records ---- */
@@ -665,11 +674,12 @@ static int instance_dump(struct pass *p, uint64_t end)
 	if (!c->runs_made)
 		make_runs(r, c);
 	if (c->kept_chain) {
-		struct want_ent kept = {0, W_KEPT_CLASS, 1};
+		struct want_ent kept = {0, W_KEPT_CLASS, 1, 0};
 		follow(r, &kept, id, c, v);
 	}
 	if (r->writing) {
-		bool keep = c->is_string && w && (w->kind == W_VALSTR || w->kind == W_KEEPREF);
+		w = wanted(r, id);	/* follow may have moved it */
+		bool keep = c->is_string && w && (w->kind == W_KEEPREF || listed(r, w));
 		for (uint32_t k = 0; k < c->nruns; k++) {
 			if (!keep)
 				memset(v + c->runs[2 * k], 0, c->runs[2 * k + 1]);
@@ -741,12 +751,15 @@ static int prim_array_dump(struct pass *p, uint64_t end)
 		if (w->kind == W_KEYARR && bytes < 256 && (type == HPROF_BYTE || type == HPROF_CHAR)) {
 			if (need(p, start, end, (size_t)bytes, what) != HS_OK)
 				return HS_ERR;
-			if (listed_key(p->buf + p->pos, type, n))
-				key_matched(r, w);
+			struct want_ent *node = wanted(r, w->aux);
+			if (node && listed_key(p->buf + p->pos, type, n)) {
+				node->listed = 1;
+				w->kind = W_KEEP;
+			}
 		}
 	}
 	enum fill f = F_ZERO;
-	if (w && w->kind == W_KEEP)
+	if (w && (w->kind == W_KEEP || listed(r, w)))
 		f = F_COPY;
 	else if (r->o->keep_lengths && type == HPROF_BYTE)
 		f = F_FILL1;
