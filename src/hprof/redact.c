@@ -46,8 +46,10 @@ enum want {
 
 struct want_ent {
 	uint64_t aux;	/* W_KEYSTR, W_KEYARR, W_VALSTR, W_VALARR: the entry */
+	uint64_t at;	/* the offset of the record that wanted it */
+	int pass;	/* the pass that wanted it */
 	uint8_t kind;
-	uint8_t done;
+	uint8_t done;	/* met (the object read) */
 	uint8_t listed;	/* W_NODE: its key is a listed property's */
 };
 
@@ -92,6 +94,10 @@ struct redactor {
 	struct u64map wanted;	/* id -> index in want */
 	struct want_ent *want;
 	uint64_t nwant, capwant, progress;
+	uint64_t at;		/* the offset of the sub-record being read */
+	uint64_t added_undone;	/* wanted in this pass and not met yet */
+	uint64_t limit;		/* a scanning pass may stop here (see hprof_redact) */
+	bool stopped;		/* it did */
 	bool again;		/* something could not be decided this pass */
 	int pass;
 	bool writing;
@@ -100,6 +106,7 @@ struct redactor {
 /* One read pass over the input, writing when out is set. */
 struct pass {
 	gzFile in, out;
+	uint64_t written;	/* bytes given to out */
 	uint8_t *buf;
 	size_t pos, len;	/* parse position, bytes held */
 	uint64_t base;		/* input offset of buf[0] */
@@ -129,6 +136,7 @@ static int put(struct pass *p, const uint8_t *b, size_t n)
 {
 	if (!p->out || !n)
 		return HS_OK;
+	p->written += n;
 	if (gzwrite(p->out, b, (unsigned)n) != (int)n) {
 		int zerr = Z_OK;
 		const char *m = gzerror(p->out, &zerr);
@@ -309,9 +317,19 @@ static void want(struct redactor *r, uint64_t id, uint8_t kind, uint64_t aux)
 	if (!id || u64map_get(&r->wanted, id, &k))
 		return;
 	r->want = xgrow(r->want, &r->capwant, r->nwant + 1, sizeof *r->want);
-	r->want[r->nwant] = (struct want_ent){aux, kind, 0, 0};
+	r->want[r->nwant] = (struct want_ent){.aux = aux, .at = r->at, .pass = r->pass, .kind = kind};
 	u64map_put(&r->wanted, id, r->nwant++);
 	r->progress++;
+	r->added_undone++;
+}
+
+/* met: the wanted object w has been read. */
+static void met(struct redactor *r, struct want_ent *w)
+{
+	w->done = 1;
+	r->progress++;
+	if (w->pass == r->pass)
+		r->added_undone--;
 }
 
 static struct want_ent *wanted(struct redactor *r, uint64_t id)
@@ -579,6 +597,9 @@ static int class_dump(struct pass *p, uint64_t end)
 	}
 	if (!decide(r, c) && r->pass == 1)
 		r->again = true;	/* the name may come later */
+	struct want_ent *w = wanted(r, id);
+	if (w && !w->done)
+		met(r, w);	/* a class object: nothing to follow */
 	bool keep = c->kept == 1 || c->model_statics;
 	/* The constant pool's and the statics' values. */
 	for (unsigned i = 0; i < ncp; i++) {
@@ -661,8 +682,7 @@ static int instance_dump(struct pass *p, uint64_t end)
 	}
 	struct want_ent *w = wanted(r, id);
 	if (w && !w->done) {
-		w->done = 1;
-		r->progress++;
+		met(r, w);
 		follow(r, w, id, c, v);
 	}
 	/* Classes and names are all known after pass 1: layouts are made then. */
@@ -674,7 +694,7 @@ static int instance_dump(struct pass *p, uint64_t end)
 	if (!c->runs_made)
 		make_runs(r, c);
 	if (c->kept_chain) {
-		struct want_ent kept = {0, W_KEPT_CLASS, 1, 0};
+		struct want_ent kept = {.kind = W_KEPT_CLASS, .done = 1};
 		follow(r, &kept, id, c, v);
 	}
 	if (r->writing) {
@@ -705,10 +725,11 @@ static int obj_array_dump(struct pass *p, uint64_t end)
 	r->st->objects += r->writing;
 	p->pos += head;
 	struct want_ent *w = wanted(r, id);
-	if (!w || w->done || w->kind != W_TABLE)
+	if (w && !w->done && w->kind != W_TABLE)
+		met(r, w);
+	if (!w || w->done)
 		return stream(p, start, end, n * ids, F_COPY, what);
-	w->done = 1;
-	r->progress++;
+	met(r, w);
 	for (uint64_t i = 0; i < n; i++) {
 		if (need(p, start, end, ids, what) != HS_OK)
 			return HS_ERR;
@@ -744,8 +765,7 @@ static int prim_array_dump(struct pass *p, uint64_t end)
 	uint64_t bytes = (uint64_t)n * (uint64_t)sz;
 	struct want_ent *w = wanted(r, id);
 	if (w && !w->done) {
-		w->done = 1;
-		r->progress++;
+		met(r, w);
 		if (w->kind == W_KEEPREF)
 			w->kind = W_KEEP;
 		if (w->kind == W_KEYARR && bytes < 256 && (type == HPROF_BYTE || type == HPROF_CHAR)) {
@@ -780,6 +800,11 @@ static int heap_dump(struct pass *p, uint64_t end)
 		if ((++count & 4095) == 0 && hs_interrupted)
 			return HS_INTERRUPTED;
 		uint64_t start = at_off(p);
+		if (!r->writing && start >= r->limit && !r->added_undone) {
+			r->stopped = true;
+			return HS_OK;
+		}
+		r->at = start;
 		if (need(p, start, end, 1, "heap dump sub-record") != HS_OK)
 			return HS_ERR;
 		uint8_t tag = p->buf[p->pos];
@@ -900,6 +925,8 @@ static int one_pass(struct redactor *r, gzFile out)
 		case HPROF_HEAP_DUMP: case HPROF_HEAP_DUMP_SEGMENT:
 			if ((st = heap_dump(&p, end)) != HS_OK)
 				goto done;
+			if (r->stopped)
+				goto done;
 			st = HS_ERR;
 			continue;
 		case HPROF_UTF8:
@@ -980,7 +1007,15 @@ static int one_pass(struct redactor *r, gzFile out)
 	}
 	r->st->in_bytes = p.base + p.len;
 	st = put(&p, p.buf, p.len);
+	/* The copy has every byte of the dump, or it is no copy. */
+	if (st == HS_OK && out && p.written != r->st->in_bytes) {
+		hs_error_set(r->err, (int64_t)p.written, "internal error: the copy has %llu "
+			     "bytes, the dump %llu", (unsigned long long)p.written,
+			     (unsigned long long)r->st->in_bytes);
+		st = HS_ERR;
+	}
 done:
+	r->st->read_bytes += p.base + p.pos;
 	free(p.buf);
 	gzclose(p.in);
 	return st;
@@ -1063,21 +1098,41 @@ int hprof_redact(const char *in, const char *out, const struct hprof_redact_opts
 		goto fail;
 	}
 	gzbuffer(gz, 1 << 20);
-	/* Pass 1 (and more while the objects to keep are being found). */
+	/*
+	 * Pass 1, and more while objects to keep are being found. An object
+	 * wanted at offset X and not met by the end of that pass is before X
+	 * (or nowhere): the next pass may stop at the last such X, unless
+	 * what it wants in turn is not met by then.
+	 */
+	r.limit = UINT64_MAX;
 	for (r.pass = 1; ; r.pass++) {
 		r.progress = 0;
+		r.added_undone = 0;
+		r.stopped = false;
 		r.again = false;
 		if ((st = one_pass(&r, NULL)) != HS_OK)
 			goto fail;
 		st = HS_ERR;
 		if (r.pass >= MAX_PASSES - 1 || !((r.progress && undone(&r)) || r.again))
 			break;
+		r.limit = 0;
+		for (uint64_t i = 0; i < r.nwant; i++)
+			if (!r.want[i].done && r.want[i].at >= r.limit)
+				r.limit = r.want[i].at + 1;
+		if (r.again)
+			r.limit = UINT64_MAX;
 	}
 	r.pass++;
 	r.writing = true;
+	r.stopped = false;
+	r.limit = UINT64_MAX;
 	if ((st = one_pass(&r, gz)) != HS_OK)
 		goto fail;
 	st = HS_ERR;
+	if (r.stopped) {
+		hs_error_set(err, -1, "internal error: the writing pass stopped early");
+		goto fail;
+	}
 	r.st->passes = r.pass;
 	int zst = gzclose(gz);
 	gz = NULL;

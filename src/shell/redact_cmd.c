@@ -106,9 +106,9 @@ int sh_redact_main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	fprintf(stderr, "heapsh: redacted %s to %s: %llu records, %llu objects, %llu value "
-		"bytes zeroed, %llu kept, %d read passes, %.2f s (%.0f MB/s)\n", in, out,
+		"bytes zeroed, %llu kept, %d read passes (%.1f times the dump), %.2f s (%.0f MB/s)\n", in, out,
 		(unsigned long long)s.records, (unsigned long long)s.objects,
 		(unsigned long long)s.zeroed_bytes, (unsigned long long)s.kept_bytes, s.passes,
-		secs, secs > 0 ? (double)s.in_bytes / 1e6 / secs : 0.0);
+		s.in_bytes ? (double)s.read_bytes / (double)s.in_bytes : 0.0, secs, secs > 0 ? (double)s.in_bytes / 1e6 / secs : 0.0);
 	return 0;
 }
