@@ -82,8 +82,11 @@ int sh_redact_main(int argc, char **argv)
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_int;
 	sigemptyset(&sa.sa_mask);
+	/* Ended by a signal, the copy's temporary file is removed (hprof_redact). */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	struct hprof_redact_stats s;
