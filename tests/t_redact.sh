@@ -94,6 +94,9 @@ redact_jdk() {	# NAME JAVA_HOME_BIN
 		--keep 'java.lang.Thread*' 2>/dev/null
 	check "$v: --keep: KeptBox's String and long and the thread's name stay, nothing else" \
 		"label thread number " "$(not_zero "$(secrets "$D/keep.hprof")" NONE)"
+	check_contains "$v: --keep with a pattern no class matches says so" \
+		"no class of the dump matched --keep" \
+		"$($HEAPSH --redact "$D/orig.hprof" "$D/keep-none.hprof" --keep 'java/lang/Thread' 2>&1)"
 	check "$v: --keep 'java.lang.Thread*': thread names read as in the dump" \
 		"$(ask "$D/orig.hprof" ':threads')" "$(ask "$D/keep.hprof" ':threads')"
 

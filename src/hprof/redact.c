@@ -300,6 +300,7 @@ static bool decide(struct redactor *r, struct cls *c)
 	for (int i = 0; i < r->o->nkeep; i++)
 		if (!fnmatch(r->o->keep[i], c->name, 0))
 			c->kept = 1;
+	r->st->kept_classes += (uint64_t)c->kept;
 	return true;
 }
 

@@ -41,6 +41,7 @@ struct hprof_redact_stats {
 	uint64_t in_bytes;	/* the dump's size, uncompressed */
 	int passes;		/* read passes over the input, the writing one included */
 	uint64_t read_bytes;	/* read in all passes (those after the first may stop early) */
+	uint64_t kept_classes;	/* classes whose names match opts->keep */
 };
 
 /*

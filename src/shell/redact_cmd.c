@@ -106,6 +106,12 @@ int sh_redact_main(int argc, char **argv)
 			fprintf(stderr, "heapsh: --redact: %s; %s not written\n", err.msg, out);
 		return 2;
 	}
+	if (o.nkeep && !s.kept_classes)
+		fprintf(stderr, "heapsh: --redact: no class of the dump matched --keep; nothing was "
+			"kept for it (patterns are globs on Java names: 'java.lang.Thread*')\n");
+	else if (o.nkeep)
+		fprintf(stderr, "heapsh: --redact: --keep matched %llu classes\n",
+			(unsigned long long)s.kept_classes);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	fprintf(stderr, "heapsh: redacted %s to %s: %llu records, %llu objects, %llu value "
