@@ -12,6 +12,7 @@
 
 #include "fuzz.h"
 #include "tiny_heap.h"
+#include "../unit/props_heap.h"
 
 #include "../../src/hprof/redact.h"
 
@@ -31,7 +32,7 @@ static void seed(const char *to, const char *name, const char *from)
 /*
  * With HEAPSH_FUZZ_SEEDS=DIR: write the seeds there and exit: the tiny
  * heap with ids of 4 and 8 bytes, plain and gzip'd, Android's, and
- * several dumps in one file.
+ * several dumps in one file; System.props (props_heap.h).
  */
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -53,6 +54,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 			seed(to, name, hw_save_gz(&w, 100));
 			hw_free(&w);
 		}
+	for (int k = 0; k < 4; k++) {	/* System.props in both orders */
+		struct hw w;
+		char name[64];
+		props_heap(&w, k & 1 ? 4 : 8, false, k >> 1);
+		snprintf(name, sizeof name, "props-%d-%d.hprof", k & 1 ? 4 : 8, k >> 1);
+		seed(to, name, hw_save(&w));
+		hw_free(&w);
+	}
 	exit(0);
 }
 
