@@ -1103,7 +1103,8 @@ int hprof_redact(const char *in, const char *out, const struct hprof_redact_opts
 	 * Pass 1, and more while objects to keep are being found. An object
 	 * wanted at offset X and not met by the end of that pass is before X
 	 * (or nowhere): the next pass may stop at the last such X, unless
-	 * what it wants in turn is not met by then.
+	 * what it wants in turn is not met by then. Past MAX_PASSES, what was
+	 * not found is zeroed: the side to err on.
 	 */
 	r.limit = UINT64_MAX;
 	for (r.pass = 1; ; r.pass++) {
