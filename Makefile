@@ -28,7 +28,7 @@ endif
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl
 
-LIB_SRC  = src/base/mem.c src/base/ctx.c src/base/wire.c src/base/big.c src/base/filemap.c src/base/packed.c src/base/radix.c src/base/u64map.c src/base/classname.c src/base/fmt.c src/base/suggest.c src/base/io.c src/base/pprof.c src/hprof/hprof.c \
+LIB_SRC  = src/base/mem.c src/base/ctx.c src/base/wire.c src/base/big.c src/base/filemap.c src/base/packed.c src/base/radix.c src/base/u64map.c src/base/classname.c src/base/fmt.c src/base/suggest.c src/base/io.c src/base/pprof.c src/hprof/hprof.c src/hprof/redact.c \
            src/engine/dom.c src/engine/hgraph.c src/engine/domtree.c src/engine/path.c src/engine/suspects.c src/engine/waste.c \
            src/engine/idx.c src/engine/scc.c src/engine/dyn.c src/engine/dom_pprof.c src/dsl/arena.c src/dsl/builtins.c src/dsl/parse.c src/dsl/plan.c src/dsl/prog.c src/dsl/extern.c \
            src/dsl/eval.c src/dsl/eval_builtin.c src/dsl/eval_allocations.c src/dsl/eval_settype.c \
@@ -39,7 +39,7 @@ LIB_SRC  = src/base/mem.c src/base/ctx.c src/base/wire.c src/base/big.c src/base
 # both front ends use, the shell, which embeds Lua for :lua, and the exporter
 # (src/serve: heapsh --serve, started by main.c).
 LUA_SRC  = src/out/out.c src/lua/lbind_heap.c src/lua/lbind_object.c
-SH_SRC   = src/shell/core.c src/shell/values.c src/shell/commands.c src/shell/alloc_cmds.c src/shell/engine_cmds.c src/shell/suspects_cmd.c src/shell/dyn_cmds.c src/shell/waste_cmds.c src/shell/report.c src/shell/live.c src/shell/live_query.c \
+SH_SRC   = src/shell/core.c src/shell/values.c src/shell/commands.c src/shell/alloc_cmds.c src/shell/engine_cmds.c src/shell/suspects_cmd.c src/shell/dyn_cmds.c src/shell/waste_cmds.c src/shell/report.c src/shell/redact_cmd.c src/shell/live.c src/shell/live_query.c \
            src/shell/query.c src/shell/lua_cmds.c src/shell/mcp.c \
            src/shell/main.c \
            src/serve/serve.c src/serve/watch.c src/serve/jvms.c \
@@ -243,7 +243,7 @@ FUZZ_CC      ?= clang
 FUZZ_DIR      = $(BUILD)/fuzz
 FUZZ_FLAGS    = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -fno-sanitize-recover=undefined
-FUZZ_TARGETS  = hprof index query wire lua jfr
+FUZZ_TARGETS  = hprof index query wire lua jfr redact
 FUZZ_BINS     = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 FUZZ_LIB_OBJ  = $(LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o) $(FUZZ_DIR)/obj/$(GEN)/profile.pb-c.o \
                 $(FUZZ_DIR)/obj/$(GEN)/jfr_classes.o

@@ -6,7 +6,7 @@
 # The option list is heapsh --help's; tests/t_install.sh checks that they agree.
 
 _heapsh_options='-c -f -l --report --mcp --format --oops --layout --dump --echo --no-weak --no-index --no-spill --memory --spill-dir --keep-agent
-	--export-graph --serve --version -h --help'
+	--export-graph --redact --serve --version -h --help'
 
 # _heapsh_jvm_pids: the pids of the current user's JVMs: processes whose
 # command name is java or that have libjvm.so mapped.

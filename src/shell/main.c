@@ -622,6 +622,7 @@ static void usage(FILE *f)
 		"       heapsh [options] -l SCRIPT.lua [DUMP|PID] [ARGS...]\n"
 		"       heapsh [options] --report FILE.html DUMP|PID\n"
 		"       heapsh [options] --mcp [DUMP|PID]\n"
+		"       heapsh --redact IN OUT [--keep-lengths] [--keep PATTERN]...\n"
 		"       heapsh --serve [ADDR:]PORT [--watch FILE] [--every DURATION] [--top N]\n"
 		"              [--time-limit DURATION] (--all | PID...)\n"
 		"       heapsh [options] diff OLD NEW [--by class|package|path] [--top N]\n"
@@ -663,6 +664,9 @@ static void usage(FILE *f)
 		"  --serve [ADDR:]PORT  serve metrics of this user's JVMs at /metrics\n"
 		"                    (OpenMetrics, for Prometheus; docs/fleet.md);\n"
 		"                    heapsh --serve --help lists its options\n"
+		"  --redact IN OUT   write a copy of the dump without its values (strings,\n"
+		"                    primitive fields and arrays), structure kept; heapsh\n"
+		"                    --redact --help lists its options\n"
 		"  --export-graph DUMP OUT\n"
 		"                    write the engine's graph as text (docs/engine.md) and exit\n"
 		"  --version         print the version and exit\n"
@@ -725,6 +729,9 @@ int main(int argc, char **argv)
 		if (!strcmp(o, "--serve")) {
 			/* The exporter: a front end of its own, its options after --serve. */
 			return srv_main(argc - a, argv + a);
+		} else if (!strcmp(o, "--redact")) {
+			/* A front end of its own too (redact_cmd.c): IN OUT and its options. */
+			return sh_redact_main(argc - a, argv + a);
 		} else if (!strcmp(o, "-l") && a + 1 < argc) {
 			script = argv[++a];
 			script_argc = argc - a;

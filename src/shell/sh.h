@@ -288,4 +288,12 @@ int sh_export_graph(struct sh *sh, const char *path);
 /* sh_parse_id: "0x1a2b" or decimal -> object index; reports the error. */
 int sh_parse_object(struct sh *sh, const char *s, uint32_t *obj);
 
+/*
+ * sh_redact_main: heapsh --redact IN OUT [options], argv[0] "--redact"
+ * (redact_cmd.c): writes the redacted copy (src/hprof/redact.h), prints
+ * the error or a one-line summary on stderr; returns the exit status, 0
+ * or 2.
+ */
+int sh_redact_main(int argc, char **argv);
+
 #endif

@@ -15,7 +15,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 F=build/fuzz
-TARGETS="hprof index query wire lua jfr"
+TARGETS="hprof index query wire lua jfr redact"
+DICT_redact=tests/fuzz/hprof.dict
 DICT_hprof=tests/fuzz/hprof.dict
 DICT_query=tests/fuzz/query.dict
 DICT_lua=tests/fuzz/query.dict
@@ -41,6 +42,7 @@ corpus() {
 	HEAPSH_FUZZ_SEEDS="$F/corpus/hprof" "$F/fuzz_hprof" >/dev/null 2>&1
 	HEAPSH_FUZZ_SEEDS="$F/corpus/index" "$F/fuzz_index" >/dev/null 2>&1
 	HEAPSH_FUZZ_SEEDS="$F/corpus/jfr" "$F/fuzz_jfr" >/dev/null 2>&1
+	HEAPSH_FUZZ_SEEDS="$F/corpus/redact" "$F/fuzz_redact" >/dev/null 2>&1
 	# Queries: every query file of queries/ and tests/queries, and seeds for
 	# the tiny heap's own classes (tests/fuzz/seeds/query); their
 	# programs (prog_encode) go to the wire corpus as ANALYZE requests.
