@@ -28,6 +28,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "../base/u64map.h"
 #include "recorder.h"
 
 __thread int ag_in_agent_thread;
@@ -115,16 +116,9 @@ static uint64_t mix(uint64_t h)
 	return h ^ (h >> 33);
 }
 
-static uint64_t str_hash(const char *s, uint64_t h)
-{
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211ULL;
-	return h;
-}
-
 static uint64_t name_hash(const char *cls, const char *name, const char *sig)
 {
-	return str_hash(sig, str_hash(name, str_hash(cls, 1469598103934665603ULL) * 31) * 31);
+	return u64_fnv1a(sig, u64_fnv1a(name, u64_fnv1a(cls, U64_FNV_BASIS) * 31) * 31);
 }
 
 /* ---- tables (the lock is held) ---- */
@@ -141,7 +135,7 @@ static uint64_t hash_of(const struct tab *t, uint32_t i)
 	if (t == &R.tkeys)
 		return mix((uint64_t)KEY(i)->node << 32 ^ (uint64_t)KEY(i)->cls * 0x9e3779b1u ^
 			   (uint64_t)KEY(i)->account << 48);
-	return str_hash(R.classes[i], 1469598103934665603ULL);
+	return u64_fnv1a(R.classes[i], U64_FNV_BASIS);
 }
 
 /* grow_tab: double t when it is half full; false when memory ran out. */
@@ -280,7 +274,7 @@ uint32_t ag_rec_key(uint32_t node, uint32_t cls, uint32_t account)
 uint32_t ag_rec_class(const char *sig)
 {
 	if (R.tclasses.slot)
-		for (uint32_t j = (uint32_t)str_hash(sig, 1469598103934665603ULL) & R.tclasses.mask;;
+		for (uint32_t j = (uint32_t)u64_fnv1a(sig, U64_FNV_BASIS) & R.tclasses.mask;;
 		     j = (j + 1) & R.tclasses.mask) {
 			uint32_t s = R.tclasses.slot[j];
 			if (!s)

@@ -40,6 +40,7 @@
 
 #include "recorder.h"
 #include "../base/classname.h"
+#include "../base/u64map.h"
 
 #define CLS_BIT (1LL << 62)	/* a class's tag: CLS_BIT | index + 1 */
 #define NODE_BIT (1LL << 61)	/* a walked object's tag: NODE_BIT | node + 1 */
@@ -109,14 +110,6 @@ struct sigtab {
 	uint32_t mask;
 };
 
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-	while (*s)
-		h = (h ^ (uint8_t)*s++) * 1099511628211ULL;
-	return h;
-}
-
 /* sig_id: the number of signature s (copied when new); UINT32_MAX when out of memory. */
 static uint32_t sig_id(struct sigtab *t, const char *s)
 {
@@ -126,7 +119,7 @@ static uint32_t sig_id(struct sigtab *t, const char *s)
 		if (!slot)
 			return UINT32_MAX;
 		for (uint32_t i = 0; i < t->n; i++) {
-			uint32_t h = (uint32_t)str_hash(t->s[i]) & m;
+			uint32_t h = (uint32_t)u64_fnv1a(t->s[i], U64_FNV_BASIS) & m;
 			while (slot[h])
 				h = (h + 1) & m;
 			slot[h] = i + 1;
@@ -135,7 +128,7 @@ static uint32_t sig_id(struct sigtab *t, const char *s)
 		t->slot = slot;
 		t->mask = m;
 	}
-	uint32_t h = (uint32_t)str_hash(s) & t->mask;
+	uint32_t h = (uint32_t)u64_fnv1a(s, U64_FNV_BASIS) & t->mask;
 	for (; t->slot[h]; h = (h + 1) & t->mask)
 		if (!strcmp(t->s[t->slot[h] - 1], s))
 			return t->slot[h] - 1;
@@ -160,7 +153,7 @@ static uint32_t sig_find(const struct sigtab *t, const char *s)
 {
 	if (!t->mask)
 		return UINT32_MAX;
-	for (uint32_t h = (uint32_t)str_hash(s) & t->mask; t->slot[h]; h = (h + 1) & t->mask)
+	for (uint32_t h = (uint32_t)u64_fnv1a(s, U64_FNV_BASIS) & t->mask; t->slot[h]; h = (h + 1) & t->mask)
 		if (!strcmp(t->s[t->slot[h] - 1], s))
 			return t->slot[h] - 1;
 	return UINT32_MAX;

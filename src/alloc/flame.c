@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../base/mem.h"
+#include "../base/u64map.h"
 
 #define WIDTH 1200
 #define PAD 10			/* left and right of the frames */
@@ -116,9 +117,7 @@ static const char *group(char *buf, double x)
 /* hue: three numbers in [0, 1) from the name (FNV-1a), so a frame keeps its colour across graphs. */
 static void hue(const char *name, double v[3])
 {
-	uint64_t h = 14695981039346656037ULL;
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-		h = (h ^ *p) * 1099511628211ULL;
+	uint64_t h = u64_fnv1a(name, U64_FNV_BASIS);
 	for (int i = 0; i < 3; i++)
 		v[i] = (double)((h >> (20 * i)) & 0xfffff) / 0x100000;
 }

@@ -16,6 +16,7 @@
 
 #include "profile.pb-c.h"
 #include "u64map.h"
+#include "u64map.h"
 
 /* A set of byte strings: ids are indices into keys, found by an open-addressing hash of slots. */
 struct strset {
@@ -54,20 +55,12 @@ struct pprof {
 	size_t ncomments;
 };
 
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-	return h;
-}
-
 static void strset_grow(struct strset *s)
 {
 	size_t nslots = s->nslots ? s->nslots * 2 : 64;
 	uint32_t *slots = xcalloc(nslots, sizeof *slots);
 	for (size_t i = 0; i < s->n; i++) {
-		size_t j = (size_t)hash_bytes(s->keys[i], s->lens[i]) & (nslots - 1);
+		size_t j = (size_t)u64_fnv1a_n(s->keys[i], s->lens[i], U64_FNV_BASIS) & (nslots - 1);
 		while (slots[j])
 			j = (j + 1) & (nslots - 1);
 		slots[j] = (uint32_t)(i + 1);
@@ -82,7 +75,7 @@ static size_t strset_id(struct strset *s, const char *key, size_t n)
 {
 	if (2 * (s->n + 1) > s->nslots)
 		strset_grow(s);
-	size_t j = (size_t)hash_bytes(key, n) & (s->nslots - 1);
+	size_t j = (size_t)u64_fnv1a_n(key, n, U64_FNV_BASIS) & (s->nslots - 1);
 	for (; s->slots[j]; j = (j + 1) & (s->nslots - 1)) {
 		size_t i = s->slots[j] - 1;
 		if (s->lens[i] == n && !memcmp(s->keys[i], key, n))

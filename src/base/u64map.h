@@ -24,4 +24,24 @@ void u64map_put(struct u64map *m, uint64_t key, uint64_t val);
 /* u64map_get: true and *val set when key is present. */
 bool u64map_get(const struct u64map *m, uint64_t key, uint64_t *val);
 
+/*
+ * u64_fnv1a_n: the 64-bit FNV-1a hash (Fowler, Noll, Vo) of the len bytes
+ * at p, continuing from h (U64_FNV_BASIS to start a new hash); u64_fnv1a
+ * the same of the NUL-terminated s. The one string hash of heapsh's tables.
+ */
+#define U64_FNV_BASIS 0xcbf29ce484222325ULL
+static inline uint64_t u64_fnv1a_n(const void *p, size_t len, uint64_t h)
+{
+	const unsigned char *b = p;
+	for (size_t k = 0; k < len; k++)
+		h = (h ^ b[k]) * 0x100000001b3ULL;
+	return h;
+}
+static inline uint64_t u64_fnv1a(const char *s, uint64_t h)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
 #endif

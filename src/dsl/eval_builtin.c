@@ -9,6 +9,7 @@
 #include "eval_internal.h"
 
 #include "../base/suggest.h"
+#include "../base/u64map.h"
 #include "builtins.h"
 
 #include <stdio.h>
@@ -404,14 +405,6 @@ static bool step_contains(struct visit *w, struct value x)
 	return false;
 }
 
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return h;
-}
-
 /* key_hash: a hash that agrees with eval_equal() (Strings hash by their text). */
 static uint64_t key_hash(struct ev *e, struct value v)
 {
@@ -424,10 +417,10 @@ static uint64_t key_hash(struct ev *e, struct value v)
 		    v.u.f == (double)(int64_t)v.u.f)
 			return (uint64_t)(int64_t)v.u.f * 0x9E3779B97F4A7C15ULL;
 		return 7;
-	case V_STR: return str_hash(v.u.s);
+	case V_STR: return u64_fnv1a(v.u.s, U64_FNV_BASIS);
 	case V_OBJ: {
 		const char *t = eval_obj_text(e, v.u.idx);
-		return t ? str_hash(t) : (uint64_t)v.u.idx * 0x9E3779B97F4A7C15ULL;
+		return t ? u64_fnv1a(t, U64_FNV_BASIS) : (uint64_t)v.u.idx * 0x9E3779B97F4A7C15ULL;
 	}
 	case V_BOOL: return v.u.b ? 1 : 2;
 	case V_CLASS: case V_LOADER: case V_THREAD: return (uint64_t)v.u.idx * 31 + v.k;

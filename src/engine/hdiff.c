@@ -83,14 +83,6 @@ char *hdiff_package(const char *name, char *buf, size_t cap)
 
 /* ---- strings by content: an open-addressing table of indices ---- */
 
-static uint64_t strhash(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
 static uint64_t mix(uint64_t x)
 {
 	x ^= x >> 30;
@@ -112,7 +104,7 @@ struct strtab {
 
 static uint32_t st_intern(struct strtab *t, const char *s)
 {
-	uint64_t h = strhash(s);
+	uint64_t h = u64_fnv1a(s, U64_FNV_BASIS);
 	if ((uint64_t)(t->n + 1) * 2 > t->nslot) {
 		uint32_t ns = t->nslot ? t->nslot * 2 : 256;
 		uint32_t *slot = xcalloc(ns, sizeof *slot);
@@ -702,8 +694,8 @@ static int one_tree(struct dom_tree *t, int d, struct ptab *p)
 		snprintf(co, sizeof co, "class %s", k);
 		cid[2 * c] = st_intern(&p->str, k);
 		cid[2 * c + 1] = st_intern(&p->str, co);
-		chash[2 * c] = strhash(k);
-		chash[2 * c + 1] = strhash(co);
+		chash[2 * c] = u64_fnv1a(k, U64_FNV_BASIS);
+		chash[2 * c + 1] = u64_fnv1a(co, U64_FNV_BASIS);
 	}
 	/* the labels: the references of every object that dominates another */
 	uint8_t *dominates = big_alloc((size_t)n / 8 + 1, 1);

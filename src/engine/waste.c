@@ -105,11 +105,7 @@ struct text_ent {
 /* FNV-1a, 64 bits; 0 (the map's empty key) becomes 1. */
 static uint64_t text_hash(const char *s, size_t len)
 {
-	uint64_t x = 0xcbf29ce484222325ULL;
-	for (size_t k = 0; k < len; k++) {
-		x ^= (unsigned char)s[k];
-		x *= 0x100000001b3ULL;
-	}
+	uint64_t x = u64_fnv1a_n(s, len, U64_FNV_BASIS);
 	return x ? x : 1;
 }
 
