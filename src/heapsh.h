@@ -17,6 +17,7 @@
  *   engine/suspects.h   leak suspects
  *   engine/hdiff.h      two dumps compared (heapsh diff)
  *   engine/waste.h      duplicate strings and wasteful collections
+ *   hprof/redact.h      a copy of a dump without its values (heapsh --redact)
  *   dsl/eval.h          the query language's values and session (hs_dsl)
  *   dsl/extern.h        native functions bound by name and signature
  *   alloc/alloc.h       allocation recordings and their views
@@ -56,6 +57,7 @@
 #include "engine/suspects.h"
 #include "engine/waste.h"
 #include "heap/heap.h"
+#include "hprof/redact.h"
 #include "session/session.h"
 
 #endif

@@ -7,7 +7,7 @@
 # made; sizes are JDK 17's with compressed oops: an Entry 24 bytes, its
 # byte[200] and char[100] 216 each.
 DDIR=$T/diff
-JDK25=/usr/lib/jvm/temurin-25-jdk-amd64/bin/java
+DIFF_JAVA25=${JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java	# JDK25: a JDK folder, as the other tests take it
 mkdir -p "$DDIR" "$JAVA_OUT/diffleak"
 rm -f "$DDIR"/*.hprof "$DDIR"/*.hsidx
 javac --release 17 -d "$JAVA_OUT/diffleak" tests/java/DiffLeak.java &&
@@ -140,8 +140,8 @@ check "the same dump twice: no rows" "class,$HEADER" "$DSAME"
 check "the same dump twice by path: no rows" "path,$HEADER" "$($HEAPSH --format csv diff "$R2" "$R2" --by path)"
 
 # Bad input: another JDK, a truncated dump, a file that is no dump.
-if [ -x "$JDK25" ]; then
-	"$JDK25" -cp "$JAVA_OUT/diffleak" com.acme.DiffLeak "$DDIR/j25.hprof" 2 >/dev/null
+if [ -x "$DIFF_JAVA25" ]; then
+	"$DIFF_JAVA25" -cp "$JAVA_OUT/diffleak" com.acme.DiffLeak "$DDIR/j25.hprof" 2 >/dev/null
 	DERR=$($HEAPSH diff "$R1" "$DDIR/j25.hprof" 2>&1 >/dev/null)
 	check_status "JDK 17 against JDK 25: exit 2" 2 $?
 	check_contains "JDK 17 against JDK 25: says so" \
@@ -153,7 +153,7 @@ if [ -x "$JDK25" ]; then
 	check_status "--mixed-jdk: exit 0" 0 $?
 	check_contains "--mixed-jdk: a warning" "heapsh: warning: OLD $R1 is of JDK 17" "$DERR"
 	# Two dumps of JDK 25: the same leak first, its lambdas (named otherwise) matched.
-	"$JDK25" -cp "$JAVA_OUT/diffleak" com.acme.DiffLeak "$DDIR/j25a.hprof" 1 >/dev/null
+	"$DIFF_JAVA25" -cp "$JAVA_OUT/diffleak" com.acme.DiffLeak "$DDIR/j25a.hprof" 1 >/dev/null
 	D25=$($HEAPSH --format csv diff "$DDIR/j25a.hprof" "$DDIR/j25.hprof")
 	check "JDK 25 against JDK 25: the leak's class first, the same objects and bytes" "$ENTRY_ROW" \
 		"$(printf '%s\n' "$D25" | sed -n 2p)"

@@ -7,15 +7,15 @@
 SU=$T/suspects
 mkdir -p "$SU" "$JAVA_OUT/leakshop"
 rm -f "$SU"/*.hprof "$SU"/*.hsidx
-JDK25=/usr/lib/jvm/temurin-25-jdk-amd64/bin/java
+SU_JAVA25=${JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java	# JDK25: a JDK folder, as the other tests take it
 javac --release 17 -d "$JAVA_OUT/leakshop" tests/java/LeakShop.java tests/java/ShopServer.java &&
 	java -cp "$JAVA_OUT/leakshop" LeakShop dump "$SU/r1.hprof" 1 &&
 	java -cp "$JAVA_OUT/leakshop" LeakShop dump "$SU/r2.hprof" 2 &&
 	java -cp "$JAVA_OUT/leakshop" ShopServer dump "$SU/shop.hprof" >/dev/null
 check_status "LeakShop (ROUNDS 1 and 2) and ShopServer dump their heaps" 0 $?
 DUMPS="$SU/r1.hprof $SU/r2.hprof"
-if [ -x "$JDK25" ]; then
-	"$JDK25" -cp "$JAVA_OUT/leakshop" LeakShop dump "$SU/j25.hprof" 2
+if [ -x "$SU_JAVA25" ]; then
+	"$SU_JAVA25" -cp "$JAVA_OUT/leakshop" LeakShop dump "$SU/j25.hprof" 2
 	check_status "LeakShop dumps its heap on JDK 25" 0 $?
 	DUMPS="$DUMPS $SU/j25.hprof"
 fi

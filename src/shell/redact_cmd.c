@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "sh.h"
-#include "../hprof/redact.h"
+#include "../heapsh.h"
 
 static struct hs_ctx *redact_ctx;
 
