@@ -20,15 +20,6 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* seed: copy the file at from to DIR/name. */
-static void seed(const char *dir, const char *name, const char *from)
-{
-	char cmd[8192];
-	snprintf(cmd, sizeof cmd, "cp '%s' '%s/%s'", from, dir, name);
-	if (system(cmd) != 0)
-		abort();
-}
-
 /*
  * With HEAPSH_FUZZ_SEEDS=DIR: write the seeds there and exit: the tiny heap
  * with ids of 4 and 8 bytes, plain and gzip'd, as Android writes it, and
@@ -47,16 +38,16 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		char name[64];
 		tiny_heap(&w, ids);
 		snprintf(name, sizeof name, "tiny-%d.hprof", ids);
-		seed(dir, name, hw_save(&w));
+		fz_seed(dir, name, hw_save(&w));
 		snprintf(name, sizeof name, "tiny-%d.hprof.gz", ids);
-		seed(dir, name, hw_save_gz(&w, 100));
+		fz_seed(dir, name, hw_save_gz(&w, 100));
 		hw_free(&w);
 	}
 	static const char *const variants[] = {NULL, "tiny-android.hprof", "tiny-several.hprof"};
 	for (int v = 1; v <= 2; v++) {
 		struct hw w;
 		tiny_heap_ex(&w, v == 1 ? 4 : 8, v);
-		seed(dir, variants[v], hw_save(&w));
+		fz_seed(dir, variants[v], hw_save(&w));
 		hw_free(&w);
 	}
 	exit(0);

@@ -21,14 +21,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char *dir;
 
-static void seed(const char *to, const char *name, const char *from)
-{
-	char cmd[8192];
-	snprintf(cmd, sizeof cmd, "cp '%s' '%s/%s'", from, to, name);
-	if (system(cmd) != 0)
-		abort();
-}
-
 /*
  * With HEAPSH_FUZZ_SEEDS=DIR: write the seeds there and exit: the tiny
  * heap with ids of 4 and 8 bytes, plain and gzip'd, Android's, and
@@ -49,9 +41,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 			char name[64];
 			tiny_heap_ex(&w, ids, v);
 			snprintf(name, sizeof name, "tiny-%d-%d.hprof", v, ids);
-			seed(to, name, hw_save(&w));
+			fz_seed(to, name, hw_save(&w));
 			snprintf(name, sizeof name, "tiny-%d-%d.hprof.gz", v, ids);
-			seed(to, name, hw_save_gz(&w, 100));
+			fz_seed(to, name, hw_save_gz(&w, 100));
 			hw_free(&w);
 		}
 	for (int k = 0; k < 4; k++) {	/* System.props in both orders */
@@ -59,7 +51,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		char name[64];
 		props_heap(&w, k & 1 ? 4 : 8, false, k >> 1);
 		snprintf(name, sizeof name, "props-%d-%d.hprof", k & 1 ? 4 : 8, k >> 1);
-		seed(to, name, hw_save(&w));
+		fz_seed(to, name, hw_save(&w));
 		hw_free(&w);
 	}
 	exit(0);
